@@ -1,0 +1,83 @@
+//! Capacity units as DynamoDB charges them.
+//!
+//! Reads come in 4 KB units (half a unit when eventually consistent); writes
+//! in 1 KB units. A request is charged at least one unit of its kind.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub const READ_UNIT_BYTES: usize = 4 * 1024;
+pub const WRITE_UNIT_BYTES: usize = 1024;
+
+/// Read units for reading `bytes` in one request (Query and Scan sum their
+/// items first; GetItem and each BatchGetItem key are charged one by one).
+pub fn read_units(bytes: usize, consistent: bool) -> f64 {
+    let units = bytes.div_ceil(READ_UNIT_BYTES).max(1) as f64;
+    if consistent { units } else { units / 2.0 }
+}
+
+/// Write units for writing an item of `bytes` (the larger of old and new image).
+pub fn write_units(bytes: usize) -> f64 {
+    bytes.div_ceil(WRITE_UNIT_BYTES).max(1) as f64
+}
+
+/// Units one request consumed on one table and its indexes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConsumedCapacity {
+    pub table: String,
+    pub read_units: f64,
+    pub write_units: f64,
+    /// Units charged to each global secondary index (included in the totals).
+    pub index_units: BTreeMap<String, f64>,
+}
+
+impl ConsumedCapacity {
+    pub fn new(table: impl Into<String>) -> ConsumedCapacity {
+        ConsumedCapacity {
+            table: table.into(),
+            ..ConsumedCapacity::default()
+        }
+    }
+
+    pub fn total(&self) -> f64 {
+        self.read_units + self.write_units
+    }
+
+    /// Adds another request's consumption on the same table.
+    pub fn absorb(&mut self, other: &ConsumedCapacity) {
+        self.read_units += other.read_units;
+        self.write_units += other.write_units;
+        for (index, units) in &other.index_units {
+            *self.index_units.entry(index.clone()).or_default() += units;
+        }
+    }
+
+    /// Multiplies every figure (transactions cost double).
+    pub fn scaled(mut self, factor: f64) -> ConsumedCapacity {
+        self.read_units *= factor;
+        self.write_units *= factor;
+        for units in self.index_units.values_mut() {
+            *units *= factor;
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_follows_the_documentation() {
+        assert_eq!(read_units(0, true), 1.0);
+        assert_eq!(read_units(4096, true), 1.0);
+        assert_eq!(read_units(4097, true), 2.0);
+        assert_eq!(read_units(4097, false), 1.0);
+        assert_eq!(read_units(100, false), 0.5);
+        assert_eq!(write_units(1), 1.0);
+        assert_eq!(write_units(1024), 1.0);
+        assert_eq!(write_units(1025), 2.0);
+        assert_eq!(write_units(3500), 4.0);
+    }
+}

@@ -1,0 +1,54 @@
+//! rave's storage model.
+//!
+//! The comments domain speaks DynamoDB's data model through the [`Store`]
+//! trait, and two backends implement it: rave's embedded engine and the AWS
+//! SDK client. This crate holds what they share: attribute values with
+//! DynamoDB's number semantics, table definitions, typed expressions with
+//! their evaluation rules, request and response types, capacity formulas and
+//! the error kinds.
+
+mod capacity;
+mod error;
+mod expr;
+mod number;
+mod ops;
+mod schema;
+mod value;
+
+use std::future::Future;
+
+pub use capacity::{ConsumedCapacity, READ_UNIT_BYTES, WRITE_UNIT_BYTES, read_units, write_units};
+pub use error::{CancellationReason, Result, StoreError};
+pub use expr::{
+    Comparator, Condition, KeyCondition, Operand, Path, PathElement, SetValue, SortKeyCondition, SortOp, Update,
+    UpdateError, UpdateOperand, order,
+};
+pub use number::{Number, NumberError};
+pub use ops::*;
+pub use schema::{GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Projection, TableDefinition};
+pub use value::{AttributeType, AttributeValue, Item, MAX_ITEM_SIZE, item_size};
+
+/// DynamoDB's operations, as the domain uses them.
+///
+/// Every call reports the capacity it consumed. Implementations must agree
+/// on every observable behaviour; the conformance suite runs the same cases
+/// against each of them.
+pub trait Store: Send + Sync + 'static {
+    /// Creates a table; `ResourceInUse` if it exists.
+    fn create_table(&self, definition: TableDefinition) -> impl Future<Output = Result<()>> + Send;
+    /// The definition of an existing table; `ResourceNotFound` otherwise.
+    fn describe_table(&self, table: &str) -> impl Future<Output = Result<TableDefinition>> + Send;
+    fn get_item(&self, input: GetItemInput) -> impl Future<Output = Result<GetItemOutput>> + Send;
+    fn put_item(&self, input: PutItemInput) -> impl Future<Output = Result<WriteOutput>> + Send;
+    fn update_item(&self, input: UpdateItemInput) -> impl Future<Output = Result<WriteOutput>> + Send;
+    fn delete_item(&self, input: DeleteItemInput) -> impl Future<Output = Result<WriteOutput>> + Send;
+    fn query(&self, input: QueryInput) -> impl Future<Output = Result<Page>> + Send;
+    fn scan(&self, input: ScanInput) -> impl Future<Output = Result<Page>> + Send;
+    fn batch_get_item(&self, input: BatchGetItemInput) -> impl Future<Output = Result<BatchGetItemOutput>> + Send;
+    fn batch_write_item(&self, input: BatchWriteItemInput)
+    -> impl Future<Output = Result<BatchWriteItemOutput>> + Send;
+    fn transact_write_items(
+        &self,
+        input: TransactWriteItemsInput,
+    ) -> impl Future<Output = Result<TransactWriteItemsOutput>> + Send;
+}

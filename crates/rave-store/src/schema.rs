@@ -1,0 +1,178 @@
+//! Table and index definitions: key schemas, key types, projections.
+
+use serde::{Deserialize, Serialize};
+
+use crate::value::{AttributeType, AttributeValue, Item};
+
+/// The three types a key attribute may have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum KeyType {
+    S,
+    N,
+    B,
+}
+
+impl KeyType {
+    pub fn matches(&self, value: &AttributeValue) -> bool {
+        matches!(
+            (self, value),
+            (KeyType::S, AttributeValue::S(_))
+                | (KeyType::N, AttributeValue::N(_))
+                | (KeyType::B, AttributeValue::B(_))
+        )
+    }
+
+    pub fn attribute_type(&self) -> AttributeType {
+        match self {
+            KeyType::S => AttributeType::S,
+            KeyType::N => AttributeType::N,
+            KeyType::B => AttributeType::B,
+        }
+    }
+}
+
+/// One key attribute: its name and declared type.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct KeyAttribute {
+    pub name: String,
+    pub key_type: KeyType,
+}
+
+impl KeyAttribute {
+    pub fn new(name: impl Into<String>, key_type: KeyType) -> KeyAttribute {
+        KeyAttribute {
+            name: name.into(),
+            key_type,
+        }
+    }
+}
+
+/// A partition key and an optional sort key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct KeySchema {
+    pub partition: KeyAttribute,
+    pub sort: Option<KeyAttribute>,
+}
+
+impl KeySchema {
+    pub fn new(partition: KeyAttribute, sort: Option<KeyAttribute>) -> KeySchema {
+        KeySchema { partition, sort }
+    }
+
+    /// The key attributes, partition key first.
+    pub fn attributes(&self) -> impl Iterator<Item = &KeyAttribute> {
+        std::iter::once(&self.partition).chain(self.sort.as_ref())
+    }
+
+    /// Copies the key attributes of `item` (missing ones are skipped).
+    pub fn key_of(&self, item: &Item) -> Item {
+        self.attributes()
+            .filter_map(|a| item.get(&a.name).map(|v| (a.name.clone(), v.clone())))
+            .collect()
+    }
+}
+
+/// Which attributes a secondary index copies from the table.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Projection {
+    /// Every attribute of the item.
+    All,
+    /// Only the table's and the index's key attributes.
+    KeysOnly,
+    /// The keys plus the listed attributes.
+    Include(Vec<String>),
+}
+
+/// A global secondary index.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GlobalSecondaryIndex {
+    pub name: String,
+    pub key_schema: KeySchema,
+    pub projection: Projection,
+}
+
+/// Everything needed to create a table.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TableDefinition {
+    pub name: String,
+    pub key_schema: KeySchema,
+    pub global_secondary_indexes: Vec<GlobalSecondaryIndex>,
+    /// Whether the table records a change stream (NEW_AND_OLD_IMAGES).
+    pub stream_enabled: bool,
+}
+
+impl TableDefinition {
+    pub fn index(&self, name: &str) -> Option<&GlobalSecondaryIndex> {
+        self.global_secondary_indexes.iter().find(|i| i.name == name)
+    }
+
+    /// The declared type of `attribute` if it is a key of the table or of
+    /// any index (a key attribute has one type throughout the table).
+    pub fn key_type_of(&self, attribute: &str) -> Option<KeyType> {
+        self.key_schema
+            .attributes()
+            .chain(
+                self.global_secondary_indexes
+                    .iter()
+                    .flat_map(|i| i.key_schema.attributes()),
+            )
+            .find(|a| a.name == attribute)
+            .map(|a| a.key_type)
+    }
+
+    /// Checks the definition itself: names, and one type per key attribute.
+    pub fn validate(&self) -> Result<(), String> {
+        if !valid_name(&self.name) {
+            return Err(format!(
+                "table name {:?} must be 3-255 characters of a-z A-Z 0-9 _ - .",
+                self.name
+            ));
+        }
+        let mut seen: Vec<&KeyAttribute> = Vec::new();
+        for index in &self.global_secondary_indexes {
+            if !valid_name(&index.name) {
+                return Err(format!(
+                    "index name {:?} must be 3-255 characters of a-z A-Z 0-9 _ - .",
+                    index.name
+                ));
+            }
+            if self
+                .global_secondary_indexes
+                .iter()
+                .filter(|i| i.name == index.name)
+                .count()
+                > 1
+            {
+                return Err(format!("duplicate index name {:?}", index.name));
+            }
+        }
+        for attribute in self.key_schema.attributes().chain(
+            self.global_secondary_indexes
+                .iter()
+                .flat_map(|i| i.key_schema.attributes()),
+        ) {
+            if let Some(other) = seen.iter().find(|a| a.name == attribute.name)
+                && other.key_type != attribute.key_type
+            {
+                return Err(format!(
+                    "key attribute {:?} is declared with two types",
+                    attribute.name
+                ));
+            }
+            seen.push(attribute);
+        }
+        if let Some(sort) = &self.key_schema.sort
+            && sort.name == self.key_schema.partition.name
+        {
+            return Err("partition key and sort key must be different attributes".into());
+        }
+        Ok(())
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    (3..=255).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}

@@ -1,0 +1,230 @@
+//! Attribute values and items, with DynamoDB's size and validity rules.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::number::Number;
+
+/// Largest item DynamoDB stores (400 KB).
+pub const MAX_ITEM_SIZE: usize = 400 * 1024;
+
+/// One attribute value, with DynamoDB's ten types.
+///
+/// Sets are kept ordered so that equality and serialisation are
+/// deterministic; DynamoDB itself does not promise an order for them.
+#[derive(Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AttributeValue {
+    S(String),
+    N(Number),
+    B(Vec<u8>),
+    Bool(bool),
+    Null,
+    L(Vec<AttributeValue>),
+    M(BTreeMap<String, AttributeValue>),
+    Ss(BTreeSet<String>),
+    Ns(BTreeSet<Number>),
+    Bs(BTreeSet<Vec<u8>>),
+}
+
+/// An item: attribute name → value.
+pub type Item = BTreeMap<String, AttributeValue>;
+
+/// The type of an attribute value, as named by DynamoDB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AttributeType {
+    S,
+    N,
+    B,
+    Bool,
+    Null,
+    L,
+    M,
+    Ss,
+    Ns,
+    Bs,
+}
+
+impl AttributeType {
+    /// DynamoDB's own spelling (`"S"`, `"BOOL"`, `"SS"`, ...).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AttributeType::S => "S",
+            AttributeType::N => "N",
+            AttributeType::B => "B",
+            AttributeType::Bool => "BOOL",
+            AttributeType::Null => "NULL",
+            AttributeType::L => "L",
+            AttributeType::M => "M",
+            AttributeType::Ss => "SS",
+            AttributeType::Ns => "NS",
+            AttributeType::Bs => "BS",
+        }
+    }
+}
+
+impl AttributeValue {
+    pub fn s(v: impl Into<String>) -> AttributeValue {
+        AttributeValue::S(v.into())
+    }
+
+    pub fn n(v: impl Into<Number>) -> AttributeValue {
+        AttributeValue::N(v.into())
+    }
+
+    pub fn attribute_type(&self) -> AttributeType {
+        match self {
+            AttributeValue::S(_) => AttributeType::S,
+            AttributeValue::N(_) => AttributeType::N,
+            AttributeValue::B(_) => AttributeType::B,
+            AttributeValue::Bool(_) => AttributeType::Bool,
+            AttributeValue::Null => AttributeType::Null,
+            AttributeValue::L(_) => AttributeType::L,
+            AttributeValue::M(_) => AttributeType::M,
+            AttributeValue::Ss(_) => AttributeType::Ss,
+            AttributeValue::Ns(_) => AttributeType::Ns,
+            AttributeValue::Bs(_) => AttributeType::Bs,
+        }
+    }
+
+    pub fn as_s(&self) -> Option<&str> {
+        match self {
+            AttributeValue::S(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_n(&self) -> Option<&Number> {
+        match self {
+            AttributeValue::N(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Bytes DynamoDB charges for this value, not counting its name.
+    pub fn size(&self) -> usize {
+        match self {
+            AttributeValue::S(s) => s.len(),
+            AttributeValue::N(n) => n.storage_size(),
+            AttributeValue::B(b) => b.len(),
+            AttributeValue::Bool(_) | AttributeValue::Null => 1,
+            AttributeValue::L(l) => 3 + l.iter().map(|v| 1 + v.size()).sum::<usize>(),
+            AttributeValue::M(m) => {
+                3 + m
+                    .iter()
+                    .map(|(k, v)| 1 + k.len() + v.size())
+                    .sum::<usize>()
+            }
+            AttributeValue::Ss(s) => s.iter().map(String::len).sum(),
+            AttributeValue::Ns(s) => s.iter().map(Number::storage_size).sum(),
+            AttributeValue::Bs(s) => s.iter().map(Vec::len).sum(),
+        }
+    }
+
+    /// Checks the rules DynamoDB applies to every stored value: sets are
+    /// never empty (nested ones included).
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            AttributeValue::Ss(s) if s.is_empty() => Err("One or more parameter values were invalid: a string set may not be empty".into()),
+            AttributeValue::Ns(s) if s.is_empty() => Err("One or more parameter values were invalid: a number set may not be empty".into()),
+            AttributeValue::Bs(s) if s.is_empty() => Err("One or more parameter values were invalid: a binary set may not be empty".into()),
+            AttributeValue::L(l) => l.iter().try_for_each(AttributeValue::validate),
+            AttributeValue::M(m) => m.values().try_for_each(AttributeValue::validate),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Bytes DynamoDB charges for an item: names plus values.
+pub fn item_size(item: &Item) -> usize {
+    item.iter().map(|(k, v)| k.len() + v.size()).sum()
+}
+
+impl fmt::Debug for AttributeValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AttributeValue::S(s) => write!(f, "S({s:?})"),
+            AttributeValue::N(n) => write!(f, "N({n})"),
+            AttributeValue::B(b) => write!(f, "B({b:?})"),
+            AttributeValue::Bool(b) => write!(f, "BOOL({b})"),
+            AttributeValue::Null => write!(f, "NULL"),
+            AttributeValue::L(l) => f.debug_tuple("L").field(l).finish(),
+            AttributeValue::M(m) => f.debug_tuple("M").field(m).finish(),
+            AttributeValue::Ss(s) => f.debug_tuple("SS").field(s).finish(),
+            AttributeValue::Ns(s) => f.debug_tuple("NS").field(s).finish(),
+            AttributeValue::Bs(s) => f.debug_tuple("BS").field(s).finish(),
+        }
+    }
+}
+
+impl From<&str> for AttributeValue {
+    fn from(v: &str) -> AttributeValue {
+        AttributeValue::S(v.to_owned())
+    }
+}
+
+impl From<String> for AttributeValue {
+    fn from(v: String) -> AttributeValue {
+        AttributeValue::S(v)
+    }
+}
+
+impl From<i64> for AttributeValue {
+    fn from(v: i64) -> AttributeValue {
+        AttributeValue::N(Number::from(v))
+    }
+}
+
+impl From<Number> for AttributeValue {
+    fn from(v: Number) -> AttributeValue {
+        AttributeValue::N(v)
+    }
+}
+
+impl From<bool> for AttributeValue {
+    fn from(v: bool) -> AttributeValue {
+        AttributeValue::Bool(v)
+    }
+}
+
+/// Builds an [`Item`] from `name => value` pairs.
+#[macro_export]
+macro_rules! item {
+    ($($name:expr => $value:expr),* $(,)?) => {{
+        #[allow(unused_mut)]
+        let mut item = $crate::Item::new();
+        $(item.insert(::std::string::String::from($name), $crate::AttributeValue::from($value));)*
+        item
+    }};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_follow_the_documented_rules() {
+        // "a" (1) + "hello" (5)
+        assert_eq!(item_size(&item! {"a" => "hello"}), 6);
+        // "n" (1) + 3 digits → 2 bytes + 1
+        assert_eq!(item_size(&item! {"n" => 123i64}), 1 + 3);
+        // "b" (1) + BOOL (1)
+        assert_eq!(item_size(&item! {"b" => true}), 2);
+        let list = AttributeValue::L(vec!["ab".into(), AttributeValue::Null]);
+        // 3 overhead + (1 + 2) + (1 + 1)
+        assert_eq!(list.size(), 8);
+        let map = AttributeValue::M(item! {"k" => "v"});
+        // 3 overhead + 1 per element + "k" + "v"
+        assert_eq!(map.size(), 6);
+        assert_eq!(AttributeValue::L(vec![]).size(), 3);
+    }
+
+    #[test]
+    fn empty_sets_are_invalid_even_nested() {
+        assert!(AttributeValue::Ss(BTreeSet::new()).validate().is_err());
+        let nested = AttributeValue::M(item! {"x" => AttributeValue::Ns(BTreeSet::new())});
+        assert!(nested.validate().is_err());
+        assert!(AttributeValue::s("").validate().is_ok());
+    }
+}
