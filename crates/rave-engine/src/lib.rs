@@ -1,1 +1,397 @@
+//! rave's embedded storage engine: DynamoDB's semantics on one machine.
+//!
+//! The engine stores DynamoDB tables in one redb database file and
+//! implements [`rave_store::Store`]: items with global secondary indexes
+//! (sparse, with projections) maintained in the same transaction as the
+//! item, conditional and transactional writes, queries and parallel scans,
+//! capacity accounting and a change stream.
+//!
+//! Layout of the redb file:
+//!
+//! | redb table              | key                                   | value              |
+//! |-------------------------|---------------------------------------|--------------------|
+//! | `catalog`               | table name                            | table definition   |
+//! | `items/<table>`         | `hash(pk) ‖ pk ‖ sk`                  | item               |
+//! | `index/<table>/<index>` | `hash(ipk) ‖ ipk ‖ isk ‖ pk ‖ sk`     | projected item     |
+//! | `stream/<table>`        | sequence number                       | change record      |
+//! | `consumers`             | `table \0 consumer`                   | checkpoint         |
+//! | `meta`                  | `next_sequence`                       | next sequence      |
+//!
+//! Reads run on the caller's thread against a snapshot; writes go to one
+//! writer thread that batches concurrent requests into a shared commit
+//! (see [`writer`]).
 
+mod catalog;
+mod keys;
+mod read;
+mod stream;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rave_store::{
+    BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
+    DeleteItemInput, GetItemInput, GetItemOutput, Page, PutItemInput, QueryInput, Result,
+    ScanInput, Store, StoreError, TableDefinition, TransactWriteItemsInput,
+    TransactWriteItemsOutput, UpdateItemInput, WriteOutput,
+};
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition as RedbTable};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::sync::{oneshot, watch};
+
+pub use catalog::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
+pub use stream::{Checkpoint, EventName, StartPosition, StreamRecord};
+
+use catalog::{Catalog, TableState};
+use stream::{StoredRecord, consumer_key};
+use writer::{Job, WriteOp, WriteReply, Writer};
+
+const CATALOG: RedbTable<&str, &[u8]> = RedbTable::new("catalog");
+const CONSUMERS: RedbTable<&str, u64> = RedbTable::new("consumers");
+const META: RedbTable<&str, u64> = RedbTable::new("meta");
+const NEXT_SEQUENCE: &str = "next_sequence";
+
+/// File name of the database inside the data directory.
+pub const DATABASE_FILE: &str = "rave.redb";
+
+fn bytes_table(name: &str) -> RedbTable<'_, &'static [u8], &'static [u8]> {
+    RedbTable::new(name)
+}
+
+fn stream_table(name: &str) -> RedbTable<'_, u64, &'static [u8]> {
+    RedbTable::new(name)
+}
+
+fn storage(error: impl std::fmt::Display) -> StoreError {
+    StoreError::Internal(error.to_string())
+}
+
+fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>> {
+    postcard::to_allocvec(value).map_err(storage)
+}
+
+fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
+    postcard::from_bytes(bytes)
+        .map_err(|e| StoreError::Internal(format!("corrupt stored value: {e}")))
+}
+
+/// How the engine is opened.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// Stream records are kept at least this long, and until every
+    /// registered consumer has passed them.
+    pub stream_retention: Duration,
+    /// redb's page cache, in bytes.
+    pub cache_size: usize,
+}
+
+impl Default for EngineOptions {
+    fn default() -> EngineOptions {
+        EngineOptions {
+            stream_retention: Duration::from_secs(24 * 60 * 60),
+            cache_size: 256 * 1024 * 1024,
+        }
+    }
+}
+
+/// An open embedded database. Cheap to clone; all clones share one database.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    path: PathBuf,
+    db: Arc<Database>,
+    catalog: Arc<Catalog>,
+    /// `None` only while shutting down.
+    jobs: Option<Sender<Job>>,
+    writer: Mutex<Option<JoinHandle<()>>>,
+    latest_sequence: watch::Receiver<u64>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Closing the queue ends the writer once it has committed what it holds.
+        self.jobs.take();
+        if let Ok(mut writer) = self.writer.lock()
+            && let Some(handle) = writer.take()
+        {
+            let _ = handle.join();
+        }
+    }
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Job")
+    }
+}
+
+impl Engine {
+    /// Opens (or creates) the database in directory `dir`.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Engine> {
+        Engine::open_with(dir, EngineOptions::default())
+    }
+
+    pub fn open_with(dir: impl AsRef<Path>, options: EngineOptions) -> Result<Engine> {
+        let dir = dir.as_ref();
+        std::fs::create_dir_all(dir)
+            .map_err(|e| StoreError::Internal(format!("cannot create {}: {e}", dir.display())))?;
+        let path = dir.join(DATABASE_FILE);
+        let db = Database::builder()
+            .set_cache_size(options.cache_size)
+            .create(&path)
+            .map_err(|e| StoreError::Internal(format!("cannot open {}: {e}", path.display())))?;
+        let db = Arc::new(db);
+        let catalog = Arc::new(Catalog::default());
+        let next_sequence = {
+            let txn = db.begin_write().map_err(storage)?;
+            {
+                let definitions = txn.open_table(CATALOG).map_err(storage)?;
+                for entry in definitions.iter().map_err(storage)? {
+                    let (_, value) = entry.map_err(storage)?;
+                    let definition: TableDefinition = decode(value.value())?;
+                    catalog.insert(TableState::new(definition))?;
+                }
+                txn.open_table(CONSUMERS).map_err(storage)?;
+            }
+            let next = txn
+                .open_table(META)
+                .map_err(storage)?
+                .get(NEXT_SEQUENCE)
+                .map_err(storage)?
+                .map_or(1, |v| v.value());
+            txn.commit().map_err(storage)?;
+            next
+        };
+        let (latest_tx, latest_rx) = watch::channel(next_sequence - 1);
+        let (jobs_tx, jobs_rx) = mpsc::channel();
+        let writer = Writer {
+            db: db.clone(),
+            catalog: catalog.clone(),
+            next_sequence,
+            retention: options.stream_retention,
+            latest_sequence: latest_tx,
+            last_trim: Instant::now(),
+        };
+        let handle = std::thread::Builder::new()
+            .name("rave-writer".into())
+            .spawn(move || writer.run(jobs_rx))
+            .map_err(|e| StoreError::Internal(format!("cannot start the writer thread: {e}")))?;
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                path,
+                db,
+                catalog,
+                jobs: Some(jobs_tx),
+                writer: Mutex::new(Some(handle)),
+                latest_sequence: latest_rx,
+            }),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Names of the tables, sorted.
+    pub fn table_names(&self) -> Result<Vec<String>> {
+        self.inner.catalog.names()
+    }
+
+    pub async fn delete_table(&self, table: &str) -> Result<()> {
+        self.submit(WriteOp::DeleteTable(table.to_owned()))
+            .await
+            .map(|_| ())
+    }
+
+    /// Sequence number of the newest committed stream record (0 when none).
+    pub fn latest_sequence(&self) -> u64 {
+        *self.inner.latest_sequence.borrow()
+    }
+
+    /// A receiver that changes whenever new stream records commit; consumers
+    /// wait on it instead of polling.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.inner.latest_sequence.clone()
+    }
+
+    /// Registers a durable consumer of `table`'s stream (idempotent) and
+    /// returns its checkpoint: the last sequence number it has applied.
+    pub async fn register_consumer(
+        &self,
+        table: &str,
+        consumer: &str,
+        start: StartPosition,
+    ) -> Result<u64> {
+        match self
+            .submit(WriteOp::RegisterConsumer {
+                table: table.to_owned(),
+                consumer: consumer.to_owned(),
+                start,
+            })
+            .await?
+        {
+            WriteReply::Position(position) => Ok(position),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// The consumer's checkpoint, if it is registered.
+    pub fn consumer_position(&self, table: &str, consumer: &str) -> Result<Option<u64>> {
+        let txn = self.inner.db.begin_read().map_err(storage)?;
+        let consumers = txn.open_table(CONSUMERS).map_err(storage)?;
+        Ok(consumers
+            .get(consumer_key(table, consumer).as_str())
+            .map_err(storage)?
+            .map(|v| v.value()))
+    }
+
+    /// Up to `limit` stream records of `table` with sequence numbers after `after`.
+    pub fn read_stream(&self, table: &str, after: u64, limit: usize) -> Result<Vec<StreamRecord>> {
+        let state = self.inner.catalog.get(table)?;
+        let txn = self.inner.db.begin_read().map_err(storage)?;
+        let stream = txn
+            .open_table(stream_table(&state.stream_table))
+            .map_err(storage)?;
+        let mut records = Vec::new();
+        for entry in stream
+            .range(after.saturating_add(1)..)
+            .map_err(storage)?
+            .take(limit)
+        {
+            let (sequence, value) = entry.map_err(storage)?;
+            let stored: StoredRecord = decode(value.value())?;
+            records.push(stored.into_record(sequence.value()));
+        }
+        Ok(records)
+    }
+
+    /// Moves a consumer's checkpoint from `expected` to `sequence`.
+    pub async fn checkpoint(&self, checkpoint: Checkpoint) -> Result<()> {
+        self.submit(WriteOp::Checkpoint(checkpoint))
+            .await
+            .map(|_| ())
+    }
+
+    /// A transaction that also moves a consumer's checkpoint, atomically:
+    /// either both the writes and the checkpoint commit, or neither. If the
+    /// stored checkpoint is not `checkpoint.expected` (the batch was applied
+    /// already), nothing is written and `ConditionalCheckFailed` is returned.
+    pub async fn transact_with_checkpoint(
+        &self,
+        input: TransactWriteItemsInput,
+        checkpoint: Checkpoint,
+    ) -> Result<TransactWriteItemsOutput> {
+        match self
+            .submit(WriteOp::Transact(input, Some(checkpoint)))
+            .await?
+        {
+            WriteReply::Transact(output) => Ok(output),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn submit(&self, op: WriteOp) -> Result<WriteReply> {
+        let (reply, response) = oneshot::channel();
+        let jobs = self
+            .inner
+            .jobs
+            .as_ref()
+            .ok_or_else(|| StoreError::Internal("the engine is shut down".into()))?;
+        jobs.send(Job { op, reply })
+            .map_err(|_| StoreError::Internal("the writer thread has stopped".into()))?;
+        response
+            .await
+            .map_err(|_| StoreError::Internal("the writer thread has stopped".into()))?
+    }
+
+    async fn write(&self, op: WriteOp) -> Result<WriteOutput> {
+        match self.submit(op).await? {
+            WriteReply::Write(output) => Ok(output),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    fn read_txn(&self) -> Result<redb::ReadTransaction> {
+        self.inner.db.begin_read().map_err(storage)
+    }
+}
+
+fn unexpected(reply: WriteReply) -> StoreError {
+    StoreError::Internal(format!("unexpected writer reply {reply:?}"))
+}
+
+impl Store for Engine {
+    async fn create_table(&self, definition: TableDefinition) -> Result<()> {
+        self.submit(WriteOp::CreateTable(definition))
+            .await
+            .map(|_| ())
+    }
+
+    async fn describe_table(&self, table: &str) -> Result<TableDefinition> {
+        Ok(self.inner.catalog.get(table)?.definition.clone())
+    }
+
+    async fn get_item(&self, input: GetItemInput) -> Result<GetItemOutput> {
+        let table = self.inner.catalog.get(&input.table)?;
+        read::get_item(&self.read_txn()?, &table, &input)
+    }
+
+    async fn put_item(&self, input: PutItemInput) -> Result<WriteOutput> {
+        self.write(WriteOp::Put(input)).await
+    }
+
+    async fn update_item(&self, input: UpdateItemInput) -> Result<WriteOutput> {
+        self.write(WriteOp::Update(input)).await
+    }
+
+    async fn delete_item(&self, input: DeleteItemInput) -> Result<WriteOutput> {
+        self.write(WriteOp::Delete(input)).await
+    }
+
+    async fn query(&self, input: QueryInput) -> Result<Page> {
+        let table = self.inner.catalog.get(&input.table)?;
+        read::query(&self.read_txn()?, &table, &input)
+    }
+
+    async fn scan(&self, input: ScanInput) -> Result<Page> {
+        let table = self.inner.catalog.get(&input.table)?;
+        read::scan(&self.read_txn()?, &table, &input)
+    }
+
+    async fn batch_get_item(&self, input: BatchGetItemInput) -> Result<BatchGetItemOutput> {
+        let tables = input
+            .requests
+            .iter()
+            .map(|r| self.inner.catalog.get(&r.table))
+            .collect::<Result<Vec<_>>>()?;
+        let refs: Vec<&TableState> = tables.iter().map(Arc::as_ref).collect();
+        read::batch_get(&self.read_txn()?, &refs, &input)
+    }
+
+    async fn batch_write_item(&self, input: BatchWriteItemInput) -> Result<BatchWriteItemOutput> {
+        match self.submit(WriteOp::BatchWrite(input)).await? {
+            WriteReply::Batch(output) => Ok(output),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn transact_write_items(
+        &self,
+        input: TransactWriteItemsInput,
+    ) -> Result<TransactWriteItemsOutput> {
+        match self.submit(WriteOp::Transact(input, None)).await? {
+            WriteReply::Transact(output) => Ok(output),
+            other => Err(unexpected(other)),
+        }
+    }
+}

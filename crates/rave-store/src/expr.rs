@@ -145,7 +145,11 @@ impl Condition {
 
     /// `attribute = value`.
     pub fn eq(attribute: impl Into<String>, value: impl Into<AttributeValue>) -> Condition {
-        Condition::Compare(Operand::attr(attribute), Comparator::Eq, Operand::value(value))
+        Condition::Compare(
+            Operand::attr(attribute),
+            Comparator::Eq,
+            Operand::value(value),
+        )
     }
 
     pub fn exists(attribute: impl Into<String>) -> Condition {
@@ -173,19 +177,23 @@ impl Condition {
     pub fn evaluate(&self, item: &Item) -> bool {
         match self {
             Condition::Compare(l, op, r) => compare(l.resolve(item), *op, r.resolve(item)),
-            Condition::Between(v, lo, hi) => match (v.resolve(item), lo.resolve(item), hi.resolve(item)) {
-                (Some(v), Some(lo), Some(hi)) => {
-                    order(&lo, &v).is_some_and(Ordering::is_le)
-                        && order(&v, &hi).is_some_and(Ordering::is_le)
+            Condition::Between(v, lo, hi) => {
+                match (v.resolve(item), lo.resolve(item), hi.resolve(item)) {
+                    (Some(v), Some(lo), Some(hi)) => {
+                        order(&lo, &v).is_some_and(Ordering::is_le)
+                            && order(&v, &hi).is_some_and(Ordering::is_le)
+                    }
+                    _ => false,
                 }
-                _ => false,
-            },
+            }
             Condition::In(v, list) => v
                 .resolve(item)
                 .is_some_and(|v| list.iter().any(|o| o.resolve(item).as_ref() == Some(&v))),
             Condition::AttributeExists(p) => p.resolve(item).is_some(),
             Condition::AttributeNotExists(p) => p.resolve(item).is_none(),
-            Condition::AttributeType(p, t) => p.resolve(item).is_some_and(|v| v.attribute_type() == *t),
+            Condition::AttributeType(p, t) => {
+                p.resolve(item).is_some_and(|v| v.attribute_type() == *t)
+            }
             Condition::BeginsWith(p, prefix) => match (p.resolve(item), prefix.resolve(item)) {
                 (Some(AttributeValue::S(s)), Some(AttributeValue::S(pre))) => s.starts_with(&pre),
                 (Some(AttributeValue::B(b)), Some(AttributeValue::B(pre))) => b.starts_with(&pre),
@@ -282,7 +290,12 @@ impl SortOp {
     /// The literal values the condition uses.
     pub fn values(&self) -> Vec<&AttributeValue> {
         match self {
-            SortOp::Eq(v) | SortOp::Lt(v) | SortOp::Le(v) | SortOp::Gt(v) | SortOp::Ge(v) | SortOp::BeginsWith(v) => {
+            SortOp::Eq(v)
+            | SortOp::Lt(v)
+            | SortOp::Le(v)
+            | SortOp::Gt(v)
+            | SortOp::Ge(v)
+            | SortOp::BeginsWith(v) => {
                 vec![v]
             }
             SortOp::Between(a, b) => vec![a, b],
@@ -363,7 +376,11 @@ impl Update {
         self
     }
 
-    pub fn set_value(self, attribute: impl Into<String>, value: impl Into<AttributeValue>) -> Update {
+    pub fn set_value(
+        self,
+        attribute: impl Into<String>,
+        value: impl Into<AttributeValue>,
+    ) -> Update {
         self.set(attribute, SetValue::value(value))
     }
 
@@ -378,7 +395,10 @@ impl Update {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.set.is_empty() && self.remove.is_empty() && self.add.is_empty() && self.delete.is_empty()
+        self.set.is_empty()
+            && self.remove.is_empty()
+            && self.add.is_empty()
+            && self.delete.is_empty()
     }
 
     /// Every path the update writes.
@@ -399,7 +419,9 @@ impl Update {
         let paths: Vec<&Path> = self.paths().collect();
         for (i, a) in paths.iter().enumerate() {
             if a.top().is_none() {
-                return Err(update_error("a document path must start with an attribute name"));
+                return Err(update_error(
+                    "a document path must start with an attribute name",
+                ));
             }
             if paths[i + 1..].iter().any(|b| a.overlaps(b)) {
                 return Err(update_error(format!(
@@ -410,7 +432,10 @@ impl Update {
         for (_, v) in &self.add {
             if !matches!(
                 v,
-                AttributeValue::N(_) | AttributeValue::Ss(_) | AttributeValue::Ns(_) | AttributeValue::Bs(_)
+                AttributeValue::N(_)
+                    | AttributeValue::Ss(_)
+                    | AttributeValue::Ns(_)
+                    | AttributeValue::Bs(_)
             ) {
                 return Err(update_error(
                     "Incorrect operand type for operator or function; operator: ADD, operand type: must be a number or a set",
@@ -418,7 +443,10 @@ impl Update {
             }
         }
         for (_, v) in &self.delete {
-            if !matches!(v, AttributeValue::Ss(_) | AttributeValue::Ns(_) | AttributeValue::Bs(_)) {
+            if !matches!(
+                v,
+                AttributeValue::Ss(_) | AttributeValue::Ns(_) | AttributeValue::Bs(_)
+            ) {
                 return Err(update_error(
                     "Incorrect operand type for operator or function; operator: DELETE, operand type: must be a set",
                 ));
@@ -492,7 +520,9 @@ fn eval_operand(op: &UpdateOperand, item: &Item) -> Result<AttributeValue, Updat
     match op {
         UpdateOperand::Value(v) => Ok(v.clone()),
         UpdateOperand::Path(p) => p.resolve(item).cloned().ok_or_else(|| {
-            update_error("The provided expression refers to an attribute that does not exist in the item")
+            update_error(
+                "The provided expression refers to an attribute that does not exist in the item",
+            )
         }),
         UpdateOperand::IfNotExists(p, fallback) => match p.resolve(item) {
             Some(v) => Ok(v.clone()),
@@ -511,14 +541,15 @@ fn eval_operand(op: &UpdateOperand, item: &Item) -> Result<AttributeValue, Updat
 }
 
 fn eval_set(value: &SetValue, item: &Item) -> Result<AttributeValue, UpdateError> {
-    let numbers = |a: &UpdateOperand, b: &UpdateOperand, op: &str| -> Result<(Number, Number), UpdateError> {
-        match (eval_operand(a, item)?, eval_operand(b, item)?) {
-            (AttributeValue::N(a), AttributeValue::N(b)) => Ok((a, b)),
-            _ => Err(update_error(format!(
-                "An operand in the update expression has an incorrect data type; operator: {op}"
-            ))),
-        }
-    };
+    let numbers =
+        |a: &UpdateOperand, b: &UpdateOperand, op: &str| -> Result<(Number, Number), UpdateError> {
+            match (eval_operand(a, item)?, eval_operand(b, item)?) {
+                (AttributeValue::N(a), AttributeValue::N(b)) => Ok((a, b)),
+                _ => Err(update_error(format!(
+                    "An operand in the update expression has an incorrect data type; operator: {op}"
+                ))),
+            }
+        };
     match value {
         SetValue::Operand(op) => eval_operand(op, item),
         SetValue::Plus(a, b) => {
@@ -536,7 +567,10 @@ fn eval_set(value: &SetValue, item: &Item) -> Result<AttributeValue, UpdateError
     }
 }
 
-fn add_values(current: &AttributeValue, value: &AttributeValue) -> Result<AttributeValue, UpdateError> {
+fn add_values(
+    current: &AttributeValue,
+    value: &AttributeValue,
+) -> Result<AttributeValue, UpdateError> {
     fn union<T: Ord + Clone>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> BTreeSet<T> {
         a.union(b).cloned().collect()
     }
@@ -555,7 +589,10 @@ fn add_values(current: &AttributeValue, value: &AttributeValue) -> Result<Attrib
 }
 
 /// `current - value` for sets; `None` when nothing is left.
-fn subtract_set(current: &AttributeValue, value: &AttributeValue) -> Result<Option<AttributeValue>, UpdateError> {
+fn subtract_set(
+    current: &AttributeValue,
+    value: &AttributeValue,
+) -> Result<Option<AttributeValue>, UpdateError> {
     fn diff<T: Ord + Clone>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> BTreeSet<T> {
         a.difference(b).cloned().collect()
     }
@@ -578,7 +615,9 @@ fn subtract_set(current: &AttributeValue, value: &AttributeValue) -> Result<Opti
 }
 
 fn assign(item: &mut Item, path: &Path, value: AttributeValue) -> Result<(), UpdateError> {
-    let invalid = || update_error("The document path provided in the update expression is invalid for update");
+    let invalid = || {
+        update_error("The document path provided in the update expression is invalid for update")
+    };
     let Some((PathElement::Attr(first), rest)) = path.0.split_first() else {
         return Err(invalid());
     };
@@ -663,7 +702,8 @@ mod tests {
             let c = Condition::compare(Operand::attr("missing"), op, Operand::value(1i64));
             assert_eq!(c.evaluate(&it), expected, "{op:?}");
         }
-        let both_missing = Condition::compare(Operand::attr("x"), Comparator::Ne, Operand::attr("y"));
+        let both_missing =
+            Condition::compare(Operand::attr("x"), Comparator::Ne, Operand::attr("y"));
         assert!(both_missing.evaluate(&it));
     }
 
@@ -681,11 +721,39 @@ mod tests {
         let it = item! {"name" => "rave", "tags" => AttributeValue::Ss(["a".to_string()].into()), "n" => 5i64};
         assert!(Condition::BeginsWith(Path::attr("name"), Operand::value("ra")).evaluate(&it));
         assert!(Condition::Contains(Path::attr("tags"), Operand::value("a")).evaluate(&it));
-        assert!(Condition::Between(Operand::attr("n"), Operand::value(1i64), Operand::value(5i64)).evaluate(&it));
-        assert!(Condition::In(Operand::attr("n"), vec![Operand::value(4i64), Operand::value(5i64)]).evaluate(&it));
-        assert!(Condition::compare(Operand::Size(Path::attr("name")), Comparator::Eq, Operand::value(4i64)).evaluate(&it));
-        assert!(Condition::exists("n").and(Condition::not_exists("zz")).evaluate(&it));
-        assert!(!Condition::exists("zz").or(Condition::exists("n").not()).evaluate(&it));
+        assert!(
+            Condition::Between(
+                Operand::attr("n"),
+                Operand::value(1i64),
+                Operand::value(5i64)
+            )
+            .evaluate(&it)
+        );
+        assert!(
+            Condition::In(
+                Operand::attr("n"),
+                vec![Operand::value(4i64), Operand::value(5i64)]
+            )
+            .evaluate(&it)
+        );
+        assert!(
+            Condition::compare(
+                Operand::Size(Path::attr("name")),
+                Comparator::Eq,
+                Operand::value(4i64)
+            )
+            .evaluate(&it)
+        );
+        assert!(
+            Condition::exists("n")
+                .and(Condition::not_exists("zz"))
+                .evaluate(&it)
+        );
+        assert!(
+            !Condition::exists("zz")
+                .or(Condition::exists("n").not())
+                .evaluate(&it)
+        );
         assert!(Condition::AttributeType(Path::attr("tags"), AttributeType::Ss).evaluate(&it));
     }
 
@@ -696,7 +764,10 @@ mod tests {
             .set("a", SetValue::Operand(UpdateOperand::Path(Path::attr("b"))))
             .set(
                 "b",
-                SetValue::Plus(UpdateOperand::Path(Path::attr("a")), UpdateOperand::Value(10i64.into())),
+                SetValue::Plus(
+                    UpdateOperand::Path(Path::attr("a")),
+                    UpdateOperand::Value(10i64.into()),
+                ),
             )
             .set(
                 "c",
@@ -708,7 +779,10 @@ mod tests {
             .add("counter", 3i64)
             .remove("gone");
         let new = update.apply(&old).unwrap();
-        assert_eq!(new, item! {"a" => 2i64, "b" => 11i64, "c" => "init", "counter" => 3i64});
+        assert_eq!(
+            new,
+            item! {"a" => 2i64, "b" => 11i64, "c" => "init", "counter" => 3i64}
+        );
         let again = Update::new().add("counter", -1i64).apply(&new).unwrap();
         assert_eq!(again["counter"], AttributeValue::from(2i64));
     }
@@ -721,10 +795,16 @@ mod tests {
         assert!(bad_add.apply(&Item::new()).is_err());
         let plus_on_string = Update::new().set(
             "a",
-            SetValue::Plus(UpdateOperand::Value("x".into()), UpdateOperand::Value(1i64.into())),
+            SetValue::Plus(
+                UpdateOperand::Value("x".into()),
+                UpdateOperand::Value(1i64.into()),
+            ),
         );
         assert!(plus_on_string.apply(&Item::new()).is_err());
-        let missing_rhs = Update::new().set("a", SetValue::Operand(UpdateOperand::Path(Path::attr("nope"))));
+        let missing_rhs = Update::new().set(
+            "a",
+            SetValue::Operand(UpdateOperand::Path(Path::attr("nope"))),
+        );
         assert!(missing_rhs.apply(&Item::new()).is_err());
     }
 
@@ -736,12 +816,20 @@ mod tests {
             "s" => AttributeValue::Ss(["p".to_string(), "q".to_string()].into()),
         };
         let mut update = Update::new();
-        update.set.push((Path::attr("m").key("y"), SetValue::value(2i64)));
+        update
+            .set
+            .push((Path::attr("m").key("y"), SetValue::value(2i64)));
         update.remove.push(Path::attr("l").index(0));
         update.remove.push(Path::attr("l").index(2));
-        update.delete.push((Path::attr("s"), AttributeValue::Ss(["p".to_string(), "q".to_string()].into())));
+        update.delete.push((
+            Path::attr("s"),
+            AttributeValue::Ss(["p".to_string(), "q".to_string()].into()),
+        ));
         let new = update.apply(&old).unwrap();
-        assert_eq!(new["m"], AttributeValue::M(item! {"x" => 1i64, "y" => 2i64}));
+        assert_eq!(
+            new["m"],
+            AttributeValue::M(item! {"x" => 1i64, "y" => 2i64})
+        );
         assert_eq!(new["l"], AttributeValue::L(vec!["b".into()]));
         assert!(!new.contains_key("s"), "an emptied set is removed");
     }

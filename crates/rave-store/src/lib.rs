@@ -20,12 +20,14 @@ use std::future::Future;
 pub use capacity::{ConsumedCapacity, READ_UNIT_BYTES, WRITE_UNIT_BYTES, read_units, write_units};
 pub use error::{CancellationReason, Result, StoreError};
 pub use expr::{
-    Comparator, Condition, KeyCondition, Operand, Path, PathElement, SetValue, SortKeyCondition, SortOp, Update,
-    UpdateError, UpdateOperand, order,
+    Comparator, Condition, KeyCondition, Operand, Path, PathElement, SetValue, SortKeyCondition,
+    SortOp, Update, UpdateError, UpdateOperand, order,
 };
 pub use number::{Number, NumberError};
 pub use ops::*;
-pub use schema::{GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Projection, TableDefinition};
+pub use schema::{
+    GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Projection, TableDefinition,
+};
 pub use value::{AttributeType, AttributeValue, Item, MAX_ITEM_SIZE, item_size};
 
 /// DynamoDB's operations, as the domain uses them.
@@ -40,13 +42,24 @@ pub trait Store: Send + Sync + 'static {
     fn describe_table(&self, table: &str) -> impl Future<Output = Result<TableDefinition>> + Send;
     fn get_item(&self, input: GetItemInput) -> impl Future<Output = Result<GetItemOutput>> + Send;
     fn put_item(&self, input: PutItemInput) -> impl Future<Output = Result<WriteOutput>> + Send;
-    fn update_item(&self, input: UpdateItemInput) -> impl Future<Output = Result<WriteOutput>> + Send;
-    fn delete_item(&self, input: DeleteItemInput) -> impl Future<Output = Result<WriteOutput>> + Send;
+    fn update_item(
+        &self,
+        input: UpdateItemInput,
+    ) -> impl Future<Output = Result<WriteOutput>> + Send;
+    fn delete_item(
+        &self,
+        input: DeleteItemInput,
+    ) -> impl Future<Output = Result<WriteOutput>> + Send;
     fn query(&self, input: QueryInput) -> impl Future<Output = Result<Page>> + Send;
     fn scan(&self, input: ScanInput) -> impl Future<Output = Result<Page>> + Send;
-    fn batch_get_item(&self, input: BatchGetItemInput) -> impl Future<Output = Result<BatchGetItemOutput>> + Send;
-    fn batch_write_item(&self, input: BatchWriteItemInput)
-    -> impl Future<Output = Result<BatchWriteItemOutput>> + Send;
+    fn batch_get_item(
+        &self,
+        input: BatchGetItemInput,
+    ) -> impl Future<Output = Result<BatchGetItemOutput>> + Send;
+    fn batch_write_item(
+        &self,
+        input: BatchWriteItemInput,
+    ) -> impl Future<Output = Result<BatchWriteItemOutput>> + Send;
     fn transact_write_items(
         &self,
         input: TransactWriteItemsInput,

@@ -35,9 +35,13 @@ pub enum NumberError {
     Syntax,
     #[error("Attempting to store more than 38 significant digits in a Number")]
     TooManyDigits,
-    #[error("Number overflow. Attempting to store a number with magnitude larger than supported range")]
+    #[error(
+        "Number overflow. Attempting to store a number with magnitude larger than supported range"
+    )]
     Overflow,
-    #[error("Number underflow. Attempting to store a number with magnitude smaller than supported range")]
+    #[error(
+        "Number underflow. Attempting to store a number with magnitude smaller than supported range"
+    )]
     Underflow,
 }
 
@@ -142,7 +146,8 @@ impl Number {
         }
         let exponent = self.exponent.min(other.exponent);
         let scale = |n: &Number| -> Result<u128, NumberError> {
-            let shift = u32::try_from(n.exponent - exponent).map_err(|_| NumberError::TooManyDigits)?;
+            let shift =
+                u32::try_from(n.exponent - exponent).map_err(|_| NumberError::TooManyDigits)?;
             if shift > MAX_DIGITS as u32 {
                 return Err(NumberError::TooManyDigits);
             }
@@ -152,7 +157,10 @@ impl Number {
         };
         let (a, b) = (scale(self)?, scale(other)?);
         let (negative, coefficient) = if self.negative == other.negative {
-            (self.negative, a.checked_add(b).ok_or(NumberError::TooManyDigits)?)
+            (
+                self.negative,
+                a.checked_add(b).ok_or(NumberError::TooManyDigits)?,
+            )
         } else if a >= b {
             (self.negative, a - b)
         } else {
@@ -241,7 +249,10 @@ impl FromStr for Number {
                 // clamp so that parsing a huge exponent cannot overflow i64.
                 let value: i64 = digits.parse().unwrap_or(i64::from(i16::MAX));
                 let value = value.min(10_000);
-                (&rest[..at], if exp.starts_with('-') { -value } else { value })
+                (
+                    &rest[..at],
+                    if exp.starts_with('-') { -value } else { value },
+                )
             }
             None => (rest, 0),
         };
@@ -348,10 +359,17 @@ mod tests {
         assert_eq!(digits39.parse::<Number>(), Err(NumberError::TooManyDigits));
         assert!("1".repeat(38).parse::<Number>().is_ok());
         assert_eq!("1e126".parse::<Number>(), Err(NumberError::Overflow));
-        assert!("9.9999999999999999999999999999999999999e125".parse::<Number>().is_ok());
+        assert!(
+            "9.9999999999999999999999999999999999999e125"
+                .parse::<Number>()
+                .is_ok()
+        );
         assert_eq!("1e-131".parse::<Number>(), Err(NumberError::Underflow));
         assert!("1e-130".parse::<Number>().is_ok());
-        assert_eq!("1e99999999999999999999".parse::<Number>(), Err(NumberError::Overflow));
+        assert_eq!(
+            "1e99999999999999999999".parse::<Number>(),
+            Err(NumberError::Overflow)
+        );
     }
 
     #[test]
@@ -368,7 +386,10 @@ mod tests {
     fn adds_exactly_or_refuses() {
         assert_eq!(n("0.1").checked_add(&n("0.2")), Ok(n("0.3")));
         assert_eq!(n("5").checked_sub(&n("7")), Ok(n("-2")));
-        assert_eq!(n("1e100").checked_add(&n("1e-100")), Err(NumberError::TooManyDigits));
+        assert_eq!(
+            n("1e100").checked_add(&n("1e-100")),
+            Err(NumberError::TooManyDigits)
+        );
         assert_eq!(n("-3").checked_add(&n("3")), Ok(Number::ZERO));
     }
 

@@ -81,7 +81,11 @@ pub struct QueryInput {
 
 impl QueryInput {
     /// A forward query with no limit on `table` (or `index`).
-    pub fn new(table: impl Into<String>, index: Option<&str>, key_condition: KeyCondition) -> QueryInput {
+    pub fn new(
+        table: impl Into<String>,
+        index: Option<&str>,
+        key_condition: KeyCondition,
+    ) -> QueryInput {
         QueryInput {
             table: table.into(),
             index: index.map(str::to_owned),

@@ -103,7 +103,9 @@ pub struct TableDefinition {
 
 impl TableDefinition {
     pub fn index(&self, name: &str) -> Option<&GlobalSecondaryIndex> {
-        self.global_secondary_indexes.iter().find(|i| i.name == name)
+        self.global_secondary_indexes
+            .iter()
+            .find(|i| i.name == name)
     }
 
     /// The declared type of `attribute` if it is a key of the table or of

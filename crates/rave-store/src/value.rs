@@ -111,10 +111,7 @@ impl AttributeValue {
             AttributeValue::Bool(_) | AttributeValue::Null => 1,
             AttributeValue::L(l) => 3 + l.iter().map(|v| 1 + v.size()).sum::<usize>(),
             AttributeValue::M(m) => {
-                3 + m
-                    .iter()
-                    .map(|(k, v)| 1 + k.len() + v.size())
-                    .sum::<usize>()
+                3 + m.iter().map(|(k, v)| 1 + k.len() + v.size()).sum::<usize>()
             }
             AttributeValue::Ss(s) => s.iter().map(String::len).sum(),
             AttributeValue::Ns(s) => s.iter().map(Number::storage_size).sum(),
@@ -126,9 +123,15 @@ impl AttributeValue {
     /// never empty (nested ones included).
     pub fn validate(&self) -> Result<(), String> {
         match self {
-            AttributeValue::Ss(s) if s.is_empty() => Err("One or more parameter values were invalid: a string set may not be empty".into()),
-            AttributeValue::Ns(s) if s.is_empty() => Err("One or more parameter values were invalid: a number set may not be empty".into()),
-            AttributeValue::Bs(s) if s.is_empty() => Err("One or more parameter values were invalid: a binary set may not be empty".into()),
+            AttributeValue::Ss(s) if s.is_empty() => Err(
+                "One or more parameter values were invalid: a string set may not be empty".into(),
+            ),
+            AttributeValue::Ns(s) if s.is_empty() => Err(
+                "One or more parameter values were invalid: a number set may not be empty".into(),
+            ),
+            AttributeValue::Bs(s) if s.is_empty() => Err(
+                "One or more parameter values were invalid: a binary set may not be empty".into(),
+            ),
             AttributeValue::L(l) => l.iter().try_for_each(AttributeValue::validate),
             AttributeValue::M(m) => m.values().try_for_each(AttributeValue::validate),
             _ => Ok(()),

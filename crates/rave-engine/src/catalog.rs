@@ -1,0 +1,315 @@
+//! The tables the engine holds, and how a table's items map to stored keys,
+//! index entries and redb tables.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use rave_store::{
+    AttributeValue, GlobalSecondaryIndex, Item, KeyAttribute, KeySchema, Projection, Result,
+    StoreError, TableDefinition, item_size,
+};
+
+use crate::keys::stored_key;
+
+/// Largest partition-key value DynamoDB accepts, in bytes.
+pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
+/// Largest sort-key value DynamoDB accepts, in bytes.
+pub const MAX_SORT_KEY_BYTES: usize = 1024;
+
+/// A table definition with the names of its redb tables.
+#[derive(Debug)]
+pub struct TableState {
+    pub definition: TableDefinition,
+    pub items_table: String,
+    pub indexes: Vec<IndexState>,
+    pub stream_table: String,
+}
+
+#[derive(Debug)]
+pub struct IndexState {
+    pub index: GlobalSecondaryIndex,
+    pub redb_table: String,
+}
+
+/// One item's entry in one index: where it is stored and what is projected.
+#[derive(Debug, PartialEq)]
+pub struct IndexEntry {
+    pub key: Vec<u8>,
+    pub projected: Item,
+}
+
+impl TableState {
+    pub fn new(definition: TableDefinition) -> TableState {
+        let name = &definition.name;
+        TableState {
+            items_table: format!("items/{name}"),
+            stream_table: format!("stream/{name}"),
+            indexes: definition
+                .global_secondary_indexes
+                .iter()
+                .map(|index| IndexState {
+                    redb_table: format!("index/{name}/{}", index.name),
+                    index: index.clone(),
+                })
+                .collect(),
+            definition,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.definition.name
+    }
+
+    pub fn schema(&self) -> &KeySchema {
+        &self.definition.key_schema
+    }
+
+    pub fn index(&self, name: &str) -> Result<&IndexState> {
+        self.indexes
+            .iter()
+            .find(|i| i.index.name == name)
+            .ok_or_else(|| {
+                StoreError::validation(format!(
+                    "The table does not have the specified index: {name}"
+                ))
+            })
+    }
+
+    /// Checks that `key` holds exactly the table's key attributes, with the
+    /// declared types and sizes, and returns its stored key.
+    pub fn key_bytes(&self, key: &Item) -> Result<Vec<u8>> {
+        let schema = self.schema();
+        if key.len() != schema.attributes().count() {
+            return Err(StoreError::validation(
+                "The provided key element does not match the schema",
+            ));
+        }
+        let partition = key_value(key, &schema.partition, MAX_PARTITION_KEY_BYTES, true)?;
+        let sort = match &schema.sort {
+            Some(attr) => Some(key_value(key, attr, MAX_SORT_KEY_BYTES, true)?),
+            None => None,
+        };
+        Ok(stored_key(partition, sort))
+    }
+
+    /// Checks a whole item against the table (keys, index keys, value rules,
+    /// size) and returns its stored key.
+    pub fn validate_item(&self, item: &Item) -> Result<Vec<u8>> {
+        let schema = self.schema();
+        let partition = key_value(item, &schema.partition, MAX_PARTITION_KEY_BYTES, false)?;
+        let sort = match &schema.sort {
+            Some(attr) => Some(key_value(item, attr, MAX_SORT_KEY_BYTES, false)?),
+            None => None,
+        };
+        for index in &self.indexes {
+            for (attr, limit) in index_key_limits(&index.index.key_schema) {
+                if let Some(value) = item.get(&attr.name) {
+                    check_key_value(value, attr, limit, true)?;
+                }
+            }
+        }
+        for value in item.values() {
+            value.validate().map_err(StoreError::Validation)?;
+        }
+        if item_size(item) > rave_store::MAX_ITEM_SIZE {
+            return Err(StoreError::validation(
+                "Item size has exceeded the maximum allowed size",
+            ));
+        }
+        Ok(stored_key(partition, sort))
+    }
+
+    /// The entry `item` has in `index`, or `None` when it lacks one of the
+    /// index's key attributes (sparse index).
+    pub fn index_entry(&self, index: &IndexState, item: &Item) -> Option<IndexEntry> {
+        let index_schema = &index.index.key_schema;
+        let partition = item.get(&index_schema.partition.name)?;
+        let index_sort = match &index_schema.sort {
+            Some(attr) => Some(item.get(&attr.name)?),
+            None => None,
+        };
+        let table_schema = self.schema();
+        let table_partition = item.get(&table_schema.partition.name)?;
+        let table_sort = table_schema.sort.as_ref().and_then(|a| item.get(&a.name));
+        let key = stored_key(
+            partition,
+            index_sort
+                .into_iter()
+                .chain(Some(table_partition))
+                .chain(table_sort),
+        );
+        let projected = match &index.index.projection {
+            Projection::All => item.clone(),
+            Projection::KeysOnly => self.keys_for_index(index, item),
+            Projection::Include(names) => {
+                let mut keys = self.keys_for_index(index, item);
+                for name in names {
+                    if let Some(v) = item.get(name) {
+                        keys.insert(name.clone(), v.clone());
+                    }
+                }
+                keys
+            }
+        };
+        Some(IndexEntry { key, projected })
+    }
+
+    /// The table's and the index's key attributes of `item`: what an index
+    /// page's LastEvaluatedKey holds.
+    pub fn keys_for_index(&self, index: &IndexState, item: &Item) -> Item {
+        let mut keys = self.schema().key_of(item);
+        keys.extend(index.index.key_schema.key_of(item));
+        keys
+    }
+
+    /// The stored key a Query or Scan resumes after, from an ExclusiveStartKey.
+    pub fn start_key_bytes(&self, index: Option<&IndexState>, start: &Item) -> Result<Vec<u8>> {
+        let invalid = || StoreError::validation("The provided starting key is invalid");
+        let table_schema = self.schema();
+        match index {
+            None => self.key_bytes(start).map_err(|_| invalid()),
+            Some(index) => {
+                let expected: Vec<&KeyAttribute> = index
+                    .index
+                    .key_schema
+                    .attributes()
+                    .chain(table_schema.attributes())
+                    .collect();
+                let mut values = Vec::with_capacity(expected.len());
+                for attr in &expected {
+                    let value = start.get(&attr.name).ok_or_else(invalid)?;
+                    if !attr.key_type.matches(value) {
+                        return Err(invalid());
+                    }
+                    // An attribute may be a key of both the index and the table.
+                    values.push(value);
+                }
+                let (partition, rest) = values.split_first().ok_or_else(invalid)?;
+                Ok(stored_key(partition, rest.iter().copied()))
+            }
+        }
+    }
+}
+
+fn index_key_limits(schema: &KeySchema) -> impl Iterator<Item = (&KeyAttribute, usize)> {
+    std::iter::once((&schema.partition, MAX_PARTITION_KEY_BYTES))
+        .chain(schema.sort.as_ref().map(|s| (s, MAX_SORT_KEY_BYTES)))
+}
+
+fn key_value<'a>(
+    item: &'a Item,
+    attr: &KeyAttribute,
+    limit: usize,
+    in_key: bool,
+) -> Result<&'a AttributeValue> {
+    let value = item.get(&attr.name).ok_or_else(|| {
+        StoreError::validation(if in_key {
+            "The provided key element does not match the schema".to_string()
+        } else {
+            format!(
+                "One or more parameter values were invalid: Missing the key {} in the item",
+                attr.name
+            )
+        })
+    })?;
+    check_key_value(value, attr, limit, false)?;
+    Ok(value)
+}
+
+fn check_key_value(
+    value: &AttributeValue,
+    attr: &KeyAttribute,
+    limit: usize,
+    index: bool,
+) -> Result<()> {
+    if !attr.key_type.matches(value) {
+        return Err(StoreError::validation(if index {
+            format!(
+                "One or more parameter values were invalid: Type mismatch for Index Key {} Expected: {} Actual: {}",
+                attr.name,
+                attr.key_type.attribute_type().as_str(),
+                value.attribute_type().as_str()
+            )
+        } else {
+            format!(
+                "One or more parameter values were invalid: Type mismatch for key {} expected: {} actual: {}",
+                attr.name,
+                attr.key_type.attribute_type().as_str(),
+                value.attribute_type().as_str()
+            )
+        }));
+    }
+    let len = match value {
+        AttributeValue::S(s) => s.len(),
+        AttributeValue::B(b) => b.len(),
+        _ => usize::MAX,
+    };
+    if len == 0 {
+        return Err(StoreError::validation(format!(
+            "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty {} value. Key: {}",
+            if matches!(value, AttributeValue::S(_)) {
+                "string"
+            } else {
+                "binary"
+            },
+            attr.name
+        )));
+    }
+    if len != usize::MAX && len > limit {
+        return Err(StoreError::validation(format!(
+            "One or more parameter values were invalid: Size of key {} exceeds the limit of {limit} bytes",
+            attr.name
+        )));
+    }
+    Ok(())
+}
+
+/// The tables, shared by readers and the writer; replaced wholesale on
+/// CreateTable/DeleteTable so readers only ever clone an `Arc`.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    tables: RwLock<HashMap<String, Arc<TableState>>>,
+}
+
+impl Catalog {
+    pub fn get(&self, name: &str) -> Result<Arc<TableState>> {
+        self.tables
+            .read()
+            .map_err(|_| StoreError::Internal("catalog lock poisoned".into()))?
+            .get(name)
+            .cloned()
+            .ok_or_else(|| {
+                StoreError::ResourceNotFound(format!(
+                    "Requested resource not found: Table: {name} not found"
+                ))
+            })
+    }
+
+    pub fn insert(&self, state: TableState) -> Result<()> {
+        self.tables
+            .write()
+            .map_err(|_| StoreError::Internal("catalog lock poisoned".into()))?
+            .insert(state.name().to_owned(), Arc::new(state));
+        Ok(())
+    }
+
+    pub fn remove(&self, name: &str) -> Result<()> {
+        self.tables
+            .write()
+            .map_err(|_| StoreError::Internal("catalog lock poisoned".into()))?
+            .remove(name);
+        Ok(())
+    }
+
+    pub fn names(&self) -> Result<Vec<String>> {
+        let mut names: Vec<String> = self
+            .tables
+            .read()
+            .map_err(|_| StoreError::Internal("catalog lock poisoned".into()))?
+            .keys()
+            .cloned()
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+}

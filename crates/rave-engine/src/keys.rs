@@ -1,0 +1,280 @@
+//! Order-preserving encoding of keys into the bytes redb sorts.
+//!
+//! Every stored key starts with a two-byte hash of the (encoded) partition
+//! key, like DynamoDB's own hash partitioning: a Query is still one range
+//! scan (all items of a partition share the prefix), and a parallel Scan
+//! splits the hash space into contiguous, evenly filled segments.
+//!
+//! After the hash come the key values, each in a self-delimiting encoding
+//! whose byte order is the DynamoDB order of the values:
+//! * S and B: the bytes with `00` escaped as `00 FF`, then the terminator `00 00`;
+//! * N: a sign class, the leading digit's exponent and one byte per digit,
+//!   inverted for negative numbers so that byte order is numeric order.
+//!
+//! Being self-delimiting, encodings concatenate: the byte order of
+//! `hash ‖ pk ‖ sk` is the order of `(hash, pk, sk)`.
+
+use std::ops::Bound;
+
+use rave_store::{AttributeValue, Number, SortOp};
+
+/// Appends the order-preserving encoding of a key value (S, N or B).
+pub fn encode_value(out: &mut Vec<u8>, value: &AttributeValue) {
+    match value {
+        AttributeValue::S(s) => encode_bytes(out, s.as_bytes()),
+        AttributeValue::B(b) => encode_bytes(out, b),
+        AttributeValue::N(n) => encode_number(out, n),
+        // Key values are validated to be S, N or B before they get here.
+        other => unreachable!("not a key value: {other:?}"),
+    }
+}
+
+/// The escaped bytes without the terminator: every encoding of a value that
+/// starts with `prefix` starts with these bytes (used by `begins_with`).
+fn escape_prefix(out: &mut Vec<u8>, bytes: &[u8]) {
+    for &b in bytes {
+        out.push(b);
+        if b == 0 {
+            out.push(0xFF);
+        }
+    }
+}
+
+fn encode_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    escape_prefix(out, bytes);
+    out.extend_from_slice(&[0, 0]);
+}
+
+const NEGATIVE: u8 = 0x01;
+const ZERO: u8 = 0x02;
+const POSITIVE: u8 = 0x03;
+
+fn encode_number(out: &mut Vec<u8>, n: &Number) {
+    if n.is_zero() {
+        out.push(ZERO);
+        return;
+    }
+    // -130 ..= 125 maps onto 0 ..= 255.
+    let exponent = (n.leading_exponent() + 130) as u8;
+    let digits = n.digits();
+    if n.is_negative() {
+        // Larger magnitude sorts first, and a digit string that is a prefix
+        // of another (a smaller magnitude) sorts last: invert everything.
+        out.push(NEGATIVE);
+        out.push(255 - exponent);
+        out.extend(digits.bytes().map(|d| 10 - (d - b'0')));
+        out.push(0xFF);
+    } else {
+        out.push(POSITIVE);
+        out.push(exponent);
+        out.extend(digits.bytes().map(|d| d - b'0' + 1));
+        out.push(0x00);
+    }
+}
+
+/// Two bytes of FNV-1a over the encoded partition key.
+pub fn partition_hash(encoded_partition: &[u8]) -> [u8; 2] {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in encoded_partition {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    let top = (hash >> 48) as u16;
+    top.to_be_bytes()
+}
+
+/// `hash(pk) ‖ pk`: the prefix every key of one partition starts with.
+pub fn partition_prefix(partition: &AttributeValue) -> Vec<u8> {
+    let mut encoded = Vec::with_capacity(32);
+    encode_value(&mut encoded, partition);
+    let mut out = Vec::with_capacity(encoded.len() + 2);
+    out.extend_from_slice(&partition_hash(&encoded));
+    out.extend_from_slice(&encoded);
+    out
+}
+
+/// The full stored key: `hash(pk) ‖ pk ‖ rest...`.
+pub fn stored_key<'a>(
+    partition: &AttributeValue,
+    rest: impl IntoIterator<Item = &'a AttributeValue>,
+) -> Vec<u8> {
+    let mut out = partition_prefix(partition);
+    for value in rest {
+        encode_value(&mut out, value);
+    }
+    out
+}
+
+/// The smallest byte string greater than every string starting with `prefix`,
+/// or `None` when there is none (the prefix is all `FF`).
+pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut out = prefix.to_vec();
+    while let Some(last) = out.pop() {
+        if last < 0xFF {
+            out.push(last + 1);
+            return Some(out);
+        }
+    }
+    None
+}
+
+/// Byte range for a Query: one partition, narrowed by the sort-key condition.
+pub fn query_range(
+    partition: &AttributeValue,
+    sort: Option<&SortOp>,
+) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    let prefix = partition_prefix(partition);
+    let with = |v: &AttributeValue| {
+        let mut k = prefix.clone();
+        encode_value(&mut k, v);
+        k
+    };
+    let after = |k: Vec<u8>| match prefix_successor(&k) {
+        Some(s) => Bound::Excluded(s),
+        None => Bound::Unbounded,
+    };
+    let whole = |k: Vec<u8>| (Bound::Included(k.clone()), after(k));
+    match sort {
+        None => whole(prefix.clone()),
+        Some(SortOp::Eq(v)) => whole(with(v)),
+        Some(SortOp::BeginsWith(v)) => {
+            let mut k = prefix.clone();
+            match v {
+                AttributeValue::S(s) => escape_prefix(&mut k, s.as_bytes()),
+                AttributeValue::B(b) => escape_prefix(&mut k, b),
+                _ => {}
+            }
+            whole(k)
+        }
+        Some(SortOp::Lt(v)) => (Bound::Included(prefix.clone()), Bound::Excluded(with(v))),
+        Some(SortOp::Le(v)) => (Bound::Included(prefix.clone()), after(with(v))),
+        Some(SortOp::Gt(v)) => (
+            prefix_successor(&with(v)).map_or(Bound::Unbounded, Bound::Included),
+            after(prefix.clone()),
+        ),
+        Some(SortOp::Ge(v)) => (Bound::Included(with(v)), after(prefix.clone())),
+        Some(SortOp::Between(lo, hi)) => (Bound::Included(with(lo)), after(with(hi))),
+    }
+}
+
+/// Byte range of segment `segment` of `total` in a parallel Scan.
+pub fn segment_range(segment: u32, total: u32) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    let boundary = |i: u32| -> Option<Vec<u8>> {
+        let start = (u64::from(i) << 16) / u64::from(total);
+        (start <= 0xFFFF).then(|| (start as u16).to_be_bytes().to_vec())
+    };
+    let lower = if segment == 0 {
+        Bound::Unbounded
+    } else {
+        boundary(segment).map_or(Bound::Unbounded, Bound::Included)
+    };
+    let upper = if segment + 1 >= total {
+        Bound::Unbounded
+    } else {
+        boundary(segment + 1).map_or(Bound::Unbounded, Bound::Excluded)
+    };
+    (lower, upper)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rave_store::order;
+
+    fn enc(v: &AttributeValue) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode_value(&mut out, v);
+        out
+    }
+
+    fn number() -> impl Strategy<Value = AttributeValue> {
+        (any::<bool>(), 0u64..1_000_000_000, -8i32..8).prop_map(|(neg, mantissa, exp)| {
+            let text = format!("{}{}e{}", if neg { "-" } else { "" }, mantissa, exp);
+            AttributeValue::N(text.parse().expect("valid"))
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn number_encoding_preserves_order(a in number(), b in number()) {
+            prop_assert_eq!(enc(&a).cmp(&enc(&b)), order(&a, &b).expect("numbers are ordered"));
+        }
+
+        #[test]
+        fn string_encoding_preserves_order(a in "[a\\x00\\x01\u{e9}z]{0,6}", b in "[a\\x00\\x01\u{e9}z]{0,6}") {
+            let (a, b) = (AttributeValue::s(a), AttributeValue::s(b));
+            prop_assert_eq!(enc(&a).cmp(&enc(&b)), order(&a, &b).expect("strings are ordered"));
+        }
+
+        #[test]
+        fn tuples_concatenate_in_order(a in "[ab\\x00]{0,3}", b in "[ab\\x00]{0,3}", c in "[ab\\x00]{0,3}", d in "[ab\\x00]{0,3}") {
+            let key = |x: &str, y: &str| {
+                let mut out = enc(&AttributeValue::s(x));
+                out.extend(enc(&AttributeValue::s(y)));
+                out
+            };
+            prop_assert_eq!(key(&a, &b).cmp(&key(&c, &d)), (a.as_bytes(), b.as_bytes()).cmp(&(c.as_bytes(), d.as_bytes())));
+        }
+
+        #[test]
+        fn sort_ranges_select_exactly_the_matching_keys(
+            sorts in proptest::collection::vec("[ab\\x00]{0,3}", 0..12),
+            bound in "[ab\\x00]{0,3}",
+            high in "[ab\\x00]{0,3}",
+            which in 0usize..7,
+        ) {
+            let pk = AttributeValue::s("p");
+            let bound_v = AttributeValue::s(bound);
+            let high_v = AttributeValue::s(high);
+            let op = match which {
+                0 => SortOp::Eq(bound_v),
+                1 => SortOp::Lt(bound_v),
+                2 => SortOp::Le(bound_v),
+                3 => SortOp::Gt(bound_v),
+                4 => SortOp::Ge(bound_v),
+                5 => SortOp::Between(bound_v, high_v),
+                _ => SortOp::BeginsWith(bound_v),
+            };
+            let (lo, hi) = query_range(&pk, Some(&op));
+            for s in sorts {
+                let sv = AttributeValue::s(s);
+                let key = stored_key(&pk, [&sv]);
+                let in_range = (lo.as_ref().map(Vec::as_slice), hi.as_ref().map(Vec::as_slice)).contains(key.as_slice());
+                prop_assert_eq!(in_range, op.matches(&sv), "{:?} {:?}", op, sv);
+            }
+        }
+    }
+
+    trait Contains {
+        fn contains(&self, key: &[u8]) -> bool;
+    }
+
+    impl Contains for (Bound<&[u8]>, Bound<&[u8]>) {
+        fn contains(&self, key: &[u8]) -> bool {
+            std::ops::RangeBounds::contains(self, key)
+        }
+    }
+
+    #[test]
+    fn segments_cover_the_hash_space_without_overlap() {
+        for total in [1u32, 2, 3, 7, 100, 70_000] {
+            for probe in [0u16, 1, 300, 32_768, 65_535] {
+                let key = probe.to_be_bytes().to_vec();
+                let hits = (0..total)
+                    .filter(|&s| {
+                        let (lo, hi) = segment_range(s, total);
+                        std::ops::RangeBounds::contains(
+                            &(
+                                lo.as_ref().map(Vec::as_slice),
+                                hi.as_ref().map(Vec::as_slice),
+                            ),
+                            key.as_slice(),
+                        )
+                    })
+                    .count();
+                assert_eq!(hits, 1, "total {total} probe {probe}");
+            }
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! Reads: each runs on its own redb read transaction, a consistent snapshot
+//! that never waits for the writer. A read issued after a write was
+//! acknowledged sees it, so every read here is strongly consistent; reads
+//! asked for as eventually consistent are only charged as such.
+
+use std::ops::Bound;
+
+use rave_store::{
+    BatchGetItemInput, BatchGetItemOutput, ConsumedCapacity, GetItemInput, GetItemOutput, Item,
+    KeyType, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, Page, QueryInput, Result, ScanInput, SortOp,
+    StoreError, item_size, read_units,
+};
+use redb::ReadTransaction;
+
+use crate::catalog::{IndexState, TableState};
+use crate::keys::{query_range, segment_range};
+use crate::{bytes_table, decode, storage};
+
+pub(crate) fn get_item(
+    txn: &ReadTransaction,
+    table: &TableState,
+    input: &GetItemInput,
+) -> Result<GetItemOutput> {
+    let key = table.key_bytes(&input.key)?;
+    let items = txn
+        .open_table(bytes_table(&table.items_table))
+        .map_err(storage)?;
+    let item: Option<Item> = match items.get(key.as_slice()).map_err(storage)? {
+        Some(bytes) => Some(decode(bytes.value())?),
+        None => None,
+    };
+    let mut consumed = ConsumedCapacity::new(table.name());
+    consumed.read_units = read_units(item.as_ref().map_or(0, item_size), input.consistent_read);
+    Ok(GetItemOutput { item, consumed })
+}
+
+pub(crate) fn batch_get(
+    txn: &ReadTransaction,
+    tables: &[&TableState],
+    input: &BatchGetItemInput,
+) -> Result<BatchGetItemOutput> {
+    let total: usize = input.requests.iter().map(|r| r.keys.len()).sum();
+    if total == 0 || total > MAX_BATCH_GET_KEYS {
+        return Err(StoreError::validation(format!(
+            "Too many items requested for the BatchGetItem call: {total} (1 to {MAX_BATCH_GET_KEYS} allowed)"
+        )));
+    }
+    let mut responses = Vec::with_capacity(input.requests.len());
+    let mut consumed = Vec::with_capacity(input.requests.len());
+    for (request, table) in input.requests.iter().zip(tables) {
+        let mut seen = Vec::with_capacity(request.keys.len());
+        for key in &request.keys {
+            let bytes = table.key_bytes(key)?;
+            if seen.contains(&bytes) {
+                return Err(StoreError::validation(
+                    "Provided list of item keys contains duplicates",
+                ));
+            }
+            seen.push(bytes);
+        }
+        let items = txn
+            .open_table(bytes_table(&table.items_table))
+            .map_err(storage)?;
+        let mut found = Vec::new();
+        let mut units = ConsumedCapacity::new(table.name());
+        for key in seen {
+            let item: Option<Item> = match items.get(key.as_slice()).map_err(storage)? {
+                Some(bytes) => Some(decode(bytes.value())?),
+                None => None,
+            };
+            // Each key is charged on its own, rounded up to a whole unit.
+            units.read_units +=
+                read_units(item.as_ref().map_or(0, item_size), request.consistent_read);
+            found.extend(item);
+        }
+        responses.push((table.name().to_owned(), found));
+        consumed.push(units);
+    }
+    Ok(BatchGetItemOutput {
+        responses,
+        unprocessed: Vec::new(),
+        consumed,
+    })
+}
+
+pub(crate) fn query(txn: &ReadTransaction, table: &TableState, input: &QueryInput) -> Result<Page> {
+    let index = input
+        .index
+        .as_deref()
+        .map(|name| table.index(name))
+        .transpose()?;
+    if index.is_some() && input.consistent_read {
+        return Err(StoreError::validation(
+            "Consistent reads are not supported on global secondary indexes",
+        ));
+    }
+    let schema = index.map_or(table.schema(), |i| &i.index.key_schema);
+    let condition = &input.key_condition;
+    if condition.partition_name != schema.partition.name
+        || !schema
+            .partition
+            .key_type
+            .matches(&condition.partition_value)
+    {
+        return Err(StoreError::validation(
+            "Query condition missed key schema element",
+        ));
+    }
+    if let Some(sort) = &condition.sort {
+        let attr = schema
+            .sort
+            .as_ref()
+            .filter(|a| a.name == sort.name)
+            .ok_or_else(|| StoreError::validation("Query key condition not supported"))?;
+        if sort.op.values().iter().any(|v| !attr.key_type.matches(v)) {
+            return Err(StoreError::validation(
+                "One or more parameter values were invalid: Condition parameter type does not match schema type",
+            ));
+        }
+        if matches!(sort.op, SortOp::BeginsWith(_)) && attr.key_type == KeyType::N {
+            return Err(StoreError::validation(
+                "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N",
+            ));
+        }
+        if let SortOp::Between(lo, hi) = &sort.op
+            && rave_store::order(lo, hi) == Some(std::cmp::Ordering::Greater)
+        {
+            return Err(StoreError::validation(
+                "Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound",
+            ));
+        }
+    }
+    let (mut lower, mut upper) = query_range(
+        &condition.partition_value,
+        condition.sort.as_ref().map(|s| &s.op),
+    );
+    if let Some(start) = &input.exclusive_start_key {
+        let start = table.start_key_bytes(index, start)?;
+        if input.scan_index_forward {
+            lower = tighter_lower(lower, Bound::Excluded(start));
+        } else {
+            upper = tighter_upper(upper, Bound::Excluded(start));
+        }
+    }
+    let redb_name = index.map_or(&table.items_table, |i| &i.redb_table);
+    read_range(
+        txn,
+        table,
+        index,
+        redb_name,
+        (lower, upper),
+        input.scan_index_forward,
+        input.limit,
+        input.filter.as_ref(),
+        input.consistent_read,
+    )
+}
+
+pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput) -> Result<Page> {
+    let index = input
+        .index
+        .as_deref()
+        .map(|name| table.index(name))
+        .transpose()?;
+    if index.is_some() && input.consistent_read {
+        return Err(StoreError::validation(
+            "Consistent reads are not supported on global secondary indexes",
+        ));
+    }
+    let (mut lower, upper) = match input.segment {
+        Some(segment) => {
+            if segment.total_segments == 0
+                || segment.total_segments > 1_000_000
+                || segment.segment >= segment.total_segments
+            {
+                return Err(StoreError::validation(
+                    "Segment must be less than TotalSegments, and TotalSegments between 1 and 1000000",
+                ));
+            }
+            segment_range(segment.segment, segment.total_segments)
+        }
+        None => (Bound::Unbounded, Bound::Unbounded),
+    };
+    if let Some(start) = &input.exclusive_start_key {
+        lower = tighter_lower(lower, Bound::Excluded(table.start_key_bytes(index, start)?));
+    }
+    let redb_name = index.map_or(&table.items_table, |i| &i.redb_table);
+    read_range(
+        txn,
+        table,
+        index,
+        redb_name,
+        (lower, upper),
+        true,
+        input.limit,
+        input.filter.as_ref(),
+        input.consistent_read,
+    )
+}
+
+fn tighter_lower(a: Bound<Vec<u8>>, b: Bound<Vec<u8>>) -> Bound<Vec<u8>> {
+    match (&a, &b) {
+        (Bound::Unbounded, _) => b,
+        (_, Bound::Unbounded) => a,
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+            if y > x || (y == x && matches!(b, Bound::Excluded(_))) {
+                b
+            } else {
+                a
+            }
+        }
+    }
+}
+
+fn tighter_upper(a: Bound<Vec<u8>>, b: Bound<Vec<u8>>) -> Bound<Vec<u8>> {
+    match (&a, &b) {
+        (Bound::Unbounded, _) => b,
+        (_, Bound::Unbounded) => a,
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+            if y < x || (y == x && matches!(b, Bound::Excluded(_))) {
+                b
+            } else {
+                a
+            }
+        }
+    }
+}
+
+fn is_empty_range(range: &(Bound<Vec<u8>>, Bound<Vec<u8>>)) -> bool {
+    match range {
+        (Bound::Included(lo), Bound::Included(hi)) => lo > hi,
+        (Bound::Included(lo) | Bound::Excluded(lo), Bound::Excluded(hi))
+        | (Bound::Excluded(lo), Bound::Included(hi)) => lo >= hi,
+        _ => false,
+    }
+}
+
+/// Reads a key range in one direction, stopping at `limit` items or 1 MB,
+/// then applies the filter. The page's LastEvaluatedKey is the last item
+/// read when it stopped early.
+#[allow(clippy::too_many_arguments)]
+fn read_range(
+    txn: &ReadTransaction,
+    table: &TableState,
+    index: Option<&IndexState>,
+    redb_name: &str,
+    range: (Bound<Vec<u8>>, Bound<Vec<u8>>),
+    forward: bool,
+    limit: Option<usize>,
+    filter: Option<&rave_store::Condition>,
+    consistent: bool,
+) -> Result<Page> {
+    if limit == Some(0) {
+        return Err(StoreError::validation(
+            "1 validation error detected: Value at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
+        ));
+    }
+    let mut consumed = ConsumedCapacity::new(table.name());
+    let mut items = Vec::new();
+    let mut scanned = 0usize;
+    let mut bytes_read = 0usize;
+    let mut last_evaluated_key = None;
+    if !is_empty_range(&range) {
+        let entries = txn.open_table(bytes_table(redb_name)).map_err(storage)?;
+        let bounds = (
+            range.0.as_ref().map(Vec::as_slice),
+            range.1.as_ref().map(Vec::as_slice),
+        );
+        let iter = entries.range::<&[u8]>(bounds).map_err(storage)?;
+        let mut step = |entry: std::result::Result<
+            (
+                redb::AccessGuard<'_, &'static [u8]>,
+                redb::AccessGuard<'_, &'static [u8]>,
+            ),
+            redb::StorageError,
+        >|
+         -> Result<bool> {
+            let (_, value) = entry.map_err(storage)?;
+            let item: Item = decode(value.value())?;
+            scanned += 1;
+            bytes_read += item_size(&item);
+            let stop = limit.is_some_and(|l| scanned >= l) || bytes_read >= MAX_PAGE_BYTES;
+            if stop {
+                last_evaluated_key = Some(match index {
+                    Some(index) => table.keys_for_index(index, &item),
+                    None => table.schema().key_of(&item),
+                });
+            }
+            if filter.is_none_or(|f| f.evaluate(&item)) {
+                items.push(item);
+            }
+            Ok(stop)
+        };
+        if forward {
+            for entry in iter {
+                if step(entry)? {
+                    break;
+                }
+            }
+        } else {
+            for entry in iter.rev() {
+                if step(entry)? {
+                    break;
+                }
+            }
+        }
+    }
+    consumed.read_units = read_units(bytes_read, consistent);
+    if let Some(index) = index {
+        consumed
+            .index_units
+            .insert(index.index.name.clone(), consumed.read_units);
+    }
+    Ok(Page {
+        items,
+        scanned_count: scanned,
+        last_evaluated_key,
+        consumed,
+    })
+}

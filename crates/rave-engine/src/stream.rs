@@ -1,0 +1,81 @@
+//! The change stream: one record per committed item change, written in the
+//! same redb transaction as the change, keyed by a strictly increasing
+//! sequence number. Reading from a position is a range scan, so its cost
+//! does not depend on how long the stream is.
+
+use serde::{Deserialize, Serialize};
+
+use rave_store::Item;
+
+/// What happened to the item (DynamoDB Streams' `eventName`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EventName {
+    Insert,
+    Modify,
+    Remove,
+}
+
+/// One change of one item, with both images (NEW_AND_OLD_IMAGES).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamRecord {
+    pub sequence: u64,
+    pub event: EventName,
+    /// The table's key attributes of the item.
+    pub keys: Item,
+    pub old_image: Option<Item>,
+    pub new_image: Option<Item>,
+    /// Milliseconds since the Unix epoch at which the change committed.
+    pub commit_time_ms: u64,
+}
+
+/// The stored form: the sequence number is the redb key.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct StoredRecord {
+    pub event: EventName,
+    pub keys: Item,
+    pub old_image: Option<Item>,
+    pub new_image: Option<Item>,
+    pub commit_time_ms: u64,
+}
+
+impl StoredRecord {
+    pub fn into_record(self, sequence: u64) -> StreamRecord {
+        StreamRecord {
+            sequence,
+            event: self.event,
+            keys: self.keys,
+            old_image: self.old_image,
+            new_image: self.new_image,
+            commit_time_ms: self.commit_time_ms,
+        }
+    }
+}
+
+/// Where a newly registered consumer starts reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartPosition {
+    /// The oldest record still kept.
+    TrimHorizon,
+    /// Only records committed after registration.
+    Latest,
+    /// Records after this sequence number.
+    After(u64),
+}
+
+/// A consumer's durable position: it has applied every record up to and
+/// including `sequence`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub table: String,
+    pub consumer: String,
+    /// The position the consumer read from; the write is refused (as a
+    /// failed condition) unless the stored checkpoint still equals it, so a
+    /// batch applied once is never applied twice.
+    pub expected: u64,
+    pub sequence: u64,
+}
+
+/// The redb key of a consumer's checkpoint.
+pub(crate) fn consumer_key(table: &str, consumer: &str) -> String {
+    format!("{table}\u{0}{consumer}")
+}

@@ -1,0 +1,745 @@
+//! The single writer thread and its group commit.
+//!
+//! redb allows one write transaction at a time and each durable commit costs
+//! an fsync. Every write request is therefore sent to this thread, which
+//! drains whatever has queued up, applies the requests one after another in
+//! one redb transaction and commits once: N concurrent writers share one
+//! fsync. Replies go out only after the commit, so an acknowledged write is
+//! durable.
+//!
+//! Each request is checked completely (validation, conditions, update
+//! evaluation) before it mutates anything, so a request that fails leaves
+//! the shared transaction untouched. A storage error, on the other hand,
+//! aborts the whole group and every request in it gets the error.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rave_store::{
+    BatchWriteItemInput, BatchWriteItemOutput, CancellationReason, ConsumedCapacity,
+    DeleteItemInput, Item, MAX_BATCH_WRITE_REQUESTS, MAX_TRANSACT_ACTIONS, PutItemInput, Result,
+    ReturnValues, StoreError, TableDefinition, TransactWriteAction, TransactWriteItemsInput,
+    TransactWriteItemsOutput, Update, UpdateItemInput, WriteOutput, WriteRequest, item_size,
+    write_units,
+};
+use redb::{Database, ReadableTable, WriteTransaction};
+use tokio::sync::{oneshot, watch};
+
+use crate::catalog::{Catalog, TableState};
+use crate::stream::{Checkpoint, EventName, StartPosition, StoredRecord, consumer_key};
+use crate::{CATALOG, CONSUMERS, META, NEXT_SEQUENCE, bytes_table, decode, encode, storage};
+
+/// Most requests one group commit takes.
+const MAX_GROUP: usize = 1024;
+/// How often the writer looks for stream records it may drop.
+const TRIM_INTERVAL: Duration = Duration::from_secs(1);
+/// Most stream records one trim pass removes, to keep commits short.
+const TRIM_BATCH: usize = 10_000;
+
+pub(crate) enum WriteOp {
+    CreateTable(TableDefinition),
+    DeleteTable(String),
+    Put(PutItemInput),
+    Update(UpdateItemInput),
+    Delete(DeleteItemInput),
+    BatchWrite(BatchWriteItemInput),
+    Transact(TransactWriteItemsInput, Option<Checkpoint>),
+    RegisterConsumer {
+        table: String,
+        consumer: String,
+        start: StartPosition,
+    },
+    Checkpoint(Checkpoint),
+}
+
+impl WriteOp {
+    fn changes_catalog(&self) -> bool {
+        matches!(self, WriteOp::CreateTable(_) | WriteOp::DeleteTable(_))
+    }
+}
+
+#[derive(Debug)]
+pub(crate) enum WriteReply {
+    Done,
+    Write(WriteOutput),
+    Batch(BatchWriteItemOutput),
+    Transact(TransactWriteItemsOutput),
+    Position(u64),
+}
+
+pub(crate) struct Job {
+    pub op: WriteOp,
+    pub reply: oneshot::Sender<Result<WriteReply>>,
+}
+
+pub(crate) struct Writer {
+    pub db: Arc<Database>,
+    pub catalog: Arc<Catalog>,
+    pub next_sequence: u64,
+    pub retention: Duration,
+    pub latest_sequence: watch::Sender<u64>,
+    pub last_trim: Instant,
+}
+
+impl Writer {
+    /// Serves jobs until every sender is gone.
+    pub fn run(mut self, jobs: Receiver<Job>) {
+        let mut carried: Option<Job> = None;
+        loop {
+            let first = match carried.take() {
+                Some(job) => job,
+                None => match jobs.recv() {
+                    Ok(job) => job,
+                    Err(_) => return,
+                },
+            };
+            if first.op.changes_catalog() {
+                self.run_catalog_change(first);
+                continue;
+            }
+            let mut group = vec![first];
+            while group.len() < MAX_GROUP {
+                match jobs.try_recv() {
+                    // Catalog changes commit alone, so that no request in a
+                    // group sees a table the catalog does not have yet.
+                    Ok(job) if job.op.changes_catalog() => {
+                        carried = Some(job);
+                        break;
+                    }
+                    Ok(job) => group.push(job),
+                    Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
+                }
+            }
+            self.run_group(group);
+        }
+    }
+
+    fn run_group(&mut self, group: Vec<Job>) {
+        let first_sequence = self.next_sequence;
+        let (ops, replies): (Vec<WriteOp>, Vec<_>) =
+            group.into_iter().map(|j| (j.op, j.reply)).unzip();
+        match self.commit_group(&ops) {
+            Ok(outcomes) => {
+                if self.next_sequence != first_sequence {
+                    self.latest_sequence.send_replace(self.next_sequence - 1);
+                }
+                for (reply, outcome) in replies.into_iter().zip(outcomes) {
+                    // The requester may have gone away; the write stands.
+                    let _ = reply.send(outcome);
+                }
+            }
+            Err(error) => {
+                tracing::error!(%error, requests = replies.len(), "group commit failed");
+                self.next_sequence = first_sequence;
+                for reply in replies {
+                    let _ = reply.send(Err(error.clone()));
+                }
+            }
+        }
+    }
+
+    fn commit_group(&mut self, ops: &[WriteOp]) -> Result<Vec<Result<WriteReply>>> {
+        let txn = self.db.begin_write().map_err(storage)?;
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let mut outcomes = Vec::with_capacity(ops.len());
+        {
+            let mut tx = Tx {
+                txn: &txn,
+                tables: HashMap::new(),
+                streams: HashMap::new(),
+                now_ms,
+                next_sequence: self.next_sequence,
+            };
+            for op in ops {
+                match self.apply(&mut tx, op) {
+                    Err(StoreError::Internal(e)) => return Err(StoreError::Internal(e)),
+                    outcome => outcomes.push(outcome),
+                }
+            }
+            if tx.next_sequence != self.next_sequence {
+                let mut meta = txn.open_table(META).map_err(storage)?;
+                meta.insert(NEXT_SEQUENCE, tx.next_sequence)
+                    .map_err(storage)?;
+            }
+            if self.last_trim.elapsed() >= TRIM_INTERVAL {
+                self.last_trim = Instant::now();
+                trim_streams(&mut tx, &self.catalog, self.retention)?;
+            }
+            self.next_sequence = tx.next_sequence;
+        }
+        txn.commit().map_err(storage)?;
+        Ok(outcomes)
+    }
+
+    fn apply(&self, tx: &mut Tx<'_>, op: &WriteOp) -> Result<WriteReply> {
+        match op {
+            WriteOp::Put(input) => self.put(tx, input).map(WriteReply::Write),
+            WriteOp::Update(input) => self.update(tx, input).map(WriteReply::Write),
+            WriteOp::Delete(input) => self.delete(tx, input).map(WriteReply::Write),
+            WriteOp::BatchWrite(input) => self.batch_write(tx, input).map(WriteReply::Batch),
+            WriteOp::Transact(input, checkpoint) => self
+                .transact(tx, input, checkpoint.as_ref())
+                .map(WriteReply::Transact),
+            WriteOp::RegisterConsumer {
+                table,
+                consumer,
+                start,
+            } => self
+                .register_consumer(tx, table, consumer, *start)
+                .map(WriteReply::Position),
+            WriteOp::Checkpoint(checkpoint) => {
+                check_checkpoint(tx, checkpoint)?;
+                write_checkpoint(tx, checkpoint)?;
+                Ok(WriteReply::Done)
+            }
+            WriteOp::CreateTable(_) | WriteOp::DeleteTable(_) => {
+                Err(StoreError::Internal("catalog change inside a group".into()))
+            }
+        }
+    }
+
+    fn put(&self, tx: &mut Tx<'_>, input: &PutItemInput) -> Result<WriteOutput> {
+        let table = self.catalog.get(&input.table)?;
+        if input.return_values == ReturnValues::AllNew {
+            return Err(StoreError::validation(
+                "ReturnValues can only be ALL_OLD or NONE for PutItem",
+            ));
+        }
+        let key = table.validate_item(&input.item)?;
+        let old = tx.get(&table, &key)?;
+        check_condition(input.condition.as_ref(), old.as_ref())?;
+        let consumed = tx.write_item(&table, &key, old.as_ref(), Some(&input.item))?;
+        Ok(WriteOutput {
+            attributes: old.filter(|_| input.return_values == ReturnValues::AllOld),
+            consumed,
+        })
+    }
+
+    fn update(&self, tx: &mut Tx<'_>, input: &UpdateItemInput) -> Result<WriteOutput> {
+        let table = self.catalog.get(&input.table)?;
+        let key = table.key_bytes(&input.key)?;
+        check_update(&table, &input.update)?;
+        let old = tx.get(&table, &key)?;
+        check_condition(input.condition.as_ref(), old.as_ref())?;
+        let new = updated_item(&table, &input.key, old.as_ref(), &input.update)?;
+        let consumed = tx.write_item(&table, &key, old.as_ref(), Some(&new))?;
+        let attributes = match input.return_values {
+            ReturnValues::None => None,
+            ReturnValues::AllOld => old,
+            ReturnValues::AllNew => Some(new),
+        };
+        Ok(WriteOutput {
+            attributes,
+            consumed,
+        })
+    }
+
+    fn delete(&self, tx: &mut Tx<'_>, input: &DeleteItemInput) -> Result<WriteOutput> {
+        let table = self.catalog.get(&input.table)?;
+        if input.return_values == ReturnValues::AllNew {
+            return Err(StoreError::validation(
+                "ReturnValues can only be ALL_OLD or NONE for DeleteItem",
+            ));
+        }
+        let key = table.key_bytes(&input.key)?;
+        let old = tx.get(&table, &key)?;
+        check_condition(input.condition.as_ref(), old.as_ref())?;
+        let consumed = tx.write_item(&table, &key, old.as_ref(), None)?;
+        Ok(WriteOutput {
+            attributes: old.filter(|_| input.return_values == ReturnValues::AllOld),
+            consumed,
+        })
+    }
+
+    fn batch_write(
+        &self,
+        tx: &mut Tx<'_>,
+        input: &BatchWriteItemInput,
+    ) -> Result<BatchWriteItemOutput> {
+        let count = input.requests.len();
+        if count == 0 || count > MAX_BATCH_WRITE_REQUESTS {
+            return Err(StoreError::validation(format!(
+                "Too many items requested for the BatchWriteItem call: {count} (1 to {MAX_BATCH_WRITE_REQUESTS} allowed)"
+            )));
+        }
+        let mut planned = Vec::with_capacity(count);
+        for (table_name, request) in &input.requests {
+            let table = self.catalog.get(table_name)?;
+            let (key, new) = match request {
+                WriteRequest::Put(item) => (table.validate_item(item)?, Some(item)),
+                WriteRequest::Delete(key) => (table.key_bytes(key)?, None),
+            };
+            if planned
+                .iter()
+                .any(|(t, k, _): &(Arc<TableState>, Vec<u8>, _)| {
+                    t.name() == table.name() && *k == key
+                })
+            {
+                return Err(StoreError::validation(
+                    "Provided list of item keys contains duplicates",
+                ));
+            }
+            planned.push((table, key, new));
+        }
+        let mut consumed = Consumption::default();
+        for (table, key, new) in planned {
+            let old = tx.get(&table, &key)?;
+            consumed.add(tx.write_item(&table, &key, old.as_ref(), new)?);
+        }
+        Ok(BatchWriteItemOutput {
+            unprocessed: Vec::new(),
+            consumed: consumed.into_vec(1.0),
+        })
+    }
+
+    fn transact(
+        &self,
+        tx: &mut Tx<'_>,
+        input: &TransactWriteItemsInput,
+        checkpoint: Option<&Checkpoint>,
+    ) -> Result<TransactWriteItemsOutput> {
+        let count = input.actions.len();
+        if count == 0 || count > MAX_TRANSACT_ACTIONS {
+            return Err(StoreError::validation(format!(
+                "1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length between 1 and {MAX_TRANSACT_ACTIONS} (got {count})"
+            )));
+        }
+        // Validate the request as a whole before reading anything.
+        let mut resolved = Vec::with_capacity(count);
+        for action in &input.actions {
+            let table = self.catalog.get(action.table())?;
+            let key = match action {
+                TransactWriteAction::Put { item, .. } => table.validate_item(item)?,
+                TransactWriteAction::Update { key, update, .. } => {
+                    check_update(&table, update)?;
+                    table.key_bytes(key)?
+                }
+                TransactWriteAction::Delete { key, .. }
+                | TransactWriteAction::ConditionCheck { key, .. } => table.key_bytes(key)?,
+            };
+            if resolved
+                .iter()
+                .any(|(t, k): &(Arc<TableState>, Vec<u8>)| t.name() == table.name() && *k == key)
+            {
+                return Err(StoreError::validation(
+                    "Transaction request cannot include multiple operations on one item",
+                ));
+            }
+            resolved.push((table, key));
+        }
+        if let Some(checkpoint) = checkpoint {
+            check_checkpoint(tx, checkpoint)?;
+        }
+        // Evaluate every action against the current state; change nothing yet.
+        let mut reasons = Vec::with_capacity(count);
+        let mut writes = Vec::with_capacity(count);
+        for (action, (table, key)) in input.actions.iter().zip(&resolved) {
+            let old = tx.get(table, key)?;
+            let (condition, new) = match action {
+                TransactWriteAction::Put {
+                    item, condition, ..
+                } => (condition.as_ref(), Ok(Some(item.clone()))),
+                TransactWriteAction::Update {
+                    key: item_key,
+                    update,
+                    condition,
+                    ..
+                } => (
+                    condition.as_ref(),
+                    updated_item(table, item_key, old.as_ref(), update).map(Some),
+                ),
+                TransactWriteAction::Delete { condition, .. } => (condition.as_ref(), Ok(None)),
+                TransactWriteAction::ConditionCheck { condition, .. } => {
+                    (Some(condition), Ok(old.clone()))
+                }
+            };
+            let reason = if check_condition(condition, old.as_ref()).is_err() {
+                CancellationReason::ConditionalCheckFailed
+            } else {
+                match &new {
+                    Ok(_) => CancellationReason::None,
+                    Err(e) => CancellationReason::ValidationError(e.to_string()),
+                }
+            };
+            reasons.push(reason);
+            let is_check = matches!(action, TransactWriteAction::ConditionCheck { .. });
+            writes.push((old, new.ok().flatten(), is_check));
+        }
+        if reasons.iter().any(|r| *r != CancellationReason::None) {
+            return Err(StoreError::TransactionCanceled(reasons));
+        }
+        let mut consumed = Consumption::default();
+        for ((table, key), (old, new, is_check)) in resolved.iter().zip(writes) {
+            if is_check {
+                // A condition check is billed like a write of the item it reads.
+                let mut units = ConsumedCapacity::new(table.name());
+                units.write_units = write_units(old.as_ref().map_or(0, item_size));
+                consumed.add(units);
+            } else {
+                consumed.add(tx.write_item(table, key, old.as_ref(), new.as_ref())?);
+            }
+        }
+        if let Some(checkpoint) = checkpoint {
+            write_checkpoint(tx, checkpoint)?;
+        }
+        Ok(TransactWriteItemsOutput {
+            consumed: consumed.into_vec(2.0),
+        })
+    }
+
+    fn register_consumer(
+        &self,
+        tx: &mut Tx<'_>,
+        table: &str,
+        consumer: &str,
+        start: StartPosition,
+    ) -> Result<u64> {
+        let state = self.catalog.get(table)?;
+        if !state.definition.stream_enabled {
+            return Err(StoreError::validation(format!(
+                "table {table} has no stream"
+            )));
+        }
+        let mut consumers = tx.txn.open_table(CONSUMERS).map_err(storage)?;
+        let key = consumer_key(table, consumer);
+        if let Some(position) = consumers.get(key.as_str()).map_err(storage)? {
+            return Ok(position.value());
+        }
+        let position = match start {
+            StartPosition::TrimHorizon => 0,
+            StartPosition::Latest => tx.next_sequence - 1,
+            StartPosition::After(sequence) => sequence,
+        };
+        consumers.insert(key.as_str(), position).map_err(storage)?;
+        Ok(position)
+    }
+
+    fn run_catalog_change(&mut self, job: Job) {
+        let outcome = self.change_catalog(&job.op);
+        let _ = job.reply.send(outcome.map(|()| WriteReply::Done));
+    }
+
+    fn change_catalog(&mut self, op: &WriteOp) -> Result<()> {
+        let txn = self.db.begin_write().map_err(storage)?;
+        match op {
+            WriteOp::CreateTable(definition) => {
+                definition.validate().map_err(StoreError::Validation)?;
+                if self.catalog.get(&definition.name).is_ok() {
+                    return Err(StoreError::ResourceInUse(format!(
+                        "Table already exists: {}",
+                        definition.name
+                    )));
+                }
+                let state = TableState::new(definition.clone());
+                {
+                    let mut catalog = txn.open_table(CATALOG).map_err(storage)?;
+                    catalog
+                        .insert(definition.name.as_str(), encode(definition)?.as_slice())
+                        .map_err(storage)?;
+                }
+                // Create the redb tables now, so readers never meet a missing one.
+                for name in std::iter::once(&state.items_table)
+                    .chain(state.indexes.iter().map(|i| &i.redb_table))
+                {
+                    txn.open_table(bytes_table(name)).map_err(storage)?;
+                }
+                txn.open_table(crate::stream_table(&state.stream_table))
+                    .map_err(storage)?;
+                txn.commit().map_err(storage)?;
+                self.catalog.insert(state)
+            }
+            WriteOp::DeleteTable(name) => {
+                let state = self.catalog.get(name)?;
+                txn.open_table(CATALOG)
+                    .map_err(storage)?
+                    .remove(name.as_str())
+                    .map_err(storage)?;
+                for table in std::iter::once(&state.items_table)
+                    .chain(state.indexes.iter().map(|i| &i.redb_table))
+                {
+                    txn.delete_table(bytes_table(table)).map_err(storage)?;
+                }
+                txn.delete_table(crate::stream_table(&state.stream_table))
+                    .map_err(storage)?;
+                {
+                    let mut consumers = txn.open_table(CONSUMERS).map_err(storage)?;
+                    let prefix = consumer_key(name, "");
+                    consumers
+                        .retain(|k, _| !k.starts_with(&prefix))
+                        .map_err(storage)?;
+                }
+                txn.commit().map_err(storage)?;
+                self.catalog.remove(name)
+            }
+            _ => Err(StoreError::Internal("not a catalog change".into())),
+        }
+    }
+}
+
+/// Capacity summed per table, in the order tables were first touched.
+#[derive(Default)]
+struct Consumption(Vec<ConsumedCapacity>);
+
+impl Consumption {
+    fn add(&mut self, units: ConsumedCapacity) {
+        match self.0.iter_mut().find(|c| c.table == units.table) {
+            Some(total) => total.absorb(&units),
+            None => self.0.push(units),
+        }
+    }
+
+    fn into_vec(self, factor: f64) -> Vec<ConsumedCapacity> {
+        self.0.into_iter().map(|c| c.scaled(factor)).collect()
+    }
+}
+
+fn check_condition(condition: Option<&rave_store::Condition>, old: Option<&Item>) -> Result<()> {
+    let Some(condition) = condition else {
+        return Ok(());
+    };
+    let empty = Item::new();
+    if condition.evaluate(old.unwrap_or(&empty)) {
+        Ok(())
+    } else {
+        Err(StoreError::ConditionalCheckFailed)
+    }
+}
+
+/// Rejects updates DynamoDB rejects before looking at the item.
+fn check_update(table: &TableState, update: &Update) -> Result<()> {
+    update
+        .validate()
+        .map_err(|e| StoreError::Validation(e.to_string()))?;
+    for path in update.paths() {
+        if let Some(top) = path.top()
+            && table.schema().attributes().any(|a| a.name == top)
+        {
+            return Err(StoreError::validation(format!(
+                "One or more parameter values were invalid: Cannot update attribute {top}. This attribute is part of the key"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The item after `update`; an update of a missing item creates it from its key.
+fn updated_item(
+    table: &TableState,
+    key: &Item,
+    old: Option<&Item>,
+    update: &Update,
+) -> Result<Item> {
+    let base = old.unwrap_or(key);
+    let new = update
+        .apply(base)
+        .map_err(|e| StoreError::Validation(e.to_string()))?;
+    table.validate_item(&new)?;
+    Ok(new)
+}
+
+fn check_checkpoint(tx: &mut Tx<'_>, checkpoint: &Checkpoint) -> Result<()> {
+    let consumers = tx.txn.open_table(CONSUMERS).map_err(storage)?;
+    let key = consumer_key(&checkpoint.table, &checkpoint.consumer);
+    let current = consumers
+        .get(key.as_str())
+        .map_err(storage)?
+        .map(|v| v.value());
+    match current {
+        None => Err(StoreError::validation(format!(
+            "consumer {} is not registered on {}",
+            checkpoint.consumer, checkpoint.table
+        ))),
+        Some(current) if current != checkpoint.expected => Err(StoreError::ConditionalCheckFailed),
+        Some(_) if checkpoint.sequence < checkpoint.expected => {
+            Err(StoreError::validation("a checkpoint cannot move backwards"))
+        }
+        Some(_) => Ok(()),
+    }
+}
+
+fn write_checkpoint(tx: &mut Tx<'_>, checkpoint: &Checkpoint) -> Result<()> {
+    let mut consumers = tx.txn.open_table(CONSUMERS).map_err(storage)?;
+    let key = consumer_key(&checkpoint.table, &checkpoint.consumer);
+    consumers
+        .insert(key.as_str(), checkpoint.sequence)
+        .map_err(storage)?;
+    Ok(())
+}
+
+/// Drops stream records every consumer has passed and that are older than
+/// the retention period.
+fn trim_streams(tx: &mut Tx<'_>, catalog: &Catalog, retention: Duration) -> Result<()> {
+    let cutoff = tx.now_ms.saturating_sub(retention.as_millis() as u64);
+    let positions: Vec<(String, u64)> = {
+        let consumers = tx.txn.open_table(CONSUMERS).map_err(storage)?;
+        let mut all = Vec::new();
+        for entry in consumers.iter().map_err(storage)? {
+            let (k, v) = entry.map_err(storage)?;
+            if let Some((table, _)) = k.value().split_once('\u{0}') {
+                all.push((table.to_owned(), v.value()));
+            }
+        }
+        all
+    };
+    for name in catalog.names()? {
+        let state = catalog.get(&name)?;
+        if !state.definition.stream_enabled {
+            continue;
+        }
+        let passed_by_all = positions
+            .iter()
+            .filter(|(t, _)| *t == name)
+            .map(|(_, p)| *p)
+            .min()
+            .unwrap_or(u64::MAX);
+        let stream = tx.stream(&state.stream_table)?;
+        let mut doomed = Vec::new();
+        for entry in stream.range(..=passed_by_all).map_err(storage)? {
+            let (sequence, value) = entry.map_err(storage)?;
+            let record: StoredRecord = decode(value.value())?;
+            // Records are in commit order: the first young one ends the pass.
+            if record.commit_time_ms >= cutoff || doomed.len() >= TRIM_BATCH {
+                break;
+            }
+            doomed.push(sequence.value());
+        }
+        for sequence in doomed {
+            stream.remove(sequence).map_err(storage)?;
+        }
+    }
+    Ok(())
+}
+
+type BytesTable<'t> = redb::Table<'t, &'static [u8], &'static [u8]>;
+type StreamTable<'t> = redb::Table<'t, u64, &'static [u8]>;
+
+/// One group's write transaction with the redb tables it has opened.
+struct Tx<'t> {
+    txn: &'t WriteTransaction,
+    tables: HashMap<String, BytesTable<'t>>,
+    streams: HashMap<String, StreamTable<'t>>,
+    now_ms: u64,
+    next_sequence: u64,
+}
+
+impl<'t> Tx<'t> {
+    fn table(&mut self, name: &str) -> Result<&mut BytesTable<'t>> {
+        if !self.tables.contains_key(name) {
+            let table = self.txn.open_table(bytes_table(name)).map_err(storage)?;
+            self.tables.insert(name.to_owned(), table);
+        }
+        self.tables
+            .get_mut(name)
+            .ok_or_else(|| StoreError::Internal("table vanished".into()))
+    }
+
+    fn stream(&mut self, name: &str) -> Result<&mut StreamTable<'t>> {
+        if !self.streams.contains_key(name) {
+            let table = self
+                .txn
+                .open_table(crate::stream_table(name))
+                .map_err(storage)?;
+            self.streams.insert(name.to_owned(), table);
+        }
+        self.streams
+            .get_mut(name)
+            .ok_or_else(|| StoreError::Internal("stream vanished".into()))
+    }
+
+    fn get(&mut self, table: &TableState, key: &[u8]) -> Result<Option<Item>> {
+        let items = self.table(&table.items_table)?;
+        match items.get(key).map_err(storage)? {
+            Some(bytes) => Ok(Some(decode(bytes.value())?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Replaces `old` by `new` (either may be absent): the item, its index
+    /// entries and a stream record. Returns the write units DynamoDB charges.
+    fn write_item(
+        &mut self,
+        table: &TableState,
+        key: &[u8],
+        old: Option<&Item>,
+        new: Option<&Item>,
+    ) -> Result<ConsumedCapacity> {
+        let mut consumed = ConsumedCapacity::new(table.name());
+        consumed.write_units = write_units(old.map_or(0, item_size).max(new.map_or(0, item_size)));
+        if old == new {
+            // Nothing changes, so nothing is written and no record is produced.
+            return Ok(consumed);
+        }
+        match new {
+            Some(item) => {
+                let bytes = encode(item)?;
+                self.table(&table.items_table)?
+                    .insert(key, bytes.as_slice())
+                    .map_err(storage)?;
+            }
+            None => {
+                self.table(&table.items_table)?
+                    .remove(key)
+                    .map_err(storage)?;
+            }
+        }
+        for index in &table.indexes {
+            let before = old.and_then(|item| table.index_entry(index, item));
+            let after = new.and_then(|item| table.index_entry(index, item));
+            let units = match (&before, &after) {
+                (None, None) => 0.0,
+                (Some(b), Some(a)) if b.key == a.key && b.projected == a.projected => 0.0,
+                (Some(b), Some(a)) if b.key == a.key => write_units(item_size(&a.projected)),
+                (b, a) => {
+                    b.as_ref()
+                        .map_or(0.0, |e| write_units(item_size(&e.projected)))
+                        + a.as_ref()
+                            .map_or(0.0, |e| write_units(item_size(&e.projected)))
+                }
+            };
+            let entries = self.table(&index.redb_table)?;
+            if let Some(b) = &before
+                && after.as_ref().is_none_or(|a| a.key != b.key)
+            {
+                entries.remove(b.key.as_slice()).map_err(storage)?;
+            }
+            if let Some(a) = &after
+                && units > 0.0
+            {
+                let bytes = encode(&a.projected)?;
+                entries
+                    .insert(a.key.as_slice(), bytes.as_slice())
+                    .map_err(storage)?;
+            }
+            if units > 0.0 {
+                consumed.write_units += units;
+                consumed.index_units.insert(index.index.name.clone(), units);
+            }
+        }
+        if table.definition.stream_enabled {
+            let event = match (old, new) {
+                (None, _) => EventName::Insert,
+                (Some(_), Some(_)) => EventName::Modify,
+                (Some(_), None) => EventName::Remove,
+            };
+            let keys = table.schema().key_of(old.or(new).unwrap_or(&Item::new()));
+            let record = StoredRecord {
+                event,
+                keys,
+                old_image: old.cloned(),
+                new_image: new.cloned(),
+                commit_time_ms: self.now_ms,
+            };
+            let bytes = encode(&record)?;
+            let sequence = self.next_sequence;
+            self.stream(&table.stream_table)?
+                .insert(sequence, bytes.as_slice())
+                .map_err(storage)?;
+            self.next_sequence += 1;
+        }
+        Ok(consumed)
+    }
+}
