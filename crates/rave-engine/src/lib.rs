@@ -22,6 +22,7 @@
 //! (see [`writer`]).
 
 mod catalog;
+mod codec;
 mod keys;
 mod read;
 mod stream;
@@ -48,7 +49,7 @@ pub use catalog::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 pub use stream::{Checkpoint, EventName, StartPosition, StreamRecord};
 
 use catalog::{Catalog, TableState};
-use stream::{StoredRecord, consumer_key};
+use stream::consumer_key;
 use writer::{Job, WriteOp, WriteReply, Writer};
 
 const CATALOG: RedbTable<&str, &[u8]> = RedbTable::new("catalog");
@@ -71,6 +72,7 @@ fn storage(error: impl std::fmt::Display) -> StoreError {
     StoreError::Internal(error.to_string())
 }
 
+/// Table definitions are rare and small: serde keeps them simple.
 fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>> {
     postcard::to_allocvec(value).map_err(storage)
 }
@@ -88,6 +90,9 @@ pub struct EngineOptions {
     pub stream_retention: Duration,
     /// redb's page cache, in bytes.
     pub cache_size: usize,
+    /// Most write requests one commit takes. 1 turns group commit off (one
+    /// fsync per request), which only benchmarks should want.
+    pub max_commit_group: usize,
 }
 
 impl Default for EngineOptions {
@@ -95,6 +100,7 @@ impl Default for EngineOptions {
         EngineOptions {
             stream_retention: Duration::from_secs(24 * 60 * 60),
             cache_size: 256 * 1024 * 1024,
+            max_commit_group: 1024,
         }
     }
 }
@@ -180,6 +186,7 @@ impl Engine {
             retention: options.stream_retention,
             latest_sequence: latest_tx,
             last_trim: Instant::now(),
+            max_group: options.max_commit_group.max(1),
         };
         let handle = std::thread::Builder::new()
             .name("rave-writer".into())
@@ -269,7 +276,7 @@ impl Engine {
             .take(limit)
         {
             let (sequence, value) = entry.map_err(storage)?;
-            let stored: StoredRecord = decode(value.value())?;
+            let stored = codec::decode_record(value.value())?;
             records.push(stored.into_record(sequence.value()));
         }
         Ok(records)

@@ -13,8 +13,9 @@ use rave_store::{
 use redb::ReadTransaction;
 
 use crate::catalog::{IndexState, TableState};
+use crate::codec::decode_item;
 use crate::keys::{query_range, segment_range};
-use crate::{bytes_table, decode, storage};
+use crate::{bytes_table, storage};
 
 pub(crate) fn get_item(
     txn: &ReadTransaction,
@@ -26,7 +27,7 @@ pub(crate) fn get_item(
         .open_table(bytes_table(&table.items_table))
         .map_err(storage)?;
     let item: Option<Item> = match items.get(key.as_slice()).map_err(storage)? {
-        Some(bytes) => Some(decode(bytes.value())?),
+        Some(bytes) => Some(decode_item(bytes.value())?),
         None => None,
     };
     let mut consumed = ConsumedCapacity::new(table.name());
@@ -65,7 +66,7 @@ pub(crate) fn batch_get(
         let mut units = ConsumedCapacity::new(table.name());
         for key in seen {
             let item: Option<Item> = match items.get(key.as_slice()).map_err(storage)? {
-                Some(bytes) => Some(decode(bytes.value())?),
+                Some(bytes) => Some(decode_item(bytes.value())?),
                 None => None,
             };
             // Each key is charged on its own, rounded up to a whole unit.
@@ -198,6 +199,15 @@ pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput)
     )
 }
 
+/// One entry of a redb range over byte keys and byte values.
+type RangeEntry<'a> = std::result::Result<
+    (
+        redb::AccessGuard<'a, &'static [u8]>,
+        redb::AccessGuard<'a, &'static [u8]>,
+    ),
+    redb::StorageError,
+>;
+
 fn tighter_lower(a: Bound<Vec<u8>>, b: Bound<Vec<u8>>) -> Bound<Vec<u8>> {
     match (&a, &b) {
         (Bound::Unbounded, _) => b,
@@ -267,16 +277,9 @@ fn read_range(
             range.1.as_ref().map(Vec::as_slice),
         );
         let iter = entries.range::<&[u8]>(bounds).map_err(storage)?;
-        let mut step = |entry: std::result::Result<
-            (
-                redb::AccessGuard<'_, &'static [u8]>,
-                redb::AccessGuard<'_, &'static [u8]>,
-            ),
-            redb::StorageError,
-        >|
-         -> Result<bool> {
+        let mut step = |entry: RangeEntry<'_>| -> Result<bool> {
             let (_, value) = entry.map_err(storage)?;
-            let item: Item = decode(value.value())?;
+            let item = decode_item(value.value())?;
             scanned += 1;
             bytes_read += item_size(&item);
             let stop = limit.is_some_and(|l| scanned >= l) || bytes_read >= MAX_PAGE_BYTES;

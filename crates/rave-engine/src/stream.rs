@@ -29,7 +29,6 @@ pub struct StreamRecord {
 }
 
 /// The stored form: the sequence number is the redb key.
-#[derive(Serialize, Deserialize)]
 pub(crate) struct StoredRecord {
     pub event: EventName,
     pub keys: Item,

@@ -28,11 +28,10 @@ use redb::{Database, ReadableTable, WriteTransaction};
 use tokio::sync::{oneshot, watch};
 
 use crate::catalog::{Catalog, TableState};
+use crate::codec::{decode_item, decode_record, encode_item, encode_record};
 use crate::stream::{Checkpoint, EventName, StartPosition, StoredRecord, consumer_key};
-use crate::{CATALOG, CONSUMERS, META, NEXT_SEQUENCE, bytes_table, decode, encode, storage};
+use crate::{CATALOG, CONSUMERS, META, NEXT_SEQUENCE, bytes_table, encode, storage};
 
-/// Most requests one group commit takes.
-const MAX_GROUP: usize = 1024;
 /// How often the writer looks for stream records it may drop.
 const TRIM_INTERVAL: Duration = Duration::from_secs(1);
 /// Most stream records one trim pass removes, to keep commits short.
@@ -81,6 +80,7 @@ pub(crate) struct Writer {
     pub retention: Duration,
     pub latest_sequence: watch::Sender<u64>,
     pub last_trim: Instant,
+    pub max_group: usize,
 }
 
 impl Writer {
@@ -100,7 +100,7 @@ impl Writer {
                 continue;
             }
             let mut group = vec![first];
-            while group.len() < MAX_GROUP {
+            while group.len() < self.max_group {
                 match jobs.try_recv() {
                     // Catalog changes commit alone, so that no request in a
                     // group sees a table the catalog does not have yet.
@@ -600,7 +600,7 @@ fn trim_streams(tx: &mut Tx<'_>, catalog: &Catalog, retention: Duration) -> Resu
         let mut doomed = Vec::new();
         for entry in stream.range(..=passed_by_all).map_err(storage)? {
             let (sequence, value) = entry.map_err(storage)?;
-            let record: StoredRecord = decode(value.value())?;
+            let record = decode_record(value.value())?;
             // Records are in commit order: the first young one ends the pass.
             if record.commit_time_ms >= cutoff || doomed.len() >= TRIM_BATCH {
                 break;
@@ -653,7 +653,7 @@ impl<'t> Tx<'t> {
     fn get(&mut self, table: &TableState, key: &[u8]) -> Result<Option<Item>> {
         let items = self.table(&table.items_table)?;
         match items.get(key).map_err(storage)? {
-            Some(bytes) => Ok(Some(decode(bytes.value())?)),
+            Some(bytes) => Ok(Some(decode_item(bytes.value())?)),
             None => Ok(None),
         }
     }
@@ -675,7 +675,7 @@ impl<'t> Tx<'t> {
         }
         match new {
             Some(item) => {
-                let bytes = encode(item)?;
+                let bytes = encode_item(item);
                 self.table(&table.items_table)?
                     .insert(key, bytes.as_slice())
                     .map_err(storage)?;
@@ -709,7 +709,7 @@ impl<'t> Tx<'t> {
             if let Some(a) = &after
                 && units > 0.0
             {
-                let bytes = encode(&a.projected)?;
+                let bytes = encode_item(&a.projected);
                 entries
                     .insert(a.key.as_slice(), bytes.as_slice())
                     .map_err(storage)?;
@@ -733,7 +733,7 @@ impl<'t> Tx<'t> {
                 new_image: new.cloned(),
                 commit_time_ms: self.now_ms,
             };
-            let bytes = encode(&record)?;
+            let bytes = encode_record(&record);
             let sequence = self.next_sequence;
             self.stream(&table.stream_table)?
                 .insert(sequence, bytes.as_slice())

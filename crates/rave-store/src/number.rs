@@ -71,7 +71,7 @@ impl Number {
             return Ok(Number::ZERO);
         }
         let mut exponent = exponent;
-        while coefficient % 10 == 0 {
+        while coefficient.is_multiple_of(10) {
             coefficient /= 10;
             exponent += 1;
         }
@@ -91,6 +91,20 @@ impl Number {
             coefficient,
             exponent: exponent as i16,
         })
+    }
+
+    /// The raw parts `(negative, coefficient, exponent)`, for compact storage.
+    pub fn to_parts(&self) -> (bool, u128, i16) {
+        (self.negative, self.coefficient, self.exponent)
+    }
+
+    /// Rebuilds a number from [`Number::to_parts`], checking every limit.
+    pub fn from_parts(
+        negative: bool,
+        coefficient: u128,
+        exponent: i16,
+    ) -> Result<Number, NumberError> {
+        Number::new(negative, coefficient, i64::from(exponent))
     }
 
     pub fn is_zero(&self) -> bool {
