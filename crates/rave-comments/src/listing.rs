@@ -1,0 +1,215 @@
+//! Executes a plan: runs the sub-queries concurrently, merges them in sort
+//! order (newest first for listings, oldest first for the moderation queue)
+//! and works out where each sub-query resumes.
+//!
+//! The merge takes one item more than the page (the look-ahead): if it
+//! exists there is a next page, so the last page never points at an empty
+//! one. Every sub-query is read in chunks; one whose buffer runs dry while
+//! it still has items is refilled with just what the page still needs.
+
+use std::collections::VecDeque;
+
+use futures::future::try_join_all;
+use rave_store::{AttributeValue, Item, KeyCondition, QueryInput, SortOp, Store};
+use ulid::Ulid;
+
+use crate::cursor::Position;
+use crate::error::{CommentsError, Result};
+use crate::keys::{self, Index};
+use crate::model::Timestamp;
+
+/// One sub-query being read.
+pub(crate) struct Source {
+    pub tag: u8,
+    pub index: Index,
+    pub partition: String,
+    /// `begins_with` on the sort key (the moderation queue's time prefix).
+    pub sort_prefix: Option<String>,
+    /// Items the first read asks for.
+    pub first_limit: usize,
+    /// Where this page starts reading (`Start` or `After`; never `Exhausted`).
+    pub start: Position,
+}
+
+struct Reader {
+    source: Source,
+    next_start: Option<Item>,
+    done: bool,
+    buffer: VecDeque<Item>,
+    last_taken: Option<Ulid>,
+    reads: usize,
+}
+
+/// What a page read produced.
+pub(crate) struct Merged {
+    pub items: Vec<Item>,
+    /// Per source tag, where the next page resumes; `None` on the last page.
+    pub next: Option<Vec<(u8, Position)>>,
+    pub items_read: usize,
+    pub read_units: f64,
+}
+
+fn id_of(item: &Item) -> Result<Ulid> {
+    item.get("id")
+        .and_then(AttributeValue::as_s)
+        .and_then(|s| Ulid::from_string(s).ok())
+        .ok_or_else(|| {
+            CommentsError::Store(rave_store::StoreError::Internal(
+                "stored comment without a valid id".into(),
+            ))
+        })
+}
+
+fn sort_value<'a>(item: &'a Item, index: Index) -> &'a str {
+    item.get(index.sort_attribute())
+        .and_then(AttributeValue::as_s)
+        .unwrap_or("")
+}
+
+/// The ExclusiveStartKey that resumes after comment `id` in `partition`.
+fn start_key(index: Index, partition: &str, id: Ulid) -> Result<Item> {
+    let created_at = Timestamp::from_millis(id.timestamp_ms() as i64)?;
+    let id = id.to_string();
+    let mut key = keys::comment_key(&id);
+    key.insert(
+        index.partition_attribute().into(),
+        AttributeValue::s(partition),
+    );
+    key.insert(
+        index.sort_attribute().into(),
+        AttributeValue::S(keys::sort_key(created_at, &id)),
+    );
+    Ok(key)
+}
+
+impl Reader {
+    fn new(source: Source) -> Result<Reader> {
+        let next_start = match source.start {
+            Position::After(id) => Some(start_key(source.index, &source.partition, id)?),
+            Position::Start | Position::Exhausted => None,
+        };
+        Ok(Reader {
+            source,
+            next_start,
+            done: false,
+            buffer: VecDeque::new(),
+            last_taken: None,
+            reads: 0,
+        })
+    }
+
+    fn query(&self, limit: usize, forward: bool, table: &str) -> QueryInput {
+        let mut condition = KeyCondition::partition(
+            self.source.index.partition_attribute(),
+            self.source.partition.as_str(),
+        );
+        if let Some(prefix) = &self.source.sort_prefix {
+            condition = condition.with_sort(
+                self.source.index.sort_attribute(),
+                SortOp::BeginsWith(AttributeValue::s(prefix)),
+            );
+        }
+        let mut input = QueryInput::new(table, Some(self.source.index.name()), condition);
+        input.scan_index_forward = forward;
+        input.limit = Some(limit.max(1));
+        input.exclusive_start_key = self.next_start.clone();
+        input
+    }
+}
+
+/// Reads `want` items (page plus look-ahead) merged across `sources`.
+pub(crate) async fn read_page<S: Store>(
+    store: &S,
+    table: &str,
+    sources: Vec<Source>,
+    page_size: usize,
+    forward: bool,
+) -> Result<Merged> {
+    let want = page_size + 1;
+    let mut readers = sources
+        .into_iter()
+        .map(Reader::new)
+        .collect::<Result<Vec<_>>>()?;
+    let mut items_read = 0;
+    let mut read_units = 0.0;
+    let mut taken: Vec<(usize, Item)> = Vec::with_capacity(want);
+    while taken.len() < want {
+        // Fill every reader that is dry but not done, all at once.
+        let still_needed = want - taken.len();
+        let dry: Vec<usize> = (0..readers.len())
+            .filter(|&i| readers[i].buffer.is_empty() && !readers[i].done)
+            .collect();
+        if !dry.is_empty() {
+            let queries = dry.iter().map(|&i| {
+                let reader = &readers[i];
+                let limit = if reader.reads == 0 {
+                    reader.source.first_limit
+                } else {
+                    still_needed
+                };
+                store.query(reader.query(limit, forward, table))
+            });
+            let pages = try_join_all(queries).await?;
+            for (&i, page) in dry.iter().zip(pages) {
+                let reader = &mut readers[i];
+                reader.reads += 1;
+                items_read += page.scanned_count;
+                read_units += page.consumed.read_units;
+                reader.buffer.extend(page.items);
+                reader.next_start = page.last_evaluated_key;
+                reader.done = reader.next_start.is_none();
+            }
+            continue;
+        }
+        // Every reader now has a head or is finished: take the best head.
+        let best = (0..readers.len())
+            .filter_map(|i| {
+                readers[i]
+                    .buffer
+                    .front()
+                    .map(|item| (i, sort_value(item, readers[i].source.index)))
+            })
+            .reduce(|a, b| {
+                let b_first = if forward { b.1 < a.1 } else { b.1 > a.1 };
+                if b_first { b } else { a }
+            })
+            .map(|(i, _)| i);
+        let Some(i) = best else {
+            break;
+        };
+        if let Some(item) = readers[i].buffer.pop_front() {
+            taken.push((i, item));
+        }
+    }
+    let has_more = taken.len() > page_size;
+    let look_ahead_from = taken.get(page_size).map(|(i, _)| *i);
+    taken.truncate(page_size);
+    for (i, item) in &taken {
+        readers[*i].last_taken = Some(id_of(item)?);
+    }
+    let next = if has_more {
+        Some(
+            readers
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let rest_is_empty = r.buffer.is_empty() && r.done && look_ahead_from != Some(i);
+                    let position = if rest_is_empty {
+                        Position::Exhausted
+                    } else {
+                        r.last_taken.map_or(r.source.start, Position::After)
+                    };
+                    (r.source.tag, position)
+                })
+                .collect(),
+        )
+    } else {
+        None
+    };
+    Ok(Merged {
+        items: taken.into_iter().map(|(_, item)| item).collect(),
+        next,
+        items_read,
+        read_units,
+    })
+}

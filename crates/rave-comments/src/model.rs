@@ -1,0 +1,410 @@
+//! Comments and the rules every field follows (API.md), as validated types:
+//! a value of `ProductId`, `Language` or `Rating` is valid by construction,
+//! so nothing unchecked can reach a key.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use time::format_description::BorrowedFormatItem;
+use time::macros::format_description;
+
+use crate::error::{CommentsError, Result};
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ`: fixed width, so it sorts as text.
+const TIMESTAMP_FORMAT: &[BorrowedFormatItem<'static>] =
+    format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+
+fn invalid(field: &'static str, message: impl Into<String>) -> CommentsError {
+    CommentsError::Invalid {
+        field,
+        message: message.into(),
+    }
+}
+
+/// 1–64 characters of `A-Z a-z 0-9 _ -`: nothing that could split a key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct ProductId(String);
+
+impl ProductId {
+    pub fn parse(value: &str) -> Result<ProductId> {
+        let ok = (1..=64).contains(&value.len())
+            && value
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if ok {
+            Ok(ProductId(value.to_owned()))
+        } else {
+            Err(invalid(
+                "product_id",
+                "must be 1-64 characters of A-Z, a-z, 0-9, '_' and '-'",
+            ))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ProductId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A lowercase ISO 639-1/639-2 code: 2 or 3 letters `a-z`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct Language(String);
+
+impl Language {
+    pub fn parse(value: &str) -> Result<Language> {
+        if (2..=3).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_lowercase()) {
+            Ok(Language(value.to_owned()))
+        } else {
+            Err(invalid(
+                "language",
+                "must be a lowercase ISO 639 code of 2 or 3 letters a-z, such as en, de or fil",
+            ))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Language {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A star rating, 1 to 5.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct Rating(u8);
+
+impl Rating {
+    pub const ALL: [Rating; 5] = [Rating(1), Rating(2), Rating(3), Rating(4), Rating(5)];
+
+    pub fn new(value: i64) -> Result<Rating> {
+        match u8::try_from(value) {
+            Ok(v @ 1..=5) => Ok(Rating(v)),
+            _ => Err(invalid("rating", "must be an integer from 1 to 5")),
+        }
+    }
+
+    pub fn get(self) -> u8 {
+        self.0
+    }
+}
+
+impl fmt::Display for Rating {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Where a comment stands in moderation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Visible.
+    Published,
+    /// Awaiting moderation; invisible in listings and statistics.
+    Pending,
+    /// Reported by a reader; still visible, and in the moderation queue.
+    Flagged,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Published => "published",
+            Status::Pending => "pending",
+            Status::Flagged => "flagged",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Status> {
+        match value {
+            "published" => Some(Status::Published),
+            "pending" => Some(Status::Pending),
+            "flagged" => Some(Status::Flagged),
+            _ => None,
+        }
+    }
+
+    /// Whether listings, statistics and the leaderboard count the comment.
+    pub fn is_visible(self) -> bool {
+        matches!(self, Status::Published | Status::Flagged)
+    }
+}
+
+/// A point in time with millisecond precision, in UTC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Timestamp(i64);
+
+impl Timestamp {
+    /// Earliest and latest times that keep the text form fixed-width.
+    const MIN_MS: i64 = 0;
+    const MAX_MS: i64 = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
+
+    pub fn now() -> Timestamp {
+        let ms = (OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64;
+        Timestamp(ms)
+    }
+
+    pub fn from_millis(ms: i64) -> Result<Timestamp> {
+        if (Self::MIN_MS..=Self::MAX_MS).contains(&ms) {
+            Ok(Timestamp(ms))
+        } else {
+            Err(invalid("created_at", "must be between 1970 and 9999"))
+        }
+    }
+
+    pub fn millis(self) -> i64 {
+        self.0
+    }
+
+    /// Parses RFC 3339 in UTC with millisecond precision (`2026-11-21T10:00:00.123Z`).
+    pub fn parse(value: &str) -> Result<Timestamp> {
+        let parsed = OffsetDateTime::parse(value, &time::format_description::well_known::Rfc3339)
+            .map_err(|_| {
+            invalid(
+                "created_at",
+                "must be an RFC 3339 time such as 2026-11-21T10:00:00.123Z",
+            )
+        })?;
+        if parsed.offset() != time::UtcOffset::UTC || !value.ends_with('Z') {
+            return Err(invalid("created_at", "must be in UTC (ending in Z)"));
+        }
+        let nanos = parsed.unix_timestamp_nanos();
+        if nanos % 1_000_000 != 0 {
+            return Err(invalid(
+                "created_at",
+                "must have at most millisecond precision",
+            ));
+        }
+        Timestamp::from_millis((nanos / 1_000_000) as i64)
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let time = OffsetDateTime::from_unix_timestamp_nanos(i128::from(self.0) * 1_000_000)
+            .map_err(|_| fmt::Error)?;
+        let text = time.format(TIMESTAMP_FORMAT).map_err(|_| fmt::Error)?;
+        f.write_str(&text)
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// A comment as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Comment {
+    pub id: String,
+    pub product_id: ProductId,
+    pub author: String,
+    pub language: Language,
+    pub rating: Rating,
+    pub title: String,
+    pub body: String,
+    pub created_at: Timestamp,
+    pub status: Status,
+}
+
+/// A new comment, before it is stored.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NewComment {
+    pub author: String,
+    pub language: String,
+    pub rating: i64,
+    pub title: Option<String>,
+    pub body: String,
+    /// Only trusted callers (imports) may set it; `None` means now.
+    pub created_at: Option<Timestamp>,
+}
+
+/// A validated [`NewComment`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ValidNewComment {
+    pub author: String,
+    pub language: Language,
+    pub rating: Rating,
+    pub title: String,
+    pub body: String,
+    pub created_at: Option<Timestamp>,
+}
+
+impl NewComment {
+    pub(crate) fn validate(&self) -> Result<ValidNewComment> {
+        Ok(ValidNewComment {
+            author: validate_author(&self.author)?,
+            language: Language::parse(&self.language)?,
+            rating: Rating::new(self.rating)?,
+            title: validate_title(self.title.as_deref().unwrap_or(""))?,
+            body: validate_body(&self.body)?,
+            created_at: self.created_at,
+        })
+    }
+}
+
+/// What an edit may change; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommentPatch {
+    pub language: Option<String>,
+    pub rating: Option<i64>,
+    pub title: Option<String>,
+    pub body: Option<String>,
+}
+
+impl CommentPatch {
+    /// Applies the patch to `comment`, validating every given field.
+    pub(crate) fn apply(&self, comment: &Comment) -> Result<Comment> {
+        let mut next = comment.clone();
+        if let Some(language) = &self.language {
+            next.language = Language::parse(language)?;
+        }
+        if let Some(rating) = self.rating {
+            next.rating = Rating::new(rating)?;
+        }
+        if let Some(title) = &self.title {
+            next.title = validate_title(title)?;
+        }
+        if let Some(body) = &self.body {
+            next.body = validate_body(body)?;
+        }
+        Ok(next)
+    }
+}
+
+fn char_count_between(value: &str, field: &'static str, min: usize, max: usize) -> Result<()> {
+    let count = value.chars().count();
+    if count < min || count > max {
+        return Err(invalid(
+            field,
+            format!("must be {min}-{max} characters long (is {count})"),
+        ));
+    }
+    Ok(())
+}
+
+fn validate_author(author: &str) -> Result<String> {
+    char_count_between(author, "author", 1, 64)?;
+    if author.chars().any(char::is_control) {
+        return Err(invalid("author", "must not contain control characters"));
+    }
+    Ok(author.to_owned())
+}
+
+fn validate_title(title: &str) -> Result<String> {
+    char_count_between(title, "title", 0, 200)?;
+    Ok(title.to_owned())
+}
+
+fn validate_body(body: &str) -> Result<String> {
+    char_count_between(body, "body", 1, 10_000)?;
+    Ok(body.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field_of<T: fmt::Debug>(result: Result<T>) -> &'static str {
+        match result {
+            Err(CommentsError::Invalid { field, .. }) => field,
+            other => panic!("expected a validation error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn product_ids_cannot_carry_delimiters() {
+        for bad in ["", "a#b", "a/b", "a~b", "a b", "ü", &"x".repeat(65)] {
+            assert_eq!(field_of(ProductId::parse(bad)), "product_id", "{bad:?}");
+        }
+        assert!(ProductId::parse("Abc_9-x").is_ok());
+        assert!(ProductId::parse(&"x".repeat(64)).is_ok());
+    }
+
+    #[test]
+    fn languages_are_two_or_three_lowercase_letters() {
+        for bad in ["", "e", "EN", "engl", "e1", "en#", "e/"] {
+            assert_eq!(field_of(Language::parse(bad)), "language", "{bad:?}");
+        }
+        for good in ["en", "de", "fil"] {
+            assert!(Language::parse(good).is_ok());
+        }
+    }
+
+    #[test]
+    fn ratings_are_one_to_five() {
+        for bad in [0, 6, -1, 256] {
+            assert_eq!(field_of(Rating::new(bad)), "rating");
+        }
+        assert_eq!(Rating::new(5).unwrap().get(), 5);
+    }
+
+    #[test]
+    fn text_fields_follow_the_contract() {
+        let new = |author: &str, title: Option<&str>, body: &str| NewComment {
+            author: author.into(),
+            language: "en".into(),
+            rating: 3,
+            title: title.map(Into::into),
+            body: body.into(),
+            created_at: None,
+        };
+        assert!(new("alice", None, "ok").validate().is_ok());
+        assert_eq!(field_of(new("", None, "ok").validate()), "author");
+        assert_eq!(field_of(new("a\u{7}", None, "ok").validate()), "author");
+        assert_eq!(
+            field_of(new("alice", Some(&"t".repeat(201)), "ok").validate()),
+            "title"
+        );
+        assert_eq!(field_of(new("alice", None, "").validate()), "body");
+        assert_eq!(
+            field_of(new("alice", None, &"b".repeat(10_001)).validate()),
+            "body"
+        );
+        // Characters, not bytes: 10,000 two-byte characters are fine.
+        assert!(new("alice", None, &"é".repeat(10_000)).validate().is_ok());
+    }
+
+    #[test]
+    fn timestamps_are_utc_milliseconds_and_fixed_width() {
+        let t = Timestamp::parse("2026-11-21T10:00:00.123Z").unwrap();
+        assert_eq!(t.to_string(), "2026-11-21T10:00:00.123Z");
+        assert_eq!(
+            Timestamp::parse("2026-11-21T10:00:00Z")
+                .unwrap()
+                .to_string(),
+            "2026-11-21T10:00:00.000Z"
+        );
+        assert_eq!(
+            field_of(Timestamp::parse("2026-11-21T10:00:00.123+01:00")),
+            "created_at"
+        );
+        assert_eq!(
+            field_of(Timestamp::parse("2026-11-21T10:00:00.1234Z")),
+            "created_at"
+        );
+        assert_eq!(field_of(Timestamp::parse("yesterday")), "created_at");
+        assert_eq!(
+            Timestamp::from_millis(0).unwrap().to_string(),
+            "1970-01-01T00:00:00.000Z"
+        );
+    }
+}

@@ -1,0 +1,302 @@
+//! The query planner: which index and partitions answer a filter, and how
+//! many items each sub-query should read (part 2's `findStrategy`, with
+//! statistics).
+//!
+//! * no rating filter, or all five ratings: one query on `all` / `byLang`;
+//! * one rating: one query on `byRating` / `byLangAndRating`;
+//! * several ratings: one query per rating, merged newest first (fan-out).
+//!
+//! Given per-rating counts, ratings with no comments are skipped, and each
+//! sub-query's limit is its expected share of the page instead of the whole
+//! page, so a fan-out reads close to what it returns rather than k × 20
+//! (the executor refills a sub-query that runs dry).
+
+use serde::Serialize;
+
+use crate::keys::{Index, listing_partition};
+use crate::model::{Language, ProductId, Rating};
+
+/// A set of ratings; empty means no rating filter.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct RatingSet(u8);
+
+impl RatingSet {
+    pub fn from_ratings(ratings: impl IntoIterator<Item = Rating>) -> RatingSet {
+        RatingSet(ratings.into_iter().fold(0, |mask, r| mask | (1 << r.get())))
+    }
+
+    pub fn contains(self, rating: Rating) -> bool {
+        self.0 & (1 << rating.get()) != 0
+    }
+
+    pub fn ratings(self) -> Vec<Rating> {
+        Rating::ALL
+            .into_iter()
+            .filter(|r| self.contains(*r))
+            .collect()
+    }
+
+    /// Whether the set filters nothing out (empty, or all five ratings).
+    pub fn is_unfiltered(self) -> bool {
+        self.0 == 0 || self.ratings().len() == 5
+    }
+
+    /// A stable byte for cursor binding.
+    pub fn mask(self) -> u8 {
+        self.0
+    }
+}
+
+/// What a listing asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Filter {
+    pub language: Option<Language>,
+    pub ratings: RatingSet,
+}
+
+/// Visible comments per rating (index 0 = 1 star), for the listing's language or overall.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct RatingCounts(pub [u64; 5]);
+
+impl RatingCounts {
+    pub fn of(&self, rating: Rating) -> u64 {
+        self.0[usize::from(rating.get() - 1)]
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// AP1: one query on `all`.
+    All,
+    /// AP2: one query on `byLang`.
+    Language,
+    /// AP3, one rating: one query on `byRating`.
+    Rating,
+    /// AP3, one rating and a language: one query on `byLangAndRating`.
+    LanguageRating,
+    /// AP3, several ratings: parallel queries on `byRating`, merged.
+    RatingsFanOut,
+    /// AP3, several ratings and a language: parallel queries on `byLangAndRating`, merged.
+    LanguageRatingsFanOut,
+    /// Every rating asked for has no comments: nothing to read.
+    Empty,
+}
+
+/// One sub-query of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlannedQuery {
+    pub index: &'static str,
+    pub partition_key: String,
+    /// Items the first read of this sub-query asks for.
+    pub limit: usize,
+    /// Which sub-query this is in a cursor: the rating, or 0.
+    #[serde(skip)]
+    pub tag: u8,
+    #[serde(skip)]
+    pub(crate) index_kind: Index,
+}
+
+/// A sub-query the plan does not run, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    pub partition_key: String,
+    pub reason: &'static str,
+}
+
+/// A plan, and after execution what it cost (what EXPLAIN shows).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub strategy: Strategy,
+    pub queries: Vec<PlannedQuery>,
+    pub skipped: Vec<Skipped>,
+    /// Read units the execution consumed.
+    pub read_units: f64,
+    /// Items the execution read from the store (before merging).
+    pub items_read: usize,
+}
+
+/// Plans a listing page that needs `want` items (the page plus look-ahead).
+pub fn plan(
+    product: &ProductId,
+    filter: &Filter,
+    want: usize,
+    counts: Option<&RatingCounts>,
+) -> Plan {
+    let language = filter.language.as_ref();
+    let query = |index: Index, rating: Option<Rating>, limit: usize| PlannedQuery {
+        index: index.name(),
+        partition_key: listing_partition(index, product, language, rating),
+        limit,
+        tag: rating.map_or(0, Rating::get),
+        index_kind: index,
+    };
+    let plan = |strategy, queries, skipped| Plan {
+        strategy,
+        queries,
+        skipped,
+        read_units: 0.0,
+        items_read: 0,
+    };
+    if filter.ratings.is_unfiltered() {
+        let (strategy, index) = match language {
+            None => (Strategy::All, Index::All),
+            Some(_) => (Strategy::Language, Index::ByLang),
+        };
+        return plan(strategy, vec![query(index, None, want)], Vec::new());
+    }
+    let index = if language.is_some() {
+        Index::ByLangAndRating
+    } else {
+        Index::ByRating
+    };
+    let mut skipped = Vec::new();
+    let mut ratings = Vec::new();
+    for rating in filter.ratings.ratings() {
+        match counts.map(|c| c.of(rating)) {
+            Some(0) => skipped.push(Skipped {
+                partition_key: listing_partition(index, product, language, Some(rating)),
+                reason: "count is 0",
+            }),
+            count => ratings.push((rating, count)),
+        }
+    }
+    let total: u64 = ratings.iter().filter_map(|(_, c)| *c).sum();
+    let single = if language.is_some() {
+        Strategy::LanguageRating
+    } else {
+        Strategy::Rating
+    };
+    let fan_out = if language.is_some() {
+        Strategy::LanguageRatingsFanOut
+    } else {
+        Strategy::RatingsFanOut
+    };
+    match ratings.len() {
+        0 => plan(Strategy::Empty, Vec::new(), skipped),
+        1 => plan(
+            single,
+            vec![query(index, Some(ratings[0].0), want)],
+            skipped,
+        ),
+        _ => {
+            let queries = ratings
+                .iter()
+                .map(|(rating, count)| {
+                    let limit = match count {
+                        // The expected share of the page, rounded up, plus
+                        // one so that the share's last item is not the
+                        // look-ahead that forces a refill.
+                        Some(count) if total > 0 => {
+                            ((want as u64 * count).div_ceil(total) as usize + 1).min(want)
+                        }
+                        _ => want,
+                    };
+                    query(index, Some(*rating), limit)
+                })
+                .collect();
+            plan(fan_out, queries, skipped)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn product() -> ProductId {
+        ProductId::parse("42").unwrap()
+    }
+
+    fn ratings(list: &[i64]) -> RatingSet {
+        RatingSet::from_ratings(list.iter().map(|r| Rating::new(*r).unwrap()))
+    }
+
+    fn filter(language: Option<&str>, list: &[i64]) -> Filter {
+        Filter {
+            language: language.map(|l| Language::parse(l).unwrap()),
+            ratings: ratings(list),
+        }
+    }
+
+    fn partitions(plan: &Plan) -> Vec<(&str, &str, usize)> {
+        plan.queries
+            .iter()
+            .map(|q| (q.index, q.partition_key.as_str(), q.limit))
+            .collect()
+    }
+
+    #[test]
+    fn no_filter_and_all_five_ratings_use_one_unfiltered_query() {
+        for list in [&[][..], &[1, 2, 3, 4, 5]] {
+            let p = plan(&product(), &filter(None, list), 21, None);
+            assert_eq!(p.strategy, Strategy::All);
+            assert_eq!(partitions(&p), vec![("all", "PRODUCT#42", 21)]);
+            let p = plan(&product(), &filter(Some("en"), list), 21, None);
+            assert_eq!(p.strategy, Strategy::Language);
+            assert_eq!(partitions(&p), vec![("byLang", "PRODUCT#42/en", 21)]);
+        }
+    }
+
+    #[test]
+    fn one_rating_is_one_query() {
+        let p = plan(&product(), &filter(None, &[2]), 21, None);
+        assert_eq!(p.strategy, Strategy::Rating);
+        assert_eq!(partitions(&p), vec![("byRating", "PRODUCT#42/2", 21)]);
+        let p = plan(&product(), &filter(Some("en"), &[2]), 21, None);
+        assert_eq!(p.strategy, Strategy::LanguageRating);
+        assert_eq!(
+            partitions(&p),
+            vec![("byLangAndRating", "PRODUCT#42/en/2", 21)]
+        );
+    }
+
+    #[test]
+    fn several_ratings_fan_out_with_full_limits_without_counts() {
+        let p = plan(&product(), &filter(Some("en"), &[2, 3, 5]), 21, None);
+        assert_eq!(p.strategy, Strategy::LanguageRatingsFanOut);
+        assert_eq!(
+            partitions(&p),
+            vec![
+                ("byLangAndRating", "PRODUCT#42/en/2", 21),
+                ("byLangAndRating", "PRODUCT#42/en/3", 21),
+                ("byLangAndRating", "PRODUCT#42/en/5", 21)
+            ]
+        );
+    }
+
+    #[test]
+    fn counts_skip_empty_ratings_and_size_limits_by_share() {
+        let counts = RatingCounts([10, 0, 30, 0, 60]);
+        let p = plan(&product(), &filter(None, &[1, 2, 3, 5]), 21, Some(&counts));
+        assert_eq!(p.strategy, Strategy::RatingsFanOut);
+        // 21 × 10% → 3 (+1), 21 × 30% → 7 (+1), 21 × 60% → 13 (+1).
+        assert_eq!(
+            partitions(&p),
+            vec![
+                ("byRating", "PRODUCT#42/1", 4),
+                ("byRating", "PRODUCT#42/3", 8),
+                ("byRating", "PRODUCT#42/5", 14)
+            ]
+        );
+        assert_eq!(
+            p.skipped,
+            vec![Skipped {
+                partition_key: "PRODUCT#42/2".into(),
+                reason: "count is 0"
+            }]
+        );
+    }
+
+    #[test]
+    fn counts_can_reduce_a_fan_out_to_one_query_or_none() {
+        let counts = RatingCounts([0, 0, 5, 0, 0]);
+        let p = plan(&product(), &filter(None, &[1, 3]), 21, Some(&counts));
+        assert_eq!(p.strategy, Strategy::Rating);
+        assert_eq!(partitions(&p), vec![("byRating", "PRODUCT#42/3", 21)]);
+        let p = plan(&product(), &filter(None, &[1, 2]), 21, Some(&counts));
+        assert_eq!(p.strategy, Strategy::Empty);
+        assert!(p.queries.is_empty());
+        assert_eq!(p.skipped.len(), 2);
+    }
+}
