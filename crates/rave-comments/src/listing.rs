@@ -60,7 +60,7 @@ fn id_of(item: &Item) -> Result<Ulid> {
         })
 }
 
-fn sort_value<'a>(item: &'a Item, index: Index) -> &'a str {
+fn sort_value(item: &Item, index: Index) -> &str {
     item.get(index.sort_attribute())
         .and_then(AttributeValue::as_s)
         .unwrap_or("")

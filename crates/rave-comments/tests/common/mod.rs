@@ -1,0 +1,45 @@
+//! Shared set-up for the domain tests: the domain on a fresh embedded engine.
+
+#![allow(dead_code)]
+
+use rave_comments::{Comments, Config, CursorKey, Moderation, NewComment, Timestamp};
+use rave_engine::Engine;
+
+pub struct Fixture {
+    pub comments: Comments<Engine>,
+    _dir: tempfile::TempDir,
+}
+
+pub async fn fixture(moderation: Moderation) -> Fixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::open(dir.path()).expect("open engine");
+    let comments = Comments::new(
+        engine,
+        Config {
+            table: "rave".into(),
+            cursor_key: CursorKey::new([9; 32]),
+            moderation,
+        },
+    );
+    comments.ensure_table().await.expect("table");
+    Fixture {
+        comments,
+        _dir: dir,
+    }
+}
+
+pub fn new_comment(language: &str, rating: i64, body: &str) -> NewComment {
+    NewComment {
+        author: "alice".into(),
+        language: language.into(),
+        rating,
+        title: Some("title".into()),
+        body: body.into(),
+        created_at: None,
+    }
+}
+
+pub fn at(mut comment: NewComment, created_at: &str) -> NewComment {
+    comment.created_at = Some(Timestamp::parse(created_at).expect("time"));
+    comment
+}
