@@ -455,7 +455,7 @@ impl<S: Store> Comments<S> {
             .cursor
             .map(|text| Cursor::decode(text, &self.config.cursor_key, binding.as_bytes()))
             .transpose()?;
-        let mut plan = planner::plan(&product, filter, limit + 1, counts);
+        let mut plan = planner::plan(&product, filter, limit, counts);
         let mut sources = Vec::with_capacity(plan.queries.len());
         let mut exhausted = Vec::new();
         for query in &plan.queries {
@@ -474,6 +474,7 @@ impl<S: Store> Comments<S> {
                 partition: query.partition_key.clone(),
                 sort_prefix: None,
                 first_limit: query.limit,
+                share: query.share,
                 start,
             });
         }
@@ -544,6 +545,7 @@ impl<S: Store> Comments<S> {
             partition: keys::moderation_partition(state),
             sort_prefix: since.map(str::to_owned),
             first_limit: limit + 1,
+            share: 1.0,
             start,
         };
         let merged = read_page(&self.store, &self.config.table, vec![source], limit, true).await?;

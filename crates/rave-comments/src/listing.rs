@@ -2,10 +2,12 @@
 //! order (newest first for listings, oldest first for the moderation queue)
 //! and works out where each sub-query resumes.
 //!
-//! The merge takes one item more than the page (the look-ahead): if it
-//! exists there is a next page, so the last page never points at an empty
-//! one. Every sub-query is read in chunks; one whose buffer runs dry while
-//! it still has items is refilled with just what the page still needs.
+//! After the page, the executor makes sure something follows before it
+//! hands out a cursor, so the last page never points at an empty one:
+//! usually a sub-query has read items it did not use, otherwise it asks for
+//! one more. Every sub-query is read in chunks; one whose buffer runs dry
+//! while it still has items is refilled by its share of what the page
+//! still needs.
 
 use std::collections::VecDeque;
 
@@ -27,6 +29,9 @@ pub(crate) struct Source {
     pub sort_prefix: Option<String>,
     /// Items the first read asks for.
     pub first_limit: usize,
+    /// The fraction of the page this source is expected to supply; refills
+    /// ask for this share of what the page still needs.
+    pub share: f64,
     /// Where this page starts reading (`Start` or `After`; never `Exhausted`).
     pub start: Position,
 }
@@ -38,6 +43,32 @@ struct Reader {
     buffer: VecDeque<Item>,
     last_taken: Option<Ulid>,
     reads: usize,
+}
+
+/// Reads the next chunk of each `(reader, limit)` concurrently; returns the
+/// items read and the read units consumed.
+async fn fill<S: Store>(
+    store: &S,
+    table: &str,
+    readers: &mut [Reader],
+    chunks: &[(usize, usize)],
+    forward: bool,
+) -> Result<(usize, f64)> {
+    let queries = chunks
+        .iter()
+        .map(|&(i, limit)| store.query(readers[i].query(limit, forward, table)));
+    let pages = try_join_all(queries).await?;
+    let (mut items_read, mut read_units) = (0, 0.0);
+    for (&(i, _), page) in chunks.iter().zip(pages) {
+        let reader = &mut readers[i];
+        reader.reads += 1;
+        items_read += page.scanned_count;
+        read_units += page.consumed.read_units;
+        reader.buffer.extend(page.items);
+        reader.next_start = page.last_evaluated_key;
+        reader.done = reader.next_start.is_none();
+    }
+    Ok((items_read, read_units))
 }
 
 /// What a page read produced.
@@ -117,7 +148,8 @@ impl Reader {
     }
 }
 
-/// Reads `want` items (page plus look-ahead) merged across `sources`.
+/// Reads one page of `page_size` items merged across `sources`, and finds
+/// out whether anything follows it.
 pub(crate) async fn read_page<S: Store>(
     store: &S,
     table: &str,
@@ -125,40 +157,35 @@ pub(crate) async fn read_page<S: Store>(
     page_size: usize,
     forward: bool,
 ) -> Result<Merged> {
-    let want = page_size + 1;
     let mut readers = sources
         .into_iter()
         .map(Reader::new)
         .collect::<Result<Vec<_>>>()?;
     let mut items_read = 0;
     let mut read_units = 0.0;
-    let mut taken: Vec<(usize, Item)> = Vec::with_capacity(want);
-    while taken.len() < want {
+    let mut taken: Vec<(usize, Item)> = Vec::with_capacity(page_size);
+    while taken.len() < page_size {
         // Fill every reader that is dry but not done, all at once.
-        let still_needed = want - taken.len();
+        let still_needed = page_size - taken.len();
         let dry: Vec<usize> = (0..readers.len())
             .filter(|&i| readers[i].buffer.is_empty() && !readers[i].done)
             .collect();
         if !dry.is_empty() {
-            let queries = dry.iter().map(|&i| {
+            let limits = dry.iter().map(|&i| {
                 let reader = &readers[i];
-                let limit = if reader.reads == 0 {
+                if reader.reads == 0 {
                     reader.source.first_limit
                 } else {
-                    still_needed
-                };
-                store.query(reader.query(limit, forward, table))
+                    // Small refills keep what is read but not used (and so
+                    // read again on the next page) small.
+                    ((still_needed as f64 * reader.source.share).ceil() as usize)
+                        .clamp(1, still_needed)
+                }
             });
-            let pages = try_join_all(queries).await?;
-            for (&i, page) in dry.iter().zip(pages) {
-                let reader = &mut readers[i];
-                reader.reads += 1;
-                items_read += page.scanned_count;
-                read_units += page.consumed.read_units;
-                reader.buffer.extend(page.items);
-                reader.next_start = page.last_evaluated_key;
-                reader.done = reader.next_start.is_none();
-            }
+            let dry_limits: Vec<(usize, usize)> = dry.iter().copied().zip(limits).collect();
+            let (read, units) = fill(store, table, &mut readers, &dry_limits, forward).await?;
+            items_read += read;
+            read_units += units;
             continue;
         }
         // Every reader now has a head or is finished: take the best head.
@@ -181,9 +208,18 @@ pub(crate) async fn read_page<S: Store>(
             taken.push((i, item));
         }
     }
-    let has_more = taken.len() > page_size;
-    let look_ahead_from = taken.get(page_size).map(|(i, _)| *i);
-    taken.truncate(page_size);
+    // Is there a next page? Usually some reader has items left over; only
+    // when none has, ask the unfinished ones for a single item.
+    if taken.len() == page_size && readers.iter().all(|r| r.buffer.is_empty()) {
+        let probes: Vec<(usize, usize)> = (0..readers.len())
+            .filter(|&i| !readers[i].done)
+            .map(|i| (i, 1))
+            .collect();
+        let (read, units) = fill(store, table, &mut readers, &probes, forward).await?;
+        items_read += read;
+        read_units += units;
+    }
+    let has_more = taken.len() == page_size && readers.iter().any(|r| !r.buffer.is_empty());
     for (i, item) in &taken {
         readers[*i].last_taken = Some(id_of(item)?);
     }
@@ -191,10 +227,8 @@ pub(crate) async fn read_page<S: Store>(
         Some(
             readers
                 .iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    let rest_is_empty = r.buffer.is_empty() && r.done && look_ahead_from != Some(i);
-                    let position = if rest_is_empty {
+                .map(|r| {
+                    let position = if r.buffer.is_empty() && r.done {
                         Position::Exhausted
                     } else {
                         r.last_taken.map_or(r.source.start, Position::After)

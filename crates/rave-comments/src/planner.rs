@@ -95,6 +95,9 @@ pub struct PlannedQuery {
     pub tag: u8,
     #[serde(skip)]
     pub(crate) index_kind: Index,
+    /// The fraction of the page this sub-query is expected to supply.
+    #[serde(skip)]
+    pub(crate) share: f64,
 }
 
 /// A sub-query the plan does not run, and why.
@@ -116,13 +119,16 @@ pub struct Plan {
     pub items_read: usize,
 }
 
-/// Plans a listing page that needs `want` items (the page plus look-ahead).
+/// Plans a listing page of `page_size` items. A single query reads one item
+/// more (in the same request) to know whether a next page exists; a
+/// fan-out splits the page among its sub-queries.
 pub fn plan(
     product: &ProductId,
     filter: &Filter,
-    want: usize,
+    page_size: usize,
     counts: Option<&RatingCounts>,
 ) -> Plan {
+    let want = page_size + 1;
     let language = filter.language.as_ref();
     let query = |index: Index, rating: Option<Rating>, limit: usize| PlannedQuery {
         index: index.name(),
@@ -130,6 +136,7 @@ pub fn plan(
         limit,
         tag: rating.map_or(0, Rating::get),
         index_kind: index,
+        share: 1.0,
     };
     let plan = |strategy, queries, skipped| Plan {
         strategy,
@@ -161,7 +168,6 @@ pub fn plan(
             count => ratings.push((rating, count)),
         }
     }
-    let total: u64 = ratings.iter().filter_map(|(_, c)| *c).sum();
     let single = if language.is_some() {
         Strategy::LanguageRating
     } else {
@@ -180,24 +186,43 @@ pub fn plan(
             skipped,
         ),
         _ => {
+            let limits = share_limits(page_size, &ratings);
             let queries = ratings
                 .iter()
-                .map(|(rating, count)| {
-                    let limit = match count {
-                        // The expected share of the page, rounded up, plus
-                        // one so that the share's last item is not the
-                        // look-ahead that forces a refill.
-                        Some(count) if total > 0 => {
-                            ((want as u64 * count).div_ceil(total) as usize + 1).min(want)
-                        }
-                        _ => want,
-                    };
-                    query(index, Some(*rating), limit)
+                .zip(limits)
+                .map(|((rating, _), (limit, share))| {
+                    let mut q = query(index, Some(*rating), limit);
+                    q.share = share;
+                    q
                 })
                 .collect();
             plan(fan_out, queries, skipped)
         }
     }
+}
+
+/// Splits `want` items among sub-queries in proportion to their counts
+/// (largest remainder, at least one each), with each one's share of the
+/// page. Without counts every sub-query reads the whole page, as in part 2.
+fn share_limits(want: usize, ratings: &[(Rating, Option<u64>)]) -> Vec<(usize, f64)> {
+    let total: u64 = ratings.iter().filter_map(|(_, c)| *c).sum();
+    if total == 0 || ratings.iter().any(|(_, c)| c.is_none()) {
+        return ratings.iter().map(|_| (want, 1.0)).collect();
+    }
+    let shares: Vec<f64> = ratings
+        .iter()
+        .map(|(_, c)| c.unwrap_or(0) as f64 / total as f64)
+        .collect();
+    let exact: Vec<f64> = shares.iter().map(|s| s * want as f64).collect();
+    let mut limits: Vec<usize> = exact.iter().map(|e| e.floor() as usize).collect();
+    let mut by_remainder: Vec<usize> = (0..limits.len()).collect();
+    by_remainder
+        .sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())));
+    let assigned: usize = limits.iter().sum();
+    for &i in by_remainder.iter().take(want.saturating_sub(assigned)) {
+        limits[i] += 1;
+    }
+    limits.into_iter().map(|l| l.max(1)).zip(shares).collect()
 }
 
 #[cfg(test)]
@@ -229,10 +254,10 @@ mod tests {
     #[test]
     fn no_filter_and_all_five_ratings_use_one_unfiltered_query() {
         for list in [&[][..], &[1, 2, 3, 4, 5]] {
-            let p = plan(&product(), &filter(None, list), 21, None);
+            let p = plan(&product(), &filter(None, list), 20, None);
             assert_eq!(p.strategy, Strategy::All);
             assert_eq!(partitions(&p), vec![("all", "PRODUCT#42", 21)]);
-            let p = plan(&product(), &filter(Some("en"), list), 21, None);
+            let p = plan(&product(), &filter(Some("en"), list), 20, None);
             assert_eq!(p.strategy, Strategy::Language);
             assert_eq!(partitions(&p), vec![("byLang", "PRODUCT#42/en", 21)]);
         }
@@ -240,10 +265,10 @@ mod tests {
 
     #[test]
     fn one_rating_is_one_query() {
-        let p = plan(&product(), &filter(None, &[2]), 21, None);
+        let p = plan(&product(), &filter(None, &[2]), 20, None);
         assert_eq!(p.strategy, Strategy::Rating);
         assert_eq!(partitions(&p), vec![("byRating", "PRODUCT#42/2", 21)]);
-        let p = plan(&product(), &filter(Some("en"), &[2]), 21, None);
+        let p = plan(&product(), &filter(Some("en"), &[2]), 20, None);
         assert_eq!(p.strategy, Strategy::LanguageRating);
         assert_eq!(
             partitions(&p),
@@ -253,14 +278,14 @@ mod tests {
 
     #[test]
     fn several_ratings_fan_out_with_full_limits_without_counts() {
-        let p = plan(&product(), &filter(Some("en"), &[2, 3, 5]), 21, None);
+        let p = plan(&product(), &filter(Some("en"), &[2, 3, 5]), 20, None);
         assert_eq!(p.strategy, Strategy::LanguageRatingsFanOut);
         assert_eq!(
             partitions(&p),
             vec![
-                ("byLangAndRating", "PRODUCT#42/en/2", 21),
-                ("byLangAndRating", "PRODUCT#42/en/3", 21),
-                ("byLangAndRating", "PRODUCT#42/en/5", 21)
+                ("byLangAndRating", "PRODUCT#42/en/2", 20),
+                ("byLangAndRating", "PRODUCT#42/en/3", 20),
+                ("byLangAndRating", "PRODUCT#42/en/5", 20)
             ]
         );
     }
@@ -268,17 +293,18 @@ mod tests {
     #[test]
     fn counts_skip_empty_ratings_and_size_limits_by_share() {
         let counts = RatingCounts([10, 0, 30, 0, 60]);
-        let p = plan(&product(), &filter(None, &[1, 2, 3, 5]), 21, Some(&counts));
+        let p = plan(&product(), &filter(None, &[1, 2, 3, 5]), 25, Some(&counts));
         assert_eq!(p.strategy, Strategy::RatingsFanOut);
-        // 21 × 10% → 3 (+1), 21 × 30% → 7 (+1), 21 × 60% → 13 (+1).
+        // 25 split 10 : 30 : 60 is 2.5 : 7.5 : 15 → 3, 7, 15 (largest remainder).
         assert_eq!(
             partitions(&p),
             vec![
-                ("byRating", "PRODUCT#42/1", 4),
-                ("byRating", "PRODUCT#42/3", 8),
-                ("byRating", "PRODUCT#42/5", 14)
+                ("byRating", "PRODUCT#42/1", 3),
+                ("byRating", "PRODUCT#42/3", 7),
+                ("byRating", "PRODUCT#42/5", 15)
             ]
         );
+        assert_eq!(p.queries.iter().map(|q| q.limit).sum::<usize>(), 25);
         assert_eq!(
             p.skipped,
             vec![Skipped {
@@ -291,10 +317,10 @@ mod tests {
     #[test]
     fn counts_can_reduce_a_fan_out_to_one_query_or_none() {
         let counts = RatingCounts([0, 0, 5, 0, 0]);
-        let p = plan(&product(), &filter(None, &[1, 3]), 21, Some(&counts));
+        let p = plan(&product(), &filter(None, &[1, 3]), 20, Some(&counts));
         assert_eq!(p.strategy, Strategy::Rating);
         assert_eq!(partitions(&p), vec![("byRating", "PRODUCT#42/3", 21)]);
-        let p = plan(&product(), &filter(None, &[1, 2]), 21, Some(&counts));
+        let p = plan(&product(), &filter(None, &[1, 2]), 20, Some(&counts));
         assert_eq!(p.strategy, Strategy::Empty);
         assert!(p.queries.is_empty());
         assert_eq!(p.skipped.len(), 2);

@@ -1,0 +1,238 @@
+//! Listing pages through the domain on the embedded engine (BENCH.md B1,
+//! B2) and read amplification of rating fan-outs (B4).
+//!
+//! One hot product with 40,000 comments: languages skewed (en 55%, de 20%,
+//! fr 10%, es, it, pt, nl, pl), ratings skewed to 5 and 1, creation times
+//! spread over two years. Page 1000 of 20 sits 20,000 comments deep.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use rave_comments::*;
+use rave_engine::Engine;
+use tokio::runtime::Runtime;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const COMMENTS: u64 = 40_000;
+const PAGE: usize = 20;
+const LANGUAGES: [(&str, u64); 8] = [
+    ("en", 55),
+    ("de", 20),
+    ("fr", 10),
+    ("es", 5),
+    ("it", 4),
+    ("pt", 3),
+    ("nl", 2),
+    ("pl", 1),
+];
+const RATINGS: [(i64, u64); 5] = [(5, 45), (1, 20), (4, 15), (3, 10), (2, 10)];
+
+/// xorshift64*: deterministic and good enough to spread test data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn weighted<T: Copy>(&mut self, table: &[(T, u64)]) -> T {
+        let total: u64 = table.iter().map(|(_, w)| w).sum();
+        let mut pick = self.next() % total;
+        for (value, weight) in table {
+            if pick < *weight {
+                return *value;
+            }
+            pick -= weight;
+        }
+        table[0].0
+    }
+}
+
+struct Setup {
+    rt: Runtime,
+    comments: Arc<Comments<Engine>>,
+    counts_all: RatingCounts,
+    counts_en: RatingCounts,
+    _dir: tempfile::TempDir,
+}
+
+fn setup() -> Setup {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::open(dir.path()).expect("engine");
+    let config = Config {
+        table: "rave".into(),
+        cursor_key: CursorKey::new([1; 32]),
+        moderation: Moderation::Off,
+    };
+    let comments = Arc::new(Comments::new(engine, config));
+    let mut rng = Rng(0x5EED);
+    let mut counts_all = [0u64; 5];
+    let mut counts_en = [0u64; 5];
+    let start_ms: i64 = 1_700_000_000_000;
+    let two_years_ms: u64 = 2 * 365 * 24 * 3600 * 1000;
+    let specs: Vec<NewComment> = (0..COMMENTS)
+        .map(|_| {
+            let language = rng.weighted(&LANGUAGES);
+            let rating = rng.weighted(&RATINGS);
+            counts_all[(rating - 1) as usize] += 1;
+            if language == "en" {
+                counts_en[(rating - 1) as usize] += 1;
+            }
+            let created = start_ms + (rng.next() % two_years_ms) as i64;
+            NewComment {
+                author: format!("author{}", rng.next() % 5000),
+                language: language.into(),
+                rating,
+                title: Some("A fair title for a product".into()),
+                body: "Works as described. The battery lasts a week and the strap is comfortable."
+                    .into(),
+                created_at: Some(Timestamp::from_millis(created).expect("time")),
+            }
+        })
+        .collect();
+    rt.block_on(async {
+        comments.ensure_table().await.expect("table");
+        let mut tasks = Vec::new();
+        for chunk in specs.chunks(specs.len().div_ceil(64)) {
+            let comments = comments.clone();
+            let chunk = chunk.to_vec();
+            tasks.push(tokio::spawn(async move {
+                for new in chunk {
+                    comments.create("hot", new, None).await.expect("create");
+                }
+            }));
+        }
+        for task in tasks {
+            task.await.expect("loader");
+        }
+    });
+    Setup {
+        rt,
+        comments,
+        counts_all: RatingCounts(counts_all),
+        counts_en: RatingCounts(counts_en),
+        _dir: dir,
+    }
+}
+
+fn filter(language: Option<&str>, ratings: &[i64]) -> Filter {
+    Filter {
+        language: language.map(|l| Language::parse(l).expect("language")),
+        ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).expect("rating"))),
+    }
+}
+
+/// The cursor that opens page `page` (1-based) of a listing.
+fn cursor_for_page(s: &Setup, filter: &Filter, page: usize) -> Option<String> {
+    let mut cursor = None;
+    for _ in 1..page {
+        let request = ListRequest {
+            product: "hot",
+            filter: filter.clone(),
+            limit: PAGE,
+            cursor: cursor.as_deref(),
+        };
+        cursor =
+            s.rt.block_on(s.comments.list(&request))
+                .expect("list")
+                .next_cursor;
+        assert!(cursor.is_some(), "the listing has fewer than {page} pages");
+    }
+    cursor
+}
+
+fn pages(c: &mut Criterion) {
+    let s = setup();
+    let cases = [
+        ("AP1_all", filter(None, &[])),
+        ("AP2_en", filter(Some("en"), &[])),
+        ("AP3_ratings_1_5", filter(None, &[1, 5])),
+    ];
+    let mut group = c.benchmark_group("page_of_20");
+    group.measurement_time(Duration::from_secs(4));
+    for (name, filter) in &cases {
+        for page in [1usize, 1000] {
+            let cursor = cursor_for_page(&s, filter, page);
+            group.bench_function(BenchmarkId::new(*name, format!("page_{page}")), |b| {
+                b.iter(|| {
+                    let request = ListRequest {
+                        product: "hot",
+                        filter: filter.clone(),
+                        limit: PAGE,
+                        cursor: cursor.as_deref(),
+                    };
+                    s.rt.block_on(s.comments.list(&request)).expect("list")
+                })
+            });
+        }
+    }
+    group.finish();
+    read_amplification(&s);
+}
+
+/// B4: items read per item returned over the first 50 pages, printed as a table.
+fn read_amplification(s: &Setup) {
+    println!("\nB4 read amplification (items read / items returned, first 50 pages of 20):");
+    println!("{:<22} {:>12} {:>12}", "filter", "no counts", "with counts");
+    for (language, ratings) in [
+        (None, &[1, 5][..]),
+        (None, &[1, 2, 5][..]),
+        (None, &[1, 2, 3, 5][..]),
+        (Some("en"), &[2, 4][..]),
+        (Some("en"), &[1, 3, 4][..]),
+        (Some("en"), &[1, 2, 3, 4][..]),
+    ] {
+        let f = filter(language, ratings);
+        let counts = if language.is_some() {
+            s.counts_en
+        } else {
+            s.counts_all
+        };
+        let mut figures = Vec::new();
+        for with_counts in [false, true] {
+            let (mut read, mut returned) = (0usize, 0usize);
+            let mut cursor: Option<String> = None;
+            for _ in 0..50 {
+                let request = ListRequest {
+                    product: "hot",
+                    filter: f.clone(),
+                    limit: PAGE,
+                    cursor: cursor.as_deref(),
+                };
+                let page =
+                    s.rt.block_on(
+                        s.comments
+                            .list_with_counts(&request, with_counts.then_some(&counts)),
+                    )
+                    .expect("list");
+                read += page.plan.items_read;
+                returned += page.items.len();
+                cursor = page.next_cursor;
+                if cursor.is_none() {
+                    break;
+                }
+            }
+            figures.push(read as f64 / returned as f64);
+        }
+        let name = format!(
+            "{}{:?}",
+            language.map(|l| format!("{l} ")).unwrap_or_default(),
+            ratings
+        );
+        println!("{name:<22} {:>12.2} {:>12.2}", figures[0], figures[1]);
+    }
+}
+
+criterion_group!(benches, pages);
+criterion_main!(benches);
