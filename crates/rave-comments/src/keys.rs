@@ -123,6 +123,13 @@ pub fn comment_key(id: &str) -> Item {
     ])
 }
 
+/// Whether a table item is a comment (and not a record of another kind).
+pub fn is_comment(item: &Item) -> bool {
+    item.get(PK)
+        .and_then(AttributeValue::as_s)
+        .is_some_and(|pk| pk.starts_with("COMMENT#"))
+}
+
 pub fn idempotency_key(key: &str) -> Item {
     Item::from([
         (PK.into(), AttributeValue::S(format!("IDEMPOTENCY#{key}"))),

@@ -20,9 +20,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, UNIX_EPOCH};
 
 use rave_store::{
-    AttributeValue, CancellationReason, Condition, ConsumedCapacity, DeleteItemInput, GetItemInput,
-    Item, PutItemInput, ReturnValues, Store, StoreError, TransactWriteAction,
-    TransactWriteItemsInput,
+    AttributeValue, BatchWriteItemInput, CancellationReason, Condition, ConsumedCapacity,
+    DeleteItemInput, GetItemInput, Item, MAX_BATCH_WRITE_REQUESTS, PutItemInput, ReturnValues,
+    ScanInput, Segment, Store, StoreError, TransactWriteAction, TransactWriteItemsInput,
+    WriteRequest,
 };
 use sha2::{Digest, Sha256};
 use ulid::Ulid;
@@ -562,6 +563,119 @@ impl<S: Store> Comments<S> {
             items_read: merged.items_read,
             read_units: merged.read_units,
         })
+    }
+}
+
+/// A comment to import: its own time, and optionally its id and status
+/// (as `rave export` writes them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportComment {
+    pub product: String,
+    pub id: Option<String>,
+    pub status: Option<Status>,
+    pub comment: NewComment,
+}
+
+/// Where a parallel export scan resumes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportPosition(Item);
+
+impl<S: Store> Comments<S> {
+    /// Writes many comments at once (BatchWriteItem, 25 per request), for
+    /// loads and imports. An imported comment keeps its id when it has one,
+    /// so importing the same export twice writes the same items again.
+    /// Returns the ids, in input order.
+    pub async fn import(&self, batch: Vec<ImportComment>) -> Result<Vec<String>> {
+        let mut items = Vec::with_capacity(batch.len());
+        let mut ids = Vec::with_capacity(batch.len());
+        for entry in batch {
+            let product = ProductId::parse(&entry.product)?;
+            let valid = entry.comment.validate()?;
+            let created_at = valid.created_at.ok_or(CommentsError::Invalid {
+                field: "created_at",
+                message: "an imported comment needs its creation time".into(),
+            })?;
+            let id = match &entry.id {
+                Some(text) => {
+                    let id = Ulid::from_string(text).map_err(|_| CommentsError::Invalid {
+                        field: "id",
+                        message: "must be a comment id (a ULID)".into(),
+                    })?;
+                    if id.timestamp_ms() as i64 != created_at.millis() {
+                        return Err(CommentsError::Invalid {
+                            field: "id",
+                            message: "does not match created_at".into(),
+                        });
+                    }
+                    id
+                }
+                None => self.new_id(Some(created_at))?.0,
+            };
+            let comment = Comment {
+                id: id.to_string(),
+                product_id: product,
+                author: valid.author,
+                language: valid.language,
+                rating: valid.rating,
+                title: valid.title,
+                body: valid.body,
+                created_at,
+                status: entry.status.unwrap_or(Status::Published),
+            };
+            items.push(keys::comment_item(&comment, 1));
+            ids.push(comment.id);
+        }
+        let mut unique = ids.clone();
+        unique.sort();
+        unique.dedup();
+        if unique.len() != ids.len() {
+            return Err(CommentsError::Invalid {
+                field: "id",
+                message: "the same id appears twice in one batch".into(),
+            });
+        }
+        for chunk in items.chunks(MAX_BATCH_WRITE_REQUESTS) {
+            let mut requests: Vec<(String, WriteRequest)> = chunk
+                .iter()
+                .map(|item| (self.config.table.clone(), WriteRequest::Put(item.clone())))
+                .collect();
+            while !requests.is_empty() {
+                let out = self
+                    .store
+                    .batch_write_item(BatchWriteItemInput { requests })
+                    .await?;
+                self.usage.add_write(&out.consumed);
+                requests = out.unprocessed;
+            }
+        }
+        Ok(ids)
+    }
+
+    /// One page of segment `segment` of `total` of a parallel scan over all
+    /// comments (any status), for exports and recounts.
+    pub async fn export_page(
+        &self,
+        segment: u32,
+        total: u32,
+        start: Option<ExportPosition>,
+    ) -> Result<(Vec<Comment>, Option<ExportPosition>)> {
+        let mut input = ScanInput::new(self.config.table.clone());
+        input.segment = Some(Segment {
+            segment,
+            total_segments: total,
+        });
+        input.limit = Some(500);
+        input.exclusive_start_key = start.map(|p| p.0);
+        let page = self.store.scan(input).await?;
+        self.usage
+            .add_read(page.consumed.read_units, page.scanned_count);
+        let comments = page
+            .items
+            .iter()
+            .filter(|item| keys::is_comment(item))
+            .map(keys::comment_from_item)
+            .collect::<Result<_>>()?;
+        Ok((comments, page.last_evaluated_key.map(ExportPosition)))
     }
 }
 

@@ -13,6 +13,7 @@ mod expr;
 mod number;
 mod ops;
 mod schema;
+mod shared;
 mod value;
 
 use std::future::Future;
@@ -28,6 +29,7 @@ pub use ops::*;
 pub use schema::{
     GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Projection, TableDefinition,
 };
+pub use shared::SharedStore;
 pub use value::{AttributeType, AttributeValue, Item, MAX_ITEM_SIZE, item_size};
 
 /// DynamoDB's operations, as the domain uses them.

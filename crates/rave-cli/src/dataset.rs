@@ -1,0 +1,205 @@
+//! The benchmark data sets of BENCH.md, generated deterministically from a
+//! seed: Zipf-distributed product popularity, eight languages with skewed
+//! shares, ratings skewed towards 5 and 1, creation times spread over two
+//! years (a tenth of them on whole seconds, so exact ties occur), and ids
+//! derived from the seed too, so the same arguments give the same data.
+
+use rave_comments::{ImportComment, NewComment, Timestamp};
+use ulid::Ulid;
+
+const LANGUAGES: [(&str, u64); 8] = [
+    ("en", 40),
+    ("de", 15),
+    ("fr", 12),
+    ("es", 10),
+    ("it", 8),
+    ("pt", 6),
+    ("nl", 5),
+    ("pl", 4),
+];
+const RATINGS: [(i64, u64); 5] = [(5, 45), (1, 20), (4, 18), (3, 9), (2, 8)];
+const WORDS: [&str; 24] = [
+    "works",
+    "great",
+    "battery",
+    "screen",
+    "broke",
+    "after",
+    "a",
+    "week",
+    "love",
+    "it",
+    "the",
+    "strap",
+    "is",
+    "comfortable",
+    "would",
+    "buy",
+    "again",
+    "not",
+    "worth",
+    "price",
+    "fast",
+    "delivery",
+    "quality",
+    "poor",
+];
+/// 2024-01-01T00:00:00Z: the data set spans two years from here.
+const START_MS: i64 = 1_704_067_200_000;
+const SPAN_MS: u64 = 2 * 365 * 24 * 3600 * 1000;
+
+/// xorshift64*: small, fast, deterministic.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        // Never zero, or xorshift stays at zero.
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn weighted<T: Copy>(&mut self, table: &[(T, u64)]) -> T {
+        let total: u64 = table.iter().map(|(_, w)| w).sum();
+        let mut pick = self.next() % total;
+        for (value, weight) in table {
+            if pick < *weight {
+                return *value;
+            }
+            pick -= weight;
+        }
+        table[0].0
+    }
+}
+
+/// Zipf(s = 1.1) over `n` ranks, sampled by binary search on the CDF.
+#[derive(Debug)]
+struct Zipf(Vec<f64>);
+
+impl Zipf {
+    fn new(n: u64) -> Zipf {
+        let mut cdf = Vec::with_capacity(n as usize);
+        let mut total = 0.0;
+        for k in 1..=n.max(1) {
+            total += 1.0 / (k as f64).powf(1.1);
+            cdf.push(total);
+        }
+        for c in &mut cdf {
+            *c /= total;
+        }
+        Zipf(cdf)
+    }
+
+    fn sample(&self, rng: &mut Rng) -> u64 {
+        let u = rng.unit();
+        self.0.partition_point(|&c| c < u) as u64
+    }
+}
+
+/// An endless, deterministic stream of comments.
+#[derive(Debug)]
+pub struct Generator {
+    rng: Rng,
+    products: Zipf,
+    authors: Zipf,
+}
+
+impl Generator {
+    pub fn new(products: u64, comments: u64, seed: u64) -> Generator {
+        Generator {
+            rng: Rng::new(seed),
+            products: Zipf::new(products),
+            authors: Zipf::new((comments / 5).max(1)),
+        }
+    }
+
+    fn text(&mut self, words: u64) -> String {
+        let mut out = String::new();
+        for i in 0..words {
+            if i > 0 {
+                out.push(' ');
+            }
+            out.push_str(WORDS[(self.rng.next() % WORDS.len() as u64) as usize]);
+        }
+        out
+    }
+
+    pub fn next_comment(&mut self) -> ImportComment {
+        let product = self.products.sample(&mut self.rng) + 1;
+        let language = self.rng.weighted(&LANGUAGES);
+        let rating = self.rng.weighted(&RATINGS);
+        let mut offset = self.rng.next() % SPAN_MS;
+        if self.rng.next().is_multiple_of(10) {
+            offset -= offset % 1000;
+        }
+        let created_ms = START_MS + offset as i64;
+        let random = (u128::from(self.rng.next()) << 16) ^ u128::from(self.rng.next());
+        let id = Ulid::from_parts(created_ms as u64, random & ((1u128 << 80) - 1));
+        let title_words = 2 + self.rng.next() % 5;
+        let body_words = 4 + self.rng.next() % 60;
+        let author = format!("user{}", self.authors.sample(&mut self.rng) + 1);
+        let title = self.text(title_words);
+        let body = self.text(body_words);
+        ImportComment {
+            product: format!("p{product}"),
+            id: Some(id.to_string()),
+            status: None,
+            comment: NewComment {
+                author,
+                language: language.to_owned(),
+                rating,
+                title: Some(title),
+                body,
+                created_at: Timestamp::from_millis(created_ms).ok(),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_seed_gives_the_same_data() {
+        let a: Vec<_> = (0..50)
+            .map({
+                let mut g = Generator::new(100, 1000, 7);
+                move |_| g.next_comment()
+            })
+            .collect();
+        let b: Vec<_> = (0..50)
+            .map({
+                let mut g = Generator::new(100, 1000, 7);
+                move |_| g.next_comment()
+            })
+            .collect();
+        assert_eq!(a, b);
+        let mut other = Generator::new(100, 1000, 8);
+        assert_ne!(a[0], other.next_comment());
+    }
+
+    #[test]
+    fn popularity_and_ratings_are_skewed() {
+        let mut g = Generator::new(1000, 20_000, 1);
+        let sample: Vec<_> = (0..20_000).map(|_| g.next_comment()).collect();
+        let top = sample.iter().filter(|c| c.product == "p1").count();
+        let tail = sample.iter().filter(|c| c.product == "p500").count();
+        assert!(top > 20 * tail.max(1), "p1 {top} vs p500 {tail}");
+        let fives = sample.iter().filter(|c| c.comment.rating == 5).count();
+        let threes = sample.iter().filter(|c| c.comment.rating == 3).count();
+        assert!(fives > 3 * threes);
+        let english = sample.iter().filter(|c| c.comment.language == "en").count();
+        assert!(english > sample.len() / 3);
+    }
+}

@@ -1,0 +1,445 @@
+//! `rave`: the command line of the rave comments service.
+//!
+//! Every flag can also be set through an environment variable: `RAVE_` and
+//! the flag's name in capitals, with `-` as `_` (`--admin-token` is
+//! `RAVE_ADMIN_TOKEN`).
+
+mod dataset;
+mod io;
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use rave_comments::{
+    Comments, Config, CursorKey, Filter, Language, ListRequest, Moderation, Rating, RatingSet,
+};
+use rave_engine::Engine;
+use rave_server::{AppState, ServerConfig};
+use rave_store::SharedStore;
+use tokio::net::TcpListener;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "rave",
+    version,
+    about = "Product comments and ratings on the DynamoDB single-table design"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    /// Log lines as human-readable text or as JSON.
+    #[arg(long, env = "RAVE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
+    log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the HTTP service.
+    Serve(ServeArgs),
+    /// Generate a deterministic data set (BENCH.md) into the store.
+    Load(LoadArgs),
+    /// Import comments from NDJSON (one comment per line, as `export` writes them).
+    Import(ImportArgs),
+    /// Export every comment as NDJSON.
+    Export(ExportArgs),
+    /// List a product's comments, as the API would.
+    Query(QueryArgs),
+}
+
+/// Where the data lives.
+#[derive(Debug, Args)]
+struct StoreArgs {
+    /// Directory of the embedded store.
+    #[arg(long, env = "RAVE_DATA", default_value = "./rave-data")]
+    data: PathBuf,
+    /// Table name.
+    #[arg(long, env = "RAVE_TABLE", default_value = "rave")]
+    table: String,
+    /// Secret that signs pagination cursors, 64 hex digits; by default a
+    /// random one is kept in the data directory. Servers sharing a store
+    /// must share it.
+    #[arg(long, env = "RAVE_CURSOR_SECRET", hide_env_values = true)]
+    cursor_secret: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ModerationArg {
+    Off,
+    Pre,
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "RAVE_ADDR", default_value = "127.0.0.1:8080")]
+    addr: SocketAddr,
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Token for the admin endpoints; without one they answer 403.
+    #[arg(long, env = "RAVE_ADMIN_TOKEN", hide_env_values = true)]
+    admin_token: Option<String>,
+    /// `pre`: new comments wait for approval before they show.
+    #[arg(long, env = "RAVE_MODERATION", value_enum, default_value_t = ModerationArg::Off)]
+    moderation: ModerationArg,
+    /// Public POSTs allowed per client address and minute (0: no limit).
+    #[arg(long, env = "RAVE_RATE_LIMIT_PER_MINUTE", default_value_t = 600)]
+    rate_limit_per_minute: u32,
+    /// Fill an empty store with a small generated data set.
+    #[arg(long, env = "RAVE_DEMO")]
+    demo: bool,
+}
+
+#[derive(Debug, Args)]
+struct LoadArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Number of products (popularity is Zipf-distributed).
+    #[arg(long, env = "RAVE_PRODUCTS", default_value_t = 1_000)]
+    products: u64,
+    /// Number of comments.
+    #[arg(long, env = "RAVE_COMMENTS", default_value_t = 10_000)]
+    comments: u64,
+    /// Seed: the same seed gives the same data.
+    #[arg(long, env = "RAVE_SEED", default_value_t = 42)]
+    seed: u64,
+}
+
+#[derive(Debug, Args)]
+struct ImportArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+    /// NDJSON file to read (`-` for standard input).
+    file: PathBuf,
+    /// Report bad lines and go on, instead of stopping at the first one.
+    #[arg(long, env = "RAVE_SKIP_BAD_LINES")]
+    skip_bad_lines: bool,
+}
+
+#[derive(Debug, Args)]
+struct ExportArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+    /// File to write (standard output by default).
+    #[arg(long, short, env = "RAVE_OUTPUT")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct QueryArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Product id.
+    product: String,
+    /// One language code.
+    #[arg(long)]
+    language: Option<String>,
+    /// Ratings to include (repeat or separate with commas).
+    #[arg(long, value_delimiter = ',')]
+    rating: Vec<i64>,
+    /// Page size, 1-100.
+    #[arg(long, default_value_t = rave_comments::DEFAULT_PAGE_SIZE)]
+    limit: usize,
+    /// The `next_cursor` of a previous page.
+    #[arg(long)]
+    cursor: Option<String>,
+    /// Show the plan used and what it cost.
+    #[arg(long)]
+    explain: bool,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    init_logging(cli.log_format);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => serve(args).await,
+            Command::Load(args) => load(args).await,
+            Command::Import(args) => {
+                let comments = open(&args.store, Moderation::Off)?;
+                io::import(&comments, &args.file, args.skip_bad_lines).await
+            }
+            Command::Export(args) => {
+                io::export(&open(&args.store, Moderation::Off)?, args.output.as_deref()).await
+            }
+            Command::Query(args) => query(args).await,
+        }
+    })
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RAVE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+/// The cursor secret: given, or kept in the data directory (made on first use).
+fn cursor_key(store: &StoreArgs) -> anyhow::Result<CursorKey> {
+    let decode = |hex: &str| -> anyhow::Result<[u8; 32]> {
+        let hex = hex.trim();
+        if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            bail!("the cursor secret must be 64 hexadecimal digits");
+        }
+        let mut key = [0u8; 32];
+        for (i, byte) in key.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)?;
+        }
+        Ok(key)
+    };
+    if let Some(secret) = &store.cursor_secret {
+        return Ok(CursorKey::new(decode(secret)?));
+    }
+    let path = store.data.join("cursor.key");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            Ok(CursorKey::new(decode(&text).with_context(|| {
+                format!("{} is damaged", path.display())
+            })?))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut key = [0u8; 32];
+            getrandom::fill(&mut key)
+                .map_err(|e| anyhow::anyhow!("no randomness for the cursor secret: {e}"))?;
+            std::fs::create_dir_all(&store.data)?;
+            let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+            write_private(&path, &hex)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Ok(CursorKey::new(key))
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()
+}
+
+/// The domain on the embedded store.
+fn open(store: &StoreArgs, moderation: Moderation) -> anyhow::Result<Arc<Comments<SharedStore>>> {
+    let key = cursor_key(store)?;
+    let engine = Engine::open(&store.data).with_context(|| {
+        format!(
+            "cannot open the store in {} (is another rave using it?)",
+            store.data.display()
+        )
+    })?;
+    Ok(Arc::new(Comments::new(
+        SharedStore::new(engine),
+        Config {
+            table: store.table.clone(),
+            cursor_key: key,
+            moderation,
+        },
+    )))
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let moderation = match args.moderation {
+        ModerationArg::Off => Moderation::Off,
+        ModerationArg::Pre => Moderation::Pre,
+    };
+    let comments = open(&args.store, moderation)?;
+    comments
+        .ensure_table()
+        .await
+        .context("cannot create the table")?;
+    if args.demo {
+        load_demo(&comments).await?;
+    }
+    let config = ServerConfig {
+        admin_token: args.admin_token,
+        rate_limit_per_minute: args.rate_limit_per_minute,
+    };
+    if config.admin_token.is_none() {
+        tracing::warn!(
+            "no admin token: admin endpoints answer 403 (set --admin-token or RAVE_ADMIN_TOKEN)"
+        );
+    }
+    let listener = TcpListener::bind(args.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.addr))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, data = %args.store.data.display(), "rave is listening");
+    // A plain line on stdout too, for scripts that start rave on port 0.
+    println!("rave listening on http://{addr}");
+    rave_server::serve(
+        listener,
+        AppState::new(comments, &config),
+        shutdown_signal(),
+    )
+    .await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// With `--demo`: a small data set, only into an empty store.
+async fn load_demo(comments: &Comments<SharedStore>) -> anyhow::Result<()> {
+    let (existing, _) = comments.export_page(0, 1, None).await?;
+    if !existing.is_empty() {
+        tracing::info!("--demo: the store already has comments; leaving it as it is");
+        return Ok(());
+    }
+    let mut generator = dataset::Generator::new(25, 3_000, 1);
+    let batch: Vec<_> = (0..3_000).map(|_| generator.next_comment()).collect();
+    comments.import(batch).await?;
+    tracing::info!(
+        comments = 3_000,
+        products = 25,
+        "--demo: loaded a generated data set (try product p1)"
+    );
+    Ok(())
+}
+
+pub(crate) fn progress_bar(total: Option<u64>, what: &str) -> ProgressBar {
+    let bar = match total {
+        Some(total) => ProgressBar::new(total).with_style(
+            ProgressStyle::with_template(&format!(
+                "{{spinner}} {what} {{bar:40}} {{pos}}/{{len}} ({{per_sec}}, eta {{eta}})"
+            ))
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ),
+        None => ProgressBar::new_spinner().with_style(
+            ProgressStyle::with_template(&format!("{{spinner}} {what} {{pos}} ({{per_sec}})"))
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        ),
+    };
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+async fn load(args: LoadArgs) -> anyhow::Result<()> {
+    let comments = open(&args.store, Moderation::Off)?;
+    comments.ensure_table().await?;
+    let bar = progress_bar(Some(args.comments), "loading");
+    let started = std::time::Instant::now();
+    let (sender, receiver) = async_channel(64);
+    let workers: Vec<_> = (0..32)
+        .map(|_| {
+            let comments = comments.clone();
+            let receiver = receiver.clone();
+            let bar = bar.clone();
+            tokio::spawn(async move {
+                while let Some(batch) = receiver.lock().await.recv().await {
+                    let n = batch.len() as u64;
+                    comments.import(batch).await?;
+                    bar.inc(n);
+                }
+                anyhow::Ok(())
+            })
+        })
+        .collect();
+    let mut generator = dataset::Generator::new(args.products, args.comments, args.seed);
+    let mut remaining = args.comments;
+    while remaining > 0 {
+        let n = remaining.min(100);
+        let batch: Vec<_> = (0..n).map(|_| generator.next_comment()).collect();
+        if sender.send(batch).await.is_err() {
+            break;
+        }
+        remaining -= n;
+    }
+    drop(sender);
+    for worker in workers {
+        worker.await??;
+    }
+    bar.finish();
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "loaded {} comments on {} products in {:.1} s ({:.0} comments/s)",
+        args.comments,
+        args.products,
+        seconds,
+        args.comments as f64 / seconds
+    );
+    Ok(())
+}
+
+type Batch = Vec<rave_comments::ImportComment>;
+
+/// A bounded queue with many consumers.
+fn async_channel(
+    capacity: usize,
+) -> (
+    tokio::sync::mpsc::Sender<Batch>,
+    Arc<tokio::sync::Mutex<tokio::sync::mpsc::Receiver<Batch>>>,
+) {
+    let (sender, receiver) = tokio::sync::mpsc::channel(capacity);
+    (sender, Arc::new(tokio::sync::Mutex::new(receiver)))
+}
+
+async fn query(args: QueryArgs) -> anyhow::Result<()> {
+    let comments = open(&args.store, Moderation::Off)?;
+    let ratings = args
+        .rating
+        .iter()
+        .map(|r| Rating::new(*r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let request = ListRequest {
+        product: &args.product,
+        filter: Filter {
+            language: args.language.as_deref().map(Language::parse).transpose()?,
+            ratings: RatingSet::from_ratings(ratings),
+        },
+        limit: args.limit,
+        cursor: args.cursor.as_deref(),
+    };
+    let page = comments.list(&request).await?;
+    let mut out = serde_json::json!({ "items": page.items, "next_cursor": page.next_cursor });
+    if args.explain {
+        out["plan"] = serde_json::to_value(&page.plan)?;
+    }
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
+}

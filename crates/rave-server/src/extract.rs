@@ -1,0 +1,150 @@
+//! Request extractors that answer in problem documents: a strict JSON body
+//! (415 for another content type, 413 past 64 KiB, 400 naming the field for
+//! anything malformed or unknown) and the caller's identity.
+
+use axum::extract::{FromRequest, Request};
+use axum::http::{HeaderMap, StatusCode, header};
+use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::error::ApiError;
+
+/// Largest request body accepted.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// A JSON body whose type rejects unknown fields.
+#[derive(Debug)]
+pub struct JsonBody<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, _state: &S) -> Result<Self, ApiError> {
+        let content_type = request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let media_type = content_type.split(';').next().unwrap_or("").trim();
+        if !media_type.eq_ignore_ascii_case("application/json") {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Content-Type must be application/json",
+            ));
+        }
+        let too_large = || {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the body must be at most {MAX_BODY_BYTES} bytes"),
+            )
+        };
+        let declared = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        if declared.is_some_and(|len| len > MAX_BODY_BYTES) {
+            return Err(too_large());
+        }
+        let bytes = axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES)
+            .await
+            .map_err(|_| too_large())?;
+        let mut json = serde_json::Deserializer::from_slice(&bytes);
+        let value = serde_path_to_error::deserialize(&mut json).map_err(|error| {
+            let path = error.path().to_string();
+            let inner = error.into_inner();
+            if path.is_empty() || path == "." {
+                ApiError::bad_request(format!("body: {inner}"))
+            } else {
+                ApiError::bad_request(format!("{path}: {inner}"))
+            }
+        })?;
+        Ok(JsonBody(value))
+    }
+}
+
+/// The admin token, kept only as a digest so comparisons take the same time
+/// whatever the input.
+#[derive(Clone)]
+pub struct AdminToken(Option<[u8; 32]>);
+
+impl std::fmt::Debug for AdminToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "AdminToken(set)"
+        } else {
+            "AdminToken(unset)"
+        })
+    }
+}
+
+/// Who is calling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    Public,
+    Admin,
+}
+
+impl AdminToken {
+    pub fn new(token: Option<&str>) -> AdminToken {
+        AdminToken(
+            token
+                .filter(|t| !t.is_empty())
+                .map(|t| Sha256::digest(t.as_bytes()).into()),
+        )
+    }
+
+    fn matches(&self, presented: &str) -> bool {
+        match &self.0 {
+            Some(expected) => {
+                let presented: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+                bool::from(expected.ct_eq(&presented))
+            }
+            None => false,
+        }
+    }
+
+    /// The caller of a public endpoint: admin with a valid token, public
+    /// without one; a wrong token is refused rather than ignored.
+    pub fn caller(&self, headers: &HeaderMap) -> Result<Caller, ApiError> {
+        match bearer(headers)? {
+            None => Ok(Caller::Public),
+            Some(_) if self.0.is_none() => Ok(Caller::Public),
+            Some(token) if self.matches(token) => Ok(Caller::Admin),
+            Some(_) => Err(ApiError::unauthorized("the bearer token is not valid")),
+        }
+    }
+
+    /// Admits only the admin.
+    pub fn require(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+        if self.0.is_none() {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "admin endpoints are disabled: start rave with --admin-token <token> or set RAVE_ADMIN_TOKEN",
+            ));
+        }
+        match bearer(headers)? {
+            Some(token) if self.matches(token) => Ok(()),
+            Some(_) => Err(ApiError::unauthorized("the bearer token is not valid")),
+            None => Err(ApiError::unauthorized(
+                "this endpoint needs Authorization: Bearer <admin token>",
+            )),
+        }
+    }
+}
+
+fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Ok(None);
+    };
+    let value = value
+        .to_str()
+        .map_err(|_| ApiError::unauthorized("the Authorization header is not valid"))?;
+    match value.split_once(' ') {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => Ok(Some(token.trim())),
+        _ => Err(ApiError::unauthorized(
+            "Authorization must use the Bearer scheme",
+        )),
+    }
+}

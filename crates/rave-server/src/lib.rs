@@ -1,0 +1,196 @@
+//! rave's HTTP service: the contract of API.md on axum, over the comments
+//! domain. The service holds no state of its own beyond the rate limiter and
+//! metrics; everything lives in the store.
+//!
+//! * `routes` — the handlers, annotated for the OpenAPI document;
+//! * `api` — request and response bodies;
+//! * `extract` — strict JSON bodies and the admin token;
+//! * `error` — problem documents;
+//! * `metrics` — Prometheus metrics.
+
+mod api;
+mod error;
+mod extract;
+mod metrics;
+mod routes;
+
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroU32;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use rave_comments::Comments;
+use rave_store::SharedStore;
+use tokio::net::TcpListener;
+use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tracing::Level;
+use utoipa::OpenApi;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub use error::{ApiError, Problem};
+pub use extract::{AdminToken, MAX_BODY_BYTES};
+pub use metrics::Metrics;
+
+/// How the service is configured beyond the domain.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// The token admin endpoints require; `None` disables them (403).
+    pub admin_token: Option<String>,
+    /// Public POSTs allowed per client address and minute; 0 turns the
+    /// limit off.
+    pub rate_limit_per_minute: u32,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            admin_token: None,
+            rate_limit_per_minute: 600,
+        }
+    }
+}
+
+/// What every handler shares.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    pub comments: Arc<Comments<SharedStore>>,
+    pub admin: AdminToken,
+    pub metrics: Arc<Metrics>,
+    limiter: Option<Arc<DefaultKeyedRateLimiter<IpAddr>>>,
+    openapi: Arc<OnceLock<String>>,
+}
+
+impl AppState {
+    pub fn new(comments: Arc<Comments<SharedStore>>, config: &ServerConfig) -> AppState {
+        let limiter = NonZeroU32::new(config.rate_limit_per_minute).map(|per_minute| {
+            // Allow a burst of a tenth of the minute's allowance.
+            let burst = NonZeroU32::new((per_minute.get() / 10).max(1)).unwrap_or(NonZeroU32::MIN);
+            Arc::new(RateLimiter::keyed(
+                Quota::per_minute(per_minute).allow_burst(burst),
+            ))
+        });
+        AppState {
+            comments,
+            admin: AdminToken::new(config.admin_token.as_deref()),
+            metrics: Arc::new(Metrics::default()),
+            limiter,
+            openapi: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// Refuses a public write from `peer` once it is over the rate limit.
+    fn check_rate(&self, peer: SocketAddr) -> Result<(), ApiError> {
+        let Some(limiter) = &self.limiter else {
+            return Ok(());
+        };
+        limiter.check_key(&peer.ip()).map_err(|not_until| {
+            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            ApiError::too_many_requests(wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
+        })
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "rave",
+        description = "Product comments and ratings on the DynamoDB single-table design.",
+        license(name = "MIT OR Apache-2.0")
+    ),
+    tags(
+        (name = "comments", description = "Reading and posting comments"),
+        (name = "admin", description = "Moderation and edits; need the admin token"),
+        (name = "operations", description = "Health, metrics, this document")
+    ),
+    components(schemas(Problem))
+)]
+struct ApiDoc;
+
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    tag = "operations",
+    summary = "This OpenAPI 3.1 document",
+    responses((status = 200, description = "The document", content_type = "application/json"))
+)]
+async fn openapi_json(State(state): State<AppState>) -> impl IntoResponse {
+    let text = state.openapi.get().cloned().unwrap_or_default();
+    ([(header::CONTENT_TYPE, "application/json")], text)
+}
+
+/// The router with every endpoint, and the OpenAPI document generated from it.
+pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
+    let (router, mut openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(routes::list_comments, routes::create_comment))
+        .routes(routes!(
+            routes::get_comment,
+            routes::edit_comment,
+            routes::delete_comment
+        ))
+        .routes(routes!(routes::flag_comment))
+        .routes(routes!(routes::approve_comment))
+        .routes(routes!(routes::reject_comment))
+        .routes(routes!(routes::moderation_queue))
+        .routes(routes!(routes::healthz))
+        .routes(routes!(routes::metrics))
+        .routes(routes!(openapi_json))
+        .split_for_parts();
+    if let Some(components) = openapi.components.as_mut() {
+        components.add_security_scheme(
+            "admin_token",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+    let _ = state
+        .openapi
+        .set(serde_json::to_string_pretty(&openapi).unwrap_or_default());
+    let router = router
+        .fallback(routes::not_found)
+        .method_not_allowed_fallback(routes::method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            metrics::track,
+        ))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+                .on_response(DefaultOnResponse::new().level(Level::INFO)),
+        )
+        .with_state(state);
+    (router, openapi)
+}
+
+/// Serves until `shutdown` resolves, then lets requests in flight finish.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    if let Some(limiter) = state.limiter.clone() {
+        // Forget clients that have not posted for a while.
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(60));
+            loop {
+                tick.tick().await;
+                limiter.retain_recent();
+                limiter.shrink_to_fit();
+            }
+        });
+    }
+    let (app, _) = router(state);
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
+}

@@ -1,0 +1,468 @@
+//! The endpoints of API.md. Each handler validates its input, calls the
+//! domain once and shapes the answer; the OpenAPI document is generated
+//! from the `#[utoipa::path]` annotations next to them.
+
+use std::net::SocketAddr;
+
+use axum::Json;
+use axum::extract::{ConnectInfo, FromRequestParts, Path, RawQuery, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use rave_comments::{
+    CommentPatch, DEFAULT_PAGE_SIZE, Filter, Language, ListRequest, NewComment, Rating, RatingSet,
+    Status, Timestamp,
+};
+use rave_store::Store;
+
+use crate::AppState;
+use crate::api::*;
+use crate::error::{ApiError, ApiResult, Problem};
+use crate::extract::{Caller, JsonBody};
+
+/// A path segment, refused with a problem document if it is not valid UTF-8.
+#[derive(Debug)]
+pub struct Segment(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for Segment {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Path::<String>::from_request_parts(parts, state)
+            .await
+            .map(|Path(value)| Segment(value))
+            .map_err(|e| ApiError::bad_request(format!("path: {e}")))
+    }
+}
+
+/// Query parameters as `(name, value)` pairs, refusing unknown names.
+fn query_pairs(raw: Option<&str>, known: &[&str]) -> ApiResult<Vec<(String, String)>> {
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw.unwrap_or(""))
+        .map_err(|e| ApiError::bad_request(format!("query: {e}")))?;
+    if let Some((name, _)) = pairs
+        .iter()
+        .find(|(name, _)| !known.contains(&name.as_str()))
+    {
+        return Err(ApiError::bad_request(format!(
+            "{name}: unknown query parameter (expected one of {})",
+            known.join(", ")
+        )));
+    }
+    Ok(pairs)
+}
+
+/// The one value of a parameter that may appear at most once.
+fn single<'a>(pairs: &'a [(String, String)], name: &str) -> ApiResult<Option<&'a str>> {
+    let mut values = pairs
+        .iter()
+        .filter(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str());
+    let first = values.next();
+    if values.next().is_some() {
+        return Err(ApiError::bad_request(format!(
+            "{name}: may be given only once"
+        )));
+    }
+    Ok(first)
+}
+
+fn parse_limit(value: Option<&str>) -> ApiResult<usize> {
+    match value {
+        None => Ok(DEFAULT_PAGE_SIZE),
+        Some(text) => text
+            .parse::<usize>()
+            .ok()
+            .filter(|l| (1..=rave_comments::MAX_PAGE_SIZE).contains(l))
+            .ok_or_else(|| ApiError::bad_request("limit: must be an integer from 1 to 100")),
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/products/{product_id}/comments",
+    tag = "comments",
+    summary = "List a product's comments, newest first",
+    description = "Published and flagged comments, newest first (ties by id). Filter by one language and any set of ratings; page with `cursor`. Every page but the last holds exactly `limit` items.",
+    params(
+        ("product_id" = String, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
+        ("language" = Option<String>, Query, description = "One language code; absent = all languages"),
+        ("rating" = Option<Vec<u8>>, Query, description = "Repeatable (rating=1&rating=5) or comma-separated (rating=1,5); absent = all ratings"),
+        ("limit" = Option<usize>, Query, description = "1-100, default 20"),
+        ("cursor" = Option<String>, Query, description = "The next_cursor of the previous page"),
+        ("explain" = Option<bool>, Query, description = "true adds the plan used"),
+    ),
+    responses(
+        (status = 200, description = "A page of comments", body = CommentPageBody),
+        (status = 400, description = "A parameter or the cursor is not valid", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn list_comments(
+    State(state): State<AppState>,
+    Segment(product_id): Segment,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Json<CommentPageBody>> {
+    let pairs = query_pairs(
+        raw.as_deref(),
+        &["language", "rating", "limit", "cursor", "explain"],
+    )?;
+    let language = single(&pairs, "language")?
+        .map(Language::parse)
+        .transpose()?;
+    let mut ratings = Vec::new();
+    for (_, value) in pairs.iter().filter(|(n, _)| n == "rating") {
+        for part in value.split(',') {
+            let rating = part
+                .trim()
+                .parse::<i64>()
+                .ok()
+                .and_then(|r| Rating::new(r).ok())
+                .ok_or_else(|| {
+                    ApiError::bad_request("rating: each value must be an integer from 1 to 5")
+                })?;
+            ratings.push(rating);
+        }
+    }
+    let explain = match single(&pairs, "explain")? {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => return Err(ApiError::bad_request("explain: must be true or false")),
+    };
+    let request = ListRequest {
+        product: &product_id,
+        filter: Filter {
+            language,
+            ratings: RatingSet::from_ratings(ratings),
+        },
+        limit: parse_limit(single(&pairs, "limit")?)?,
+        cursor: single(&pairs, "cursor")?,
+    };
+    let page = state.comments.list(&request).await?;
+    Ok(Json(CommentPageBody {
+        items: page.items.into_iter().map(CommentBody::from).collect(),
+        next_cursor: page.next_cursor,
+        plan: explain.then(|| PlanBody::from(page.plan)),
+    }))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/products/{product_id}/comments",
+    tag = "comments",
+    summary = "Post a comment",
+    description = "With moderation `pre` the comment is pending and invisible until approved. An `Idempotency-Key` makes retries safe. `created_at` is accepted only with the admin token.",
+    params(
+        ("product_id" = String, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
+        ("Idempotency-Key" = Option<String>, Header, description = "1-128 characters; the same key and body return the first result"),
+    ),
+    request_body = CreateCommentBody,
+    responses(
+        (status = 201, description = "Created (or replayed)", body = CommentBody, headers(("Location" = String, description = "/v1/comments/{id}"))),
+        (status = 400, description = "A field breaks a rule", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The Idempotency-Key was used with another body", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "The body is over 64 KiB", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "The body is not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Over the rate limit", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn create_comment(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Segment(product_id): Segment,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody<CreateCommentBody>,
+) -> ApiResult<Response> {
+    let caller = state.admin.caller(&headers)?;
+    if caller == Caller::Public {
+        state.check_rate(peer)?;
+        if body.created_at.is_some() {
+            return Err(ApiError::bad_request(
+                "created_at: is set by the server; only an admin import may provide it",
+            ));
+        }
+    }
+    let idempotency_key = headers
+        .get("idempotency-key")
+        .map(|v| {
+            v.to_str()
+                .map_err(|_| ApiError::bad_request("Idempotency-Key: must be visible ASCII"))
+        })
+        .transpose()?;
+    let created_at = body
+        .created_at
+        .as_deref()
+        .map(Timestamp::parse)
+        .transpose()?;
+    let new = NewComment {
+        author: body.author,
+        language: body.language,
+        rating: body.rating,
+        title: body.title,
+        body: body.body,
+        created_at,
+    };
+    let created = state
+        .comments
+        .create(&product_id, new, idempotency_key)
+        .await?;
+    let location = format!("/v1/comments/{}", created.comment.id);
+    let mut response = (
+        StatusCode::CREATED,
+        Json(CommentBody::from(created.comment)),
+    )
+        .into_response();
+    if let Ok(value) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    Ok(response)
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/comments/{id}",
+    tag = "comments",
+    summary = "One comment, whatever its status",
+    params(("id" = String, Path, description = "Comment id")),
+    responses(
+        (status = 200, description = "The comment", body = CommentBody),
+        (status = 404, description = "No such comment", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn get_comment(
+    State(state): State<AppState>,
+    Segment(id): Segment,
+) -> ApiResult<Json<CommentBody>> {
+    Ok(Json(state.comments.get(&id).await?.into()))
+}
+
+#[utoipa::path(
+    patch,
+    path = "/v1/comments/{id}",
+    tag = "admin",
+    summary = "Edit a comment (admin)",
+    description = "Any of language, rating, title, body. Listings, statistics and the leaderboard follow.",
+    params(("id" = String, Path, description = "Comment id")),
+    request_body = EditCommentBody,
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "The edited comment", body = CommentBody),
+        (status = 400, description = "A field breaks a rule, or is not editable", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or wrong admin token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "No admin token is configured", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such comment", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn edit_comment(
+    State(state): State<AppState>,
+    Segment(id): Segment,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody<EditCommentBody>,
+) -> ApiResult<Json<CommentBody>> {
+    state.admin.require(&headers)?;
+    let patch = CommentPatch {
+        language: body.language,
+        rating: body.rating,
+        title: body.title,
+        body: body.body,
+    };
+    Ok(Json(state.comments.edit(&id, &patch).await?.into()))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/comments/{id}",
+    tag = "admin",
+    summary = "Delete a comment (admin)",
+    params(("id" = String, Path, description = "Comment id")),
+    security(("admin_token" = [])),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "Missing or wrong admin token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "No admin token is configured", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such comment", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn delete_comment(
+    State(state): State<AppState>,
+    Segment(id): Segment,
+    headers: HeaderMap,
+) -> ApiResult<StatusCode> {
+    state.admin.require(&headers)?;
+    state.comments.delete(&id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/comments/{id}/flag",
+    tag = "comments",
+    summary = "Report a comment",
+    description = "A published comment becomes flagged: it stays visible and enters the moderation queue. Flagging a flagged or pending comment changes nothing.",
+    params(("id" = String, Path, description = "Comment id")),
+    responses(
+        (status = 200, description = "The comment", body = CommentBody),
+        (status = 404, description = "No such comment", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Over the rate limit", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn flag_comment(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Segment(id): Segment,
+    headers: HeaderMap,
+) -> ApiResult<Json<CommentBody>> {
+    if state.admin.caller(&headers)? == Caller::Public {
+        state.check_rate(peer)?;
+    }
+    Ok(Json(state.comments.flag(&id).await?.into()))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/comments/{id}/approve",
+    tag = "admin",
+    summary = "Approve a pending or flagged comment (admin)",
+    params(("id" = String, Path, description = "Comment id")),
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "The published comment", body = CommentBody),
+        (status = 401, description = "Missing or wrong admin token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "No admin token is configured", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such comment", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn approve_comment(
+    State(state): State<AppState>,
+    Segment(id): Segment,
+    headers: HeaderMap,
+) -> ApiResult<Json<CommentBody>> {
+    state.admin.require(&headers)?;
+    Ok(Json(state.comments.approve(&id).await?.into()))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/comments/{id}/reject",
+    tag = "admin",
+    summary = "Reject a comment (admin): delete it, whatever its status",
+    params(("id" = String, Path, description = "Comment id")),
+    security(("admin_token" = [])),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "Missing or wrong admin token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "No admin token is configured", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such comment", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn reject_comment(
+    State(state): State<AppState>,
+    Segment(id): Segment,
+    headers: HeaderMap,
+) -> ApiResult<StatusCode> {
+    state.admin.require(&headers)?;
+    state.comments.delete(&id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/moderation/queue",
+    tag = "admin",
+    summary = "The moderation queue, oldest first (admin)",
+    params(
+        ("state" = Option<String>, Query, description = "pending (default) or flagged"),
+        ("since" = Option<String>, Query, description = "A prefix of an RFC 3339 time: 2026, 2026-11, 2026-11-21 or 2026-11-21T08"),
+        ("limit" = Option<usize>, Query, description = "1-100, default 20"),
+        ("cursor" = Option<String>, Query, description = "The next_cursor of the previous page"),
+    ),
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "A page of the queue", body = QueuePageBody),
+        (status = 400, description = "A parameter or the cursor is not valid", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or wrong admin token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "No admin token is configured", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn moderation_queue(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Json<QueuePageBody>> {
+    state.admin.require(&headers)?;
+    let pairs = query_pairs(raw.as_deref(), &["state", "since", "limit", "cursor"])?;
+    let status = match single(&pairs, "state")? {
+        None | Some("pending") => Status::Pending,
+        Some("flagged") => Status::Flagged,
+        Some(_) => return Err(ApiError::bad_request("state: must be pending or flagged")),
+    };
+    let page = state
+        .comments
+        .moderation_queue(
+            status,
+            single(&pairs, "since")?,
+            parse_limit(single(&pairs, "limit")?)?,
+            single(&pairs, "cursor")?,
+        )
+        .await?;
+    Ok(Json(page.into()))
+}
+
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "operations",
+    summary = "200 when the store answers",
+    responses(
+        (status = 200, description = "Healthy", body = HealthBody),
+        (status = 503, description = "The store does not answer", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn healthz(State(state): State<AppState>) -> ApiResult<Json<HealthBody>> {
+    match state
+        .comments
+        .store()
+        .describe_table(state.comments.table())
+        .await
+    {
+        Ok(_) => Ok(Json(HealthBody {
+            status: "ok".into(),
+        })),
+        Err(error) => {
+            tracing::warn!(%error, "health check failed");
+            Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the store does not answer",
+            ))
+        }
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "operations",
+    summary = "Prometheus metrics",
+    responses((status = 200, description = "Prometheus text exposition", body = String, content_type = "text/plain"))
+)]
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    let text = state.metrics.render(state.comments.usage());
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
+/// Unknown paths answer with a problem document too.
+pub async fn not_found() -> ApiError {
+    ApiError::not_found("no such endpoint")
+}
+
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "this endpoint does not take that method",
+    )
+}
