@@ -2,10 +2,8 @@
 //! domain once and shapes the answer; the OpenAPI document is generated
 //! from the `#[utoipa::path]` annotations next to them.
 
-use std::net::SocketAddr;
-
 use axum::Json;
-use axum::extract::{ConnectInfo, FromRequestParts, Path, RawQuery, State};
+use axum::extract::{FromRequestParts, Path, RawQuery, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -18,7 +16,7 @@ use rave_store::Store;
 use crate::AppState;
 use crate::api::*;
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::extract::{Caller, JsonBody};
+use crate::extract::{Admin, Caller, JsonBody, Writer};
 
 /// A path segment, refused with a problem document if it is not valid UTF-8.
 #[derive(Debug)]
@@ -166,19 +164,15 @@ pub async fn list_comments(
 )]
 pub async fn create_comment(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Writer(caller): Writer,
     Segment(product_id): Segment,
     headers: HeaderMap,
     JsonBody(body): JsonBody<CreateCommentBody>,
 ) -> ApiResult<Response> {
-    let caller = state.admin.caller(&headers)?;
-    if caller == Caller::Public {
-        state.check_rate(peer)?;
-        if body.created_at.is_some() {
-            return Err(ApiError::bad_request(
-                "created_at: is set by the server; only an admin import may provide it",
-            ));
-        }
+    if caller == Caller::Public && body.created_at.is_some() {
+        return Err(ApiError::bad_request(
+            "created_at: is set by the server; only an admin import may provide it",
+        ));
     }
     let idempotency_key = headers
         .get("idempotency-key")
@@ -253,11 +247,10 @@ pub async fn get_comment(
 )]
 pub async fn edit_comment(
     State(state): State<AppState>,
+    _admin: Admin,
     Segment(id): Segment,
-    headers: HeaderMap,
     JsonBody(body): JsonBody<EditCommentBody>,
 ) -> ApiResult<Json<CommentBody>> {
-    state.admin.require(&headers)?;
     let patch = CommentPatch {
         language: body.language,
         rating: body.rating,
@@ -283,10 +276,9 @@ pub async fn edit_comment(
 )]
 pub async fn delete_comment(
     State(state): State<AppState>,
+    _admin: Admin,
     Segment(id): Segment,
-    headers: HeaderMap,
 ) -> ApiResult<StatusCode> {
-    state.admin.require(&headers)?;
     state.comments.delete(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -306,13 +298,9 @@ pub async fn delete_comment(
 )]
 pub async fn flag_comment(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    _writer: Writer,
     Segment(id): Segment,
-    headers: HeaderMap,
 ) -> ApiResult<Json<CommentBody>> {
-    if state.admin.caller(&headers)? == Caller::Public {
-        state.check_rate(peer)?;
-    }
     Ok(Json(state.comments.flag(&id).await?.into()))
 }
 
@@ -332,10 +320,9 @@ pub async fn flag_comment(
 )]
 pub async fn approve_comment(
     State(state): State<AppState>,
+    _admin: Admin,
     Segment(id): Segment,
-    headers: HeaderMap,
 ) -> ApiResult<Json<CommentBody>> {
-    state.admin.require(&headers)?;
     Ok(Json(state.comments.approve(&id).await?.into()))
 }
 
@@ -355,10 +342,9 @@ pub async fn approve_comment(
 )]
 pub async fn reject_comment(
     State(state): State<AppState>,
+    _admin: Admin,
     Segment(id): Segment,
-    headers: HeaderMap,
 ) -> ApiResult<StatusCode> {
-    state.admin.require(&headers)?;
     state.comments.delete(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -384,10 +370,9 @@ pub async fn reject_comment(
 )]
 pub async fn moderation_queue(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    _admin: Admin,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Json<QueuePageBody>> {
-    state.admin.require(&headers)?;
     let pairs = query_pairs(raw.as_deref(), &["state", "since", "limit", "cursor"])?;
     let status = match single(&pairs, "state")? {
         None | Some("pending") => Status::Pending,
