@@ -1,0 +1,333 @@
+//! The `rave` binary as a user runs it: `serve` killed with SIGKILL under
+//! load loses no acknowledged comment; `load`, `export`, `import` and
+//! `query` round-trip a data set; bad import lines are reported by number.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const RAVE: &str = env!("CARGO_BIN_EXE_rave");
+
+/// A running `rave serve`, killed when dropped (also when a test fails).
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(data: &Path, extra: &[&str]) -> Server {
+    let mut child = Command::new(RAVE)
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--rate-limit-per-minute",
+            "0",
+            "--data",
+        ])
+        .arg(data)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start rave serve");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("read the listening line");
+    let base = line
+        .trim()
+        .strip_prefix("rave listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_owned();
+    Server { child, base }
+}
+
+fn rave(args: &[&str]) -> std::process::Output {
+    Command::new(RAVE).args(args).output().expect("run rave")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sigkill_under_load_loses_no_acknowledged_comment() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = serve(dir.path(), &[]);
+    let client = reqwest::Client::new();
+    let acknowledged = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for w in 0..16 {
+        let (client, base, acknowledged, stop) = (
+            client.clone(),
+            server.base.clone(),
+            acknowledged.clone(),
+            stop.clone(),
+        );
+        writers.push(tokio::spawn(async move {
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                i += 1;
+                let body = json!({"author": format!("w{w}"), "language": "en", "rating": 1 + i % 5, "body": format!("comment {i}")});
+                let Ok(response) = client.post(format!("{base}/v1/products/crash/comments")).json(&body).send().await else {
+                    break;
+                };
+                if response.status() == reqwest::StatusCode::CREATED {
+                    let Ok(created) = response.json::<Value>().await else { break };
+                    acknowledged.lock().unwrap().push(created["id"].as_str().unwrap().to_owned());
+                }
+            }
+        }));
+    }
+    let started = Instant::now();
+    while acknowledged.lock().unwrap().len() < 400 && started.elapsed() < Duration::from_secs(120) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // SIGKILL while the writers are still posting.
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert!(
+        acknowledged.len() >= 400,
+        "only {} comments were acknowledged",
+        acknowledged.len()
+    );
+
+    let server = serve(dir.path(), &[]);
+    for id in &acknowledged {
+        let response = client
+            .get(format!("{}/v1/comments/{id}", server.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            response.status(),
+            reqwest::StatusCode::OK,
+            "acknowledged comment {id} is gone"
+        );
+    }
+    // The listing agrees with the items: walk it and find every acknowledged id.
+    let mut listed = std::collections::BTreeSet::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut url = format!("{}/v1/products/crash/comments?limit=100", server.base);
+        if let Some(c) = &cursor {
+            url.push_str(&format!("&cursor={c}"));
+        }
+        let page: Value = client.get(url).send().await.unwrap().json().await.unwrap();
+        for item in page["items"].as_array().unwrap() {
+            listed.insert(item["id"].as_str().unwrap().to_owned());
+        }
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    assert!(acknowledged.iter().all(|id| listed.contains(id)));
+}
+
+#[test]
+fn load_export_import_and_query_round_trip() {
+    let source = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let data = source.path().to_str().unwrap();
+    let out = rave(&[
+        "load",
+        "--data",
+        data,
+        "--products",
+        "20",
+        "--comments",
+        "1500",
+        "--seed",
+        "7",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("loaded 1500 comments"));
+
+    let export = source.path().join("export.ndjson");
+    let out = rave(&[
+        "export",
+        "--data",
+        data,
+        "--output",
+        export.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = std::fs::read_to_string(&export).unwrap();
+    assert_eq!(lines.lines().count(), 1500);
+
+    let out = rave(&[
+        "import",
+        "--data",
+        target.path().to_str().unwrap(),
+        export.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("imported 1500 comments, skipped 0"));
+
+    // The same query on both stores gives the same page.
+    let query = |dir: &str| -> Value {
+        let out = rave(&[
+            "query",
+            "p1",
+            "--data",
+            dir,
+            "--rating",
+            "1,5",
+            "--limit",
+            "10",
+            "--explain",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let (a, b) = (query(data), query(target.path().to_str().unwrap()));
+    assert_eq!(a["items"], b["items"]);
+    assert_eq!(a["items"].as_array().unwrap().len(), 10);
+    assert_eq!(a["plan"]["strategy"], "ratings_fan_out");
+
+    // Loading is deterministic: the same seed gives the same data.
+    let again = tempfile::tempdir().unwrap();
+    let out = rave(&[
+        "load",
+        "--data",
+        again.path().to_str().unwrap(),
+        "--products",
+        "20",
+        "--comments",
+        "1500",
+        "--seed",
+        "7",
+    ]);
+    assert!(out.status.success());
+    assert_eq!(query(again.path().to_str().unwrap())["items"], a["items"]);
+}
+
+#[test]
+fn bad_import_lines_are_reported_by_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("store");
+    let file = dir.path().join("in.ndjson");
+    let good = json!({"product_id": "p", "author": "a", "language": "en", "rating": 5, "body": "fine", "created_at": "2026-01-01T00:00:00.000Z"});
+    let mut bad_rating = good.clone();
+    bad_rating["rating"] = json!(9);
+    let lines = [
+        good.to_string(),
+        "{not json".to_owned(),
+        bad_rating.to_string(),
+        good.to_string(),
+    ];
+    std::fs::write(&file, lines.join("\n")).unwrap();
+
+    let out = rave(&[
+        "import",
+        "--data",
+        data.to_str().unwrap(),
+        file.to_str().unwrap(),
+    ]);
+    assert!(
+        !out.status.success(),
+        "a bad line is fatal without --skip-bad-lines"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("line 2"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = rave(&[
+        "import",
+        "--data",
+        data.to_str().unwrap(),
+        "--skip-bad-lines",
+        file.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("line 2") && stderr.contains("line 3"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("skipped 2 bad lines"));
+}
+
+#[test]
+fn serve_demo_fills_an_empty_store_and_stops_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = serve(dir.path(), &["--demo"]);
+    let page: Value = reqwest::blocking_get(&format!("{}/v1/products/p1/comments", server.base));
+    assert_eq!(
+        page["items"].as_array().unwrap().len(),
+        20,
+        "the demo data shows"
+    );
+    // SIGTERM drains and exits cleanly.
+    let pid = server.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let started = Instant::now();
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            assert!(status.success(), "rave exited with {status}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "rave did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+mod reqwest {
+    pub use ::reqwest::*;
+
+    /// A GET from synchronous test code.
+    pub fn blocking_get(url: &str) -> serde_json::Value {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async { ::reqwest::get(url).await.unwrap().json().await.unwrap() })
+    }
+}
