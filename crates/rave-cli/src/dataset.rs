@@ -1,8 +1,10 @@
 //! The benchmark data sets of BENCH.md, generated deterministically from a
 //! seed: Zipf-distributed product popularity, eight languages with skewed
 //! shares, ratings skewed towards 5 and 1, creation times spread over two
-//! years (a tenth of them on whole seconds, so exact ties occur), and ids
-//! derived from the seed too, so the same arguments give the same data.
+//! years, and ids derived from the seed too, so the same arguments give the
+//! same data. Comments come out in creation order, as a live site receives
+//! them; about one in ten shares its millisecond with the one before, so
+//! exact ties occur.
 
 use rave_comments::{ImportComment, NewComment, Timestamp};
 use ulid::Ulid;
@@ -112,6 +114,9 @@ pub struct Generator {
     rng: Rng,
     products: Zipf,
     authors: Zipf,
+    /// Average milliseconds between two comments.
+    mean_gap_ms: u64,
+    now_ms: i64,
 }
 
 impl Generator {
@@ -120,6 +125,8 @@ impl Generator {
             rng: Rng::new(seed),
             products: Zipf::new(products),
             authors: Zipf::new((comments / 5).max(1)),
+            mean_gap_ms: (SPAN_MS / comments.max(1)).max(1),
+            now_ms: START_MS,
         }
     }
 
@@ -138,11 +145,12 @@ impl Generator {
         let product = self.products.sample(&mut self.rng) + 1;
         let language = self.rng.weighted(&LANGUAGES);
         let rating = self.rng.weighted(&RATINGS);
-        let mut offset = self.rng.next() % SPAN_MS;
-        if self.rng.next().is_multiple_of(10) {
-            offset -= offset % 1000;
+        // Gaps uniform in [0, 2 × mean): the two years fill evenly, and a
+        // tenth of the comments land on the previous one's millisecond.
+        if !self.rng.next().is_multiple_of(10) {
+            self.now_ms += (1 + self.rng.next() % (2 * self.mean_gap_ms)) as i64;
         }
-        let created_ms = START_MS + offset as i64;
+        let created_ms = self.now_ms;
         let random = (u128::from(self.rng.next()) << 16) ^ u128::from(self.rng.next());
         let id = Ulid::from_parts(created_ms as u64, random & ((1u128 << 80) - 1));
         let title_words = 2 + self.rng.next() % 5;
@@ -187,6 +195,22 @@ mod tests {
         assert_eq!(a, b);
         let mut other = Generator::new(100, 1000, 8);
         assert_ne!(a[0], other.next_comment());
+    }
+
+    #[test]
+    fn comments_come_in_creation_order_with_ties() {
+        let mut g = Generator::new(10, 10_000, 3);
+        let times: Vec<i64> = (0..10_000)
+            .map(|_| g.next_comment().comment.created_at.expect("time").millis())
+            .collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]));
+        let ties = times.windows(2).filter(|w| w[0] == w[1]).count();
+        assert!((500..2_000).contains(&ties), "{ties} ties");
+        let span = times[times.len() - 1] - times[0];
+        assert!(
+            span > (SPAN_MS as i64) * 8 / 10,
+            "spread over the two years: {span}"
+        );
     }
 
     #[test]

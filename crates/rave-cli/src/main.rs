@@ -371,7 +371,10 @@ async fn load(args: LoadArgs) -> anyhow::Result<()> {
             let receiver = receiver.clone();
             let bar = bar.clone();
             tokio::spawn(async move {
-                while let Some(batch) = receiver.lock().await.recv().await {
+                loop {
+                    // Take the next batch and let go of the queue before working on it.
+                    let next = receiver.lock().await.recv().await;
+                    let Some(batch) = next else { break };
                     let n = batch.len() as u64;
                     comments.import(batch).await?;
                     bar.inc(n);

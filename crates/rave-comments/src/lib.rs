@@ -634,20 +634,26 @@ impl<S: Store> Comments<S> {
                 message: "the same id appears twice in one batch".into(),
             });
         }
-        for chunk in items.chunks(MAX_BATCH_WRITE_REQUESTS) {
-            let mut requests: Vec<(String, WriteRequest)> = chunk
-                .iter()
-                .map(|item| (self.config.table.clone(), WriteRequest::Put(item.clone())))
-                .collect();
-            while !requests.is_empty() {
-                let out = self
-                    .store
-                    .batch_write_item(BatchWriteItemInput { requests })
-                    .await?;
-                self.usage.add_write(&out.consumed);
-                requests = out.unprocessed;
-            }
-        }
+        // The batches go out together: a store that groups concurrent
+        // writes into one commit (the embedded engine does) writes them at once.
+        let batches = items
+            .chunks(MAX_BATCH_WRITE_REQUESTS)
+            .map(|chunk| async move {
+                let mut requests: Vec<(String, WriteRequest)> = chunk
+                    .iter()
+                    .map(|item| (self.config.table.clone(), WriteRequest::Put(item.clone())))
+                    .collect();
+                while !requests.is_empty() {
+                    let out = self
+                        .store
+                        .batch_write_item(BatchWriteItemInput { requests })
+                        .await?;
+                    self.usage.add_write(&out.consumed);
+                    requests = out.unprocessed;
+                }
+                Ok::<_, CommentsError>(())
+            });
+        futures::future::try_join_all(batches).await?;
         Ok(ids)
     }
 

@@ -120,7 +120,14 @@ impl Writer {
         let first_sequence = self.next_sequence;
         let (ops, replies): (Vec<WriteOp>, Vec<_>) =
             group.into_iter().map(|j| (j.op, j.reply)).unzip();
-        match self.commit_group(&ops) {
+        let started = Instant::now();
+        let committed = self.commit_group(&ops);
+        tracing::trace!(
+            requests = ops.len(),
+            micros = started.elapsed().as_micros() as u64,
+            "group commit"
+        );
+        match committed {
             Ok(outcomes) => {
                 if self.next_sequence != first_sequence {
                     self.latest_sequence.send_replace(self.next_sequence - 1);
