@@ -7,6 +7,9 @@
 //! | comment         | `COMMENT#<id>`        | `COMMENT#<id>`    | visible: GSIPK, GSI2PK, GSI3PK, GSI4PK; GSISK always   |
 //! |                 |                       |                   | pending or flagged: MODPK, MODSK                       |
 //! | idempotency key | `IDEMPOTENCY#<key>`   | `IDEMPOTENCY`     | none                                                   |
+//! | product stats   | `PRODUCT#<p>`         | `S`, `S#<lang>`   | while 5-star count > 0: GSIPK = `LEADERS[#<lang>]`, GSISK = count (zero-padded) |
+//! | author counter  | `AUTHOR#<author>`     | `S`               | none                                                   |
+//! | aggregates      | `AGGREGATES`          | `TOTALS`          | none                                                   |
 //!
 //! `GSISK` is `<created_at>#<id>`: the fixed-width time, then the id, so the
 //! sort key orders comments by time with ties broken by id — a total order.
@@ -123,11 +126,78 @@ pub fn comment_key(id: &str) -> Item {
     ])
 }
 
+/// The statistics item of a product, overall (`S`) or in one language (`S#<lang>`).
+pub fn stats_key(product: &str, language: Option<&str>) -> Item {
+    Item::from([
+        (PK.into(), AttributeValue::S(format!("PRODUCT#{product}"))),
+        (
+            SK.into(),
+            AttributeValue::S(match language {
+                Some(l) => format!("S#{l}"),
+                None => "S".to_owned(),
+            }),
+        ),
+    ])
+}
+
+/// The counter of an author's counted comments.
+pub fn author_key(author: &str) -> Item {
+    Item::from([
+        (PK.into(), AttributeValue::S(format!("AUTHOR#{author}"))),
+        (SK.into(), AttributeValue::s("S")),
+    ])
+}
+
+/// The global aggregates item.
+pub fn totals_key() -> Item {
+    Item::from([
+        (PK.into(), AttributeValue::s("AGGREGATES")),
+        (SK.into(), AttributeValue::s("TOTALS")),
+    ])
+}
+
+/// The leaderboard partition of the overloaded `byLangAndRating` index.
+pub fn leaderboard_partition(language: Option<&str>) -> String {
+    match language {
+        Some(l) => format!("LEADERS#{l}"),
+        None => "LEADERS".to_owned(),
+    }
+}
+
+/// A 5-star count as a leaderboard sort key: `GSISK` holds strings (dates
+/// on comments), so counts are zero-padded to sort as text.
+pub fn leaderboard_sort_key(five_star: u64) -> String {
+    format!("{five_star:012}")
+}
+
+/// What kind of item a table item is, from its partition key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    Comment,
+    ProductStats,
+    Author,
+    Totals,
+    Other,
+}
+
+pub fn kind_of(item: &Item) -> ItemKind {
+    let pk = item.get(PK).and_then(AttributeValue::as_s).unwrap_or("");
+    if pk.starts_with("COMMENT#") {
+        ItemKind::Comment
+    } else if pk.starts_with("PRODUCT#") {
+        ItemKind::ProductStats
+    } else if pk.starts_with("AUTHOR#") {
+        ItemKind::Author
+    } else if pk == "AGGREGATES" {
+        ItemKind::Totals
+    } else {
+        ItemKind::Other
+    }
+}
+
 /// Whether a table item is a comment (and not a record of another kind).
 pub fn is_comment(item: &Item) -> bool {
-    item.get(PK)
-        .and_then(AttributeValue::as_s)
-        .is_some_and(|pk| pk.starts_with("COMMENT#"))
+    kind_of(item) == ItemKind::Comment
 }
 
 pub fn idempotency_key(key: &str) -> Item {

@@ -14,6 +14,7 @@ pub mod keys;
 mod listing;
 pub mod model;
 pub mod planner;
+pub mod stats;
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,6 +35,7 @@ pub use model::{
     Comment, CommentPatch, Language, NewComment, ProductId, Rating, Status, Timestamp,
 };
 pub use planner::{Filter, Plan, RatingCounts, RatingSet, Strategy};
+pub use stats::{Drift, GlobalStats, Leader, ProductStats, ReconcileReport};
 
 use cursor::{Cursor, Position};
 use keys::Index;
@@ -132,13 +134,25 @@ pub const DEFAULT_PAGE_SIZE: usize = 20;
 /// How often a read-modify-write retries when another write got in between.
 const MAX_WRITE_ATTEMPTS: usize = 8;
 
+/// Tells whether the statistics have applied every write so far.
+type Freshness = Box<dyn Fn() -> bool + Send + Sync>;
+
 /// The comments service over any [`Store`].
-#[derive(Debug)]
 pub struct Comments<S> {
     store: S,
     config: Config,
     ids: Mutex<ulid::Generator>,
     usage: Usage,
+    stats_fresh: Option<Freshness>,
+}
+
+impl<S: std::fmt::Debug> std::fmt::Debug for Comments<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Comments")
+            .field("store", &self.store)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<S: Store> Comments<S> {
@@ -148,7 +162,22 @@ impl<S: Store> Comments<S> {
             config,
             ids: Mutex::new(ulid::Generator::new()),
             usage: Usage::default(),
+            stats_fresh: None,
         }
+    }
+
+    /// Lets the planner trust zero counts (and skip those sub-queries)
+    /// whenever `fresh` says the statistics have applied every write.
+    pub fn with_stats_freshness(
+        mut self,
+        fresh: impl Fn() -> bool + Send + Sync + 'static,
+    ) -> Comments<S> {
+        self.stats_fresh = Some(Box::new(fresh));
+        self
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
     }
 
     pub fn store(&self) -> &S {
@@ -432,17 +461,36 @@ impl<S: Store> Comments<S> {
         }
     }
 
-    /// A page of a product's visible comments, newest first.
+    /// A page of a product's visible comments, newest first. A fan-out over
+    /// several ratings reads the product's statistics first, to size (and,
+    /// when they are current, skip) its sub-queries.
     pub async fn list(&self, request: &ListRequest<'_>) -> Result<ListPage> {
-        self.list_with_counts(request, None).await
+        let ratings = request.filter.ratings;
+        if ratings.is_unfiltered() || ratings.ratings().len() < 2 {
+            return self.list_planned(request, None, false).await;
+        }
+        let product = ProductId::parse(request.product)?;
+        let exact = self.stats_fresh.as_ref().is_some_and(|fresh| fresh());
+        let counts = self
+            .rating_counts(&product, request.filter.language.as_ref())
+            .await?;
+        self.list_planned(request, Some(&counts), exact).await
     }
 
-    /// [`Comments::list`] with per-rating counts for the planner, which then
-    /// skips empty ratings and sizes each sub-query by its share.
+    /// [`Comments::list`] with the given exact per-rating counts.
     pub async fn list_with_counts(
         &self,
         request: &ListRequest<'_>,
         counts: Option<&RatingCounts>,
+    ) -> Result<ListPage> {
+        self.list_planned(request, counts, true).await
+    }
+
+    async fn list_planned(
+        &self,
+        request: &ListRequest<'_>,
+        counts: Option<&RatingCounts>,
+        exact: bool,
     ) -> Result<ListPage> {
         let product = ProductId::parse(request.product)?;
         let limit = check_limit(request.limit)?;
@@ -456,7 +504,7 @@ impl<S: Store> Comments<S> {
             .cursor
             .map(|text| Cursor::decode(text, &self.config.cursor_key, binding.as_bytes()))
             .transpose()?;
-        let mut plan = planner::plan(&product, filter, limit, counts);
+        let mut plan = planner::plan(&product, filter, limit, counts, exact);
         let mut sources = Vec::with_capacity(plan.queries.len());
         let mut exhausted = Vec::new();
         for query in &plan.queries {

@@ -121,12 +121,16 @@ pub struct Plan {
 
 /// Plans a listing page of `page_size` items. A single query reads one item
 /// more (in the same request) to know whether a next page exists; a
-/// fan-out splits the page among its sub-queries.
+/// fan-out splits the page among its sub-queries. Ratings whose count is 0
+/// are skipped only when the counts are `exact` (the statistics have caught
+/// up with every write); otherwise counts only size the reads, so a comment
+/// whose count has not arrived yet still shows.
 pub fn plan(
     product: &ProductId,
     filter: &Filter,
     page_size: usize,
     counts: Option<&RatingCounts>,
+    exact: bool,
 ) -> Plan {
     let want = page_size + 1;
     let language = filter.language.as_ref();
@@ -161,7 +165,7 @@ pub fn plan(
     let mut ratings = Vec::new();
     for rating in filter.ratings.ratings() {
         match counts.map(|c| c.of(rating)) {
-            Some(0) => skipped.push(Skipped {
+            Some(0) if exact => skipped.push(Skipped {
                 partition_key: listing_partition(index, product, language, Some(rating)),
                 reason: "count is 0",
             }),
@@ -254,10 +258,10 @@ mod tests {
     #[test]
     fn no_filter_and_all_five_ratings_use_one_unfiltered_query() {
         for list in [&[][..], &[1, 2, 3, 4, 5]] {
-            let p = plan(&product(), &filter(None, list), 20, None);
+            let p = plan(&product(), &filter(None, list), 20, None, true);
             assert_eq!(p.strategy, Strategy::All);
             assert_eq!(partitions(&p), vec![("all", "PRODUCT#42", 21)]);
-            let p = plan(&product(), &filter(Some("en"), list), 20, None);
+            let p = plan(&product(), &filter(Some("en"), list), 20, None, true);
             assert_eq!(p.strategy, Strategy::Language);
             assert_eq!(partitions(&p), vec![("byLang", "PRODUCT#42/en", 21)]);
         }
@@ -265,10 +269,10 @@ mod tests {
 
     #[test]
     fn one_rating_is_one_query() {
-        let p = plan(&product(), &filter(None, &[2]), 20, None);
+        let p = plan(&product(), &filter(None, &[2]), 20, None, true);
         assert_eq!(p.strategy, Strategy::Rating);
         assert_eq!(partitions(&p), vec![("byRating", "PRODUCT#42/2", 21)]);
-        let p = plan(&product(), &filter(Some("en"), &[2]), 20, None);
+        let p = plan(&product(), &filter(Some("en"), &[2]), 20, None, true);
         assert_eq!(p.strategy, Strategy::LanguageRating);
         assert_eq!(
             partitions(&p),
@@ -278,7 +282,7 @@ mod tests {
 
     #[test]
     fn several_ratings_fan_out_with_full_limits_without_counts() {
-        let p = plan(&product(), &filter(Some("en"), &[2, 3, 5]), 20, None);
+        let p = plan(&product(), &filter(Some("en"), &[2, 3, 5]), 20, None, true);
         assert_eq!(p.strategy, Strategy::LanguageRatingsFanOut);
         assert_eq!(
             partitions(&p),
@@ -293,7 +297,13 @@ mod tests {
     #[test]
     fn counts_skip_empty_ratings_and_size_limits_by_share() {
         let counts = RatingCounts([10, 0, 30, 0, 60]);
-        let p = plan(&product(), &filter(None, &[1, 2, 3, 5]), 25, Some(&counts));
+        let p = plan(
+            &product(),
+            &filter(None, &[1, 2, 3, 5]),
+            25,
+            Some(&counts),
+            true,
+        );
         assert_eq!(p.strategy, Strategy::RatingsFanOut);
         // 25 split 10 : 30 : 60 is 2.5 : 7.5 : 15 → 3, 7, 15 (largest remainder).
         assert_eq!(
@@ -315,12 +325,33 @@ mod tests {
     }
 
     #[test]
+    fn inexact_counts_size_but_never_skip() {
+        let counts = RatingCounts([0, 0, 10, 0, 10]);
+        let p = plan(
+            &product(),
+            &filter(None, &[1, 3, 5]),
+            20,
+            Some(&counts),
+            false,
+        );
+        assert!(p.skipped.is_empty());
+        assert_eq!(
+            partitions(&p),
+            vec![
+                ("byRating", "PRODUCT#42/1", 1),
+                ("byRating", "PRODUCT#42/3", 10),
+                ("byRating", "PRODUCT#42/5", 10)
+            ]
+        );
+    }
+
+    #[test]
     fn counts_can_reduce_a_fan_out_to_one_query_or_none() {
         let counts = RatingCounts([0, 0, 5, 0, 0]);
-        let p = plan(&product(), &filter(None, &[1, 3]), 20, Some(&counts));
+        let p = plan(&product(), &filter(None, &[1, 3]), 20, Some(&counts), true);
         assert_eq!(p.strategy, Strategy::Rating);
         assert_eq!(partitions(&p), vec![("byRating", "PRODUCT#42/3", 21)]);
-        let p = plan(&product(), &filter(None, &[1, 2]), 20, Some(&counts));
+        let p = plan(&product(), &filter(None, &[1, 2]), 20, Some(&counts), true);
         assert_eq!(p.strategy, Strategy::Empty);
         assert!(p.queries.is_empty());
         assert_eq!(p.skipped.len(), 2);

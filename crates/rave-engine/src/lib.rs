@@ -23,6 +23,7 @@
 
 mod catalog;
 mod codec;
+mod feed;
 mod keys;
 mod read;
 mod stream;
@@ -46,6 +47,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{oneshot, watch};
 
 pub use catalog::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
+pub use feed::{EngineBatch, EngineFeed};
 pub use stream::{Checkpoint, EventName, StartPosition, StreamRecord};
 
 use catalog::{Catalog, TableState};

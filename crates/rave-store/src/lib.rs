@@ -10,6 +10,7 @@
 mod capacity;
 mod error;
 mod expr;
+mod feed;
 mod number;
 mod ops;
 mod schema;
@@ -24,6 +25,7 @@ pub use expr::{
     Comparator, Condition, KeyCondition, Operand, Path, PathElement, SetValue, SortKeyCondition,
     SortOp, Update, UpdateError, UpdateOperand, order,
 };
+pub use feed::{ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, MAX_EFFECTS_PER_COMMIT};
 pub use number::{Number, NumberError};
 pub use ops::*;
 pub use schema::{

@@ -1,0 +1,67 @@
+//! A table's change stream as a consumer sees it, whatever the backend:
+//! the embedded engine's stream, or DynamoDB Streams.
+//!
+//! A consumer reads a batch, computes its effects, and hands both back to
+//! [`ChangeFeed::commit`], which applies the effects and moves the
+//! consumer's position past the batch as one unit: a batch is applied
+//! exactly once, even when the consumer crashes and starts again.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::{Item, Result, TransactWriteAction};
+
+/// One change of one item (NEW_AND_OLD_IMAGES).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangeRecord {
+    pub old_image: Option<Item>,
+    pub new_image: Option<Item>,
+    /// Milliseconds since the Unix epoch at which the change committed.
+    pub commit_time_ms: u64,
+}
+
+/// Records read from a feed, not yet applied.
+pub trait ChangeBatch: Send {
+    fn records(&self) -> &[ChangeRecord];
+    /// Keeps only the first `len` records; the rest come again next time.
+    fn truncate(&mut self, len: usize);
+}
+
+/// How far a consumer is behind the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FeedLag {
+    /// Position of the last applied record (a sequence number).
+    pub position: u64,
+    /// Position of the newest committed record.
+    pub latest: u64,
+    /// Records committed but not applied yet.
+    pub events: u64,
+    /// Age of the oldest record not applied yet, in milliseconds (0 when none).
+    pub millis: u64,
+}
+
+pub trait ChangeFeed: Send + Sync + 'static {
+    type Batch: ChangeBatch;
+
+    /// Up to `max_records` records after the consumer's position, waiting
+    /// at most `wait` for some to arrive; `None` when none did.
+    fn next(
+        &self,
+        max_records: usize,
+        wait: Duration,
+    ) -> impl Future<Output = Result<Option<Self::Batch>>> + Send;
+
+    /// Applies `effects` and moves past `batch`, atomically. Fails with
+    /// `ConditionalCheckFailed` (and applies nothing) if another consumer
+    /// moved the position first; reading again from the feed recovers.
+    fn commit(
+        &self,
+        batch: Self::Batch,
+        effects: Vec<TransactWriteAction>,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    fn lag(&self) -> impl Future<Output = Result<FeedLag>> + Send;
+}
+
+/// Most actions one commit may carry besides the position itself.
+pub const MAX_EFFECTS_PER_COMMIT: usize = 99;
