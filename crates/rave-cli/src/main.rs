@@ -4,6 +4,7 @@
 //! the flag's name in capitals, with `-` as `_` (`--admin-token` is
 //! `RAVE_ADMIN_TOKEN`).
 
+mod aggregator;
 mod dataset;
 mod io;
 
@@ -19,8 +20,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rave_comments::{
     Comments, Config, CursorKey, Filter, Language, ListRequest, Moderation, Rating, RatingSet,
 };
-use rave_engine::Engine;
-use rave_server::{AppState, ServerConfig};
+use rave_engine::{Engine, EngineFeed};
+use rave_server::{AggregatorStatus, AppState, ServerConfig};
 use rave_store::SharedStore;
 use tokio::net::TcpListener;
 
@@ -59,6 +60,31 @@ enum Command {
     Export(ExportArgs),
     /// List a product's comments, as the API would.
     Query(QueryArgs),
+    /// Run the statistics aggregator alone (for a `serve --no-aggregator`).
+    Aggregate(AggregateArgs),
+    /// Recompute every statistic from the comments, print the drift, repair it with --fix.
+    Reconcile(ReconcileArgs),
+}
+
+#[derive(Debug, Args)]
+struct AggregateArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Stop once every change so far is applied, instead of running until stopped.
+    #[arg(long, env = "RAVE_UNTIL_CAUGHT_UP")]
+    until_caught_up: bool,
+}
+
+#[derive(Debug, Args)]
+struct ReconcileArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Write the recounted values over the drifted ones.
+    #[arg(long, env = "RAVE_FIX")]
+    fix: bool,
+    /// Segments of the parallel scan.
+    #[arg(long, env = "RAVE_SEGMENTS", default_value_t = 4)]
+    segments: u32,
 }
 
 /// Where the data lives.
@@ -102,6 +128,9 @@ struct ServeArgs {
     /// Fill an empty store with a small generated data set.
     #[arg(long, env = "RAVE_DEMO")]
     demo: bool,
+    /// Do not run the statistics aggregator in this process.
+    #[arg(long, env = "RAVE_NO_AGGREGATOR")]
+    no_aggregator: bool,
 }
 
 #[derive(Debug, Args)]
@@ -181,6 +210,8 @@ fn main() -> anyhow::Result<()> {
                 io::export(&open(&args.store, Moderation::Off)?, args.output.as_deref()).await
             }
             Command::Query(args) => query(args).await,
+            Command::Aggregate(args) => aggregate(args).await,
+            Command::Reconcile(args) => reconcile(args).await,
         }
     })
 }
@@ -246,6 +277,15 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 
 /// The domain on the embedded store.
 fn open(store: &StoreArgs, moderation: Moderation) -> anyhow::Result<Arc<Comments<SharedStore>>> {
+    Ok(open_engine(store, moderation)?.1)
+}
+
+/// The embedded engine and the domain on it. The planner may skip ratings
+/// with no comments whenever the aggregator has applied every change.
+fn open_engine(
+    store: &StoreArgs,
+    moderation: Moderation,
+) -> anyhow::Result<(Engine, Arc<Comments<SharedStore>>)> {
     let key = cursor_key(store)?;
     let engine = Engine::open(&store.data).with_context(|| {
         format!(
@@ -253,14 +293,26 @@ fn open(store: &StoreArgs, moderation: Moderation) -> anyhow::Result<Arc<Comment
             store.data.display()
         )
     })?;
-    Ok(Arc::new(Comments::new(
-        SharedStore::new(engine),
+    let fresh = {
+        let (engine, table) = (engine.clone(), store.table.clone());
+        move || {
+            engine
+                .consumer_position(&table, aggregator::CONSUMER)
+                .ok()
+                .flatten()
+                == Some(engine.latest_sequence())
+        }
+    };
+    let comments = Comments::new(
+        SharedStore::new(engine.clone()),
         Config {
             table: store.table.clone(),
             cursor_key: key,
             moderation,
         },
-    )))
+    )
+    .with_stats_freshness(fresh);
+    Ok((engine, Arc::new(comments)))
 }
 
 async fn shutdown_signal() {
@@ -290,13 +342,27 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         ModerationArg::Off => Moderation::Off,
         ModerationArg::Pre => Moderation::Pre,
     };
-    let comments = open(&args.store, moderation)?;
+    let (engine, comments) = open_engine(&args.store, moderation)?;
     comments
         .ensure_table()
         .await
         .context("cannot create the table")?;
     if args.demo {
         load_demo(&comments).await?;
+    }
+    let (stop_aggregator, stopped) = tokio::sync::watch::channel(false);
+    let mut aggregator_task = None;
+    let mut aggregator_status = None;
+    if !args.no_aggregator {
+        let feed = EngineFeed::open(engine, &args.store.table, aggregator::CONSUMER).await?;
+        let (status, receiver) = tokio::sync::watch::channel(AggregatorStatus::default());
+        aggregator_status = Some(receiver);
+        aggregator_task = Some(tokio::spawn(aggregator::run(
+            comments.clone(),
+            feed,
+            status,
+            stopped,
+        )));
     }
     let config = ServerConfig {
         admin_token: args.admin_token,
@@ -314,12 +380,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(%addr, data = %args.store.data.display(), "rave is listening");
     // A plain line on stdout too, for scripts that start rave on port 0.
     println!("rave listening on http://{addr}");
-    rave_server::serve(
-        listener,
-        AppState::new(comments, &config),
-        shutdown_signal(),
-    )
-    .await?;
+    let mut state = AppState::new(comments, &config);
+    if let Some(status) = aggregator_status {
+        state = state.with_aggregator(status);
+    }
+    rave_server::serve(listener, state, shutdown_signal()).await?;
+    let _ = stop_aggregator.send(true);
+    if let Some(task) = aggregator_task {
+        let _ = task.await;
+    }
     tracing::info!("stopped");
     Ok(())
 }
@@ -444,5 +513,67 @@ async fn query(args: QueryArgs) -> anyhow::Result<()> {
         out["plan"] = serde_json::to_value(&page.plan)?;
     }
     println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
+}
+
+async fn aggregate(args: AggregateArgs) -> anyhow::Result<()> {
+    let (engine, comments) = open_engine(&args.store, Moderation::Off)?;
+    comments.ensure_table().await?;
+    let feed = EngineFeed::open(engine, &args.store.table, aggregator::CONSUMER).await?;
+    if args.until_caught_up {
+        let applied = aggregator::catch_up(&comments, &feed).await?;
+        println!("applied {applied} changes; the statistics are up to date");
+        return Ok(());
+    }
+    let (status, _) = tokio::sync::watch::channel(AggregatorStatus::default());
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let task = tokio::spawn(aggregator::run(comments, feed, status, stopped));
+    shutdown_signal().await;
+    let _ = stop.send(true);
+    task.await?;
+    Ok(())
+}
+
+async fn reconcile(args: ReconcileArgs) -> anyhow::Result<()> {
+    let (engine, comments) = open_engine(&args.store, Moderation::Off)?;
+    comments.ensure_table().await?;
+    // Apply what is pending first, so the recount compares like with like.
+    let feed = EngineFeed::open(engine, &args.store.table, aggregator::CONSUMER).await?;
+    let applied = aggregator::catch_up(&comments, &feed).await?;
+    if applied > 0 {
+        eprintln!("applied {applied} pending changes before recounting");
+    }
+    let bar = progress_bar(None, "scanning items");
+    let started = std::time::Instant::now();
+    let report = comments
+        .reconcile(args.segments, args.fix, &|n| bar.inc(n))
+        .await?;
+    bar.finish_and_clear();
+    let seconds = started.elapsed().as_secs_f64();
+    for drift in &report.drift {
+        let show = |item: &Option<rave_store::Item>| match item {
+            Some(item) => format!("{item:?}"),
+            None => "(absent)".to_owned(),
+        };
+        println!(
+            "drift {}: stored {} expected {}",
+            drift.key,
+            show(&drift.stored),
+            show(&drift.expected)
+        );
+    }
+    println!(
+        "scanned {} items ({} counted comments) in {:.1} s ({:.0} items/s): {} items drifted{}",
+        report.items_scanned,
+        report.comments_counted,
+        seconds,
+        report.items_scanned as f64 / seconds,
+        report.drift.len(),
+        if report.fixed && !report.drift.is_empty() {
+            ", repaired"
+        } else {
+            ""
+        }
+    );
     Ok(())
 }

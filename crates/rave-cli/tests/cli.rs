@@ -331,3 +331,132 @@ mod reqwest {
         runtime.block_on(async { ::reqwest::get(url).await.unwrap().json().await.unwrap() })
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn statistics_stay_exact_across_a_sigkill_under_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = ["--admin-token", "t0ken"];
+    let mut server = serve(dir.path(), &token);
+    let client = reqwest::Client::new();
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for w in 0..8 {
+        let (client, base, stop) = (client.clone(), server.base.clone(), stop.clone());
+        writers.push(tokio::spawn(async move {
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                i += 1;
+                let language = if i % 2 == 0 { "en" } else { "de" };
+                let body = json!({"author": format!("a{}", i % 7), "language": language, "rating": 1 + (i + w) % 5, "body": "x"});
+                if client.post(format!("{base}/v1/products/p{}/comments", i % 3)).json(&body).send().await.is_err() {
+                    break;
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    for writer in writers {
+        writer.await.unwrap();
+    }
+
+    let server = serve(dir.path(), &token);
+    let started = Instant::now();
+    loop {
+        let status: Value = client
+            .get(format!("{}/v1/admin/aggregator", server.base))
+            .bearer_auth("t0ken")
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if status["lag_events"] == 0 && status["latest"].as_u64() > Some(0) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the aggregator did not catch up: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Recount by walking every listing and compare with the statistics.
+    let mut total = 0;
+    for product in ["p0", "p1", "p2"] {
+        let mut counted = [0u64; 5];
+        let mut cursor: Option<String> = None;
+        loop {
+            let mut url = format!("{}/v1/products/{product}/comments?limit=100", server.base);
+            if let Some(c) = &cursor {
+                url.push_str(&format!("&cursor={c}"));
+            }
+            let page: Value = client.get(url).send().await.unwrap().json().await.unwrap();
+            for item in page["items"].as_array().unwrap() {
+                counted[item["rating"].as_u64().unwrap() as usize - 1] += 1;
+            }
+            match page["next_cursor"].as_str() {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => break,
+            }
+        }
+        let stats: Value = client
+            .get(format!("{}/v1/products/{product}/stats", server.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let stored: Vec<u64> = (1..=5)
+            .map(|r| stats["counts"][r.to_string()].as_u64().unwrap())
+            .collect();
+        assert_eq!(stored, counted.to_vec(), "{product}");
+        total += counted.iter().sum::<u64>();
+    }
+    assert!(total > 50, "too few comments before the kill: {total}");
+    let global: Value = client
+        .get(format!("{}/v1/stats", server.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(global["comments_total"], total);
+}
+
+#[test]
+fn reconcile_reports_no_drift_after_a_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let out = rave(&[
+        "load",
+        "--data",
+        data,
+        "--products",
+        "30",
+        "--comments",
+        "2000",
+        "--seed",
+        "3",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = rave(&["reconcile", "--data", data]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("(2000 counted comments)") && stdout.contains(": 0 items drifted"),
+        "{stdout}"
+    );
+}

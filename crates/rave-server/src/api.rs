@@ -1,7 +1,9 @@
 //! The JSON shapes of the API (API.md), with their OpenAPI schemas. They
 //! mirror the domain types so that the domain stays free of HTTP concerns.
 
-use rave_comments::{Comment, Plan, QueuePage};
+use std::collections::BTreeMap;
+
+use rave_comments::{Comment, GlobalStats, Leader, Plan, ProductStats, QueuePage};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -166,4 +168,109 @@ impl From<QueuePage> for QueuePageBody {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HealthBody {
     pub status: String,
+}
+
+/// Counts by rating of a product (AP7-AP10).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProductStatsBody {
+    pub product_id: String,
+    /// The language counted, or null for all languages.
+    pub language: Option<String>,
+    /// Published and flagged comments per rating, keys "1" to "5".
+    #[schema(example = json!({"1": 0, "2": 3, "3": 1, "4": 0, "5": 10}))]
+    pub counts: BTreeMap<String, u64>,
+    pub total: u64,
+}
+
+impl From<ProductStats> for ProductStatsBody {
+    fn from(stats: ProductStats) -> ProductStatsBody {
+        ProductStatsBody {
+            product_id: stats.product_id.to_string(),
+            language: stats.language.map(|l| l.to_string()),
+            counts: (1..=5)
+                .map(|r| (r.to_string(), stats.counts.0[r - 1]))
+                .collect(),
+            total: stats.total,
+        }
+    }
+}
+
+/// One product on the leaderboard.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LeaderBody {
+    pub product_id: String,
+    pub five_star: u64,
+}
+
+/// The products with the most 5-star comments, most first (AP11).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LeaderboardBody {
+    pub items: Vec<LeaderBody>,
+}
+
+impl From<Vec<Leader>> for LeaderboardBody {
+    fn from(leaders: Vec<Leader>) -> LeaderboardBody {
+        LeaderboardBody {
+            items: leaders
+                .into_iter()
+                .map(|l| LeaderBody {
+                    product_id: l.product_id,
+                    five_star: l.five_star,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Global aggregates over counted (published and flagged) comments.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GlobalStatsBody {
+    pub comments_total: u64,
+    /// Products with at least one counted comment.
+    pub products_total: u64,
+    /// Authors with at least one counted comment.
+    pub authors_total: u64,
+    /// How many authors have exactly k counted comments, k = "1".."9", and "10+".
+    #[schema(example = json!({"1": 40, "2": 12, "3": 5, "4": 2, "5": 1, "6": 0, "7": 0, "8": 0, "9": 0, "10+": 1}))]
+    pub authors_by_comment_count: BTreeMap<String, u64>,
+}
+
+impl From<GlobalStats> for GlobalStatsBody {
+    fn from(stats: GlobalStats) -> GlobalStatsBody {
+        GlobalStatsBody {
+            comments_total: stats.comments_total,
+            products_total: stats.products_total,
+            authors_total: stats.authors_total,
+            authors_by_comment_count: stats
+                .authors_by_comment_count
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    (
+                        if i == 9 {
+                            "10+".to_owned()
+                        } else {
+                            (i + 1).to_string()
+                        },
+                        *n,
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Where the stream aggregator stands.
+#[derive(Debug, Clone, Copy, Default, Serialize, ToSchema)]
+pub struct AggregatorStatus {
+    /// The last stream position applied.
+    pub position: u64,
+    /// The newest position committed.
+    pub latest: u64,
+    /// Changes committed but not applied yet.
+    pub lag_events: u64,
+    /// Age of the oldest change not applied yet, in milliseconds.
+    pub lag_ms: u64,
+    /// Changes applied since this process started.
+    pub applied: u64,
 }

@@ -36,6 +36,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+pub use api::AggregatorStatus;
 pub use error::{ApiError, Problem};
 pub use extract::{AdminToken, MAX_BODY_BYTES};
 pub use metrics::Metrics;
@@ -67,6 +68,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     limiter: Option<Arc<DefaultKeyedRateLimiter<IpAddr>>>,
     openapi: Arc<OnceLock<String>>,
+    /// The in-process aggregator's status, when one runs here.
+    aggregator: Option<tokio::sync::watch::Receiver<AggregatorStatus>>,
 }
 
 impl AppState {
@@ -84,7 +87,17 @@ impl AppState {
             metrics: Arc::new(Metrics::default()),
             limiter,
             openapi: Arc::new(OnceLock::new()),
+            aggregator: None,
         }
+    }
+
+    /// Reports the status an in-process aggregator publishes.
+    pub fn with_aggregator(
+        mut self,
+        status: tokio::sync::watch::Receiver<AggregatorStatus>,
+    ) -> AppState {
+        self.aggregator = Some(status);
+        self
     }
 
     /// Refuses a public write from `peer` once it is over the rate limit.
@@ -108,6 +121,7 @@ impl AppState {
     ),
     tags(
         (name = "comments", description = "Reading and posting comments"),
+        (name = "statistics", description = "Counts, leaderboards and aggregates, from the change stream"),
         (name = "admin", description = "Moderation and edits; need the admin token"),
         (name = "operations", description = "Health, metrics, this document")
     ),
@@ -140,6 +154,10 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(routes::approve_comment))
         .routes(routes!(routes::reject_comment))
         .routes(routes!(routes::moderation_queue))
+        .routes(routes!(routes::product_stats))
+        .routes(routes!(routes::leaderboard))
+        .routes(routes!(routes::global_stats))
+        .routes(routes!(routes::aggregator_status))
         .routes(routes!(routes::healthz))
         .routes(routes!(routes::metrics))
         .routes(routes!(openapi_json))

@@ -37,6 +37,8 @@ pub struct Metrics {
     read_units: Gauge<f64, std::sync::atomic::AtomicU64>,
     write_units: Gauge<f64, std::sync::atomic::AtomicU64>,
     items_read: Gauge,
+    aggregator_lag_events: Gauge,
+    aggregator_lag_seconds: Gauge<f64, std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -55,6 +57,18 @@ impl Default for Metrics {
         let read_units = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
         let write_units = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
         let items_read = Gauge::default();
+        let aggregator_lag_events = Gauge::default();
+        let aggregator_lag_seconds = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+        registry.register(
+            "aggregator_lag_events",
+            "Stream changes committed but not yet applied to the statistics",
+            aggregator_lag_events.clone(),
+        );
+        registry.register(
+            "aggregator_lag_seconds",
+            "Age of the oldest change not yet applied to the statistics",
+            aggregator_lag_seconds.clone(),
+        );
         registry.register(
             "http_requests",
             "HTTP requests by route and status",
@@ -87,6 +101,8 @@ impl Default for Metrics {
             read_units,
             write_units,
             items_read,
+            aggregator_lag_events,
+            aggregator_lag_seconds,
         }
     }
 }
@@ -109,7 +125,17 @@ impl Metrics {
     }
 
     /// The text exposition, with the capacity gauges brought up to date.
-    pub fn render(&self, usage: &rave_comments::Usage) -> String {
+    pub fn render(
+        &self,
+        usage: &rave_comments::Usage,
+        aggregator: Option<&crate::AggregatorStatus>,
+    ) -> String {
+        if let Some(status) = aggregator {
+            self.aggregator_lag_events
+                .set(i64::try_from(status.lag_events).unwrap_or(i64::MAX));
+            self.aggregator_lag_seconds
+                .set(status.lag_ms as f64 / 1000.0);
+        }
         self.read_units.set(usage.read_units());
         self.write_units.set(usage.write_units());
         self.items_read

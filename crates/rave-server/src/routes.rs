@@ -393,6 +393,105 @@ pub async fn moderation_queue(
 
 #[utoipa::path(
     get,
+    path = "/v1/products/{product_id}/stats",
+    tag = "statistics",
+    summary = "Counts by rating of a product, overall or in one language",
+    description = "Published and flagged comments. Maintained from the change stream: eventually consistent, normally within a second.",
+    params(
+        ("product_id" = String, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
+        ("language" = Option<String>, Query, description = "One language code; absent = all languages"),
+    ),
+    responses(
+        (status = 200, description = "The counts (all zero for a product without comments)", body = ProductStatsBody),
+        (status = 400, description = "A parameter is not valid", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn product_stats(
+    State(state): State<AppState>,
+    Segment(product_id): Segment,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Json<ProductStatsBody>> {
+    let pairs = query_pairs(raw.as_deref(), &["language"])?;
+    let stats = state
+        .comments
+        .product_stats(&product_id, single(&pairs, "language")?)
+        .await?;
+    Ok(Json(stats.into()))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/leaderboard",
+    tag = "statistics",
+    summary = "The products with the most 5-star comments",
+    params(
+        ("limit" = Option<usize>, Query, description = "1-100, default 10"),
+        ("language" = Option<String>, Query, description = "One language code; absent = all languages"),
+    ),
+    responses(
+        (status = 200, description = "Most 5-star comments first; products with none are absent", body = LeaderboardBody),
+        (status = 400, description = "A parameter is not valid", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn leaderboard(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Json<LeaderboardBody>> {
+    let pairs = query_pairs(raw.as_deref(), &["limit", "language"])?;
+    let limit = match single(&pairs, "limit")? {
+        None => 10,
+        Some(text) => text
+            .parse::<usize>()
+            .ok()
+            .filter(|l| (1..=100).contains(l))
+            .ok_or_else(|| ApiError::bad_request("limit: must be an integer from 1 to 100"))?,
+    };
+    let leaders = state
+        .comments
+        .leaderboard(limit, single(&pairs, "language")?)
+        .await?;
+    Ok(Json(leaders.into()))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/stats",
+    tag = "statistics",
+    summary = "Global aggregates",
+    responses((status = 200, description = "Totals over counted comments", body = GlobalStatsBody))
+)]
+pub async fn global_stats(State(state): State<AppState>) -> ApiResult<Json<GlobalStatsBody>> {
+    Ok(Json(state.comments.global_stats().await?.into()))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/admin/aggregator",
+    tag = "admin",
+    summary = "The stream aggregator's position and lag (admin)",
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "Position and lag", body = AggregatorStatus),
+        (status = 401, description = "Missing or wrong admin token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "No admin token is configured", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "No aggregator runs in this process", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn aggregator_status(
+    State(state): State<AppState>,
+    _admin: Admin,
+) -> ApiResult<Json<AggregatorStatus>> {
+    match &state.aggregator {
+        Some(status) => Ok(Json(*status.borrow())),
+        None => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no aggregator runs in this process (started with --no-aggregator?)",
+        )),
+    }
+}
+
+#[utoipa::path(
+    get,
     path = "/healthz",
     tag = "operations",
     summary = "200 when the store answers",
@@ -429,7 +528,10 @@ pub async fn healthz(State(state): State<AppState>) -> ApiResult<Json<HealthBody
     responses((status = 200, description = "Prometheus text exposition", body = String, content_type = "text/plain"))
 )]
 pub async fn metrics(State(state): State<AppState>) -> Response {
-    let text = state.metrics.render(state.comments.usage());
+    let aggregator = state.aggregator.as_ref().map(|status| *status.borrow());
+    let text = state
+        .metrics
+        .render(state.comments.usage(), aggregator.as_ref());
     (
         [(
             header::CONTENT_TYPE,

@@ -835,6 +835,10 @@ async fn health_metrics_and_openapi() {
         ("post", "/v1/comments/{id}/approve"),
         ("post", "/v1/comments/{id}/reject"),
         ("get", "/v1/moderation/queue"),
+        ("get", "/v1/products/{product_id}/stats"),
+        ("get", "/v1/leaderboard"),
+        ("get", "/v1/stats"),
+        ("get", "/v1/admin/aggregator"),
         ("get", "/healthz"),
         ("get", "/metrics"),
         ("get", "/openapi.json"),
@@ -868,4 +872,171 @@ async fn health_metrics_and_openapi() {
             );
         }
     }
+}
+
+/// A server whose statistics are brought up to date on demand.
+async fn start_with_statistics() -> (
+    TestServer,
+    Arc<Comments<SharedStore>>,
+    rave_engine::EngineFeed,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path()).unwrap();
+    let comments = Arc::new(Comments::new(
+        SharedStore::new(engine.clone()),
+        Config {
+            table: "rave".into(),
+            cursor_key: CursorKey::new([3; 32]),
+            moderation: Moderation::Off,
+        },
+    ));
+    comments.ensure_table().await.unwrap();
+    let feed = rave_engine::EngineFeed::open(engine, "rave", "statistics")
+        .await
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (status, receiver) = tokio::sync::watch::channel(rave_server::AggregatorStatus::default());
+    status.send_replace(rave_server::AggregatorStatus {
+        position: 7,
+        latest: 9,
+        lag_events: 2,
+        lag_ms: 15,
+        applied: 7,
+    });
+    let config = ServerConfig {
+        admin_token: Some(TOKEN.into()),
+        rate_limit_per_minute: 0,
+    };
+    let state = AppState::new(comments.clone(), &config).with_aggregator(receiver);
+    tokio::spawn(async move {
+        let _keep = status;
+        rave_server::serve(listener, state, std::future::pending()).await
+    });
+    (
+        TestServer {
+            base,
+            client: Client::new(),
+            _dir: dir,
+        },
+        comments,
+        feed,
+    )
+}
+
+async fn catch_up(comments: &Comments<SharedStore>, feed: &rave_engine::EngineFeed) {
+    use rave_store::ChangeFeed;
+    loop {
+        comments
+            .aggregate_once(feed, std::time::Duration::from_millis(1))
+            .await
+            .unwrap();
+        if feed.lag().await.unwrap().events == 0 {
+            return;
+        }
+    }
+}
+
+#[tokio::test]
+async fn statistics_leaderboard_and_aggregates() {
+    let (s, comments, feed) = start_with_statistics().await;
+    let (_, empty) = s.get("/v1/products/none/stats").await;
+    assert_eq!(
+        empty,
+        json!({"product_id": "none", "language": null, "counts": {"1": 0, "2": 0, "3": 0, "4": 0, "5": 0}, "total": 0})
+    );
+    for (product, language, rating) in [
+        ("x", "en", 5),
+        ("x", "de", 5),
+        ("x", "en", 2),
+        ("y", "en", 5),
+        ("z", "fr", 1),
+    ] {
+        s.create(product, language, rating).await;
+    }
+    catch_up(&comments, &feed).await;
+    let (status, stats) = s.get("/v1/products/x/stats").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        stats["counts"],
+        json!({"1": 0, "2": 1, "3": 0, "4": 0, "5": 2})
+    );
+    assert_eq!(stats["total"], 3);
+    let (_, en) = s.get("/v1/products/x/stats?language=en").await;
+    assert_eq!(
+        (en["language"].clone(), en["total"].clone()),
+        (json!("en"), json!(2))
+    );
+
+    let (_, board) = s.get("/v1/leaderboard").await;
+    assert_eq!(
+        board["items"],
+        json!([{"product_id": "x", "five_star": 2}, {"product_id": "y", "five_star": 1}])
+    );
+    let (_, board) = s.get("/v1/leaderboard?limit=1&language=en").await;
+    assert_eq!(board["items"].as_array().unwrap().len(), 1);
+    let (_, fr) = s.get("/v1/leaderboard?language=fr").await;
+    assert_eq!(
+        fr["items"],
+        json!([]),
+        "products without 5-star comments are absent"
+    );
+
+    let (_, global) = s.get("/v1/stats").await;
+    assert_eq!(global["comments_total"], 5);
+    assert_eq!(global["products_total"], 3);
+    assert_eq!(global["authors_total"], 1);
+    assert_eq!(global["authors_by_comment_count"]["5"], 1);
+    assert_eq!(global["authors_by_comment_count"]["10+"], 0);
+
+    assert_problem(
+        s.get("/v1/products/x/stats?language=EN").await,
+        StatusCode::BAD_REQUEST,
+        "language",
+    );
+    assert_problem(
+        s.get("/v1/products/a%23b/stats").await,
+        StatusCode::BAD_REQUEST,
+        "product_id",
+    );
+    assert_problem(
+        s.get("/v1/leaderboard?limit=0").await,
+        StatusCode::BAD_REQUEST,
+        "limit",
+    );
+    assert_problem(
+        s.get("/v1/leaderboard?limit=101").await,
+        StatusCode::BAD_REQUEST,
+        "limit",
+    );
+
+    let (status, aggregator) = s
+        .call(Method::GET, "/v1/admin/aggregator", None, true)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(aggregator["lag_events"], 2);
+    assert_eq!(
+        s.call(Method::GET, "/v1/admin/aggregator", None, false)
+            .await
+            .0,
+        StatusCode::UNAUTHORIZED
+    );
+    let (_, metrics) = s.get("/metrics").await;
+    assert!(
+        metrics
+            .as_str()
+            .unwrap()
+            .contains("rave_aggregator_lag_events 2")
+    );
+}
+
+#[tokio::test]
+async fn aggregator_status_without_an_aggregator_is_503() {
+    let s = start().await;
+    assert_problem(
+        s.call(Method::GET, "/v1/admin/aggregator", None, true)
+            .await,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "aggregator",
+    );
 }

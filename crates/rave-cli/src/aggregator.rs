@@ -1,0 +1,65 @@
+//! The stream aggregator's loop: apply batches as they come, publish the
+//! position and lag, stop when asked.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rave_comments::Comments;
+use rave_engine::EngineFeed;
+use rave_server::AggregatorStatus;
+use rave_store::{ChangeFeed, SharedStore};
+use tokio::sync::watch;
+
+/// The consumer name of the statistics aggregator on the stream.
+pub const CONSUMER: &str = "statistics";
+
+/// Applies changes until `stop` turns true; publishes its status after every
+/// step. Errors are logged and retried after a pause: the position only
+/// moves with a successful commit, so nothing is lost.
+pub async fn run(
+    comments: Arc<Comments<SharedStore>>,
+    feed: EngineFeed,
+    status: watch::Sender<AggregatorStatus>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut applied = 0u64;
+    while !*stop.borrow() {
+        let step = tokio::select! {
+            step = comments.aggregate_once(&feed, Duration::from_millis(500)) => step,
+            _ = stop.changed() => break,
+        };
+        match step {
+            Ok(n) => applied += n as u64,
+            Err(error) => {
+                tracing::error!(%error, "aggregator step failed; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+        match feed.lag().await {
+            Ok(lag) => {
+                status.send_replace(AggregatorStatus {
+                    position: lag.position,
+                    latest: lag.latest,
+                    lag_events: lag.events,
+                    lag_ms: lag.millis,
+                    applied,
+                });
+            }
+            Err(error) => tracing::warn!(%error, "cannot read the aggregator's lag"),
+        }
+    }
+    tracing::info!(applied, "aggregator stopped");
+}
+
+/// Applies every change committed so far, then returns.
+pub async fn catch_up(comments: &Comments<SharedStore>, feed: &EngineFeed) -> anyhow::Result<u64> {
+    let mut applied = 0u64;
+    loop {
+        applied += comments
+            .aggregate_once(feed, Duration::from_millis(10))
+            .await? as u64;
+        if feed.lag().await?.events == 0 {
+            return Ok(applied);
+        }
+    }
+}
