@@ -51,14 +51,22 @@ pub async fn run(
     tracing::info!(applied, "aggregator stopped");
 }
 
-/// Applies every change committed so far, then returns.
+/// Applies every change committed so far, with a progress bar, then returns.
 pub async fn catch_up(comments: &Comments<SharedStore>, feed: &EngineFeed) -> anyhow::Result<u64> {
+    let pending = feed.lag().await?.events;
+    if pending == 0 {
+        return Ok(0);
+    }
+    let bar = crate::progress_bar(Some(pending), "applying pending changes");
     let mut applied = 0u64;
     loop {
-        applied += comments
+        let n = comments
             .aggregate_once(feed, Duration::from_millis(10))
             .await? as u64;
+        applied += n;
+        bar.inc(n);
         if feed.lag().await?.events == 0 {
+            bar.finish_and_clear();
             return Ok(applied);
         }
     }

@@ -18,9 +18,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use futures::future::try_join_all;
 use rave_store::{
     AttributeValue, BatchGetItemInput, BatchWriteItemInput, ChangeBatch, ChangeFeed, ChangeRecord,
-    GetItemInput, Item, KeyCondition, MAX_BATCH_WRITE_REQUESTS, MAX_EFFECTS_PER_COMMIT, Number,
-    QueryInput, ScanInput, Segment, Store, StoreError, TableKeys, TransactWriteAction,
-    WriteRequest,
+    GetItemInput, Item, KeyCondition, MAX_BATCH_WRITE_REQUESTS, Number, QueryInput, ScanInput,
+    Segment, Store, StoreError, TableKeys, TransactWriteAction, WriteRequest,
 };
 
 use crate::keys::{self, Index, ItemKind};
@@ -292,12 +291,13 @@ impl<S: Store> Comments<S> {
         let Some(mut batch) = feed.next(500, wait).await? else {
             return Ok(0);
         };
+        let capacity = feed.max_effects();
         // Take as many records as fit in one commit.
         let mut deltas = Deltas::default();
         let mut fit = 0;
         for record in batch.records() {
             deltas.add(record, 1);
-            if deltas.items() > MAX_EFFECTS_PER_COMMIT && fit > 0 {
+            if deltas.items() > capacity && fit > 0 {
                 deltas.add(record, -1);
                 break;
             }

@@ -11,6 +11,9 @@ use rave_store::{
 
 use crate::{Checkpoint, Engine, StartPosition};
 
+/// Most effects one consumer commit carries.
+const MAX_CONSUMER_EFFECTS: usize = 5_000;
+
 /// A durable consumer of one table's stream.
 #[derive(Debug)]
 pub struct EngineFeed {
@@ -130,6 +133,12 @@ impl ChangeFeed for EngineFeed {
             }
             Err(error) => Err(error),
         }
+    }
+
+    /// The engine commits a consumer's effects and checkpoint in one redb
+    /// transaction of any size; this bound only keeps commits short.
+    fn max_effects(&self) -> usize {
+        MAX_CONSUMER_EFFECTS
     }
 
     async fn lag(&self) -> Result<FeedLag> {

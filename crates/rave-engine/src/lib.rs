@@ -292,7 +292,8 @@ impl Engine {
     }
 
     /// A transaction that also moves a consumer's checkpoint, atomically:
-    /// either both the writes and the checkpoint commit, or neither. If the
+    /// either both the writes and the checkpoint commit, or neither. It is
+    /// not bound by TransactWriteItems' 100 actions. If the
     /// stored checkpoint is not `checkpoint.expected` (the batch was applied
     /// already), nothing is written and `ConditionalCheckFailed` is returned.
     pub async fn transact_with_checkpoint(

@@ -310,7 +310,14 @@ impl Writer {
         checkpoint: Option<&Checkpoint>,
     ) -> Result<TransactWriteItemsOutput> {
         let count = input.actions.len();
-        if count == 0 || count > MAX_TRANSACT_ACTIONS {
+        // DynamoDB's limit binds TransactWriteItems; a stream consumer's
+        // commit (with a checkpoint) is the engine's own and may be larger.
+        let limit = if checkpoint.is_some() {
+            usize::MAX
+        } else {
+            MAX_TRANSACT_ACTIONS
+        };
+        if count == 0 || count > limit {
             return Err(StoreError::validation(format!(
                 "1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length between 1 and {MAX_TRANSACT_ACTIONS} (got {count})"
             )));

@@ -161,6 +161,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(routes::healthz))
         .routes(routes!(routes::metrics))
         .routes(routes!(openapi_json))
+        .routes(routes!(routes::page))
         .split_for_parts();
     if let Some(components) = openapi.components.as_mut() {
         components.add_security_scheme(

@@ -542,6 +542,27 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         .into_response()
 }
 
+/// The web page: browse, filter, post, and moderate.
+const PAGE: &str = include_str!("../web/index.html");
+
+#[utoipa::path(
+    get,
+    path = "/",
+    tag = "operations",
+    summary = "The web page",
+    responses((status = 200, description = "The page", body = String, content_type = "text/html"))
+)]
+pub async fn page() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        PAGE,
+    )
+        .into_response()
+}
+
 /// Unknown paths answer with a problem document too.
 pub async fn not_found() -> ApiError {
     ApiError::not_found("no such endpoint")

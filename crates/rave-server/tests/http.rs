@@ -842,6 +842,7 @@ async fn health_metrics_and_openapi() {
         ("get", "/healthz"),
         ("get", "/metrics"),
         ("get", "/openapi.json"),
+        ("get", "/"),
     ];
     let paths = doc["paths"].as_object().unwrap();
     for (method, path) in expected {

@@ -61,7 +61,14 @@ pub trait ChangeFeed: Send + Sync + 'static {
     ) -> impl Future<Output = Result<()>> + Send;
 
     fn lag(&self) -> impl Future<Output = Result<FeedLag>> + Send;
+
+    /// Most effects one [`ChangeFeed::commit`] may carry. On DynamoDB a
+    /// commit is a TransactWriteItems of at most 100 actions, one of which
+    /// records the position.
+    fn max_effects(&self) -> usize {
+        MAX_EFFECTS_PER_COMMIT
+    }
 }
 
-/// Most actions one commit may carry besides the position itself.
+/// Most actions a DynamoDB transaction may carry besides the position itself.
 pub const MAX_EFFECTS_PER_COMMIT: usize = 99;
