@@ -1,0 +1,413 @@
+//! The web page in a real browser: headless Chromium driven through
+//! chromedriver (WebDriver). The test command installs both from Debian's
+//! packages; `RAVE_CHROMEDRIVER` and `RAVE_CHROMIUM` point elsewhere.
+//! With `RAVE_SCREENSHOTS=<dir>`, the main views are saved as PNGs there
+//! (that is how `docs/` is made).
+
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use rave_comments::{Comments, Config, CursorKey, Moderation};
+use rave_engine::{Engine, EngineFeed};
+use rave_server::{AppState, ServerConfig};
+use rave_store::SharedStore;
+use serde_json::{Value, json};
+
+const TOKEN: &str = "browser-admin-token";
+
+/// chromedriver, stopped when dropped.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+struct Session {
+    client: Client,
+    base: String,
+    comments: Arc<Comments<SharedStore>>,
+    _driver: Driver,
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn session(moderation: Moderation) -> Session {
+    // The server, with its statistics kept current by an aggregator task.
+    let data = tempfile::tempdir().unwrap();
+    let engine = Engine::open(data.path()).unwrap();
+    let comments = Arc::new(Comments::new(
+        SharedStore::new(engine.clone()),
+        Config {
+            table: "rave".into(),
+            cursor_key: CursorKey::new([5; 32]),
+            moderation,
+        },
+    ));
+    comments.ensure_table().await.unwrap();
+    let feed = EngineFeed::open(engine, "rave", "statistics")
+        .await
+        .unwrap();
+    {
+        let comments = comments.clone();
+        tokio::spawn(async move {
+            loop {
+                let _ = comments
+                    .aggregate_once(&feed, Duration::from_millis(50))
+                    .await;
+            }
+        });
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let config = ServerConfig {
+        admin_token: Some(TOKEN.into()),
+        rate_limit_per_minute: 0,
+    };
+    tokio::spawn(rave_server::serve(
+        listener,
+        AppState::new(comments.clone(), &config),
+        std::future::pending(),
+    ));
+
+    // The browser.
+    let chromedriver =
+        std::env::var("RAVE_CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
+    let chromium = std::env::var("RAVE_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    let port = free_port();
+    let driver = Driver(
+        Command::new(&chromedriver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start {chromedriver} ({e}); ./scripts/test.sh installs chromium-driver"
+                )
+            }),
+    );
+    let profile = tempfile::tempdir().unwrap();
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": chromium,
+            "args": [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage", "--window-size=1200,1000",
+                format!("--user-data-dir={}", profile.path().display()),
+            ]
+        }),
+    );
+    let started = Instant::now();
+    let client = loop {
+        match ClientBuilder::rustls()
+            .expect("TLS set-up")
+            .capabilities(capabilities.clone())
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+        {
+            Ok(client) => break client,
+            Err(e) if started.elapsed() < Duration::from_secs(20) => {
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("cannot start a browser session: {e}"),
+        }
+    };
+    Session {
+        client,
+        base,
+        comments,
+        _driver: driver,
+        _dirs: (data, profile),
+    }
+}
+
+impl Session {
+    async fn goto(&self, path: &str) {
+        self.client
+            .goto(&format!("{}{path}", self.base))
+            .await
+            .unwrap();
+    }
+
+    /// Waits until a JavaScript expression is true.
+    async fn until(&self, condition: &str) {
+        let started = Instant::now();
+        loop {
+            let value = self
+                .client
+                .execute(&format!("return Boolean({condition});"), vec![])
+                .await
+                .unwrap();
+            if value == Value::Bool(true) {
+                return;
+            }
+            if started.elapsed() > Duration::from_secs(10) {
+                let html = self.client.source().await.unwrap_or_default();
+                panic!(
+                    "timed out waiting for `{condition}`; page:\n{}",
+                    &html[..html.len().min(3000)]
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn eval(&self, expression: &str) -> Value {
+        self.client
+            .execute(&format!("return ({expression});"), vec![])
+            .await
+            .unwrap()
+    }
+
+    async fn click(&self, css: &str) {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+    }
+
+    async fn url(&self) -> String {
+        self.client.current_url().await.unwrap().to_string()
+    }
+
+    async fn create(&self, product: &str, language: &str, rating: i64, body: &str) -> String {
+        let new = rave_comments::NewComment {
+            author: "alice".into(),
+            language: language.into(),
+            rating,
+            title: Some("A title".into()),
+            body: body.into(),
+            created_at: None,
+        };
+        self.comments
+            .create(product, new, None)
+            .await
+            .unwrap()
+            .comment
+            .id
+    }
+
+    async fn screenshot(&self, name: &str) {
+        if let Ok(dir) = std::env::var("RAVE_SCREENSHOTS") {
+            let png = self.client.screenshot().await.unwrap();
+            std::fs::write(std::path::Path::new(&dir).join(name), png).unwrap();
+        }
+    }
+
+    async fn close(self) {
+        let _ = self.client.close().await;
+    }
+}
+
+const LIST_LEN: &str = "document.querySelectorAll('#comments li').length";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filters_change_the_list_and_the_url_and_back_works() {
+    let s = session(Moderation::Off).await;
+    for i in 0..30 {
+        s.create(
+            "p",
+            if i % 2 == 0 { "en" } else { "de" },
+            1 + i % 5,
+            &format!("comment {i}"),
+        )
+        .await;
+    }
+    s.goto("/?view=product&product=p").await;
+    s.until(&format!("{LIST_LEN} === 20")).await;
+    // The histogram shows the statistics once the aggregator has them.
+    s.until("document.querySelector('#histogram-total').textContent.startsWith('30 comments')")
+        .await;
+    s.screenshot("product.png").await;
+
+    s.click("input[name=rating][value='5']").await;
+    s.until(&format!("{LIST_LEN} === 6")).await;
+    let all_five = s
+        .eval("[...document.querySelectorAll('#comments .stars')].every(e => e.getAttribute('aria-label').startsWith('5 '))")
+        .await;
+    assert_eq!(all_five, Value::Bool(true));
+    assert!(s.url().await.contains("rating=5"), "{}", s.url().await);
+
+    s.client.execute("document.querySelector('#language').value = 'de'; document.querySelector('#language').dispatchEvent(new Event('change'));", vec![]).await.unwrap();
+    s.until(&format!("{LIST_LEN} === 3")).await;
+    assert!(s.url().await.contains("language=de"));
+    s.click("#plan-panel summary").await;
+    let plan = s.eval("document.querySelector('#plan').textContent").await;
+    assert!(plan.as_str().unwrap().contains("PRODUCT#p/de/5"), "{plan}");
+
+    // Back restores the previous filters, from the URL.
+    s.client.back().await.unwrap();
+    s.until(&format!("{LIST_LEN} === 6")).await;
+    assert!(!s.url().await.contains("language=de"));
+    assert_eq!(
+        s.eval("document.querySelector('#language').value").await,
+        json!("")
+    );
+    s.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_more_appends_the_next_page_without_duplicates() {
+    let s = session(Moderation::Off).await;
+    for i in 0..45 {
+        s.create("m", "en", 1 + i % 5, &format!("comment {i}"))
+            .await;
+    }
+    s.goto("/?view=product&product=m").await;
+    s.until(&format!("{LIST_LEN} === 20")).await;
+    s.click("#load-more").await;
+    s.until(&format!("{LIST_LEN} === 40")).await;
+    s.click("#load-more").await;
+    s.until(&format!("{LIST_LEN} === 45")).await;
+    s.until("document.querySelector('#load-more').hidden").await;
+    let unique = s
+        .eval(
+            "new Set([...document.querySelectorAll('#comments li')].map(li => li.dataset.id)).size",
+        )
+        .await;
+    assert_eq!(unique, json!(45));
+    s.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn posting_shows_the_comment_and_problems_next_to_their_fields() {
+    let s = session(Moderation::Off).await;
+    s.create("q", "en", 4, "already here").await;
+    s.goto("/?view=product&product=q").await;
+    s.until(&format!("{LIST_LEN} === 1")).await;
+    // The server's problem detail lands next to the field it names.
+    s.client
+        .find(Locator::Css("#post-body"))
+        .await
+        .unwrap()
+        .send_keys("No name given")
+        .await
+        .unwrap();
+    s.click("#post-form button[type=submit]").await;
+    s.until("document.querySelector('#error-author').textContent.includes('author')")
+        .await;
+
+    s.client
+        .find(Locator::Css("#post-author"))
+        .await
+        .unwrap()
+        .send_keys("bea")
+        .await
+        .unwrap();
+    s.click("#post-form button[type=submit]").await;
+    s.until(&format!("{LIST_LEN} === 2")).await;
+    let first = s
+        .eval("document.querySelector('#comments li .body').textContent")
+        .await;
+    assert_eq!(
+        first,
+        json!("No name given"),
+        "the new comment is listed first"
+    );
+    s.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_in_a_comment_is_shown_as_text() {
+    let s = session(Moderation::Off).await;
+    let hostile = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">";
+    s.create("x", "en", 1, hostile).await;
+    s.goto("/?view=product&product=x").await;
+    s.until(&format!("{LIST_LEN} === 1")).await;
+    assert_eq!(
+        s.eval("document.querySelector('#comments .body').textContent")
+            .await,
+        json!(hostile)
+    );
+    assert_eq!(
+        s.eval("document.querySelectorAll('#comments img, #comments script').length")
+            .await,
+        json!(0)
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(s.eval("window.__pwned === undefined").await, json!(true));
+    s.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_a_pending_comment_makes_it_appear() {
+    let s = session(Moderation::Pre).await;
+    let id = s.create("mod", "en", 5, "waiting for a moderator").await;
+    s.goto("/?view=product&product=mod").await;
+    s.until("document.querySelector('#list-status').textContent === 'No comments match.'")
+        .await;
+
+    s.goto("/?view=moderation").await;
+    s.client
+        .find(Locator::Css("#admin-token"))
+        .await
+        .unwrap()
+        .send_keys(TOKEN)
+        .await
+        .unwrap();
+    s.click("#token-form button[type=submit]").await;
+    s.until("document.querySelectorAll('#queue li').length === 1")
+        .await;
+    assert_eq!(
+        s.eval("document.querySelector('#queue li').dataset.id")
+            .await,
+        json!(id)
+    );
+    assert_eq!(
+        s.eval("sessionStorage.getItem('rave-admin-token')").await,
+        json!(TOKEN)
+    );
+    assert_eq!(
+        s.eval("localStorage.length").await,
+        json!(0),
+        "the token stays out of local storage"
+    );
+    s.screenshot("moderation.png").await;
+    s.click("#queue li button").await;
+    s.until("document.querySelectorAll('#queue li').length === 0")
+        .await;
+
+    s.goto("/?view=product&product=mod").await;
+    s.until(&format!("{LIST_LEN} === 1")).await;
+    s.goto("/?view=leaderboard").await;
+    s.until("document.querySelectorAll('#leaderboard tr a').length === 1")
+        .await;
+    s.screenshot("leaderboard.png").await;
+    s.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_admin_token_is_reported() {
+    let s = session(Moderation::Pre).await;
+    s.goto("/?view=moderation").await;
+    s.client
+        .find(Locator::Css("#admin-token"))
+        .await
+        .unwrap()
+        .send_keys("wrong")
+        .await
+        .unwrap();
+    s.click("#token-form button[type=submit]").await;
+    s.until("document.querySelector('#notice').textContent.includes('refused')")
+        .await;
+    s.close().await;
+}
