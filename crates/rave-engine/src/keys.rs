@@ -252,7 +252,7 @@ mod tests {
 
     impl Contains for (Bound<&[u8]>, Bound<&[u8]>) {
         fn contains(&self, key: &[u8]) -> bool {
-            std::ops::RangeBounds::contains(self, key)
+            std::ops::RangeBounds::<&[u8]>::contains(self, &key)
         }
     }
 
@@ -264,12 +264,12 @@ mod tests {
                 let hits = (0..total)
                     .filter(|&s| {
                         let (lo, hi) = segment_range(s, total);
-                        std::ops::RangeBounds::contains(
+                        std::ops::RangeBounds::<&[u8]>::contains(
                             &(
                                 lo.as_ref().map(Vec::as_slice),
                                 hi.as_ref().map(Vec::as_slice),
                             ),
-                            key.as_slice(),
+                            &key.as_slice(),
                         )
                     })
                     .count();

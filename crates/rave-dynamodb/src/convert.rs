@@ -1,0 +1,60 @@
+//! rave's attribute values to and from the SDK's.
+
+use std::collections::{BTreeMap, HashMap};
+
+use aws_sdk_dynamodb::primitives::Blob;
+use aws_sdk_dynamodb::types::AttributeValue as Sdk;
+use rave_store::{AttributeValue, Item, Number, Result, StoreError};
+
+pub fn to_sdk(value: &AttributeValue) -> Sdk {
+    match value {
+        AttributeValue::S(s) => Sdk::S(s.clone()),
+        AttributeValue::N(n) => Sdk::N(n.to_string()),
+        AttributeValue::B(b) => Sdk::B(Blob::new(b.clone())),
+        AttributeValue::Bool(b) => Sdk::Bool(*b),
+        AttributeValue::Null => Sdk::Null(true),
+        AttributeValue::L(l) => Sdk::L(l.iter().map(to_sdk).collect()),
+        AttributeValue::M(m) => Sdk::M(item_to_sdk(m)),
+        AttributeValue::Ss(s) => Sdk::Ss(s.iter().cloned().collect()),
+        AttributeValue::Ns(s) => Sdk::Ns(s.iter().map(Number::to_string).collect()),
+        AttributeValue::Bs(s) => Sdk::Bs(s.iter().map(|b| Blob::new(b.clone())).collect()),
+    }
+}
+
+pub fn item_to_sdk(item: &Item) -> HashMap<String, Sdk> {
+    item.iter().map(|(k, v)| (k.clone(), to_sdk(v))).collect()
+}
+
+fn number(text: &str) -> Result<Number> {
+    text.parse().map_err(|e| {
+        StoreError::Internal(format!(
+            "DynamoDB returned a malformed number {text:?}: {e}"
+        ))
+    })
+}
+
+pub fn from_sdk(value: &Sdk) -> Result<AttributeValue> {
+    Ok(match value {
+        Sdk::S(s) => AttributeValue::S(s.clone()),
+        Sdk::N(n) => AttributeValue::N(number(n)?),
+        Sdk::B(b) => AttributeValue::B(b.as_ref().to_vec()),
+        Sdk::Bool(b) => AttributeValue::Bool(*b),
+        Sdk::Null(_) => AttributeValue::Null,
+        Sdk::L(l) => AttributeValue::L(l.iter().map(from_sdk).collect::<Result<_>>()?),
+        Sdk::M(m) => AttributeValue::M(item_from_sdk(m)?),
+        Sdk::Ss(s) => AttributeValue::Ss(s.iter().cloned().collect()),
+        Sdk::Ns(s) => AttributeValue::Ns(s.iter().map(|n| number(n)).collect::<Result<_>>()?),
+        Sdk::Bs(s) => AttributeValue::Bs(s.iter().map(|b| b.as_ref().to_vec()).collect()),
+        other => {
+            return Err(StoreError::Internal(format!(
+                "unknown attribute value from DynamoDB: {other:?}"
+            )));
+        }
+    })
+}
+
+pub fn item_from_sdk(item: &HashMap<String, Sdk>) -> Result<Item> {
+    item.iter()
+        .map(|(k, v)| Ok((k.clone(), from_sdk(v)?)))
+        .collect::<Result<BTreeMap<_, _>>>()
+}

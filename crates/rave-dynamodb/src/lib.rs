@@ -1,0 +1,720 @@
+//! rave's DynamoDB backend: [`rave_store::Store`] over the AWS SDK for
+//! Rust, against Amazon DynamoDB or any endpoint that speaks its API
+//! (DynamoDB Local in the tests).
+//!
+//! Requests map one to one; typed expressions are rendered to expression
+//! strings with placeholders (`render`); errors map to the same kinds the
+//! embedded engine reports; every call asks for consumed capacity (INDEXES)
+//! and reports it. The SDK retries throttled requests with backoff.
+
+mod convert;
+mod render;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types as sdk;
+use rave_store::{
+    BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
+    CancellationReason, ConsumedCapacity, DeleteItemInput, GetItemInput, GetItemOutput,
+    GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Page, Projection, PutItemInput,
+    QueryInput, Result, ReturnValues, ScanInput, Store, StoreError, TableDefinition, TableKeys,
+    TransactWriteAction, TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput,
+    WriteOutput, WriteRequest,
+};
+
+use convert::{item_from_sdk, item_to_sdk};
+use render::Renderer;
+
+/// Where to find DynamoDB.
+#[derive(Debug, Clone, Default)]
+pub struct Connection {
+    /// An endpoint other than AWS's (DynamoDB Local, say).
+    pub endpoint: Option<String>,
+    /// The AWS region; by default from the environment or profile.
+    pub region: Option<String>,
+}
+
+/// A DynamoDB account (or endpoint) as a [`Store`].
+#[derive(Debug, Clone)]
+pub struct DynamoStore {
+    client: Client,
+}
+
+impl DynamoStore {
+    /// Connects with credentials and region from the usual AWS sources
+    /// (environment, profile, instance role), overridden by `connection`.
+    pub async fn connect(connection: &Connection) -> DynamoStore {
+        let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
+        if let Some(region) = &connection.region {
+            loader = loader.region(aws_config::Region::new(region.clone()));
+        }
+        if let Some(endpoint) = &connection.endpoint {
+            loader = loader.endpoint_url(endpoint);
+        }
+        let config = loader.load().await;
+        DynamoStore {
+            client: Client::new(&config),
+        }
+    }
+
+    /// A store on a local endpoint that ignores credentials (DynamoDB
+    /// Local): fixed dummy credentials, region us-east-1, no lookups of the
+    /// environment or instance metadata.
+    pub fn local(endpoint: &str) -> DynamoStore {
+        let config = aws_sdk_dynamodb::Config::builder()
+            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+            .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
+            .endpoint_url(endpoint)
+            .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+                "local", "local", None, None, "rave",
+            ))
+            .build();
+        DynamoStore {
+            client: Client::from_conf(config),
+        }
+    }
+
+    pub fn from_client(client: Client) -> DynamoStore {
+        DynamoStore { client }
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Waits until the table is ACTIVE.
+    pub async fn wait_active(&self, table: &str) -> Result<()> {
+        for _ in 0..600 {
+            let description = self
+                .client
+                .describe_table()
+                .table_name(table)
+                .send()
+                .await
+                .map_err(map_error)?;
+            if description.table().and_then(|t| t.table_status()) == Some(&sdk::TableStatus::Active)
+            {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        Err(StoreError::Internal(format!(
+            "table {table} did not become ACTIVE"
+        )))
+    }
+}
+
+/// Maps an SDK error to the kinds both backends share.
+fn map_error<E: ProvideErrorMetadata + std::fmt::Debug>(error: SdkError<E>) -> StoreError {
+    let message = error.message().unwrap_or_default().to_owned();
+    match error.code() {
+        Some("ConditionalCheckFailedException") => StoreError::ConditionalCheckFailed,
+        Some("ValidationException") => StoreError::Validation(message),
+        Some("ResourceNotFoundException") => StoreError::ResourceNotFound(message),
+        Some("ResourceInUseException") => StoreError::ResourceInUse(message),
+        Some("TransactionConflictException") => StoreError::TransactionConflict(message),
+        Some(
+            "ProvisionedThroughputExceededException"
+            | "ThrottlingException"
+            | "RequestLimitExceeded"
+            | "LimitExceededException",
+        ) => StoreError::Throttled(message),
+        Some(code) => StoreError::Internal(format!("{code}: {message}")),
+        None => StoreError::Internal(format!("{error:?}")),
+    }
+}
+
+fn transaction_error(error: SdkError<TransactWriteItemsError>) -> StoreError {
+    if let Some(TransactWriteItemsError::TransactionCanceledException(e)) = error.as_service_error()
+    {
+        let reasons = e
+            .cancellation_reasons()
+            .iter()
+            .map(|r| match r.code() {
+                Some("ConditionalCheckFailed") => CancellationReason::ConditionalCheckFailed,
+                Some("TransactionConflict") => CancellationReason::TransactionConflict,
+                Some("ValidationError") => {
+                    CancellationReason::ValidationError(r.message().unwrap_or_default().to_owned())
+                }
+                _ => CancellationReason::None,
+            })
+            .collect();
+        return StoreError::TransactionCanceled(reasons);
+    }
+    map_error(error)
+}
+
+fn capacity(consumed: Option<&sdk::ConsumedCapacity>, table: &str) -> ConsumedCapacity {
+    let mut out = ConsumedCapacity::new(table);
+    if let Some(c) = consumed {
+        out.read_units = c.read_capacity_units().unwrap_or(0.0);
+        out.write_units = c.write_capacity_units().unwrap_or(0.0);
+        // On-demand tables report only the total.
+        if out.read_units == 0.0 && out.write_units == 0.0 {
+            out.read_units = c.capacity_units().unwrap_or(0.0);
+        }
+        if let Some(indexes) = c.global_secondary_indexes() {
+            for (name, units) in indexes {
+                out.index_units
+                    .insert(name.clone(), units.capacity_units().unwrap_or(0.0));
+            }
+        }
+    }
+    out
+}
+
+fn write_capacity(consumed: Option<&sdk::ConsumedCapacity>, table: &str) -> ConsumedCapacity {
+    let mut out = capacity(consumed, table);
+    if out.write_units == 0.0 {
+        // On-demand tables report a single total; for writes it is write units.
+        out.write_units = out.read_units;
+        out.read_units = 0.0;
+    }
+    out
+}
+
+fn return_values(rv: ReturnValues) -> sdk::ReturnValue {
+    match rv {
+        ReturnValues::None => sdk::ReturnValue::None,
+        ReturnValues::AllOld => sdk::ReturnValue::AllOld,
+        ReturnValues::AllNew => sdk::ReturnValue::AllNew,
+    }
+}
+
+fn build_error(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Validation(e.to_string())
+}
+
+fn key_type(t: KeyType) -> sdk::ScalarAttributeType {
+    match t {
+        KeyType::S => sdk::ScalarAttributeType::S,
+        KeyType::N => sdk::ScalarAttributeType::N,
+        KeyType::B => sdk::ScalarAttributeType::B,
+    }
+}
+
+fn key_schema(schema: &KeySchema) -> Result<Vec<sdk::KeySchemaElement>> {
+    let mut elements = vec![
+        sdk::KeySchemaElement::builder()
+            .attribute_name(&schema.partition.name)
+            .key_type(sdk::KeyType::Hash)
+            .build()
+            .map_err(build_error)?,
+    ];
+    if let Some(sort) = &schema.sort {
+        elements.push(
+            sdk::KeySchemaElement::builder()
+                .attribute_name(&sort.name)
+                .key_type(sdk::KeyType::Range)
+                .build()
+                .map_err(build_error)?,
+        );
+    }
+    Ok(elements)
+}
+
+fn schema_from(
+    elements: &[sdk::KeySchemaElement],
+    types: &HashMap<String, KeyType>,
+) -> Result<KeySchema> {
+    let attribute = |kind: sdk::KeyType| {
+        elements.iter().find(|e| *e.key_type() == kind).map(|e| {
+            let name = e.attribute_name().to_owned();
+            let t = types.get(&name).copied().unwrap_or(KeyType::S);
+            KeyAttribute::new(name, t)
+        })
+    };
+    Ok(KeySchema::new(
+        attribute(sdk::KeyType::Hash)
+            .ok_or_else(|| StoreError::Internal("table without a partition key".into()))?,
+        attribute(sdk::KeyType::Range),
+    ))
+}
+
+impl Store for DynamoStore {
+    async fn create_table(&self, definition: TableDefinition) -> Result<()> {
+        definition.validate().map_err(StoreError::Validation)?;
+        let mut attributes: Vec<(String, KeyType)> = Vec::new();
+        for a in definition.key_schema.attributes().chain(
+            definition
+                .global_secondary_indexes
+                .iter()
+                .flat_map(|i| i.key_schema.attributes()),
+        ) {
+            if !attributes.iter().any(|(n, _)| *n == a.name) {
+                attributes.push((a.name.clone(), a.key_type));
+            }
+        }
+        let mut request = self
+            .client
+            .create_table()
+            .table_name(&definition.name)
+            .set_key_schema(Some(key_schema(&definition.key_schema)?))
+            .billing_mode(sdk::BillingMode::PayPerRequest)
+            .stream_specification(
+                sdk::StreamSpecification::builder()
+                    .stream_enabled(definition.stream_enabled)
+                    .set_stream_view_type(
+                        definition
+                            .stream_enabled
+                            .then_some(sdk::StreamViewType::NewAndOldImages),
+                    )
+                    .build()
+                    .map_err(build_error)?,
+            );
+        for (name, t) in attributes {
+            request = request.attribute_definitions(
+                sdk::AttributeDefinition::builder()
+                    .attribute_name(name)
+                    .attribute_type(key_type(t))
+                    .build()
+                    .map_err(build_error)?,
+            );
+        }
+        for index in &definition.global_secondary_indexes {
+            let projection = match &index.projection {
+                Projection::All => {
+                    sdk::Projection::builder().projection_type(sdk::ProjectionType::All)
+                }
+                Projection::KeysOnly => {
+                    sdk::Projection::builder().projection_type(sdk::ProjectionType::KeysOnly)
+                }
+                Projection::Include(names) => sdk::Projection::builder()
+                    .projection_type(sdk::ProjectionType::Include)
+                    .set_non_key_attributes(Some(names.clone())),
+            };
+            request = request.global_secondary_indexes(
+                sdk::GlobalSecondaryIndex::builder()
+                    .index_name(&index.name)
+                    .set_key_schema(Some(key_schema(&index.key_schema)?))
+                    .projection(projection.build())
+                    .build()
+                    .map_err(build_error)?,
+            );
+        }
+        request.send().await.map_err(map_error)?;
+        self.wait_active(&definition.name).await
+    }
+
+    async fn describe_table(&self, table: &str) -> Result<TableDefinition> {
+        let out = self
+            .client
+            .describe_table()
+            .table_name(table)
+            .send()
+            .await
+            .map_err(map_error)?;
+        let t = out
+            .table()
+            .ok_or_else(|| StoreError::ResourceNotFound(format!("Table: {table} not found")))?;
+        let types: HashMap<String, KeyType> = t
+            .attribute_definitions()
+            .iter()
+            .map(|d| {
+                let kind = match d.attribute_type() {
+                    sdk::ScalarAttributeType::N => KeyType::N,
+                    sdk::ScalarAttributeType::B => KeyType::B,
+                    _ => KeyType::S,
+                };
+                (d.attribute_name().to_owned(), kind)
+            })
+            .collect();
+        let mut indexes = Vec::new();
+        for index in t.global_secondary_indexes() {
+            let projection = index.projection();
+            indexes.push(GlobalSecondaryIndex {
+                name: index.index_name().unwrap_or_default().to_owned(),
+                key_schema: schema_from(index.key_schema(), &types)?,
+                projection: match projection.and_then(|p| p.projection_type()) {
+                    Some(sdk::ProjectionType::KeysOnly) => Projection::KeysOnly,
+                    Some(sdk::ProjectionType::Include) => Projection::Include(
+                        projection
+                            .map(|p| p.non_key_attributes().to_vec())
+                            .unwrap_or_default(),
+                    ),
+                    _ => Projection::All,
+                },
+            });
+        }
+        Ok(TableDefinition {
+            name: table.to_owned(),
+            key_schema: schema_from(t.key_schema(), &types)?,
+            global_secondary_indexes: indexes,
+            stream_enabled: t.stream_specification().is_some_and(|s| s.stream_enabled()),
+        })
+    }
+
+    async fn get_item(&self, input: GetItemInput) -> Result<GetItemOutput> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&input.table)
+            .set_key(Some(item_to_sdk(&input.key)))
+            .consistent_read(input.consistent_read)
+            .return_consumed_capacity(sdk::ReturnConsumedCapacity::Indexes)
+            .send()
+            .await
+            .map_err(map_error)?;
+        Ok(GetItemOutput {
+            item: out.item().map(item_from_sdk).transpose()?,
+            consumed: capacity(out.consumed_capacity(), &input.table),
+        })
+    }
+
+    async fn put_item(&self, input: PutItemInput) -> Result<WriteOutput> {
+        let mut r = Renderer::default();
+        let condition = input.condition.as_ref().map(|c| r.condition(c));
+        let (names, values) = r.finish();
+        let out = self
+            .client
+            .put_item()
+            .table_name(&input.table)
+            .set_item(Some(item_to_sdk(&input.item)))
+            .set_condition_expression(condition)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+            .return_values(return_values(input.return_values))
+            .return_consumed_capacity(sdk::ReturnConsumedCapacity::Indexes)
+            .send()
+            .await
+            .map_err(map_error)?;
+        Ok(WriteOutput {
+            attributes: out.attributes().map(item_from_sdk).transpose()?,
+            consumed: write_capacity(out.consumed_capacity(), &input.table),
+        })
+    }
+
+    async fn update_item(&self, input: UpdateItemInput) -> Result<WriteOutput> {
+        let mut r = Renderer::default();
+        let update = r.update(&input.update);
+        let condition = input.condition.as_ref().map(|c| r.condition(c));
+        let (names, values) = r.finish();
+        let out = self
+            .client
+            .update_item()
+            .table_name(&input.table)
+            .set_key(Some(item_to_sdk(&input.key)))
+            .update_expression(update)
+            .set_condition_expression(condition)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+            .return_values(return_values(input.return_values))
+            .return_consumed_capacity(sdk::ReturnConsumedCapacity::Indexes)
+            .send()
+            .await
+            .map_err(map_error)?;
+        Ok(WriteOutput {
+            attributes: out.attributes().map(item_from_sdk).transpose()?,
+            consumed: write_capacity(out.consumed_capacity(), &input.table),
+        })
+    }
+
+    async fn delete_item(&self, input: DeleteItemInput) -> Result<WriteOutput> {
+        let mut r = Renderer::default();
+        let condition = input.condition.as_ref().map(|c| r.condition(c));
+        let (names, values) = r.finish();
+        let out = self
+            .client
+            .delete_item()
+            .table_name(&input.table)
+            .set_key(Some(item_to_sdk(&input.key)))
+            .set_condition_expression(condition)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+            .return_values(return_values(input.return_values))
+            .return_consumed_capacity(sdk::ReturnConsumedCapacity::Indexes)
+            .send()
+            .await
+            .map_err(map_error)?;
+        Ok(WriteOutput {
+            attributes: out.attributes().map(item_from_sdk).transpose()?,
+            consumed: write_capacity(out.consumed_capacity(), &input.table),
+        })
+    }
+
+    async fn query(&self, input: QueryInput) -> Result<Page> {
+        let mut r = Renderer::default();
+        let key = r.key_condition(&input.key_condition);
+        let filter = input.filter.as_ref().map(|c| r.condition(c));
+        let (names, values) = r.finish();
+        let limit = input.limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX));
+        let out = self
+            .client
+            .query()
+            .table_name(&input.table)
+            .set_index_name(input.index.clone())
+            .key_condition_expression(key)
+            .set_filter_expression(filter)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+            .set_limit(limit)
+            .scan_index_forward(input.scan_index_forward)
+            .set_exclusive_start_key(input.exclusive_start_key.as_ref().map(item_to_sdk))
+            .consistent_read(input.consistent_read)
+            .return_consumed_capacity(sdk::ReturnConsumedCapacity::Indexes)
+            .send()
+            .await
+            .map_err(map_error)?;
+        Ok(Page {
+            items: out
+                .items()
+                .iter()
+                .map(item_from_sdk)
+                .collect::<Result<_>>()?,
+            scanned_count: out.scanned_count().max(0) as usize,
+            last_evaluated_key: out.last_evaluated_key().map(item_from_sdk).transpose()?,
+            consumed: capacity(out.consumed_capacity(), &input.table),
+        })
+    }
+
+    async fn scan(&self, input: ScanInput) -> Result<Page> {
+        let mut r = Renderer::default();
+        let filter = input.filter.as_ref().map(|c| r.condition(c));
+        let (names, values) = r.finish();
+        let limit = input.limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX));
+        let out = self
+            .client
+            .scan()
+            .table_name(&input.table)
+            .set_index_name(input.index.clone())
+            .set_filter_expression(filter)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+            .set_limit(limit)
+            .set_segment(input.segment.map(|s| s.segment as i32))
+            .set_total_segments(input.segment.map(|s| s.total_segments as i32))
+            .set_exclusive_start_key(input.exclusive_start_key.as_ref().map(item_to_sdk))
+            .consistent_read(input.consistent_read)
+            .return_consumed_capacity(sdk::ReturnConsumedCapacity::Indexes)
+            .send()
+            .await
+            .map_err(map_error)?;
+        Ok(Page {
+            items: out
+                .items()
+                .iter()
+                .map(item_from_sdk)
+                .collect::<Result<_>>()?,
+            scanned_count: out.scanned_count().max(0) as usize,
+            last_evaluated_key: out.last_evaluated_key().map(item_from_sdk).transpose()?,
+            consumed: capacity(out.consumed_capacity(), &input.table),
+        })
+    }
+
+    async fn batch_get_item(&self, input: BatchGetItemInput) -> Result<BatchGetItemOutput> {
+        let mut request = HashMap::new();
+        for r in &input.requests {
+            request.insert(
+                r.table.clone(),
+                sdk::KeysAndAttributes::builder()
+                    .set_keys(Some(r.keys.iter().map(item_to_sdk).collect()))
+                    .consistent_read(r.consistent_read)
+                    .build()
+                    .map_err(build_error)?,
+            );
+        }
+        let out = self
+            .client
+            .batch_get_item()
+            .set_request_items(Some(request))
+            .return_consumed_capacity(sdk::ReturnConsumedCapacity::Indexes)
+            .send()
+            .await
+            .map_err(map_error)?;
+        let mut responses = Vec::new();
+        for (table, items) in out.responses().into_iter().flatten() {
+            responses.push((
+                table.clone(),
+                items.iter().map(item_from_sdk).collect::<Result<_>>()?,
+            ));
+        }
+        let mut unprocessed = Vec::new();
+        for (table, keys) in out.unprocessed_keys().into_iter().flatten() {
+            unprocessed.push(TableKeys {
+                table: table.clone(),
+                keys: keys
+                    .keys()
+                    .iter()
+                    .map(item_from_sdk)
+                    .collect::<Result<_>>()?,
+                consistent_read: keys.consistent_read().unwrap_or(false),
+            });
+        }
+        Ok(BatchGetItemOutput {
+            responses,
+            unprocessed,
+            consumed: out
+                .consumed_capacity()
+                .iter()
+                .map(|c| capacity(Some(c), c.table_name().unwrap_or_default()))
+                .collect(),
+        })
+    }
+
+    async fn batch_write_item(&self, input: BatchWriteItemInput) -> Result<BatchWriteItemOutput> {
+        let mut request: HashMap<String, Vec<sdk::WriteRequest>> = HashMap::new();
+        for (table, write) in &input.requests {
+            let w = match write {
+                WriteRequest::Put(item) => sdk::WriteRequest::builder()
+                    .put_request(
+                        sdk::PutRequest::builder()
+                            .set_item(Some(item_to_sdk(item)))
+                            .build()
+                            .map_err(build_error)?,
+                    )
+                    .build(),
+                WriteRequest::Delete(key) => sdk::WriteRequest::builder()
+                    .delete_request(
+                        sdk::DeleteRequest::builder()
+                            .set_key(Some(item_to_sdk(key)))
+                            .build()
+                            .map_err(build_error)?,
+                    )
+                    .build(),
+            };
+            request.entry(table.clone()).or_default().push(w);
+        }
+        let out = self
+            .client
+            .batch_write_item()
+            .set_request_items(Some(request))
+            .return_consumed_capacity(sdk::ReturnConsumedCapacity::Indexes)
+            .send()
+            .await
+            .map_err(map_error)?;
+        let mut unprocessed = Vec::new();
+        for (table, writes) in out.unprocessed_items().into_iter().flatten() {
+            for w in writes {
+                if let Some(put) = w.put_request() {
+                    unprocessed
+                        .push((table.clone(), WriteRequest::Put(item_from_sdk(put.item())?)));
+                } else if let Some(delete) = w.delete_request() {
+                    unprocessed.push((
+                        table.clone(),
+                        WriteRequest::Delete(item_from_sdk(delete.key())?),
+                    ));
+                }
+            }
+        }
+        Ok(BatchWriteItemOutput {
+            unprocessed,
+            consumed: out
+                .consumed_capacity()
+                .iter()
+                .map(|c| write_capacity(Some(c), c.table_name().unwrap_or_default()))
+                .collect(),
+        })
+    }
+
+    async fn transact_write_items(
+        &self,
+        input: TransactWriteItemsInput,
+    ) -> Result<TransactWriteItemsOutput> {
+        let mut items = Vec::with_capacity(input.actions.len());
+        for action in &input.actions {
+            items.push(transact_item(action)?);
+        }
+        let out = self
+            .client
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .return_consumed_capacity(sdk::ReturnConsumedCapacity::Indexes)
+            .send()
+            .await
+            .map_err(transaction_error)?;
+        Ok(TransactWriteItemsOutput {
+            consumed: out
+                .consumed_capacity()
+                .iter()
+                .map(|c| write_capacity(Some(c), c.table_name().unwrap_or_default()))
+                .collect(),
+        })
+    }
+}
+
+/// One action of a transaction, as the SDK wants it.
+fn transact_item(action: &TransactWriteAction) -> Result<sdk::TransactWriteItem> {
+    let mut r = Renderer::default();
+    let item = match action {
+        TransactWriteAction::Put {
+            table,
+            item,
+            condition,
+        } => {
+            let condition = condition.as_ref().map(|c| r.condition(c));
+            let (names, values) = r.finish();
+            sdk::TransactWriteItem::builder().put(
+                sdk::Put::builder()
+                    .table_name(table)
+                    .set_item(Some(item_to_sdk(item)))
+                    .set_condition_expression(condition)
+                    .set_expression_attribute_names(names)
+                    .set_expression_attribute_values(values)
+                    .build()
+                    .map_err(build_error)?,
+            )
+        }
+        TransactWriteAction::Update {
+            table,
+            key,
+            update,
+            condition,
+        } => {
+            let update = r.update(update);
+            let condition = condition.as_ref().map(|c| r.condition(c));
+            let (names, values) = r.finish();
+            sdk::TransactWriteItem::builder().update(
+                sdk::Update::builder()
+                    .table_name(table)
+                    .set_key(Some(item_to_sdk(key)))
+                    .update_expression(update)
+                    .set_condition_expression(condition)
+                    .set_expression_attribute_names(names)
+                    .set_expression_attribute_values(values)
+                    .build()
+                    .map_err(build_error)?,
+            )
+        }
+        TransactWriteAction::Delete {
+            table,
+            key,
+            condition,
+        } => {
+            let condition = condition.as_ref().map(|c| r.condition(c));
+            let (names, values) = r.finish();
+            sdk::TransactWriteItem::builder().delete(
+                sdk::Delete::builder()
+                    .table_name(table)
+                    .set_key(Some(item_to_sdk(key)))
+                    .set_condition_expression(condition)
+                    .set_expression_attribute_names(names)
+                    .set_expression_attribute_values(values)
+                    .build()
+                    .map_err(build_error)?,
+            )
+        }
+        TransactWriteAction::ConditionCheck {
+            table,
+            key,
+            condition,
+        } => {
+            let condition = r.condition(condition);
+            let (names, values) = r.finish();
+            sdk::TransactWriteItem::builder().condition_check(
+                sdk::ConditionCheck::builder()
+                    .table_name(table)
+                    .set_key(Some(item_to_sdk(key)))
+                    .condition_expression(condition)
+                    .set_expression_attribute_names(names)
+                    .set_expression_attribute_values(values)
+                    .build()
+                    .map_err(build_error)?,
+            )
+        }
+    };
+    Ok(item.build())
+}
