@@ -68,15 +68,15 @@ step "formatting"
 cargo fmt --all -- --check
 
 step "lints"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
 ensure_chromium
 start_dynamodb_local
 
 step "tests"
 if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --workspace --locked --no-fail-fast
+  cargo nextest run --workspace --all-features --locked --no-fail-fast
 else
   echo "cargo-nextest not found; running cargo test (install it with: cargo install cargo-nextest --locked)"
-  cargo test --workspace --locked --no-fail-fast
+  cargo test --workspace --all-features --locked --no-fail-fast
 fi

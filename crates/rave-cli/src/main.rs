@@ -62,8 +62,38 @@ enum Command {
     Query(QueryArgs),
     /// Run the statistics aggregator alone (for a `serve --no-aggregator`).
     Aggregate(AggregateArgs),
+    /// Create the DynamoDB table, its indexes and its stream (idempotent).
+    Init(InitArgs),
     /// Recompute every statistic from the comments, print the drift, repair it with --fix.
     Reconcile(ReconcileArgs),
+}
+
+/// Where the DynamoDB table is.
+#[derive(Debug, Args)]
+struct DynamoArgs {
+    /// An endpoint other than AWS's, such as DynamoDB Local.
+    #[arg(long, env = "RAVE_ENDPOINT")]
+    endpoint: Option<String>,
+    /// The AWS region (default: from the environment or profile).
+    #[arg(long, env = "RAVE_REGION")]
+    region: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct InitArgs {
+    /// Table name.
+    #[arg(long, env = "RAVE_TABLE", default_value = "rave")]
+    table: String,
+    #[command(flatten)]
+    dynamo: DynamoArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum StoreKind {
+    /// rave's embedded engine, data in --data.
+    Embedded,
+    /// Amazon DynamoDB, or an endpoint that speaks its API.
+    Dynamodb,
 }
 
 #[derive(Debug, Args)]
@@ -131,6 +161,15 @@ struct ServeArgs {
     /// Do not run the statistics aggregator in this process.
     #[arg(long, env = "RAVE_NO_AGGREGATOR")]
     no_aggregator: bool,
+    /// Where comments are stored.
+    #[arg(long = "store", env = "RAVE_STORE", value_enum, default_value_t = StoreKind::Embedded)]
+    store_kind: StoreKind,
+    #[command(flatten)]
+    dynamo: DynamoArgs,
+    /// With --store dynamodb: do not create the table if it is missing
+    /// (for credentials that may not create tables).
+    #[arg(long, env = "RAVE_NO_INIT")]
+    no_init: bool,
 }
 
 #[derive(Debug, Args)]
@@ -211,6 +250,7 @@ fn main() -> anyhow::Result<()> {
             }
             Command::Query(args) => query(args).await,
             Command::Aggregate(args) => aggregate(args).await,
+            Command::Init(args) => init(args).await,
             Command::Reconcile(args) => reconcile(args).await,
         }
     })
@@ -342,6 +382,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         ModerationArg::Off => Moderation::Off,
         ModerationArg::Pre => Moderation::Pre,
     };
+    if args.store_kind == StoreKind::Dynamodb {
+        return serve_dynamodb(args, moderation).await;
+    }
     let (engine, comments) = open_engine(&args.store, moderation)?;
     comments
         .ensure_table()
@@ -576,4 +619,103 @@ async fn reconcile(args: ReconcileArgs) -> anyhow::Result<()> {
         }
     );
     Ok(())
+}
+
+#[cfg(feature = "dynamodb")]
+async fn connect_dynamodb(args: &DynamoArgs) -> rave_dynamodb::DynamoStore {
+    rave_dynamodb::DynamoStore::connect(&rave_dynamodb::Connection {
+        endpoint: args.endpoint.clone(),
+        region: args.region.clone(),
+    })
+    .await
+}
+
+/// Creates the table with its indexes and stream, unless it exists, and
+/// says what it did.
+#[cfg(feature = "dynamodb")]
+async fn ensure_dynamodb_table(
+    store: &rave_dynamodb::DynamoStore,
+    table: &str,
+) -> anyhow::Result<String> {
+    use rave_store::{Store, StoreError};
+    match store.describe_table(table).await {
+        Ok(_) => Ok(format!("table {table} exists; nothing to do")),
+        Err(StoreError::ResourceNotFound(_)) => {
+            let definition = rave_comments::keys::table_definition(table);
+            let indexes: Vec<String> = definition
+                .global_secondary_indexes
+                .iter()
+                .map(|i| i.name.clone())
+                .collect();
+            store
+                .create_table(definition)
+                .await
+                .context("cannot create the table")?;
+            Ok(format!(
+                "created table {table} (on-demand) with indexes {} and a NEW_AND_OLD_IMAGES stream; it is ACTIVE",
+                indexes.join(", ")
+            ))
+        }
+        Err(e) => Err(e).context("cannot describe the table"),
+    }
+}
+
+#[cfg(feature = "dynamodb")]
+async fn init(args: InitArgs) -> anyhow::Result<()> {
+    let store = connect_dynamodb(&args.dynamo).await;
+    println!("{}", ensure_dynamodb_table(&store, &args.table).await?);
+    Ok(())
+}
+
+#[cfg(not(feature = "dynamodb"))]
+async fn init(_args: InitArgs) -> anyhow::Result<()> {
+    bail!("this rave was built without DynamoDB support: build it with `--features dynamodb`")
+}
+
+#[cfg(feature = "dynamodb")]
+async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Result<()> {
+    let store = connect_dynamodb(&args.dynamo).await;
+    if !args.no_init {
+        let done = ensure_dynamodb_table(&store, &args.store.table).await?;
+        tracing::info!("{done}");
+    }
+    let comments = Arc::new(Comments::new(
+        SharedStore::new(store),
+        Config {
+            table: args.store.table.clone(),
+            cursor_key: cursor_key(&args.store)?,
+            moderation,
+        },
+    ));
+    if args.demo {
+        load_demo(&comments).await?;
+    }
+    if !args.no_aggregator {
+        tracing::warn!(
+            "the statistics aggregator on DynamoDB Streams is not available yet: statistics stay as they are"
+        );
+    }
+    let config = ServerConfig {
+        admin_token: args.admin_token.clone(),
+        rate_limit_per_minute: args.rate_limit_per_minute,
+    };
+    let listener = TcpListener::bind(args.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.addr))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, table = %args.store.table, "rave is listening, on DynamoDB");
+    println!("rave listening on http://{addr}");
+    rave_server::serve(
+        listener,
+        AppState::new(comments, &config),
+        shutdown_signal(),
+    )
+    .await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+#[cfg(not(feature = "dynamodb"))]
+async fn serve_dynamodb(_args: ServeArgs, _moderation: Moderation) -> anyhow::Result<()> {
+    bail!("this rave was built without DynamoDB support: build it with `--features dynamodb`")
 }
