@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rave_comments::Comments;
-use rave_engine::EngineFeed;
 use rave_server::AggregatorStatus;
 use rave_store::{ChangeFeed, SharedStore};
 use tokio::sync::watch;
@@ -16,9 +15,9 @@ pub const CONSUMER: &str = "statistics";
 /// Applies changes until `stop` turns true; publishes its status after every
 /// step. Errors are logged and retried after a pause: the position only
 /// moves with a successful commit, so nothing is lost.
-pub async fn run(
+pub async fn run<F: ChangeFeed>(
     comments: Arc<Comments<SharedStore>>,
-    feed: EngineFeed,
+    feed: F,
     status: watch::Sender<AggregatorStatus>,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -52,7 +51,10 @@ pub async fn run(
 }
 
 /// Applies every change committed so far, with a progress bar, then returns.
-pub async fn catch_up(comments: &Comments<SharedStore>, feed: &EngineFeed) -> anyhow::Result<u64> {
+pub async fn catch_up<F: ChangeFeed>(
+    comments: &Comments<SharedStore>,
+    feed: &F,
+) -> anyhow::Result<u64> {
     let pending = feed.lag().await?.events;
     if pending == 0 {
         return Ok(0);

@@ -100,6 +100,11 @@ enum StoreKind {
 struct AggregateArgs {
     #[command(flatten)]
     store: StoreArgs,
+    /// Where comments are stored.
+    #[arg(long = "store", env = "RAVE_STORE", value_enum, default_value_t = StoreKind::Embedded)]
+    store_kind: StoreKind,
+    #[command(flatten)]
+    dynamo: DynamoArgs,
     /// Stop once every change so far is applied, instead of running until stopped.
     #[arg(long, env = "RAVE_UNTIL_CAUGHT_UP")]
     until_caught_up: bool,
@@ -560,6 +565,9 @@ async fn query(args: QueryArgs) -> anyhow::Result<()> {
 }
 
 async fn aggregate(args: AggregateArgs) -> anyhow::Result<()> {
+    if args.store_kind == StoreKind::Dynamodb {
+        return aggregate_dynamodb(args).await;
+    }
     let (engine, comments) = open_engine(&args.store, Moderation::Off)?;
     comments.ensure_table().await?;
     let feed = EngineFeed::open(engine, &args.store.table, aggregator::CONSUMER).await?;
@@ -679,6 +687,7 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
         let done = ensure_dynamodb_table(&store, &args.store.table).await?;
         tracing::info!("{done}");
     }
+    let store_handle = store.clone();
     let comments = Arc::new(Comments::new(
         SharedStore::new(store),
         Config {
@@ -690,10 +699,21 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
     if args.demo {
         load_demo(&comments).await?;
     }
+    let (stop_aggregator, stopped) = tokio::sync::watch::channel(false);
+    let mut aggregator_task = None;
+    let mut aggregator_status = None;
     if !args.no_aggregator {
-        tracing::warn!(
-            "the statistics aggregator on DynamoDB Streams is not available yet: statistics stay as they are"
-        );
+        let feed = store_handle
+            .feed(&args.store.table, aggregator::CONSUMER)
+            .await?;
+        let (status, receiver) = tokio::sync::watch::channel(AggregatorStatus::default());
+        aggregator_status = Some(receiver);
+        aggregator_task = Some(tokio::spawn(aggregator::run(
+            comments.clone(),
+            feed,
+            status,
+            stopped,
+        )));
     }
     let config = ServerConfig {
         admin_token: args.admin_token.clone(),
@@ -705,17 +725,51 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
     let addr = listener.local_addr()?;
     tracing::info!(%addr, table = %args.store.table, "rave is listening, on DynamoDB");
     println!("rave listening on http://{addr}");
-    rave_server::serve(
-        listener,
-        AppState::new(comments, &config),
-        shutdown_signal(),
-    )
-    .await?;
+    let mut state = AppState::new(comments, &config);
+    if let Some(status) = aggregator_status {
+        state = state.with_aggregator(status);
+    }
+    rave_server::serve(listener, state, shutdown_signal()).await?;
+    let _ = stop_aggregator.send(true);
+    if let Some(task) = aggregator_task {
+        let _ = task.await;
+    }
     tracing::info!("stopped");
     Ok(())
 }
 
 #[cfg(not(feature = "dynamodb"))]
 async fn serve_dynamodb(_args: ServeArgs, _moderation: Moderation) -> anyhow::Result<()> {
+    bail!("this rave was built without DynamoDB support: build it with `--features dynamodb`")
+}
+
+#[cfg(feature = "dynamodb")]
+async fn aggregate_dynamodb(args: AggregateArgs) -> anyhow::Result<()> {
+    if args.until_caught_up {
+        bail!(
+            "--until-caught-up needs the number of pending records, which DynamoDB Streams does not give"
+        );
+    }
+    let store = connect_dynamodb(&args.dynamo).await;
+    let comments = Arc::new(Comments::new(
+        SharedStore::new(store.clone()),
+        Config {
+            table: args.store.table.clone(),
+            cursor_key: cursor_key(&args.store)?,
+            moderation: Moderation::Off,
+        },
+    ));
+    let feed = store.feed(&args.store.table, aggregator::CONSUMER).await?;
+    let (status, _) = tokio::sync::watch::channel(AggregatorStatus::default());
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let task = tokio::spawn(aggregator::run(comments, feed, status, stopped));
+    shutdown_signal().await;
+    let _ = stop.send(true);
+    task.await?;
+    Ok(())
+}
+
+#[cfg(not(feature = "dynamodb"))]
+async fn aggregate_dynamodb(_args: AggregateArgs) -> anyhow::Result<()> {
     bail!("this rave was built without DynamoDB support: build it with `--features dynamodb`")
 }

@@ -62,7 +62,6 @@ async fn init_is_idempotent_and_serve_runs_on_dynamodb() {
             &table,
             "--addr",
             "127.0.0.1:0",
-            "--no-aggregator",
         ])
         .arg("--data")
         .arg(data.path())
@@ -130,4 +129,37 @@ async fn init_is_idempotent_and_serve_runs_on_dynamodb() {
     assert_eq!(one["rating"], 1);
     let health = client.get(format!("{base}/healthz")).send().await.unwrap();
     assert_eq!(health.status(), reqwest::StatusCode::OK);
+
+    // The in-process aggregator follows DynamoDB Streams.
+    let started = std::time::Instant::now();
+    loop {
+        let stats: Value = client
+            .get(format!("{base}/v1/products/ddb/stats"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if stats["counts"] == json!({"1": 1, "2": 0, "3": 0, "4": 0, "5": 2}) {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "statistics did not arrive: {stats}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let board: Value = client
+        .get(format!("{base}/v1/leaderboard"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        board["items"],
+        json!([{"product_id": "ddb", "five_star": 2}])
+    );
 }

@@ -9,6 +9,9 @@
 
 mod convert;
 mod render;
+mod streams;
+
+pub use streams::{StreamsBatch, StreamsFeed};
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -42,6 +45,7 @@ pub struct Connection {
 #[derive(Debug, Clone)]
 pub struct DynamoStore {
     client: Client,
+    streams: aws_sdk_dynamodbstreams::Client,
 }
 
 impl DynamoStore {
@@ -58,6 +62,7 @@ impl DynamoStore {
         let config = loader.load().await;
         DynamoStore {
             client: Client::new(&config),
+            streams: aws_sdk_dynamodbstreams::Client::new(&config),
         }
     }
 
@@ -65,21 +70,23 @@ impl DynamoStore {
     /// Local): fixed dummy credentials, region us-east-1, no lookups of the
     /// environment or instance metadata.
     pub fn local(endpoint: &str) -> DynamoStore {
-        let config = aws_sdk_dynamodb::Config::builder()
-            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-            .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
+        let config = aws_config::SdkConfig::builder()
+            .behavior_version(aws_config::BehaviorVersion::latest())
+            .region(aws_config::Region::new("us-east-1"))
             .endpoint_url(endpoint)
-            .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
-                "local", "local", None, None, "rave",
+            .credentials_provider(aws_sdk_dynamodb::config::SharedCredentialsProvider::new(
+                aws_sdk_dynamodb::config::Credentials::new("local", "local", None, None, "rave"),
             ))
             .build();
         DynamoStore {
-            client: Client::from_conf(config),
+            client: Client::new(&config),
+            streams: aws_sdk_dynamodbstreams::Client::new(&config),
         }
     }
 
-    pub fn from_client(client: Client) -> DynamoStore {
-        DynamoStore { client }
+    /// A durable consumer of `table`'s stream named `consumer`.
+    pub async fn feed(&self, table: &str, consumer: &str) -> Result<StreamsFeed> {
+        StreamsFeed::open(self.clone(), self.streams.clone(), table, consumer).await
     }
 
     pub fn client(&self) -> &Client {
@@ -109,7 +116,9 @@ impl DynamoStore {
 }
 
 /// Maps an SDK error to the kinds both backends share.
-fn map_error<E: ProvideErrorMetadata + std::fmt::Debug>(error: SdkError<E>) -> StoreError {
+pub(crate) fn map_error<E: ProvideErrorMetadata + std::fmt::Debug>(
+    error: SdkError<E>,
+) -> StoreError {
     let message = error.message().unwrap_or_default().to_owned();
     match error.code() {
         Some("ConditionalCheckFailedException") => StoreError::ConditionalCheckFailed,
