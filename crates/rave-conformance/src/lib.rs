@@ -12,6 +12,8 @@
 
 use rave_store::*;
 
+pub mod pagination;
+
 /// The table every case runs on: string keys, three sparse indexes with
 /// N and B key types and each kind of projection, and a stream.
 pub fn table_definition(name: &str) -> TableDefinition {

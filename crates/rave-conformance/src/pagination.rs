@@ -1,0 +1,257 @@
+//! The pagination oracle, for every backend.
+//!
+//! Random comments (timestamps drawn from a few values, so many tie; skewed
+//! languages and ratings) on two products; random filters and page sizes;
+//! between pages, random inserts (some dated in the past, behind the walk's
+//! position) and deletes. Half of the walks give the planner exact
+//! per-rating counts, as the statistics will, so zero-count skipping,
+//! share-sized limits and refills are exercised too.
+//!
+//! What must hold: no comment twice; strictly newest first (time, then id);
+//! every page with a next cursor is full; the last page is not empty unless
+//! the walk is empty or lost items to deletes; every comment that matched
+//! when the walk began and was not deleted during it is returned; nothing
+//! returned fails the filter.
+
+use std::collections::BTreeSet;
+
+use proptest::prelude::*;
+use rave_comments::{
+    Comments, Filter, Language, ListRequest, NewComment, Rating, RatingCounts, RatingSet, Timestamp,
+};
+use rave_store::Store;
+
+const LANGUAGES: [&str; 4] = ["en", "de", "fr", "fil"];
+
+#[derive(Debug, Clone)]
+pub struct Spec {
+    product: usize,
+    language: usize,
+    rating: i64,
+    /// Index into a handful of timestamps, or `None` for "now".
+    time: Option<usize>,
+}
+
+fn time(index: usize) -> String {
+    format!("2025-06-01T00:00:0{index}.000Z")
+}
+
+pub fn spec() -> impl Strategy<Value = Spec> {
+    (
+        0usize..2,
+        prop_oneof![6 => Just(0usize), 2 => Just(1usize), 1 => Just(2usize), 1 => Just(3usize)],
+        prop_oneof![5 => Just(5i64), 3 => Just(1i64), 1 => Just(2i64), 1 => Just(3i64), 1 => Just(4i64)],
+        proptest::option::weighted(0.9, 0usize..4),
+    )
+        .prop_map(|(product, language, rating, time)| Spec { product, language, rating, time })
+}
+
+#[derive(Debug, Clone)]
+pub enum Between {
+    Nothing,
+    Insert(Spec),
+    DeleteNth(usize),
+}
+
+pub fn between() -> impl Strategy<Value = Between> {
+    prop_oneof![
+        4 => Just(Between::Nothing),
+        2 => spec().prop_map(Between::Insert),
+        2 => any::<usize>().prop_map(Between::DeleteNth),
+    ]
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Row {
+    key: (String, String), // (created_at, id): the listing order
+    product: usize,
+    language: usize,
+    rating: i64,
+}
+
+fn matches(row: &Row, product: usize, language: Option<usize>, ratings: &BTreeSet<i64>) -> bool {
+    row.product == product
+        && language.is_none_or(|l| row.language == l)
+        && (ratings.is_empty() || ratings.contains(&row.rating))
+}
+
+fn counts(rows: &[Row], product: usize, language: Option<usize>) -> RatingCounts {
+    let mut counts = [0u64; 5];
+    for row in rows
+        .iter()
+        .filter(|r| matches(r, product, language, &BTreeSet::new()))
+    {
+        counts[(row.rating - 1) as usize] += 1;
+    }
+    RatingCounts(counts)
+}
+
+/// One random walk: the comments there are at the start, the filter and
+/// page size, whether the planner gets counts, and what changes between pages.
+#[derive(Debug, Clone)]
+pub struct Walk {
+    pub initial: Vec<Spec>,
+    pub product: usize,
+    pub language: Option<usize>,
+    pub ratings: BTreeSet<i64>,
+    pub limit: usize,
+    pub with_counts: bool,
+    pub changes: Vec<Between>,
+}
+
+pub fn walk() -> impl Strategy<Value = Walk> {
+    (
+        proptest::collection::vec(spec(), 0..45),
+        0usize..2,
+        proptest::option::of(0usize..4),
+        proptest::collection::btree_set(1i64..=5, 0..5),
+        1usize..7,
+        any::<bool>(),
+        proptest::collection::vec(between(), 0..12),
+    )
+        .prop_map(
+            |(initial, product, language, ratings, limit, with_counts, changes)| Walk {
+                initial,
+                product,
+                language,
+                ratings,
+                limit,
+                with_counts,
+                changes,
+            },
+        )
+}
+
+fn new_comment(language: &str, rating: i64) -> NewComment {
+    NewComment {
+        author: "alice".into(),
+        language: language.into(),
+        rating,
+        title: Some("title".into()),
+        body: "text".into(),
+        created_at: None,
+    }
+}
+
+fn at(mut comment: NewComment, created_at: &str) -> NewComment {
+    comment.created_at = Some(Timestamp::parse(created_at).expect("time"));
+    comment
+}
+
+/// Walks the cursors of one listing over `comments` (an empty table) and
+/// checks every property the listing promises.
+pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<(), TestCaseError> {
+    let Walk {
+        initial,
+        product,
+        language,
+        ratings,
+        limit,
+        with_counts,
+        changes,
+    } = walk;
+    let mut rows: Vec<Row> = Vec::new();
+    let create = |spec: Spec| async move {
+        let mut new = new_comment(LANGUAGES[spec.language], spec.rating);
+        if let Some(t) = spec.time {
+            new = at(new, &time(t));
+        }
+        let c = comments
+            .create(&format!("p{}", spec.product), new, None)
+            .await
+            .unwrap()
+            .comment;
+        Row {
+            key: (c.created_at.to_string(), c.id),
+            product: spec.product,
+            language: spec.language,
+            rating: spec.rating,
+        }
+    };
+    for s in initial {
+        rows.push(create(s).await);
+    }
+    let filter = Filter {
+        language: language.map(|l| Language::parse(LANGUAGES[l]).unwrap()),
+        ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).unwrap())),
+    };
+    let at_start: Vec<Row> = rows
+        .iter()
+        .filter(|r| matches(r, product, language, &ratings))
+        .cloned()
+        .collect();
+    let product_id = format!("p{product}");
+    let mut deleted = BTreeSet::new();
+    let mut added = BTreeSet::new();
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut changes = changes.into_iter();
+    let mut pages = 0;
+    loop {
+        let request = ListRequest {
+            product: &product_id,
+            filter: filter.clone(),
+            limit,
+            cursor: cursor.as_deref(),
+        };
+        let page = if with_counts {
+            comments
+                .list_with_counts(&request, Some(&counts(&rows, product, language)))
+                .await
+                .unwrap()
+        } else {
+            comments.list(&request).await.unwrap()
+        };
+        pages += 1;
+        prop_assert!(page.items.len() <= limit);
+        if page.next_cursor.is_some() {
+            prop_assert_eq!(page.items.len(), limit, "a page with a next cursor is full");
+        } else if deleted.is_empty() && pages > 1 {
+            prop_assert!(!page.items.is_empty(), "no trailing empty page");
+        }
+        for c in &page.items {
+            let row = rows.iter().find(|r| r.key.1 == c.id);
+            let row = row.expect("returned comments exist");
+            prop_assert!(
+                matches(row, product, language, &ratings),
+                "{:?} fails the filter",
+                c
+            );
+            seen.push((c.created_at.to_string(), c.id.clone()));
+        }
+        let Some(next) = page.next_cursor else { break };
+        cursor = Some(next);
+        match changes.next() {
+            Some(Between::Insert(s)) => {
+                let row = create(s).await;
+                added.insert(row.key.1.clone());
+                rows.push(row);
+            }
+            Some(Between::DeleteNth(n)) if !rows.is_empty() => {
+                let row = rows.remove(n % rows.len());
+                comments.delete(&row.key.1).await.unwrap();
+                deleted.insert(row.key.1);
+            }
+            _ => {}
+        }
+        prop_assert!(pages < 500, "the walk does not end");
+    }
+    let unique: BTreeSet<_> = seen.iter().cloned().collect();
+    prop_assert_eq!(unique.len(), seen.len(), "no comment twice");
+    prop_assert!(
+        seen.windows(2).all(|w| w[0] > w[1]),
+        "strictly newest first: {:?}",
+        seen
+    );
+    let seen_ids: BTreeSet<&String> = seen.iter().map(|(_, id)| id).collect();
+    for row in &at_start {
+        if !deleted.contains(&row.key.1) {
+            prop_assert!(seen_ids.contains(&row.key.1), "skipped {:?}", row);
+        }
+    }
+    for (_, id) in &seen {
+        let existed = at_start.iter().any(|r| &r.key.1 == id);
+        prop_assert!(existed || added.contains(id), "{} came from nowhere", id);
+    }
+    Ok(())
+}

@@ -1,0 +1,38 @@
+//! The domain's pagination oracle on DynamoDB Local: the same property the
+//! engine passes (rave-conformance), fewer cases since each costs a table
+//! and many HTTP round trips.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use proptest::prelude::*;
+use rave_comments::{Comments, Config, CursorKey, Moderation};
+use rave_conformance::pagination::{check_walk, walk};
+use rave_dynamodb::DynamoStore;
+
+static TABLES: AtomicUsize = AtomicUsize::new(0);
+
+fn endpoint() -> String {
+    std::env::var("RAVE_DYNAMODB_ENDPOINT").unwrap_or_else(|_| {
+        panic!(
+            "RAVE_DYNAMODB_ENDPOINT is not set: run ./scripts/test.sh, which starts DynamoDB Local"
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn walking_cursors_on_dynamodb_returns_each_match_once_in_order(walk in walk()) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let table = format!("walk-{}-{}", std::process::id(), TABLES.fetch_add(1, Ordering::Relaxed));
+            let comments = Comments::new(
+                DynamoStore::local(&endpoint()),
+                Config { table, cursor_key: CursorKey::new([4; 32]), moderation: Moderation::Off },
+            );
+            comments.ensure_table().await.unwrap();
+            check_walk(&comments, walk).await
+        })?;
+    }
+}
