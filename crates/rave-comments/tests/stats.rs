@@ -347,3 +347,18 @@ async fn feed_on(engine: &Engine) -> EngineFeed {
         .await;
     feed(engine).await
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// The shared statistics oracle (the one the DynamoDB backend runs too).
+    #[test]
+    fn shared_statistics_oracle_on_the_engine(ops in rave_conformance::statistics::ops()) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let f = fixture(Moderation::Pre).await;
+            let engine = f.comments.store().clone();
+            rave_conformance::statistics::check_statistics(&f.comments, || feed(&engine), ops).await
+        })?;
+    }
+}

@@ -13,6 +13,7 @@
 use rave_store::*;
 
 pub mod pagination;
+pub mod statistics;
 
 /// The table every case runs on: string keys, three sparse indexes with
 /// N and B key types and each kind of projection, and a stream.

@@ -104,6 +104,12 @@ fn image(map: &HashMap<String, StreamValue>) -> Result<Item> {
         .collect::<Result<BTreeMap<_, _>>>()
 }
 
+/// Whether stream sequence number `a` comes after `b` (both decimal strings).
+fn sequence_after(a: &str, b: &str) -> bool {
+    let (a, b) = (a.trim_start_matches('0'), b.trim_start_matches('0'));
+    (a.len(), a) > (b.len(), b)
+}
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -224,6 +230,26 @@ impl StreamsFeed {
     }
 }
 
+/// Moves a shard's iterator past an applied batch.
+fn advance(state: &mut State, batch: &StreamsBatch) {
+    // A whole batch continues with the iterator GetRecords returned; a
+    // truncated one resumes from its position (read again from the table).
+    match (&batch.next_iterator, batch.truncated) {
+        (Some(next), false) => {
+            state.iterators.insert(batch.shard.clone(), next.clone());
+        }
+        (None, false) => {
+            state.finished.insert(batch.shard.clone());
+        }
+        (_, true) => {
+            state.iterators.remove(&batch.shard);
+        }
+    }
+    if let Some(newest) = batch.records.last() {
+        state.lag_ms = now_ms().saturating_sub(newest.commit_time_ms);
+    }
+}
+
 impl ChangeFeed for StreamsFeed {
     type Batch = StreamsBatch;
 
@@ -249,14 +275,42 @@ impl ChangeFeed for StreamsFeed {
                 state.finished.insert(shard);
                 continue;
             };
-            let out = self
+            let limit = i32::try_from(max_records).unwrap_or(1000).clamp(1, 1000);
+            let out = match self
                 .streams
                 .get_records()
                 .shard_iterator(iterator)
-                .limit(i32::try_from(max_records).unwrap_or(1000).clamp(1, 1000))
+                .limit(limit)
                 .send()
                 .await
-                .map_err(map_error)?;
+            {
+                Ok(out) => out,
+                // An iterator that expired, or that points before what the
+                // stream still keeps: start again from what it keeps. Records
+                // at or before the durable position are dropped below, so a
+                // re-read never applies anything twice.
+                Err(error)
+                    if matches!(
+                        aws_sdk_dynamodbstreams::error::ProvideErrorMetadata::code(&error),
+                        Some("ExpiredIteratorException" | "TrimmedDataAccessException")
+                    ) =>
+                {
+                    tracing::warn!(shard, %error, "re-reading the shard from the oldest record kept");
+                    state.iterators.remove(&shard);
+                    let Some(fresh) = self.iterator(&shard, None).await? else {
+                        state.finished.insert(shard);
+                        continue;
+                    };
+                    self.streams
+                        .get_records()
+                        .shard_iterator(fresh)
+                        .limit(limit)
+                        .send()
+                        .await
+                        .map_err(map_error)?
+                }
+                Err(error) => return Err(map_error(error)),
+            };
             let next_iterator = out.next_shard_iterator().map(str::to_owned);
             if out.records().is_empty() {
                 match &next_iterator {
@@ -275,6 +329,13 @@ impl ChangeFeed for StreamsFeed {
                 let Some(change) = record.dynamodb() else {
                     continue;
                 };
+                let sequence = change.sequence_number().unwrap_or_default();
+                if after
+                    .as_deref()
+                    .is_some_and(|after| !sequence_after(sequence, after))
+                {
+                    continue;
+                }
                 records.push(ChangeRecord {
                     old_image: change.old_image().map(image).transpose()?,
                     new_image: change.new_image().map(image).transpose()?,
@@ -282,7 +343,18 @@ impl ChangeFeed for StreamsFeed {
                         .approximate_creation_date_time()
                         .map_or(0, |t| t.to_millis().unwrap_or(0).max(0) as u64),
                 });
-                sequences.push(change.sequence_number().unwrap_or_default().to_owned());
+                sequences.push(sequence.to_owned());
+            }
+            if records.is_empty() {
+                // Everything read was applied before.
+                match next_iterator {
+                    Some(next) => state.iterators.insert(shard, next),
+                    None => {
+                        state.finished.insert(shard);
+                        continue;
+                    }
+                };
+                continue;
             }
             return Ok(Some(StreamsBatch {
                 shard,
@@ -306,6 +378,16 @@ impl ChangeFeed for StreamsFeed {
         let Some(last) = batch.sequences.last().cloned() else {
             return Ok(());
         };
+        if effects.is_empty() {
+            // Records that change nothing (among them the position writes
+            // themselves, which are table items too) move only the iterator:
+            // writing the position would put yet another record on the
+            // stream. After a restart they are read again and still change
+            // nothing; every batch with effects moves the durable position.
+            let mut state = self.state.lock().await;
+            advance(&mut state, &batch);
+            return Ok(());
+        }
         let condition = match &batch.after {
             Some(after) => Condition::eq("sequence", after.as_str()),
             None => Condition::not_exists("PK"),
@@ -323,22 +405,7 @@ impl ChangeFeed for StreamsFeed {
         let mut state = self.state.lock().await;
         match outcome {
             Ok(_) => {
-                // A truncated batch resumes from its new position; a whole one
-                // continues with the iterator GetRecords returned.
-                match (&batch.next_iterator, batch.truncated) {
-                    (Some(next), false) => {
-                        state.iterators.insert(batch.shard.clone(), next.clone());
-                    }
-                    (None, false) => {
-                        state.finished.insert(batch.shard.clone());
-                    }
-                    (_, true) => {
-                        state.iterators.remove(&batch.shard);
-                    }
-                }
-                if let Some(newest) = batch.records.last() {
-                    state.lag_ms = now_ms().saturating_sub(newest.commit_time_ms);
-                }
+                advance(&mut state, &batch);
                 Ok(())
             }
             Err(StoreError::TransactionCanceled(_) | StoreError::ConditionalCheckFailed) => {

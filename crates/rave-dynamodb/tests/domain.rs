@@ -36,3 +36,28 @@ proptest! {
         })?;
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+    /// Statistics from DynamoDB Streams equal a recount, despite consumer
+    /// restarts and a second consumer racing the first.
+    #[test]
+    fn statistics_on_dynamodb_streams_equal_a_recount(ops in rave_conformance::statistics::ops()) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let table = format!("stats-{}-{}", std::process::id(), TABLES.fetch_add(1, Ordering::Relaxed));
+            let store = DynamoStore::local(&endpoint());
+            let comments = Comments::new(
+                store.clone(),
+                Config { table: table.clone(), cursor_key: CursorKey::new([4; 32]), moderation: Moderation::Pre },
+            );
+            comments.ensure_table().await.unwrap();
+            let open = || {
+                let (store, table) = (store.clone(), table.clone());
+                async move { store.feed(&table, "statistics").await.unwrap() }
+            };
+            rave_conformance::statistics::check_statistics(&comments, open, ops).await
+        })?;
+    }
+}

@@ -1,0 +1,256 @@
+//! The statistics oracle, for every backend and its change feed.
+//!
+//! Random creates, edits, deletes, flags and approvals (pre-moderation, so
+//! pending comments come and go) interleaved with aggregator steps, consumer
+//! restarts (a new feed from the durable position) and a second consumer
+//! racing the first. Once the aggregator has drained the feed, every
+//! product's counts (overall and per language), the leaderboards and the
+//! global aggregates must equal a recount of the comments, and `reconcile`
+//! must find no drift.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use rave_comments::{Comment, CommentPatch, Comments, NewComment};
+use rave_store::{ChangeFeed, Store};
+
+const PRODUCTS: [&str; 3] = ["a", "b", "c"];
+const LANGUAGES: [&str; 3] = ["en", "de", "fr"];
+const AUTHORS: [&str; 4] = ["ann", "bob", "cy", "dee"];
+
+#[derive(Debug, Clone)]
+pub enum Op {
+    Create {
+        product: usize,
+        language: usize,
+        rating: i64,
+        author: usize,
+    },
+    Edit {
+        nth: usize,
+        language: Option<usize>,
+        rating: Option<i64>,
+    },
+    Delete {
+        nth: usize,
+    },
+    Flag {
+        nth: usize,
+    },
+    Approve {
+        nth: usize,
+    },
+    /// One aggregator step.
+    Aggregate,
+    /// The consumer restarts from its durable position.
+    Restart,
+    /// A second consumer, started now, takes a step too.
+    Race,
+}
+
+pub fn ops() -> impl Strategy<Value = Vec<Op>> {
+    let op = prop_oneof![
+        6 => (0..3usize, 0..3usize, 1..=5i64, 0..4usize)
+            .prop_map(|(product, language, rating, author)| Op::Create { product, language, rating, author }),
+        2 => (any::<usize>(), proptest::option::of(0..3usize), proptest::option::of(1..=5i64))
+            .prop_map(|(nth, language, rating)| Op::Edit { nth, language, rating }),
+        1 => any::<usize>().prop_map(|nth| Op::Delete { nth }),
+        1 => any::<usize>().prop_map(|nth| Op::Flag { nth }),
+        3 => any::<usize>().prop_map(|nth| Op::Approve { nth }),
+        2 => Just(Op::Aggregate),
+        1 => Just(Op::Restart),
+        1 => Just(Op::Race),
+    ];
+    proptest::collection::vec(op, 1..40)
+}
+
+/// Steps until the feed has nothing left: three idle steps in a row.
+pub async fn drain<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed: &F) {
+    let mut idle = 0;
+    while idle < 3 {
+        let applied = comments
+            .aggregate_once(feed, Duration::from_millis(30))
+            .await
+            .expect("aggregator step");
+        idle = if applied == 0 { idle + 1 } else { 0 };
+    }
+}
+
+/// (product, language or `None` for all) → comments per rating.
+type Recount = BTreeMap<(String, Option<String>), [u64; 5]>;
+
+fn recount(all: &[Comment]) -> (Recount, BTreeMap<String, u64>) {
+    let mut stats = Recount::new();
+    let mut authors: BTreeMap<String, u64> = BTreeMap::new();
+    for c in all.iter().filter(|c| c.status.is_visible()) {
+        let rating = usize::from(c.rating.get()) - 1;
+        stats.entry((c.product_id.to_string(), None)).or_default()[rating] += 1;
+        stats
+            .entry((c.product_id.to_string(), Some(c.language.to_string())))
+            .or_default()[rating] += 1;
+        *authors.entry(c.author.clone()).or_default() += 1;
+    }
+    (stats, authors)
+}
+
+/// Runs `ops` on `comments` (an empty table with pre-moderation) with
+/// consumers made by `open_feed`, then checks the statistics against a recount.
+pub async fn check_statistics<S, F, Open, Opening>(
+    comments: &Comments<S>,
+    open_feed: Open,
+    ops: Vec<Op>,
+) -> Result<(), TestCaseError>
+where
+    S: Store,
+    F: ChangeFeed,
+    Open: Fn() -> Opening,
+    Opening: Future<Output = F>,
+{
+    let mut consumer = open_feed().await;
+    let mut ids: Vec<String> = Vec::new();
+    let pick =
+        |ids: &Vec<String>, nth: usize| (!ids.is_empty()).then(|| ids[nth % ids.len()].clone());
+    for op in ops {
+        match op {
+            Op::Create {
+                product,
+                language,
+                rating,
+                author,
+            } => {
+                let new = NewComment {
+                    author: AUTHORS[author].into(),
+                    language: LANGUAGES[language].into(),
+                    rating,
+                    title: None,
+                    body: "text".into(),
+                    created_at: None,
+                };
+                ids.push(
+                    comments
+                        .create(PRODUCTS[product], new, None)
+                        .await
+                        .expect("create")
+                        .comment
+                        .id,
+                );
+            }
+            Op::Edit {
+                nth,
+                language,
+                rating,
+            } => {
+                if let Some(id) = pick(&ids, nth) {
+                    let patch = CommentPatch {
+                        language: language.map(|l| LANGUAGES[l].to_owned()),
+                        rating,
+                        ..CommentPatch::default()
+                    };
+                    comments.edit(&id, &patch).await.expect("edit");
+                }
+            }
+            Op::Delete { nth } => {
+                if let Some(id) = pick(&ids, nth) {
+                    comments.delete(&id).await.expect("delete");
+                    ids.retain(|i| *i != id);
+                }
+            }
+            Op::Flag { nth } => {
+                if let Some(id) = pick(&ids, nth) {
+                    comments.flag(&id).await.expect("flag");
+                }
+            }
+            Op::Approve { nth } => {
+                if let Some(id) = pick(&ids, nth) {
+                    comments.approve(&id).await.expect("approve");
+                }
+            }
+            Op::Aggregate => {
+                comments
+                    .aggregate_once(&consumer, Duration::from_millis(1))
+                    .await
+                    .expect("aggregator step");
+            }
+            Op::Restart => consumer = open_feed().await,
+            Op::Race => {
+                let second = open_feed().await;
+                comments
+                    .aggregate_once(&second, Duration::from_millis(1))
+                    .await
+                    .expect("second consumer");
+                comments
+                    .aggregate_once(&consumer, Duration::from_millis(1))
+                    .await
+                    .expect("aggregator step");
+            }
+        }
+    }
+    drain(comments, &consumer).await;
+
+    let mut all = Vec::new();
+    let mut start = None;
+    loop {
+        let (page, next) = comments.export_page(0, 1, start).await.expect("export");
+        all.extend(page);
+        match next {
+            Some(n) => start = Some(n),
+            None => break,
+        }
+    }
+    let (expected, authors) = recount(&all);
+    for product in PRODUCTS {
+        for language in [None, Some("en"), Some("de"), Some("fr")] {
+            let stats = comments
+                .product_stats(product, language)
+                .await
+                .expect("stats");
+            let want = expected
+                .get(&(product.to_owned(), language.map(str::to_owned)))
+                .copied()
+                .unwrap_or_default();
+            prop_assert_eq!(stats.counts.0, want, "{} {:?}", product, language);
+        }
+    }
+    for language in [None, Some("en"), Some("de"), Some("fr")] {
+        let mut got: Vec<(String, u64)> = comments
+            .leaderboard(100, language)
+            .await
+            .expect("leaderboard")
+            .into_iter()
+            .map(|l| (l.product_id, l.five_star))
+            .collect();
+        prop_assert!(
+            got.windows(2).all(|w| w[0].1 >= w[1].1),
+            "most 5-star first"
+        );
+        let mut want: Vec<(String, u64)> = expected
+            .iter()
+            .filter(|((_, l), c)| l.as_deref() == language && c[4] > 0)
+            .map(|((p, _), c)| (p.clone(), c[4]))
+            .collect();
+        got.sort();
+        want.sort();
+        prop_assert_eq!(got, want);
+    }
+    let global = comments.global_stats().await.expect("global stats");
+    let visible = all.iter().filter(|c| c.status.is_visible()).count() as u64;
+    prop_assert_eq!(global.comments_total, visible);
+    prop_assert_eq!(
+        global.products_total,
+        expected.keys().filter(|(_, l)| l.is_none()).count() as u64
+    );
+    prop_assert_eq!(global.authors_total, authors.len() as u64);
+    let mut buckets = [0u64; 10];
+    for count in authors.values() {
+        buckets[(*count).min(10) as usize - 1] += 1;
+    }
+    prop_assert_eq!(global.authors_by_comment_count, buckets);
+    let report = comments
+        .reconcile(3, false, &|_| {})
+        .await
+        .expect("reconcile");
+    prop_assert!(report.drift.is_empty(), "drift: {:?}", report.drift);
+    Ok(())
+}
