@@ -86,6 +86,21 @@ struct InitArgs {
     table: String,
     #[command(flatten)]
     dynamo: DynamoArgs,
+    /// How a new table is billed.
+    #[arg(long, env = "RAVE_BILLING", value_enum, default_value_t = BillingArg::OnDemand)]
+    billing: BillingArg,
+    /// With --billing provisioned: read units, for the table and each index.
+    #[arg(long, env = "RAVE_READ_CAPACITY", default_value_t = 5)]
+    read_capacity: i64,
+    /// With --billing provisioned: write units, for the table and each index.
+    #[arg(long, env = "RAVE_WRITE_CAPACITY", default_value_t = 5)]
+    write_capacity: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum BillingArg {
+    OnDemand,
+    Provisioned,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -644,6 +659,7 @@ async fn connect_dynamodb(args: &DynamoArgs) -> rave_dynamodb::DynamoStore {
 async fn ensure_dynamodb_table(
     store: &rave_dynamodb::DynamoStore,
     table: &str,
+    billing: rave_dynamodb::Billing,
 ) -> anyhow::Result<String> {
     use rave_store::{Store, StoreError};
     match store.describe_table(table).await {
@@ -656,11 +672,17 @@ async fn ensure_dynamodb_table(
                 .map(|i| i.name.clone())
                 .collect();
             store
-                .create_table(definition)
+                .create_table_with(definition, billing)
                 .await
                 .context("cannot create the table")?;
             Ok(format!(
-                "created table {table} (on-demand) with indexes {} and a NEW_AND_OLD_IMAGES stream; it is ACTIVE",
+                "created table {table} ({}) with indexes {} and a NEW_AND_OLD_IMAGES stream; it is ACTIVE",
+                match billing {
+                    rave_dynamodb::Billing::OnDemand => "on-demand".to_owned(),
+                    rave_dynamodb::Billing::Provisioned { read, write } => format!(
+                        "provisioned: {read} read and {write} write units per table and index"
+                    ),
+                },
                 indexes.join(", ")
             ))
         }
@@ -671,7 +693,17 @@ async fn ensure_dynamodb_table(
 #[cfg(feature = "dynamodb")]
 async fn init(args: InitArgs) -> anyhow::Result<()> {
     let store = connect_dynamodb(&args.dynamo).await;
-    println!("{}", ensure_dynamodb_table(&store, &args.table).await?);
+    let billing = match args.billing {
+        BillingArg::OnDemand => rave_dynamodb::Billing::OnDemand,
+        BillingArg::Provisioned => rave_dynamodb::Billing::Provisioned {
+            read: args.read_capacity,
+            write: args.write_capacity,
+        },
+    };
+    println!(
+        "{}",
+        ensure_dynamodb_table(&store, &args.table, billing).await?
+    );
     Ok(())
 }
 
@@ -684,7 +716,9 @@ async fn init(_args: InitArgs) -> anyhow::Result<()> {
 async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Result<()> {
     let store = connect_dynamodb(&args.dynamo).await;
     if !args.no_init {
-        let done = ensure_dynamodb_table(&store, &args.store.table).await?;
+        let done =
+            ensure_dynamodb_table(&store, &args.store.table, rave_dynamodb::Billing::OnDemand)
+                .await?;
         tracing::info!("{done}");
     }
     let store_handle = store.clone();

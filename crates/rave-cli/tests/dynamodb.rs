@@ -51,6 +51,27 @@ async fn init_is_idempotent_and_serve_runs_on_dynamodb() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("created table"));
     let out = rave().args(["init", "--table", &table]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("exists; nothing to do"));
+    let provisioned = format!("{table}-provisioned");
+    let out = rave()
+        .args([
+            "init",
+            "--table",
+            &provisioned,
+            "--billing",
+            "provisioned",
+            "--read-capacity",
+            "7",
+            "--write-capacity",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("provisioned: 7 read and 3 write units"));
 
     let data = tempfile::tempdir().unwrap();
     let mut child = rave()

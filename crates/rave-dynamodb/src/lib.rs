@@ -93,6 +93,84 @@ impl DynamoStore {
         &self.client
     }
 
+    /// Creates a table billed as `billing`, and waits until it is ACTIVE.
+    pub async fn create_table_with(
+        &self,
+        definition: TableDefinition,
+        billing: Billing,
+    ) -> Result<()> {
+        definition.validate().map_err(StoreError::Validation)?;
+        let mut attributes: Vec<(String, KeyType)> = Vec::new();
+        for a in definition.key_schema.attributes().chain(
+            definition
+                .global_secondary_indexes
+                .iter()
+                .flat_map(|i| i.key_schema.attributes()),
+        ) {
+            if !attributes.iter().any(|(n, _)| *n == a.name) {
+                attributes.push((a.name.clone(), a.key_type));
+            }
+        }
+        let mut request = self
+            .client
+            .create_table()
+            .table_name(&definition.name)
+            .set_key_schema(Some(key_schema(&definition.key_schema)?))
+            .stream_specification(
+                sdk::StreamSpecification::builder()
+                    .stream_enabled(definition.stream_enabled)
+                    .set_stream_view_type(
+                        definition
+                            .stream_enabled
+                            .then_some(sdk::StreamViewType::NewAndOldImages),
+                    )
+                    .build()
+                    .map_err(build_error)?,
+            );
+        for (name, t) in attributes {
+            request = request.attribute_definitions(
+                sdk::AttributeDefinition::builder()
+                    .attribute_name(name)
+                    .attribute_type(key_type(t))
+                    .build()
+                    .map_err(build_error)?,
+            );
+        }
+        for index in &definition.global_secondary_indexes {
+            let projection = match &index.projection {
+                Projection::All => {
+                    sdk::Projection::builder().projection_type(sdk::ProjectionType::All)
+                }
+                Projection::KeysOnly => {
+                    sdk::Projection::builder().projection_type(sdk::ProjectionType::KeysOnly)
+                }
+                Projection::Include(names) => sdk::Projection::builder()
+                    .projection_type(sdk::ProjectionType::Include)
+                    .set_non_key_attributes(Some(names.clone())),
+            };
+            request = request.global_secondary_indexes(
+                sdk::GlobalSecondaryIndex::builder()
+                    .index_name(&index.name)
+                    .set_key_schema(Some(key_schema(&index.key_schema)?))
+                    .projection(projection.build())
+                    .set_provisioned_throughput(match billing {
+                        Billing::OnDemand => None,
+                        Billing::Provisioned { .. } => Some(throughput(billing)?),
+                    })
+                    .build()
+                    .map_err(build_error)?,
+            );
+        }
+        request = match billing {
+            Billing::OnDemand => request.billing_mode(sdk::BillingMode::PayPerRequest),
+            Billing::Provisioned { .. } => request
+                .billing_mode(sdk::BillingMode::Provisioned)
+                .provisioned_throughput(throughput(billing)?),
+        };
+        request.send().await.map_err(map_error)?;
+        self.wait_active(&definition.name).await
+    }
+
     /// Waits until the table is ACTIVE.
     pub async fn wait_active(&self, table: &str) -> Result<()> {
         for _ in 0..600 {
@@ -113,6 +191,27 @@ impl DynamoStore {
             "table {table} did not become ACTIVE"
         )))
     }
+}
+
+/// How a table created by rave is billed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Billing {
+    /// On-demand (PAY_PER_REQUEST).
+    OnDemand,
+    /// Provisioned read and write units, for the table and each index.
+    Provisioned { read: i64, write: i64 },
+}
+
+fn throughput(billing: Billing) -> Result<sdk::ProvisionedThroughput> {
+    let (read, write) = match billing {
+        Billing::Provisioned { read, write } => (read, write),
+        Billing::OnDemand => (0, 0),
+    };
+    sdk::ProvisionedThroughput::builder()
+        .read_capacity_units(read)
+        .write_capacity_units(write)
+        .build()
+        .map_err(build_error)
 }
 
 /// Maps an SDK error to the kinds both backends share.
@@ -246,67 +345,7 @@ fn schema_from(
 
 impl Store for DynamoStore {
     async fn create_table(&self, definition: TableDefinition) -> Result<()> {
-        definition.validate().map_err(StoreError::Validation)?;
-        let mut attributes: Vec<(String, KeyType)> = Vec::new();
-        for a in definition.key_schema.attributes().chain(
-            definition
-                .global_secondary_indexes
-                .iter()
-                .flat_map(|i| i.key_schema.attributes()),
-        ) {
-            if !attributes.iter().any(|(n, _)| *n == a.name) {
-                attributes.push((a.name.clone(), a.key_type));
-            }
-        }
-        let mut request = self
-            .client
-            .create_table()
-            .table_name(&definition.name)
-            .set_key_schema(Some(key_schema(&definition.key_schema)?))
-            .billing_mode(sdk::BillingMode::PayPerRequest)
-            .stream_specification(
-                sdk::StreamSpecification::builder()
-                    .stream_enabled(definition.stream_enabled)
-                    .set_stream_view_type(
-                        definition
-                            .stream_enabled
-                            .then_some(sdk::StreamViewType::NewAndOldImages),
-                    )
-                    .build()
-                    .map_err(build_error)?,
-            );
-        for (name, t) in attributes {
-            request = request.attribute_definitions(
-                sdk::AttributeDefinition::builder()
-                    .attribute_name(name)
-                    .attribute_type(key_type(t))
-                    .build()
-                    .map_err(build_error)?,
-            );
-        }
-        for index in &definition.global_secondary_indexes {
-            let projection = match &index.projection {
-                Projection::All => {
-                    sdk::Projection::builder().projection_type(sdk::ProjectionType::All)
-                }
-                Projection::KeysOnly => {
-                    sdk::Projection::builder().projection_type(sdk::ProjectionType::KeysOnly)
-                }
-                Projection::Include(names) => sdk::Projection::builder()
-                    .projection_type(sdk::ProjectionType::Include)
-                    .set_non_key_attributes(Some(names.clone())),
-            };
-            request = request.global_secondary_indexes(
-                sdk::GlobalSecondaryIndex::builder()
-                    .index_name(&index.name)
-                    .set_key_schema(Some(key_schema(&index.key_schema)?))
-                    .projection(projection.build())
-                    .build()
-                    .map_err(build_error)?,
-            );
-        }
-        request.send().await.map_err(map_error)?;
-        self.wait_active(&definition.name).await
+        self.create_table_with(definition, Billing::OnDemand).await
     }
 
     async fn describe_table(&self, table: &str) -> Result<TableDefinition> {
