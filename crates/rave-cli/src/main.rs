@@ -22,7 +22,7 @@ use rave_comments::{
 };
 use rave_engine::{Engine, EngineFeed};
 use rave_server::{AggregatorStatus, AppState, ServerConfig};
-use rave_store::SharedStore;
+use rave_store::{ChangeFeed, SharedStore};
 use tokio::net::TcpListener;
 
 #[global_allocator]
@@ -413,22 +413,22 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if args.demo {
         load_demo(&comments).await?;
     }
-    let (stop_aggregator, stopped) = tokio::sync::watch::channel(false);
-    let mut aggregator_task = None;
-    let mut aggregator_status = None;
-    if !args.no_aggregator {
-        let feed = EngineFeed::open(engine, &args.store.table, aggregator::CONSUMER).await?;
-        let (status, receiver) = tokio::sync::watch::channel(AggregatorStatus::default());
-        aggregator_status = Some(receiver);
-        aggregator_task = Some(tokio::spawn(aggregator::run(
-            comments.clone(),
-            feed,
-            status,
-            stopped,
-        )));
-    }
+    let feed = match args.no_aggregator {
+        true => None,
+        false => Some(EngineFeed::open(engine, &args.store.table, aggregator::CONSUMER).await?),
+    };
+    run_service(&args, comments, feed).await
+}
+
+/// Serves `comments` until SIGTERM or Ctrl-C, with the statistics aggregator
+/// on `feed` running in the same process when there is one.
+async fn run_service<F: ChangeFeed>(
+    args: &ServeArgs,
+    comments: Arc<Comments<SharedStore>>,
+    feed: Option<F>,
+) -> anyhow::Result<()> {
     let config = ServerConfig {
-        admin_token: args.admin_token,
+        admin_token: args.admin_token.clone(),
         rate_limit_per_minute: args.rate_limit_per_minute,
     };
     if config.admin_token.is_none() {
@@ -436,17 +436,20 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             "no admin token: admin endpoints answer 403 (set --admin-token or RAVE_ADMIN_TOKEN)"
         );
     }
+    let (stop_aggregator, stopped) = tokio::sync::watch::channel(false);
+    let mut state = AppState::new(comments.clone(), &config);
+    let aggregator_task = feed.map(|feed| {
+        let (status, receiver) = tokio::sync::watch::channel(AggregatorStatus::default());
+        state = state.clone().with_aggregator(receiver);
+        tokio::spawn(aggregator::run(comments, feed, status, stopped))
+    });
     let listener = TcpListener::bind(args.addr)
         .await
         .with_context(|| format!("cannot listen on {}", args.addr))?;
     let addr = listener.local_addr()?;
-    tracing::info!(%addr, data = %args.store.data.display(), "rave is listening");
+    tracing::info!(%addr, table = %args.store.table, "rave is listening");
     // A plain line on stdout too, for scripts that start rave on port 0.
     println!("rave listening on http://{addr}");
-    let mut state = AppState::new(comments, &config);
-    if let Some(status) = aggregator_status {
-        state = state.with_aggregator(status);
-    }
     rave_server::serve(listener, state, shutdown_signal()).await?;
     let _ = stop_aggregator.send(true);
     if let Some(task) = aggregator_task {
@@ -733,43 +736,15 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
     if args.demo {
         load_demo(&comments).await?;
     }
-    let (stop_aggregator, stopped) = tokio::sync::watch::channel(false);
-    let mut aggregator_task = None;
-    let mut aggregator_status = None;
-    if !args.no_aggregator {
-        let feed = store_handle
-            .feed(&args.store.table, aggregator::CONSUMER)
-            .await?;
-        let (status, receiver) = tokio::sync::watch::channel(AggregatorStatus::default());
-        aggregator_status = Some(receiver);
-        aggregator_task = Some(tokio::spawn(aggregator::run(
-            comments.clone(),
-            feed,
-            status,
-            stopped,
-        )));
-    }
-    let config = ServerConfig {
-        admin_token: args.admin_token.clone(),
-        rate_limit_per_minute: args.rate_limit_per_minute,
+    let feed = match args.no_aggregator {
+        true => None,
+        false => Some(
+            store_handle
+                .feed(&args.store.table, aggregator::CONSUMER)
+                .await?,
+        ),
     };
-    let listener = TcpListener::bind(args.addr)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.addr))?;
-    let addr = listener.local_addr()?;
-    tracing::info!(%addr, table = %args.store.table, "rave is listening, on DynamoDB");
-    println!("rave listening on http://{addr}");
-    let mut state = AppState::new(comments, &config);
-    if let Some(status) = aggregator_status {
-        state = state.with_aggregator(status);
-    }
-    rave_server::serve(listener, state, shutdown_signal()).await?;
-    let _ = stop_aggregator.send(true);
-    if let Some(task) = aggregator_task {
-        let _ = task.await;
-    }
-    tracing::info!("stopped");
-    Ok(())
+    run_service(&args, comments, feed).await
 }
 
 #[cfg(not(feature = "dynamodb"))]

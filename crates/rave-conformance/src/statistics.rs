@@ -2,8 +2,8 @@
 //!
 //! Random creates, edits, deletes, flags and approvals (pre-moderation, so
 //! pending comments come and go) interleaved with aggregator steps, consumer
-//! restarts (a new feed from the durable position) and a second consumer
-//! racing the first. Once the aggregator has drained the feed, every
+//! restarts (a new feed from the durable position), crashes between reading
+//! a batch and committing it, and a second consumer racing the first. Once the aggregator has drained the feed, every
 //! product's counts (overall and per language), the leaderboards and the
 //! global aggregates must equal a recount of the comments, and `reconcile`
 //! must find no drift.
@@ -46,6 +46,9 @@ pub enum Op {
     Aggregate,
     /// The consumer restarts from its durable position.
     Restart,
+    /// The consumer reads a batch and crashes before committing anything
+    /// (before or after working out its effects: nothing is written either way).
+    CrashAfterRead,
     /// A second consumer, started now, takes a step too.
     Race,
 }
@@ -61,6 +64,7 @@ pub fn ops() -> impl Strategy<Value = Vec<Op>> {
         3 => any::<usize>().prop_map(|nth| Op::Approve { nth }),
         2 => Just(Op::Aggregate),
         1 => Just(Op::Restart),
+        1 => Just(Op::CrashAfterRead),
         1 => Just(Op::Race),
     ];
     proptest::collection::vec(op, 1..40)
@@ -174,6 +178,15 @@ where
                     .expect("aggregator step");
             }
             Op::Restart => consumer = open_feed().await,
+            Op::CrashAfterRead => {
+                drop(
+                    consumer
+                        .next(500, Duration::from_millis(1))
+                        .await
+                        .expect("read a batch"),
+                );
+                consumer = open_feed().await;
+            }
             Op::Race => {
                 let second = open_feed().await;
                 comments
