@@ -465,16 +465,17 @@ impl<S: Store> Comments<S> {
     /// several ratings reads the product's statistics first, to size (and,
     /// when they are current, skip) its sub-queries.
     pub async fn list(&self, request: &ListRequest<'_>) -> Result<ListPage> {
+        let product = ProductId::parse(request.product)?;
         let ratings = request.filter.ratings;
         if ratings.is_unfiltered() || ratings.ratings().len() < 2 {
-            return self.list_planned(request, None, false).await;
+            return self.list_planned(request, &product, None, false, 0.0).await;
         }
-        let product = ProductId::parse(request.product)?;
         let exact = self.stats_fresh.as_ref().is_some_and(|fresh| fresh());
-        let counts = self
+        let (counts, units) = self
             .rating_counts(&product, request.filter.language.as_ref())
             .await?;
-        self.list_planned(request, Some(&counts), exact).await
+        self.list_planned(request, &product, Some(&counts), exact, units)
+            .await
     }
 
     /// [`Comments::list`] with the given exact per-rating counts.
@@ -483,16 +484,20 @@ impl<S: Store> Comments<S> {
         request: &ListRequest<'_>,
         counts: Option<&RatingCounts>,
     ) -> Result<ListPage> {
-        self.list_planned(request, counts, true).await
+        let product = ProductId::parse(request.product)?;
+        self.list_planned(request, &product, counts, true, 0.0)
+            .await
     }
 
+    /// Plans and reads a page; `counts_units` is what reading the counts cost.
     async fn list_planned(
         &self,
         request: &ListRequest<'_>,
+        product: &ProductId,
         counts: Option<&RatingCounts>,
         exact: bool,
+        counts_units: f64,
     ) -> Result<ListPage> {
-        let product = ProductId::parse(request.product)?;
         let limit = check_limit(request.limit)?;
         let filter = &request.filter;
         let binding = format!(
@@ -504,7 +509,7 @@ impl<S: Store> Comments<S> {
             .cursor
             .map(|text| Cursor::decode(text, &self.config.cursor_key, binding.as_bytes()))
             .transpose()?;
-        let mut plan = planner::plan(&product, filter, limit, counts, exact);
+        let mut plan = planner::plan(product, filter, limit, counts, exact);
         let mut sources = Vec::with_capacity(plan.queries.len());
         let mut exhausted = Vec::new();
         for query in &plan.queries {
@@ -535,7 +540,7 @@ impl<S: Store> Comments<S> {
                 reason: "exhausted on an earlier page",
             }));
         let merged = read_page(&self.store, &self.config.table, sources, limit, false).await?;
-        plan.read_units = merged.read_units;
+        plan.read_units = merged.read_units + counts_units;
         plan.items_read = merged.items_read;
         self.usage.add_read(merged.read_units, merged.items_read);
         let next_cursor = merged.next.map(|positions| {

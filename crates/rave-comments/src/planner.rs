@@ -113,7 +113,7 @@ pub struct Plan {
     pub strategy: Strategy,
     pub queries: Vec<PlannedQuery>,
     pub skipped: Vec<Skipped>,
-    /// Read units the execution consumed.
+    /// Read units the page consumed, the statistics read included.
     pub read_units: f64,
     /// Items the execution read from the store (before merging).
     pub items_read: usize,

@@ -404,7 +404,8 @@ impl<S: Store> Comments<S> {
         Ok(found)
     }
 
-    async fn get_stats_item(&self, key: Item) -> Result<Option<Item>> {
+    /// Reads a statistics item (eventually consistent), with the read units it cost.
+    async fn get_stats_item(&self, key: Item) -> Result<(Option<Item>, f64)> {
         let out = self
             .store()
             .get_item(GetItemInput {
@@ -415,7 +416,7 @@ impl<S: Store> Comments<S> {
             .await?;
         self.usage()
             .add_read(out.consumed.read_units, usize::from(out.item.is_some()));
-        Ok(out.item)
+        Ok((out.item, out.consumed.read_units))
     }
 
     /// Counts by rating of a product, overall or in one language (AP7-AP10).
@@ -426,7 +427,7 @@ impl<S: Store> Comments<S> {
     ) -> Result<ProductStats> {
         let product_id = ProductId::parse(product)?;
         let language = language.map(Language::parse).transpose()?;
-        let item = self
+        let (item, _) = self
             .get_stats_item(keys::stats_key(
                 product_id.as_str(),
                 language.as_ref().map(Language::as_str),
@@ -441,19 +442,19 @@ impl<S: Store> Comments<S> {
         })
     }
 
-    /// The per-rating counts the planner uses, when a filter needs them.
+    /// The per-rating counts the planner uses, with the read units they cost.
     pub(crate) async fn rating_counts(
         &self,
         product: &ProductId,
         language: Option<&Language>,
-    ) -> Result<RatingCounts> {
-        let item = self
+    ) -> Result<(RatingCounts, f64)> {
+        let (item, units) = self
             .get_stats_item(keys::stats_key(
                 product.as_str(),
                 language.map(Language::as_str),
             ))
             .await?;
-        Ok(RatingCounts(counts_of(item.as_ref())))
+        Ok((RatingCounts(counts_of(item.as_ref())), units))
     }
 
     /// The products with the most 5-star comments (AP11), overall or in one language.
@@ -494,7 +495,7 @@ impl<S: Store> Comments<S> {
     /// The global aggregates.
     pub async fn global_stats(&self) -> Result<GlobalStats> {
         Ok(totals_of(
-            self.get_stats_item(keys::totals_key()).await?.as_ref(),
+            self.get_stats_item(keys::totals_key()).await?.0.as_ref(),
         ))
     }
 

@@ -84,17 +84,24 @@ pub(crate) fn batch_get(
     })
 }
 
-pub(crate) fn query(txn: &ReadTransaction, table: &TableState, input: &QueryInput) -> Result<Page> {
-    let index = input
-        .index
-        .as_deref()
-        .map(|name| table.index(name))
-        .transpose()?;
-    if index.is_some() && input.consistent_read {
+/// The index a Query or Scan reads (`None`: the table); an index read
+/// cannot be strongly consistent.
+fn index_to_read<'t>(
+    table: &'t TableState,
+    index: Option<&str>,
+    consistent: bool,
+) -> Result<Option<&'t IndexState>> {
+    let index = index.map(|name| table.index(name)).transpose()?;
+    if index.is_some() && consistent {
         return Err(StoreError::validation(
             "Consistent reads are not supported on global secondary indexes",
         ));
     }
+    Ok(index)
+}
+
+pub(crate) fn query(txn: &ReadTransaction, table: &TableState, input: &QueryInput) -> Result<Page> {
+    let index = index_to_read(table, input.index.as_deref(), input.consistent_read)?;
     let schema = index.map_or(table.schema(), |i| &i.index.key_schema);
     let condition = &input.key_condition;
     if condition.partition_name != schema.partition.name
@@ -158,16 +165,7 @@ pub(crate) fn query(txn: &ReadTransaction, table: &TableState, input: &QueryInpu
 }
 
 pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput) -> Result<Page> {
-    let index = input
-        .index
-        .as_deref()
-        .map(|name| table.index(name))
-        .transpose()?;
-    if index.is_some() && input.consistent_read {
-        return Err(StoreError::validation(
-            "Consistent reads are not supported on global secondary indexes",
-        ));
-    }
+    let index = index_to_read(table, input.index.as_deref(), input.consistent_read)?;
     let (mut lower, upper) = match input.segment {
         Some(segment) => {
             if segment.total_segments == 0
