@@ -5,7 +5,6 @@
 //! `RAVE_ADMIN_TOKEN`).
 
 mod aggregator;
-mod dataset;
 mod io;
 
 use std::io::Write;
@@ -466,7 +465,7 @@ async fn load_demo(comments: &Comments<SharedStore>) -> anyhow::Result<()> {
         tracing::info!("--demo: the store already has comments; leaving it as it is");
         return Ok(());
     }
-    let mut generator = dataset::Generator::new(25, 3_000, 1);
+    let mut generator = rave_comments::dataset::Generator::new(25, 3_000, 1);
     let batch: Vec<_> = (0..3_000).map(|_| generator.next_comment()).collect();
     comments.import(batch).await?;
     tracing::info!(
@@ -518,7 +517,8 @@ async fn load(args: LoadArgs) -> anyhow::Result<()> {
             })
         })
         .collect();
-    let mut generator = dataset::Generator::new(args.products, args.comments, args.seed);
+    let mut generator =
+        rave_comments::dataset::Generator::new(args.products, args.comments, args.seed);
     let mut remaining = args.comments;
     while remaining > 0 {
         let n = remaining.min(100);

@@ -1,8 +1,8 @@
 //! Listing pages through the domain on the embedded engine (BENCH.md B1,
 //! B2) and read amplification of rating fan-outs (B4).
 //!
-//! One hot product with 40,000 comments: languages skewed (en 55%, de 20%,
-//! fr 10%, es, it, pt, nl, pl), ratings skewed to 5 and 1, creation times
+//! One hot product with 40,000 comments from the data sets' generator
+//! (`rave_comments::dataset`): languages and ratings skewed, creation times
 //! spread over two years. Page 1000 of 20 sits 20,000 comments deep.
 
 use std::sync::Arc;
@@ -18,42 +18,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const COMMENTS: u64 = 40_000;
 const PAGE: usize = 20;
-const LANGUAGES: [(&str, u64); 8] = [
-    ("en", 55),
-    ("de", 20),
-    ("fr", 10),
-    ("es", 5),
-    ("it", 4),
-    ("pt", 3),
-    ("nl", 2),
-    ("pl", 1),
-];
-const RATINGS: [(i64, u64); 5] = [(5, 45), (1, 20), (4, 15), (3, 10), (2, 10)];
-
-/// xorshift64*: deterministic and good enough to spread test data.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn weighted<T: Copy>(&mut self, table: &[(T, u64)]) -> T {
-        let total: u64 = table.iter().map(|(_, w)| w).sum();
-        let mut pick = self.next() % total;
-        for (value, weight) in table {
-            if pick < *weight {
-                return *value;
-            }
-            pick -= weight;
-        }
-        table[0].0
-    }
-}
-
 struct Setup {
     rt: Runtime,
     comments: Arc<Comments<Engine>>,
@@ -76,29 +40,19 @@ fn setup() -> Setup {
         moderation: Moderation::Off,
     };
     let comments = Arc::new(Comments::new(engine, config));
-    let mut rng = Rng(0x5EED);
+    // One product: every generated comment lands on it, with the data
+    // sets' language, rating and time distributions.
+    let mut generator = dataset::Generator::new(1, COMMENTS, 0x5EED);
     let mut counts_all = [0u64; 5];
     let mut counts_en = [0u64; 5];
-    let start_ms: i64 = 1_700_000_000_000;
-    let two_years_ms: u64 = 2 * 365 * 24 * 3600 * 1000;
     let specs: Vec<NewComment> = (0..COMMENTS)
         .map(|_| {
-            let language = rng.weighted(&LANGUAGES);
-            let rating = rng.weighted(&RATINGS);
-            counts_all[(rating - 1) as usize] += 1;
-            if language == "en" {
-                counts_en[(rating - 1) as usize] += 1;
+            let new = generator.next_comment().comment;
+            counts_all[(new.rating - 1) as usize] += 1;
+            if new.language == "en" {
+                counts_en[(new.rating - 1) as usize] += 1;
             }
-            let created = start_ms + (rng.next() % two_years_ms) as i64;
-            NewComment {
-                author: format!("author{}", rng.next() % 5000),
-                language: language.into(),
-                rating,
-                title: Some("A fair title for a product".into()),
-                body: "Works as described. The battery lasts a week and the strap is comfortable."
-                    .into(),
-                created_at: Some(Timestamp::from_millis(created).expect("time")),
-            }
+            new
         })
         .collect();
     rt.block_on(async {

@@ -9,6 +9,7 @@
 //! * [`cursor`] — signed cursors holding each sub-query's own position.
 
 pub mod cursor;
+pub mod dataset;
 mod error;
 pub mod keys;
 mod listing;

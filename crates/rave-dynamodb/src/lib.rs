@@ -8,7 +8,6 @@
 //! and reports it. The SDK retries throttled requests with backoff.
 
 mod convert;
-mod render;
 mod streams;
 
 pub use streams::{StreamsBatch, StreamsFeed};
@@ -24,13 +23,12 @@ use rave_store::{
     BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
     CancellationReason, ConsumedCapacity, DeleteItemInput, GetItemInput, GetItemOutput,
     GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Page, Projection, PutItemInput,
-    QueryInput, Result, ReturnValues, ScanInput, Store, StoreError, TableDefinition, TableKeys,
-    TransactWriteAction, TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput,
-    WriteOutput, WriteRequest,
+    QueryInput, Renderer, Result, ReturnValues, ScanInput, Store, StoreError, TableDefinition,
+    TableKeys, TransactWriteAction, TransactWriteItemsInput, TransactWriteItemsOutput,
+    UpdateItemInput, WriteOutput, WriteRequest,
 };
 
 use convert::{item_from_sdk, item_to_sdk};
-use render::Renderer;
 
 /// Where to find DynamoDB.
 #[derive(Debug, Clone, Default)]
@@ -285,6 +283,25 @@ fn write_capacity(consumed: Option<&sdk::ConsumedCapacity>, table: &str) -> Cons
     out
 }
 
+/// The placeholders of rendered expressions, as the SDK's builders take them.
+fn sdk_placeholders(
+    renderer: Renderer,
+) -> (
+    Option<HashMap<String, String>>,
+    Option<HashMap<String, sdk::AttributeValue>>,
+) {
+    let (names, values) = renderer.finish();
+    (
+        names,
+        values.map(|values| {
+            values
+                .iter()
+                .map(|(k, v)| (k.clone(), convert::to_sdk(v)))
+                .collect()
+        }),
+    )
+}
+
 fn return_values(rv: ReturnValues) -> sdk::ReturnValue {
     match rv {
         ReturnValues::None => sdk::ReturnValue::None,
@@ -416,7 +433,7 @@ impl Store for DynamoStore {
     async fn put_item(&self, input: PutItemInput) -> Result<WriteOutput> {
         let mut r = Renderer::default();
         let condition = input.condition.as_ref().map(|c| r.condition(c));
-        let (names, values) = r.finish();
+        let (names, values) = sdk_placeholders(r);
         let out = self
             .client
             .put_item()
@@ -440,7 +457,7 @@ impl Store for DynamoStore {
         let mut r = Renderer::default();
         let update = r.update(&input.update);
         let condition = input.condition.as_ref().map(|c| r.condition(c));
-        let (names, values) = r.finish();
+        let (names, values) = sdk_placeholders(r);
         let out = self
             .client
             .update_item()
@@ -464,7 +481,7 @@ impl Store for DynamoStore {
     async fn delete_item(&self, input: DeleteItemInput) -> Result<WriteOutput> {
         let mut r = Renderer::default();
         let condition = input.condition.as_ref().map(|c| r.condition(c));
-        let (names, values) = r.finish();
+        let (names, values) = sdk_placeholders(r);
         let out = self
             .client
             .delete_item()
@@ -488,7 +505,7 @@ impl Store for DynamoStore {
         let mut r = Renderer::default();
         let key = r.key_condition(&input.key_condition);
         let filter = input.filter.as_ref().map(|c| r.condition(c));
-        let (names, values) = r.finish();
+        let (names, values) = sdk_placeholders(r);
         let limit = input.limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX));
         let out = self
             .client
@@ -522,7 +539,7 @@ impl Store for DynamoStore {
     async fn scan(&self, input: ScanInput) -> Result<Page> {
         let mut r = Renderer::default();
         let filter = input.filter.as_ref().map(|c| r.condition(c));
-        let (names, values) = r.finish();
+        let (names, values) = sdk_placeholders(r);
         let limit = input.limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX));
         let out = self
             .client
@@ -694,7 +711,7 @@ fn transact_item(action: &TransactWriteAction) -> Result<sdk::TransactWriteItem>
             condition,
         } => {
             let condition = condition.as_ref().map(|c| r.condition(c));
-            let (names, values) = r.finish();
+            let (names, values) = sdk_placeholders(r);
             sdk::TransactWriteItem::builder().put(
                 sdk::Put::builder()
                     .table_name(table)
@@ -714,7 +731,7 @@ fn transact_item(action: &TransactWriteAction) -> Result<sdk::TransactWriteItem>
         } => {
             let update = r.update(update);
             let condition = condition.as_ref().map(|c| r.condition(c));
-            let (names, values) = r.finish();
+            let (names, values) = sdk_placeholders(r);
             sdk::TransactWriteItem::builder().update(
                 sdk::Update::builder()
                     .table_name(table)
@@ -733,7 +750,7 @@ fn transact_item(action: &TransactWriteAction) -> Result<sdk::TransactWriteItem>
             condition,
         } => {
             let condition = condition.as_ref().map(|c| r.condition(c));
-            let (names, values) = r.finish();
+            let (names, values) = sdk_placeholders(r);
             sdk::TransactWriteItem::builder().delete(
                 sdk::Delete::builder()
                     .table_name(table)
@@ -751,7 +768,7 @@ fn transact_item(action: &TransactWriteAction) -> Result<sdk::TransactWriteItem>
             condition,
         } => {
             let condition = r.condition(condition);
-            let (names, values) = r.finish();
+            let (names, values) = sdk_placeholders(r);
             sdk::TransactWriteItem::builder().condition_check(
                 sdk::ConditionCheck::builder()
                     .table_name(table)

@@ -13,6 +13,7 @@ mod expr;
 mod feed;
 mod number;
 mod ops;
+mod render;
 mod schema;
 mod shared;
 mod value;
@@ -28,6 +29,7 @@ pub use expr::{
 pub use feed::{ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, MAX_EFFECTS_PER_COMMIT};
 pub use number::{Number, NumberError};
 pub use ops::*;
+pub use render::{Placeholders, Renderer};
 pub use schema::{
     GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Projection, TableDefinition,
 };

@@ -1,28 +1,27 @@
 //! Typed expressions rendered to DynamoDB's expression strings, with every
 //! name and value behind a placeholder (so no attribute name can collide
-//! with a reserved word, and no value is ever spliced into the text).
+//! with a reserved word, and no value is ever spliced into the text). For
+//! backends that speak DynamoDB's request format.
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::types::AttributeValue as Sdk;
-use rave_store::{
+use crate::{
     AttributeValue, Comparator, Condition, KeyCondition, Operand, Path, PathElement, SetValue,
     SortOp, Update, UpdateOperand,
 };
 
-use crate::convert::to_sdk;
-
-/// Expression attribute names and values, as the SDK's builders take them.
+/// Expression attribute names and values, each `None` when there are none
+/// (DynamoDB refuses empty maps).
 pub type Placeholders = (
     Option<HashMap<String, String>>,
-    Option<HashMap<String, Sdk>>,
+    Option<HashMap<String, AttributeValue>>,
 );
 
 /// Collects placeholders while expressions are rendered.
 #[derive(Debug, Default)]
 pub struct Renderer {
     names: HashMap<String, String>,
-    values: HashMap<String, Sdk>,
+    values: HashMap<String, AttributeValue>,
 }
 
 impl Renderer {
@@ -37,7 +36,7 @@ impl Renderer {
 
     pub fn value(&mut self, value: &AttributeValue) -> String {
         let placeholder = format!(":v{}", self.values.len());
-        self.values.insert(placeholder.clone(), to_sdk(value));
+        self.values.insert(placeholder.clone(), value.clone());
         placeholder
     }
 
@@ -193,7 +192,7 @@ impl Renderer {
         text
     }
 
-    /// The placeholders used, as the SDK wants them (`None` when empty).
+    /// The placeholders used.
     pub fn finish(self) -> Placeholders {
         (
             (!self.names.is_empty()).then_some(self.names),

@@ -6,7 +6,7 @@
 //! them; about one in ten shares its millisecond with the one before, so
 //! exact ties occur.
 
-use rave_comments::{ImportComment, NewComment, Timestamp};
+use crate::{ImportComment, NewComment, Timestamp};
 use ulid::Ulid;
 
 const LANGUAGES: [(&str, u64); 8] = [
