@@ -1,0 +1,89 @@
+//! Timing: every figure is a distribution of single-call latencies,
+//! reported by its median (and tail where it matters).
+
+use std::time::{Duration, Instant};
+
+/// Latencies of repeated calls.
+#[derive(Debug, Clone)]
+pub struct Latencies(Vec<Duration>);
+
+impl Latencies {
+    /// Times `iterations` calls of `call` after `warmup` untimed ones.
+    pub fn sample<T, E>(
+        warmup: usize,
+        iterations: usize,
+        mut call: impl FnMut() -> Result<T, E>,
+    ) -> Result<Latencies, E> {
+        for _ in 0..warmup {
+            std::hint::black_box(call()?);
+        }
+        let mut times = Vec::with_capacity(iterations);
+        for _ in 0..iterations.max(1) {
+            let started = Instant::now();
+            std::hint::black_box(call()?);
+            times.push(started.elapsed());
+        }
+        times.sort_unstable();
+        Ok(Latencies(times))
+    }
+
+    pub fn quantile(&self, q: f64) -> Duration {
+        let index = ((self.0.len() as f64 - 1.0) * q).round() as usize;
+        self.0[index.min(self.0.len() - 1)]
+    }
+
+    pub fn p50(&self) -> Duration {
+        self.quantile(0.5)
+    }
+
+    pub fn p99(&self) -> Duration {
+        self.quantile(0.99)
+    }
+}
+
+/// A latency for a table cell: µs below 10 ms, ms above.
+pub fn show(d: Duration) -> String {
+    let micros = d.as_secs_f64() * 1e6;
+    if micros < 10_000.0 {
+        format!("{micros:.1} µs")
+    } else {
+        format!("{:.1} ms", micros / 1000.0)
+    }
+}
+
+/// A rate for a table cell.
+pub fn per_second(count: f64, elapsed: Duration) -> f64 {
+    count / elapsed.as_secs_f64().max(1e-9)
+}
+
+/// `1234567.0` → `1.23 M`, `12345.0` → `12.3 k`.
+pub fn si(value: f64) -> String {
+    if value >= 1e6 {
+        format!("{:.2} M", value / 1e6)
+    } else if value >= 1e3 {
+        format!("{:.1} k", value / 1e3)
+    } else {
+        format!("{value:.0}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_pick_from_the_sorted_sample() {
+        let mut n = 0u64;
+        let l = Latencies::sample::<_, ()>(0, 101, || {
+            n += 1;
+            std::thread::sleep(Duration::from_micros(if n == 50 { 3_000 } else { 10 }));
+            Ok(())
+        })
+        .unwrap();
+        assert!(l.p50() < Duration::from_millis(2));
+        assert!(l.quantile(1.0) >= Duration::from_millis(3));
+        assert_eq!(show(Duration::from_micros(33)), "33.0 µs");
+        assert_eq!(show(Duration::from_millis(12)), "12.0 ms");
+        assert_eq!(si(23_600.0), "23.6 k");
+    }
+}

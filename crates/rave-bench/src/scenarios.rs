@@ -1,0 +1,720 @@
+//! The scenarios of BENCH.md, in the order the data allows: load (B5),
+//! in-process reads and units (B1–B4, B10), then the HTTP service (B6–B9).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rave_comments::dataset::Generator;
+use rave_comments::{
+    Comments, Config, CursorKey, Filter, Language, ListPage, ListRequest, Moderation, NewComment,
+    Rating, RatingSet, keys,
+};
+use rave_engine::Engine;
+use rave_store::Store;
+use tokio::runtime::Runtime;
+
+use crate::dynoxide_store::DynoxideStore;
+use crate::http::{self, LagSampler, Server};
+use crate::measure::{Latencies, per_second, show, si};
+use crate::report::Row;
+use crate::sqlite::{self, After, RatingPlan, Sqlite};
+use crate::{Plan, progress_bar, run_rave};
+
+/// The most popular product of every data set (Zipf rank 1).
+const HOT: &str = "p1";
+const PAGE: usize = 20;
+const TABLE: &str = "rave";
+
+/// A listing filter, for rave and for SQLite.
+#[derive(Debug, Clone, Copy)]
+struct Case {
+    name: &'static str,
+    language: Option<&'static str>,
+    ratings: &'static [i64],
+}
+
+const LISTINGS: [Case; 3] = [
+    Case {
+        name: "AP1 all comments",
+        language: None,
+        ratings: &[],
+    },
+    Case {
+        name: "AP2 language en",
+        language: Some("en"),
+        ratings: &[],
+    },
+    Case {
+        name: "AP3 ratings 1, 5",
+        language: None,
+        ratings: &[1, 5],
+    },
+];
+
+impl Case {
+    fn rave(&self) -> anyhow::Result<Filter> {
+        Ok(Filter {
+            language: self.language.map(Language::parse).transpose()?,
+            ratings: RatingSet::from_ratings(
+                self.ratings
+                    .iter()
+                    .map(|r| Rating::new(*r))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        })
+    }
+
+    fn sqlite(&self) -> sqlite::Filter {
+        sqlite::Filter {
+            language: self.language.map(str::to_owned),
+            ratings: self.ratings.to_vec(),
+        }
+    }
+}
+
+fn config() -> Config {
+    Config {
+        table: TABLE.into(),
+        cursor_key: CursorKey::new([7; 32]),
+        moderation: Moderation::Off,
+    }
+}
+
+pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Vec<Row>> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let mut rows = Vec::new();
+
+    // B5: the three loads of the same generated data.
+    let rave_dir = dir.join("rave");
+    println!("\n== loading rave: `rave load`, then `rave aggregate --until-caught-up`");
+    let n = plan.comments.to_string();
+    let products = plan.products.to_string();
+    let seed_text = seed.to_string();
+    let load_time = run_rave(
+        rave,
+        &[
+            "load".as_ref(),
+            "--data".as_ref(),
+            rave_dir.as_os_str(),
+            "--products".as_ref(),
+            products.as_ref(),
+            "--comments".as_ref(),
+            n.as_ref(),
+            "--seed".as_ref(),
+            seed_text.as_ref(),
+        ],
+    )?;
+    let aggregate_time = run_rave(
+        rave,
+        &[
+            "aggregate".as_ref(),
+            "--data".as_ref(),
+            rave_dir.as_os_str(),
+            "--until-caught-up".as_ref(),
+        ],
+    )?;
+    println!("\n== loading SQLite");
+    let sqlite_path = dir.join("sqlite.db");
+    let (db, sqlite_time) = load_sqlite(plan, seed, &sqlite_path)?;
+    println!("\n== loading dynoxide through rave's domain");
+    let (dynoxide, dynoxide_time, dynoxide_stats_time) =
+        rt.block_on(load_dynoxide(plan, seed, &dir.join("dynoxide.db")))?;
+    let count = plan.comments as f64;
+    let rave_rate = per_second(count, load_time + aggregate_time);
+    let dynoxide_rate = per_second(count, dynoxide_time);
+    rows.push(
+        Row::new(
+            "B5",
+            "bulk load through the domain: comment items, 5 GSIs, change stream, then statistics caught up",
+            format!("{}/s", si(rave_rate)),
+        )
+        .peers(format!(
+            "dynoxide (rave's domain on it, BatchWriteItem of 25, synchronous=OFF): {}/s, statistics by reconcile +{:.0} s · SQLite (rows, 4 indexes, counter table): {}/s",
+            si(dynoxide_rate),
+            dynoxide_stats_time.as_secs_f64(),
+            si(per_second(count, sqlite_time)),
+        ))
+        .ratio(rave_rate / dynoxide_rate)
+        .target("≥ 25 k comments/s", rave_rate >= 25_000.0),
+    );
+    rows.push(Row::new(
+        "B5",
+        "the same, in parts: `rave load` / `rave aggregate --until-caught-up`",
+        format!(
+            "{:.1} s ({}/s) + {:.1} s",
+            load_time.as_secs_f64(),
+            si(per_second(count, load_time)),
+            aggregate_time.as_secs_f64()
+        ),
+    ));
+
+    // The in-process reads.
+    let engine = Engine::open(&rave_dir)?;
+    let on_rave = Comments::new(engine, config()).with_stats_freshness(|| true);
+    let on_dynoxide = Comments::new(dynoxide, config()).with_stats_freshness(|| true);
+    let hot = rt.block_on(on_rave.product_stats(HOT, None))?.total;
+    println!("\n== in-process reads: hot product {HOT} has {hot} comments");
+    reads(plan, &rt, &on_rave, &on_dynoxide, &db, hot, &mut rows)?;
+    read_amplification(&rt, &on_rave, &mut rows)?;
+    units(&rt, &on_rave, &mut rows)?;
+    drop(on_rave);
+    drop(on_dynoxide);
+    drop(db);
+
+    println!("\n== the HTTP service: `rave serve` and wrk on loopback");
+    serve(plan, rave, &rave_dir, dir, &mut rows)?;
+    Ok(rows)
+}
+
+fn load_sqlite(plan: &Plan, seed: u64, path: &Path) -> anyhow::Result<(Sqlite, Duration)> {
+    let mut db = Sqlite::create(path)?;
+    let bar = progress_bar(plan.comments, "SQLite");
+    let mut generator = Generator::new(plan.products, plan.comments, seed);
+    let started = Instant::now();
+    let mut remaining = plan.comments;
+    while remaining > 0 {
+        let n = remaining.min(1_000);
+        let batch: Vec<_> = (0..n).map(|_| generator.next_comment()).collect();
+        db.insert(&batch)?;
+        bar.inc(n);
+        remaining -= n;
+    }
+    db.analyze()?;
+    let elapsed = started.elapsed();
+    bar.finish();
+    println!(
+        "SQLite: {} comments in {:.1} s, {} MB",
+        plan.comments,
+        elapsed.as_secs_f64(),
+        db.size_bytes(path) / 1_000_000
+    );
+    Ok((db, elapsed))
+}
+
+/// Loads through `Comments::import` (the code `rave load` runs), then
+/// computes the statistics with `reconcile --fix`: dynoxide's stream is
+/// not wired to rave's aggregator here.
+async fn load_dynoxide(
+    plan: &Plan,
+    seed: u64,
+    path: &Path,
+) -> anyhow::Result<(DynoxideStore, Duration, Duration)> {
+    let store = DynoxideStore::open(path)?;
+    let comments = Comments::new(store.clone(), config());
+    comments.ensure_table().await?;
+    store.bulk_loading(true)?;
+    let bar = progress_bar(plan.comments, "dynoxide");
+    let mut generator = Generator::new(plan.products, plan.comments, seed);
+    let started = Instant::now();
+    let mut remaining = plan.comments;
+    while remaining > 0 {
+        let n = remaining.min(100);
+        let batch: Vec<_> = (0..n).map(|_| generator.next_comment()).collect();
+        comments.import(batch).await?;
+        bar.inc(n);
+        remaining -= n;
+    }
+    let load = started.elapsed();
+    bar.finish();
+    let started = Instant::now();
+    let bar = progress_bar(plan.comments, "dynoxide statistics");
+    let report = comments.reconcile(1, true, &|n| bar.inc(n)).await?;
+    bar.finish();
+    let stats = started.elapsed();
+    store.bulk_loading(false)?;
+    println!(
+        "dynoxide: {} comments in {:.1} s, statistics from {} items in {:.1} s, {} MB",
+        plan.comments,
+        load.as_secs_f64(),
+        report.items_scanned,
+        stats.as_secs_f64(),
+        store.size_bytes()? / 1_000_000
+    );
+    Ok((store, load, stats))
+}
+
+fn list<S: Store>(
+    rt: &Runtime,
+    comments: &Comments<S>,
+    filter: &Filter,
+    cursor: Option<&str>,
+) -> rave_comments::Result<ListPage> {
+    rt.block_on(comments.list(&ListRequest {
+        product: HOT,
+        filter: filter.clone(),
+        limit: PAGE,
+        cursor,
+    }))
+}
+
+/// The cursor that opens page `page` (1-based).
+fn rave_cursor<S: Store>(
+    rt: &Runtime,
+    comments: &Comments<S>,
+    filter: &Filter,
+    page: usize,
+) -> anyhow::Result<Option<String>> {
+    let mut cursor = None;
+    for _ in 1..page {
+        cursor = list(rt, comments, filter, cursor.as_deref())?.next_cursor;
+        anyhow::ensure!(cursor.is_some(), "the listing has fewer than {page} pages");
+    }
+    Ok(cursor)
+}
+
+fn sqlite_after(db: &Sqlite, filter: &sqlite::Filter, page: usize) -> anyhow::Result<After> {
+    let mut after = After::start();
+    for _ in 1..page {
+        after = db
+            .page(HOT, filter, RatingPlan::In, &after, PAGE)?
+            .1
+            .ok_or_else(|| anyhow::anyhow!("the SQLite listing has fewer than {page} pages"))?;
+    }
+    Ok(after)
+}
+
+fn time_rave<S: Store>(
+    plan: &Plan,
+    rt: &Runtime,
+    comments: &Comments<S>,
+    filter: &Filter,
+    cursor: Option<&str>,
+) -> anyhow::Result<Latencies> {
+    Ok(Latencies::sample(
+        plan.iterations / 10,
+        plan.iterations,
+        || list(rt, comments, filter, cursor),
+    )?)
+}
+
+fn time_sqlite(
+    plan: &Plan,
+    db: &Sqlite,
+    filter: &sqlite::Filter,
+    rating_plan: RatingPlan,
+    after: &After,
+) -> anyhow::Result<Latencies> {
+    Ok(Latencies::sample(
+        plan.iterations / 10,
+        plan.iterations,
+        || db.page(HOT, filter, rating_plan, after, PAGE),
+    )?)
+}
+
+/// The faster of SQLite's two ways to answer a rating set.
+fn time_sqlite_best(
+    plan: &Plan,
+    db: &Sqlite,
+    filter: &sqlite::Filter,
+    after: &After,
+) -> anyhow::Result<(Latencies, &'static str)> {
+    let by_in = time_sqlite(plan, db, filter, RatingPlan::In, after)?;
+    if filter.ratings.len() < 2 {
+        return Ok((by_in, "keyset"));
+    }
+    let by_union = time_sqlite(plan, db, filter, RatingPlan::Union, after)?;
+    Ok(if by_union.p50() < by_in.p50() {
+        (by_union, "keyset, UNION of ratings")
+    } else {
+        (by_in, "keyset, rating IN")
+    })
+}
+
+fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64().max(1e-12)
+}
+
+/// B1, B2, B3: page latencies on all three, page 1 and deep.
+fn reads(
+    plan: &Plan,
+    rt: &Runtime,
+    on_rave: &Comments<Engine>,
+    on_dynoxide: &Comments<DynoxideStore>,
+    db: &Sqlite,
+    hot: u64,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
+    let deep = plan.deep_page;
+    for (i, case) in LISTINGS.iter().enumerate() {
+        println!("{}: page 1 and page {deep}", case.name);
+        let filter = case.rave()?;
+        let sql_filter = case.sqlite();
+        let rave_first = time_rave(plan, rt, on_rave, &filter, None)?;
+        let cursor = rave_cursor(rt, on_rave, &filter, deep)?;
+        let rave_deep = time_rave(plan, rt, on_rave, &filter, cursor.as_deref())?;
+        let dx_first = time_rave(plan, rt, on_dynoxide, &filter, None)?;
+        let dx_cursor = rave_cursor(rt, on_dynoxide, &filter, deep)?;
+        let dx_deep = time_rave(plan, rt, on_dynoxide, &filter, dx_cursor.as_deref())?;
+        let (sql_first, how_first) = time_sqlite_best(plan, db, &sql_filter, &After::start())?;
+        let after = sqlite_after(db, &sql_filter, deep)?;
+        let (sql_deep, how_deep) = time_sqlite_best(plan, db, &sql_filter, &after)?;
+        let offset_first = Latencies::sample(plan.iterations / 10, plan.iterations, || {
+            db.page_by_offset(HOT, &sql_filter, 1, PAGE)
+        })?;
+        let offset_deep = Latencies::sample(plan.iterations / 10, plan.iterations, || {
+            db.page_by_offset(HOT, &sql_filter, deep, PAGE)
+        })?;
+        // The same data must give the same answers, field by field.
+        for (cursor, dx_cursor, after) in [
+            (None, None, After::start()),
+            (cursor.clone(), dx_cursor.clone(), after.clone()),
+        ] {
+            let ours = list(rt, on_rave, &filter, cursor.as_deref())?.items;
+            let theirs = list(rt, on_dynoxide, &filter, dx_cursor.as_deref())?.items;
+            let rows_sql = db.page(HOT, &sql_filter, RatingPlan::In, &after, PAGE)?.0;
+            anyhow::ensure!(
+                ours == theirs
+                    && ours.len() == rows_sql.len()
+                    && ours.iter().zip(&rows_sql).all(|(c, r)| r.is(c)),
+                "{}: rave, dynoxide and SQLite disagree on a page",
+                case.name
+            );
+        }
+        if i == 0 {
+            rows.push(
+                Row::new(
+                    "B1",
+                    format!("AP1 page of 20, in process, hot product ({hot} comments), p50"),
+                    format!(
+                        "{} (p99 {})",
+                        show(rave_first.p50()),
+                        show(rave_first.p99())
+                    ),
+                )
+                .peers(format!(
+                    "SQLite {} · dynoxide {}",
+                    show(sql_first.p50()),
+                    show(dx_first.p50())
+                ))
+                .ratio(ratio(rave_first.p50(), sql_first.p50()))
+                .target("p50 ≤ 20 µs", rave_first.p50() <= Duration::from_micros(20)),
+            );
+        }
+        let rave_ratio = ratio(rave_deep.p50(), rave_first.p50());
+        rows.push(
+            Row::new(
+                "B2",
+                format!("{}: page {deep} ÷ page 1", case.name),
+                format!(
+                    "{rave_ratio:.2} ({} → {})",
+                    show(rave_first.p50()),
+                    show(rave_deep.p50())
+                ),
+            )
+            .peers(format!(
+                "SQLite keyset {:.2} · SQLite OFFSET {:.2} ({} → {}) · dynoxide {:.2}",
+                ratio(sql_deep.p50(), sql_first.p50()),
+                ratio(offset_deep.p50(), offset_first.p50()),
+                show(offset_first.p50()),
+                show(offset_deep.p50()),
+                ratio(dx_deep.p50(), dx_first.p50()),
+            ))
+            .target("≤ 1.2", rave_ratio <= 1.2),
+        );
+        for (page, rave_time, sql_time, how, dx_time) in [
+            (1, &rave_first, &sql_first, how_first, &dx_first),
+            (deep, &rave_deep, &sql_deep, how_deep, &dx_deep),
+        ] {
+            let r = ratio(rave_time.p50(), sql_time.p50());
+            rows.push(
+                Row::new(
+                    "B3",
+                    format!("{} page {page}, p50", case.name),
+                    show(rave_time.p50()),
+                )
+                .peers(format!(
+                    "SQLite {} ({how}) · dynoxide {}",
+                    show(sql_time.p50()),
+                    show(dx_time.p50())
+                ))
+                .ratio(r)
+                .target("rave ÷ SQLite ≤ 1.0", r <= 1.0),
+            );
+        }
+    }
+    // AP4/AP7: the rating counts of a product.
+    let rave_counts = Latencies::sample(plan.iterations / 10, plan.iterations, || {
+        rt.block_on(on_rave.product_stats(HOT, None))
+    })?;
+    let dx_counts = Latencies::sample(plan.iterations / 10, plan.iterations, || {
+        rt.block_on(on_dynoxide.product_stats(HOT, None))
+    })?;
+    let maintained = Latencies::sample(plan.iterations / 10, plan.iterations, || {
+        db.counts_maintained(HOT, None)
+    })?;
+    let grouped = Latencies::sample(2, (plan.iterations / 20).max(5), || {
+        db.counts_grouped(HOT, None)
+    })?;
+    let rave_answer = rt.block_on(on_rave.product_stats(HOT, None))?.counts.0;
+    anyhow::ensure!(
+        rave_answer == db.counts_maintained(HOT, None)?,
+        "rave's and SQLite's rating counts differ: {rave_answer:?}"
+    );
+    let r = ratio(rave_counts.p50(), maintained.p50());
+    rows.push(
+        Row::new(
+            "B3",
+            "rating counts of the hot product (AP7), p50",
+            show(rave_counts.p50()),
+        )
+        .peers(format!(
+            "SQLite counter table {} · SQLite GROUP BY {} · dynoxide {}",
+            show(maintained.p50()),
+            show(grouped.p50()),
+            show(dx_counts.p50())
+        ))
+        .ratio(r)
+        .target("rave ÷ SQLite ≤ 1.0", r <= 1.0),
+    );
+    Ok(())
+}
+
+/// B4: items read ÷ items returned over the first 50 pages of rating
+/// fan-outs, with the statistics (rave) and without (part 2's overscan).
+fn read_amplification(
+    rt: &Runtime,
+    on_rave: &Comments<Engine>,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
+    for ratings in [&[1, 5][..], &[1, 2, 5][..], &[1, 2, 3, 5][..]] {
+        let case = Case {
+            name: "",
+            language: None,
+            ratings,
+        };
+        let filter = case.rave()?;
+        let mut figures = Vec::new();
+        for with_counts in [true, false] {
+            let (mut read, mut returned) = (0usize, 0usize);
+            let mut cursor: Option<String> = None;
+            for _ in 0..50 {
+                let request = ListRequest {
+                    product: HOT,
+                    filter: filter.clone(),
+                    limit: PAGE,
+                    cursor: cursor.as_deref(),
+                };
+                let page = if with_counts {
+                    rt.block_on(on_rave.list(&request))?
+                } else {
+                    rt.block_on(on_rave.list_with_counts(&request, None))?
+                };
+                read += page.plan.items_read;
+                returned += page.items.len();
+                cursor = page.next_cursor;
+                if cursor.is_none() {
+                    break;
+                }
+            }
+            figures.push(read as f64 / returned.max(1) as f64);
+        }
+        rows.push(
+            Row::new(
+                "B4",
+                format!("AP3 ratings {ratings:?}: items read ÷ returned, first 50 pages"),
+                format!("{:.2}", figures[0]),
+            )
+            .peers(format!("part 2's design (no counts): {:.2}", figures[1]))
+            .target("≤ 1.3", figures[0] <= 1.3),
+        );
+    }
+    Ok(())
+}
+
+/// B10: read and write units per access pattern from rave's capacity
+/// accounting, beside the seeds' two designs on the same data.
+fn units(rt: &Runtime, on_rave: &Comments<Engine>, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+    // The comments' own item size, which part 1 duplicates.
+    let sample = list(rt, on_rave, &Filter::default(), None)?;
+    let sizes: Vec<usize> = sample
+        .items
+        .iter()
+        .map(|c| rave_store::item_size(&keys::comment_item(c, 1)))
+        .collect();
+    let item_bytes = sizes.iter().sum::<usize>() as f64 / sizes.len().max(1) as f64;
+    // Part 1 reads one partition of pre-filtered duplicates: a page and the
+    // one item that says whether more follow, eventually consistent.
+    let part1_read = (((PAGE + 1) as f64 * item_bytes) / 4096.0).ceil() * 0.5;
+    // Part 1 writes the comment and 32 duplicates (16 rating sets, for all
+    // languages and for its own).
+    let part1_write = 33.0 * (item_bytes / 1024.0).ceil();
+    for case in [
+        LISTINGS[0],
+        LISTINGS[1],
+        LISTINGS[2],
+        Case {
+            name: "AP3 ratings 1, 2, 5",
+            language: None,
+            ratings: &[1, 2, 5],
+        },
+        Case {
+            name: "AP3 en, ratings 2, 4",
+            language: Some("en"),
+            ratings: &[2, 4],
+        },
+    ] {
+        let filter = case.rave()?;
+        let page = list(rt, on_rave, &filter, None)?;
+        let request = ListRequest {
+            product: HOT,
+            filter: filter.clone(),
+            limit: PAGE,
+            cursor: None,
+        };
+        let part2 = rt.block_on(on_rave.list_with_counts(&request, None))?;
+        rows.push(
+            Row::new(
+                "B10",
+                format!("{}: first page, read units (items read)", case.name),
+                format!("{:.1} ({})", page.plan.read_units, page.plan.items_read),
+            )
+            .peers(format!(
+                "part 1: {part1_read:.1} ({}) · part 2: {:.1} ({})",
+                PAGE + 1,
+                part2.plan.read_units,
+                part2.plan.items_read
+            )),
+        );
+    }
+    let before = on_rave.usage().read_units();
+    rt.block_on(on_rave.product_stats(HOT, Some("en")))?;
+    let stats_read = on_rave.usage().read_units() - before;
+    rows.push(
+        Row::new(
+            "B10",
+            "AP8 rating counts in one language: read units",
+            format!("{stats_read:.1}"),
+        )
+        .peers("part 1 and part 2: no counts (a page per rating, or a scan)"),
+    );
+    let before = on_rave.usage().write_units();
+    rt.block_on(on_rave.create(
+        "bench-units",
+        NewComment {
+            author: "bench".into(),
+            language: "en".into(),
+            rating: 5,
+            title: Some("Units".into()),
+            body: "One comment, to read the write units it costs.".into(),
+            created_at: None,
+        },
+        None,
+    ))?;
+    let write = on_rave.usage().write_units() - before;
+    rows.push(
+        Row::new(
+            "B10",
+            format!("create a comment ({item_bytes:.0}-byte item): write units"),
+            format!("{write:.1} (+ statistics, batched by the aggregator)"),
+        )
+        .peers(format!(
+            "part 1: {part1_write:.0} (33 items) · part 2: the item and its index entries, as rave"
+        )),
+    );
+    Ok(())
+}
+
+/// B6–B9 against `rave serve`.
+fn serve(
+    plan: &Plan,
+    rave: &Path,
+    data: &Path,
+    dir: &Path,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
+    let (pages, post) = http::write_scripts(dir)?;
+    let (server, first_answer) = Server::start(rave, data, &dir.join("serve.log"))?;
+    rows.push(
+        Row::new(
+            "B9",
+            "`rave serve` on the data set: start to first page answered",
+            format!("{:.0} ms", first_answer.as_secs_f64() * 1e3),
+        )
+        .target("≤ 1 s", first_answer <= Duration::from_secs(1)),
+    );
+    let url = server.base_url();
+    println!("ceiling: /healthz");
+    let ceiling = http::wrk(&format!("{url}/healthz"), None, plan.http_seconds, 64)?;
+    rows.push(Row::new(
+        "B7",
+        "the machine's ceiling: trivial route (/healthz), 64 connections",
+        format!(
+            "{} req/s, p99 {}",
+            si(ceiling.requests_per_second),
+            show(ceiling.p99)
+        ),
+    ));
+    println!("B7: pages");
+    let b7 = http::wrk(&url, Some(&pages), plan.http_seconds, 64)?;
+    anyhow::ensure!(b7.errors == 0, "B7 saw {} failed requests", b7.errors);
+    rows.push(
+        Row::new(
+            "B7",
+            "page GETs, mixed filters (AP1–AP3, limit 20/50), 64 connections",
+            format!(
+                "{} req/s, p50 {}, p99 {}",
+                si(b7.requests_per_second),
+                show(b7.p50),
+                show(b7.p99)
+            ),
+        )
+        .ratio(b7.requests_per_second / ceiling.requests_per_second)
+        .target(
+            "≥ 30 k req/s, p99 ≤ 5 ms",
+            b7.requests_per_second >= 30_000.0 && b7.p99 <= Duration::from_millis(5),
+        ),
+    );
+    let rss = server.resident_bytes()?;
+    rows.push(
+        Row::new(
+            "B9",
+            "resident memory of `rave serve` after B7",
+            format!("{} MB", rss / 1_000_000),
+        )
+        .target("≤ 256 MB", rss <= 256 * 1024 * 1024),
+    );
+    println!("B6: POSTs, B8: aggregation lag");
+    let sampler = LagSampler::start(server.addr);
+    let b6 = http::wrk(&url, Some(&post), plan.http_seconds, 64)?;
+    let lags = sampler.finish()?;
+    anyhow::ensure!(b6.errors == 0, "B6 saw {} failed requests", b6.errors);
+    rows.push(
+        Row::new(
+            "B6",
+            "durable single-comment POSTs, 64 connections",
+            format!(
+                "{}/s, p50 {}, p99 {}",
+                si(b6.requests_per_second),
+                show(b6.p50),
+                show(b6.p99)
+            ),
+        )
+        .target(
+            "≥ 5 k/s, p99 ≤ 20 ms",
+            b6.requests_per_second >= 5_000.0 && b6.p99 <= Duration::from_millis(20),
+        ),
+    );
+    anyhow::ensure!(!lags.is_empty(), "no aggregator lag samples during B6");
+    let pick = |q: f64| lags[((lags.len() - 1) as f64 * q).round() as usize];
+    rows.push(
+        Row::new(
+            "B8",
+            format!(
+                "write → statistics lag under B6 ({} samples, every 100 ms)",
+                lags.len()
+            ),
+            format!(
+                "p50 {} ms, p99 {} ms, max {} ms",
+                pick(0.5),
+                pick(0.99),
+                lags[lags.len() - 1]
+            ),
+        )
+        .target("p99 ≤ 1 s", pick(0.99) <= 1_000),
+    );
+    drop(server);
+    Ok(())
+}
