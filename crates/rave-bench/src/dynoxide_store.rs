@@ -181,6 +181,26 @@ fn write_capacity(
     out
 }
 
+/// A Query's or Scan's response as a [`Page`].
+fn page(
+    items: Option<&[HashMap<String, Dx>]>,
+    scanned_count: usize,
+    last_evaluated_key: Option<&HashMap<String, Dx>>,
+    consumed: Option<&dynoxide::types::ConsumedCapacity>,
+    table: &str,
+) -> Result<Page> {
+    Ok(Page {
+        items: items
+            .into_iter()
+            .flatten()
+            .map(item_from_dx)
+            .collect::<Result<_>>()?,
+        scanned_count,
+        last_evaluated_key: last_evaluated_key.map(item_from_dx).transpose()?,
+        consumed: capacity(consumed, table),
+    })
+}
+
 fn return_values(rv: ReturnValues) -> Option<String> {
     match rv {
         ReturnValues::None => None,
@@ -189,10 +209,9 @@ fn return_values(rv: ReturnValues) -> Option<String> {
     }
 }
 
-const INDEXES: Option<&str> = Some("INDEXES");
-
+/// Every call asks for consumed capacity, per index.
 fn indexes() -> Option<String> {
-    INDEXES.map(str::to_owned)
+    Some("INDEXES".into())
 }
 
 fn key_type_name(t: KeyType) -> &'static str {
@@ -449,21 +468,13 @@ impl Store for DynoxideStore {
                 ..Default::default()
             })
             .map_err(map_error)?;
-        Ok(Page {
-            items: out
-                .items
-                .iter()
-                .flatten()
-                .map(item_from_dx)
-                .collect::<Result<_>>()?,
-            scanned_count: out.scanned_count,
-            last_evaluated_key: out
-                .last_evaluated_key
-                .as_ref()
-                .map(item_from_dx)
-                .transpose()?,
-            consumed: capacity(out.consumed_capacity.as_ref(), &input.table),
-        })
+        page(
+            out.items.as_deref(),
+            out.scanned_count,
+            out.last_evaluated_key.as_ref(),
+            out.consumed_capacity.as_ref(),
+            &input.table,
+        )
     }
 
     async fn scan(&self, input: ScanInput) -> Result<Page> {
@@ -487,21 +498,13 @@ impl Store for DynoxideStore {
                 ..Default::default()
             })
             .map_err(map_error)?;
-        Ok(Page {
-            items: out
-                .items
-                .iter()
-                .flatten()
-                .map(item_from_dx)
-                .collect::<Result<_>>()?,
-            scanned_count: out.scanned_count,
-            last_evaluated_key: out
-                .last_evaluated_key
-                .as_ref()
-                .map(item_from_dx)
-                .transpose()?,
-            consumed: capacity(out.consumed_capacity.as_ref(), &input.table),
-        })
+        page(
+            out.items.as_deref(),
+            out.scanned_count,
+            out.last_evaluated_key.as_ref(),
+            out.consumed_capacity.as_ref(),
+            &input.table,
+        )
     }
 
     async fn batch_get_item(&self, input: BatchGetItemInput) -> Result<BatchGetItemOutput> {
@@ -715,4 +718,41 @@ fn transact_item(action: &TransactWriteAction) -> TransactWriteItem {
             }
         }
     }
+}
+
+/// The conformance suite the engine and DynamoDB Local pass, on dynoxide:
+/// the peer must answer the domain's requests as DynamoDB does, or the
+/// comparison would not be of the same work.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn setup(name: &str) -> (DynoxideStore, String, tempfile::TempDir) {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = DynoxideStore::open(&dir.path().join("dynoxide.db")).expect("open");
+        let table = format!("t_{name}");
+        store
+            .create_table(rave_conformance::table_definition(&table))
+            .await
+            .expect("table");
+        (store, table, dir)
+    }
+
+    rave_conformance::conformance_tests!(setup; run: [
+        put_get_update_delete_round_trip,
+        update_creates_missing_items_and_refuses_key_changes,
+        conditions_guard_writes,
+        indexes_are_sparse_and_follow_changes,
+        projections_copy_what_they_promise,
+        numeric_sort_keys_order_numerically,
+        pagination_with_limits_and_start_keys,
+        filters_apply_after_limit_and_are_still_charged,
+        parallel_scan_segments_partition_the_table,
+        batch_operations,
+        transactions_are_all_or_nothing,
+        validation_rejects_bad_keys_and_items,
+        capacity_follows_dynamodb_rules,
+        transactions_refuse_two_actions_on_one_item,
+    ];
+    skip: []);
 }
