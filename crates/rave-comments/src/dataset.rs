@@ -52,15 +52,15 @@ const SPAN_MS: u64 = 2 * 365 * 24 * 3600 * 1000;
 
 /// xorshift64*: small, fast, deterministic.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
+    fn new(seed: u64) -> Rng {
         // Never zero, or xorshift stays at zero.
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
-    pub fn next(&mut self) -> u64 {
+    fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
