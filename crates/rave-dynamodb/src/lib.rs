@@ -283,13 +283,14 @@ fn write_capacity(consumed: Option<&sdk::ConsumedCapacity>, table: &str) -> Cons
     out
 }
 
-/// The placeholders of rendered expressions, as the SDK's builders take them.
-fn sdk_placeholders(
-    renderer: Renderer,
-) -> (
+/// Expression attribute names and values, as the SDK's builders take them.
+type SdkPlaceholders = (
     Option<HashMap<String, String>>,
     Option<HashMap<String, sdk::AttributeValue>>,
-) {
+);
+
+/// The placeholders of rendered expressions, as the SDK's builders take them.
+fn sdk_placeholders(renderer: Renderer) -> SdkPlaceholders {
     let (names, values) = renderer.finish();
     (
         names,
