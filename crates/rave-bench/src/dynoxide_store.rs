@@ -181,6 +181,18 @@ fn write_capacity(
     out
 }
 
+/// A single-item write's response as a [`WriteOutput`].
+fn write_output(
+    attributes: Option<&HashMap<String, Dx>>,
+    consumed: Option<&dynoxide::types::ConsumedCapacity>,
+    table: &str,
+) -> Result<WriteOutput> {
+    Ok(WriteOutput {
+        attributes: attributes.map(item_from_dx).transpose()?,
+        consumed: write_capacity(consumed, table),
+    })
+}
+
 /// A Query's or Scan's response as a [`Page`].
 fn page(
     items: Option<&[HashMap<String, Dx>]>,
@@ -392,10 +404,11 @@ impl Store for DynoxideStore {
                 ..Default::default()
             })
             .map_err(map_error)?;
-        Ok(WriteOutput {
-            attributes: out.attributes.as_ref().map(item_from_dx).transpose()?,
-            consumed: write_capacity(out.consumed_capacity.as_ref(), &input.table),
-        })
+        write_output(
+            out.attributes.as_ref(),
+            out.consumed_capacity.as_ref(),
+            &input.table,
+        )
     }
 
     async fn update_item(&self, input: UpdateItemInput) -> Result<WriteOutput> {
@@ -417,10 +430,11 @@ impl Store for DynoxideStore {
                 ..Default::default()
             })
             .map_err(map_error)?;
-        Ok(WriteOutput {
-            attributes: out.attributes.as_ref().map(item_from_dx).transpose()?,
-            consumed: write_capacity(out.consumed_capacity.as_ref(), &input.table),
-        })
+        write_output(
+            out.attributes.as_ref(),
+            out.consumed_capacity.as_ref(),
+            &input.table,
+        )
     }
 
     async fn delete_item(&self, input: DeleteItemInput) -> Result<WriteOutput> {
@@ -440,10 +454,11 @@ impl Store for DynoxideStore {
                 ..Default::default()
             })
             .map_err(map_error)?;
-        Ok(WriteOutput {
-            attributes: out.attributes.as_ref().map(item_from_dx).transpose()?,
-            consumed: write_capacity(out.consumed_capacity.as_ref(), &input.table),
-        })
+        write_output(
+            out.attributes.as_ref(),
+            out.consumed_capacity.as_ref(),
+            &input.table,
+        )
     }
 
     async fn query(&self, input: QueryInput) -> Result<Page> {
