@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use rave_comments::dataset::Generator;
 use rave_comments::{
     Comments, Config, CursorKey, Filter, Language, ListPage, ListRequest, Moderation, NewComment,
-    Rating, RatingSet, keys,
+    Rating, RatingSet, stored_size, table_definition,
 };
 use rave_engine::Engine;
 use rave_store::{Store, TableDefinition};
@@ -213,7 +213,7 @@ async fn load_dynoxide(plan: &Plan, seed: u64, path: &Path) -> anyhow::Result<Dy
     store
         .create_table(TableDefinition {
             stream_enabled: false,
-            ..keys::table_definition(TABLE)
+            ..table_definition(TABLE)
         })
         .await?;
     store.bulk_loading(true)?;
@@ -585,11 +585,7 @@ fn read_amplification(
 fn units(rt: &Runtime, on_rave: &Comments<Engine>, rows: &mut Vec<Row>) -> anyhow::Result<()> {
     // The comments' own item size, which part 1 duplicates.
     let sample = list(rt, on_rave, &Filter::default(), None)?;
-    let sizes: Vec<usize> = sample
-        .items
-        .iter()
-        .map(|c| rave_store::item_size(&keys::comment_item(c, 1)))
-        .collect();
+    let sizes: Vec<usize> = sample.items.iter().map(stored_size).collect();
     let item_bytes = sizes.iter().sum::<usize>() as f64 / sizes.len().max(1) as f64;
     // Part 1 reads one partition of pre-filtered duplicates: a page and the
     // one item that says whether more follow, eventually consistent.

@@ -345,7 +345,6 @@ fn open_engine(
     store: &StoreArgs,
     moderation: Moderation,
 ) -> anyhow::Result<(Engine, Arc<Comments<SharedStore>>)> {
-    let key = cursor_key(store)?;
     let engine = Engine::open(&store.data).with_context(|| {
         format!(
             "cannot open the store in {} (is another rave using it?)",
@@ -362,16 +361,25 @@ fn open_engine(
                 == Some(engine.latest_sequence())
         }
     };
-    let comments = Comments::new(
-        SharedStore::new(engine.clone()),
+    let comments =
+        domain(SharedStore::new(engine.clone()), store, moderation)?.with_stats_freshness(fresh);
+    Ok((engine, Arc::new(comments)))
+}
+
+/// The domain on `store`, with the table and the cursor secret `args` name.
+fn domain(
+    store: SharedStore,
+    args: &StoreArgs,
+    moderation: Moderation,
+) -> anyhow::Result<Comments<SharedStore>> {
+    Ok(Comments::new(
+        store,
         Config {
-            table: store.table.clone(),
-            cursor_key: key,
+            table: args.table.clone(),
+            cursor_key: cursor_key(args)?,
             moderation,
         },
-    )
-    .with_stats_freshness(fresh);
-    Ok((engine, Arc::new(comments)))
+    ))
 }
 
 async fn shutdown_signal() {
@@ -668,7 +676,7 @@ async fn ensure_dynamodb_table(
     match store.describe_table(table).await {
         Ok(_) => Ok(format!("table {table} exists; nothing to do")),
         Err(StoreError::ResourceNotFound(_)) => {
-            let definition = rave_comments::keys::table_definition(table);
+            let definition = rave_comments::table_definition(table);
             let indexes: Vec<String> = definition
                 .global_secondary_indexes
                 .iter()
@@ -725,14 +733,7 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
         tracing::info!("{done}");
     }
     let store_handle = store.clone();
-    let comments = Arc::new(Comments::new(
-        SharedStore::new(store),
-        Config {
-            table: args.store.table.clone(),
-            cursor_key: cursor_key(&args.store)?,
-            moderation,
-        },
-    ));
+    let comments = Arc::new(domain(SharedStore::new(store), &args.store, moderation)?);
     if args.demo {
         load_demo(&comments).await?;
     }
@@ -740,7 +741,11 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
         true => None,
         false => Some(
             store_handle
-                .feed(&args.store.table, aggregator::CONSUMER)
+                .feed(
+                    &args.store.table,
+                    aggregator::CONSUMER,
+                    rave_comments::aggregator_positions(),
+                )
                 .await?,
         ),
     };
@@ -760,15 +765,18 @@ async fn aggregate_dynamodb(args: AggregateArgs) -> anyhow::Result<()> {
         );
     }
     let store = connect_dynamodb(&args.dynamo).await;
-    let comments = Arc::new(Comments::new(
+    let comments = Arc::new(domain(
         SharedStore::new(store.clone()),
-        Config {
-            table: args.store.table.clone(),
-            cursor_key: cursor_key(&args.store)?,
-            moderation: Moderation::Off,
-        },
-    ));
-    let feed = store.feed(&args.store.table, aggregator::CONSUMER).await?;
+        &args.store,
+        Moderation::Off,
+    )?);
+    let feed = store
+        .feed(
+            &args.store.table,
+            aggregator::CONSUMER,
+            rave_comments::aggregator_positions(),
+        )
+        .await?;
     let (status, _) = tokio::sync::watch::channel(AggregatorStatus::default());
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(aggregator::run(comments, feed, status, stopped));

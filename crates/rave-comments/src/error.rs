@@ -1,6 +1,12 @@
-//! What the comments domain can report. Each variant maps to one HTTP status.
+//! What the comments domain can report. Each variant maps to one HTTP
+//! status; storage failures arrive here sorted by what the caller can do
+//! about them, and the storage's own error type stays inside the domain.
+
+use std::time::Duration;
 
 use rave_store::StoreError;
+
+use crate::table::Malformed;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CommentsError {
@@ -12,14 +18,52 @@ pub enum CommentsError {
     },
     #[error("comment not found")]
     NotFound,
-    /// The idempotency key was used before with a different request.
+    /// The idempotency key was used before with a different request, or a
+    /// comment kept changing under a read-modify-write.
     #[error("{0}")]
     Conflict(String),
     /// The cursor is altered, truncated, foreign or for another query.
     #[error("invalid cursor: {0}")]
     BadCursor(&'static str),
-    #[error(transparent)]
-    Store(#[from] StoreError),
+    /// The storage cannot serve now (down, full, throttled, contended, even
+    /// after retries); the same request may succeed later.
+    #[error("the storage is unavailable: {detail}")]
+    Unavailable {
+        detail: String,
+        retry_after: Duration,
+    },
+    /// A stored item does not decode; `key` names it.
+    #[error("stored item {key} is corrupt: {detail}")]
+    Corrupt { key: String, detail: String },
+    /// A failure that is not the caller's and not the storage's state: a
+    /// request the domain built was refused, or a lock was poisoned.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// How long a client is told to wait after the storage was unavailable.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+impl From<Malformed> for CommentsError {
+    fn from(malformed: Malformed) -> CommentsError {
+        CommentsError::Corrupt {
+            key: malformed.key,
+            detail: malformed.what,
+        }
+    }
+}
+
+impl From<StoreError> for CommentsError {
+    fn from(error: StoreError) -> CommentsError {
+        match error {
+            StoreError::Corrupt { what, detail } => CommentsError::Corrupt { key: what, detail },
+            retryable if retryable.is_retryable() => CommentsError::Unavailable {
+                detail: retryable.to_string(),
+                retry_after: RETRY_AFTER,
+            },
+            other => CommentsError::Internal(other.to_string()),
+        }
+    }
 }
 
 pub type Result<T, E = CommentsError> = std::result::Result<T, E>;

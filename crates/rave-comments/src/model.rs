@@ -408,3 +408,34 @@ mod tests {
         );
     }
 }
+
+/// Authors are bucketed by their number of counted comments: 1..9 and 10+.
+pub const AUTHOR_BUCKETS: usize = 10;
+
+/// The global aggregates.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GlobalStats {
+    pub comments_total: u64,
+    pub products_total: u64,
+    pub authors_total: u64,
+    /// `[k - 1]` is the number of authors with exactly k counted comments;
+    /// the last entry counts those with 10 or more.
+    pub authors_by_comment_count: [u64; AUTHOR_BUCKETS],
+}
+
+/// Most items one page of any listing holds.
+pub const MAX_PAGE_SIZE: usize = 100;
+/// Items a page holds when the request does not say.
+pub const DEFAULT_PAGE_SIZE: usize = 20;
+
+/// Checks the size a request asks a page of any listing to have.
+pub fn check_page_size(limit: usize) -> Result<usize> {
+    if (1..=MAX_PAGE_SIZE).contains(&limit) {
+        Ok(limit)
+    } else {
+        Err(invalid(
+            "limit",
+            format!("must be from 1 to {MAX_PAGE_SIZE}"),
+        ))
+    }
+}

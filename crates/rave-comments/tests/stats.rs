@@ -34,7 +34,7 @@ async fn catch_up(comments: &Comments<Engine>, feed: &EngineFeed) {
 #[tokio::test]
 async fn reconcile_finds_and_repairs_drift() {
     let f = fixture(Moderation::Off).await;
-    let engine = f.comments.store().clone();
+    let engine = f.engine.clone();
     let consumer = feed(&engine).await;
     for (product, rating) in [("x", 5), ("x", 5), ("y", 1)] {
         f.comments
@@ -134,8 +134,7 @@ async fn fresh_statistics_let_the_planner_skip_empty_ratings() {
 
 async fn feed_on(engine: &Engine) -> EngineFeed {
     // The table must exist before a consumer registers on its stream.
-    let _ = rave_store::Store::create_table(engine, rave_comments::keys::table_definition("rave"))
-        .await;
+    let _ = rave_store::Store::create_table(engine, rave_comments::table_definition("rave")).await;
     feed(engine).await
 }
 
@@ -148,7 +147,7 @@ proptest! {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {
             let f = fixture(Moderation::Pre).await;
-            let engine = f.comments.store().clone();
+            let engine = f.engine.clone();
             rave_conformance::statistics::check_statistics(&f.comments, || feed(&engine), ops).await
         })?;
     }

@@ -22,10 +22,10 @@ use aws_sdk_dynamodb::types as sdk;
 use rave_store::{
     BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
     CancellationReason, ConsumedCapacity, DeleteItemInput, GetItemInput, GetItemOutput,
-    GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Page, Projection, PutItemInput,
-    QueryInput, Renderer, Result, ReturnValues, ScanInput, Store, StoreError, TableDefinition,
-    TableKeys, TransactWriteAction, TransactWriteItemsInput, TransactWriteItemsOutput,
-    UpdateItemInput, WriteOutput, WriteRequest,
+    GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Page, PositionLayout, Projection,
+    PutItemInput, QueryInput, Renderer, Result, ReturnValues, ScanInput, Store, StoreError,
+    TableDefinition, TableKeys, TransactWriteAction, TransactWriteItemsInput,
+    TransactWriteItemsOutput, UpdateItemInput, WriteOutput, WriteRequest,
 };
 
 use convert::{item_from_sdk, item_to_sdk};
@@ -83,8 +83,22 @@ impl DynamoStore {
     }
 
     /// A durable consumer of `table`'s stream named `consumer`.
-    pub async fn feed(&self, table: &str, consumer: &str) -> Result<StreamsFeed> {
-        StreamsFeed::open(self.clone(), self.streams.clone(), table, consumer).await
+    /// A consumer of `table`'s stream that keeps its position in items laid
+    /// out by `positions` (the table's owner decides their keys).
+    pub async fn feed(
+        &self,
+        table: &str,
+        consumer: &str,
+        positions: Box<dyn PositionLayout>,
+    ) -> Result<StreamsFeed> {
+        StreamsFeed::open(
+            self.clone(),
+            self.streams.clone(),
+            table,
+            consumer,
+            positions,
+        )
+        .await
     }
 
     pub fn client(&self) -> &Client {

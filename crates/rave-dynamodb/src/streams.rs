@@ -3,9 +3,10 @@
 //! A stream is a set of shards; a shard's records are ordered, and a child
 //! shard may be read only after its parent is finished. Delivery is at
 //! least once, so exactly-once effects come from the table: each shard's
-//! position is an item (`AGGREGATOR#<consumer>` / `SHARD#<shard id>`)
-//! written in the same transaction as the batch's effects, on the condition
-//! that it still holds the position the batch was read after. A batch read
+//! position is an item (laid out by the table's owner, a
+//! [`PositionLayout`]) written in the same transaction as the batch's
+//! effects, on the condition that it still holds the position the batch
+//! was read after. A batch read
 //! twice, by a restarted or a second consumer, fails that condition and
 //! applies nothing.
 
@@ -14,8 +15,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use aws_sdk_dynamodbstreams::types::{AttributeValue as StreamValue, ShardIteratorType};
 use rave_store::{
-    AttributeValue, ChangeBatch, ChangeFeed, ChangeRecord, Condition, FeedLag, GetItemInput, Item,
-    Number, Result, Store, StoreError, TransactWriteAction, TransactWriteItemsInput, Update,
+    AttributeValue, ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, GetItemInput, Item, Number,
+    PositionLayout, Result, Store, StoreError, TransactWriteAction, TransactWriteItemsInput,
 };
 use tokio::sync::Mutex;
 
@@ -31,6 +32,8 @@ pub struct StreamsFeed {
     store: DynamoStore,
     table: String,
     consumer: String,
+    /// How the table's owner keys and writes the position items.
+    positions: Box<dyn PositionLayout>,
     stream_arn: String,
     state: Mutex<State>,
 }
@@ -124,6 +127,7 @@ impl StreamsFeed {
         streams: aws_sdk_dynamodbstreams::Client,
         table: &str,
         consumer: &str,
+        positions: Box<dyn PositionLayout>,
     ) -> Result<StreamsFeed> {
         let description = store
             .client()
@@ -142,19 +146,10 @@ impl StreamsFeed {
             store,
             table: table.to_owned(),
             consumer: consumer.to_owned(),
+            positions,
             stream_arn,
             state: Mutex::new(State::default()),
         })
-    }
-
-    fn position_key(&self, shard: &str) -> Item {
-        Item::from([
-            (
-                "PK".to_owned(),
-                AttributeValue::S(format!("AGGREGATOR#{}", self.consumer)),
-            ),
-            ("SK".to_owned(), AttributeValue::S(format!("SHARD#{shard}"))),
-        ])
     }
 
     async fn position(&self, shard: &str) -> Result<Option<String>> {
@@ -162,15 +157,13 @@ impl StreamsFeed {
             .store
             .get_item(GetItemInput {
                 table: self.table.clone(),
-                key: self.position_key(shard),
+                key: self.positions.key(&self.consumer, shard),
                 consistent_read: true,
             })
             .await?;
-        Ok(out.item.and_then(|item| {
-            item.get("sequence")
-                .and_then(AttributeValue::as_s)
-                .map(str::to_owned)
-        }))
+        out.item
+            .map(|item| self.positions.sequence(&item))
+            .transpose()
     }
 
     async fn refresh_shards(&self, state: &mut State) -> Result<()> {
@@ -388,15 +381,11 @@ impl ChangeFeed for StreamsFeed {
             advance(&mut state, &batch);
             return Ok(());
         }
-        let condition = match &batch.after {
-            Some(after) => Condition::eq("sequence", after.as_str()),
-            None => Condition::not_exists("PK"),
-        };
         effects.push(TransactWriteAction::Update {
             table: self.table.clone(),
-            key: self.position_key(&batch.shard),
-            update: Update::new().set_value("sequence", last.as_str()),
-            condition: Some(condition),
+            key: self.positions.key(&self.consumer, &batch.shard),
+            update: self.positions.store(&last),
+            condition: Some(self.positions.holds(batch.after.as_deref())),
         });
         let outcome = self
             .store

@@ -55,7 +55,7 @@ proptest! {
             comments.ensure_table().await.unwrap();
             let open = || {
                 let (store, table) = (store.clone(), table.clone());
-                async move { store.feed(&table, "statistics").await.unwrap() }
+                async move { store.feed(&table, "statistics", rave_comments::aggregator_positions()).await.unwrap() }
             };
             rave_conformance::statistics::check_statistics(&comments, open, ops).await
         })?;

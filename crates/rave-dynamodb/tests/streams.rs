@@ -68,8 +68,14 @@ async fn statistics_from_dynamodb_streams_are_exact_despite_a_duplicate_consumer
         .unwrap();
     comments.delete(&ids[4]).await.unwrap();
 
-    let first = store.feed(&table, "statistics").await.unwrap();
-    let second = store.feed(&table, "statistics").await.unwrap();
+    let first = store
+        .feed(&table, "statistics", rave_comments::aggregator_positions())
+        .await
+        .unwrap();
+    let second = store
+        .feed(&table, "statistics", rave_comments::aggregator_positions())
+        .await
+        .unwrap();
     let started = Instant::now();
     loop {
         // Both consumers race over the same shards; each batch applies once.
@@ -167,8 +173,14 @@ async fn a_batch_read_twice_is_applied_once() {
         .await
         .unwrap();
     let (first, second) = (
-        store.feed(&table, "c").await.unwrap(),
-        store.feed(&table, "c").await.unwrap(),
+        store
+            .feed(&table, "c", rave_comments::aggregator_positions())
+            .await
+            .unwrap(),
+        store
+            .feed(&table, "c", rave_comments::aggregator_positions())
+            .await
+            .unwrap(),
     );
     let (a, b) = (read_batch(&first).await, read_batch(&second).await);
     assert_eq!(

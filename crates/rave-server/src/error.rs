@@ -4,7 +4,6 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rave_comments::CommentsError;
-use rave_store::StoreError;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -24,7 +23,7 @@ pub struct Problem {
 pub struct ApiError {
     pub status: StatusCode,
     pub detail: String,
-    /// Seconds to wait, for 429.
+    /// Seconds to wait, for 429 and 503.
     pub retry_after: Option<u64>,
     /// Challenge for 401.
     pub authenticate: bool,
@@ -55,6 +54,17 @@ impl ApiError {
         }
     }
 
+    /// 503: the store cannot serve now; the same request may succeed later.
+    pub fn unavailable(retry_after: u64) -> ApiError {
+        ApiError {
+            retry_after: Some(retry_after),
+            ..ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("the store cannot serve now; retry in {retry_after} s"),
+            )
+        }
+    }
+
     pub fn too_many_requests(retry_after: u64) -> ApiError {
         ApiError {
             retry_after: Some(retry_after),
@@ -75,27 +85,23 @@ impl From<CommentsError> for ApiError {
             CommentsError::NotFound => ApiError::not_found("no comment with this id"),
             CommentsError::Conflict(detail) => ApiError::new(StatusCode::CONFLICT, detail),
             CommentsError::BadCursor(why) => ApiError::bad_request(format!("cursor: {why}")),
-            CommentsError::Store(error) => error.into(),
-        }
-    }
-}
-
-impl From<StoreError> for ApiError {
-    fn from(error: StoreError) -> ApiError {
-        match error {
-            StoreError::Throttled(_) => {
-                tracing::warn!(%error, "store throttled");
-                ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "the store is busy; retry shortly",
-                )
+            CommentsError::Unavailable {
+                detail,
+                retry_after,
+            } => {
+                tracing::warn!(%detail, "store unavailable");
+                ApiError::unavailable(retry_after.as_secs().max(1))
             }
-            error => {
-                tracing::error!(%error, "store failure");
+            CommentsError::Corrupt { key, detail } => {
+                tracing::error!(%key, %detail, "corrupt stored item");
                 ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
-                    "the store failed to answer",
+                    "a stored item is corrupt; the operator has been told which",
                 )
+            }
+            CommentsError::Internal(detail) => {
+                tracing::error!(%detail, "internal error");
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
             }
         }
     }

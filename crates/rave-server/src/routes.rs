@@ -9,9 +9,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rave_comments::{
     CommentPatch, DEFAULT_PAGE_SIZE, Filter, Language, ListRequest, NewComment, Rating, RatingSet,
-    Status, Timestamp,
+    Status, Timestamp, check_page_size,
 };
-use rave_store::Store;
 
 use crate::AppState;
 use crate::api::*;
@@ -64,14 +63,11 @@ fn single<'a>(pairs: &'a [(String, String)], name: &str) -> ApiResult<Option<&'a
     Ok(first)
 }
 
+/// The page size a request asks for; the domain checks its range.
 fn parse_limit(value: Option<&str>) -> ApiResult<usize> {
     match value {
         None => Ok(DEFAULT_PAGE_SIZE),
-        Some(text) => text
-            .parse::<usize>()
-            .ok()
-            .filter(|l| (1..=rave_comments::MAX_PAGE_SIZE).contains(l))
-            .ok_or_else(|| ApiError::bad_request("limit: must be an integer from 1 to 100")),
+        Some(text) => Ok(check_page_size(text.parse::<usize>().unwrap_or(0))?),
     }
 }
 
@@ -501,13 +497,8 @@ pub async fn aggregator_status(
     )
 )]
 pub async fn healthz(State(state): State<AppState>) -> ApiResult<Json<HealthBody>> {
-    match state
-        .comments
-        .store()
-        .describe_table(state.comments.table())
-        .await
-    {
-        Ok(_) => Ok(Json(HealthBody {
+    match state.comments.health().await {
+        Ok(()) => Ok(Json(HealthBody {
             status: "ok".into(),
         })),
         Err(error) => {

@@ -13,7 +13,9 @@ mod expr;
 mod feed;
 mod number;
 mod ops;
+mod position;
 mod render;
+mod retry;
 mod schema;
 mod shared;
 mod value;
@@ -29,7 +31,9 @@ pub use expr::{
 pub use feed::{ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, MAX_EFFECTS_PER_COMMIT};
 pub use number::{Number, NumberError};
 pub use ops::*;
+pub use position::PositionLayout;
 pub use render::{Placeholders, Renderer};
+pub use retry::Retry;
 pub use schema::{
     GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Projection, TableDefinition,
 };

@@ -7,6 +7,8 @@ use rave_engine::Engine;
 
 pub struct Fixture {
     pub comments: Comments<Engine>,
+    /// The engine under `comments`, for what the domain does not expose.
+    pub engine: Engine,
     _dir: tempfile::TempDir,
 }
 
@@ -14,7 +16,7 @@ pub async fn fixture(moderation: Moderation) -> Fixture {
     let dir = tempfile::tempdir().expect("tempdir");
     let engine = Engine::open(dir.path()).expect("open engine");
     let comments = Comments::new(
-        engine,
+        engine.clone(),
         Config {
             table: "rave".into(),
             cursor_key: CursorKey::new([9; 32]),
@@ -24,6 +26,7 @@ pub async fn fixture(moderation: Moderation) -> Fixture {
     comments.ensure_table().await.expect("table");
     Fixture {
         comments,
+        engine,
         _dir: dir,
     }
 }

@@ -13,8 +13,10 @@
 
 use serde::Serialize;
 
-use crate::keys::{Index, listing_partition};
+use super::cursor::{Cursor, Position};
 use crate::model::{Language, ProductId, Rating};
+use crate::table::Index;
+use crate::table::comment::listing_partition;
 
 /// A set of ratings; empty means no rating filter.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -202,6 +204,31 @@ pub fn plan(
                 .collect();
             plan(fan_out, queries, skipped)
         }
+    }
+}
+
+impl Plan {
+    /// Resumes the plan where `cursor` left off: sub-queries the cursor
+    /// says are exhausted (or that it does not name: they had no comments
+    /// when the walk began, so comments added since may be left out) move
+    /// to `skipped`; the others are returned with where each starts.
+    pub(crate) fn resume(&mut self, cursor: Option<&Cursor>) -> Vec<(PlannedQuery, Position)> {
+        let mut running = Vec::with_capacity(self.queries.len());
+        for query in std::mem::take(&mut self.queries) {
+            let start = cursor.map_or(Position::Start, |c| {
+                c.position(query.tag).unwrap_or(Position::Exhausted)
+            });
+            if start == Position::Exhausted {
+                self.skipped.push(Skipped {
+                    partition_key: query.partition_key,
+                    reason: "exhausted on an earlier page",
+                });
+            } else {
+                self.queries.push(query.clone());
+                running.push((query, start));
+            }
+        }
+        running
     }
 }
 

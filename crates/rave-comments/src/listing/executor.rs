@@ -13,12 +13,11 @@ use std::collections::VecDeque;
 
 use futures::future::try_join_all;
 use rave_store::{AttributeValue, Item, KeyCondition, QueryInput, SortOp, Store};
-use ulid::Ulid;
 
-use crate::cursor::Position;
-use crate::error::{CommentsError, Result};
-use crate::keys::{self, Index};
-use crate::model::Timestamp;
+use super::cursor::Position;
+use crate::access::TableAccess;
+use crate::error::Result;
+use crate::table::{Index, comment};
 
 /// One sub-query being read.
 pub(crate) struct Source {
@@ -41,22 +40,20 @@ struct Reader {
     next_start: Option<Item>,
     done: bool,
     buffer: VecDeque<Item>,
-    last_taken: Option<Ulid>,
     reads: usize,
 }
 
 /// Reads the next chunk of each `(reader, limit)` concurrently; returns the
 /// items read and the read units consumed.
 async fn fill<S: Store>(
-    store: &S,
-    table: &str,
+    access: &TableAccess<S>,
     readers: &mut [Reader],
     chunks: &[(usize, usize)],
     forward: bool,
 ) -> Result<(usize, f64)> {
     let queries = chunks
         .iter()
-        .map(|&(i, limit)| store.query(readers[i].query(limit, forward, table)));
+        .map(|&(i, limit)| access.query(readers[i].query(limit, forward, access)));
     let pages = try_join_all(queries).await?;
     let (mut items_read, mut read_units) = (0, 0.0);
     for (&(i, _), page) in chunks.iter().zip(pages) {
@@ -80,43 +77,10 @@ pub(crate) struct Merged {
     pub read_units: f64,
 }
 
-fn id_of(item: &Item) -> Result<Ulid> {
-    item.get("id")
-        .and_then(AttributeValue::as_s)
-        .and_then(|s| Ulid::from_string(s).ok())
-        .ok_or_else(|| {
-            CommentsError::Store(rave_store::StoreError::Internal(
-                "stored comment without a valid id".into(),
-            ))
-        })
-}
-
-fn sort_value(item: &Item, index: Index) -> &str {
-    item.get(index.sort_attribute())
-        .and_then(AttributeValue::as_s)
-        .unwrap_or("")
-}
-
-/// The ExclusiveStartKey that resumes after comment `id` in `partition`.
-fn start_key(index: Index, partition: &str, id: Ulid) -> Result<Item> {
-    let created_at = Timestamp::from_millis(id.timestamp_ms() as i64)?;
-    let id = id.to_string();
-    let mut key = keys::comment_key(&id);
-    key.insert(
-        index.partition_attribute().into(),
-        AttributeValue::s(partition),
-    );
-    key.insert(
-        index.sort_attribute().into(),
-        AttributeValue::S(keys::sort_key(created_at, &id)),
-    );
-    Ok(key)
-}
-
 impl Reader {
     fn new(source: Source) -> Result<Reader> {
         let next_start = match source.start {
-            Position::After(id) => Some(start_key(source.index, &source.partition, id)?),
+            Position::After(id) => Some(comment::start_key(source.index, &source.partition, id)?),
             Position::Start | Position::Exhausted => None,
         };
         Ok(Reader {
@@ -124,12 +88,11 @@ impl Reader {
             next_start,
             done: false,
             buffer: VecDeque::new(),
-            last_taken: None,
             reads: 0,
         })
     }
 
-    fn query(&self, limit: usize, forward: bool, table: &str) -> QueryInput {
+    fn query<S: Store>(&self, limit: usize, forward: bool, access: &TableAccess<S>) -> QueryInput {
         let mut condition = KeyCondition::partition(
             self.source.index.partition_attribute(),
             self.source.partition.as_str(),
@@ -140,7 +103,7 @@ impl Reader {
                 SortOp::BeginsWith(AttributeValue::s(prefix)),
             );
         }
-        let mut input = QueryInput::new(table, Some(self.source.index.name()), condition);
+        let mut input = access.query_input(Some(self.source.index.name()), condition);
         input.scan_index_forward = forward;
         input.limit = Some(limit.max(1));
         input.exclusive_start_key = self.next_start.clone();
@@ -151,8 +114,7 @@ impl Reader {
 /// Reads one page of `page_size` items merged across `sources`, and finds
 /// out whether anything follows it.
 pub(crate) async fn read_page<S: Store>(
-    store: &S,
-    table: &str,
+    access: &TableAccess<S>,
     sources: Vec<Source>,
     page_size: usize,
     forward: bool,
@@ -183,7 +145,7 @@ pub(crate) async fn read_page<S: Store>(
                 }
             });
             let dry_limits: Vec<(usize, usize)> = dry.iter().copied().zip(limits).collect();
-            let (read, units) = fill(store, table, &mut readers, &dry_limits, forward).await?;
+            let (read, units) = fill(access, &mut readers, &dry_limits, forward).await?;
             items_read += read;
             read_units += units;
             continue;
@@ -194,7 +156,7 @@ pub(crate) async fn read_page<S: Store>(
                 readers[i]
                     .buffer
                     .front()
-                    .map(|item| (i, sort_value(item, readers[i].source.index)))
+                    .map(|item| (i, comment::sort_value(item, readers[i].source.index)))
             })
             .reduce(|a, b| {
                 let b_first = if forward { b.1 < a.1 } else { b.1 > a.1 };
@@ -215,30 +177,34 @@ pub(crate) async fn read_page<S: Store>(
             .filter(|&i| !readers[i].done)
             .map(|i| (i, 1))
             .collect();
-        let (read, units) = fill(store, table, &mut readers, &probes, forward).await?;
+        let (read, units) = fill(access, &mut readers, &probes, forward).await?;
         items_read += read;
         read_units += units;
     }
     let has_more = taken.len() == page_size && readers.iter().any(|r| !r.buffer.is_empty());
-    for (i, item) in &taken {
-        readers[*i].last_taken = Some(id_of(item)?);
-    }
-    let next = if has_more {
-        Some(
-            readers
-                .iter()
-                .map(|r| {
-                    let position = if r.buffer.is_empty() && r.done {
-                        Position::Exhausted
-                    } else {
-                        r.last_taken.map_or(r.source.start, Position::After)
-                    };
-                    (r.source.tag, position)
-                })
-                .collect(),
-        )
-    } else {
-        None
+    // Every sub-query still running resumes right after the page's last
+    // item, not after the last item it supplied itself: everything that
+    // sorted before that item has been taken from every sub-query, and a
+    // comment written since with an older time (an import) must not
+    // surface behind comments already shown.
+    let next = match taken.last() {
+        Some((_, last)) if has_more => {
+            let last = comment::id_of(last)?;
+            Some(
+                readers
+                    .iter()
+                    .map(|r| {
+                        let position = if r.buffer.is_empty() && r.done {
+                            Position::Exhausted
+                        } else {
+                            Position::After(last)
+                        };
+                        (r.source.tag, position)
+                    })
+                    .collect(),
+            )
+        }
+        _ => None,
     };
     Ok(Merged {
         items: taken.into_iter().map(|(_, item)| item).collect(),

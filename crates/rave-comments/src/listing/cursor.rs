@@ -1,10 +1,9 @@
 //! Opaque, signed pagination cursors (part 3 of the design, done right).
 //!
 //! A cursor holds, for each sub-query of a plan, where that sub-query
-//! resumes: at its start, after a given comment, or nowhere (exhausted). A
-//! page therefore resumes every sub-query exactly after the last comment it
-//! contributed; nothing is re-read to be thrown away and no exhausted
-//! sub-query is restarted.
+//! resumes: at its start, after a given comment (the last one the page
+//! showed), or nowhere (exhausted). Nothing is re-read to be thrown away
+//! and no exhausted sub-query is restarted.
 //!
 //! Binary layout, then base64url without padding:
 //!
@@ -26,7 +25,9 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use ulid::Ulid;
 
+use super::planner::Filter;
 use crate::error::{CommentsError, Result};
+use crate::model::{Language, ProductId, Status};
 
 const VERSION: u8 = 1;
 const MAC_LEN: usize = 16;
@@ -58,6 +59,21 @@ impl std::fmt::Debug for CursorKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("CursorKey(..)")
     }
+}
+
+/// What a listing cursor is bound to: the product, language and rating set.
+pub(crate) fn listing_binding(product: &ProductId, filter: &Filter) -> Vec<u8> {
+    format!(
+        "list\u{0}{product}\u{0}{}\u{0}{}",
+        filter.language.as_ref().map_or("", Language::as_str),
+        filter.ratings.mask()
+    )
+    .into_bytes()
+}
+
+/// What a moderation queue cursor is bound to: the state and time prefix.
+pub(crate) fn queue_binding(state: Status, since: Option<&str>) -> Vec<u8> {
+    format!("queue\u{0}{}\u{0}{}", state.as_str(), since.unwrap_or("")).into_bytes()
 }
 
 /// Where one sub-query resumes.

@@ -1,0 +1,239 @@
+//! The domain's one door to the store. Every request names the domain's
+//! table, is retried (bounded, with jittered backoff) when the store says a
+//! later attempt may succeed — throttling, a conflicting transaction,
+//! unavailable storage, unprocessed batch items — and has the capacity it
+//! consumed counted.
+//!
+//! A retried conditional write can meet its own earlier attempt when that
+//! attempt's outcome was unknown (a timeout on DynamoDB): callers treat a
+//! failed condition after a retry as they would any failed condition.
+
+use std::sync::{Mutex, PoisonError};
+
+use futures::future::try_join_all;
+use rave_store::{
+    BatchGetItemInput, BatchWriteItemInput, Condition, DeleteItemInput, GetItemInput, Item,
+    MAX_BATCH_WRITE_REQUESTS, Page, PutItemInput, QueryInput, Result, Retry, ReturnValues,
+    ScanInput, Store, TableDefinition, TableKeys, TransactWriteAction, TransactWriteItemsInput,
+    WriteRequest,
+};
+
+use crate::usage::Usage;
+
+/// Most keys one BatchGetItem may ask for.
+const MAX_BATCH_GET_KEYS: usize = 100;
+
+#[derive(Debug)]
+pub(crate) struct TableAccess<S> {
+    store: S,
+    table: String,
+    usage: Usage,
+    retry: Retry,
+}
+
+impl<S: Store> TableAccess<S> {
+    pub(crate) fn new(store: S, table: String) -> TableAccess<S> {
+        TableAccess {
+            store,
+            table,
+            usage: Usage::default(),
+            retry: Retry::default(),
+        }
+    }
+
+    pub(crate) fn table(&self) -> &str {
+        &self.table
+    }
+
+    pub(crate) fn usage(&self) -> &Usage {
+        &self.usage
+    }
+
+    pub(crate) async fn describe(&self) -> Result<TableDefinition> {
+        self.retry
+            .run(|| self.store.describe_table(&self.table))
+            .await
+    }
+
+    pub(crate) async fn create(&self, definition: TableDefinition) -> Result<()> {
+        self.retry
+            .run(|| self.store.create_table(definition.clone()))
+            .await
+    }
+
+    /// One item by key, and the read units it cost.
+    pub(crate) async fn get(
+        &self,
+        key: Item,
+        consistent_read: bool,
+    ) -> Result<(Option<Item>, f64)> {
+        let input = GetItemInput {
+            table: self.table.clone(),
+            key,
+            consistent_read,
+        };
+        let out = self
+            .retry
+            .run(|| self.store.get_item(input.clone()))
+            .await?;
+        self.usage
+            .add_read(out.consumed.read_units, usize::from(out.item.is_some()));
+        Ok((out.item, out.consumed.read_units))
+    }
+
+    pub(crate) async fn put(&self, item: Item, condition: Option<Condition>) -> Result<()> {
+        let input = PutItemInput {
+            table: self.table.clone(),
+            item,
+            condition,
+            return_values: ReturnValues::None,
+        };
+        let out = self
+            .retry
+            .run(|| self.store.put_item(input.clone()))
+            .await?;
+        self.usage.add_write(&[out.consumed]);
+        Ok(())
+    }
+
+    pub(crate) async fn delete(&self, key: Item, condition: Option<Condition>) -> Result<()> {
+        let input = DeleteItemInput {
+            table: self.table.clone(),
+            key,
+            condition,
+            return_values: ReturnValues::None,
+        };
+        let out = self
+            .retry
+            .run(|| self.store.delete_item(input.clone()))
+            .await?;
+        self.usage.add_write(&[out.consumed]);
+        Ok(())
+    }
+
+    pub(crate) async fn transact(&self, actions: Vec<TransactWriteAction>) -> Result<()> {
+        let input = TransactWriteItemsInput { actions };
+        let out = self
+            .retry
+            .run(|| self.store.transact_write_items(input.clone()))
+            .await?;
+        self.usage.add_write(&out.consumed);
+        Ok(())
+    }
+
+    /// A put action of a transaction on the domain's table.
+    pub(crate) fn put_action(
+        &self,
+        item: Item,
+        condition: Option<Condition>,
+    ) -> TransactWriteAction {
+        TransactWriteAction::Put {
+            table: self.table.clone(),
+            item,
+            condition,
+        }
+    }
+
+    /// A delete action of a transaction on the domain's table.
+    pub(crate) fn delete_action(&self, key: Item) -> TransactWriteAction {
+        TransactWriteAction::Delete {
+            table: self.table.clone(),
+            key,
+            condition: None,
+        }
+    }
+
+    pub(crate) fn query_input(
+        &self,
+        index: Option<&str>,
+        key_condition: rave_store::KeyCondition,
+    ) -> QueryInput {
+        QueryInput::new(&self.table, index, key_condition)
+    }
+
+    pub(crate) async fn query(&self, input: QueryInput) -> Result<Page> {
+        let page = self.retry.run(|| self.store.query(input.clone())).await?;
+        self.usage
+            .add_read(page.consumed.read_units, page.scanned_count);
+        Ok(page)
+    }
+
+    /// One page of a scan of the whole table, or of one segment of it.
+    pub(crate) async fn scan(
+        &self,
+        segment: rave_store::Segment,
+        limit: usize,
+        consistent_read: bool,
+        exclusive_start_key: Option<Item>,
+    ) -> Result<Page> {
+        let mut input = ScanInput::new(self.table.clone());
+        input.segment = Some(segment);
+        input.limit = Some(limit);
+        input.consistent_read = consistent_read;
+        input.exclusive_start_key = exclusive_start_key;
+        let page = self.retry.run(|| self.store.scan(input.clone())).await?;
+        self.usage
+            .add_read(page.consumed.read_units, page.scanned_count);
+        Ok(page)
+    }
+
+    /// Every item of `keys` that exists (strongly consistent).
+    pub(crate) async fn get_many(&self, keys: &[Item]) -> Result<Vec<Item>> {
+        let found = Mutex::new(Vec::with_capacity(keys.len()));
+        for chunk in keys.chunks(MAX_BATCH_GET_KEYS) {
+            let requests = vec![TableKeys {
+                table: self.table.clone(),
+                keys: chunk.to_vec(),
+                consistent_read: true,
+            }];
+            self.retry
+                .run_batch(requests, |pending| {
+                    let round = self
+                        .store
+                        .batch_get_item(BatchGetItemInput { requests: pending });
+                    let found = &found;
+                    async move {
+                        let out = round.await?;
+                        let units: f64 = out.consumed.iter().map(|c| c.read_units).sum();
+                        let items: Vec<Item> = out
+                            .responses
+                            .into_iter()
+                            .flat_map(|(_, items)| items)
+                            .collect();
+                        self.usage.add_read(units, items.len());
+                        found
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .extend(items);
+                        Ok(out.unprocessed)
+                    }
+                })
+                .await?;
+        }
+        Ok(found.into_inner().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Writes `requests` in batches of 25, sent together: a store that
+    /// groups concurrent writes into one commit (the embedded engine does)
+    /// writes them at once.
+    pub(crate) async fn write_many(&self, requests: Vec<WriteRequest>) -> Result<()> {
+        let batches = requests.chunks(MAX_BATCH_WRITE_REQUESTS).map(|chunk| {
+            let requests: Vec<(String, WriteRequest)> = chunk
+                .iter()
+                .map(|request| (self.table.clone(), request.clone()))
+                .collect();
+            self.retry.run_batch(requests, |pending| {
+                let round = self
+                    .store
+                    .batch_write_item(BatchWriteItemInput { requests: pending });
+                async move {
+                    let out = round.await?;
+                    self.usage.add_write(&out.consumed);
+                    Ok(out.unprocessed)
+                }
+            })
+        });
+        try_join_all(batches).await?;
+        Ok(())
+    }
+}

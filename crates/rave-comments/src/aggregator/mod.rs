@@ -1,0 +1,343 @@
+//! The stream aggregator (part 4 and the stream-driven aggregates
+//! pattern): statistics, leaderboards and global aggregates kept exact.
+//!
+//! The aggregator reads the change stream, turns each comment change into
+//! the difference it makes (a visible comment counts for its product, its
+//! product's language, its author and the totals), reads the items those
+//! differences touch, and writes their new values together with its stream
+//! position in one commit. A crash before the commit applies nothing; a
+//! retried batch is refused by the position check: nothing is lost or
+//! counted twice. Records that are not comments — including the
+//! aggregator's own writes — change nothing.
+//!
+//! `reconcile` recomputes everything from the comments with a parallel scan,
+//! reports every item that drifted, and can repair it.
+
+mod reconcile;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rave_store::{
+    ChangeBatch, ChangeFeed, ChangeRecord, Item, Store, StoreError, TransactWriteAction,
+};
+
+pub use self::reconcile::{Drift, ReconcileReport};
+use crate::access::TableAccess;
+use crate::error::Result;
+use crate::model::{AUTHOR_BUCKETS, GlobalStats};
+use crate::table::{ItemKind, Malformed, comment, describe_key, stats};
+
+/// Most records one read from the feed asks for.
+const MAX_BATCH_RECORDS: usize = 500;
+
+/// What a counted comment counts for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Contribution {
+    product: String,
+    language: String,
+    /// 1..=5
+    rating: usize,
+    author: String,
+}
+
+/// What a stored item counts for: nothing unless it is a visible comment.
+/// A comment that does not decode is an error, never silently uncounted.
+fn contribution(image: Option<&Item>) -> Result<Option<Contribution>, Malformed> {
+    let Some(item) = image else {
+        return Ok(None);
+    };
+    if ItemKind::of(item) != ItemKind::Comment {
+        return Ok(None);
+    }
+    let comment = comment::decode(item)?;
+    Ok(comment.status.is_visible().then(|| Contribution {
+        product: comment.product_id.as_str().to_owned(),
+        language: comment.language.as_str().to_owned(),
+        rating: usize::from(comment.rating.get()),
+        author: comment.author,
+    }))
+}
+
+/// Per (product, language or `None` for all languages), counts by rating.
+type StatsCounts<T> = BTreeMap<(String, Option<String>), [T; 5]>;
+
+/// Differences a set of changes makes, keyed by the item they change.
+#[derive(Debug, Default, Clone)]
+struct Deltas {
+    stats: StatsCounts<i64>,
+    authors: BTreeMap<String, i64>,
+}
+
+impl Deltas {
+    fn count(&mut self, c: &Contribution, sign: i64) {
+        for language in [None, Some(c.language.clone())] {
+            self.stats.entry((c.product.clone(), language)).or_default()[c.rating - 1] += sign;
+        }
+        *self.authors.entry(c.author.clone()).or_default() += sign;
+    }
+
+    fn add(&mut self, record: &ChangeRecord, sign: i64) -> Result<(), Malformed> {
+        let old = contribution(record.old_image.as_ref())?;
+        let new = contribution(record.new_image.as_ref())?;
+        if old == new {
+            return Ok(());
+        }
+        if let Some(old) = &old {
+            self.count(old, -sign);
+        }
+        if let Some(new) = &new {
+            self.count(new, sign);
+        }
+        Ok(())
+    }
+
+    fn prune(&mut self) {
+        self.stats.retain(|_, d| d.iter().any(|v| *v != 0));
+        self.authors.retain(|_, d| *d != 0);
+    }
+
+    /// Items a commit of these deltas writes (the totals item included).
+    fn items(&self) -> usize {
+        let changed = self
+            .stats
+            .values()
+            .filter(|d| d.iter().any(|v| *v != 0))
+            .count()
+            + self.authors.values().filter(|d| **d != 0).count();
+        if changed == 0 { 0 } else { changed + 1 }
+    }
+}
+
+/// Authors are counted in buckets by their number of counted comments.
+fn bucket(count: u64) -> usize {
+    (count.min(AUTHOR_BUCKETS as u64) - 1) as usize
+}
+
+fn apply_delta(value: u64, delta: i64) -> u64 {
+    (value as i64 + delta).max(0) as u64
+}
+
+#[derive(Debug)]
+pub(crate) struct Aggregator<S> {
+    access: Arc<TableAccess<S>>,
+}
+
+impl<S: Store> Aggregator<S> {
+    pub(crate) fn new(access: Arc<TableAccess<S>>) -> Aggregator<S> {
+        Aggregator { access }
+    }
+
+    /// Applies the next batch of `feed` (waiting up to `wait` for one) and
+    /// returns how many records it applied.
+    pub(crate) async fn aggregate_once<F: ChangeFeed>(
+        &self,
+        feed: &F,
+        wait: Duration,
+    ) -> Result<usize> {
+        let Some(mut batch) = feed.next(MAX_BATCH_RECORDS, wait).await? else {
+            return Ok(0);
+        };
+        let capacity = feed.max_effects();
+        // Take as many records as fit in one commit.
+        let mut deltas = Deltas::default();
+        let mut fit = 0;
+        for record in batch.records() {
+            deltas.add(record, 1)?;
+            if deltas.items() > capacity && fit > 0 {
+                deltas.add(record, -1)?;
+                break;
+            }
+            fit += 1;
+        }
+        batch.truncate(fit);
+        deltas.prune();
+        let effects = self.effects(&deltas).await?;
+        match feed.commit(batch, effects).await {
+            Ok(()) => Ok(fit),
+            // Another aggregator got there first; the next read resumes from it.
+            Err(StoreError::ConditionalCheckFailed) => Ok(0),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The writes that bring the touched items from their stored values to
+    /// their new ones.
+    async fn effects(&self, deltas: &Deltas) -> Result<Vec<TransactWriteAction>> {
+        if deltas.items() == 0 {
+            return Ok(Vec::new());
+        }
+        let mut wanted: Vec<Item> = deltas
+            .stats
+            .keys()
+            .map(|(p, l)| stats::product_key(p, l.as_deref()))
+            .chain(deltas.authors.keys().map(|a| stats::author_key(a)))
+            .collect();
+        wanted.push(stats::totals_key());
+        let current: BTreeMap<String, Item> = self
+            .access
+            .get_many(&wanted)
+            .await?
+            .into_iter()
+            .map(|item| (describe_key(&item), item))
+            .collect();
+        let stored = |key: &Item| current.get(&describe_key(key));
+        let mut totals = stored(&stats::totals_key())
+            .map(stats::decode_totals)
+            .transpose()?
+            .unwrap_or_default();
+        let mut actions = Vec::with_capacity(wanted.len());
+        for ((product, language), delta) in &deltas.stats {
+            let key = stats::product_key(product, language.as_deref());
+            let before = stored(&key)
+                .map(stats::decode_product)
+                .transpose()?
+                .unwrap_or_default();
+            let mut after = before;
+            for (count, d) in after.iter_mut().zip(delta) {
+                *count = apply_delta(*count, *d);
+            }
+            let (before_total, after_total) =
+                (before.iter().sum::<u64>(), after.iter().sum::<u64>());
+            if language.is_none() {
+                totals.comments_total = apply_delta(
+                    totals.comments_total,
+                    after_total as i64 - before_total as i64,
+                );
+                totals.products_total = apply_delta(
+                    totals.products_total,
+                    i64::from(after_total > 0) - i64::from(before_total > 0),
+                );
+            }
+            actions.push(match after_total {
+                0 => self.access.delete_action(key),
+                _ => self.access.put_action(
+                    stats::encode_product(product, language.as_deref(), &after),
+                    None,
+                ),
+            });
+        }
+        for (author, delta) in &deltas.authors {
+            let key = stats::author_key(author);
+            let before = stored(&key)
+                .map(stats::decode_author)
+                .transpose()?
+                .unwrap_or(0);
+            let after = apply_delta(before, *delta);
+            if before > 0 {
+                let slot = &mut totals.authors_by_comment_count[bucket(before)];
+                *slot = slot.saturating_sub(1);
+            }
+            if after > 0 {
+                totals.authors_by_comment_count[bucket(after)] += 1;
+            }
+            totals.authors_total = apply_delta(
+                totals.authors_total,
+                i64::from(after > 0) - i64::from(before > 0),
+            );
+            actions.push(match after {
+                0 => self.access.delete_action(key),
+                _ => self
+                    .access
+                    .put_action(stats::encode_author(author, after), None),
+            });
+        }
+        actions.push(self.access.put_action(stats::encode_totals(&totals), None));
+        Ok(actions)
+    }
+}
+
+/// Everything the statistics should hold, from the totals item's point of view.
+fn totals_of(stats: &StatsCounts<u64>, authors: &BTreeMap<String, u64>) -> GlobalStats {
+    let mut totals = GlobalStats::default();
+    for ((_, language), counts) in stats {
+        if language.is_none() {
+            totals.comments_total += counts.iter().sum::<u64>();
+            totals.products_total += 1;
+        }
+    }
+    for count in authors.values() {
+        totals.authors_total += 1;
+        totals.authors_by_comment_count[bucket(*count)] += 1;
+    }
+    totals
+}
+
+#[cfg(test)]
+mod tests {
+    use rave_store::AttributeValue;
+
+    use super::*;
+    use crate::model::{Comment, Language, ProductId, Rating, Status, Timestamp};
+
+    fn stored(product: &str, language: &str, rating: i64, author: &str, status: Status) -> Item {
+        comment::encode(
+            &Comment {
+                id: "01JD3X0000000000000000000A".into(),
+                product_id: ProductId::parse(product).unwrap(),
+                author: author.into(),
+                language: Language::parse(language).unwrap(),
+                rating: Rating::new(rating).unwrap(),
+                title: String::new(),
+                body: "b".into(),
+                created_at: Timestamp::from_millis(0).unwrap(),
+                status,
+            },
+            1,
+        )
+    }
+
+    fn change(old: Option<Item>, new: Option<Item>) -> ChangeRecord {
+        ChangeRecord {
+            old_image: old,
+            new_image: new,
+            commit_time_ms: 0,
+        }
+    }
+
+    #[test]
+    fn pending_comments_and_other_items_count_for_nothing() {
+        let mut d = Deltas::default();
+        d.add(
+            &change(None, Some(stored("p", "en", 5, "a", Status::Pending))),
+            1,
+        )
+        .unwrap();
+        d.add(&change(None, Some(stats::totals_key())), 1).unwrap();
+        d.prune();
+        assert_eq!(d.items(), 0);
+    }
+
+    #[test]
+    fn an_edit_moves_the_count() {
+        let mut d = Deltas::default();
+        let before = stored("p", "en", 5, "a", Status::Published);
+        let after = stored("p", "de", 4, "a", Status::Flagged);
+        d.add(&change(Some(before), Some(after)), 1).unwrap();
+        d.prune();
+        assert_eq!(d.stats[&("p".into(), None)], [0, 0, 0, 1, -1]);
+        assert_eq!(d.stats[&("p".into(), Some("en".into()))], [0, 0, 0, 0, -1]);
+        assert_eq!(d.stats[&("p".into(), Some("de".into()))], [0, 0, 0, 1, 0]);
+        assert!(d.authors.is_empty(), "same author, still counted");
+        assert_eq!(d.items(), 4);
+    }
+
+    #[test]
+    fn a_malformed_comment_image_is_an_error_naming_its_key() {
+        let mut image = stored("p", "en", 5, "a", Status::Published);
+        image.insert("rating".into(), AttributeValue::s("lots"));
+        let error = Deltas::default()
+            .add(&change(None, Some(image)), 1)
+            .unwrap_err();
+        assert!(error.key.starts_with("COMMENT#"), "{error}");
+    }
+
+    #[test]
+    fn author_buckets() {
+        assert_eq!(bucket(1), 0);
+        assert_eq!(bucket(9), 8);
+        assert_eq!(bucket(10), 9);
+        assert_eq!(bucket(250), 9);
+    }
+}

@@ -1,0 +1,181 @@
+//! Recounting every statistic from the comments themselves, to find (and
+//! repair) what drifted: a parallel scan, then a comparison item by item.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use futures::future::try_join_all;
+use rave_store::{Item, Segment, Store, WriteRequest};
+
+use super::{Aggregator, StatsCounts, contribution, totals_of};
+use crate::error::Result;
+use crate::model::GlobalStats;
+use crate::table::{ItemKind, describe_key, primary_key, stats};
+
+/// Items a recount scan reads per request.
+const SCAN_PAGE: usize = 1000;
+
+/// One item whose stored value differs from the recount.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Drift {
+    /// `PK/SK` of the item.
+    pub key: String,
+    pub stored: Option<Item>,
+    pub expected: Option<Item>,
+}
+
+/// What `reconcile` found (and, with `fix`, repaired).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReconcileReport {
+    pub items_scanned: u64,
+    pub comments_counted: u64,
+    pub drift: Vec<Drift>,
+    pub fixed: bool,
+}
+
+/// What one scan segment found.
+#[derive(Debug, Default)]
+struct Recount {
+    stats: StatsCounts<u64>,
+    authors: BTreeMap<String, u64>,
+    /// The statistics items as stored, by `PK/SK`.
+    stored: BTreeMap<String, Item>,
+    scanned: u64,
+    counted: u64,
+}
+
+impl Recount {
+    fn merge(&mut self, other: Recount) {
+        for (key, counts) in other.stats {
+            let total = self.stats.entry(key).or_default();
+            for (t, c) in total.iter_mut().zip(counts) {
+                *t += c;
+            }
+        }
+        for (author, count) in other.authors {
+            *self.authors.entry(author).or_default() += count;
+        }
+        self.stored.extend(other.stored);
+        self.scanned += other.scanned;
+        self.counted += other.counted;
+    }
+
+    /// Every statistics item as the recount says it should be stored.
+    fn expected(&self) -> BTreeMap<String, Item> {
+        let mut expected = BTreeMap::new();
+        for ((product, language), counts) in &self.stats {
+            let item = stats::encode_product(product, language.as_deref(), counts);
+            expected.insert(describe_key(&item), item);
+        }
+        for (author, count) in &self.authors {
+            let item = stats::encode_author(author, *count);
+            expected.insert(describe_key(&item), item);
+        }
+        // All-zero totals and no totals item at all mean the same.
+        let totals = totals_of(&self.stats, &self.authors);
+        let totals_key = describe_key(&stats::totals_key());
+        if totals != GlobalStats::default() || self.stored.contains_key(&totals_key) {
+            expected.insert(totals_key, stats::encode_totals(&totals));
+        }
+        expected
+    }
+}
+
+impl<S: Store> Aggregator<S> {
+    /// Recomputes every statistic and aggregate from the comments with a
+    /// parallel scan of `segments` segments, and reports the items whose
+    /// stored value differs; with `fix`, writes the recounted values. Run it
+    /// while no aggregator is applying changes, or its report can include
+    /// changes still on their way.
+    pub(crate) async fn reconcile(
+        &self,
+        segments: u32,
+        fix: bool,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<ReconcileReport> {
+        let segments = segments.max(1);
+        let scans = (0..segments).map(|segment| self.recount_segment(segment, segments, progress));
+        let mut recount = Recount::default();
+        for part in try_join_all(scans).await? {
+            recount.merge(part);
+        }
+        let expected = recount.expected();
+        let stored = &recount.stored;
+        let names: BTreeSet<&String> = expected.keys().chain(stored.keys()).collect();
+        let drift: Vec<Drift> = names
+            .into_iter()
+            .filter(|k| expected.get(*k) != stored.get(*k))
+            .map(|k| Drift {
+                key: k.clone(),
+                stored: stored.get(k).cloned(),
+                expected: expected.get(k).cloned(),
+            })
+            .collect();
+        if fix {
+            let writes = drift
+                .iter()
+                .filter_map(|d| match (&d.expected, &d.stored) {
+                    (Some(item), _) => Some(WriteRequest::Put(item.clone())),
+                    (None, Some(item)) => Some(WriteRequest::Delete(primary_key(item))),
+                    (None, None) => None,
+                })
+                .collect();
+            self.access.write_many(writes).await?;
+        }
+        Ok(ReconcileReport {
+            items_scanned: recount.scanned,
+            comments_counted: recount.counted,
+            drift,
+            fixed: fix,
+        })
+    }
+
+    async fn recount_segment(
+        &self,
+        segment: u32,
+        total_segments: u32,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<Recount> {
+        let mut recount = Recount::default();
+        let mut start = None;
+        loop {
+            let page = self
+                .access
+                .scan(
+                    Segment {
+                        segment,
+                        total_segments,
+                    },
+                    SCAN_PAGE,
+                    true,
+                    start.take(),
+                )
+                .await?;
+            recount.scanned += page.scanned_count as u64;
+            progress(page.scanned_count as u64);
+            for item in page.items {
+                match ItemKind::of(&item) {
+                    ItemKind::Comment => {
+                        if let Some(c) = contribution(Some(&item))? {
+                            recount.counted += 1;
+                            for language in [None, Some(c.language.clone())] {
+                                recount
+                                    .stats
+                                    .entry((c.product.clone(), language))
+                                    .or_default()[c.rating - 1] += 1;
+                            }
+                            *recount.authors.entry(c.author).or_default() += 1;
+                        }
+                    }
+                    ItemKind::ProductStats | ItemKind::AuthorStats | ItemKind::Totals => {
+                        recount.stored.insert(describe_key(&item), item);
+                    }
+                    ItemKind::Other => {}
+                }
+            }
+            match page.last_evaluated_key {
+                Some(key) => start = Some(key),
+                None => return Ok(recount),
+            }
+        }
+    }
+}

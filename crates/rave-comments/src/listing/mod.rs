@@ -1,0 +1,277 @@
+//! Listings: a product's comments newest first under a filter (AP1–AP3),
+//! the moderation queue, and the parallel scan exports use. The planner
+//! chooses the sub-queries, the executor runs and merges them, and the
+//! cursor records where each sub-query resumes, bound to the query it
+//! belongs to.
+
+pub(crate) mod cursor;
+mod executor;
+pub(crate) mod planner;
+
+use std::sync::Arc;
+
+use rave_store::{Item, Segment, Store};
+
+use self::cursor::{Cursor, CursorKey, Position, listing_binding, queue_binding};
+use self::executor::{Source, read_page};
+use self::planner::{Filter, Plan, RatingCounts};
+use crate::access::TableAccess;
+use crate::error::{CommentsError, Result};
+use crate::model::{Comment, ProductId, Status, check_page_size};
+use crate::statistics::Statistics;
+use crate::table::{ItemKind, comment};
+
+/// One page of a product's comments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListPage {
+    pub items: Vec<Comment>,
+    pub next_cursor: Option<String>,
+    /// The plan used, with what executing it cost.
+    pub plan: Plan,
+}
+
+/// One page of the moderation queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueuePage {
+    pub items: Vec<Comment>,
+    pub next_cursor: Option<String>,
+    pub items_read: usize,
+    pub read_units: f64,
+}
+
+/// A listing request as the API receives it.
+#[derive(Debug, Clone, Default)]
+pub struct ListRequest<'a> {
+    pub product: &'a str,
+    pub filter: Filter,
+    pub limit: usize,
+    pub cursor: Option<&'a str>,
+}
+
+/// Where a parallel export scan resumes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportPosition(Item);
+
+/// Tells whether the statistics have applied every write so far.
+pub(crate) type Freshness = Box<dyn Fn() -> bool + Send + Sync>;
+
+/// Items an export page scans.
+const EXPORT_PAGE: usize = 500;
+
+pub(crate) struct Listings<S> {
+    access: Arc<TableAccess<S>>,
+    statistics: Statistics<S>,
+    cursor_key: CursorKey,
+    stats_fresh: Option<Freshness>,
+}
+
+impl<S: std::fmt::Debug> std::fmt::Debug for Listings<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listings")
+            .field("access", &self.access)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Store> Listings<S> {
+    pub(crate) fn new(
+        access: Arc<TableAccess<S>>,
+        statistics: Statistics<S>,
+        cursor_key: CursorKey,
+    ) -> Listings<S> {
+        Listings {
+            access,
+            statistics,
+            cursor_key,
+            stats_fresh: None,
+        }
+    }
+
+    pub(crate) fn set_freshness(&mut self, fresh: Freshness) {
+        self.stats_fresh = Some(fresh);
+    }
+
+    /// A page of a product's visible comments, newest first. A fan-out over
+    /// several ratings reads the product's statistics first, to size (and,
+    /// when they are current, skip) its sub-queries.
+    pub(crate) async fn list(&self, request: &ListRequest<'_>) -> Result<ListPage> {
+        let product = ProductId::parse(request.product)?;
+        let ratings = request.filter.ratings;
+        if ratings.is_unfiltered() || ratings.ratings().len() < 2 {
+            return self.list_planned(request, &product, None, false, 0.0).await;
+        }
+        let exact = self.stats_fresh.as_ref().is_some_and(|fresh| fresh());
+        let (counts, units) = self
+            .statistics
+            .rating_counts(&product, request.filter.language.as_ref())
+            .await?;
+        self.list_planned(request, &product, Some(&counts), exact, units)
+            .await
+    }
+
+    /// [`Listings::list`] with per-rating counts the caller vouches for.
+    #[cfg(any(test, feature = "testing"))]
+    pub(crate) async fn list_with_counts(
+        &self,
+        request: &ListRequest<'_>,
+        counts: Option<&RatingCounts>,
+    ) -> Result<ListPage> {
+        let product = ProductId::parse(request.product)?;
+        self.list_planned(request, &product, counts, true, 0.0)
+            .await
+    }
+
+    /// Plans and reads a page; `counts_units` is what reading the counts cost.
+    async fn list_planned(
+        &self,
+        request: &ListRequest<'_>,
+        product: &ProductId,
+        counts: Option<&RatingCounts>,
+        exact: bool,
+        counts_units: f64,
+    ) -> Result<ListPage> {
+        let limit = check_page_size(request.limit)?;
+        let binding = listing_binding(product, &request.filter);
+        let cursor = request
+            .cursor
+            .map(|text| Cursor::decode(text, &self.cursor_key, &binding))
+            .transpose()?;
+        let mut plan = planner::plan(product, &request.filter, limit, counts, exact);
+        let sources = plan
+            .resume(cursor.as_ref())
+            .into_iter()
+            .map(|(query, start)| Source {
+                tag: query.tag,
+                index: query.index_kind,
+                partition: query.partition_key,
+                sort_prefix: None,
+                first_limit: query.limit,
+                share: query.share,
+                start,
+            })
+            .collect();
+        let merged = read_page(&self.access, sources, limit, false).await?;
+        plan.read_units = merged.read_units + counts_units;
+        plan.items_read = merged.items_read;
+        let next_cursor = merged
+            .next
+            .map(|positions| Cursor { positions }.encode(&self.cursor_key, &binding));
+        let items = decode_all(&merged.items)?;
+        Ok(ListPage {
+            items,
+            next_cursor,
+            plan,
+        })
+    }
+
+    /// The moderation queue: pending or flagged comments, oldest first,
+    /// optionally only those whose creation time starts with `since`
+    /// (`2026`, `2026-11`, `2026-11-21`, `2026-11-21T08`).
+    pub(crate) async fn moderation_queue(
+        &self,
+        state: Status,
+        since: Option<&str>,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<QueuePage> {
+        if state == Status::Published {
+            return Err(CommentsError::Invalid {
+                field: "state",
+                message: "must be pending or flagged".into(),
+            });
+        }
+        if let Some(prefix) = since {
+            check_time_prefix(prefix)?;
+        }
+        let limit = check_page_size(limit)?;
+        let binding = queue_binding(state, since);
+        let start = match cursor {
+            Some(text) => Cursor::decode(text, &self.cursor_key, &binding)?
+                .position(0)
+                .ok_or(CommentsError::BadCursor("the cursor is malformed"))?,
+            None => Position::Start,
+        };
+        if start == Position::Exhausted {
+            return Ok(QueuePage {
+                items: Vec::new(),
+                next_cursor: None,
+                items_read: 0,
+                read_units: 0.0,
+            });
+        }
+        let source = Source {
+            tag: 0,
+            index: crate::table::Index::Moderation,
+            partition: comment::moderation_partition(state),
+            sort_prefix: since.map(str::to_owned),
+            first_limit: limit + 1,
+            share: 1.0,
+            start,
+        };
+        let merged = read_page(&self.access, vec![source], limit, true).await?;
+        Ok(QueuePage {
+            items: decode_all(&merged.items)?,
+            next_cursor: merged
+                .next
+                .map(|positions| Cursor { positions }.encode(&self.cursor_key, &binding)),
+            items_read: merged.items_read,
+            read_units: merged.read_units,
+        })
+    }
+
+    /// One page of segment `segment` of `total` of a parallel scan over all
+    /// comments (any status), for exports and recounts.
+    pub(crate) async fn export_page(
+        &self,
+        segment: u32,
+        total: u32,
+        start: Option<ExportPosition>,
+    ) -> Result<(Vec<Comment>, Option<ExportPosition>)> {
+        let page = self
+            .access
+            .scan(
+                Segment {
+                    segment,
+                    total_segments: total,
+                },
+                EXPORT_PAGE,
+                false,
+                start.map(|p| p.0),
+            )
+            .await?;
+        let comments = page
+            .items
+            .iter()
+            .filter(|item| ItemKind::of(item) == ItemKind::Comment)
+            .map(comment::decode)
+            .collect::<Result<_, _>>()?;
+        Ok((comments, page.last_evaluated_key.map(ExportPosition)))
+    }
+}
+
+fn decode_all(items: &[Item]) -> Result<Vec<Comment>> {
+    Ok(items
+        .iter()
+        .map(comment::decode)
+        .collect::<Result<_, _>>()?)
+}
+
+/// Accepts `YYYY`, `YYYY-MM`, `YYYY-MM-DD` and `YYYY-MM-DDTHH`.
+fn check_time_prefix(prefix: &str) -> Result<()> {
+    let shape_ok = match prefix.len() {
+        4 | 7 | 10 | 13 => prefix.bytes().enumerate().all(|(i, b)| match i {
+            4 | 7 => b == b'-',
+            10 => b == b'T',
+            _ => b.is_ascii_digit(),
+        }),
+        _ => false,
+    };
+    if shape_ok {
+        Ok(())
+    } else {
+        Err(CommentsError::Invalid {
+            field: "since",
+            message: "must be a time prefix: 2026, 2026-11, 2026-11-21 or 2026-11-21T08".into(),
+        })
+    }
+}

@@ -1,0 +1,116 @@
+//! Reading the statistics the aggregator maintains: a product's counts by
+//! rating (AP7–AP10), the leaderboard (AP11) and the global aggregates.
+//! Reads are eventually consistent, as statistics may be.
+
+use std::sync::Arc;
+
+use rave_store::{KeyCondition, Store};
+
+use crate::access::TableAccess;
+use crate::error::Result;
+use crate::listing::planner::RatingCounts;
+use crate::model::{GlobalStats, Language, ProductId, check_page_size};
+use crate::table::{Index, stats};
+
+/// Counts of one product, overall or in one language (AP7-AP10).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProductStats {
+    pub product_id: ProductId,
+    pub language: Option<Language>,
+    pub counts: RatingCounts,
+    pub total: u64,
+}
+
+/// One row of the leaderboard (AP11).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Leader {
+    pub product_id: String,
+    pub five_star: u64,
+}
+
+#[derive(Debug)]
+pub(crate) struct Statistics<S> {
+    access: Arc<TableAccess<S>>,
+}
+
+impl<S> Clone for Statistics<S> {
+    fn clone(&self) -> Statistics<S> {
+        Statistics {
+            access: Arc::clone(&self.access),
+        }
+    }
+}
+
+impl<S: Store> Statistics<S> {
+    pub(crate) fn new(access: Arc<TableAccess<S>>) -> Statistics<S> {
+        Statistics { access }
+    }
+
+    pub(crate) async fn product_stats(
+        &self,
+        product: &str,
+        language: Option<&str>,
+    ) -> Result<ProductStats> {
+        let product_id = ProductId::parse(product)?;
+        let language = language.map(Language::parse).transpose()?;
+        let (counts, _) = self.rating_counts(&product_id, language.as_ref()).await?;
+        Ok(ProductStats {
+            product_id,
+            language,
+            total: counts.0.iter().sum(),
+            counts,
+        })
+    }
+
+    /// The per-rating counts of a product (all zero when it has none), with
+    /// the read units they cost.
+    pub(crate) async fn rating_counts(
+        &self,
+        product: &ProductId,
+        language: Option<&Language>,
+    ) -> Result<(RatingCounts, f64)> {
+        let key = stats::product_key(product.as_str(), language.map(Language::as_str));
+        let (item, units) = self.access.get(key, false).await?;
+        let counts = item.as_ref().map(stats::decode_product).transpose()?;
+        Ok((RatingCounts(counts.unwrap_or_default()), units))
+    }
+
+    pub(crate) async fn leaderboard(
+        &self,
+        limit: usize,
+        language: Option<&str>,
+    ) -> Result<Vec<Leader>> {
+        let limit = check_page_size(limit)?;
+        let language = language.map(Language::parse).transpose()?;
+        let index = Index::ByLangAndRating;
+        let mut query = self.access.query_input(
+            Some(index.name()),
+            KeyCondition::partition(
+                index.partition_attribute(),
+                stats::leaderboard_partition(language.as_ref().map(Language::as_str)),
+            ),
+        );
+        query.scan_index_forward = false;
+        query.limit = Some(limit);
+        let page = self.access.query(query).await?;
+        page.items
+            .iter()
+            .map(|item| {
+                let (product_id, five_star) = stats::decode_leader(item)?;
+                Ok(Leader {
+                    product_id,
+                    five_star,
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) async fn global_stats(&self) -> Result<GlobalStats> {
+        let (item, _) = self.access.get(stats::totals_key(), false).await?;
+        Ok(item
+            .as_ref()
+            .map(stats::decode_totals)
+            .transpose()?
+            .unwrap_or_default())
+    }
+}

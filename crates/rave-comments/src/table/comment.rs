@@ -1,0 +1,262 @@
+//! The comment item: its key, its index keys (which make a comment visible
+//! to exactly the listings and queue its status allows), and its listed
+//! attributes.
+
+use rave_store::{AttributeValue, Condition, Item, Number};
+use ulid::Ulid;
+
+use super::{GSISK, Index, Malformed, PK, text};
+use crate::model::{Comment, Language, ProductId, Rating, Status, Timestamp};
+
+pub(super) const PREFIX: &str = "COMMENT#";
+/// Increases with every change of a comment; writes are conditional on it.
+const VERSION: &str = "version";
+
+const ID: &str = "id";
+const PRODUCT_ID: &str = "product_id";
+const AUTHOR: &str = "author";
+const LANGUAGE: &str = "language";
+const RATING: &str = "rating";
+const TITLE: &str = "title";
+const BODY: &str = "body";
+const CREATED_AT: &str = "created_at";
+const STATUS: &str = "status";
+
+/// The attributes a listing page shows. Indexes project exactly these (plus
+/// keys), so a page is one query with no second read per comment, and the
+/// other indexes' keys are not copied into every index.
+pub(super) const LISTED: [&str; 9] = [
+    ID, PRODUCT_ID, AUTHOR, LANGUAGE, RATING, TITLE, BODY, CREATED_AT, STATUS,
+];
+
+pub(crate) fn key(id: &str) -> Item {
+    let pk = format!("{PREFIX}{id}");
+    super::key(pk.clone(), pk)
+}
+
+/// A put of a new comment must not overwrite anything.
+pub(crate) fn absent() -> Condition {
+    Condition::not_exists(PK)
+}
+
+pub(crate) fn present() -> Condition {
+    Condition::exists(PK)
+}
+
+/// The comment is still at the version it was read at.
+pub(crate) fn at_version(version: u64) -> Condition {
+    Condition::eq(VERSION, version as i64)
+}
+
+/// `<created_at>#<id>`: the sort key of listings and of the moderation queue.
+fn sort_key(created_at: Timestamp, id: &str) -> String {
+    format!("{created_at}#{id}")
+}
+
+/// The partition of one listing index for a product (and language and rating).
+pub(crate) fn listing_partition(
+    index: Index,
+    product: &ProductId,
+    language: Option<&Language>,
+    rating: Option<Rating>,
+) -> String {
+    match (index, language, rating) {
+        (Index::ByLangAndRating, Some(l), Some(r)) => format!("PRODUCT#{product}/{l}/{r}"),
+        (Index::ByLang, Some(l), _) => format!("PRODUCT#{product}/{l}"),
+        (Index::ByRating, _, Some(r)) => format!("PRODUCT#{product}/{r}"),
+        _ => format!("PRODUCT#{product}"),
+    }
+}
+
+pub(crate) fn moderation_partition(status: Status) -> String {
+    format!("MODERATION#{}", status.as_str())
+}
+
+/// The stored item of a comment; `version` increases with every change.
+pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
+    let mut item = key(&comment.id);
+    let sort = sort_key(comment.created_at, &comment.id);
+    let product = &comment.product_id;
+    if comment.status.is_visible() {
+        for index in Index::LISTINGS {
+            let partition = listing_partition(
+                index,
+                product,
+                Some(&comment.language),
+                Some(comment.rating),
+            );
+            item.insert(
+                index.partition_attribute().into(),
+                AttributeValue::S(partition),
+            );
+        }
+    }
+    if comment.status != Status::Published {
+        item.insert(
+            Index::Moderation.partition_attribute().into(),
+            AttributeValue::S(moderation_partition(comment.status)),
+        );
+        item.insert(
+            Index::Moderation.sort_attribute().into(),
+            AttributeValue::S(sort.clone()),
+        );
+    }
+    item.insert(GSISK.into(), AttributeValue::S(sort));
+    let mut set = |name: &str, value: AttributeValue| {
+        item.insert(name.into(), value);
+    };
+    set(ID, AttributeValue::s(&comment.id));
+    set(PRODUCT_ID, AttributeValue::s(product.as_str()));
+    set(AUTHOR, AttributeValue::s(&comment.author));
+    set(LANGUAGE, AttributeValue::s(comment.language.as_str()));
+    set(
+        RATING,
+        AttributeValue::N(Number::from(i64::from(comment.rating.get()))),
+    );
+    set(TITLE, AttributeValue::s(&comment.title));
+    set(BODY, AttributeValue::s(&comment.body));
+    set(
+        CREATED_AT,
+        AttributeValue::S(comment.created_at.to_string()),
+    );
+    set(STATUS, AttributeValue::s(comment.status.as_str()));
+    set(VERSION, AttributeValue::N(Number::from(version)));
+    item
+}
+
+/// Reads a comment back from a table item, an index entry or a stream image.
+pub(crate) fn decode(item: &Item) -> Result<Comment, Malformed> {
+    let bad = |what: &str| Malformed::new(item, format!("{what} is not valid"));
+    let rating = item
+        .get(RATING)
+        .and_then(AttributeValue::as_n)
+        .and_then(Number::to_i64)
+        .ok_or_else(|| bad(RATING))?;
+    Ok(Comment {
+        id: id_of(item)?.to_string(),
+        product_id: ProductId::parse(text(item, PRODUCT_ID)?).map_err(|_| bad(PRODUCT_ID))?,
+        author: text(item, AUTHOR)?.to_owned(),
+        language: Language::parse(text(item, LANGUAGE)?).map_err(|_| bad(LANGUAGE))?,
+        rating: Rating::new(rating).map_err(|_| bad(RATING))?,
+        title: text(item, TITLE)?.to_owned(),
+        body: text(item, BODY)?.to_owned(),
+        created_at: Timestamp::parse(text(item, CREATED_AT)?).map_err(|_| bad(CREATED_AT))?,
+        status: Status::parse(text(item, STATUS)?).ok_or_else(|| bad(STATUS))?,
+    })
+}
+
+/// The version a stored comment carries.
+pub(crate) fn version(item: &Item) -> Result<u64, Malformed> {
+    super::count(item, VERSION)
+}
+
+pub(crate) fn id_of(item: &Item) -> Result<Ulid, Malformed> {
+    Ulid::from_string(text(item, ID)?).map_err(|_| Malformed::new(item, "id is not a ULID"))
+}
+
+/// Where an index entry sorts within its partition.
+pub(crate) fn sort_value(item: &Item, index: Index) -> &str {
+    item.get(index.sort_attribute())
+        .and_then(AttributeValue::as_s)
+        .unwrap_or("")
+}
+
+/// The ExclusiveStartKey that resumes a query of `index` in `partition`
+/// right after comment `id` (whose id gives its creation time).
+pub(crate) fn start_key(
+    index: Index,
+    partition: &str,
+    id: Ulid,
+) -> Result<Item, crate::CommentsError> {
+    let created_at = Timestamp::from_millis(id.timestamp_ms() as i64)?;
+    let id = id.to_string();
+    let mut key = key(&id);
+    key.insert(
+        index.partition_attribute().into(),
+        AttributeValue::s(partition),
+    );
+    key.insert(
+        index.sort_attribute().into(),
+        AttributeValue::S(sort_key(created_at, &id)),
+    );
+    Ok(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comment(status: Status) -> Comment {
+        Comment {
+            id: "01JD3X0000000000000000000A".into(),
+            product_id: ProductId::parse("42").unwrap(),
+            author: "alice".into(),
+            language: Language::parse("en").unwrap(),
+            rating: Rating::new(5).unwrap(),
+            title: "Great".into(),
+            body: "Works well.".into(),
+            created_at: Timestamp::parse("2026-11-21T10:00:00.123Z").unwrap(),
+            status,
+        }
+    }
+
+    #[test]
+    fn published_comments_carry_every_listing_key_and_no_moderation_key() {
+        let item = encode(&comment(Status::Published), 1);
+        assert_eq!(item["GSIPK"], AttributeValue::s("PRODUCT#42/en/5"));
+        assert_eq!(item["GSI2PK"], AttributeValue::s("PRODUCT#42/en"));
+        assert_eq!(item["GSI3PK"], AttributeValue::s("PRODUCT#42/5"));
+        assert_eq!(item["GSI4PK"], AttributeValue::s("PRODUCT#42"));
+        assert_eq!(
+            item["GSISK"],
+            AttributeValue::s("2026-11-21T10:00:00.123Z#01JD3X0000000000000000000A")
+        );
+        assert!(!item.contains_key("MODPK") && !item.contains_key("MODSK"));
+        assert_eq!(decode(&item).unwrap(), comment(Status::Published));
+        assert_eq!(version(&item).unwrap(), 1);
+    }
+
+    #[test]
+    fn pending_comments_are_invisible_by_construction() {
+        let item = encode(&comment(Status::Pending), 1);
+        for index in Index::LISTINGS {
+            assert!(!item.contains_key(index.partition_attribute()), "{index:?}");
+        }
+        assert_eq!(item["MODPK"], AttributeValue::s("MODERATION#pending"));
+    }
+
+    #[test]
+    fn flagged_comments_are_listed_and_queued() {
+        let item = encode(&comment(Status::Flagged), 1);
+        assert!(item.contains_key("GSI4PK"));
+        assert_eq!(item["MODPK"], AttributeValue::s("MODERATION#flagged"));
+    }
+
+    #[test]
+    fn a_malformed_comment_names_its_key_and_field() {
+        let mut item = encode(&comment(Status::Published), 1);
+        item.insert(RATING.into(), AttributeValue::s("five"));
+        let error = decode(&item).unwrap_err();
+        assert_eq!(
+            error.key,
+            "COMMENT#01JD3X0000000000000000000A/COMMENT#01JD3X0000000000000000000A"
+        );
+        assert!(error.what.contains("rating"), "{error}");
+        item.remove(VERSION);
+        assert!(version(&item).is_err());
+    }
+
+    #[test]
+    fn a_start_key_resumes_after_the_comment() {
+        let id = Ulid::from_string("01JD3X0000000000000000000A").unwrap();
+        let key = start_key(Index::All, "PRODUCT#42", id).unwrap();
+        assert_eq!(key["GSI4PK"], AttributeValue::s("PRODUCT#42"));
+        assert_eq!(
+            sort_value(&key, Index::All),
+            format!(
+                "{}#{id}",
+                Timestamp::from_millis(id.timestamp_ms() as i64).unwrap()
+            )
+        );
+    }
+}

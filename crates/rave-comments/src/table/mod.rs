@@ -1,0 +1,197 @@
+//! The single-table layout: part 2 of the design, the moderation index of
+//! the sparse-index pattern, and the statistics items of part 4.
+//!
+//! This module is the only place in rave that names an attribute or builds
+//! a key. Each item kind has one codec (a submodule) that owns its key
+//! format, its attribute names, how it is written and how it is read back;
+//! every reader decodes through the codec, and a malformed item is an error
+//! that names its key ([`Malformed`]), never silently skipped.
+//!
+//! | item               | PK                    | SK                | index keys                                             |
+//! |--------------------|-----------------------|-------------------|--------------------------------------------------------|
+//! | comment            | `COMMENT#<id>`        | `COMMENT#<id>`    | visible: GSIPK, GSI2PK, GSI3PK, GSI4PK; GSISK always   |
+//! |                    |                       |                   | pending or flagged: MODPK, MODSK                       |
+//! | idempotency record | `IDEMPOTENCY#<key>`   | `IDEMPOTENCY`     | none                                                   |
+//! | product statistics | `PRODUCT#<p>`         | `S`, `S#<lang>`   | while 5-star count > 0: GSIPK = `LEADERS[#<lang>]`, GSISK = count (zero-padded) |
+//! | author statistics  | `AUTHOR#<author>`     | `S`               | none                                                   |
+//! | totals             | `AGGREGATES`          | `TOTALS`          | none                                                   |
+//! | aggregator position| `AGGREGATOR#<name>`   | `SHARD#<shard>`   | none (DynamoDB Streams only)                           |
+//!
+//! `GSISK` is `<created_at>#<id>`: the fixed-width time, then the id, so the
+//! sort key orders comments by time with ties broken by id — a total order.
+
+pub(crate) mod comment;
+pub(crate) mod idempotency;
+pub(crate) mod position;
+pub(crate) mod stats;
+
+use rave_store::{
+    AttributeValue, GlobalSecondaryIndex, Item, KeyAttribute, KeySchema, KeyType, Number,
+    Projection, TableDefinition,
+};
+
+const PK: &str = "PK";
+const SK: &str = "SK";
+/// The sort key of every listing index (and, overloaded, of the leaderboard).
+const GSISK: &str = "GSISK";
+
+/// A stored item that does not decode as the kind its key says it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("stored item {key} is malformed: {what}")]
+pub struct Malformed {
+    /// `PK/SK` of the item, or what is known of it.
+    pub key: String,
+    pub what: String,
+}
+
+impl Malformed {
+    fn new(item: &Item, what: impl Into<String>) -> Malformed {
+        Malformed {
+            key: describe_key(item),
+            what: what.into(),
+        }
+    }
+}
+
+/// `PK/SK` of an item, for reports and error messages.
+pub(crate) fn describe_key(item: &Item) -> String {
+    let part = |name| item.get(name).and_then(AttributeValue::as_s).unwrap_or("?");
+    format!("{}/{}", part(PK), part(SK))
+}
+
+/// Just the primary key of an item.
+pub(crate) fn primary_key(item: &Item) -> Item {
+    [PK, SK]
+        .iter()
+        .filter_map(|k| item.get(*k).map(|v| (k.to_string(), v.clone())))
+        .collect()
+}
+
+fn key(pk: String, sk: String) -> Item {
+    Item::from([
+        (PK.into(), AttributeValue::S(pk)),
+        (SK.into(), AttributeValue::S(sk)),
+    ])
+}
+
+fn text<'a>(item: &'a Item, name: &str) -> Result<&'a str, Malformed> {
+    item.get(name)
+        .and_then(AttributeValue::as_s)
+        .ok_or_else(|| Malformed::new(item, format!("{name} is not a string")))
+}
+
+fn count(item: &Item, name: &str) -> Result<u64, Malformed> {
+    item.get(name)
+        .and_then(AttributeValue::as_n)
+        .and_then(Number::to_i64)
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(|| Malformed::new(item, format!("{name} is not a count")))
+}
+
+fn number(value: u64) -> AttributeValue {
+    AttributeValue::N(Number::from(value))
+}
+
+/// The four listing indexes of part 2 and the sparse moderation index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Index {
+    /// `PRODUCT#<p>/<lang>/<rating>`; overloaded by the leaderboard.
+    ByLangAndRating,
+    /// `PRODUCT#<p>/<lang>`
+    ByLang,
+    /// `PRODUCT#<p>/<rating>`
+    ByRating,
+    /// `PRODUCT#<p>`
+    All,
+    /// `MODERATION#<status>`, sorted by `MODSK` = `<created_at>#<id>`
+    Moderation,
+}
+
+impl Index {
+    pub(crate) const LISTINGS: [Index; 4] = [
+        Index::ByLangAndRating,
+        Index::ByLang,
+        Index::ByRating,
+        Index::All,
+    ];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Index::ByLangAndRating => "byLangAndRating",
+            Index::ByLang => "byLang",
+            Index::ByRating => "byRating",
+            Index::All => "all",
+            Index::Moderation => "moderation",
+        }
+    }
+
+    pub(crate) fn partition_attribute(self) -> &'static str {
+        match self {
+            Index::ByLangAndRating => "GSIPK",
+            Index::ByLang => "GSI2PK",
+            Index::ByRating => "GSI3PK",
+            Index::All => "GSI4PK",
+            Index::Moderation => "MODPK",
+        }
+    }
+
+    pub(crate) fn sort_attribute(self) -> &'static str {
+        match self {
+            Index::Moderation => "MODSK",
+            _ => GSISK,
+        }
+    }
+}
+
+/// The table: string keys, the five indexes, a change stream.
+pub fn table_definition(name: &str) -> TableDefinition {
+    let index = |index: Index| GlobalSecondaryIndex {
+        name: index.name().into(),
+        key_schema: KeySchema::new(
+            KeyAttribute::new(index.partition_attribute(), KeyType::S),
+            Some(KeyAttribute::new(index.sort_attribute(), KeyType::S)),
+        ),
+        projection: Projection::Include(comment::LISTED.iter().map(|s| s.to_string()).collect()),
+    };
+    TableDefinition {
+        name: name.into(),
+        key_schema: KeySchema::new(
+            KeyAttribute::new(PK, KeyType::S),
+            Some(KeyAttribute::new(SK, KeyType::S)),
+        ),
+        global_secondary_indexes: Index::LISTINGS
+            .iter()
+            .chain([&Index::Moderation])
+            .map(|i| index(*i))
+            .collect(),
+        stream_enabled: true,
+    }
+}
+
+/// What kind of item a table item is, from its partition key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ItemKind {
+    Comment,
+    ProductStats,
+    AuthorStats,
+    Totals,
+    /// Idempotency records and aggregator positions: no statistic counts them.
+    Other,
+}
+
+impl ItemKind {
+    pub(crate) fn of(item: &Item) -> ItemKind {
+        let pk = item.get(PK).and_then(AttributeValue::as_s).unwrap_or("");
+        if pk.starts_with(comment::PREFIX) {
+            ItemKind::Comment
+        } else if pk.starts_with(stats::PRODUCT_PREFIX) {
+            ItemKind::ProductStats
+        } else if pk.starts_with(stats::AUTHOR_PREFIX) {
+            ItemKind::AuthorStats
+        } else if pk == stats::TOTALS_PK {
+            ItemKind::Totals
+        } else {
+            ItemKind::Other
+        }
+    }
+}

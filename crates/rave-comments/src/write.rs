@@ -1,0 +1,335 @@
+//! The write path: creating comments (idempotently), reading one back,
+//! editing and moderating them with versioned read-modify-writes, deleting
+//! them, and importing many at once.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, UNIX_EPOCH};
+
+use rave_store::{CancellationReason, Store, StoreError, WriteRequest};
+use sha2::{Digest, Sha256};
+use ulid::Ulid;
+
+use crate::access::TableAccess;
+use crate::error::{CommentsError, Result};
+use crate::model::{Comment, CommentPatch, NewComment, ProductId, Status, Timestamp};
+use crate::table::{comment, idempotency};
+
+/// Whether new comments need a moderator's approval before they show.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Moderation {
+    /// New comments are published at once.
+    #[default]
+    Off,
+    /// New comments are pending until approved.
+    Pre,
+}
+
+/// The outcome of a create: the comment, and whether an earlier request
+/// with the same idempotency key had already created it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    pub comment: Comment,
+    pub replayed: bool,
+}
+
+/// A comment to import: its own time, and optionally its id and status
+/// (as `rave export` writes them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportComment {
+    pub product: String,
+    pub id: Option<String>,
+    pub status: Option<Status>,
+    pub comment: NewComment,
+}
+
+/// How often a read-modify-write reads again when another write got in
+/// between (store failures are retried below this, in [`TableAccess`]).
+const MAX_WRITE_ATTEMPTS: usize = 8;
+
+#[derive(Debug)]
+pub(crate) struct Writes<S> {
+    access: Arc<TableAccess<S>>,
+    moderation: Moderation,
+    ids: Mutex<ulid::Generator>,
+}
+
+impl<S: Store> Writes<S> {
+    pub(crate) fn new(access: Arc<TableAccess<S>>, moderation: Moderation) -> Writes<S> {
+        Writes {
+            access,
+            moderation,
+            ids: Mutex::new(ulid::Generator::new()),
+        }
+    }
+
+    /// A new id, and the creation time it encodes. Ids of comments created
+    /// now come from a monotonic generator, so they also sort by creation
+    /// order within a millisecond; an imported comment's id takes its time.
+    fn new_id(&self, created_at: Option<Timestamp>) -> Result<(Ulid, Timestamp)> {
+        let id = match created_at {
+            Some(t) => Ulid::from_datetime(UNIX_EPOCH + Duration::from_millis(t.millis() as u64)),
+            None => {
+                let mut ids = self
+                    .ids
+                    .lock()
+                    .map_err(|_| CommentsError::Internal("id generator lock poisoned".into()))?;
+                match ids.generate() {
+                    Ok(id) => id,
+                    // Over 2^80 ids in one millisecond: take the next one.
+                    Err(overflow) => overflow.commit_overflow_increment(),
+                }
+            }
+        };
+        let created_at = Timestamp::from_millis(id.timestamp_ms() as i64)?;
+        Ok((id, created_at))
+    }
+
+    pub(crate) async fn create(
+        &self,
+        product: &str,
+        new: NewComment,
+        idempotency_key: Option<&str>,
+    ) -> Result<Created> {
+        let product = ProductId::parse(product)?;
+        let valid = new.validate()?;
+        if let Some(key) = idempotency_key
+            && !(1..=128).contains(&key.chars().count())
+        {
+            return Err(CommentsError::Invalid {
+                field: "Idempotency-Key",
+                message: "must be 1-128 characters long".into(),
+            });
+        }
+        let (id, created_at) = self.new_id(valid.created_at)?;
+        let comment = Comment {
+            id: id.to_string(),
+            product_id: product.clone(),
+            author: valid.author,
+            language: valid.language,
+            rating: valid.rating,
+            title: valid.title,
+            body: valid.body,
+            created_at,
+            status: match self.moderation {
+                Moderation::Off => Status::Published,
+                Moderation::Pre => Status::Pending,
+            },
+        };
+        let item = comment::encode(&comment, 1);
+        let Some(key) = idempotency_key else {
+            self.access.put(item, Some(comment::absent())).await?;
+            return Ok(Created {
+                comment,
+                replayed: false,
+            });
+        };
+        let fingerprint = fingerprint(&product, &new);
+        let record = idempotency::Record {
+            fingerprint: fingerprint.clone(),
+            comment_id: comment.id.clone(),
+        };
+        let actions = vec![
+            self.access.put_action(item, Some(comment::absent())),
+            self.access.put_action(
+                idempotency::encode(key, &record),
+                Some(idempotency::absent()),
+            ),
+        ];
+        match self.access.transact(actions).await {
+            Ok(()) => Ok(Created {
+                comment,
+                replayed: false,
+            }),
+            Err(StoreError::TransactionCanceled(reasons))
+                if reasons.get(1) == Some(&CancellationReason::ConditionalCheckFailed) =>
+            {
+                self.replay(key, &fingerprint).await
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn replay(&self, key: &str, fingerprint: &str) -> Result<Created> {
+        let (item, _) = self.access.get(idempotency::key(key), true).await?;
+        let item = item.ok_or_else(|| {
+            CommentsError::Conflict(
+                "the Idempotency-Key is being used by a concurrent request".into(),
+            )
+        })?;
+        let record = idempotency::decode(&item)?;
+        if record.fingerprint != fingerprint {
+            return Err(CommentsError::Conflict(
+                "the Idempotency-Key was already used with a different request".into(),
+            ));
+        }
+        match self.get(&record.comment_id).await {
+            Ok(comment) => Ok(Created {
+                comment,
+                replayed: true,
+            }),
+            Err(CommentsError::NotFound) => Err(CommentsError::Conflict(
+                "the comment created with this Idempotency-Key has since been deleted".into(),
+            )),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub(crate) async fn get(&self, id: &str) -> Result<Comment> {
+        let id = parse_id(id)?;
+        let (item, _) = self.access.get(comment::key(&id.to_string()), true).await?;
+        Ok(comment::decode(&item.ok_or(CommentsError::NotFound)?)?)
+    }
+
+    /// Reads a comment, lets `change` decide its next state, and writes it
+    /// back only if nobody changed it in between (reading again if someone
+    /// did). `change` returning `None` means there is nothing to write.
+    async fn modify(
+        &self,
+        id: &str,
+        change: impl Fn(&Comment) -> Result<Option<Comment>>,
+    ) -> Result<Comment> {
+        let id = parse_id(id)?.to_string();
+        for _ in 0..MAX_WRITE_ATTEMPTS {
+            let (item, _) = self.access.get(comment::key(&id), true).await?;
+            let item = item.ok_or(CommentsError::NotFound)?;
+            let current = comment::decode(&item)?;
+            let version = comment::version(&item)?;
+            let Some(next) = change(&current)? else {
+                return Ok(current);
+            };
+            if next == current {
+                return Ok(current);
+            }
+            let written = self
+                .access
+                .put(
+                    comment::encode(&next, version + 1),
+                    Some(comment::at_version(version)),
+                )
+                .await;
+            match written {
+                Ok(()) => return Ok(next),
+                // Changed (or deleted) since we read it: read again.
+                Err(StoreError::ConditionalCheckFailed) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(CommentsError::Conflict(
+            "the comment kept changing; try again".into(),
+        ))
+    }
+
+    pub(crate) async fn edit(&self, id: &str, patch: &CommentPatch) -> Result<Comment> {
+        self.modify(id, |current| patch.apply(current).map(Some))
+            .await
+    }
+
+    pub(crate) async fn flag(&self, id: &str) -> Result<Comment> {
+        self.modify(id, |current| {
+            Ok((current.status == Status::Published).then(|| Comment {
+                status: Status::Flagged,
+                ..current.clone()
+            }))
+        })
+        .await
+    }
+
+    pub(crate) async fn approve(&self, id: &str) -> Result<Comment> {
+        self.modify(id, |current| {
+            Ok((current.status != Status::Published).then(|| Comment {
+                status: Status::Published,
+                ..current.clone()
+            }))
+        })
+        .await
+    }
+
+    pub(crate) async fn delete(&self, id: &str) -> Result<()> {
+        let id = parse_id(id)?.to_string();
+        match self
+            .access
+            .delete(comment::key(&id), Some(comment::present()))
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(StoreError::ConditionalCheckFailed) => Err(CommentsError::NotFound),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub(crate) async fn import(&self, batch: Vec<ImportComment>) -> Result<Vec<String>> {
+        let mut writes = Vec::with_capacity(batch.len());
+        let mut ids = Vec::with_capacity(batch.len());
+        for entry in batch {
+            let product = ProductId::parse(&entry.product)?;
+            let valid = entry.comment.validate()?;
+            let created_at = valid.created_at.ok_or(CommentsError::Invalid {
+                field: "created_at",
+                message: "an imported comment needs its creation time".into(),
+            })?;
+            let id = match &entry.id {
+                Some(text) => {
+                    let id = Ulid::from_string(text).map_err(|_| CommentsError::Invalid {
+                        field: "id",
+                        message: "must be a comment id (a ULID)".into(),
+                    })?;
+                    if id.timestamp_ms() as i64 != created_at.millis() {
+                        return Err(CommentsError::Invalid {
+                            field: "id",
+                            message: "does not match created_at".into(),
+                        });
+                    }
+                    id
+                }
+                None => self.new_id(Some(created_at))?.0,
+            };
+            let comment = Comment {
+                id: id.to_string(),
+                product_id: product,
+                author: valid.author,
+                language: valid.language,
+                rating: valid.rating,
+                title: valid.title,
+                body: valid.body,
+                created_at,
+                status: entry.status.unwrap_or(Status::Published),
+            };
+            writes.push(WriteRequest::Put(comment::encode(&comment, 1)));
+            ids.push(comment.id);
+        }
+        let mut unique = ids.clone();
+        unique.sort();
+        unique.dedup();
+        if unique.len() != ids.len() {
+            return Err(CommentsError::Invalid {
+                field: "id",
+                message: "the same id appears twice in one batch".into(),
+            });
+        }
+        self.access.write_many(writes).await?;
+        Ok(ids)
+    }
+}
+
+/// Ids are ULIDs; anything else cannot name a comment (and never reaches a key).
+fn parse_id(id: &str) -> Result<Ulid> {
+    Ulid::from_string(id).map_err(|_| CommentsError::NotFound)
+}
+
+/// What makes two create requests "the same request" for idempotency.
+fn fingerprint(product: &ProductId, new: &NewComment) -> String {
+    let mut hash = Sha256::new();
+    for part in [
+        product.as_str(),
+        &new.author,
+        &new.language,
+        &new.rating.to_string(),
+        new.title.as_deref().unwrap_or(""),
+        &new.body,
+        &new.created_at.map(|t| t.to_string()).unwrap_or_default(),
+    ] {
+        hash.update((part.len() as u64).to_be_bytes());
+        hash.update(part.as_bytes());
+    }
+    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
