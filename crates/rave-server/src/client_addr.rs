@@ -90,9 +90,9 @@ impl TrustedProxies {
         // to X-Forwarded-For and pass a client's `Forwarded` through, so
         // X-Forwarded-For wins when both are present.
         let hops = if headers.contains_key(X_FORWARDED_FOR) {
-            hops_in(headers, &X_FORWARDED_FOR)
+            hops_in(headers, &X_FORWARDED_FOR, x_forwarded_for_hops)
         } else {
-            hops_in(headers, &header::FORWARDED)
+            hops_in(headers, &header::FORWARDED, forwarded_hops)
         };
         self.rightmost_untrusted(peer, &hops)
     }
@@ -115,26 +115,27 @@ impl TrustedProxies {
 
 const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 
-/// The hops of every `name` header line, in order; empty when there is none.
-fn hops_in(headers: &HeaderMap, name: &HeaderName) -> Vec<Hop> {
+/// The hops of every `name` header line, in order, each line read by
+/// `parse`; empty when there is none.
+fn hops_in(headers: &HeaderMap, name: &HeaderName, parse: fn(&str) -> Vec<Hop>) -> Vec<Hop> {
     let mut hops = Vec::new();
     for line in headers.get_all(name) {
-        let Ok(line) = line.to_str() else {
-            hops.push(Hop::Unknown);
-            continue;
-        };
-        if *name == header::FORWARDED {
-            hops.extend(forwarded_hops(line));
-        } else {
-            hops.extend(
-                line.split(',')
-                    .map(str::trim)
-                    .filter(|entry| !entry.is_empty())
-                    .map(node_hop),
-            );
+        match line.to_str() {
+            Ok(line) => hops.extend(parse(line)),
+            Err(_) => hops.push(Hop::Unknown),
         }
     }
     hops
+}
+
+/// The entries of an `X-Forwarded-For` value.
+fn x_forwarded_for_hops(value: &str) -> Vec<Hop> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+        .map(node_hop)
+        .collect()
 }
 
 /// The `for=` node of each element of an RFC 7239 `Forwarded` value.
@@ -348,7 +349,7 @@ mod tests {
             (&X_FORWARDED_FOR, "[2001:db8::6]:443, garbage"),
         ]);
         assert_eq!(
-            hops_in(&headers, &X_FORWARDED_FOR),
+            hops_in(&headers, &X_FORWARDED_FOR, x_forwarded_for_hops),
             vec![
                 Hop::Address(ip("203.0.113.9")),
                 Hop::Address(ip("2001:db8::5")),
