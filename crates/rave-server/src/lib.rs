@@ -33,13 +33,13 @@ use rave_store::SharedStore;
 use tokio::net::TcpListener;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
-
-use crate::client_addr::ClientAddr;
-use crate::limiter::{ClientLimiter, MAX_TRACKED_CLIENTS};
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
+
+use crate::client_addr::ClientAddr;
+use crate::limiter::{ClientLimiter, MAX_TRACKED_CLIENTS};
 
 pub use api::AggregatorStatus;
 pub use client_addr::{InvalidTrustedProxy, TrustedProxies, TrustedProxy};
