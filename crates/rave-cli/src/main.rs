@@ -174,6 +174,22 @@ struct ServeArgs {
     /// Public POSTs allowed per client address and minute (0: no limit).
     #[arg(long, env = "RAVE_RATE_LIMIT_PER_MINUTE", default_value_t = 600)]
     rate_limit_per_minute: u32,
+    /// A load balancer, CDN or proxy in front of rave whose forwarding
+    /// headers are believed: an address or a CIDR block (repeat, or
+    /// separate with commas).
+    ///
+    /// A request from one of these peers is attributed, for the rate limit
+    /// and the log line, to the rightmost address in X-Forwarded-For (or,
+    /// without that header, in RFC 7239 Forwarded) that is not itself a
+    /// trusted proxy. From any other peer both headers are ignored, so list
+    /// only proxies that append to them.
+    #[arg(
+        long = "trusted-proxy",
+        env = "RAVE_TRUSTED_PROXY",
+        value_name = "CIDR",
+        value_delimiter = ','
+    )]
+    trusted_proxies: Vec<rave_server::TrustedProxy>,
     /// Fill an empty store with a small generated data set.
     #[arg(long, env = "RAVE_DEMO")]
     demo: bool,
@@ -444,7 +460,8 @@ async fn run_service<F: ChangeFeed>(
         );
     }
     let (stop_aggregator, stopped) = tokio::sync::watch::channel(false);
-    let mut state = AppState::new(comments.clone(), &config);
+    let mut state = AppState::new(comments.clone(), &config)
+        .with_trusted_proxies(args.trusted_proxies.iter().copied().collect());
     let aggregator_task = feed.map(|feed| {
         let (status, receiver) = tokio::sync::watch::channel(AggregatorStatus::default());
         state = state.clone().with_aggregator(receiver);

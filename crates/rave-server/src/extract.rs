@@ -2,9 +2,7 @@
 //! (415 for another content type, 413 past 64 KiB, 400 naming the field for
 //! anything malformed or unknown) and the caller's identity.
 
-use std::net::SocketAddr;
-
-use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
@@ -12,6 +10,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::AppState;
+use crate::client_addr::ClientAddr;
 use crate::error::ApiError;
 
 /// Largest request body accepted.
@@ -178,9 +177,9 @@ impl FromRequestParts<AppState> for Writer {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Writer, ApiError> {
         let caller = state.admin.caller(&parts.headers)?;
         if caller == Caller::Public
-            && let Some(ConnectInfo(peer)) = parts.extensions.get::<ConnectInfo<SocketAddr>>()
+            && let Some(ClientAddr(client)) = parts.extensions.get::<ClientAddr>()
         {
-            state.check_rate(*peer)?;
+            state.check_rate(*client)?;
         }
         Ok(Writer(caller))
     }

@@ -5,12 +5,16 @@
 //! * `routes` — the handlers, annotated for the OpenAPI document;
 //! * `api` — request and response bodies;
 //! * `extract` — strict JSON bodies and the admin token;
+//! * `client_addr` — the client's address, behind trusted proxies too;
+//! * `limiter` — the per-client rate limit, in bounded memory;
 //! * `error` — problem documents;
 //! * `metrics` — Prometheus metrics.
 
 mod api;
+mod client_addr;
 mod error;
 mod extract;
+mod limiter;
 mod metrics;
 mod routes;
 
@@ -24,19 +28,21 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use rave_comments::Comments;
 use rave_store::SharedStore;
 use tokio::net::TcpListener;
-use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::client_addr::ClientAddr;
+use crate::limiter::{ClientLimiter, MAX_TRACKED_CLIENTS};
+
 pub use api::AggregatorStatus;
+pub use client_addr::{InvalidTrustedProxy, TrustedProxies, TrustedProxy};
 pub use error::{ApiError, Problem};
 pub use extract::{AdminToken, MAX_BODY_BYTES};
 pub use metrics::Metrics;
@@ -66,7 +72,8 @@ pub struct AppState {
     pub comments: Arc<Comments<SharedStore>>,
     pub admin: AdminToken,
     pub metrics: Arc<Metrics>,
-    limiter: Option<Arc<DefaultKeyedRateLimiter<IpAddr>>>,
+    limiter: Option<Arc<ClientLimiter>>,
+    trusted_proxies: TrustedProxies,
     openapi: Arc<OnceLock<String>>,
     /// The in-process aggregator's status, when one runs here.
     aggregator: Option<tokio::sync::watch::Receiver<AggregatorStatus>>,
@@ -74,18 +81,20 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(comments: Arc<Comments<SharedStore>>, config: &ServerConfig) -> AppState {
+        let metrics = Arc::new(Metrics::default());
         let limiter = NonZeroU32::new(config.rate_limit_per_minute).map(|per_minute| {
-            // Allow a burst of a tenth of the minute's allowance.
-            let burst = NonZeroU32::new((per_minute.get() / 10).max(1)).unwrap_or(NonZeroU32::MIN);
-            Arc::new(RateLimiter::keyed(
-                Quota::per_minute(per_minute).allow_burst(burst),
+            Arc::new(ClientLimiter::new(
+                per_minute,
+                MAX_TRACKED_CLIENTS,
+                metrics.rate_limited_clients(),
             ))
         });
         AppState {
             comments,
             admin: AdminToken::new(config.admin_token.as_deref()),
-            metrics: Arc::new(Metrics::default()),
+            metrics,
             limiter,
+            trusted_proxies: TrustedProxies::default(),
             openapi: Arc::new(OnceLock::new()),
             aggregator: None,
         }
@@ -100,13 +109,19 @@ impl AppState {
         self
     }
 
-    /// Refuses a public write from `peer` once it is over the rate limit.
-    fn check_rate(&self, peer: SocketAddr) -> Result<(), ApiError> {
+    /// Believes the forwarding headers of requests from these proxies: the
+    /// client is then the address they name (see `client_addr`).
+    pub fn with_trusted_proxies(mut self, proxies: TrustedProxies) -> AppState {
+        self.trusted_proxies = proxies;
+        self
+    }
+
+    /// Refuses a public write from `client` once it is over the rate limit.
+    fn check_rate(&self, client: IpAddr) -> Result<(), ApiError> {
         let Some(limiter) = &self.limiter else {
             return Ok(());
         };
-        limiter.check_key(&peer.ip()).map_err(|not_until| {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
+        limiter.check(client).map_err(|wait| {
             ApiError::too_many_requests(wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
         })
     }
@@ -181,11 +196,27 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         ))
         .layer(
             TraceLayer::new_for_http()
-                .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+                .make_span_with(request_span)
                 .on_response(DefaultOnResponse::new().level(Level::INFO)),
         )
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            client_addr::resolve,
+        ))
         .with_state(state);
     (router, openapi)
+}
+
+/// The span each request's log lines belong to, naming the client.
+fn request_span(request: &axum::extract::Request) -> tracing::Span {
+    let client = request.extensions().get::<ClientAddr>();
+    tracing::info_span!(
+        "request",
+        method = %request.method(),
+        uri = %request.uri(),
+        version = ?request.version(),
+        client = client.map(tracing::field::display),
+    )
 }
 
 /// Serves until `shutdown` resolves, then lets requests in flight finish.
@@ -195,13 +226,13 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     if let Some(limiter) = state.limiter.clone() {
-        // Forget clients that have not posted for a while.
+        // Forget clients whose buckets have refilled, often enough that a
+        // flood which filled the limiter leaves it soon after it stops.
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(60));
+            let mut tick = tokio::time::interval(Duration::from_secs(10));
             loop {
                 tick.tick().await;
-                limiter.retain_recent();
-                limiter.shrink_to_fit();
+                limiter.prune();
             }
         });
     }

@@ -1,9 +1,14 @@
 //! Prometheus metrics: requests and latency per route, capacity consumed.
+//!
+//! Every label value comes from a closed set — a method the server knows, a
+//! route template, a status code the server chose — so no client can add
+//! series: each new label set is memory the server keeps until it stops.
 
 use std::sync::Mutex;
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
+use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
 use prometheus_client::encoding::EncodeLabelSet;
@@ -18,14 +23,14 @@ use crate::AppState;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
-    method: String,
+    method: &'static str,
     route: String,
     status: u16,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
-    method: String,
+    method: &'static str,
     route: String,
 }
 
@@ -39,6 +44,7 @@ pub struct Metrics {
     items_read: Gauge,
     aggregator_lag_events: Gauge,
     aggregator_lag_seconds: Gauge<f64, std::sync::atomic::AtomicU64>,
+    rate_limited_clients: Gauge,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -59,6 +65,7 @@ impl Default for Metrics {
         let items_read = Gauge::default();
         let aggregator_lag_events = Gauge::default();
         let aggregator_lag_seconds = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+        let rate_limited_clients = Gauge::default();
         registry.register(
             "aggregator_lag_events",
             "Stream changes committed but not yet applied to the statistics",
@@ -94,6 +101,11 @@ impl Default for Metrics {
             "Items read from the store since start",
             items_read.clone(),
         );
+        registry.register(
+            "rate_limited_clients",
+            "Clients with a rate-limit bucket of their own (the limiter's memory)",
+            rate_limited_clients.clone(),
+        );
         Metrics {
             registry: Mutex::new(registry),
             requests,
@@ -103,25 +115,31 @@ impl Default for Metrics {
             items_read,
             aggregator_lag_events,
             aggregator_lag_seconds,
+            rate_limited_clients,
         }
     }
 }
 
 impl Metrics {
-    fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {
+    fn observe(&self, method: &'static str, route: &str, status: u16, seconds: f64) {
         self.requests
             .get_or_create(&RequestLabels {
-                method: method.to_owned(),
+                method,
                 route: route.to_owned(),
                 status,
             })
             .inc();
         self.latency
             .get_or_create(&RouteLabels {
-                method: method.to_owned(),
+                method,
                 route: route.to_owned(),
             })
             .observe(seconds);
+    }
+
+    /// The gauge the rate limiter keeps its number of buckets in.
+    pub(crate) fn rate_limited_clients(&self) -> Gauge {
+        self.rate_limited_clients.clone()
     }
 
     /// The text exposition, with the capacity gauges brought up to date.
@@ -149,20 +167,63 @@ impl Metrics {
     }
 }
 
+/// The method's label: the methods of RFC 9110 and PATCH as themselves,
+/// any other (HTTP allows a client to make up methods) as `OTHER`.
+fn method_label(method: &Method) -> &'static str {
+    const KNOWN: [Method; 9] = [
+        Method::GET,
+        Method::HEAD,
+        Method::POST,
+        Method::PUT,
+        Method::DELETE,
+        Method::CONNECT,
+        Method::OPTIONS,
+        Method::TRACE,
+        Method::PATCH,
+    ];
+    KNOWN
+        .iter()
+        .find(|known| *known == method)
+        .map_or("OTHER", |known| known.as_str())
+}
+
+/// Route label of a request no route matched, whatever its path.
+const UNMATCHED_ROUTE: &str = "unmatched";
+
 /// Middleware: counts and times every request under its route template.
 pub async fn track(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let started = Instant::now();
-    let method = request.method().as_str().to_owned();
+    let method = method_label(request.method());
+    // A route template, never the path itself: paths are the client's to choose.
     let route = request
         .extensions()
         .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+        .map_or_else(|| UNMATCHED_ROUTE.to_owned(), |p| p.as_str().to_owned());
     let response = next.run(request).await;
     state.metrics.observe(
-        &method,
+        method,
         &route,
         response.status().as_u16(),
         started.elapsed().as_secs_f64(),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn standard_methods_are_their_own_label_and_others_share_one() {
+        for name in [
+            "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+        ] {
+            let method = Method::from_bytes(name.as_bytes()).unwrap();
+            assert_eq!(method_label(&method), name);
+        }
+        for name in ["get", "PURGE", "PROPFIND", "X-1", "BREW"] {
+            let method = Method::from_bytes(name.as_bytes()).unwrap();
+            assert_eq!(method_label(&method), "OTHER", "{name}");
+        }
+    }
 }
