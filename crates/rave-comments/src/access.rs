@@ -13,15 +13,12 @@ use std::sync::{Mutex, PoisonError};
 use futures::future::try_join_all;
 use rave_store::{
     BatchGetItemInput, BatchWriteItemInput, Condition, DeleteItemInput, GetItemInput, Item,
-    MAX_BATCH_WRITE_REQUESTS, Page, PutItemInput, QueryInput, Result, Retry, ReturnValues,
-    ScanInput, Store, TableDefinition, TableKeys, TransactWriteAction, TransactWriteItemsInput,
-    WriteRequest,
+    MAX_BATCH_GET_KEYS, MAX_BATCH_WRITE_REQUESTS, Page, PutItemInput, QueryInput, Result, Retry,
+    ReturnValues, ScanInput, Store, TableDefinition, TableKeys, TransactWriteAction,
+    TransactWriteItemsInput, WriteRequest,
 };
 
 use crate::usage::Usage;
-
-/// Most keys one BatchGetItem may ask for.
-const MAX_BATCH_GET_KEYS: usize = 100;
 
 #[derive(Debug)]
 pub(crate) struct TableAccess<S> {

@@ -16,6 +16,7 @@ mod error;
 mod extract;
 mod limiter;
 mod metrics;
+mod responses;
 mod routes;
 
 use std::future::Future;

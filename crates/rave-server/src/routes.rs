@@ -16,6 +16,9 @@ use crate::AppState;
 use crate::api::*;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{Admin, Caller, JsonBody, Writer};
+use crate::responses::{
+    AdminRefused, BadRequest, BodyRefused, NotFound, TooManyRequests, Unavailable,
+};
 
 /// A path segment, refused with a problem document if it is not valid UTF-8.
 #[derive(Debug)]
@@ -63,10 +66,11 @@ fn single<'a>(pairs: &'a [(String, String)], name: &str) -> ApiResult<Option<&'a
     Ok(first)
 }
 
-/// The page size a request asks for; the domain checks its range.
-fn parse_limit(value: Option<&str>) -> ApiResult<usize> {
+/// The page size a request asks for (`default` when it does not say); the
+/// domain checks its range.
+fn parse_limit(value: Option<&str>, default: usize) -> ApiResult<usize> {
     match value {
-        None => Ok(DEFAULT_PAGE_SIZE),
+        None => Ok(default),
         Some(text) => Ok(check_page_size(text.parse::<usize>().unwrap_or(0))?),
     }
 }
@@ -87,7 +91,8 @@ fn parse_limit(value: Option<&str>) -> ApiResult<usize> {
     ),
     responses(
         (status = 200, description = "A page of comments", body = CommentPageBody),
-        (status = 400, description = "A parameter or the cursor is not valid", body = Problem, content_type = "application/problem+json"),
+        BadRequest,
+        Unavailable,
     )
 )]
 pub async fn list_comments(
@@ -127,7 +132,7 @@ pub async fn list_comments(
             language,
             ratings: RatingSet::from_ratings(ratings),
         },
-        limit: parse_limit(single(&pairs, "limit")?)?,
+        limit: parse_limit(single(&pairs, "limit")?, DEFAULT_PAGE_SIZE)?,
         cursor: single(&pairs, "cursor")?,
     };
     let page = state.comments.list(&request).await?;
@@ -151,11 +156,11 @@ pub async fn list_comments(
     request_body = CreateCommentBody,
     responses(
         (status = 201, description = "Created (or replayed)", body = CommentBody, headers(("Location" = String, description = "/v1/comments/{id}"))),
-        (status = 400, description = "A field breaks a rule", body = Problem, content_type = "application/problem+json"),
+        BadRequest,
         (status = 409, description = "The Idempotency-Key was used with another body", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The body is over 64 KiB", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Over the rate limit", body = Problem, content_type = "application/problem+json"),
+        BodyRefused,
+        TooManyRequests,
+        Unavailable,
     )
 )]
 pub async fn create_comment(
@@ -214,7 +219,8 @@ pub async fn create_comment(
     params(("id" = String, Path, description = "Comment id")),
     responses(
         (status = 200, description = "The comment", body = CommentBody),
-        (status = 404, description = "No such comment", body = Problem, content_type = "application/problem+json"),
+        NotFound,
+        Unavailable,
     )
 )]
 pub async fn get_comment(
@@ -235,10 +241,10 @@ pub async fn get_comment(
     security(("admin_token" = [])),
     responses(
         (status = 200, description = "The edited comment", body = CommentBody),
-        (status = 400, description = "A field breaks a rule, or is not editable", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or wrong admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "No admin token is configured", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such comment", body = Problem, content_type = "application/problem+json"),
+        BadRequest,
+        AdminRefused,
+        NotFound,
+        Unavailable,
     )
 )]
 pub async fn edit_comment(
@@ -265,9 +271,9 @@ pub async fn edit_comment(
     security(("admin_token" = [])),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, description = "Missing or wrong admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "No admin token is configured", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such comment", body = Problem, content_type = "application/problem+json"),
+        AdminRefused,
+        NotFound,
+        Unavailable,
     )
 )]
 pub async fn delete_comment(
@@ -288,8 +294,9 @@ pub async fn delete_comment(
     params(("id" = String, Path, description = "Comment id")),
     responses(
         (status = 200, description = "The comment", body = CommentBody),
-        (status = 404, description = "No such comment", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Over the rate limit", body = Problem, content_type = "application/problem+json"),
+        NotFound,
+        TooManyRequests,
+        Unavailable,
     )
 )]
 pub async fn flag_comment(
@@ -309,9 +316,9 @@ pub async fn flag_comment(
     security(("admin_token" = [])),
     responses(
         (status = 200, description = "The published comment", body = CommentBody),
-        (status = 401, description = "Missing or wrong admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "No admin token is configured", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such comment", body = Problem, content_type = "application/problem+json"),
+        AdminRefused,
+        NotFound,
+        Unavailable,
     )
 )]
 pub async fn approve_comment(
@@ -331,18 +338,17 @@ pub async fn approve_comment(
     security(("admin_token" = [])),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, description = "Missing or wrong admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "No admin token is configured", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such comment", body = Problem, content_type = "application/problem+json"),
+        AdminRefused,
+        NotFound,
+        Unavailable,
     )
 )]
 pub async fn reject_comment(
-    State(state): State<AppState>,
-    _admin: Admin,
-    Segment(id): Segment,
+    state: State<AppState>,
+    admin: Admin,
+    id: Segment,
 ) -> ApiResult<StatusCode> {
-    state.comments.delete(&id).await?;
-    Ok(StatusCode::NO_CONTENT)
+    delete_comment(state, admin, id).await
 }
 
 #[utoipa::path(
@@ -359,9 +365,9 @@ pub async fn reject_comment(
     security(("admin_token" = [])),
     responses(
         (status = 200, description = "A page of the queue", body = QueuePageBody),
-        (status = 400, description = "A parameter or the cursor is not valid", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or wrong admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "No admin token is configured", body = Problem, content_type = "application/problem+json"),
+        BadRequest,
+        AdminRefused,
+        Unavailable,
     )
 )]
 pub async fn moderation_queue(
@@ -380,7 +386,7 @@ pub async fn moderation_queue(
         .moderation_queue(
             status,
             single(&pairs, "since")?,
-            parse_limit(single(&pairs, "limit")?)?,
+            parse_limit(single(&pairs, "limit")?, DEFAULT_PAGE_SIZE)?,
             single(&pairs, "cursor")?,
         )
         .await?;
@@ -399,7 +405,8 @@ pub async fn moderation_queue(
     ),
     responses(
         (status = 200, description = "The counts (all zero for a product without comments)", body = ProductStatsBody),
-        (status = 400, description = "A parameter is not valid", body = Problem, content_type = "application/problem+json"),
+        BadRequest,
+        Unavailable,
     )
 )]
 pub async fn product_stats(
@@ -415,6 +422,9 @@ pub async fn product_stats(
     Ok(Json(stats.into()))
 }
 
+/// Rows the leaderboard shows when the request does not say.
+const LEADERBOARD_SIZE: usize = 10;
+
 #[utoipa::path(
     get,
     path = "/v1/leaderboard",
@@ -426,7 +436,8 @@ pub async fn product_stats(
     ),
     responses(
         (status = 200, description = "Most 5-star comments first; products with none are absent", body = LeaderboardBody),
-        (status = 400, description = "A parameter is not valid", body = Problem, content_type = "application/problem+json"),
+        BadRequest,
+        Unavailable,
     )
 )]
 pub async fn leaderboard(
@@ -434,14 +445,7 @@ pub async fn leaderboard(
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Json<LeaderboardBody>> {
     let pairs = query_pairs(raw.as_deref(), &["limit", "language"])?;
-    let limit = match single(&pairs, "limit")? {
-        None => 10,
-        Some(text) => text
-            .parse::<usize>()
-            .ok()
-            .filter(|l| (1..=100).contains(l))
-            .ok_or_else(|| ApiError::bad_request("limit: must be an integer from 1 to 100"))?,
-    };
+    let limit = parse_limit(single(&pairs, "limit")?, LEADERBOARD_SIZE)?;
     let leaders = state
         .comments
         .leaderboard(limit, single(&pairs, "language")?)
@@ -454,7 +458,10 @@ pub async fn leaderboard(
     path = "/v1/stats",
     tag = "statistics",
     summary = "Global aggregates",
-    responses((status = 200, description = "Totals over counted comments", body = GlobalStatsBody))
+    responses(
+        (status = 200, description = "Totals over counted comments", body = GlobalStatsBody),
+        Unavailable,
+    )
 )]
 pub async fn global_stats(State(state): State<AppState>) -> ApiResult<Json<GlobalStatsBody>> {
     Ok(Json(state.comments.global_stats().await?.into()))
@@ -468,8 +475,7 @@ pub async fn global_stats(State(state): State<AppState>) -> ApiResult<Json<Globa
     security(("admin_token" = [])),
     responses(
         (status = 200, description = "Position and lag", body = AggregatorStatus),
-        (status = 401, description = "Missing or wrong admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "No admin token is configured", body = Problem, content_type = "application/problem+json"),
+        AdminRefused,
         (status = 503, description = "No aggregator runs in this process", body = Problem, content_type = "application/problem+json"),
     )
 )]

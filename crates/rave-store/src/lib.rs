@@ -30,7 +30,13 @@ pub use expr::{
 };
 pub use feed::{ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, MAX_EFFECTS_PER_COMMIT};
 pub use number::{Number, NumberError};
-pub use ops::*;
+pub use ops::{
+    BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
+    DeleteItemInput, GetItemInput, GetItemOutput, MAX_BATCH_GET_KEYS, MAX_BATCH_WRITE_REQUESTS,
+    MAX_PAGE_BYTES, MAX_TRANSACT_ACTIONS, Page, PutItemInput, QueryInput, ReturnValues, ScanInput,
+    Segment, TableKeys, TransactWriteAction, TransactWriteItemsInput, TransactWriteItemsOutput,
+    UpdateItemInput, WriteOutput, WriteRequest,
+};
 pub use position::PositionLayout;
 pub use render::{Placeholders, Renderer};
 pub use retry::Retry;

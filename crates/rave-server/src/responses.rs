@@ -1,0 +1,78 @@
+//! The error responses the OpenAPI document lists, written once. Each is a
+//! problem document (RFC 9457, `application/problem+json`) under one status;
+//! handlers name the ones they can answer in `responses(...)`. The types
+//! describe responses only; `ApiError` builds the real ones.
+#![allow(
+    dead_code,
+    reason = "only the OpenAPI document reads these types; they are never built"
+)]
+
+use utoipa::IntoResponses;
+
+use crate::error::Problem;
+
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 400,
+    description = "A parameter, a field of the body or the cursor is not valid; `detail` names it",
+    content_type = "application/problem+json"
+)]
+pub struct BadRequest(Problem);
+
+/// What every admin endpoint answers without a valid admin token.
+#[derive(Debug, IntoResponses)]
+pub enum AdminRefused {
+    #[response(
+        status = 401,
+        description = "Missing or wrong admin token",
+        content_type = "application/problem+json"
+    )]
+    Unauthorized(Problem),
+    #[response(
+        status = 403,
+        description = "No admin token is configured",
+        content_type = "application/problem+json"
+    )]
+    Forbidden(Problem),
+}
+
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 404,
+    description = "No such comment",
+    content_type = "application/problem+json"
+)]
+pub struct NotFound(Problem);
+
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 429,
+    description = "Over the rate limit; `Retry-After` says when to try again",
+    content_type = "application/problem+json"
+)]
+pub struct TooManyRequests(Problem);
+
+/// What a JSON body can be refused for before its fields are read.
+#[derive(Debug, IntoResponses)]
+pub enum BodyRefused {
+    #[response(
+        status = 413,
+        description = "The body is over 64 KiB",
+        content_type = "application/problem+json"
+    )]
+    TooLarge(Problem),
+    #[response(
+        status = 415,
+        description = "The body is not JSON",
+        content_type = "application/problem+json"
+    )]
+    NotJson(Problem),
+}
+
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 503,
+    description = "The store cannot serve now; `Retry-After` says when to try again",
+    content_type = "application/problem+json"
+)]
+pub struct Unavailable(Problem);
