@@ -188,3 +188,6 @@ fn check_keys<'k>(
         None => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests;
