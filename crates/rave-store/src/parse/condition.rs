@@ -87,7 +87,7 @@ impl Parser<'_, '_> {
                 parenthesised: false,
             });
         }
-        let start = self.position();
+        let start = self.mark();
         let as_group = self.group();
         if let Err(group_error @ ExpressionError::Syntax { .. }) = as_group {
             self.rewind(start);
@@ -103,9 +103,9 @@ impl Parser<'_, '_> {
     }
 
     fn group(&mut self) -> Parsed<Group> {
-        self.expect(TokenKind::LeftParen)?;
+        self.open()?;
         let inner = self.or()?;
-        self.expect(TokenKind::RightParen)?;
+        self.close()?;
         if inner.parenthesised {
             self.redundant_parentheses();
         }
@@ -147,12 +147,12 @@ impl Parser<'_, '_> {
             return Ok(Condition::Between(value, low, high));
         }
         if self.eat_keyword("IN") {
-            self.expect(TokenKind::LeftParen)?;
+            self.open()?;
             let mut list = vec![self.term()?.0];
             while self.eat(TokenKind::Comma) {
                 list.push(self.term()?.0);
             }
-            self.expect(TokenKind::RightParen)?;
+            self.close()?;
             if list.len() > MAX_IN_OPERANDS {
                 self.defer(ExpressionError::TooManyInOperands {
                     kind: self.kind,

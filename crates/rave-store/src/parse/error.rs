@@ -36,6 +36,15 @@ impl fmt::Display for ExpressionKind {
 pub enum ExpressionError {
     #[error("Invalid {kind}: The expression can not be empty;")]
     Empty { kind: ExpressionKind },
+    /// Longer than DynamoDB's 4 KB limit (`size` in bytes).
+    #[error(
+        "Invalid {kind}: Expression size has exceeded the maximum allowed size; expression size: {size}"
+    )]
+    TooLong { kind: ExpressionKind, size: usize },
+    /// Parentheses nested deeper than rave parses (a bound that keeps the
+    /// recursive parser's stack small; DynamoDB documents none).
+    #[error("Invalid {kind}: The expression nests parentheses deeper than {limit} levels;")]
+    TooDeep { kind: ExpressionKind, limit: usize },
     /// `token` is the offending token (`<EOF>` at the end); `near` the text
     /// from the token before it to the token after it.
     #[error("Invalid {kind}: Syntax error; token: \"{token}\", near: \"{near}\"")]

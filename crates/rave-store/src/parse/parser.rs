@@ -16,6 +16,21 @@ use super::reserved::is_reserved;
 
 pub(super) type Parsed<T> = Result<T, ExpressionError>;
 
+/// DynamoDB's limit on an expression's length, in bytes.
+const MAX_EXPRESSION_BYTES: usize = 4096;
+
+/// How deep parentheses (groups, parenthesised operands, function calls)
+/// may nest. Far beyond any real expression, and small enough that the
+/// recursive descent cannot exhaust a thread's stack.
+const MAX_DEPTH: usize = 64;
+
+/// A place in the parse to come back to.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Mark {
+    pos: usize,
+    depth: usize,
+}
+
 /// An operand as written, before the grammar decides what it may be.
 #[derive(Debug, Clone)]
 pub(super) enum Term {
@@ -41,6 +56,7 @@ pub(super) struct Parser<'p, 'm> {
     /// neither names nor functions.
     keywords: &'static [&'static str],
     deferred: Option<(u8, ExpressionError)>,
+    depth: usize,
 }
 
 impl<'p, 'm> Parser<'p, 'm> {
@@ -55,6 +71,12 @@ impl<'p, 'm> Parser<'p, 'm> {
         if source.is_empty() {
             return Err(ExpressionError::Empty { kind });
         }
+        if source.len() > MAX_EXPRESSION_BYTES {
+            return Err(ExpressionError::TooLong {
+                kind,
+                size: source.len(),
+            });
+        }
         Ok(Parser {
             kind,
             source,
@@ -63,6 +85,7 @@ impl<'p, 'm> Parser<'p, 'm> {
             scope,
             keywords,
             deferred: None,
+            depth: 0,
         })
     }
 
@@ -77,12 +100,36 @@ impl<'p, 'm> Parser<'p, 'm> {
         }
     }
 
-    pub fn position(&self) -> usize {
-        self.pos
+    pub fn mark(&self) -> Mark {
+        Mark {
+            pos: self.pos,
+            depth: self.depth,
+        }
     }
 
-    pub fn rewind(&mut self, position: usize) {
-        self.pos = position;
+    pub fn rewind(&mut self, mark: Mark) {
+        self.pos = mark.pos;
+        self.depth = mark.depth;
+    }
+
+    /// Consumes an opening parenthesis, one level deeper.
+    pub fn open(&mut self) -> Parsed<()> {
+        self.expect(TokenKind::LeftParen)?;
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(ExpressionError::TooDeep {
+                kind: self.kind,
+                limit: MAX_DEPTH,
+            });
+        }
+        Ok(())
+    }
+
+    /// Consumes a closing parenthesis, one level up.
+    pub fn close(&mut self) -> Parsed<()> {
+        self.expect(TokenKind::RightParen)?;
+        self.depth -= 1;
+        Ok(())
     }
 
     pub fn peek(&self) -> Option<TokenKind> {
@@ -265,9 +312,10 @@ impl<'p, 'm> Parser<'p, 'm> {
     /// Returns whether the term was parenthesised, so callers can refuse
     /// redundant parentheses.
     pub fn term(&mut self) -> Parsed<(Term, bool)> {
-        if self.eat(TokenKind::LeftParen) {
+        if self.peek() == Some(TokenKind::LeftParen) {
+            self.open()?;
             let (inner, parenthesised) = self.term()?;
-            self.expect(TokenKind::RightParen)?;
+            self.close()?;
             if parenthesised {
                 self.redundant_parentheses();
             }
@@ -289,12 +337,12 @@ impl<'p, 'm> Parser<'p, 'm> {
     fn call(&mut self) -> Parsed<Call> {
         let name = self.expect(TokenKind::Word)?;
         let name = self.text(name).to_owned();
-        self.expect(TokenKind::LeftParen)?;
+        self.open()?;
         let mut args = vec![self.term()?.0];
         while self.eat(TokenKind::Comma) {
             args.push(self.term()?.0);
         }
-        self.expect(TokenKind::RightParen)?;
+        self.close()?;
         Ok(Call { name, args })
     }
 

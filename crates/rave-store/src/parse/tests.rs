@@ -679,3 +679,37 @@ fn placeholder_maps_are_checked_themselves() {
     );
     assert_eq!(ExpressionParser::new(None, None).unwrap().finish(), Ok(()));
 }
+
+#[test]
+fn length_and_nesting_are_bounded() {
+    let long = format!("a IN ({})", vec![":one"; 820].join(","));
+    assert_eq!(
+        refusal(condition(&long)),
+        format!(
+            "Invalid ConditionExpression: Expression size has exceeded the maximum allowed size; expression size: {}",
+            long.len()
+        )
+    );
+    let nested = |depth: usize| format!("{}a = :one{}", "(".repeat(depth), ")".repeat(depth));
+    assert!(matches!(
+        condition(&nested(65)),
+        Err(ExpressionError::TooDeep { .. })
+    ));
+    // Sixty-four levels parse (and are refused as redundant, as DynamoDB does).
+    assert!(matches!(
+        condition(&nested(64)),
+        Err(ExpressionError::RedundantParentheses { .. })
+    ));
+    let calls = |depth: usize| {
+        format!(
+            "SET a = {}:one{}",
+            "if_not_exists(a, ".repeat(depth),
+            ")".repeat(depth)
+        )
+    };
+    assert!(update(&calls(64)).is_ok());
+    assert!(matches!(
+        update(&calls(65)),
+        Err(ExpressionError::TooDeep { .. })
+    ));
+}

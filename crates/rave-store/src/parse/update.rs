@@ -73,10 +73,10 @@ impl Parser<'_, '_> {
     /// `a`, `a + b`, `a - b`, or one of those in parentheses.
     fn set_value(&mut self) -> Parsed<SetValue> {
         if self.peek() == Some(TokenKind::LeftParen) {
-            let start = self.position();
-            self.advance();
+            let start = self.mark();
+            self.open()?;
             if let Ok(value) = self.arithmetic()
-                && self.eat(TokenKind::RightParen)
+                && self.close().is_ok()
             {
                 return Ok(value);
             }
