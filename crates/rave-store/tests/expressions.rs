@@ -38,12 +38,13 @@ fn path() -> BoxedStrategy<Path> {
         name().prop_map(PathElement::Attr),
         (0usize..20).prop_map(PathElement::Index),
     ];
-    (name(), prop::collection::vec(element, 0..3)).prop_map(|(top, rest)| {
-        let mut elements = vec![PathElement::Attr(top)];
-        elements.extend(rest);
-        Path(elements)
-    })
-    .boxed()
+    (name(), prop::collection::vec(element, 0..3))
+        .prop_map(|(top, rest)| {
+            let mut elements = vec![PathElement::Attr(top)];
+            elements.extend(rest);
+            Path(elements)
+        })
+        .boxed()
 }
 
 fn scalar() -> BoxedStrategy<AttributeValue> {
@@ -168,7 +169,9 @@ fn condition() -> impl Strategy<Value = Condition> {
 /// Two values of one orderable type, in order.
 fn ordered_bounds() -> impl Strategy<Value = (AttributeValue, AttributeValue)> {
     (scalar(), scalar())
-        .prop_filter("same type", |(a, b)| a.attribute_type() == b.attribute_type())
+        .prop_filter("same type", |(a, b)| {
+            a.attribute_type() == b.attribute_type()
+        })
         .prop_map(|(a, b)| match order(&a, &b) {
             Some(o) if o.is_gt() => (b, a),
             _ => (a, b),
@@ -229,9 +232,9 @@ fn lists_appended(operand: &UpdateOperand) -> bool {
     match operand {
         UpdateOperand::Path(_) | UpdateOperand::Value(_) => true,
         UpdateOperand::IfNotExists(_, fallback) => lists_appended(fallback),
-        UpdateOperand::ListAppend(a, b) => [a, b].into_iter().all(|o| {
-            literal_of(o, AttributeType::L) && lists_appended(o)
-        }),
+        UpdateOperand::ListAppend(a, b) => [a, b]
+            .into_iter()
+            .all(|o| literal_of(o, AttributeType::L) && lists_appended(o)),
     }
 }
 
@@ -255,13 +258,14 @@ fn set_value() -> BoxedStrategy<SetValue> {
 }
 
 fn set_value_literal() -> BoxedStrategy<AttributeValue> {
-    value().prop_filter("a set", |v| {
-        matches!(
-            v,
-            AttributeValue::Ss(_) | AttributeValue::Ns(_) | AttributeValue::Bs(_)
-        )
-    })
-    .boxed()
+    value()
+        .prop_filter("a set", |v| {
+            matches!(
+                v,
+                AttributeValue::Ss(_) | AttributeValue::Ns(_) | AttributeValue::Bs(_)
+            )
+        })
+        .boxed()
 }
 
 /// Paths that cannot overlap: each starts from its own top-level name.
