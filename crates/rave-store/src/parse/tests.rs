@@ -498,7 +498,7 @@ fn key_condition_errors() {
         ("pk > :s AND sk > :one", "Query key condition not supported"),
         (
             "a = :s AND b = :s AND c = :s",
-            "Query key condition not supported",
+            "Conditions can be of length 1 or 2 only",
         ),
         (
             "pk = :s AND begins_with(sk, :one)",
@@ -784,6 +784,19 @@ fn placeholder_maps_are_checked_themselves() {
     assert_eq!(
         unused.finish().unwrap_err().to_string(),
         "ExpressionAttributeValues can only be specified when using expressions"
+    );
+    let mut projection_only = ExpressionParser::new(None, Some(&values)).unwrap();
+    projection_only.projection("a").unwrap();
+    assert_eq!(
+        projection_only.finish().unwrap_err().to_string(),
+        "ExpressionAttributeValues can only be specified when using expressions"
+    );
+    let empty_set = HashMap::from([(":e".to_owned(), AttributeValue::Ss(Default::default()))]);
+    assert_eq!(
+        ExpressionParser::new(None, Some(&empty_set))
+            .unwrap_err()
+            .to_string(),
+        "ExpressionAttributeValues contains invalid value: One or more parameter values were invalid: a string set may not be empty for key :e"
     );
     assert_eq!(ExpressionParser::new(None, None).unwrap().finish(), Ok(()));
 }
