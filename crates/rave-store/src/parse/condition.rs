@@ -1,5 +1,5 @@
-//! ConditionExpression and FilterExpression (and the shape KeyCondition-
-//! Expression is read in before its own rules apply):
+//! ConditionExpression and FilterExpression; a KeyConditionExpression is
+//! read with the same grammar before Query's own rules apply:
 //!
 //! ```text
 //! condition  := and ("OR" and)*
@@ -78,28 +78,47 @@ impl Parser<'_, '_> {
     }
 
     /// `(` opens either a group of conditions or a parenthesised operand
-    /// (`(a) = :v`); the group is tried first, and its error is the one
-    /// reported when neither reading parses.
+    /// (`(a) = :v`, `(size(a)) > :n`); the group is tried first, and its
+    /// error is the one reported when neither reading parses.
     fn primary(&mut self) -> Parsed<Group> {
-        if self.peek() != Some(TokenKind::LeftParen) {
-            return Ok(Group {
-                condition: self.comparison()?,
+        let comparison = |parser: &mut Self| {
+            Ok(Group {
+                condition: parser.comparison()?,
                 parenthesised: false,
-            });
+            })
+        };
+        if self.peek() != Some(TokenKind::LeftParen) {
+            return comparison(self);
         }
         let start = self.mark();
-        let as_group = self.group();
-        if let Err(group_error @ ExpressionError::Syntax { .. }) = as_group {
-            self.rewind(start);
-            return match self.comparison() {
-                Ok(condition) => Ok(Group {
-                    condition,
-                    parenthesised: false,
-                }),
-                Err(_) => Err(group_error),
-            };
+        match self.group() {
+            // A comparator after the group: it was an operand after all.
+            Ok(_) if self.at_comparison() => {
+                self.rewind(start);
+                comparison(self)
+            }
+            Ok(group) => Ok(group),
+            Err(group_error @ ExpressionError::Syntax { .. }) => {
+                self.rewind(start);
+                comparison(self).map_err(|_| group_error)
+            }
+            Err(other) => Err(other),
         }
-        as_group
+    }
+
+    fn at_comparison(&self) -> bool {
+        matches!(
+            self.peek(),
+            Some(
+                TokenKind::Eq
+                    | TokenKind::Ne
+                    | TokenKind::Lt
+                    | TokenKind::Le
+                    | TokenKind::Gt
+                    | TokenKind::Ge
+            )
+        ) || self.at_keyword("BETWEEN")
+            || self.at_keyword("IN")
     }
 
     fn group(&mut self) -> Parsed<Group> {

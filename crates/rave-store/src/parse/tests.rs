@@ -198,6 +198,27 @@ fn an_operand_may_stand_in_parentheses() {
         compare("a", Comparator::Eq, 1i64)
     );
     assert_eq!(
+        condition("(size(a)) > :one AND (attribute_exists(b))").unwrap(),
+        Condition::compare(
+            Operand::Size(Path::attr("a")),
+            Comparator::Gt,
+            Operand::value(1i64)
+        )
+        .and(Condition::exists("b"))
+    );
+    assert_eq!(
+        condition("a IN ((:one), :five) AND (#n) BETWEEN (:one) AND :five").unwrap(),
+        Condition::In(
+            Operand::attr("a"),
+            vec![Operand::value(1i64), Operand::value(5i64)]
+        )
+        .and(Condition::Between(
+            Operand::attr("name"),
+            Operand::value(1i64),
+            Operand::value(5i64)
+        ))
+    );
+    assert_eq!(
         condition("((a = :one) AND (b = :one))").unwrap(),
         compare("a", Comparator::Eq, 1i64).and(compare("b", Comparator::Eq, 1i64))
     );
