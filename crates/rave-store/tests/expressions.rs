@@ -314,21 +314,33 @@ fn projection() -> impl Strategy<Value = Vec<Path>> {
 
 /// Renders with `render`, then parses the text with `parse` against the
 /// placeholders the renderer produced; every placeholder must count as used.
-fn round_trip<T>(
+/// The text is also parsed with its keywords in lower case and its spaces
+/// stretched to newlines and tabs, which must not change the tree.
+fn round_trip<T: PartialEq + std::fmt::Debug>(
     render: impl FnOnce(&mut Renderer) -> String,
-    parse: impl FnOnce(&mut ExpressionParser<'_>, &str) -> Result<T, rave_store::ExpressionError>,
+    parse: impl Fn(&mut ExpressionParser<'_>, &str) -> Result<T, rave_store::ExpressionError>,
 ) -> Result<T, TestCaseError> {
     let mut renderer = Renderer::default();
     let text = render(&mut renderer);
     let (names, values) = renderer.finish();
-    let mut parser = ExpressionParser::new(names.as_ref(), values.as_ref())
-        .map_err(|e| TestCaseError::fail(format!("{e}")))?;
-    let parsed = parse(&mut parser, &text)
-        .map_err(|e| TestCaseError::fail(format!("{text:?} refused: {e}")))?;
-    parser
-        .finish()
-        .map_err(|e| TestCaseError::fail(format!("{text:?}: {e}")))?;
-    Ok(parsed)
+    // Placeholders (`#n0`, `:v0`) and function names are lower case already,
+    // so lower-casing the text changes only the keywords.
+    let variants = [text.to_lowercase(), text.replace(' ', "\n\t ")];
+    let mut parsed = None;
+    for variant in std::iter::once(&text).chain(&variants) {
+        let mut parser = ExpressionParser::new(names.as_ref(), values.as_ref())
+            .map_err(|e| TestCaseError::fail(format!("{e}")))?;
+        let tree = parse(&mut parser, variant)
+            .map_err(|e| TestCaseError::fail(format!("{variant:?} refused: {e}")))?;
+        parser
+            .finish()
+            .map_err(|e| TestCaseError::fail(format!("{variant:?}: {e}")))?;
+        match &parsed {
+            None => parsed = Some(tree),
+            Some(first) => prop_assert_eq!(first, &tree, "{:?}", variant),
+        }
+    }
+    parsed.ok_or_else(|| TestCaseError::fail("nothing parsed"))
 }
 
 proptest! {
