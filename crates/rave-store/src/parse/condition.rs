@@ -21,7 +21,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 
 use crate::{AttributeType, AttributeValue, Comparator, Condition, Operand, Path, order};
 
-use super::error::{DocumentPath, ExpressionError};
+use super::error::{DocumentPath, ExpressionError, ExpressionKind};
 use super::lexer::TokenKind;
 use super::parser::{Call, Parsed, Parser, Term};
 
@@ -232,6 +232,16 @@ impl Parser<'_, '_> {
                 let path = path_of(self, &args[0]);
                 let attribute_type = self.attribute_type(&args[1]);
                 Condition::AttributeType(path, attribute_type.unwrap_or(AttributeType::Null))
+            }
+            "begins_with"
+                if self.kind == ExpressionKind::KeyCondition
+                    && !matches!(args[0], Operand::Path(_)) =>
+            {
+                self.defer(ExpressionError::KeyConditionInvalid {
+                    reason: "begins_with operator must have the key attribute as its first operand"
+                        .to_owned(),
+                });
+                stand_in_condition()
             }
             "begins_with" | "contains" => {
                 let operand = args.pop().unwrap_or_else(stand_in);

@@ -508,6 +508,10 @@ fn key_condition_errors() {
             "Invalid condition in KeyConditionExpression: No key attribute specified",
         ),
         (
+            "pk = :s AND begins_with(:t, sk)",
+            "Invalid condition in KeyConditionExpression: begins_with operator must have the key attribute as its first operand",
+        ),
+        (
             ":one BETWEEN sk AND :five",
             "Invalid condition in KeyConditionExpression: BETWEEN operator must have the key attribute as its first operand",
         ),
