@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::{Path, PathElement};
+use crate::{Path, PathElement, StoreError};
 
 /// Which request parameter an expression came from; DynamoDB names it in
 /// every message about the expression.
@@ -199,6 +199,12 @@ pub enum ExpressionError {
         map: PlaceholderMap,
         keys: Vec<String>,
     },
+}
+
+impl From<ExpressionError> for StoreError {
+    fn from(error: ExpressionError) -> StoreError {
+        StoreError::Validation(error.to_string())
+    }
 }
 
 /// `ExpressionAttributeNames` or `ExpressionAttributeValues` (displayed as

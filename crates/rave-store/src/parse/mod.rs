@@ -9,7 +9,9 @@
 //!
 //! Where DynamoDB accepts something the typed trees cannot hold, the parser
 //! refuses it: `begins_with` and `contains` take a document path as their
-//! first operand, and `size` a document path.
+//! first operand, and `size` a document path. Parentheses nest at most 64
+//! deep: DynamoDB documents no such limit, but its 4 KB expressions could
+//! otherwise nest deep enough to exhaust the stack of a recursive descent.
 
 mod condition;
 mod error;

@@ -260,6 +260,17 @@ fn empty_and_syntax_errors_quote_the_text_around_the_token() {
 }
 
 #[test]
+fn refusals_are_validation_errors() {
+    let error = crate::StoreError::from(condition("").unwrap_err());
+    assert_eq!(
+        error,
+        crate::StoreError::Validation(
+            "Invalid ConditionExpression: The expression can not be empty;".to_owned()
+        )
+    );
+}
+
+#[test]
 fn filters_are_named_in_their_messages() {
     let (names, values) = (names(), values());
     let mut parser = ExpressionParser::new(Some(&names), Some(&values)).unwrap();
