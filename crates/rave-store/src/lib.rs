@@ -13,6 +13,7 @@ mod expr;
 mod feed;
 mod number;
 mod ops;
+mod parse;
 mod position;
 mod render;
 mod retry;
@@ -37,6 +38,7 @@ pub use ops::{
     Segment, TableKeys, TransactWriteAction, TransactWriteItemsInput, TransactWriteItemsOutput,
     UpdateItemInput, WriteOutput, WriteRequest,
 };
+pub use parse::{DocumentPath, ExpressionError, ExpressionKind, ExpressionParser, PlaceholderMap};
 pub use position::PositionLayout;
 pub use render::{Placeholders, Renderer};
 pub use retry::Retry;

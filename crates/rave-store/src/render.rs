@@ -192,6 +192,12 @@ impl Renderer {
         text
     }
 
+    /// A projection expression: the paths, comma-separated.
+    pub fn projection(&mut self, paths: &[Path]) -> String {
+        let rendered: Vec<String> = paths.iter().map(|p| self.path(p)).collect();
+        rendered.join(", ")
+    }
+
     /// The placeholders used.
     pub fn finish(self) -> Placeholders {
         (
@@ -223,6 +229,16 @@ mod tests {
         let (names, values) = r.finish();
         assert_eq!(names.unwrap()["#n0"], "status");
         assert_eq!(values.unwrap().len(), 4);
+    }
+
+    #[test]
+    fn projections_share_name_placeholders() {
+        let mut r = Renderer::default();
+        let paths = [Path::attr("status"), Path::attr("a").index(3).key("status")];
+        assert_eq!(r.projection(&paths), "#n0, #n1[3].#n0");
+        let (names, values) = r.finish();
+        assert_eq!(names.unwrap().len(), 2);
+        assert!(values.is_none());
     }
 
     #[test]
