@@ -248,6 +248,29 @@ pub(crate) struct ValidNewComment {
     pub created_at: Option<Timestamp>,
 }
 
+impl ValidNewComment {
+    /// The comment this becomes once it has its id, time and status.
+    pub(crate) fn into_comment(
+        self,
+        id: String,
+        product_id: ProductId,
+        created_at: Timestamp,
+        status: Status,
+    ) -> Comment {
+        Comment {
+            id,
+            product_id,
+            author: self.author,
+            language: self.language,
+            rating: self.rating,
+            title: self.title,
+            body: self.body,
+            created_at,
+            status,
+        }
+    }
+}
+
 impl NewComment {
     pub(crate) fn validate(&self) -> Result<ValidNewComment> {
         Ok(ValidNewComment {

@@ -101,20 +101,11 @@ impl<S: Store> Writes<S> {
             });
         }
         let (id, created_at) = self.new_id(valid.created_at)?;
-        let comment = Comment {
-            id: id.to_string(),
-            product_id: product.clone(),
-            author: valid.author,
-            language: valid.language,
-            rating: valid.rating,
-            title: valid.title,
-            body: valid.body,
-            created_at,
-            status: match self.moderation {
-                Moderation::Off => Status::Published,
-                Moderation::Pre => Status::Pending,
-            },
+        let status = match self.moderation {
+            Moderation::Off => Status::Published,
+            Moderation::Pre => Status::Pending,
         };
+        let comment = valid.into_comment(id.to_string(), product.clone(), created_at, status);
         let item = comment::encode(&comment, 1);
         let Some(key) = idempotency_key else {
             self.access.put(item, Some(comment::absent())).await?;
@@ -283,17 +274,8 @@ impl<S: Store> Writes<S> {
                 }
                 None => self.new_id(Some(created_at))?.0,
             };
-            let comment = Comment {
-                id: id.to_string(),
-                product_id: product,
-                author: valid.author,
-                language: valid.language,
-                rating: valid.rating,
-                title: valid.title,
-                body: valid.body,
-                created_at,
-                status: entry.status.unwrap_or(Status::Published),
-            };
+            let status = entry.status.unwrap_or(Status::Published);
+            let comment = valid.into_comment(id.to_string(), product, created_at, status);
             writes.push(WriteRequest::Put(comment::encode(&comment, 1)));
             ids.push(comment.id);
         }

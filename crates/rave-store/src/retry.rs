@@ -184,6 +184,13 @@ mod tests {
 
     use super::*;
 
+    fn timed_runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a current-thread runtime")
+    }
+
     fn retry() -> Retry {
         Retry {
             max_attempts: 5,
@@ -289,10 +296,7 @@ mod tests {
 
     #[test]
     fn a_batch_resends_only_what_was_left_unprocessed() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("a current-thread runtime");
+        let runtime = timed_runtime();
         let policy = Retry {
             base_delay: Duration::from_micros(10),
             max_delay: Duration::from_micros(100),
@@ -319,10 +323,7 @@ mod tests {
 
     #[test]
     fn a_batch_that_never_drains_is_throttled() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("a current-thread runtime");
+        let runtime = timed_runtime();
         let policy = Retry {
             max_attempts: 3,
             base_delay: Duration::from_micros(10),
@@ -342,10 +343,7 @@ mod tests {
 
     #[test]
     fn a_batch_stops_on_an_error_that_is_not_retryable() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("a current-thread runtime");
+        let runtime = timed_runtime();
         let mut rounds = 0;
         let outcome = runtime.block_on(retry().run_batch(vec![1], |_: Vec<i32>| {
             rounds += 1;
@@ -357,10 +355,7 @@ mod tests {
 
     #[test]
     fn a_batch_whose_last_round_fails_reports_the_failure() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("a current-thread runtime");
+        let runtime = timed_runtime();
         let policy = Retry {
             max_attempts: 3,
             base_delay: Duration::from_micros(10),
