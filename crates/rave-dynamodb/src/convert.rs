@@ -27,9 +27,10 @@ pub fn item_to_sdk(item: &Item) -> HashMap<String, Sdk> {
 
 fn number(text: &str) -> Result<Number> {
     text.parse().map_err(|e| {
-        StoreError::Internal(format!(
-            "DynamoDB returned a malformed number {text:?}: {e}"
-        ))
+        StoreError::corrupt(
+            "an attribute value DynamoDB returned",
+            format!("malformed number {text:?}: {e}"),
+        )
     })
 }
 
@@ -46,9 +47,10 @@ pub fn from_sdk(value: &Sdk) -> Result<AttributeValue> {
         Sdk::Ns(s) => AttributeValue::Ns(s.iter().map(|n| number(n)).collect::<Result<_>>()?),
         Sdk::Bs(s) => AttributeValue::Bs(s.iter().map(|b| b.as_ref().to_vec()).collect()),
         other => {
-            return Err(StoreError::Internal(format!(
-                "unknown attribute value from DynamoDB: {other:?}"
-            )));
+            return Err(StoreError::corrupt(
+                "an attribute value DynamoDB returned",
+                format!("unknown type {other:?}"),
+            ));
         }
     })
 }

@@ -70,18 +70,35 @@ fn stream_table(name: &str) -> RedbTable<'_, u64, &'static [u8]> {
     RedbTable::new(name)
 }
 
-fn storage(error: impl std::fmt::Display) -> StoreError {
-    StoreError::Internal(error.to_string())
+/// What a redb failure means for a caller: the disk failed or is full
+/// (`Unavailable`, retryable), the file is damaged (`Corrupt`), or rave
+/// misused redb (`Internal`, a bug).
+fn storage(error: impl Into<redb::Error>) -> StoreError {
+    match error.into() {
+        redb::Error::Io(io) => {
+            // std reports ENOSPC as StorageFull.
+            if io.kind() == std::io::ErrorKind::StorageFull {
+                StoreError::Unavailable(format!("disk full: {io}"))
+            } else {
+                StoreError::Unavailable(format!("I/O error: {io}"))
+            }
+        }
+        redb::Error::Corrupted(detail) => StoreError::corrupt(DATABASE_FILE, detail),
+        error @ (redb::Error::PreviousIo
+        | redb::Error::DatabaseClosed
+        | redb::Error::DatabaseAlreadyOpen
+        | redb::Error::TransactionPoisoned) => StoreError::Unavailable(error.to_string()),
+        error => StoreError::Internal(format!("storage: {error}")),
+    }
 }
 
 /// Table definitions are rare and small: serde keeps them simple.
 fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>> {
-    postcard::to_allocvec(value).map_err(storage)
+    postcard::to_allocvec(value).map_err(|e| StoreError::Internal(format!("encoding: {e}")))
 }
 
-fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
-    postcard::from_bytes(bytes)
-        .map_err(|e| StoreError::Internal(format!("corrupt stored value: {e}")))
+fn decode<T: DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T> {
+    postcard::from_bytes(bytes).map_err(|e| StoreError::corrupt(what, e.to_string()))
 }
 
 /// How the engine is opened.
@@ -150,13 +167,19 @@ impl Engine {
 
     pub fn open_with(dir: impl AsRef<Path>, options: EngineOptions) -> Result<Engine> {
         let dir = dir.as_ref();
-        std::fs::create_dir_all(dir)
-            .map_err(|e| StoreError::Internal(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(|e| {
+            StoreError::Unavailable(format!("cannot create {}: {e}", dir.display()))
+        })?;
         let path = dir.join(DATABASE_FILE);
         let db = Database::builder()
             .set_cache_size(options.cache_size)
             .create(&path)
-            .map_err(|e| StoreError::Internal(format!("cannot open {}: {e}", path.display())))?;
+            .map_err(|e| match storage(e) {
+                StoreError::Unavailable(why) => {
+                    StoreError::Unavailable(format!("cannot open {}: {why}", path.display()))
+                }
+                other => other,
+            })?;
         let db = Arc::new(db);
         let catalog = Arc::new(Catalog::default());
         let next_sequence = {
@@ -164,8 +187,11 @@ impl Engine {
             {
                 let definitions = txn.open_table(CATALOG).map_err(storage)?;
                 for entry in definitions.iter().map_err(storage)? {
-                    let (_, value) = entry.map_err(storage)?;
-                    let definition: TableDefinition = decode(value.value())?;
+                    let (name, value) = entry.map_err(storage)?;
+                    let definition: TableDefinition = decode(
+                        value.value(),
+                        &format!("the catalog entry of table {}", name.value()),
+                    )?;
                     catalog.insert(TableState::new(definition))?;
                 }
                 txn.open_table(CONSUMERS).map_err(storage)?;
@@ -193,7 +219,7 @@ impl Engine {
         let handle = std::thread::Builder::new()
             .name("rave-writer".into())
             .spawn(move || writer.run(jobs_rx))
-            .map_err(|e| StoreError::Internal(format!("cannot start the writer thread: {e}")))?;
+            .map_err(|e| StoreError::Unavailable(format!("cannot start the writer thread: {e}")))?;
         Ok(Engine {
             inner: Arc::new(Inner {
                 path,
@@ -278,7 +304,8 @@ impl Engine {
             .take(limit)
         {
             let (sequence, value) = entry.map_err(storage)?;
-            let stored = codec::decode_record(value.value())?;
+            let stored = codec::decode_record(value.value())
+                .map_err(|e| state.corrupt_record(sequence.value(), e))?;
             records.push(stored.into_record(sequence.value()));
         }
         Ok(records)
@@ -316,12 +343,12 @@ impl Engine {
             .inner
             .jobs
             .as_ref()
-            .ok_or_else(|| StoreError::Internal("the engine is shut down".into()))?;
+            .ok_or_else(|| StoreError::Unavailable("the engine is shut down".into()))?;
         jobs.send(Job { op, reply })
-            .map_err(|_| StoreError::Internal("the writer thread has stopped".into()))?;
+            .map_err(|_| StoreError::Unavailable("the writer thread has stopped".into()))?;
         response
             .await
-            .map_err(|_| StoreError::Internal("the writer thread has stopped".into()))?
+            .map_err(|_| StoreError::Unavailable("the writer thread has stopped".into()))?
     }
 
     async fn write(&self, op: WriteOp) -> Result<WriteOutput> {

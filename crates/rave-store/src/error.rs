@@ -1,4 +1,9 @@
-//! The error kinds both backends report, named after DynamoDB's exceptions.
+//! The error kinds both backends report, named after DynamoDB's exceptions
+//! where DynamoDB has one.
+//!
+//! A kind says what failed, and so what a caller may do about it:
+//! [`StoreError::is_retryable`] is true exactly for the kinds a later
+//! attempt of the same request can cure (see [`crate::Retry`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -30,11 +35,22 @@ pub enum StoreError {
     /// Another transaction touched the same item at the same time.
     #[error("TransactionConflictException: {0}")]
     TransactionConflict(String),
-    /// The backend refused for lack of capacity, after its own retries.
+    /// The backend refused for lack of capacity (ProvisionedThroughputExceeded,
+    /// RequestLimitExceeded, Throttling), after its own retries.
     #[error("throttled: {0}")]
     Throttled(String),
-    /// The storage failed (disk, network, service error).
-    #[error("storage failure: {0}")]
+    /// The storage cannot serve now: an I/O error, a full disk, a stopped
+    /// writer, an unreachable or unavailable service, a timeout.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+    /// Stored data that does not decode. `what` names the item (its table
+    /// and key) or the structure that is damaged, so a log line can point
+    /// at it; retrying reads the same bytes again.
+    #[error("corrupt stored data in {what}: {detail}")]
+    Corrupt { what: String, detail: String },
+    /// A broken invariant of rave itself (a poisoned lock, an impossible
+    /// reply): a bug, not a condition of the storage.
+    #[error("internal error: {0}")]
     Internal(String),
 }
 
@@ -42,6 +58,79 @@ impl StoreError {
     pub fn validation(msg: impl Into<String>) -> StoreError {
         StoreError::Validation(msg.into())
     }
+
+    pub fn corrupt(what: impl Into<String>, detail: impl Into<String>) -> StoreError {
+        StoreError::Corrupt {
+            what: what.into(),
+            detail: detail.into(),
+        }
+    }
+
+    /// Whether the same request may succeed if sent again later: the
+    /// storage was unavailable or throttled, or another write conflicted
+    /// (including a transaction cancelled for conflicts only, which
+    /// DynamoDB documents as retryable).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            StoreError::Unavailable(_)
+            | StoreError::Throttled(_)
+            | StoreError::TransactionConflict(_) => true,
+            StoreError::TransactionCanceled(reasons) => {
+                reasons.contains(&CancellationReason::TransactionConflict)
+                    && reasons.iter().all(|r| {
+                        matches!(
+                            r,
+                            CancellationReason::None | CancellationReason::TransactionConflict
+                        )
+                    })
+            }
+            StoreError::Validation(_)
+            | StoreError::ConditionalCheckFailed
+            | StoreError::ResourceNotFound(_)
+            | StoreError::ResourceInUse(_)
+            | StoreError::Corrupt { .. }
+            | StoreError::Internal(_) => false,
+        }
+    }
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_transient_kinds_are_retryable() {
+        assert!(StoreError::Unavailable("disk full".into()).is_retryable());
+        assert!(StoreError::Throttled("slow down".into()).is_retryable());
+        assert!(StoreError::TransactionConflict("busy".into()).is_retryable());
+        assert!(!StoreError::validation("bad").is_retryable());
+        assert!(!StoreError::ConditionalCheckFailed.is_retryable());
+        assert!(!StoreError::corrupt("item", "truncated").is_retryable());
+        assert!(!StoreError::Internal("bug".into()).is_retryable());
+        assert!(!StoreError::ResourceNotFound("t".into()).is_retryable());
+    }
+
+    #[test]
+    fn a_transaction_cancelled_by_conflicts_alone_is_retryable() {
+        use CancellationReason as R;
+        let conflict = StoreError::TransactionCanceled(vec![R::None, R::TransactionConflict]);
+        assert!(conflict.is_retryable());
+        let condition = StoreError::TransactionCanceled(vec![
+            R::TransactionConflict,
+            R::ConditionalCheckFailed,
+        ]);
+        assert!(!condition.is_retryable());
+        assert!(!StoreError::TransactionCanceled(vec![R::None]).is_retryable());
+    }
+
+    #[test]
+    fn corrupt_names_what_is_damaged() {
+        let error = StoreError::corrupt("item PK=\"a\" of table t", "truncated");
+        assert_eq!(
+            error.to_string(),
+            "corrupt stored data in item PK=\"a\" of table t: truncated"
+        );
+    }
+}

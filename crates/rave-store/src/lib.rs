@@ -14,13 +14,16 @@ mod feed;
 mod number;
 mod ops;
 mod render;
+mod retry;
 mod schema;
 mod shared;
 mod value;
 
 use std::future::Future;
 
-pub use capacity::{ConsumedCapacity, READ_UNIT_BYTES, WRITE_UNIT_BYTES, read_units, write_units};
+pub use capacity::{
+    ConsumedCapacity, READ_UNIT_BYTES, WRITE_UNIT_BYTES, add_by_table, read_units, write_units,
+};
 pub use error::{CancellationReason, Result, StoreError};
 pub use expr::{
     Comparator, Condition, KeyCondition, Operand, Path, PathElement, SetValue, SortKeyCondition,
@@ -30,6 +33,7 @@ pub use feed::{ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, MAX_EFFECTS_PER_C
 pub use number::{Number, NumberError};
 pub use ops::*;
 pub use render::{Placeholders, Renderer};
+pub use retry::{Batch, Retry};
 pub use schema::{
     GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Projection, TableDefinition,
 };
