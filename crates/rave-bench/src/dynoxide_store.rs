@@ -367,6 +367,7 @@ impl Store for DynoxideStore {
             key_schema: schema_from_json(&t["KeySchema"], &types)?,
             global_secondary_indexes: indexes,
             stream_enabled: t["StreamSpecification"]["StreamEnabled"] == true,
+            time_to_live_attribute: None,
         })
     }
 

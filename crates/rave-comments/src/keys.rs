@@ -115,6 +115,7 @@ pub fn table_definition(name: &str) -> TableDefinition {
             .map(|i| index(*i))
             .collect(),
         stream_enabled: true,
+        time_to_live_attribute: None,
     }
 }
 

@@ -60,3 +60,38 @@ pub fn item_from_sdk(item: &HashMap<String, Sdk>) -> Result<Item> {
         .map(|(k, v)| Ok((k.clone(), from_sdk(v)?)))
         .collect::<Result<BTreeMap<_, _>>>()
 }
+
+/// Whether a stream record is a deletion by Time to Live: DynamoDB marks
+/// those with the `userIdentity` `{ type: Service, principalId:
+/// dynamodb.amazonaws.com }`.
+pub fn removed_by_ttl(record: &aws_sdk_dynamodbstreams::types::Record) -> bool {
+    record.user_identity().is_some_and(|identity| {
+        identity.r#type() == Some("Service")
+            && identity.principal_id() == Some("dynamodb.amazonaws.com")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use aws_sdk_dynamodbstreams::types::{Identity, Record};
+
+    use super::*;
+
+    #[test]
+    fn only_the_service_identity_marks_a_ttl_deletion() {
+        let by = |kind: &str, principal: &str| {
+            Record::builder()
+                .user_identity(
+                    Identity::builder()
+                        .r#type(kind)
+                        .principal_id(principal)
+                        .build(),
+                )
+                .build()
+        };
+        assert!(removed_by_ttl(&by("Service", "dynamodb.amazonaws.com")));
+        assert!(!removed_by_ttl(&by("Service", "someone.else")));
+        assert!(!removed_by_ttl(&by("User", "dynamodb.amazonaws.com")));
+        assert!(!removed_by_ttl(&Record::builder().build()));
+    }
+}

@@ -202,7 +202,8 @@ impl DynamoStore {
         &self.client
     }
 
-    /// Creates a table billed as `billing`, and waits until it is ACTIVE.
+    /// Creates a table billed as `billing`, waits until it is ACTIVE, and
+    /// enables Time to Live when the definition names a TTL attribute.
     pub async fn create_table_with(
         &self,
         definition: TableDefinition,
@@ -277,7 +278,42 @@ impl DynamoStore {
                 .provisioned_throughput(throughput(billing)?),
         };
         request.send().await.map_err(map_error)?;
-        self.wait_active(&definition.name).await
+        self.wait_active(&definition.name).await?;
+        if let Some(attribute) = &definition.time_to_live_attribute {
+            self.client
+                .update_time_to_live()
+                .table_name(&definition.name)
+                .time_to_live_specification(
+                    sdk::TimeToLiveSpecification::builder()
+                        .attribute_name(attribute)
+                        .enabled(true)
+                        .build()
+                        .map_err(build_error)?,
+                )
+                .send()
+                .await
+                .map_err(map_error)?;
+        }
+        Ok(())
+    }
+
+    /// The TTL attribute of `table` while TTL is enabled (or being enabled).
+    async fn time_to_live_attribute(&self, table: &str) -> Result<Option<String>> {
+        let out = self
+            .client
+            .describe_time_to_live()
+            .table_name(table)
+            .send()
+            .await
+            .map_err(map_error)?;
+        Ok(out.time_to_live_description().and_then(|d| {
+            matches!(
+                d.time_to_live_status(),
+                Some(sdk::TimeToLiveStatus::Enabled | sdk::TimeToLiveStatus::Enabling)
+            )
+            .then(|| d.attribute_name().map(str::to_owned))
+            .flatten()
+        }))
     }
 
     /// Waits until the table is ACTIVE.
@@ -549,6 +585,7 @@ impl Store for DynamoStore {
             key_schema: schema_from(t.key_schema(), &types)?,
             global_secondary_indexes: indexes,
             stream_enabled: t.stream_specification().is_some_and(|s| s.stream_enabled()),
+            time_to_live_attribute: self.time_to_live_attribute(table).await?,
         })
     }
 

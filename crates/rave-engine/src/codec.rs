@@ -29,6 +29,10 @@ const SS: u8 = 8;
 const NS: u8 = 9;
 const BS: u8 = 10;
 
+/// The event byte of a deletion by Time to Live; records written before
+/// TTL existed only hold 0 (INSERT), 1 (MODIFY) and 2 (REMOVE).
+const REMOVE_BY_TTL: u8 = 3;
+
 fn put_varint(out: &mut Vec<u8>, mut v: u128) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -124,10 +128,11 @@ pub fn decode_item(bytes: &[u8]) -> Decoded<Item> {
 
 pub(crate) fn encode_record(record: &StoredRecord) -> Vec<u8> {
     let mut out = Vec::with_capacity(512);
-    out.push(match record.event {
-        EventName::Insert => 0,
-        EventName::Modify => 1,
-        EventName::Remove => 2,
+    out.push(match (record.event, record.removed_by_ttl) {
+        (EventName::Insert, _) => 0,
+        (EventName::Modify, _) => 1,
+        (EventName::Remove, false) => 2,
+        (EventName::Remove, true) => REMOVE_BY_TTL,
     });
     out.extend_from_slice(&record.commit_time_ms.to_le_bytes());
     put_map(&mut out, &record.keys);
@@ -145,10 +150,11 @@ pub(crate) fn encode_record(record: &StoredRecord) -> Vec<u8> {
 
 pub(crate) fn decode_record(bytes: &[u8]) -> Decoded<StoredRecord> {
     let mut reader = Reader { bytes, at: 0 };
-    let event = match reader.byte()? {
-        0 => EventName::Insert,
-        1 => EventName::Modify,
-        2 => EventName::Remove,
+    let (event, removed_by_ttl) = match reader.byte()? {
+        0 => (EventName::Insert, false),
+        1 => (EventName::Modify, false),
+        2 => (EventName::Remove, false),
+        REMOVE_BY_TTL => (EventName::Remove, true),
         other => return Err(corrupt(format!("unknown event {other}"))),
     };
     let commit_time_ms = u64::from_le_bytes(reader.array()?);
@@ -169,6 +175,7 @@ pub(crate) fn decode_record(bytes: &[u8]) -> Decoded<StoredRecord> {
         old_image,
         new_image,
         commit_time_ms,
+        removed_by_ttl,
     })
 }
 
@@ -374,10 +381,18 @@ mod tests {
             old_image: Some(item! {"PK" => "a", "v" => 1i64}),
             new_image: None,
             commit_time_ms: 1_700_000_000_000,
+            removed_by_ttl: false,
         };
         let bytes = encode_record(&record);
         let back = decode_record(&bytes).expect("decodes");
         assert_eq!(back.into_record(7).old_image, record.old_image);
+        let by_ttl = StoredRecord {
+            event: EventName::Remove,
+            removed_by_ttl: true,
+            ..record
+        };
+        let back = decode_record(&encode_record(&by_ttl)).expect("decodes");
+        assert!(back.removed_by_ttl && back.event == EventName::Remove);
         for cut in 0..bytes.len() {
             assert!(decode_record(&bytes[..cut]).is_err());
         }

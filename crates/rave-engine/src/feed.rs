@@ -74,6 +74,7 @@ impl EngineFeed {
                         old_image: r.old_image,
                         new_image: r.new_image,
                         commit_time_ms: r.commit_time_ms,
+                        removed_by_ttl: r.removed_by_ttl,
                     },
                 )
             })

@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, TryRecvError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use rave_store::{
     BatchWriteItemInput, BatchWriteItemOutput, CancellationReason, ConsumedCapacity,
@@ -30,8 +30,10 @@ use redb::{Database, ReadableTable, WriteTransaction};
 use tokio::sync::{oneshot, watch};
 
 use crate::catalog::{Catalog, TableState};
+use crate::clock::Clock;
 use crate::codec::{decode_item, decode_record, encode_item, encode_record};
 use crate::stream::{Checkpoint, EventName, StartPosition, StoredRecord, consumer_key};
+use crate::ttl::{self, Expired, TimeToLiveSpecification};
 use crate::{CATALOG, CONSUMERS, META, NEXT_SEQUENCE, bytes_table, encode, storage};
 
 /// How often the writer looks for stream records it may drop.
@@ -53,11 +55,24 @@ pub(crate) enum WriteOp {
         start: StartPosition,
     },
     Checkpoint(Checkpoint),
+    UpdateTimeToLive {
+        table: String,
+        change: TimeToLiveSpecification,
+    },
+    /// The sweeper's deletion of items it found expired by `attribute`.
+    Expire {
+        table: String,
+        attribute: String,
+        items: Vec<Expired>,
+    },
 }
 
 impl WriteOp {
     fn changes_catalog(&self) -> bool {
-        matches!(self, WriteOp::CreateTable(_) | WriteOp::DeleteTable(_))
+        matches!(
+            self,
+            WriteOp::CreateTable(_) | WriteOp::DeleteTable(_) | WriteOp::UpdateTimeToLive { .. }
+        )
     }
 }
 
@@ -68,6 +83,8 @@ pub(crate) enum WriteReply {
     Batch(BatchWriteItemOutput),
     Transact(TransactWriteItemsOutput),
     Position(u64),
+    /// How many items Time to Live deleted.
+    Expired(u64),
 }
 
 pub(crate) struct Job {
@@ -115,6 +132,7 @@ pub(crate) struct Writer {
     pub latest_sequence: watch::Sender<u64>,
     pub last_trim: Instant,
     pub max_group: usize,
+    pub clock: Clock,
 }
 
 impl Writer {
@@ -183,9 +201,7 @@ impl Writer {
 
     fn commit_group(&mut self, ops: &[WriteOp]) -> Result<Vec<Result<WriteReply>>> {
         let txn = self.db.begin_write().map_err(storage)?;
-        let now_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        let now_ms = self.clock.now_ms();
         let mut outcomes = Vec::with_capacity(ops.len());
         {
             let mut tx = Tx {
@@ -246,9 +262,18 @@ impl Writer {
                 write_checkpoint(tx, checkpoint)?;
                 Ok(WriteReply::Done)
             }
-            WriteOp::CreateTable(_) | WriteOp::DeleteTable(_) => Err(Failure::Request(
-                StoreError::Internal("catalog change inside a group".into()),
-            )),
+            WriteOp::Expire {
+                table,
+                attribute,
+                items,
+            } => self
+                .expire(tx, table, attribute, items)
+                .map(WriteReply::Expired),
+            WriteOp::CreateTable(_)
+            | WriteOp::DeleteTable(_)
+            | WriteOp::UpdateTimeToLive { .. } => Err(Failure::Request(StoreError::Internal(
+                "catalog change inside a group".into(),
+            ))),
         }
     }
 
@@ -453,6 +478,40 @@ impl Writer {
         })
     }
 
+    /// Deletes the items that are still as the sweeper found them: the
+    /// table's TTL attribute unchanged, the item's TTL value the one that
+    /// expired it, and still expired now. Anything else was written in
+    /// between, and stays.
+    fn expire(
+        &self,
+        tx: &mut Tx<'_>,
+        table: &str,
+        attribute: &str,
+        items: &[Expired],
+    ) -> Applied<u64> {
+        let table = self.catalog.get(table)?;
+        if table.definition.time_to_live_attribute.as_deref() != Some(attribute) {
+            return Ok(0);
+        }
+        let mut deleted = 0;
+        for expired in items {
+            let old = match tx.get(&table, &expired.key) {
+                Ok(old) => old,
+                Err(Failure::Request(error)) => {
+                    tracing::error!(%error, "time to live skipped an item");
+                    continue;
+                }
+                Err(failure) => return Err(failure),
+            };
+            let Some(old) = old else { continue };
+            if ttl::expired_value(&old, attribute, tx.now_ms) == Some(expired.value) {
+                tx.expire_item(&table, &expired.key, &old)?;
+                deleted += 1;
+            }
+        }
+        Ok(deleted)
+    }
+
     fn register_consumer(
         &self,
         tx: &mut Tx<'_>,
@@ -536,6 +595,18 @@ impl Writer {
                 }
                 txn.commit().map_err(storage)?;
                 self.catalog.remove(name)
+            }
+            WriteOp::UpdateTimeToLive { table, change } => {
+                let state = self.catalog.get(table)?;
+                let mut definition = state.definition.clone();
+                definition.time_to_live_attribute =
+                    ttl::changed_attribute(definition.time_to_live_attribute.as_deref(), change)?;
+                txn.open_table(CATALOG)
+                    .map_err(storage)?
+                    .insert(table.as_str(), encode(&definition)?.as_slice())
+                    .map_err(storage)?;
+                txn.commit().map_err(storage)?;
+                self.catalog.insert(TableState::new(definition))
             }
             _ => Err(StoreError::Internal("not a catalog change".into())),
         }
@@ -723,6 +794,23 @@ impl<'t> Tx<'t> {
         old: Option<&Item>,
         new: Option<&Item>,
     ) -> Applied<ConsumedCapacity> {
+        self.replace_item(table, key, old, new, false)
+    }
+
+    /// Deletes `old` on behalf of Time to Live: its stream record says so.
+    fn expire_item(&mut self, table: &TableState, key: &[u8], old: &Item) -> Applied<()> {
+        self.replace_item(table, key, Some(old), None, true)
+            .map(|_| ())
+    }
+
+    fn replace_item(
+        &mut self,
+        table: &TableState,
+        key: &[u8],
+        old: Option<&Item>,
+        new: Option<&Item>,
+        removed_by_ttl: bool,
+    ) -> Applied<ConsumedCapacity> {
         let mut consumed = ConsumedCapacity::new(table.name());
         consumed.write_units = write_units(old.map_or(0, item_size).max(new.map_or(0, item_size)));
         if old == new {
@@ -783,6 +871,7 @@ impl<'t> Tx<'t> {
                 old_image: old.cloned(),
                 new_image: new.cloned(),
                 commit_time_ms: self.now_ms,
+                removed_by_ttl,
             };
             let bytes = encode_record(&record);
             let sequence = self.next_sequence;
@@ -797,7 +886,7 @@ impl<'t> Tx<'t> {
 #[cfg(test)]
 mod tests {
     use rave_conformance::{delete, get, key, put, table_definition};
-    use rave_store::item;
+    use rave_store::{Number, item};
     use redb::ReadableDatabase;
 
     use super::*;
@@ -817,6 +906,7 @@ mod tests {
             latest_sequence: watch::channel(0).0,
             last_trim: Instant::now(),
             max_group: 1024,
+            clock: Clock::System,
         };
         writer
             .change_catalog(&WriteOp::CreateTable(table_definition(TABLE)))
@@ -910,5 +1000,71 @@ mod tests {
             read(&writer, "bad"),
             Err(StoreError::Corrupt { .. })
         ));
+    }
+
+    #[test]
+    fn time_to_live_deletes_only_items_still_as_found() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut writer = writer(dir.path());
+        writer.clock = Clock::Manual(crate::ManualClock::starting_at(10_000_000));
+        writer
+            .change_catalog(&WriteOp::UpdateTimeToLive {
+                table: TABLE.into(),
+                change: TimeToLiveSpecification {
+                    attribute_name: "expires".into(),
+                    enabled: true,
+                },
+            })
+            .expect("TTL enabled");
+        let expiring = |pk: &str, at: i64| item! {"PK" => pk, "SK" => "s", "expires" => at};
+        let setup = group(
+            &mut writer,
+            vec![
+                WriteOp::Put(put(TABLE, expiring("found", 9_000))),
+                WriteOp::Put(put(TABLE, expiring("rewritten", 9_500))),
+            ],
+        );
+        assert!(setup.iter().all(Result::is_ok));
+        let table = writer.catalog.get(TABLE).expect("the table");
+        let found = |pk: &str, at: i64| Expired {
+            key: table.key_bytes(&key(pk, "s")).expect("a key"),
+            value: Number::from(at),
+        };
+        // "rewritten" was found with 9000 but has been written since.
+        let outcomes = group(
+            &mut writer,
+            vec![WriteOp::Expire {
+                table: TABLE.into(),
+                attribute: "expires".into(),
+                items: vec![found("found", 9_000), found("rewritten", 9_000)],
+            }],
+        );
+        assert!(
+            matches!(outcomes[..], [Ok(WriteReply::Expired(1))]),
+            "{outcomes:?}"
+        );
+        assert_eq!(read(&writer, "found"), Ok(None));
+        assert_eq!(
+            read(&writer, "rewritten"),
+            Ok(Some(expiring("rewritten", 9_500)))
+        );
+
+        let txn = writer.db.begin_read().expect("a read transaction");
+        let stream = txn
+            .open_table(crate::stream_table(&table.stream_table))
+            .expect("the stream");
+        let records: Vec<StoredRecord> = stream
+            .iter()
+            .expect("records")
+            .map(|entry| {
+                let (_, value) = entry.expect("a record");
+                decode_record(value.value()).expect("decodes")
+            })
+            .collect();
+        let last = records.last().expect("a record of the deletion");
+        assert_eq!(records.len(), 3);
+        assert!(last.removed_by_ttl && last.event == EventName::Remove);
+        assert_eq!(last.old_image, Some(expiring("found", 9_000)));
+        assert!(records[..2].iter().all(|r| !r.removed_by_ttl));
     }
 }

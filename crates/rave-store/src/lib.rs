@@ -36,6 +36,7 @@ pub use render::{Placeholders, Renderer};
 pub use retry::{Batch, Retry};
 pub use schema::{
     GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Projection, TableDefinition,
+    valid_time_to_live_attribute,
 };
 pub use shared::SharedStore;
 pub use value::{AttributeType, AttributeValue, Item, MAX_ITEM_SIZE, item_size};
