@@ -770,5 +770,7 @@ mod tests {
         capacity_follows_dynamodb_rules,
         transactions_refuse_two_actions_on_one_item,
     ];
-    skip: []);
+    skip: [
+        expired_items_are_still_read_until_deleted = "this adapter does not pass Time to Live settings to dynoxide",
+    ]);
 }
