@@ -377,6 +377,11 @@ impl Engine {
         Ok(deleted)
     }
 
+    /// The engine's time, in milliseconds since the Unix epoch.
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.inner.clock.now_ms()
+    }
+
     /// Sequence number of the newest committed stream record (0 when none).
     pub fn latest_sequence(&self) -> u64 {
         *self.inner.latest_sequence.borrow()
@@ -567,6 +572,27 @@ mod tests {
     use rave_conformance::table_definition;
 
     use super::*;
+
+    #[test]
+    fn redb_failures_map_to_their_kinds() {
+        let io = |error: std::io::Error| storage(redb::StorageError::Io(error));
+        let full = io(std::io::Error::from_raw_os_error(28));
+        assert!(
+            matches!(&full, StoreError::Unavailable(why) if why.starts_with("disk full")),
+            "{full:?}"
+        );
+        let broken = io(std::io::Error::other("bad sector"));
+        assert!(matches!(&broken, StoreError::Unavailable(why) if why.starts_with("I/O error")));
+        assert!(full.is_retryable() && broken.is_retryable());
+        assert!(matches!(
+            storage(redb::StorageError::Corrupted("bad page".into())),
+            StoreError::Corrupt { .. }
+        ));
+        assert!(matches!(
+            storage(redb::TableError::TableDoesNotExist("x".into())),
+            StoreError::Internal(_)
+        ));
+    }
 
     #[test]
     fn catalog_entries_from_before_time_to_live_still_load() {
