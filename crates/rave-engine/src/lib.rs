@@ -368,7 +368,9 @@ impl Engine {
     pub async fn sweep_expired(&self) -> Result<u64> {
         let mut pass = ttl::SweepPass::new(&self.inner.catalog)?;
         let mut deleted = 0;
-        while let Some(op) = pass.next_request(&self.inner.db, self.inner.clock.now_ms())? {
+        while let Some(op) =
+            pass.next_request(&self.inner.db, self.inner.clock.now_ms(), || false)?
+        {
             match self.submit(op).await? {
                 WriteReply::Expired(count) => deleted += count,
                 other => return Err(unexpected(other)),
@@ -497,7 +499,7 @@ impl Engine {
     }
 }
 
-fn unexpected(reply: WriteReply) -> StoreError {
+pub(crate) fn unexpected(reply: WriteReply) -> StoreError {
     StoreError::Internal(format!("unexpected writer reply {reply:?}"))
 }
 

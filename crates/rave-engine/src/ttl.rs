@@ -24,7 +24,7 @@ use crate::catalog::{Catalog, TableState};
 use crate::clock::Clock;
 use crate::codec::decode_item;
 use crate::writer::{Job, WriteOp, WriteReply};
-use crate::{bytes_table, storage};
+use crate::{bytes_table, storage, unexpected};
 
 /// Most items one deletion request of the sweeper carries.
 pub const EXPIRE_BATCH: usize = 100;
@@ -122,9 +122,19 @@ impl SweepPass {
         })
     }
 
-    /// The next deletion request, or `None` when the pass is over.
-    pub fn next_request(&mut self, db: &Database, now_ms: u64) -> Result<Option<WriteOp>> {
+    /// The next deletion request, or `None` when the pass is over or
+    /// `stopping` says so (asked between snapshots, so a long table does
+    /// not hold up the engine's shutdown).
+    pub fn next_request(
+        &mut self,
+        db: &Database,
+        now_ms: u64,
+        stopping: impl Fn() -> bool,
+    ) -> Result<Option<WriteOp>> {
         while let Some(table) = self.tables.first().cloned() {
+            if stopping() {
+                return Ok(None);
+            }
             let Some(attribute) = table.definition.time_to_live_attribute.clone() else {
                 self.tables.remove(0);
                 continue;
@@ -226,10 +236,8 @@ impl Sweeper {
     fn sweep(&self) -> Result<u64> {
         let mut pass = SweepPass::new(&self.catalog)?;
         let mut deleted = 0;
-        while let Some(op) = pass.next_request(&self.db, self.clock.now_ms())? {
-            if !matches!(self.stop.try_recv(), Err(TryRecvError::Empty)) {
-                break;
-            }
+        let stopping = || !matches!(self.stop.try_recv(), Err(TryRecvError::Empty));
+        while let Some(op) = pass.next_request(&self.db, self.clock.now_ms(), stopping)? {
             let (reply, response) = oneshot::channel();
             self.jobs
                 .send(Job { op, reply })
@@ -237,11 +245,7 @@ impl Sweeper {
             // Waiting for each batch keeps at most one of them in the queue.
             match response.blocking_recv() {
                 Ok(Ok(WriteReply::Expired(count))) => deleted += count,
-                Ok(Ok(other)) => {
-                    return Err(StoreError::Internal(format!(
-                        "unexpected writer reply {other:?}"
-                    )));
-                }
+                Ok(Ok(other)) => return Err(unexpected(other)),
                 Ok(Err(error)) => return Err(error),
                 Err(_) => {
                     return Err(StoreError::Unavailable(
