@@ -367,6 +367,7 @@ impl Store for DynoxideStore {
             key_schema: schema_from_json(&t["KeySchema"], &types)?,
             global_secondary_indexes: indexes,
             stream_enabled: t["StreamSpecification"]["StreamEnabled"] == true,
+            time_to_live_attribute: None,
         })
     }
 
@@ -769,5 +770,7 @@ mod tests {
         capacity_follows_dynamodb_rules,
         transactions_refuse_two_actions_on_one_item,
     ];
-    skip: []);
+    skip: [
+        expired_items_are_still_read_until_deleted = "this adapter does not pass Time to Live settings to dynoxide",
+    ]);
 }

@@ -213,6 +213,7 @@ async fn load_dynoxide(plan: &Plan, seed: u64, path: &Path) -> anyhow::Result<Dy
     store
         .create_table(TableDefinition {
             stream_enabled: false,
+            time_to_live_attribute: None,
             ..table_definition(TABLE)
         })
         .await?;

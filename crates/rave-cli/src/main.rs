@@ -17,9 +17,10 @@ use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use rave_comments::{
-    Comments, Config, CursorKey, Filter, Language, ListRequest, Moderation, Rating, RatingSet,
+    Comments, Config, CursorKey, DEFAULT_IDEMPOTENCY_TTL, Filter, Language, ListRequest,
+    Moderation, Rating, RatingSet,
 };
-use rave_engine::{Engine, EngineFeed};
+use rave_engine::{Engine, EngineFeed, TimeToLiveSpecification};
 use rave_server::{AggregatorStatus, AppState, ServerConfig};
 use rave_store::{ChangeFeed, SharedStore};
 use tokio::net::TcpListener;
@@ -190,6 +191,10 @@ struct ServeArgs {
         value_delimiter = ','
     )]
     trusted_proxies: Vec<rave_server::TrustedProxy>,
+    /// How long a create's Idempotency-Key is remembered, in hours; after
+    /// that the store's Time to Live deletes its record.
+    #[arg(long, env = "RAVE_IDEMPOTENCY_TTL_HOURS", default_value_t = 24)]
+    idempotency_ttl_hours: u64,
     /// Fill an empty store with a small generated data set.
     #[arg(long, env = "RAVE_DEMO")]
     demo: bool,
@@ -205,6 +210,12 @@ struct ServeArgs {
     /// (for credentials that may not create tables).
     #[arg(long, env = "RAVE_NO_INIT")]
     no_init: bool,
+}
+
+impl ServeArgs {
+    fn idempotency_ttl(&self) -> Duration {
+        Duration::from_secs(self.idempotency_ttl_hours.saturating_mul(3600))
+    }
 }
 
 #[derive(Debug, Args)]
@@ -352,7 +363,7 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 
 /// The domain on the embedded store.
 fn open(store: &StoreArgs, moderation: Moderation) -> anyhow::Result<Arc<Comments<SharedStore>>> {
-    Ok(open_engine(store, moderation)?.1)
+    Ok(open_engine(store, moderation, DEFAULT_IDEMPOTENCY_TTL)?.1)
 }
 
 /// The embedded engine and the domain on it. The planner may skip ratings
@@ -360,6 +371,7 @@ fn open(store: &StoreArgs, moderation: Moderation) -> anyhow::Result<Arc<Comment
 fn open_engine(
     store: &StoreArgs,
     moderation: Moderation,
+    idempotency_ttl: Duration,
 ) -> anyhow::Result<(Engine, Arc<Comments<SharedStore>>)> {
     let engine = Engine::open(&store.data).with_context(|| {
         format!(
@@ -377,9 +389,34 @@ fn open_engine(
                 == Some(engine.latest_sequence())
         }
     };
-    let comments =
-        domain(SharedStore::new(engine.clone()), store, moderation)?.with_stats_freshness(fresh);
+    let comments = domain(
+        SharedStore::new(engine.clone()),
+        store,
+        moderation,
+        idempotency_ttl,
+    )?
+    .with_stats_freshness(fresh);
     Ok((engine, Arc::new(comments)))
+}
+
+/// Turns on the table's Time to Live in a store created before rave let
+/// idempotency records expire.
+async fn ensure_engine_time_to_live(engine: &Engine, table: &str) -> anyhow::Result<()> {
+    let wanted = rave_comments::table_definition(table).time_to_live_attribute;
+    let current = engine.describe_time_to_live(table)?.attribute_name;
+    if let (None, Some(attribute_name)) = (current, wanted) {
+        tracing::info!(%attribute_name, "enabling Time to Live");
+        engine
+            .update_time_to_live(
+                table,
+                TimeToLiveSpecification {
+                    attribute_name,
+                    enabled: true,
+                },
+            )
+            .await?;
+    }
+    Ok(())
 }
 
 /// The domain on `store`, with the table and the cursor secret `args` name.
@@ -387,6 +424,7 @@ fn domain(
     store: SharedStore,
     args: &StoreArgs,
     moderation: Moderation,
+    idempotency_ttl: Duration,
 ) -> anyhow::Result<Comments<SharedStore>> {
     Ok(Comments::new(
         store,
@@ -395,7 +433,8 @@ fn domain(
             cursor_key: cursor_key(args)?,
             moderation,
         },
-    ))
+    )
+    .with_idempotency_ttl(idempotency_ttl))
 }
 
 async fn shutdown_signal() {
@@ -428,11 +467,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if args.store_kind == StoreKind::Dynamodb {
         return serve_dynamodb(args, moderation).await;
     }
-    let (engine, comments) = open_engine(&args.store, moderation)?;
+    let (engine, comments) = open_engine(&args.store, moderation, args.idempotency_ttl())?;
     comments
         .ensure_table()
         .await
         .context("cannot create the table")?;
+    ensure_engine_time_to_live(&engine, &args.store.table).await?;
     if args.demo {
         load_demo(&comments).await?;
     }
@@ -611,7 +651,7 @@ async fn aggregate(args: AggregateArgs) -> anyhow::Result<()> {
     if args.store_kind == StoreKind::Dynamodb {
         return aggregate_dynamodb(args).await;
     }
-    let (engine, comments) = open_engine(&args.store, Moderation::Off)?;
+    let (engine, comments) = open_engine(&args.store, Moderation::Off, DEFAULT_IDEMPOTENCY_TTL)?;
     comments.ensure_table().await?;
     let feed = EngineFeed::open(engine, &args.store.table, aggregator::CONSUMER).await?;
     if args.until_caught_up {
@@ -629,7 +669,7 @@ async fn aggregate(args: AggregateArgs) -> anyhow::Result<()> {
 }
 
 async fn reconcile(args: ReconcileArgs) -> anyhow::Result<()> {
-    let (engine, comments) = open_engine(&args.store, Moderation::Off)?;
+    let (engine, comments) = open_engine(&args.store, Moderation::Off, DEFAULT_IDEMPOTENCY_TTL)?;
     comments.ensure_table().await?;
     // Apply what is pending first, so the recount compares like with like.
     let feed = EngineFeed::open(engine, &args.store.table, aggregator::CONSUMER).await?;
@@ -690,10 +730,29 @@ async fn ensure_dynamodb_table(
     billing: rave_dynamodb::Billing,
 ) -> anyhow::Result<String> {
     use rave_store::{Store, StoreError};
+    let wanted = rave_comments::table_definition(table);
     match store.describe_table(table).await {
-        Ok(_) => Ok(format!("table {table} exists; nothing to do")),
+        Ok(existing) => match (
+            existing.time_to_live_attribute,
+            wanted.time_to_live_attribute,
+        ) {
+            (None, Some(attribute)) => {
+                store
+                    .enable_time_to_live(table, &attribute)
+                    .await
+                    .context("cannot enable Time to Live")?;
+                Ok(format!(
+                    "table {table} exists; enabled Time to Live on {attribute}"
+                ))
+            }
+            _ => Ok(format!("table {table} exists; nothing to do")),
+        },
         Err(StoreError::ResourceNotFound(_)) => {
-            let definition = rave_comments::table_definition(table);
+            let definition = wanted;
+            let expiry = definition
+                .time_to_live_attribute
+                .clone()
+                .map_or_else(String::new, |a| format!(", Time to Live on {a}"));
             let indexes: Vec<String> = definition
                 .global_secondary_indexes
                 .iter()
@@ -704,7 +763,7 @@ async fn ensure_dynamodb_table(
                 .await
                 .context("cannot create the table")?;
             Ok(format!(
-                "created table {table} ({}) with indexes {} and a NEW_AND_OLD_IMAGES stream; it is ACTIVE",
+                "created table {table} ({}) with indexes {}, a NEW_AND_OLD_IMAGES stream{expiry}; it is ACTIVE",
                 match billing {
                     rave_dynamodb::Billing::OnDemand => "on-demand".to_owned(),
                     rave_dynamodb::Billing::Provisioned { read, write } => format!(
@@ -750,7 +809,12 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
         tracing::info!("{done}");
     }
     let store_handle = store.clone();
-    let comments = Arc::new(domain(SharedStore::new(store), &args.store, moderation)?);
+    let comments = Arc::new(domain(
+        SharedStore::new(store),
+        &args.store,
+        moderation,
+        args.idempotency_ttl(),
+    )?);
     if args.demo {
         load_demo(&comments).await?;
     }
@@ -786,6 +850,7 @@ async fn aggregate_dynamodb(args: AggregateArgs) -> anyhow::Result<()> {
         SharedStore::new(store.clone()),
         &args.store,
         Moderation::Off,
+        DEFAULT_IDEMPOTENCY_TTL,
     )?);
     let feed = store
         .feed(

@@ -8,13 +8,11 @@
 //! attempt's outcome was unknown (a timeout on DynamoDB): callers treat a
 //! failed condition after a retry as they would any failed condition.
 
-use std::sync::{Mutex, PoisonError};
-
 use futures::future::try_join_all;
 use rave_store::{
     BatchGetItemInput, BatchWriteItemInput, Condition, DeleteItemInput, GetItemInput, Item,
     MAX_BATCH_GET_KEYS, MAX_BATCH_WRITE_REQUESTS, Page, PutItemInput, QueryInput, Result, Retry,
-    ReturnValues, ScanInput, Store, TableDefinition, TableKeys, TransactWriteAction,
+    ReturnValues, ScanInput, Store, StoreError, TableDefinition, TableKeys, TransactWriteAction,
     TransactWriteItemsInput, WriteRequest,
 };
 
@@ -176,61 +174,76 @@ impl<S: Store> TableAccess<S> {
 
     /// Every item of `keys` that exists (strongly consistent).
     pub(crate) async fn get_many(&self, keys: &[Item]) -> Result<Vec<Item>> {
-        let found = Mutex::new(Vec::with_capacity(keys.len()));
+        let mut found = Vec::with_capacity(keys.len());
         for chunk in keys.chunks(MAX_BATCH_GET_KEYS) {
             let requests = vec![TableKeys {
                 table: self.table.clone(),
                 keys: chunk.to_vec(),
                 consistent_read: true,
             }];
-            self.retry
+            let batch = self
+                .retry
                 .run_batch(requests, |pending| {
                     let round = self
                         .store
                         .batch_get_item(BatchGetItemInput { requests: pending });
-                    let found = &found;
                     async move {
                         let out = round.await?;
-                        let units: f64 = out.consumed.iter().map(|c| c.read_units).sum();
-                        let items: Vec<Item> = out
-                            .responses
-                            .into_iter()
-                            .flat_map(|(_, items)| items)
-                            .collect();
-                        self.usage.add_read(units, items.len());
-                        found
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .extend(items);
-                        Ok(out.unprocessed)
+                        Ok(((out.responses, out.consumed), out.unprocessed))
                     }
                 })
                 .await?;
+            for (responses, consumed) in batch.outputs {
+                let units: f64 = consumed.iter().map(|c| c.read_units).sum();
+                let items: Vec<Item> = responses.into_iter().flat_map(|(_, items)| items).collect();
+                self.usage.add_read(units, items.len());
+                found.extend(items);
+            }
+            left_over(batch.unprocessed.iter().map(|t| t.keys.len()).sum())?;
         }
-        Ok(found.into_inner().unwrap_or_else(PoisonError::into_inner))
+        Ok(found)
     }
 
     /// Writes `requests` in batches of 25, sent together: a store that
     /// groups concurrent writes into one commit (the embedded engine does)
     /// writes them at once.
     pub(crate) async fn write_many(&self, requests: Vec<WriteRequest>) -> Result<()> {
-        let batches = requests.chunks(MAX_BATCH_WRITE_REQUESTS).map(|chunk| {
-            let requests: Vec<(String, WriteRequest)> = chunk
-                .iter()
-                .map(|request| (self.table.clone(), request.clone()))
-                .collect();
-            self.retry.run_batch(requests, |pending| {
-                let round = self
-                    .store
-                    .batch_write_item(BatchWriteItemInput { requests: pending });
-                async move {
-                    let out = round.await?;
-                    self.usage.add_write(&out.consumed);
-                    Ok(out.unprocessed)
+        let batches = requests
+            .chunks(MAX_BATCH_WRITE_REQUESTS)
+            .map(|chunk| async move {
+                let requests: Vec<(String, WriteRequest)> = chunk
+                    .iter()
+                    .map(|request| (self.table.clone(), request.clone()))
+                    .collect();
+                let batch = self
+                    .retry
+                    .run_batch(requests, |pending| {
+                        let round = self
+                            .store
+                            .batch_write_item(BatchWriteItemInput { requests: pending });
+                        async move {
+                            let out = round.await?;
+                            Ok((out.consumed, out.unprocessed))
+                        }
+                    })
+                    .await?;
+                for consumed in &batch.outputs {
+                    self.usage.add_write(consumed);
                 }
-            })
-        });
+                left_over(batch.unprocessed.len())
+            });
         try_join_all(batches).await?;
         Ok(())
+    }
+}
+
+/// Requests a batch still had unprocessed when its attempts were spent: the
+/// store is throttling harder than the retries could wait out.
+fn left_over(unprocessed: usize) -> Result<()> {
+    match unprocessed {
+        0 => Ok(()),
+        left => Err(StoreError::Throttled(format!(
+            "{left} requests still unprocessed after every retry"
+        ))),
     }
 }

@@ -48,7 +48,7 @@ pub use model::{
 pub use statistics::{Leader, ProductStats};
 pub use table::table_definition;
 pub use usage::Usage;
-pub use write::{Created, ImportComment, Moderation};
+pub use write::{Created, DEFAULT_IDEMPOTENCY_TTL, ImportComment, Moderation};
 
 use access::TableAccess;
 use aggregator::Aggregator;
@@ -106,6 +106,14 @@ impl<S: Store> Comments<S> {
         fresh: impl Fn() -> bool + Send + Sync + 'static,
     ) -> Comments<S> {
         self.listings.set_freshness(Box::new(fresh));
+        self
+    }
+
+    /// How long a create's `Idempotency-Key` is remembered (24 hours by
+    /// default); after that the store's Time to Live deletes the record and
+    /// the same key makes a new comment.
+    pub fn with_idempotency_ttl(mut self, ttl: Duration) -> Comments<S> {
+        self.writes.set_idempotency_ttl(ttl);
         self
     }
 

@@ -46,10 +46,14 @@ pub struct ImportComment {
 /// between (store failures are retried below this, in [`TableAccess`]).
 const MAX_WRITE_ATTEMPTS: usize = 8;
 
+/// How long a create's idempotency record is kept by default.
+pub const DEFAULT_IDEMPOTENCY_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
 #[derive(Debug)]
 pub(crate) struct Writes<S> {
     access: Arc<TableAccess<S>>,
     moderation: Moderation,
+    idempotency_ttl: Duration,
     ids: Mutex<ulid::Generator>,
 }
 
@@ -58,8 +62,13 @@ impl<S: Store> Writes<S> {
         Writes {
             access,
             moderation,
+            idempotency_ttl: DEFAULT_IDEMPOTENCY_TTL,
             ids: Mutex::new(ulid::Generator::new()),
         }
+    }
+
+    pub(crate) fn set_idempotency_ttl(&mut self, ttl: Duration) {
+        self.idempotency_ttl = ttl;
     }
 
     /// A new id, and the creation time it encodes. Ids of comments created
@@ -118,6 +127,8 @@ impl<S: Store> Writes<S> {
         let record = idempotency::Record {
             fingerprint: fingerprint.clone(),
             comment_id: comment.id.clone(),
+            expires_at: (Timestamp::now().millis().max(0) as u64 / 1000)
+                .saturating_add(self.idempotency_ttl.as_secs()),
         };
         let actions = vec![
             self.access.put_action(item, Some(comment::absent())),

@@ -152,3 +152,79 @@ proptest! {
         })?;
     }
 }
+
+/// Idempotency records expire through the store's Time to Live; their
+/// removals reach the aggregator as stream records and change no count.
+#[tokio::test]
+async fn expired_idempotency_records_are_swept_and_the_statistics_stay_exact() {
+    use rave_engine::{Clock, EngineOptions, ManualClock};
+    let dir = tempfile::tempdir().unwrap();
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let clock = ManualClock::starting_at(now_ms);
+    let engine = Engine::open_with(
+        dir.path(),
+        EngineOptions {
+            clock: Clock::Manual(clock.clone()),
+            // Only the test sweeps.
+            ttl_sweep_interval: Duration::from_secs(24 * 60 * 60),
+            ..EngineOptions::default()
+        },
+    )
+    .unwrap();
+    let comments = Comments::new(
+        engine.clone(),
+        rave_comments::Config {
+            table: "rave".into(),
+            cursor_key: rave_comments::CursorKey::new([2; 32]),
+            moderation: Moderation::Off,
+        },
+    )
+    .with_idempotency_ttl(Duration::from_secs(3600));
+    comments.ensure_table().await.unwrap();
+    let consumer = feed(&engine).await;
+    let mut ids = Vec::new();
+    for (key, rating) in [("a", 5), ("b", 4), ("c", 5)] {
+        let created = comments
+            .create("p", new_comment("en", rating, key), Some(key))
+            .await
+            .unwrap();
+        ids.push(created.comment.id);
+    }
+    catch_up(&comments, &consumer).await;
+    let before = (
+        comments.product_stats("p", None).await.unwrap(),
+        comments.global_stats().await.unwrap(),
+    );
+
+    assert_eq!(
+        engine.sweep_expired().await.unwrap(),
+        0,
+        "nothing expired yet"
+    );
+    clock.advance(Duration::from_secs(2 * 3600));
+    assert_eq!(
+        engine.sweep_expired().await.unwrap(),
+        3,
+        "the three records"
+    );
+    catch_up(&comments, &consumer).await;
+    let after = (
+        comments.product_stats("p", None).await.unwrap(),
+        comments.global_stats().await.unwrap(),
+    );
+    assert_eq!(after, before);
+    assert_eq!(before.0.total, 3);
+    let report = comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert!(report.drift.is_empty(), "{:?}", report.drift);
+
+    // The key is forgotten: the same request now makes a new comment.
+    let again = comments
+        .create("p", new_comment("en", 5, "a"), Some("a"))
+        .await
+        .unwrap();
+    assert!(!again.replayed);
+    assert!(!ids.contains(&again.comment.id));
+}

@@ -48,6 +48,7 @@ pub fn table_definition(name: &str) -> TableDefinition {
             },
         ],
         stream_enabled: true,
+        time_to_live_attribute: None,
     }
 }
 
@@ -606,6 +607,65 @@ pub async fn transactions_refuse_two_actions_on_one_item<S: Store>(store: &S, ta
     );
 }
 
+/// Time to Live: a table created with a TTL attribute reports it, and an
+/// expired item is still read, queried and scanned until the background
+/// deletes it (DynamoDB takes up to days; the engine a sweep interval, a
+/// minute by default), as are items whose TTL is not a Number or lies in
+/// the future.
+pub async fn expired_items_are_still_read_until_deleted<S: Store>(store: &S, table: &str) {
+    let table = format!("{table}-ttl");
+    let definition = TableDefinition {
+        time_to_live_attribute: Some("expires".into()),
+        ..table_definition(&table)
+    };
+    store.create_table(definition).await.unwrap();
+    assert_eq!(
+        store
+            .describe_table(&table)
+            .await
+            .unwrap()
+            .time_to_live_attribute
+            .as_deref(),
+        Some("expires")
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let items = [
+        item! {"PK" => "t", "SK" => "expired", "GROUP" => "g", "AT" => "expired", "expires" => now - 3600},
+        item! {"PK" => "t", "SK" => "future", "GROUP" => "g", "AT" => "future", "expires" => now + 3600},
+        item! {"PK" => "t", "SK" => "text", "GROUP" => "g", "AT" => "text", "expires" => (now - 3600).to_string()},
+        item! {"PK" => "t", "SK" => "none", "GROUP" => "g", "AT" => "none"},
+    ];
+    for item in &items {
+        store.put_item(put(&table, item.clone())).await.unwrap();
+    }
+    let expired = store
+        .get_item(get(&table, key("t", "expired")))
+        .await
+        .unwrap()
+        .item;
+    assert_eq!(expired.as_ref(), Some(&items[0]));
+    let queried = store
+        .query(QueryInput::new(
+            &table,
+            None,
+            KeyCondition::partition("PK", "t"),
+        ))
+        .await
+        .unwrap()
+        .items;
+    let scanned = store.scan(ScanInput::new(&table)).await.unwrap().items;
+    let by_index = store.query(by_group(&table, "g")).await.unwrap().items;
+    for found in [&queried, &scanned, &by_index] {
+        assert_eq!(found.len(), items.len(), "{found:?}");
+    }
+    for item in &items {
+        assert!(queried.contains(item) && scanned.contains(item), "{item:?}");
+    }
+}
+
 pub async fn validation_rejects_bad_keys_and_items<S: Store>(store: &S, table: &str) {
     assert_validation(
         store
@@ -842,6 +902,7 @@ pub const CASES: &[&str] = &[
     "transactions_refuse_two_actions_on_one_item",
     "validation_rejects_bad_keys_and_items",
     "capacity_follows_dynamodb_rules",
+    "expired_items_are_still_read_until_deleted",
 ];
 
 /// Generates one `#[tokio::test]` per case for a backend. `$setup` is an

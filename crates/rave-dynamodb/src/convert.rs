@@ -27,9 +27,10 @@ pub fn item_to_sdk(item: &Item) -> HashMap<String, Sdk> {
 
 fn number(text: &str) -> Result<Number> {
     text.parse().map_err(|e| {
-        StoreError::Internal(format!(
-            "DynamoDB returned a malformed number {text:?}: {e}"
-        ))
+        StoreError::corrupt(
+            "an attribute value DynamoDB returned",
+            format!("malformed number {text:?}: {e}"),
+        )
     })
 }
 
@@ -46,9 +47,10 @@ pub fn from_sdk(value: &Sdk) -> Result<AttributeValue> {
         Sdk::Ns(s) => AttributeValue::Ns(s.iter().map(|n| number(n)).collect::<Result<_>>()?),
         Sdk::Bs(s) => AttributeValue::Bs(s.iter().map(|b| b.as_ref().to_vec()).collect()),
         other => {
-            return Err(StoreError::Internal(format!(
-                "unknown attribute value from DynamoDB: {other:?}"
-            )));
+            return Err(StoreError::corrupt(
+                "an attribute value DynamoDB returned",
+                format!("unknown type {other:?}"),
+            ));
         }
     })
 }
@@ -57,4 +59,39 @@ pub fn item_from_sdk(item: &HashMap<String, Sdk>) -> Result<Item> {
     item.iter()
         .map(|(k, v)| Ok((k.clone(), from_sdk(v)?)))
         .collect::<Result<BTreeMap<_, _>>>()
+}
+
+/// Whether a stream record is a deletion by Time to Live: DynamoDB marks
+/// those with the `userIdentity` `{ type: Service, principalId:
+/// dynamodb.amazonaws.com }`.
+pub fn removed_by_ttl(record: &aws_sdk_dynamodbstreams::types::Record) -> bool {
+    record.user_identity().is_some_and(|identity| {
+        identity.r#type() == Some("Service")
+            && identity.principal_id() == Some("dynamodb.amazonaws.com")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use aws_sdk_dynamodbstreams::types::{Identity, Record};
+
+    use super::*;
+
+    #[test]
+    fn only_the_service_identity_marks_a_ttl_deletion() {
+        let by = |kind: &str, principal: &str| {
+            Record::builder()
+                .user_identity(
+                    Identity::builder()
+                        .r#type(kind)
+                        .principal_id(principal)
+                        .build(),
+                )
+                .build()
+        };
+        assert!(removed_by_ttl(&by("Service", "dynamodb.amazonaws.com")));
+        assert!(!removed_by_ttl(&by("Service", "someone.else")));
+        assert!(!removed_by_ttl(&by("User", "dynamodb.amazonaws.com")));
+        assert!(!removed_by_ttl(&Record::builder().build()));
+    }
 }

@@ -5,7 +5,8 @@
 //! Requests map one to one; typed expressions are rendered to expression
 //! strings with placeholders (`render`); errors map to the same kinds the
 //! embedded engine reports; every call asks for consumed capacity (INDEXES)
-//! and reports it. The SDK retries throttled requests with backoff.
+//! and reports it. The SDK retries throttled requests with backoff; the
+//! unprocessed part of a batch is resent with [`rave_store::Retry`].
 
 mod convert;
 mod streams;
@@ -16,16 +17,16 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types as sdk;
 use rave_store::{
     BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
     CancellationReason, ConsumedCapacity, DeleteItemInput, GetItemInput, GetItemOutput,
     GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Page, PositionLayout, Projection,
-    PutItemInput, QueryInput, Renderer, Result, ReturnValues, ScanInput, Store, StoreError,
+    PutItemInput, QueryInput, Renderer, Result, Retry, ReturnValues, ScanInput, Store, StoreError,
     TableDefinition, TableKeys, TransactWriteAction, TransactWriteItemsInput,
-    TransactWriteItemsOutput, UpdateItemInput, WriteOutput, WriteRequest,
+    TransactWriteItemsOutput, UpdateItemInput, WriteOutput, WriteRequest, add_by_table,
 };
 
 use convert::{item_from_sdk, item_to_sdk};
@@ -101,11 +102,122 @@ impl DynamoStore {
         .await
     }
 
+    /// One BatchGetItem call.
+    async fn batch_get_once(&self, requests: &[TableKeys]) -> Result<BatchGetItemOutput> {
+        let mut request = HashMap::new();
+        for r in requests {
+            request.insert(
+                r.table.clone(),
+                sdk::KeysAndAttributes::builder()
+                    .set_keys(Some(r.keys.iter().map(item_to_sdk).collect()))
+                    .consistent_read(r.consistent_read)
+                    .build()
+                    .map_err(build_error)?,
+            );
+        }
+        let out = self
+            .client
+            .batch_get_item()
+            .set_request_items(Some(request))
+            .return_consumed_capacity(sdk::ReturnConsumedCapacity::Indexes)
+            .send()
+            .await
+            .map_err(map_error)?;
+        let mut responses = Vec::new();
+        for (table, items) in out.responses().into_iter().flatten() {
+            responses.push((
+                table.clone(),
+                items.iter().map(item_from_sdk).collect::<Result<_>>()?,
+            ));
+        }
+        let mut unprocessed = Vec::new();
+        for (table, keys) in out.unprocessed_keys().into_iter().flatten() {
+            unprocessed.push(TableKeys {
+                table: table.clone(),
+                keys: keys
+                    .keys()
+                    .iter()
+                    .map(item_from_sdk)
+                    .collect::<Result<_>>()?,
+                consistent_read: keys.consistent_read().unwrap_or(false),
+            });
+        }
+        Ok(BatchGetItemOutput {
+            responses,
+            unprocessed,
+            consumed: out
+                .consumed_capacity()
+                .iter()
+                .map(|c| capacity(Some(c), c.table_name().unwrap_or_default()))
+                .collect(),
+        })
+    }
+
+    /// One BatchWriteItem call.
+    async fn batch_write_once(
+        &self,
+        requests: &[(String, WriteRequest)],
+    ) -> Result<BatchWriteItemOutput> {
+        let mut request: HashMap<String, Vec<sdk::WriteRequest>> = HashMap::new();
+        for (table, write) in requests {
+            let w = match write {
+                WriteRequest::Put(item) => sdk::WriteRequest::builder()
+                    .put_request(
+                        sdk::PutRequest::builder()
+                            .set_item(Some(item_to_sdk(item)))
+                            .build()
+                            .map_err(build_error)?,
+                    )
+                    .build(),
+                WriteRequest::Delete(key) => sdk::WriteRequest::builder()
+                    .delete_request(
+                        sdk::DeleteRequest::builder()
+                            .set_key(Some(item_to_sdk(key)))
+                            .build()
+                            .map_err(build_error)?,
+                    )
+                    .build(),
+            };
+            request.entry(table.clone()).or_default().push(w);
+        }
+        let out = self
+            .client
+            .batch_write_item()
+            .set_request_items(Some(request))
+            .return_consumed_capacity(sdk::ReturnConsumedCapacity::Indexes)
+            .send()
+            .await
+            .map_err(map_error)?;
+        let mut unprocessed = Vec::new();
+        for (table, writes) in out.unprocessed_items().into_iter().flatten() {
+            for w in writes {
+                if let Some(put) = w.put_request() {
+                    unprocessed
+                        .push((table.clone(), WriteRequest::Put(item_from_sdk(put.item())?)));
+                } else if let Some(delete) = w.delete_request() {
+                    unprocessed.push((
+                        table.clone(),
+                        WriteRequest::Delete(item_from_sdk(delete.key())?),
+                    ));
+                }
+            }
+        }
+        Ok(BatchWriteItemOutput {
+            unprocessed,
+            consumed: out
+                .consumed_capacity()
+                .iter()
+                .map(|c| write_capacity(Some(c), c.table_name().unwrap_or_default()))
+                .collect(),
+        })
+    }
+
     pub fn client(&self) -> &Client {
         &self.client
     }
 
-    /// Creates a table billed as `billing`, and waits until it is ACTIVE.
+    /// Creates a table billed as `billing`, waits until it is ACTIVE, and
+    /// enables Time to Live when the definition names a TTL attribute.
     pub async fn create_table_with(
         &self,
         definition: TableDefinition,
@@ -180,7 +292,49 @@ impl DynamoStore {
                 .provisioned_throughput(throughput(billing)?),
         };
         request.send().await.map_err(map_error)?;
-        self.wait_active(&definition.name).await
+        self.wait_active(&definition.name).await?;
+        if let Some(attribute) = &definition.time_to_live_attribute {
+            self.enable_time_to_live(&definition.name, attribute)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Turns on Time to Live for `table` on `attribute` (UpdateTimeToLive).
+    pub async fn enable_time_to_live(&self, table: &str, attribute: &str) -> Result<()> {
+        self.client
+            .update_time_to_live()
+            .table_name(table)
+            .time_to_live_specification(
+                sdk::TimeToLiveSpecification::builder()
+                    .attribute_name(attribute)
+                    .enabled(true)
+                    .build()
+                    .map_err(build_error)?,
+            )
+            .send()
+            .await
+            .map_err(map_error)?;
+        Ok(())
+    }
+
+    /// The TTL attribute of `table` while TTL is enabled (or being enabled).
+    async fn time_to_live_attribute(&self, table: &str) -> Result<Option<String>> {
+        let out = self
+            .client
+            .describe_time_to_live()
+            .table_name(table)
+            .send()
+            .await
+            .map_err(map_error)?;
+        Ok(out.time_to_live_description().and_then(|d| {
+            matches!(
+                d.time_to_live_status(),
+                Some(sdk::TimeToLiveStatus::Enabled | sdk::TimeToLiveStatus::Enabling)
+            )
+            .then(|| d.attribute_name().map(str::to_owned))
+            .flatten()
+        }))
     }
 
     /// Waits until the table is ACTIVE.
@@ -199,8 +353,8 @@ impl DynamoStore {
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
-        Err(StoreError::Internal(format!(
-            "table {table} did not become ACTIVE"
+        Err(StoreError::Unavailable(format!(
+            "table {table} did not become ACTIVE in five minutes"
         )))
     }
 }
@@ -226,25 +380,51 @@ fn throughput(billing: Billing) -> Result<sdk::ProvisionedThroughput> {
         .map_err(build_error)
 }
 
-/// Maps an SDK error to the kinds both backends share.
-pub(crate) fn map_error<E: ProvideErrorMetadata + std::fmt::Debug>(
+/// Maps an SDK error to the kinds both backends share: no answer (a
+/// timeout, a connection that failed or broke off) is `Unavailable`;
+/// an answer is mapped by its exception name ([`service_error`]).
+pub(crate) fn map_error<E: ProvideErrorMetadata + std::error::Error + 'static>(
     error: SdkError<E>,
 ) -> StoreError {
-    let message = error.message().unwrap_or_default().to_owned();
-    match error.code() {
-        Some("ConditionalCheckFailedException") => StoreError::ConditionalCheckFailed,
-        Some("ValidationException") => StoreError::Validation(message),
-        Some("ResourceNotFoundException") => StoreError::ResourceNotFound(message),
-        Some("ResourceInUseException") => StoreError::ResourceInUse(message),
-        Some("TransactionConflictException") => StoreError::TransactionConflict(message),
-        Some(
-            "ProvisionedThroughputExceededException"
-            | "ThrottlingException"
-            | "RequestLimitExceeded"
-            | "LimitExceededException",
-        ) => StoreError::Throttled(message),
-        Some(code) => StoreError::Internal(format!("{code}: {message}")),
-        None => StoreError::Internal(format!("{error:?}")),
+    match &error {
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
+            StoreError::Unavailable(format!("DynamoDB: {}", DisplayErrorContext(&error)))
+        }
+        _ => {
+            let server_error = error
+                .raw_response()
+                .is_some_and(|r| r.status().is_server_error());
+            let message = error.message().unwrap_or_default().to_owned();
+            match error.code() {
+                Some(code) => service_error(code, message, server_error),
+                None if server_error => {
+                    StoreError::Unavailable(format!("DynamoDB: {}", DisplayErrorContext(&error)))
+                }
+                None => StoreError::Internal(format!("DynamoDB: {}", DisplayErrorContext(&error))),
+            }
+        }
+    }
+}
+
+/// The kind of an error DynamoDB answered with, from its exception name;
+/// an unknown exception is `Unavailable` when the status was a 5xx (the
+/// service failed) and `Internal` otherwise (rave sent what it should not).
+fn service_error(code: &str, message: String, server_error: bool) -> StoreError {
+    match code {
+        "ConditionalCheckFailedException" => StoreError::ConditionalCheckFailed,
+        "ValidationException" => StoreError::Validation(message),
+        "ResourceNotFoundException" => StoreError::ResourceNotFound(message),
+        "ResourceInUseException" => StoreError::ResourceInUse(message),
+        "TransactionConflictException" => StoreError::TransactionConflict(message),
+        "ProvisionedThroughputExceededException"
+        | "ThrottlingException"
+        | "RequestLimitExceeded"
+        | "LimitExceededException" => StoreError::Throttled(format!("{code}: {message}")),
+        "InternalServerError" | "ServiceUnavailable" => {
+            StoreError::Unavailable(format!("{code}: {message}"))
+        }
+        _ if server_error => StoreError::Unavailable(format!("{code}: {message}")),
+        _ => StoreError::Internal(format!("{code}: {message}")),
     }
 }
 
@@ -369,8 +549,9 @@ fn schema_from(
         })
     };
     Ok(KeySchema::new(
-        attribute(sdk::KeyType::Hash)
-            .ok_or_else(|| StoreError::Internal("table without a partition key".into()))?,
+        attribute(sdk::KeyType::Hash).ok_or_else(|| {
+            StoreError::corrupt("a key schema DynamoDB described", "no partition key")
+        })?,
         attribute(sdk::KeyType::Range),
     ))
 }
@@ -425,6 +606,7 @@ impl Store for DynamoStore {
             key_schema: schema_from(t.key_schema(), &types)?,
             global_secondary_indexes: indexes,
             stream_enabled: t.stream_specification().is_some_and(|s| s.stream_enabled()),
+            time_to_live_attribute: self.time_to_live_attribute(table).await?,
         })
     }
 
@@ -585,108 +767,53 @@ impl Store for DynamoStore {
         })
     }
 
+    /// Unprocessed keys are asked for again with [`Retry`]'s backoff, as
+    /// DynamoDB advises; what is still unprocessed after the last attempt
+    /// is returned as such.
     async fn batch_get_item(&self, input: BatchGetItemInput) -> Result<BatchGetItemOutput> {
-        let mut request = HashMap::new();
-        for r in &input.requests {
-            request.insert(
-                r.table.clone(),
-                sdk::KeysAndAttributes::builder()
-                    .set_keys(Some(r.keys.iter().map(item_to_sdk).collect()))
-                    .consistent_read(r.consistent_read)
-                    .build()
-                    .map_err(build_error)?,
-            );
-        }
-        let out = self
-            .client
-            .batch_get_item()
-            .set_request_items(Some(request))
-            .return_consumed_capacity(sdk::ReturnConsumedCapacity::Indexes)
-            .send()
-            .await
-            .map_err(map_error)?;
-        let mut responses = Vec::new();
-        for (table, items) in out.responses().into_iter().flatten() {
-            responses.push((
-                table.clone(),
-                items.iter().map(item_from_sdk).collect::<Result<_>>()?,
-            ));
-        }
-        let mut unprocessed = Vec::new();
-        for (table, keys) in out.unprocessed_keys().into_iter().flatten() {
-            unprocessed.push(TableKeys {
-                table: table.clone(),
-                keys: keys
-                    .keys()
-                    .iter()
-                    .map(item_from_sdk)
-                    .collect::<Result<_>>()?,
-                consistent_read: keys.consistent_read().unwrap_or(false),
-            });
+        let batch = Retry::default()
+            .run_batch(input.requests, |pending| async move {
+                let out = self.batch_get_once(&pending).await?;
+                Ok(((out.responses, out.consumed), out.unprocessed))
+            })
+            .await?;
+        let mut responses: Vec<(String, Vec<rave_store::Item>)> = Vec::new();
+        let mut consumed = Vec::new();
+        for (round_responses, round_consumed) in batch.outputs {
+            for (table, items) in round_responses {
+                match responses.iter_mut().find(|(t, _)| *t == table) {
+                    Some((_, found)) => found.extend(items),
+                    None => responses.push((table, items)),
+                }
+            }
+            for units in round_consumed {
+                add_by_table(&mut consumed, units);
+            }
         }
         Ok(BatchGetItemOutput {
             responses,
-            unprocessed,
-            consumed: out
-                .consumed_capacity()
-                .iter()
-                .map(|c| capacity(Some(c), c.table_name().unwrap_or_default()))
-                .collect(),
+            unprocessed: batch.unprocessed,
+            consumed,
         })
     }
 
+    /// Unprocessed writes are sent again with [`Retry`]'s backoff, as
+    /// DynamoDB advises; what is still unprocessed after the last attempt
+    /// is returned as such.
     async fn batch_write_item(&self, input: BatchWriteItemInput) -> Result<BatchWriteItemOutput> {
-        let mut request: HashMap<String, Vec<sdk::WriteRequest>> = HashMap::new();
-        for (table, write) in &input.requests {
-            let w = match write {
-                WriteRequest::Put(item) => sdk::WriteRequest::builder()
-                    .put_request(
-                        sdk::PutRequest::builder()
-                            .set_item(Some(item_to_sdk(item)))
-                            .build()
-                            .map_err(build_error)?,
-                    )
-                    .build(),
-                WriteRequest::Delete(key) => sdk::WriteRequest::builder()
-                    .delete_request(
-                        sdk::DeleteRequest::builder()
-                            .set_key(Some(item_to_sdk(key)))
-                            .build()
-                            .map_err(build_error)?,
-                    )
-                    .build(),
-            };
-            request.entry(table.clone()).or_default().push(w);
-        }
-        let out = self
-            .client
-            .batch_write_item()
-            .set_request_items(Some(request))
-            .return_consumed_capacity(sdk::ReturnConsumedCapacity::Indexes)
-            .send()
-            .await
-            .map_err(map_error)?;
-        let mut unprocessed = Vec::new();
-        for (table, writes) in out.unprocessed_items().into_iter().flatten() {
-            for w in writes {
-                if let Some(put) = w.put_request() {
-                    unprocessed
-                        .push((table.clone(), WriteRequest::Put(item_from_sdk(put.item())?)));
-                } else if let Some(delete) = w.delete_request() {
-                    unprocessed.push((
-                        table.clone(),
-                        WriteRequest::Delete(item_from_sdk(delete.key())?),
-                    ));
-                }
-            }
+        let batch = Retry::default()
+            .run_batch(input.requests, |pending| async move {
+                let out = self.batch_write_once(&pending).await?;
+                Ok((out.consumed, out.unprocessed))
+            })
+            .await?;
+        let mut consumed = Vec::new();
+        for units in batch.outputs.into_iter().flatten() {
+            add_by_table(&mut consumed, units);
         }
         Ok(BatchWriteItemOutput {
-            unprocessed,
-            consumed: out
-                .consumed_capacity()
-                .iter()
-                .map(|c| write_capacity(Some(c), c.table_name().unwrap_or_default()))
-                .collect(),
+            unprocessed: batch.unprocessed,
+            consumed,
         })
     }
 
@@ -797,4 +924,73 @@ fn transact_item(action: &TransactWriteAction) -> Result<sdk::TransactWriteItem>
         }
     };
     Ok(item.build())
+}
+
+#[cfg(test)]
+mod tests {
+    use aws_sdk_dynamodb::error::ConnectorError;
+    use aws_sdk_dynamodb::operation::get_item::GetItemError;
+
+    use super::*;
+
+    #[test]
+    fn exceptions_map_to_their_kinds() {
+        let kind = |code: &str, server_error: bool| service_error(code, "m".into(), server_error);
+        for code in [
+            "ProvisionedThroughputExceededException",
+            "RequestLimitExceeded",
+            "ThrottlingException",
+        ] {
+            assert!(
+                matches!(kind(code, false), StoreError::Throttled(_)),
+                "{code}"
+            );
+        }
+        assert_eq!(
+            kind("TransactionConflictException", false),
+            StoreError::TransactionConflict("m".into())
+        );
+        assert_eq!(
+            kind("ConditionalCheckFailedException", false),
+            StoreError::ConditionalCheckFailed
+        );
+        assert_eq!(
+            kind("ValidationException", false),
+            StoreError::Validation("m".into())
+        );
+        for code in ["InternalServerError", "ServiceUnavailable"] {
+            assert!(
+                matches!(kind(code, true), StoreError::Unavailable(_)),
+                "{code}"
+            );
+        }
+        assert!(matches!(
+            kind("SomethingNew", true),
+            StoreError::Unavailable(_)
+        ));
+        assert!(matches!(
+            kind("SomethingNew", false),
+            StoreError::Internal(_)
+        ));
+    }
+
+    #[test]
+    fn no_answer_is_unavailable_and_retryable() {
+        let timeout = map_error(SdkError::<GetItemError>::timeout_error("too slow"));
+        assert!(matches!(timeout, StoreError::Unavailable(_)), "{timeout:?}");
+        let refused = map_error(SdkError::<GetItemError>::dispatch_failure(
+            ConnectorError::io("connection refused".into()),
+        ));
+        assert!(matches!(refused, StoreError::Unavailable(_)), "{refused:?}");
+        assert!(refused.is_retryable());
+    }
+
+    #[test]
+    fn malformed_values_are_corrupt() {
+        let number = convert::from_sdk(&sdk::AttributeValue::N("twelve".into()));
+        assert!(
+            matches!(number, Err(StoreError::Corrupt { .. })),
+            "{number:?}"
+        );
+    }
 }

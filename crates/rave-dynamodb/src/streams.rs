@@ -335,6 +335,7 @@ impl ChangeFeed for StreamsFeed {
                     commit_time_ms: change
                         .approximate_creation_date_time()
                         .map_or(0, |t| t.to_millis().unwrap_or(0).max(0) as u64),
+                    removed_by_ttl: crate::convert::removed_by_ttl(record),
                 });
                 sequences.push(sequence.to_owned());
             }

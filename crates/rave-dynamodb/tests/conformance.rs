@@ -40,6 +40,7 @@ rave_conformance::conformance_tests!(setup; run: [
     batch_operations,
     transactions_are_all_or_nothing,
     validation_rejects_bad_keys_and_items,
+    expired_items_are_still_read_until_deleted,
 ];
 skip: [
     capacity_follows_dynamodb_rules = "DynamoDB Local departs from the documented capacity rules: an empty Query reports 0 read units (DynamoDB charges at least 0.5), BatchGetItem charges only the keys it finds, and transactional writes are not doubled",

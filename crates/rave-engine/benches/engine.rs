@@ -42,6 +42,7 @@ fn definition() -> TableDefinition {
             index("all", "GSI4PK"),
         ],
         stream_enabled: true,
+        time_to_live_attribute: None,
     }
 }
 

@@ -9,7 +9,8 @@ use rave_store::{
     StoreError, TableDefinition, item_size,
 };
 
-use crate::keys::stored_key;
+use crate::codec::Undecodable;
+use crate::keys::{describe_stored_key, stored_key};
 
 /// Largest partition-key value DynamoDB accepts, in bytes.
 pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
@@ -62,6 +63,39 @@ impl TableState {
 
     pub fn schema(&self) -> &KeySchema {
         &self.definition.key_schema
+    }
+
+    /// The error for an item whose stored bytes do not decode, naming the
+    /// item by its key.
+    pub fn corrupt_item(&self, stored_key: &[u8], why: Undecodable) -> StoreError {
+        StoreError::corrupt(
+            format!(
+                "item {{{}}} of table {}",
+                describe_stored_key(stored_key, self.schema().attributes()),
+                self.name()
+            ),
+            why.to_string(),
+        )
+    }
+
+    /// The error for an index entry whose stored bytes do not decode.
+    pub fn corrupt_index_entry(&self, index: &IndexState, why: Undecodable) -> StoreError {
+        StoreError::corrupt(
+            format!(
+                "an entry of index {} of table {}",
+                index.index.name,
+                self.name()
+            ),
+            why.to_string(),
+        )
+    }
+
+    /// The error for a stream record whose stored bytes do not decode.
+    pub fn corrupt_record(&self, sequence: u64, why: Undecodable) -> StoreError {
+        StoreError::corrupt(
+            format!("stream record {sequence} of table {}", self.name()),
+            why.to_string(),
+        )
     }
 
     pub fn index(&self, name: &str) -> Result<&IndexState> {

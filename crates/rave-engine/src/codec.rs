@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rave_store::{AttributeValue, Item, Number, Result, StoreError};
+use rave_store::{AttributeValue, Item, Number};
 
 use crate::stream::{EventName, StoredRecord};
 
@@ -28,6 +28,10 @@ const M: u8 = 7;
 const SS: u8 = 8;
 const NS: u8 = 9;
 const BS: u8 = 10;
+
+/// The event byte of a deletion by Time to Live; records written before
+/// TTL existed only hold 0 (INSERT), 1 (MODIFY) and 2 (REMOVE).
+const REMOVE_BY_TTL: u8 = 3;
 
 fn put_varint(out: &mut Vec<u8>, mut v: u128) {
     while v >= 0x80 {
@@ -115,7 +119,7 @@ pub fn encode_item(item: &Item) -> Vec<u8> {
     out
 }
 
-pub fn decode_item(bytes: &[u8]) -> Result<Item> {
+pub fn decode_item(bytes: &[u8]) -> Decoded<Item> {
     let mut reader = Reader { bytes, at: 0 };
     let item = reader.map()?;
     reader.finish()?;
@@ -124,10 +128,11 @@ pub fn decode_item(bytes: &[u8]) -> Result<Item> {
 
 pub(crate) fn encode_record(record: &StoredRecord) -> Vec<u8> {
     let mut out = Vec::with_capacity(512);
-    out.push(match record.event {
-        EventName::Insert => 0,
-        EventName::Modify => 1,
-        EventName::Remove => 2,
+    out.push(match (record.event, record.removed_by_ttl) {
+        (EventName::Insert, _) => 0,
+        (EventName::Modify, _) => 1,
+        (EventName::Remove, false) => 2,
+        (EventName::Remove, true) => REMOVE_BY_TTL,
     });
     out.extend_from_slice(&record.commit_time_ms.to_le_bytes());
     put_map(&mut out, &record.keys);
@@ -143,17 +148,18 @@ pub(crate) fn encode_record(record: &StoredRecord) -> Vec<u8> {
     out
 }
 
-pub(crate) fn decode_record(bytes: &[u8]) -> Result<StoredRecord> {
+pub(crate) fn decode_record(bytes: &[u8]) -> Decoded<StoredRecord> {
     let mut reader = Reader { bytes, at: 0 };
-    let event = match reader.byte()? {
-        0 => EventName::Insert,
-        1 => EventName::Modify,
-        2 => EventName::Remove,
+    let (event, removed_by_ttl) = match reader.byte()? {
+        0 => (EventName::Insert, false),
+        1 => (EventName::Modify, false),
+        2 => (EventName::Remove, false),
+        REMOVE_BY_TTL => (EventName::Remove, true),
         other => return Err(corrupt(format!("unknown event {other}"))),
     };
     let commit_time_ms = u64::from_le_bytes(reader.array()?);
     let keys = reader.map()?;
-    let mut image = || -> Result<Option<Item>> {
+    let mut image = || -> Decoded<Option<Item>> {
         match reader.byte()? {
             0 => Ok(None),
             1 => Ok(Some(reader.map()?)),
@@ -169,11 +175,25 @@ pub(crate) fn decode_record(bytes: &[u8]) -> Result<StoredRecord> {
         old_image,
         new_image,
         commit_time_ms,
+        removed_by_ttl,
     })
 }
 
-fn corrupt(what: impl std::fmt::Display) -> StoreError {
-    StoreError::Internal(format!("corrupt stored value: {what}"))
+/// Why stored bytes do not decode; the caller knows which item or record
+/// they belong to and turns this into [`rave_store::StoreError::Corrupt`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undecodable(String);
+
+impl std::fmt::Display for Undecodable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+type Decoded<T> = std::result::Result<T, Undecodable>;
+
+fn corrupt(what: impl std::fmt::Display) -> Undecodable {
+    Undecodable(what.to_string())
 }
 
 struct Reader<'a> {
@@ -182,7 +202,7 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn byte(&mut self) -> Result<u8> {
+    fn byte(&mut self) -> Decoded<u8> {
         let b = *self
             .bytes
             .get(self.at)
@@ -191,12 +211,12 @@ impl<'a> Reader<'a> {
         Ok(b)
     }
 
-    fn array<const LEN: usize>(&mut self) -> Result<[u8; LEN]> {
+    fn array<const LEN: usize>(&mut self) -> Decoded<[u8; LEN]> {
         let slice = self.take(LEN)?;
         slice.try_into().map_err(|_| corrupt("truncated"))
     }
 
-    fn take(&mut self, len: usize) -> Result<&'a [u8]> {
+    fn take(&mut self, len: usize) -> Decoded<&'a [u8]> {
         let end = self
             .at
             .checked_add(len)
@@ -209,7 +229,7 @@ impl<'a> Reader<'a> {
         Ok(slice)
     }
 
-    fn varint(&mut self) -> Result<u128> {
+    fn varint(&mut self) -> Decoded<u128> {
         let mut value: u128 = 0;
         for shift in (0..128).step_by(7) {
             let b = self.byte()?;
@@ -221,7 +241,7 @@ impl<'a> Reader<'a> {
         Err(corrupt("varint too long"))
     }
 
-    fn len(&mut self) -> Result<usize> {
+    fn len(&mut self) -> Decoded<usize> {
         let len = usize::try_from(self.varint()?).map_err(|_| corrupt("length overflow"))?;
         // Every element takes at least one byte: a length beyond the rest
         // of the buffer is corrupt, and must not drive a huge allocation.
@@ -231,12 +251,12 @@ impl<'a> Reader<'a> {
         Ok(len)
     }
 
-    fn bytes_value(&mut self) -> Result<Vec<u8>> {
+    fn bytes_value(&mut self) -> Decoded<Vec<u8>> {
         let len = self.len()?;
         Ok(self.take(len)?.to_vec())
     }
 
-    fn string(&mut self) -> Result<String> {
+    fn string(&mut self) -> Decoded<String> {
         let len = self.len()?;
         let bytes = self.take(len)?;
         std::str::from_utf8(bytes)
@@ -244,14 +264,14 @@ impl<'a> Reader<'a> {
             .map_err(|_| corrupt("invalid UTF-8"))
     }
 
-    fn number(&mut self) -> Result<Number> {
+    fn number(&mut self) -> Decoded<Number> {
         let negative = self.byte()? != 0;
         let coefficient = self.varint()?;
         let exponent = i16::from_le_bytes(self.array()?);
         Number::from_parts(negative, coefficient, exponent).map_err(corrupt)
     }
 
-    fn map(&mut self) -> Result<Item> {
+    fn map(&mut self) -> Decoded<Item> {
         let len = self.len()?;
         let mut entries = Vec::with_capacity(len);
         for _ in 0..len {
@@ -262,7 +282,7 @@ impl<'a> Reader<'a> {
         Ok(BTreeMap::from_iter(entries))
     }
 
-    fn value(&mut self) -> Result<AttributeValue> {
+    fn value(&mut self) -> Decoded<AttributeValue> {
         Ok(match self.byte()? {
             S => AttributeValue::S(self.string()?),
             N => AttributeValue::N(self.number()?),
@@ -281,24 +301,25 @@ impl<'a> Reader<'a> {
             M => AttributeValue::M(self.map()?),
             SS => {
                 let len = self.len()?;
-                let set: Result<BTreeSet<String>> = (0..len).map(|_| self.string()).collect();
+                let set: Decoded<BTreeSet<String>> = (0..len).map(|_| self.string()).collect();
                 AttributeValue::Ss(set?)
             }
             NS => {
                 let len = self.len()?;
-                let set: Result<BTreeSet<Number>> = (0..len).map(|_| self.number()).collect();
+                let set: Decoded<BTreeSet<Number>> = (0..len).map(|_| self.number()).collect();
                 AttributeValue::Ns(set?)
             }
             BS => {
                 let len = self.len()?;
-                let set: Result<BTreeSet<Vec<u8>>> = (0..len).map(|_| self.bytes_value()).collect();
+                let set: Decoded<BTreeSet<Vec<u8>>> =
+                    (0..len).map(|_| self.bytes_value()).collect();
                 AttributeValue::Bs(set?)
             }
             other => return Err(corrupt(format!("unknown type tag {other}"))),
         })
     }
 
-    fn finish(&self) -> Result<()> {
+    fn finish(&self) -> Decoded<()> {
         if self.at == self.bytes.len() {
             Ok(())
         } else {
@@ -360,10 +381,18 @@ mod tests {
             old_image: Some(item! {"PK" => "a", "v" => 1i64}),
             new_image: None,
             commit_time_ms: 1_700_000_000_000,
+            removed_by_ttl: false,
         };
         let bytes = encode_record(&record);
         let back = decode_record(&bytes).expect("decodes");
         assert_eq!(back.into_record(7).old_image, record.old_image);
+        let by_ttl = StoredRecord {
+            event: EventName::Remove,
+            removed_by_ttl: true,
+            ..record
+        };
+        let back = decode_record(&encode_record(&by_ttl)).expect("decodes");
+        assert!(back.removed_by_ttl && back.event == EventName::Remove);
         for cut in 0..bytes.len() {
             assert!(decode_record(&bytes[..cut]).is_err());
         }

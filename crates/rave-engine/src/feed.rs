@@ -2,7 +2,7 @@
 //! whose checkpoint moves in the same transaction as its effects.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rave_store::{
     ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, Result, StoreError, TransactWriteAction,
@@ -74,6 +74,7 @@ impl EngineFeed {
                         old_image: r.old_image,
                         new_image: r.new_image,
                         commit_time_ms: r.commit_time_ms,
+                        removed_by_ttl: r.removed_by_ttl,
                     },
                 )
             })
@@ -148,9 +149,7 @@ impl ChangeFeed for EngineFeed {
             .unwrap_or(0);
         let latest = self.engine.latest_sequence();
         let oldest_pending = self.engine.read_stream(&self.table, position, 1)?;
-        let now_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        let now_ms = self.engine.now_ms();
         Ok(FeedLag {
             position,
             latest,

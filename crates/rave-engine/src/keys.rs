@@ -16,7 +16,7 @@
 
 use std::ops::Bound;
 
-use rave_store::{AttributeValue, Number, SortOp};
+use rave_store::{AttributeValue, KeyAttribute, KeyType, Number, SortOp};
 
 /// Appends the order-preserving encoding of a key value (S, N or B).
 pub fn encode_value(out: &mut Vec<u8>, value: &AttributeValue) {
@@ -103,6 +103,83 @@ pub fn stored_key<'a>(
         encode_value(&mut out, value);
     }
     out
+}
+
+/// A readable form of a stored key (`PK="a", SK=3`), so an error about the
+/// item it names can say which item; what does not decode is shown in hex.
+pub fn describe_stored_key<'a>(
+    stored: &[u8],
+    attributes: impl IntoIterator<Item = &'a KeyAttribute>,
+) -> String {
+    let mut rest = stored.get(2..).unwrap_or_default();
+    let mut parts = Vec::new();
+    for attribute in attributes {
+        let Some((text, used)) = decode_key_value(rest, attribute.key_type) else {
+            break;
+        };
+        parts.push(format!("{}={text}", attribute.name));
+        rest = rest.get(used..).unwrap_or_default();
+    }
+    if !rest.is_empty() {
+        parts.push(format!("undecoded 0x{}", hex(rest)));
+    }
+    parts.join(", ")
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// One key value from the front of `bytes` (the inverse of
+/// [`encode_value`]) as text, with the number of bytes it took.
+fn decode_key_value(bytes: &[u8], key_type: KeyType) -> Option<(String, usize)> {
+    match key_type {
+        KeyType::S | KeyType::B => {
+            let mut value = Vec::new();
+            let mut at = 0;
+            loop {
+                match (*bytes.get(at)?, bytes.get(at + 1)) {
+                    (0, Some(0)) => break,
+                    (0, Some(0xFF)) => value.push(0),
+                    (0, _) => return None,
+                    (b, _) => {
+                        value.push(b);
+                        at += 1;
+                        continue;
+                    }
+                }
+                at += 2;
+            }
+            let text = match key_type {
+                KeyType::S => format!("{:?}", String::from_utf8_lossy(&value)),
+                _ => format!("0x{}", hex(&value)),
+            };
+            Some((text, at + 2))
+        }
+        KeyType::N => {
+            let (negative, terminator) = match *bytes.first()? {
+                ZERO => return Some(("0".into(), 1)),
+                NEGATIVE => (true, 0xFF),
+                POSITIVE => (false, 0x00),
+                _ => return None,
+            };
+            let exponent_byte = *bytes.get(1)?;
+            let exponent = i32::from(if negative {
+                255 - exponent_byte
+            } else {
+                exponent_byte
+            }) - 130;
+            let end = 2 + bytes.get(2..)?.iter().position(|&b| b == terminator)?;
+            let digits: String = bytes[2..end]
+                .iter()
+                .map(|&b| char::from(b'0' + if negative { 10 - b } else { b - 1 }))
+                .collect();
+            let (first, rest) = digits.split_at_checked(1)?;
+            let sign = if negative { "-" } else { "" };
+            let number: Number = format!("{sign}{first}.{rest}0E{exponent}").parse().ok()?;
+            Some((number.to_string(), end + 1))
+        }
+    }
 }
 
 /// The smallest byte string greater than every string starting with `prefix`,
@@ -254,6 +331,31 @@ mod tests {
         fn contains(&self, key: &[u8]) -> bool {
             std::ops::RangeBounds::<&[u8]>::contains(self, &key)
         }
+    }
+
+    #[test]
+    fn stored_keys_describe_themselves() {
+        let schema = [
+            KeyAttribute::new("PK", KeyType::S),
+            KeyAttribute::new("SK", KeyType::N),
+        ];
+        for (pk, sk) in [("a\u{0}b", "-12.5"), ("COMMENT#1", "0"), ("x", "1E+100")] {
+            let sk: Number = sk.parse().expect("a number");
+            let stored = stored_key(&AttributeValue::S(pk.into()), [&AttributeValue::N(sk)]);
+            assert_eq!(
+                describe_stored_key(&stored, &schema),
+                format!("PK={pk:?}, SK={sk}")
+            );
+        }
+        let binary = stored_key(&AttributeValue::B(vec![0, 255]), []);
+        assert_eq!(
+            describe_stored_key(&binary, &[KeyAttribute::new("K", KeyType::B)]),
+            "K=0x00ff"
+        );
+        assert_eq!(
+            describe_stored_key(&[1, 2, 9, 9], &schema[..1]),
+            "undecoded 0x0909"
+        );
     }
 
     #[test]

@@ -22,11 +22,13 @@
 //! (see [`writer`]).
 
 mod catalog;
+mod clock;
 mod codec;
 mod feed;
 mod keys;
 mod read;
 mod stream;
+mod ttl;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -43,12 +45,13 @@ use rave_store::{
 };
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition as RedbTable};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use tokio::sync::{oneshot, watch};
 
 pub use catalog::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
+pub use clock::{Clock, ManualClock};
 pub use feed::{EngineBatch, EngineFeed};
 pub use stream::{Checkpoint, EventName, StartPosition, StreamRecord};
+pub use ttl::{TimeToLiveDescription, TimeToLiveSpecification, TimeToLiveStatus};
 
 use catalog::{Catalog, TableState};
 use stream::consumer_key;
@@ -70,18 +73,71 @@ fn stream_table(name: &str) -> RedbTable<'_, u64, &'static [u8]> {
     RedbTable::new(name)
 }
 
-fn storage(error: impl std::fmt::Display) -> StoreError {
-    StoreError::Internal(error.to_string())
+/// What a redb failure means for a caller: the disk failed or is full
+/// (`Unavailable`, retryable), the file is damaged (`Corrupt`), or rave
+/// misused redb (`Internal`, a bug).
+fn storage(error: impl Into<redb::Error>) -> StoreError {
+    match error.into() {
+        redb::Error::Io(io) => {
+            // std reports ENOSPC as StorageFull.
+            if io.kind() == std::io::ErrorKind::StorageFull {
+                StoreError::Unavailable(format!("disk full: {io}"))
+            } else {
+                StoreError::Unavailable(format!("I/O error: {io}"))
+            }
+        }
+        redb::Error::Corrupted(detail) => StoreError::corrupt(DATABASE_FILE, detail),
+        error @ (redb::Error::PreviousIo
+        | redb::Error::DatabaseClosed
+        | redb::Error::DatabaseAlreadyOpen
+        | redb::Error::TransactionPoisoned) => StoreError::Unavailable(error.to_string()),
+        error => StoreError::Internal(format!("storage: {error}")),
+    }
 }
 
 /// Table definitions are rare and small: serde keeps them simple.
 fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>> {
-    postcard::to_allocvec(value).map_err(storage)
+    postcard::to_allocvec(value).map_err(|e| StoreError::Internal(format!("encoding: {e}")))
 }
 
-fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
-    postcard::from_bytes(bytes)
-        .map_err(|e| StoreError::Internal(format!("corrupt stored value: {e}")))
+/// A stored table definition. postcard is not self-describing, so a field
+/// added since an entry was written cannot default on its own: an entry
+/// that ends where [`DefinitionBeforeTtl`] ends was written before Time to
+/// Live existed.
+fn decode_definition(bytes: &[u8], table: &str) -> Result<TableDefinition> {
+    let corrupt = |e: postcard::Error| {
+        StoreError::corrupt(format!("the catalog entry of table {table}"), e.to_string())
+    };
+    match postcard::from_bytes::<TableDefinition>(bytes) {
+        Ok(definition) => Ok(definition),
+        Err(postcard::Error::DeserializeUnexpectedEnd) => postcard::from_bytes(bytes)
+            .map(DefinitionBeforeTtl::upgrade)
+            .map_err(corrupt),
+        Err(e) => Err(corrupt(e)),
+    }
+}
+
+/// The catalog entry as written before Time to Live: `TableDefinition`
+/// without its last field.
+#[derive(serde::Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+struct DefinitionBeforeTtl {
+    name: String,
+    key_schema: rave_store::KeySchema,
+    global_secondary_indexes: Vec<rave_store::GlobalSecondaryIndex>,
+    stream_enabled: bool,
+}
+
+impl DefinitionBeforeTtl {
+    fn upgrade(self) -> TableDefinition {
+        TableDefinition {
+            name: self.name,
+            key_schema: self.key_schema,
+            global_secondary_indexes: self.global_secondary_indexes,
+            stream_enabled: self.stream_enabled,
+            time_to_live_attribute: None,
+        }
+    }
 }
 
 /// How the engine is opened.
@@ -95,6 +151,12 @@ pub struct EngineOptions {
     /// Most write requests one commit takes. 1 turns group commit off (one
     /// fsync per request), which only benchmarks should want.
     pub max_commit_group: usize,
+    /// How often Time to Live looks for expired items. DynamoDB promises
+    /// deletion within days; a minute keeps expired items few without
+    /// scanning all the time.
+    pub ttl_sweep_interval: Duration,
+    /// The time for stream records, retention and Time to Live.
+    pub clock: Clock,
 }
 
 impl Default for EngineOptions {
@@ -103,6 +165,8 @@ impl Default for EngineOptions {
             stream_retention: Duration::from_secs(24 * 60 * 60),
             cache_size: 256 * 1024 * 1024,
             max_commit_group: 1024,
+            ttl_sweep_interval: Duration::from_secs(60),
+            clock: Clock::System,
         }
     }
 }
@@ -121,11 +185,22 @@ struct Inner {
     /// `None` only while shutting down.
     jobs: Option<Sender<Job>>,
     writer: Mutex<Option<JoinHandle<()>>>,
+    /// Dropping it stops the Time to Live sweeper.
+    stop_sweeper: Option<Sender<()>>,
+    sweeper: Mutex<Option<JoinHandle<()>>>,
     latest_sequence: watch::Receiver<u64>,
+    clock: Clock,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        // The sweeper holds a sender of the writer's queue: stop it first.
+        self.stop_sweeper.take();
+        if let Ok(mut sweeper) = self.sweeper.lock()
+            && let Some(handle) = sweeper.take()
+        {
+            let _ = handle.join();
+        }
         // Closing the queue ends the writer once it has committed what it holds.
         self.jobs.take();
         if let Ok(mut writer) = self.writer.lock()
@@ -150,13 +225,19 @@ impl Engine {
 
     pub fn open_with(dir: impl AsRef<Path>, options: EngineOptions) -> Result<Engine> {
         let dir = dir.as_ref();
-        std::fs::create_dir_all(dir)
-            .map_err(|e| StoreError::Internal(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(|e| {
+            StoreError::Unavailable(format!("cannot create {}: {e}", dir.display()))
+        })?;
         let path = dir.join(DATABASE_FILE);
         let db = Database::builder()
             .set_cache_size(options.cache_size)
             .create(&path)
-            .map_err(|e| StoreError::Internal(format!("cannot open {}: {e}", path.display())))?;
+            .map_err(|e| match storage(e) {
+                StoreError::Unavailable(why) => {
+                    StoreError::Unavailable(format!("cannot open {}: {why}", path.display()))
+                }
+                other => other,
+            })?;
         let db = Arc::new(db);
         let catalog = Arc::new(Catalog::default());
         let next_sequence = {
@@ -164,8 +245,8 @@ impl Engine {
             {
                 let definitions = txn.open_table(CATALOG).map_err(storage)?;
                 for entry in definitions.iter().map_err(storage)? {
-                    let (_, value) = entry.map_err(storage)?;
-                    let definition: TableDefinition = decode(value.value())?;
+                    let (name, value) = entry.map_err(storage)?;
+                    let definition = decode_definition(value.value(), name.value())?;
                     catalog.insert(TableState::new(definition))?;
                 }
                 txn.open_table(CONSUMERS).map_err(storage)?;
@@ -189,20 +270,41 @@ impl Engine {
             latest_sequence: latest_tx,
             last_trim: Instant::now(),
             max_group: options.max_commit_group.max(1),
+            clock: options.clock.clone(),
         };
         let handle = std::thread::Builder::new()
             .name("rave-writer".into())
             .spawn(move || writer.run(jobs_rx))
-            .map_err(|e| StoreError::Internal(format!("cannot start the writer thread: {e}")))?;
+            .map_err(|e| StoreError::Unavailable(format!("cannot start the writer thread: {e}")))?;
+        let (stop_sweeper, stop) = mpsc::channel();
+        let sweeper = ttl::Sweeper {
+            db: db.clone(),
+            catalog: catalog.clone(),
+            jobs: jobs_tx.clone(),
+            clock: options.clock.clone(),
+            interval: options.ttl_sweep_interval,
+            stop,
+        };
+        // Built before the sweeper starts, so that an error below still
+        // stops the writer (the Drop of Inner).
+        let mut inner = Inner {
+            path,
+            db,
+            catalog,
+            jobs: Some(jobs_tx),
+            writer: Mutex::new(Some(handle)),
+            stop_sweeper: Some(stop_sweeper),
+            sweeper: Mutex::new(None),
+            latest_sequence: latest_rx,
+            clock: options.clock,
+        };
+        let sweeper = std::thread::Builder::new()
+            .name("rave-ttl".into())
+            .spawn(move || sweeper.run())
+            .map_err(|e| StoreError::Unavailable(format!("cannot start the TTL thread: {e}")))?;
+        inner.sweeper = Mutex::new(Some(sweeper));
         Ok(Engine {
-            inner: Arc::new(Inner {
-                path,
-                db,
-                catalog,
-                jobs: Some(jobs_tx),
-                writer: Mutex::new(Some(handle)),
-                latest_sequence: latest_rx,
-            }),
+            inner: Arc::new(inner),
         })
     }
 
@@ -220,6 +322,66 @@ impl Engine {
         self.submit(WriteOp::DeleteTable(table.to_owned()))
             .await
             .map(|_| ())
+    }
+
+    /// Enables or disables Time to Live on `table` (UpdateTimeToLive), under
+    /// DynamoDB's rules: enabling needs TTL disabled, disabling names the
+    /// attribute it is enabled on; changing the attribute is a disable and
+    /// an enable. Returns the specification applied.
+    pub async fn update_time_to_live(
+        &self,
+        table: &str,
+        change: TimeToLiveSpecification,
+    ) -> Result<TimeToLiveSpecification> {
+        self.submit(WriteOp::UpdateTimeToLive {
+            table: table.to_owned(),
+            change: change.clone(),
+        })
+        .await?;
+        Ok(change)
+    }
+
+    /// Whether Time to Live is enabled on `table`, and on which attribute
+    /// (DescribeTimeToLive).
+    pub fn describe_time_to_live(&self, table: &str) -> Result<TimeToLiveDescription> {
+        let attribute_name = self
+            .inner
+            .catalog
+            .get(table)?
+            .definition
+            .time_to_live_attribute
+            .clone();
+        Ok(TimeToLiveDescription {
+            status: if attribute_name.is_some() {
+                TimeToLiveStatus::Enabled
+            } else {
+                TimeToLiveStatus::Disabled
+            },
+            attribute_name,
+        })
+    }
+
+    /// Deletes what Time to Live has expired by now, in one pass over the
+    /// tables with TTL enabled, as the background sweeper does every
+    /// [`EngineOptions::ttl_sweep_interval`]; returns how many items it
+    /// deleted.
+    pub async fn sweep_expired(&self) -> Result<u64> {
+        let mut pass = ttl::SweepPass::new(&self.inner.catalog)?;
+        let mut deleted = 0;
+        while let Some(op) =
+            pass.next_request(&self.inner.db, self.inner.clock.now_ms(), || false)?
+        {
+            match self.submit(op).await? {
+                WriteReply::Expired(count) => deleted += count,
+                other => return Err(unexpected(other)),
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// The engine's time, in milliseconds since the Unix epoch.
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.inner.clock.now_ms()
     }
 
     /// Sequence number of the newest committed stream record (0 when none).
@@ -278,7 +440,8 @@ impl Engine {
             .take(limit)
         {
             let (sequence, value) = entry.map_err(storage)?;
-            let stored = codec::decode_record(value.value())?;
+            let stored = codec::decode_record(value.value())
+                .map_err(|e| state.corrupt_record(sequence.value(), e))?;
             records.push(stored.into_record(sequence.value()));
         }
         Ok(records)
@@ -316,12 +479,12 @@ impl Engine {
             .inner
             .jobs
             .as_ref()
-            .ok_or_else(|| StoreError::Internal("the engine is shut down".into()))?;
+            .ok_or_else(|| StoreError::Unavailable("the engine is shut down".into()))?;
         jobs.send(Job { op, reply })
-            .map_err(|_| StoreError::Internal("the writer thread has stopped".into()))?;
+            .map_err(|_| StoreError::Unavailable("the writer thread has stopped".into()))?;
         response
             .await
-            .map_err(|_| StoreError::Internal("the writer thread has stopped".into()))?
+            .map_err(|_| StoreError::Unavailable("the writer thread has stopped".into()))?
     }
 
     async fn write(&self, op: WriteOp) -> Result<WriteOutput> {
@@ -336,7 +499,7 @@ impl Engine {
     }
 }
 
-fn unexpected(reply: WriteReply) -> StoreError {
+pub(crate) fn unexpected(reply: WriteReply) -> StoreError {
     StoreError::Internal(format!("unexpected writer reply {reply:?}"))
 }
 
@@ -403,5 +566,57 @@ impl Store for Engine {
             WriteReply::Transact(output) => Ok(output),
             other => Err(unexpected(other)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rave_conformance::table_definition;
+
+    use super::*;
+
+    #[test]
+    fn redb_failures_map_to_their_kinds() {
+        let io = |error: std::io::Error| storage(redb::StorageError::Io(error));
+        let full = io(std::io::Error::from_raw_os_error(28));
+        assert!(
+            matches!(&full, StoreError::Unavailable(why) if why.starts_with("disk full")),
+            "{full:?}"
+        );
+        let broken = io(std::io::Error::other("bad sector"));
+        assert!(matches!(&broken, StoreError::Unavailable(why) if why.starts_with("I/O error")));
+        assert!(full.is_retryable() && broken.is_retryable());
+        assert!(matches!(
+            storage(redb::StorageError::Corrupted("bad page".into())),
+            StoreError::Corrupt { .. }
+        ));
+        assert!(matches!(
+            storage(redb::TableError::TableDoesNotExist("x".into())),
+            StoreError::Internal(_)
+        ));
+    }
+
+    #[test]
+    fn catalog_entries_from_before_time_to_live_still_load() {
+        let current = table_definition("things");
+        let legacy = DefinitionBeforeTtl {
+            name: current.name.clone(),
+            key_schema: current.key_schema.clone(),
+            global_secondary_indexes: current.global_secondary_indexes.clone(),
+            stream_enabled: current.stream_enabled,
+        };
+        let bytes = postcard::to_allocvec(&legacy).expect("encodes");
+        assert_eq!(decode_definition(&bytes, "things"), Ok(current.clone()));
+
+        let with_ttl = TableDefinition {
+            time_to_live_attribute: Some("expires".into()),
+            ..current
+        };
+        let bytes = encode(&with_ttl).expect("encodes");
+        assert_eq!(decode_definition(&bytes, "things"), Ok(with_ttl));
+        assert!(matches!(
+            decode_definition(&bytes[..3], "things"),
+            Err(StoreError::Corrupt { .. })
+        ));
     }
 }

@@ -27,7 +27,7 @@ pub(crate) fn get_item(
         .open_table(bytes_table(&table.items_table))
         .map_err(storage)?;
     let item: Option<Item> = match items.get(key.as_slice()).map_err(storage)? {
-        Some(bytes) => Some(decode_item(bytes.value())?),
+        Some(bytes) => Some(decode_item(bytes.value()).map_err(|e| table.corrupt_item(&key, e))?),
         None => None,
     };
     let mut consumed = ConsumedCapacity::new(table.name());
@@ -66,7 +66,9 @@ pub(crate) fn batch_get(
         let mut units = ConsumedCapacity::new(table.name());
         for key in seen {
             let item: Option<Item> = match items.get(key.as_slice()).map_err(storage)? {
-                Some(bytes) => Some(decode_item(bytes.value())?),
+                Some(bytes) => {
+                    Some(decode_item(bytes.value()).map_err(|e| table.corrupt_item(&key, e))?)
+                }
                 None => None,
             };
             // Each key is charged on its own, rounded up to a whole unit.
@@ -276,8 +278,11 @@ fn read_range(
         );
         let iter = entries.range::<&[u8]>(bounds).map_err(storage)?;
         let mut step = |entry: RangeEntry<'_>| -> Result<bool> {
-            let (_, value) = entry.map_err(storage)?;
-            let item = decode_item(value.value())?;
+            let (key, value) = entry.map_err(storage)?;
+            let item = decode_item(value.value()).map_err(|e| match index {
+                Some(index) => table.corrupt_index_entry(index, e),
+                None => table.corrupt_item(key.value(), e),
+            })?;
             scanned += 1;
             bytes_read += item_size(&item);
             let stop = limit.is_some_and(|l| scanned >= l) || bytes_read >= MAX_PAGE_BYTES;

@@ -26,6 +26,8 @@ pub struct StreamRecord {
     pub new_image: Option<Item>,
     /// Milliseconds since the Unix epoch at which the change committed.
     pub commit_time_ms: u64,
+    /// A REMOVE made by Time to Live, not by a request.
+    pub removed_by_ttl: bool,
 }
 
 /// The stored form: the sequence number is the redb key.
@@ -35,6 +37,7 @@ pub(crate) struct StoredRecord {
     pub old_image: Option<Item>,
     pub new_image: Option<Item>,
     pub commit_time_ms: u64,
+    pub removed_by_ttl: bool,
 }
 
 impl StoredRecord {
@@ -46,6 +49,7 @@ impl StoredRecord {
             old_image: self.old_image,
             new_image: self.new_image,
             commit_time_ms: self.commit_time_ms,
+            removed_by_ttl: self.removed_by_ttl,
         }
     }
 }

@@ -8,28 +8,32 @@
 //! durable.
 //!
 //! Each request is checked completely (validation, conditions, update
-//! evaluation) before it mutates anything, so a request that fails leaves
-//! the shared transaction untouched. A storage error, on the other hand,
-//! aborts the whole group and every request in it gets the error.
+//! evaluation, decoding the items it reads) before it mutates anything, so
+//! a request that fails leaves the shared transaction untouched and fails
+//! alone. Only a failure of redb itself inside the shared transaction (an
+//! I/O error, a full disk, a damaged page) or of its commit aborts the
+//! whole group, and every request in it gets that error ([`Failure`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, TryRecvError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use rave_store::{
     BatchWriteItemInput, BatchWriteItemOutput, CancellationReason, ConsumedCapacity,
     DeleteItemInput, Item, MAX_BATCH_WRITE_REQUESTS, MAX_TRANSACT_ACTIONS, PutItemInput, Result,
     ReturnValues, StoreError, TableDefinition, TransactWriteAction, TransactWriteItemsInput,
-    TransactWriteItemsOutput, Update, UpdateItemInput, WriteOutput, WriteRequest, item_size,
-    write_units,
+    TransactWriteItemsOutput, Update, UpdateItemInput, WriteOutput, WriteRequest, add_by_table,
+    item_size, write_units,
 };
 use redb::{Database, ReadableTable, WriteTransaction};
 use tokio::sync::{oneshot, watch};
 
 use crate::catalog::{Catalog, TableState};
+use crate::clock::Clock;
 use crate::codec::{decode_item, decode_record, encode_item, encode_record};
 use crate::stream::{Checkpoint, EventName, StartPosition, StoredRecord, consumer_key};
+use crate::ttl::{self, Expired, TimeToLiveSpecification};
 use crate::{CATALOG, CONSUMERS, META, NEXT_SEQUENCE, bytes_table, encode, storage};
 
 /// How often the writer looks for stream records it may drop.
@@ -51,11 +55,24 @@ pub(crate) enum WriteOp {
         start: StartPosition,
     },
     Checkpoint(Checkpoint),
+    UpdateTimeToLive {
+        table: String,
+        change: TimeToLiveSpecification,
+    },
+    /// The sweeper's deletion of items it found expired by `attribute`.
+    Expire {
+        table: String,
+        attribute: String,
+        items: Vec<Expired>,
+    },
 }
 
 impl WriteOp {
     fn changes_catalog(&self) -> bool {
-        matches!(self, WriteOp::CreateTable(_) | WriteOp::DeleteTable(_))
+        matches!(
+            self,
+            WriteOp::CreateTable(_) | WriteOp::DeleteTable(_) | WriteOp::UpdateTimeToLive { .. }
+        )
     }
 }
 
@@ -66,12 +83,46 @@ pub(crate) enum WriteReply {
     Batch(BatchWriteItemOutput),
     Transact(TransactWriteItemsOutput),
     Position(u64),
+    /// How many items Time to Live deleted.
+    Expired(u64),
 }
 
 pub(crate) struct Job {
     pub op: WriteOp,
     pub reply: oneshot::Sender<Result<WriteReply>>,
 }
+
+/// Why a request of a group failed, which decides who else fails with it.
+#[derive(Debug)]
+enum Failure {
+    /// The request's own fault (invalid, a condition, an item it reads
+    /// does not decode): it fails alone, having changed nothing, and the
+    /// group goes on.
+    Request(StoreError),
+    /// redb failed inside the shared transaction: the transaction cannot be
+    /// trusted, so every request of the group fails.
+    Transaction(StoreError),
+}
+
+type Applied<T> = std::result::Result<T, Failure>;
+
+impl From<StoreError> for Failure {
+    fn from(error: StoreError) -> Failure {
+        Failure::Request(error)
+    }
+}
+
+macro_rules! redb_failures {
+    ($($error:ty),*) => {$(
+        impl From<$error> for Failure {
+            fn from(error: $error) -> Failure {
+                Failure::Transaction(storage(error))
+            }
+        }
+    )*};
+}
+
+redb_failures!(redb::StorageError, redb::TableError);
 
 pub(crate) struct Writer {
     pub db: Arc<Database>,
@@ -81,6 +132,7 @@ pub(crate) struct Writer {
     pub latest_sequence: watch::Sender<u64>,
     pub last_trim: Instant,
     pub max_group: usize,
+    pub clock: Clock,
 }
 
 impl Writer {
@@ -149,9 +201,7 @@ impl Writer {
 
     fn commit_group(&mut self, ops: &[WriteOp]) -> Result<Vec<Result<WriteReply>>> {
         let txn = self.db.begin_write().map_err(storage)?;
-        let now_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        let now_ms = self.clock.now_ms();
         let mut outcomes = Vec::with_capacity(ops.len());
         {
             let mut tx = Tx {
@@ -163,8 +213,9 @@ impl Writer {
             };
             for op in ops {
                 match self.apply(&mut tx, op) {
-                    Err(StoreError::Internal(e)) => return Err(StoreError::Internal(e)),
-                    outcome => outcomes.push(outcome),
+                    Ok(reply) => outcomes.push(Ok(reply)),
+                    Err(Failure::Request(error)) => outcomes.push(Err(error)),
+                    Err(Failure::Transaction(error)) => return Err(error),
                 }
             }
             if tx.next_sequence != self.next_sequence {
@@ -174,7 +225,15 @@ impl Writer {
             }
             if self.last_trim.elapsed() >= TRIM_INTERVAL {
                 self.last_trim = Instant::now();
-                trim_streams(&mut tx, &self.catalog, self.retention)?;
+                match trim_streams(&mut tx, &self.catalog, self.retention) {
+                    Ok(()) => {}
+                    // Housekeeping must not fail the group's requests: a
+                    // record that does not decode stays, and is reported.
+                    Err(Failure::Request(error)) => {
+                        tracing::error!(%error, "stream trim skipped");
+                    }
+                    Err(Failure::Transaction(error)) => return Err(error),
+                }
             }
             self.next_sequence = tx.next_sequence;
         }
@@ -182,7 +241,7 @@ impl Writer {
         Ok(outcomes)
     }
 
-    fn apply(&self, tx: &mut Tx<'_>, op: &WriteOp) -> Result<WriteReply> {
+    fn apply(&self, tx: &mut Tx<'_>, op: &WriteOp) -> Applied<WriteReply> {
         match op {
             WriteOp::Put(input) => self.put(tx, input).map(WriteReply::Write),
             WriteOp::Update(input) => self.update(tx, input).map(WriteReply::Write),
@@ -203,18 +262,27 @@ impl Writer {
                 write_checkpoint(tx, checkpoint)?;
                 Ok(WriteReply::Done)
             }
-            WriteOp::CreateTable(_) | WriteOp::DeleteTable(_) => {
-                Err(StoreError::Internal("catalog change inside a group".into()))
-            }
+            WriteOp::Expire {
+                table,
+                attribute,
+                items,
+            } => self
+                .expire(tx, table, attribute, items)
+                .map(WriteReply::Expired),
+            WriteOp::CreateTable(_)
+            | WriteOp::DeleteTable(_)
+            | WriteOp::UpdateTimeToLive { .. } => Err(Failure::Request(StoreError::Internal(
+                "catalog change inside a group".into(),
+            ))),
         }
     }
 
-    fn put(&self, tx: &mut Tx<'_>, input: &PutItemInput) -> Result<WriteOutput> {
+    fn put(&self, tx: &mut Tx<'_>, input: &PutItemInput) -> Applied<WriteOutput> {
         let table = self.catalog.get(&input.table)?;
         if input.return_values == ReturnValues::AllNew {
-            return Err(StoreError::validation(
+            return Err(Failure::Request(StoreError::validation(
                 "ReturnValues can only be ALL_OLD or NONE for PutItem",
-            ));
+            )));
         }
         let key = table.validate_item(&input.item)?;
         let old = tx.get(&table, &key)?;
@@ -226,7 +294,7 @@ impl Writer {
         })
     }
 
-    fn update(&self, tx: &mut Tx<'_>, input: &UpdateItemInput) -> Result<WriteOutput> {
+    fn update(&self, tx: &mut Tx<'_>, input: &UpdateItemInput) -> Applied<WriteOutput> {
         let table = self.catalog.get(&input.table)?;
         let key = table.key_bytes(&input.key)?;
         check_update(&table, &input.update)?;
@@ -245,12 +313,12 @@ impl Writer {
         })
     }
 
-    fn delete(&self, tx: &mut Tx<'_>, input: &DeleteItemInput) -> Result<WriteOutput> {
+    fn delete(&self, tx: &mut Tx<'_>, input: &DeleteItemInput) -> Applied<WriteOutput> {
         let table = self.catalog.get(&input.table)?;
         if input.return_values == ReturnValues::AllNew {
-            return Err(StoreError::validation(
+            return Err(Failure::Request(StoreError::validation(
                 "ReturnValues can only be ALL_OLD or NONE for DeleteItem",
-            ));
+            )));
         }
         let key = table.key_bytes(&input.key)?;
         let old = tx.get(&table, &key)?;
@@ -266,12 +334,12 @@ impl Writer {
         &self,
         tx: &mut Tx<'_>,
         input: &BatchWriteItemInput,
-    ) -> Result<BatchWriteItemOutput> {
+    ) -> Applied<BatchWriteItemOutput> {
         let count = input.requests.len();
         if count == 0 || count > MAX_BATCH_WRITE_REQUESTS {
-            return Err(StoreError::validation(format!(
+            return Err(Failure::Request(StoreError::validation(format!(
                 "Too many items requested for the BatchWriteItem call: {count} (1 to {MAX_BATCH_WRITE_REQUESTS} allowed)"
-            )));
+            ))));
         }
         let mut planned = Vec::with_capacity(count);
         for (table_name, request) in &input.requests {
@@ -286,15 +354,20 @@ impl Writer {
                     t.name() == table.name() && *k == key
                 })
             {
-                return Err(StoreError::validation(
+                return Err(Failure::Request(StoreError::validation(
                     "Provided list of item keys contains duplicates",
-                ));
+                )));
             }
             planned.push((table, key, new));
         }
+        // Read every old image first: an item that does not decode fails
+        // the request before any of its writes touched the transaction.
+        let mut olds = Vec::with_capacity(planned.len());
+        for (table, key, _) in &planned {
+            olds.push(tx.get(table, key)?);
+        }
         let mut consumed = Consumption::default();
-        for (table, key, new) in planned {
-            let old = tx.get(&table, &key)?;
+        for ((table, key, new), old) in planned.into_iter().zip(olds) {
             consumed.add(tx.write_item(&table, &key, old.as_ref(), new)?);
         }
         Ok(BatchWriteItemOutput {
@@ -308,7 +381,7 @@ impl Writer {
         tx: &mut Tx<'_>,
         input: &TransactWriteItemsInput,
         checkpoint: Option<&Checkpoint>,
-    ) -> Result<TransactWriteItemsOutput> {
+    ) -> Applied<TransactWriteItemsOutput> {
         let count = input.actions.len();
         // DynamoDB's limit binds TransactWriteItems; a stream consumer's
         // commit (with a checkpoint) is the engine's own and may be larger.
@@ -318,9 +391,9 @@ impl Writer {
             MAX_TRANSACT_ACTIONS
         };
         if count == 0 || count > limit {
-            return Err(StoreError::validation(format!(
+            return Err(Failure::Request(StoreError::validation(format!(
                 "1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length between 1 and {MAX_TRANSACT_ACTIONS} (got {count})"
-            )));
+            ))));
         }
         // Validate the request as a whole before reading anything.
         let mut resolved = Vec::with_capacity(count);
@@ -339,9 +412,9 @@ impl Writer {
                 .iter()
                 .any(|(t, k): &(Arc<TableState>, Vec<u8>)| t.name() == table.name() && *k == key)
             {
-                return Err(StoreError::validation(
+                return Err(Failure::Request(StoreError::validation(
                     "Transaction request cannot include multiple operations on one item",
-                ));
+                )));
             }
             resolved.push((table, key));
         }
@@ -384,7 +457,7 @@ impl Writer {
             writes.push((old, new.ok().flatten(), is_check));
         }
         if reasons.iter().any(|r| *r != CancellationReason::None) {
-            return Err(StoreError::TransactionCanceled(reasons));
+            return Err(Failure::Request(StoreError::TransactionCanceled(reasons)));
         }
         let mut consumed = Consumption::default();
         for ((table, key), (old, new, is_check)) in resolved.iter().zip(writes) {
@@ -405,22 +478,56 @@ impl Writer {
         })
     }
 
+    /// Deletes the items that are still as the sweeper found them: the
+    /// table's TTL attribute unchanged, the item's TTL value the one that
+    /// expired it, and still expired now. Anything else was written in
+    /// between, and stays.
+    fn expire(
+        &self,
+        tx: &mut Tx<'_>,
+        table: &str,
+        attribute: &str,
+        items: &[Expired],
+    ) -> Applied<u64> {
+        let table = self.catalog.get(table)?;
+        if table.definition.time_to_live_attribute.as_deref() != Some(attribute) {
+            return Ok(0);
+        }
+        let mut deleted = 0;
+        for expired in items {
+            let old = match tx.get(&table, &expired.key) {
+                Ok(old) => old,
+                Err(Failure::Request(error)) => {
+                    tracing::error!(%error, "time to live skipped an item");
+                    continue;
+                }
+                Err(failure) => return Err(failure),
+            };
+            let Some(old) = old else { continue };
+            if ttl::expired_value(&old, attribute, tx.now_ms) == Some(expired.value) {
+                tx.expire_item(&table, &expired.key, &old)?;
+                deleted += 1;
+            }
+        }
+        Ok(deleted)
+    }
+
     fn register_consumer(
         &self,
         tx: &mut Tx<'_>,
         table: &str,
         consumer: &str,
         start: StartPosition,
-    ) -> Result<u64> {
+    ) -> Applied<u64> {
         let state = self.catalog.get(table)?;
         if !state.definition.stream_enabled {
-            return Err(StoreError::validation(format!(
+            return Err(Failure::Request(StoreError::validation(format!(
                 "table {table} has no stream"
-            )));
+            ))));
         }
-        let mut consumers = tx.txn.open_table(CONSUMERS).map_err(storage)?;
+        let mut consumers = tx.txn.open_table(CONSUMERS)?;
         let key = consumer_key(table, consumer);
-        if let Some(position) = consumers.get(key.as_str()).map_err(storage)? {
+        if let Some(position) = consumers.get(key.as_str())? {
             return Ok(position.value());
         }
         let position = match start {
@@ -428,7 +535,7 @@ impl Writer {
             StartPosition::Latest => tx.next_sequence - 1,
             StartPosition::After(sequence) => sequence,
         };
-        consumers.insert(key.as_str(), position).map_err(storage)?;
+        consumers.insert(key.as_str(), position)?;
         Ok(position)
     }
 
@@ -489,6 +596,18 @@ impl Writer {
                 txn.commit().map_err(storage)?;
                 self.catalog.remove(name)
             }
+            WriteOp::UpdateTimeToLive { table, change } => {
+                let state = self.catalog.get(table)?;
+                let mut definition = state.definition.clone();
+                definition.time_to_live_attribute =
+                    ttl::changed_attribute(definition.time_to_live_attribute.as_deref(), change)?;
+                txn.open_table(CATALOG)
+                    .map_err(storage)?
+                    .insert(table.as_str(), encode(&definition)?.as_slice())
+                    .map_err(storage)?;
+                txn.commit().map_err(storage)?;
+                self.catalog.insert(TableState::new(definition))
+            }
             _ => Err(StoreError::Internal("not a catalog change".into())),
         }
     }
@@ -500,10 +619,7 @@ struct Consumption(Vec<ConsumedCapacity>);
 
 impl Consumption {
     fn add(&mut self, units: ConsumedCapacity) {
-        match self.0.iter_mut().find(|c| c.table == units.table) {
-            Some(total) => total.absorb(&units),
-            None => self.0.push(units),
-        }
+        add_by_table(&mut self.0, units);
     }
 
     fn into_vec(self, factor: f64) -> Vec<ConsumedCapacity> {
@@ -555,44 +671,41 @@ fn updated_item(
     Ok(new)
 }
 
-fn check_checkpoint(tx: &mut Tx<'_>, checkpoint: &Checkpoint) -> Result<()> {
-    let consumers = tx.txn.open_table(CONSUMERS).map_err(storage)?;
+fn check_checkpoint(tx: &mut Tx<'_>, checkpoint: &Checkpoint) -> Applied<()> {
+    let consumers = tx.txn.open_table(CONSUMERS)?;
     let key = consumer_key(&checkpoint.table, &checkpoint.consumer);
-    let current = consumers
-        .get(key.as_str())
-        .map_err(storage)?
-        .map(|v| v.value());
+    let current = consumers.get(key.as_str())?.map(|v| v.value());
     match current {
-        None => Err(StoreError::validation(format!(
+        None => Err(Failure::Request(StoreError::validation(format!(
             "consumer {} is not registered on {}",
             checkpoint.consumer, checkpoint.table
-        ))),
-        Some(current) if current != checkpoint.expected => Err(StoreError::ConditionalCheckFailed),
-        Some(_) if checkpoint.sequence < checkpoint.expected => {
-            Err(StoreError::validation("a checkpoint cannot move backwards"))
+        )))),
+        Some(current) if current != checkpoint.expected => {
+            Err(Failure::Request(StoreError::ConditionalCheckFailed))
         }
+        Some(_) if checkpoint.sequence < checkpoint.expected => Err(Failure::Request(
+            StoreError::validation("a checkpoint cannot move backwards"),
+        )),
         Some(_) => Ok(()),
     }
 }
 
-fn write_checkpoint(tx: &mut Tx<'_>, checkpoint: &Checkpoint) -> Result<()> {
-    let mut consumers = tx.txn.open_table(CONSUMERS).map_err(storage)?;
+fn write_checkpoint(tx: &mut Tx<'_>, checkpoint: &Checkpoint) -> Applied<()> {
+    let mut consumers = tx.txn.open_table(CONSUMERS)?;
     let key = consumer_key(&checkpoint.table, &checkpoint.consumer);
-    consumers
-        .insert(key.as_str(), checkpoint.sequence)
-        .map_err(storage)?;
+    consumers.insert(key.as_str(), checkpoint.sequence)?;
     Ok(())
 }
 
 /// Drops stream records every consumer has passed and that are older than
 /// the retention period.
-fn trim_streams(tx: &mut Tx<'_>, catalog: &Catalog, retention: Duration) -> Result<()> {
+fn trim_streams(tx: &mut Tx<'_>, catalog: &Catalog, retention: Duration) -> Applied<()> {
     let cutoff = tx.now_ms.saturating_sub(retention.as_millis() as u64);
     let positions: Vec<(String, u64)> = {
-        let consumers = tx.txn.open_table(CONSUMERS).map_err(storage)?;
+        let consumers = tx.txn.open_table(CONSUMERS)?;
         let mut all = Vec::new();
-        for entry in consumers.iter().map_err(storage)? {
-            let (k, v) = entry.map_err(storage)?;
+        for entry in consumers.iter()? {
+            let (k, v) = entry?;
             if let Some((table, _)) = k.value().split_once('\u{0}') {
                 all.push((table.to_owned(), v.value()));
             }
@@ -612,9 +725,10 @@ fn trim_streams(tx: &mut Tx<'_>, catalog: &Catalog, retention: Duration) -> Resu
             .unwrap_or(u64::MAX);
         let stream = tx.stream(&state.stream_table)?;
         let mut doomed = Vec::new();
-        for entry in stream.range(..=passed_by_all).map_err(storage)? {
-            let (sequence, value) = entry.map_err(storage)?;
-            let record = decode_record(value.value())?;
+        for entry in stream.range(..=passed_by_all)? {
+            let (sequence, value) = entry?;
+            let record = decode_record(value.value())
+                .map_err(|e| Failure::Request(state.corrupt_record(sequence.value(), e)))?;
             // Records are in commit order: the first young one ends the pass.
             if record.commit_time_ms >= cutoff || doomed.len() >= TRIM_BATCH {
                 break;
@@ -622,7 +736,7 @@ fn trim_streams(tx: &mut Tx<'_>, catalog: &Catalog, retention: Duration) -> Resu
             doomed.push(sequence.value());
         }
         for sequence in doomed {
-            stream.remove(sequence).map_err(storage)?;
+            stream.remove(sequence)?;
         }
     }
     Ok(())
@@ -641,33 +755,32 @@ struct Tx<'t> {
 }
 
 impl<'t> Tx<'t> {
-    fn table(&mut self, name: &str) -> Result<&mut BytesTable<'t>> {
+    fn table(&mut self, name: &str) -> Applied<&mut BytesTable<'t>> {
         if !self.tables.contains_key(name) {
-            let table = self.txn.open_table(bytes_table(name)).map_err(storage)?;
+            let table = self.txn.open_table(bytes_table(name))?;
             self.tables.insert(name.to_owned(), table);
         }
         self.tables
             .get_mut(name)
-            .ok_or_else(|| StoreError::Internal("table vanished".into()))
+            .ok_or_else(|| Failure::Request(StoreError::Internal("table vanished".into())))
     }
 
-    fn stream(&mut self, name: &str) -> Result<&mut StreamTable<'t>> {
+    fn stream(&mut self, name: &str) -> Applied<&mut StreamTable<'t>> {
         if !self.streams.contains_key(name) {
-            let table = self
-                .txn
-                .open_table(crate::stream_table(name))
-                .map_err(storage)?;
+            let table = self.txn.open_table(crate::stream_table(name))?;
             self.streams.insert(name.to_owned(), table);
         }
         self.streams
             .get_mut(name)
-            .ok_or_else(|| StoreError::Internal("stream vanished".into()))
+            .ok_or_else(|| Failure::Request(StoreError::Internal("stream vanished".into())))
     }
 
-    fn get(&mut self, table: &TableState, key: &[u8]) -> Result<Option<Item>> {
+    fn get(&mut self, table: &TableState, key: &[u8]) -> Applied<Option<Item>> {
         let items = self.table(&table.items_table)?;
-        match items.get(key).map_err(storage)? {
-            Some(bytes) => Ok(Some(decode_item(bytes.value())?)),
+        match items.get(key)? {
+            Some(bytes) => decode_item(bytes.value())
+                .map(Some)
+                .map_err(|e| Failure::Request(table.corrupt_item(key, e))),
             None => Ok(None),
         }
     }
@@ -680,7 +793,24 @@ impl<'t> Tx<'t> {
         key: &[u8],
         old: Option<&Item>,
         new: Option<&Item>,
-    ) -> Result<ConsumedCapacity> {
+    ) -> Applied<ConsumedCapacity> {
+        self.replace_item(table, key, old, new, false)
+    }
+
+    /// Deletes `old` on behalf of Time to Live: its stream record says so.
+    fn expire_item(&mut self, table: &TableState, key: &[u8], old: &Item) -> Applied<()> {
+        self.replace_item(table, key, Some(old), None, true)
+            .map(|_| ())
+    }
+
+    fn replace_item(
+        &mut self,
+        table: &TableState,
+        key: &[u8],
+        old: Option<&Item>,
+        new: Option<&Item>,
+        removed_by_ttl: bool,
+    ) -> Applied<ConsumedCapacity> {
         let mut consumed = ConsumedCapacity::new(table.name());
         consumed.write_units = write_units(old.map_or(0, item_size).max(new.map_or(0, item_size)));
         if old == new {
@@ -691,13 +821,10 @@ impl<'t> Tx<'t> {
             Some(item) => {
                 let bytes = encode_item(item);
                 self.table(&table.items_table)?
-                    .insert(key, bytes.as_slice())
-                    .map_err(storage)?;
+                    .insert(key, bytes.as_slice())?;
             }
             None => {
-                self.table(&table.items_table)?
-                    .remove(key)
-                    .map_err(storage)?;
+                self.table(&table.items_table)?.remove(key)?;
             }
         }
         for index in &table.indexes {
@@ -718,15 +845,13 @@ impl<'t> Tx<'t> {
             if let Some(b) = &before
                 && after.as_ref().is_none_or(|a| a.key != b.key)
             {
-                entries.remove(b.key.as_slice()).map_err(storage)?;
+                entries.remove(b.key.as_slice())?;
             }
             if let Some(a) = &after
                 && units > 0.0
             {
                 let bytes = encode_item(&a.projected);
-                entries
-                    .insert(a.key.as_slice(), bytes.as_slice())
-                    .map_err(storage)?;
+                entries.insert(a.key.as_slice(), bytes.as_slice())?;
             }
             if units > 0.0 {
                 consumed.write_units += units;
@@ -746,14 +871,200 @@ impl<'t> Tx<'t> {
                 old_image: old.cloned(),
                 new_image: new.cloned(),
                 commit_time_ms: self.now_ms,
+                removed_by_ttl,
             };
             let bytes = encode_record(&record);
             let sequence = self.next_sequence;
             self.stream(&table.stream_table)?
-                .insert(sequence, bytes.as_slice())
-                .map_err(storage)?;
+                .insert(sequence, bytes.as_slice())?;
             self.next_sequence += 1;
         }
         Ok(consumed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rave_conformance::{delete, get, key, put, table_definition};
+    use rave_store::{Number, item};
+    use redb::ReadableDatabase;
+
+    use super::*;
+    use crate::read;
+
+    const TABLE: &str = "things";
+
+    /// A writer driven directly, so a test decides exactly which requests
+    /// share a group.
+    fn writer(dir: &std::path::Path) -> Writer {
+        let db = Database::create(dir.join("test.redb")).expect("a database");
+        let mut writer = Writer {
+            db: Arc::new(db),
+            catalog: Arc::new(Catalog::default()),
+            next_sequence: 1,
+            retention: Duration::from_secs(60),
+            latest_sequence: watch::channel(0).0,
+            last_trim: Instant::now(),
+            max_group: 1024,
+            clock: Clock::System,
+        };
+        writer
+            .change_catalog(&WriteOp::CreateTable(table_definition(TABLE)))
+            .expect("table created");
+        writer
+    }
+
+    /// Runs `ops` as one group and returns each request's outcome.
+    fn group(writer: &mut Writer, ops: Vec<WriteOp>) -> Vec<Result<WriteReply>> {
+        let (jobs, mut replies): (Vec<Job>, Vec<_>) = ops
+            .into_iter()
+            .map(|op| {
+                let (reply, response) = oneshot::channel();
+                (Job { op, reply }, response)
+            })
+            .unzip();
+        writer.run_group(jobs);
+        replies
+            .iter_mut()
+            .map(|r| r.try_recv().expect("answered after the commit"))
+            .collect()
+    }
+
+    fn read(writer: &Writer, pk: &str) -> Result<Option<Item>> {
+        let table = writer.catalog.get(TABLE)?;
+        let txn = writer.db.begin_read().map_err(storage)?;
+        Ok(read::get_item(&txn, &table, &get(TABLE, key(pk, "s")))?.item)
+    }
+
+    fn thing(pk: &str, v: i64) -> Item {
+        item! {"PK" => pk, "SK" => "s", "v" => v}
+    }
+
+    #[test]
+    fn a_corrupt_item_fails_only_the_requests_that_read_it() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut writer = writer(dir.path());
+        let setup = group(
+            &mut writer,
+            vec![
+                WriteOp::Put(put(TABLE, thing("good", 1))),
+                WriteOp::Put(put(TABLE, thing("bad", 1))),
+            ],
+        );
+        assert!(setup.iter().all(Result::is_ok));
+        // Damage the stored bytes of one item, as a bad sector or a bug would.
+        {
+            let table = writer.catalog.get(TABLE).expect("the table");
+            let stored = table.key_bytes(&key("bad", "s")).expect("a key");
+            let txn = writer.db.begin_write().expect("a write transaction");
+            txn.open_table(bytes_table(&table.items_table))
+                .expect("the items table")
+                .insert(stored.as_slice(), [7u8, 200, 1].as_slice())
+                .expect("garbage written");
+            txn.commit().expect("committed");
+        }
+
+        let outcomes = group(
+            &mut writer,
+            vec![
+                WriteOp::Put(put(TABLE, thing("good", 2))),
+                WriteOp::Put(put(TABLE, thing("bad", 2))),
+                WriteOp::Put(put(TABLE, thing("new", 1))),
+                WriteOp::BatchWrite(BatchWriteItemInput {
+                    requests: vec![
+                        (TABLE.into(), WriteRequest::Put(thing("batched", 1))),
+                        (TABLE.into(), WriteRequest::Delete(key("bad", "s"))),
+                    ],
+                }),
+                WriteOp::Delete(delete(TABLE, key("bad", "s"))),
+            ],
+        );
+
+        let corrupt = |outcome: &Result<WriteReply>| match outcome {
+            Err(StoreError::Corrupt { what, .. }) => {
+                what.contains(r#"PK="bad", SK="s""#) && what.contains(TABLE)
+            }
+            _ => false,
+        };
+        assert!(outcomes[0].is_ok(), "{:?}", outcomes[0]);
+        assert!(corrupt(&outcomes[1]), "{:?}", outcomes[1]);
+        assert!(outcomes[2].is_ok(), "{:?}", outcomes[2]);
+        assert!(corrupt(&outcomes[3]), "{:?}", outcomes[3]);
+        assert!(corrupt(&outcomes[4]), "{:?}", outcomes[4]);
+
+        assert_eq!(read(&writer, "good"), Ok(Some(thing("good", 2))));
+        assert_eq!(read(&writer, "new"), Ok(Some(thing("new", 1))));
+        // The failed batch wrote none of its items.
+        assert_eq!(read(&writer, "batched"), Ok(None));
+        assert!(matches!(
+            read(&writer, "bad"),
+            Err(StoreError::Corrupt { .. })
+        ));
+    }
+
+    #[test]
+    fn time_to_live_deletes_only_items_still_as_found() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut writer = writer(dir.path());
+        writer.clock = Clock::Manual(crate::ManualClock::starting_at(10_000_000));
+        writer
+            .change_catalog(&WriteOp::UpdateTimeToLive {
+                table: TABLE.into(),
+                change: TimeToLiveSpecification {
+                    attribute_name: "expires".into(),
+                    enabled: true,
+                },
+            })
+            .expect("TTL enabled");
+        let expiring = |pk: &str, at: i64| item! {"PK" => pk, "SK" => "s", "expires" => at};
+        let setup = group(
+            &mut writer,
+            vec![
+                WriteOp::Put(put(TABLE, expiring("found", 9_000))),
+                WriteOp::Put(put(TABLE, expiring("rewritten", 9_500))),
+            ],
+        );
+        assert!(setup.iter().all(Result::is_ok));
+        let table = writer.catalog.get(TABLE).expect("the table");
+        let found = |pk: &str, at: i64| Expired {
+            key: table.key_bytes(&key(pk, "s")).expect("a key"),
+            value: Number::from(at),
+        };
+        // "rewritten" was found with 9000 but has been written since.
+        let outcomes = group(
+            &mut writer,
+            vec![WriteOp::Expire {
+                table: TABLE.into(),
+                attribute: "expires".into(),
+                items: vec![found("found", 9_000), found("rewritten", 9_000)],
+            }],
+        );
+        assert!(
+            matches!(outcomes[..], [Ok(WriteReply::Expired(1))]),
+            "{outcomes:?}"
+        );
+        assert_eq!(read(&writer, "found"), Ok(None));
+        assert_eq!(
+            read(&writer, "rewritten"),
+            Ok(Some(expiring("rewritten", 9_500)))
+        );
+
+        let txn = writer.db.begin_read().expect("a read transaction");
+        let stream = txn
+            .open_table(crate::stream_table(&table.stream_table))
+            .expect("the stream");
+        let records: Vec<StoredRecord> = stream
+            .iter()
+            .expect("records")
+            .map(|entry| {
+                let (_, value) = entry.expect("a record");
+                decode_record(value.value()).expect("decodes")
+            })
+            .collect();
+        let last = records.last().expect("a record of the deletion");
+        assert_eq!(records.len(), 3);
+        assert!(last.removed_by_ttl && last.event == EventName::Remove);
+        assert_eq!(last.old_image, Some(expiring("found", 9_000)));
+        assert!(records[..2].iter().all(|r| !r.removed_by_ttl));
     }
 }

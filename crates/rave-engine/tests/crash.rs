@@ -35,6 +35,7 @@ fn definition() -> TableDefinition {
             projection: Projection::KeysOnly,
         }],
         stream_enabled: true,
+        time_to_live_attribute: None,
     }
 }
 

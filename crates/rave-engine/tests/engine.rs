@@ -31,6 +31,7 @@ rave_conformance::conformance_tests!(setup; run: [
     transactions_refuse_two_actions_on_one_item,
     validation_rejects_bad_keys_and_items,
     capacity_follows_dynamodb_rules,
+    expired_items_are_still_read_until_deleted,
 ]; skip: []);
 
 async fn open() -> (tempfile::TempDir, Engine) {

@@ -49,6 +49,7 @@ fn definition() -> TableDefinition {
             },
         ],
         stream_enabled: true,
+        time_to_live_attribute: None,
     }
 }
 

@@ -64,6 +64,15 @@ impl ConsumedCapacity {
     }
 }
 
+/// Adds `units` to the entry of its table in `totals`, or appends it: one
+/// figure per table, in the order tables were first touched.
+pub fn add_by_table(totals: &mut Vec<ConsumedCapacity>, units: ConsumedCapacity) {
+    match totals.iter_mut().find(|c| c.table == units.table) {
+        Some(total) => total.absorb(&units),
+        None => totals.push(units),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,10 @@ pub struct ChangeRecord {
     pub new_image: Option<Item>,
     /// Milliseconds since the Unix epoch at which the change committed.
     pub commit_time_ms: u64,
+    /// A REMOVE made by Time to Live rather than by a request (DynamoDB
+    /// Streams' `userIdentity` of type `Service`, principal
+    /// `dynamodb.amazonaws.com`).
+    pub removed_by_ttl: bool,
 }
 
 /// Records read from a feed, not yet applied.

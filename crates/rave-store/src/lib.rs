@@ -23,7 +23,9 @@ mod value;
 
 use std::future::Future;
 
-pub use capacity::{ConsumedCapacity, READ_UNIT_BYTES, WRITE_UNIT_BYTES, read_units, write_units};
+pub use capacity::{
+    ConsumedCapacity, READ_UNIT_BYTES, WRITE_UNIT_BYTES, add_by_table, read_units, write_units,
+};
 pub use error::{CancellationReason, Result, StoreError};
 pub use expr::{
     Comparator, Condition, KeyCondition, Operand, Path, PathElement, SetValue, SortKeyCondition,
@@ -41,9 +43,10 @@ pub use ops::{
 pub use parse::{DocumentPath, ExpressionError, ExpressionKind, ExpressionParser, PlaceholderMap};
 pub use position::PositionLayout;
 pub use render::{Placeholders, Renderer};
-pub use retry::Retry;
+pub use retry::{Batch, Retry};
 pub use schema::{
     GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Projection, TableDefinition,
+    valid_time_to_live_attribute,
 };
 pub use shared::SharedStore;
 pub use value::{AttributeType, AttributeValue, Item, MAX_ITEM_SIZE, item_size};

@@ -11,7 +11,8 @@
 //!   failed together spread out instead of retrying in lockstep);
 //! * it stops at once on an error that is not retryable, and returns it.
 //!
-//! A single request:
+//! A single request (the closure makes a fresh attempt each time it is
+//! called):
 //!
 //! ```ignore
 //! let output = Retry::default()
@@ -19,32 +20,45 @@
 //!     .await?;
 //! ```
 //!
-//! A batch, retrying only the part the store left unprocessed (the closure
-//! sends what is still pending and returns what remains; requests still
-//! left when the attempts are spent make a `Throttled` error):
+//! A batch, sending again only the part the store left unprocessed. Each
+//! round gets the pending requests and returns its own output with what it
+//! left over; `run_batch` returns every round's output and whatever is
+//! still unprocessed when the attempts are spent ([`Batch`]):
 //!
 //! ```ignore
-//! Retry::default()
+//! let batch = Retry::default()
 //!     .run_batch(requests, |pending| async {
 //!         let out = store
 //!             .batch_write_item(BatchWriteItemInput { requests: pending })
 //!             .await?;
-//!         Ok(out.unprocessed)
+//!         Ok((out.consumed, out.unprocessed))
 //!     })
 //!     .await?;
+//! batch.outputs.iter().for_each(|consumed| usage.add_write(consumed));
+//! if !batch.unprocessed.is_empty() {
+//!     let left = batch.unprocessed.len();
+//!     return Err(StoreError::Throttled(format!("{left} writes not processed")));
+//! }
 //! ```
 //!
-//! The attempts are plain closures returning futures, not async closures,
-//! so that the futures they make stay `Send` for multi-threaded runtimes.
 //! Sleeping uses tokio's timer, so the futures must run on a tokio runtime.
 
 use std::collections::hash_map::RandomState;
 use std::future::Future;
 use std::hash::BuildHasher;
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::{Result, StoreError};
+use crate::Result;
+
+/// What [`Retry::run_batch`] returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch<T, R> {
+    /// The output of every round that succeeded, in order.
+    pub outputs: Vec<T>,
+    /// What is still unprocessed after the last attempt (empty when
+    /// everything went through).
+    pub unprocessed: Vec<R>,
+}
 
 /// A bounded retry with jittered exponential backoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,48 +87,122 @@ impl Retry {
     /// Runs `attempt` until it succeeds, fails with an error that is not
     /// retryable, or has been tried `max_attempts` times (then the last
     /// error is returned).
-    pub async fn run<T, Fut>(&self, attempt: impl FnMut() -> Fut) -> Result<T>
+    pub async fn run<T, F, Fut>(&self, attempt: F) -> Result<T>
     where
+        F: FnMut() -> Fut,
         Fut: Future<Output = Result<T>>,
     {
-        let mut jitter = Jitter::from_entropy();
-        self.run_with(&mut jitter, tokio::time::sleep, attempt)
-            .await
+        self.run_with(
+            self.backoff(Jitter::from_entropy()),
+            tokio::time::sleep,
+            attempt,
+        )
+        .await
     }
 
-    /// Sends `requests` with `send`, which returns the part left
-    /// unprocessed, and sends that part again until nothing is left. A
-    /// round that leaves something over counts as a throttled attempt; if
-    /// requests remain after the last attempt, the result is
-    /// [`StoreError::Throttled`] saying how many.
-    pub async fn run_batch<R: Clone, Fut>(
-        &self,
-        requests: Vec<R>,
-        mut send: impl FnMut(Vec<R>) -> Fut,
-    ) -> Result<()>
+    /// Sends `requests` with `send`, which returns its output and the part
+    /// of what it was given that the store left unprocessed; sends that
+    /// part again, after a backoff, until nothing is left or the attempts
+    /// are spent. Returns every round's output and what is still
+    /// unprocessed (empty when everything went through). A round that
+    /// fails is retried as in [`Retry::run`], with the same requests.
+    pub async fn run_batch<R, T, F, Fut>(&self, requests: Vec<R>, send: F) -> Result<Batch<T, R>>
     where
-        Fut: Future<Output = Result<Vec<R>>>,
+        R: Clone,
+        F: FnMut(Vec<R>) -> Fut,
+        Fut: Future<Output = Result<(T, Vec<R>)>>,
     {
-        if requests.is_empty() {
-            return Ok(());
-        }
-        let pending = Mutex::new(requests);
-        let pending = &pending;
-        self.run(|| {
-            let round = send(lock(pending).clone());
-            async move {
-                let left = round.await?;
-                let count = left.len();
-                *lock(pending) = left;
-                match count {
-                    0 => Ok(()),
-                    left => Err(StoreError::Throttled(format!(
-                        "{left} requests left unprocessed"
-                    ))),
-                }
-            }
-        })
+        self.run_batch_with(
+            self.backoff(Jitter::from_entropy()),
+            tokio::time::sleep,
+            requests,
+            send,
+        )
         .await
+    }
+
+    fn backoff(&self, jitter: Jitter) -> Backoff {
+        Backoff {
+            policy: *self,
+            jitter,
+            retries: 0,
+        }
+    }
+
+    async fn run_with<T, S, SleepFut, F, Fut>(
+        &self,
+        mut backoff: Backoff,
+        mut sleep: S,
+        mut attempt: F,
+    ) -> Result<T>
+    where
+        S: FnMut(Duration) -> SleepFut,
+        SleepFut: Future<Output = ()>,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        loop {
+            match attempt().await {
+                Err(error) if error.is_retryable() => match backoff.next_delay() {
+                    Some(delay) => {
+                        tracing::debug!(%error, ?delay, "retrying a store request");
+                        sleep(delay).await;
+                    }
+                    None => return Err(error),
+                },
+                outcome => return outcome,
+            }
+        }
+    }
+
+    async fn run_batch_with<R, T, S, SleepFut, F, Fut>(
+        &self,
+        mut backoff: Backoff,
+        mut sleep: S,
+        requests: Vec<R>,
+        mut send: F,
+    ) -> Result<Batch<T, R>>
+    where
+        R: Clone,
+        S: FnMut(Duration) -> SleepFut,
+        SleepFut: Future<Output = ()>,
+        F: FnMut(Vec<R>) -> Fut,
+        Fut: Future<Output = Result<(T, Vec<R>)>>,
+    {
+        let mut outputs = Vec::new();
+        let mut pending = requests;
+        while !pending.is_empty() {
+            match send(pending.clone()).await {
+                Ok((output, left)) => {
+                    outputs.push(output);
+                    pending = left;
+                    if pending.is_empty() {
+                        break;
+                    }
+                }
+                Err(error) if error.is_retryable() => {
+                    if backoff.exhausted() {
+                        return Err(error);
+                    }
+                }
+                Err(error) => return Err(error),
+            }
+            match backoff.next_delay() {
+                Some(delay) => {
+                    tracing::debug!(
+                        left = pending.len(),
+                        ?delay,
+                        "retrying unprocessed requests"
+                    );
+                    sleep(delay).await;
+                }
+                None => break,
+            }
+        }
+        Ok(Batch {
+            outputs,
+            unprocessed: pending,
+        })
     }
 
     /// The wait before retry `retry` (0-based), for a `sample` uniform in
@@ -126,35 +214,29 @@ impl Retry {
             .min(self.max_delay);
         ceiling.mul_f64(sample.clamp(0.0, 1.0))
     }
-
-    async fn run_with<T, Fut, Sleep>(
-        &self,
-        jitter: &mut Jitter,
-        mut sleep: impl FnMut(Duration) -> Sleep,
-        mut attempt: impl FnMut() -> Fut,
-    ) -> Result<T>
-    where
-        Fut: Future<Output = Result<T>>,
-        Sleep: Future<Output = ()>,
-    {
-        let mut retry = 0;
-        loop {
-            match attempt().await {
-                Err(error) if error.is_retryable() && retry + 1 < self.max_attempts => {
-                    let delay = self.delay(retry, jitter.sample());
-                    tracing::debug!(%error, retry, ?delay, "retrying a store request");
-                    sleep(delay).await;
-                    retry += 1;
-                }
-                outcome => return outcome,
-            }
-        }
-    }
 }
 
-/// The pending part of a batch; a panic elsewhere cannot leave it half-written.
-fn lock<R>(pending: &Mutex<Vec<R>>) -> std::sync::MutexGuard<'_, Vec<R>> {
-    pending.lock().unwrap_or_else(PoisonError::into_inner)
+/// The waits of one retried request.
+struct Backoff {
+    policy: Retry,
+    jitter: Jitter,
+    retries: u32,
+}
+
+impl Backoff {
+    fn exhausted(&self) -> bool {
+        self.retries + 1 >= self.policy.max_attempts
+    }
+
+    /// The wait before the next attempt, or `None` when none is left.
+    fn next_delay(&mut self) -> Option<Duration> {
+        if self.exhausted() {
+            return None;
+        }
+        let delay = self.policy.delay(self.retries, self.jitter.sample());
+        self.retries += 1;
+        Some(delay)
+    }
 }
 
 /// SplitMix64: enough randomness to spread retries, seeded per call from
@@ -180,18 +262,13 @@ impl Jitter {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::{Cell, RefCell};
     use std::future::ready;
 
     use super::*;
+    use crate::StoreError;
 
-    fn timed_runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("a current-thread runtime")
-    }
-
-    fn retry() -> Retry {
+    fn policy() -> Retry {
         Retry {
             max_attempts: 5,
             base_delay: Duration::from_millis(10),
@@ -199,32 +276,58 @@ mod tests {
         }
     }
 
+    fn block_on<T>(future: impl Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a current-thread runtime")
+            .block_on(future)
+    }
+
     /// Runs `attempt` with a seeded jitter and a sleep that only records.
     fn drive<T, Fut: Future<Output = Result<T>>>(
-        retry: Retry,
+        policy: Retry,
         attempt: impl FnMut() -> Fut,
     ) -> (Result<T>, Vec<Duration>) {
-        let mut slept = Vec::new();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("a current-thread runtime");
-        let outcome = runtime.block_on(retry.run_with(
-            &mut Jitter(42),
+        let slept = RefCell::new(Vec::new());
+        let outcome = block_on(policy.run_with(
+            policy.backoff(Jitter(42)),
             |d| {
-                slept.push(d);
-                std::future::ready(())
+                slept.borrow_mut().push(d);
+                ready(())
             },
             attempt,
         ));
-        (outcome, slept)
+        (outcome, slept.into_inner())
+    }
+
+    /// Runs a batch with a seeded jitter and a sleep that only records.
+    fn drive_batch<R: Clone, T, Fut: Future<Output = Result<(T, Vec<R>)>>>(
+        policy: Retry,
+        requests: Vec<R>,
+        send: impl FnMut(Vec<R>) -> Fut,
+    ) -> (Result<Batch<T, R>>, Vec<Duration>) {
+        let slept = RefCell::new(Vec::new());
+        let outcome = block_on(policy.run_batch_with(
+            policy.backoff(Jitter(42)),
+            |d| {
+                slept.borrow_mut().push(d);
+                ready(())
+            },
+            requests,
+            send,
+        ));
+        (outcome, slept.into_inner())
     }
 
     #[test]
     fn gives_up_after_max_attempts_with_the_last_error() {
-        let mut calls = 0;
-        let (outcome, slept) = drive(retry(), || {
-            calls += 1;
-            ready::<Result<()>>(Err(StoreError::Throttled(format!("call {calls}"))))
+        let calls = Cell::new(0);
+        let (outcome, slept) = drive(policy(), || {
+            calls.set(calls.get() + 1);
+            ready(Err::<(), _>(StoreError::Throttled(format!(
+                "call {}",
+                calls.get()
+            ))))
         });
         assert_eq!(outcome, Err(StoreError::Throttled("call 5".into())));
         assert_eq!(slept.len(), 4, "one wait between each two attempts");
@@ -234,10 +337,10 @@ mod tests {
     fn waits_stay_within_the_doubling_ceiling_and_the_cap() {
         let policy = Retry {
             max_attempts: 12,
-            ..retry()
+            ..policy()
         };
         let (_, slept) = drive(policy, || {
-            ready::<Result<()>>(Err(StoreError::Unavailable("disk".into())))
+            ready(Err::<(), _>(StoreError::Unavailable("disk".into())))
         });
         assert_eq!(slept.len(), 11);
         for (n, delay) in slept.iter().enumerate() {
@@ -254,8 +357,8 @@ mod tests {
 
     #[test]
     fn a_seeded_jitter_repeats_its_waits() {
-        let fail = || ready::<Result<()>>(Err(StoreError::TransactionConflict("x".into())));
-        assert_eq!(drive(retry(), fail).1, drive(retry(), fail).1);
+        let fail = || ready(Err::<(), _>(StoreError::TransactionConflict("x".into())));
+        assert_eq!(drive(policy(), fail).1, drive(policy(), fail).1);
     }
 
     #[test]
@@ -269,25 +372,25 @@ mod tests {
 
     #[test]
     fn stops_at_once_on_an_error_that_is_not_retryable() {
-        let mut calls = 0;
-        let (outcome, slept) = drive(retry(), || {
-            calls += 1;
-            ready::<Result<()>>(Err(StoreError::ConditionalCheckFailed))
+        let calls = Cell::new(0);
+        let (outcome, slept) = drive(policy(), || {
+            calls.set(calls.get() + 1);
+            ready(Err::<(), _>(StoreError::ConditionalCheckFailed))
         });
         assert_eq!(outcome, Err(StoreError::ConditionalCheckFailed));
-        assert_eq!(calls, 1);
+        assert_eq!(calls.get(), 1);
         assert!(slept.is_empty());
     }
 
     #[test]
     fn returns_the_first_success() {
-        let mut calls = 0;
-        let (outcome, slept) = drive(retry(), || {
-            calls += 1;
-            ready(if calls < 3 {
+        let calls = Cell::new(0);
+        let (outcome, slept) = drive(policy(), || {
+            calls.set(calls.get() + 1);
+            ready(if calls.get() < 3 {
                 Err(StoreError::Unavailable("busy".into()))
             } else {
-                Ok(calls)
+                Ok(calls.get())
             })
         });
         assert_eq!(outcome, Ok(3));
@@ -295,22 +398,44 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_resends_only_what_was_left_unprocessed() {
-        let runtime = timed_runtime();
+    fn the_public_run_sleeps_on_tokio_and_succeeds() {
         let policy = Retry {
             base_delay: Duration::from_micros(10),
             max_delay: Duration::from_micros(100),
-            ..retry()
+            ..policy()
         };
-        let mut sent = Vec::new();
-        let outcome = runtime.block_on(policy.run_batch((1..=5).collect(), |pending: Vec<u32>| {
-            sent.push(pending.clone());
-            // The store processes one request per round.
-            ready(Ok(pending[1..].to_vec()))
+        let calls = Cell::new(0);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a current-thread runtime");
+        let outcome = runtime.block_on(policy.run(|| {
+            calls.set(calls.get() + 1);
+            ready(match calls.get() {
+                1 => Err(StoreError::Throttled("slow down".into())),
+                n => Ok(n),
+            })
         }));
-        assert_eq!(outcome, Ok(()));
+        assert_eq!(outcome, Ok(2));
+    }
+
+    #[test]
+    fn a_batch_resends_only_what_was_left_unprocessed() {
+        let sent = RefCell::new(Vec::new());
+        let (outcome, slept) = drive_batch(policy(), (1..=5).collect(), |pending: Vec<u32>| {
+            sent.borrow_mut().push(pending.clone());
+            // The store processes one request per round.
+            ready(Ok((pending[0], pending[1..].to_vec())))
+        });
         assert_eq!(
-            sent,
+            outcome,
+            Ok(Batch {
+                outputs: vec![1, 2, 3, 4, 5],
+                unprocessed: Vec::new()
+            })
+        );
+        assert_eq!(
+            sent.into_inner(),
             vec![
                 vec![1, 2, 3, 4, 5],
                 vec![2, 3, 4, 5],
@@ -319,57 +444,74 @@ mod tests {
                 vec![5]
             ]
         );
+        assert_eq!(slept.len(), 4, "a backoff before each resend");
     }
 
     #[test]
-    fn a_batch_that_never_drains_is_throttled() {
-        let runtime = timed_runtime();
-        let policy = Retry {
-            max_attempts: 3,
-            base_delay: Duration::from_micros(10),
-            max_delay: Duration::from_micros(100),
-        };
-        let mut rounds = 0;
-        let outcome = runtime.block_on(policy.run_batch(vec!['a', 'b'], |pending| {
-            rounds += 1;
-            ready(Ok(pending))
-        }));
+    fn a_batch_that_never_drains_returns_what_is_left() {
+        let rounds = Cell::new(0);
+        let (outcome, slept) = drive_batch(policy(), vec!['a', 'b'], |pending: Vec<char>| {
+            rounds.set(rounds.get() + 1);
+            ready(Ok(((), pending)))
+        });
         assert_eq!(
             outcome,
-            Err(StoreError::Throttled("2 requests left unprocessed".into()))
+            Ok(Batch {
+                outputs: vec![(); 5],
+                unprocessed: vec!['a', 'b']
+            })
         );
-        assert_eq!(rounds, 3);
+        assert_eq!(rounds.get(), 5);
+        assert_eq!(slept.len(), 4);
+    }
+
+    #[test]
+    fn a_failed_round_is_retried_with_the_same_requests() {
+        let sent = RefCell::new(Vec::new());
+        let (outcome, _) = drive_batch(policy(), vec![1, 2, 3], |pending: Vec<i32>| {
+            sent.borrow_mut().push(pending.clone());
+            ready(match sent.borrow().len() {
+                1 => Ok(((), pending[1..].to_vec())),
+                2 => Err(StoreError::Unavailable("network".into())),
+                _ => Ok(((), Vec::new())),
+            })
+        });
+        assert_eq!(
+            outcome,
+            Ok(Batch {
+                outputs: vec![(), ()],
+                unprocessed: Vec::new()
+            })
+        );
+        assert_eq!(
+            sent.into_inner(),
+            vec![vec![1, 2, 3], vec![2, 3], vec![2, 3]]
+        );
     }
 
     #[test]
     fn a_batch_stops_on_an_error_that_is_not_retryable() {
-        let runtime = timed_runtime();
-        let mut rounds = 0;
-        let outcome = runtime.block_on(retry().run_batch(vec![1], |_: Vec<i32>| {
-            rounds += 1;
-            ready(Err::<Vec<i32>, _>(StoreError::validation("bad item")))
-        }));
+        let rounds = Cell::new(0);
+        let (outcome, slept) = drive_batch(policy(), vec![1], |_: Vec<i32>| {
+            rounds.set(rounds.get() + 1);
+            ready(Err::<((), Vec<i32>), _>(StoreError::validation("bad item")))
+        });
         assert_eq!(outcome, Err(StoreError::validation("bad item")));
-        assert_eq!(rounds, 1);
+        assert_eq!(rounds.get(), 1);
+        assert!(slept.is_empty());
     }
 
     #[test]
     fn a_batch_whose_last_round_fails_reports_the_failure() {
-        let runtime = timed_runtime();
-        let policy = Retry {
-            max_attempts: 3,
-            base_delay: Duration::from_micros(10),
-            max_delay: Duration::from_micros(100),
-        };
-        let mut rounds = 0;
-        let outcome = runtime.block_on(policy.run_batch(vec![1, 2], |pending: Vec<i32>| {
-            rounds += 1;
-            ready(match rounds {
-                1 => Ok(pending[1..].to_vec()),
+        let rounds = Cell::new(0);
+        let (outcome, _) = drive_batch(policy(), vec![1, 2], |pending: Vec<i32>| {
+            rounds.set(rounds.get() + 1);
+            ready(match rounds.get() {
+                1 => Ok(((), pending[1..].to_vec())),
                 _ => Err(StoreError::Unavailable("gone".into())),
             })
-        }));
+        });
         assert_eq!(outcome, Err(StoreError::Unavailable("gone".into())));
-        assert_eq!(rounds, 3);
+        assert_eq!(rounds.get(), 5);
     }
 }

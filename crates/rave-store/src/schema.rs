@@ -99,6 +99,12 @@ pub struct TableDefinition {
     pub global_secondary_indexes: Vec<GlobalSecondaryIndex>,
     /// Whether the table records a change stream (NEW_AND_OLD_IMAGES).
     pub stream_enabled: bool,
+    /// The Time to Live attribute when TTL is enabled: an item whose value
+    /// there is a Number of epoch seconds in the past expires and is
+    /// deleted in the background. Definitions stored before TTL existed
+    /// have none.
+    #[serde(default)]
+    pub time_to_live_attribute: Option<String>,
 }
 
 impl TableDefinition {
@@ -168,7 +174,21 @@ impl TableDefinition {
         {
             return Err("partition key and sort key must be different attributes".into());
         }
+        if let Some(attribute) = &self.time_to_live_attribute {
+            valid_time_to_live_attribute(attribute)?;
+        }
         Ok(())
+    }
+}
+
+/// DynamoDB's constraint on a TTL attribute name (TimeToLiveSpecification).
+pub fn valid_time_to_live_attribute(name: &str) -> Result<(), String> {
+    if (1..=255).contains(&name.len()) {
+        Ok(())
+    } else {
+        Err(format!(
+            "TimeToLive attribute name {name:?} must be 1-255 characters long"
+        ))
     }
 }
 

@@ -293,6 +293,7 @@ mod tests {
             old_image: old,
             new_image: new,
             commit_time_ms: 0,
+            removed_by_ttl: false,
         }
     }
 

@@ -11,7 +11,7 @@
 //! |--------------------|-----------------------|-------------------|--------------------------------------------------------|
 //! | comment            | `COMMENT#<id>`        | `COMMENT#<id>`    | visible: GSIPK, GSI2PK, GSI3PK, GSI4PK; GSISK always   |
 //! |                    |                       |                   | pending or flagged: MODPK, MODSK                       |
-//! | idempotency record | `IDEMPOTENCY#<key>`   | `IDEMPOTENCY`     | none                                                   |
+//! | idempotency record | `IDEMPOTENCY#<key>`   | `IDEMPOTENCY`     | none; expires (TTL attribute `expires_at`)             |
 //! | product statistics | `PRODUCT#<p>`         | `S`, `S#<lang>`   | while 5-star count > 0: GSIPK = `LEADERS[#<lang>]`, GSISK = count (zero-padded) |
 //! | author statistics  | `AUTHOR#<author>`     | `S`               | none                                                   |
 //! | totals             | `AGGREGATES`          | `TOTALS`          | none                                                   |
@@ -165,6 +165,7 @@ pub fn table_definition(name: &str) -> TableDefinition {
             .map(|i| index(*i))
             .collect(),
         stream_enabled: true,
+        time_to_live_attribute: Some(idempotency::EXPIRES_AT.to_owned()),
     }
 }
 
