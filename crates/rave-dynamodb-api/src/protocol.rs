@@ -39,25 +39,31 @@ pub async fn handle(
         .and_then(|target| target.strip_prefix(DYNAMODB_TARGET))
         .unwrap_or_default();
     let outcome = answer(&api, operation, &body).await;
+    let elapsed_us = started.elapsed().as_micros() as u64;
     let (status, body) = match outcome {
-        Ok(response) => (StatusCode::OK, response),
-        Err(error) => {
+        Ok(response) => {
             tracing::info!(
                 operation,
                 request_id,
-                error = %error,
-                "request refused"
+                status = 200,
+                elapsed_us,
+                "dynamodb request"
             );
-            (error.kind.status(), error.envelope())
+            (StatusCode::OK, response)
+        }
+        Err(error) => {
+            let status = error.kind.status();
+            tracing::info!(
+                operation,
+                request_id,
+                status = status.as_u16(),
+                elapsed_us,
+                error = %error,
+                "dynamodb request"
+            );
+            (status, error.envelope())
         }
     };
-    tracing::info!(
-        operation,
-        request_id,
-        status = status.as_u16(),
-        elapsed_us = started.elapsed().as_micros() as u64,
-        "dynamodb request"
-    );
     respond(status, &body, &request_id)
 }
 
