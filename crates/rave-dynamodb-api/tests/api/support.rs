@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 
 pub struct Server {
     pub url: String,
-    pub dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     client: reqwest::Client,
     stop: oneshot::Sender<()>,
     task: tokio::task::JoinHandle<()>,

@@ -1,16 +1,16 @@
 //! The AWS CLI against rave's DynamoDB API, end to end.
 //!
-//! Runs when `RAVE_AWSCLI` names the `aws` executable (scripts/test.sh
-//! installs a pinned awscli into `.tools/awscli`); without it the test only
-//! says so. When it is set, any failing command fails the test.
-
-mod support;
+//! Runs when `RAVE_AWSCLI` names the `aws` executable, for instance one
+//! installed with `pip install awscli==1.45.11` into a virtualenv under
+//! `.tools/`; without it the test only says so. When it is set, any failing
+//! command fails the test.
 
 use std::ffi::OsString;
 use std::process::Command;
 
 use serde_json::{Value, json};
-use support::Server;
+
+use crate::support::Server;
 
 /// Runs `aws dynamodb <args> --endpoint-url <server>` with throwaway
 /// credentials, isolated from the user's configuration.

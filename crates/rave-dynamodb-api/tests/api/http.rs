@@ -2,10 +2,9 @@
 //! responses checked field by field (every answer's CRC32 and request id are
 //! checked by the client in `support`).
 
-mod support;
-
 use serde_json::{Value, json};
-use support::Server;
+
+use crate::support::Server;
 
 const CORAL: &str = "com.amazon.coral.service";
 
