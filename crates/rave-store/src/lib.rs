@@ -13,6 +13,7 @@ mod expr;
 mod feed;
 mod number;
 mod ops;
+mod parse;
 mod render;
 mod schema;
 mod shared;
@@ -29,6 +30,9 @@ pub use expr::{
 pub use feed::{ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, MAX_EFFECTS_PER_COMMIT};
 pub use number::{Number, NumberError};
 pub use ops::*;
+pub use parse::{
+    DocumentPath, ExpressionError, ExpressionKind, ExpressionParser, PlaceholderMap,
+};
 pub use render::{Placeholders, Renderer};
 pub use schema::{
     GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Projection, TableDefinition,

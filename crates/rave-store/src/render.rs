@@ -192,6 +192,12 @@ impl Renderer {
         text
     }
 
+    /// A projection expression: the paths, comma-separated.
+    pub fn projection(&mut self, paths: &[Path]) -> String {
+        let rendered: Vec<String> = paths.iter().map(|p| self.path(p)).collect();
+        rendered.join(", ")
+    }
+
     /// The placeholders used.
     pub fn finish(self) -> Placeholders {
         (

@@ -1,0 +1,193 @@
+//! DynamoDB's expression strings parsed into the typed trees of `expr`, with
+//! DynamoDB's validation rules and messages: the reverse of `render`, for
+//! serving DynamoDB's own request format.
+//!
+//! One [`ExpressionParser`] serves one request: it holds the request's
+//! `ExpressionAttributeNames` and `ExpressionAttributeValues`, parses each
+//! expression the request carries, and [`ExpressionParser::finish`] then
+//! refuses placeholders that none of them used, as DynamoDB does.
+//!
+//! Where DynamoDB accepts something the typed trees cannot hold, the parser
+//! refuses it: `begins_with` and `contains` take a document path as their
+//! first operand, and `size` a document path.
+
+mod condition;
+mod error;
+mod key_condition;
+mod lexer;
+mod parser;
+mod projection;
+mod reserved;
+mod update;
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::{AttributeValue, Condition, KeyCondition, Path, Update};
+
+pub use error::{DocumentPath, ExpressionError, ExpressionKind, PlaceholderMap};
+use parser::Parser;
+
+/// Parses the expressions of one request against its placeholder maps.
+#[derive(Debug)]
+pub struct ExpressionParser<'m> {
+    scope: Scope<'m>,
+    parsed_any: bool,
+}
+
+/// The placeholder maps, and which placeholders the expressions used.
+#[derive(Debug)]
+struct Scope<'m> {
+    names: Option<&'m HashMap<String, String>>,
+    values: Option<&'m HashMap<String, AttributeValue>>,
+    used_names: BTreeSet<String>,
+    used_values: BTreeSet<String>,
+}
+
+impl Scope<'_> {
+    fn name(&mut self, placeholder: &str) -> Option<String> {
+        let name = self.names?.get(placeholder)?.clone();
+        self.used_names.insert(placeholder.to_owned());
+        Some(name)
+    }
+
+    fn value(&mut self, placeholder: &str) -> Option<AttributeValue> {
+        let value = self.values?.get(placeholder)?.clone();
+        self.used_values.insert(placeholder.to_owned());
+        Some(value)
+    }
+}
+
+impl<'m> ExpressionParser<'m> {
+    /// Checks the maps themselves: not empty when given, every key a
+    /// placeholder (`#name`, `:value`).
+    pub fn new(
+        names: Option<&'m HashMap<String, String>>,
+        values: Option<&'m HashMap<String, AttributeValue>>,
+    ) -> Result<ExpressionParser<'m>, ExpressionError> {
+        check_keys(PlaceholderMap::Names, '#', names.map(|m| m.keys()))?;
+        check_keys(PlaceholderMap::Values, ':', values.map(|m| m.keys()))?;
+        Ok(ExpressionParser {
+            scope: Scope {
+                names,
+                values,
+                used_names: BTreeSet::new(),
+                used_values: BTreeSet::new(),
+            },
+            parsed_any: false,
+        })
+    }
+
+    /// A `ConditionExpression`.
+    pub fn condition(&mut self, text: &str) -> Result<Condition, ExpressionError> {
+        self.parse_condition(ExpressionKind::Condition, text)
+    }
+
+    /// A `FilterExpression`: a condition, named differently in messages.
+    pub fn filter(&mut self, text: &str) -> Result<Condition, ExpressionError> {
+        self.parse_condition(ExpressionKind::Filter, text)
+    }
+
+    /// A `KeyConditionExpression`, with names as written: checking them
+    /// against the table's key schema is the caller's.
+    pub fn key_condition(&mut self, text: &str) -> Result<KeyCondition, ExpressionError> {
+        let condition = self.parse_condition(ExpressionKind::KeyCondition, text)?;
+        key_condition::key_condition(condition)
+    }
+
+    /// An `UpdateExpression`.
+    pub fn update(&mut self, text: &str) -> Result<Update, ExpressionError> {
+        self.parsed_any = true;
+        let mut parser = Parser::new(
+            ExpressionKind::Update,
+            text,
+            &mut self.scope,
+            update::KEYWORDS,
+        )?;
+        let update = parser.update()?;
+        parser.finish(update)
+    }
+
+    /// A `ProjectionExpression`: the paths to return, in order.
+    pub fn projection(&mut self, text: &str) -> Result<Vec<Path>, ExpressionError> {
+        self.parsed_any = true;
+        let mut parser = Parser::new(ExpressionKind::Projection, text, &mut self.scope, &[])?;
+        let paths = parser.projection()?;
+        parser.finish(paths)
+    }
+
+    fn parse_condition(
+        &mut self,
+        kind: ExpressionKind,
+        text: &str,
+    ) -> Result<Condition, ExpressionError> {
+        self.parsed_any = true;
+        let mut parser = Parser::new(kind, text, &mut self.scope, condition::KEYWORDS)?;
+        let condition = parser.condition()?;
+        parser.finish(condition)
+    }
+
+    /// Refuses placeholders no expression used, once the request's
+    /// expressions are parsed (and placeholder maps with no expression at
+    /// all).
+    pub fn finish(self) -> Result<(), ExpressionError> {
+        let scope = self.scope;
+        let unused = [
+            (
+                PlaceholderMap::Names,
+                scope.names.map(|m| unused(m.keys(), &scope.used_names)),
+            ),
+            (
+                PlaceholderMap::Values,
+                scope.values.map(|m| unused(m.keys(), &scope.used_values)),
+            ),
+        ];
+        for (map, keys) in unused {
+            match keys {
+                Some(_) if !self.parsed_any => {
+                    return Err(ExpressionError::PlaceholdersWithoutExpressions { map });
+                }
+                Some(keys) if !keys.is_empty() => {
+                    return Err(ExpressionError::UnusedPlaceholders { map, keys });
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+fn unused<'k>(keys: impl Iterator<Item = &'k String>, used: &BTreeSet<String>) -> Vec<String> {
+    let mut unused: Vec<String> = keys.filter(|k| !used.contains(*k)).cloned().collect();
+    unused.sort();
+    unused
+}
+
+fn check_keys<'k>(
+    map: PlaceholderMap,
+    sigil: char,
+    keys: Option<impl Iterator<Item = &'k String>>,
+) -> Result<(), ExpressionError> {
+    let Some(keys) = keys else {
+        return Ok(());
+    };
+    let mut keys = keys.peekable();
+    if keys.peek().is_none() {
+        return Err(ExpressionError::EmptyPlaceholders { map });
+    }
+    let invalid = keys
+        .filter(|key| {
+            let rest = key.strip_prefix(sigil).unwrap_or("");
+            rest.is_empty() || !rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+        .min();
+    match invalid {
+        Some(key) => Err(ExpressionError::InvalidPlaceholder {
+            map,
+            key: key.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests;
