@@ -5,13 +5,14 @@ use serde_json::{Map, Value, json};
 
 use crate::DynamoApi;
 use crate::error::ApiError;
-use crate::items::PROJECTION_MEMBERS;
+use crate::expressions::{project, read_expressions};
 use crate::request::{Members, missing};
 use crate::wire::{item_from_json, item_to_json};
 
 pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let detail = body.capacity_detail()?;
     let mut requests = Vec::new();
+    let mut projections = Vec::new();
     for (table, request) in request_items(body)? {
         let Value::Object(request) = request else {
             return Err(ApiError::serialization(
@@ -19,7 +20,9 @@ pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value,
             ));
         };
         let request = Members(request);
-        request.refuse(&PROJECTION_MEMBERS)?;
+        if let Some(paths) = read_expressions(request)?.projection {
+            projections.push((table.clone(), paths));
+        }
         let keys = request
             .list("Keys")?
             .ok_or_else(|| missing("Keys"))?
@@ -45,8 +48,12 @@ pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value,
         let found = responses
             .entry(table.clone())
             .or_insert_with(|| Value::Array(Vec::new()));
+        let projection = projections.iter().find(|(t, _)| t == table);
         if let Value::Array(found) = found {
-            found.extend(items.iter().map(item_to_json));
+            found.extend(items.iter().map(|item| match projection {
+                Some((_, paths)) => item_to_json(&project(item, paths)),
+                None => item_to_json(item),
+            }));
         }
     }
     let unprocessed: Map<String, Value> = output

@@ -7,18 +7,21 @@
 //! * `wire` — attribute values in DynamoDB JSON;
 //! * `request` — reading request members with DynamoDB's errors, and
 //!   rendering consumed capacity;
-//! * `tables`, `items`, `batch`, `scan` — the operations;
+//! * `expressions` — placeholder maps, the expression parser, projections;
+//! * `tables`, `items`, `batch`, `pages`, `transact` — the operations;
 //! * `metadata` — what DynamoDB describes about a table that the engine
 //!   does not keep (creation time, billing mode).
 
 mod batch;
 mod error;
+mod expressions;
 mod items;
 mod metadata;
+mod pages;
 mod protocol;
 mod request;
-mod scan;
 mod tables;
+mod transact;
 mod wire;
 
 use std::future::Future;

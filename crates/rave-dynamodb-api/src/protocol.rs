@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::request::Members;
-use crate::{DynamoApi, batch, items, scan, tables};
+use crate::{DynamoApi, batch, items, pages, tables, transact};
 
 /// The prefix of every DynamoDB operation's target.
 const DYNAMODB_TARGET: &str = "DynamoDB_20120810.";
@@ -87,30 +87,12 @@ async fn dispatch(api: &DynamoApi, operation: &str, body: Members<'_>) -> Result
         "DeleteItem" => items::delete_item(api, body).await,
         "BatchGetItem" => batch::batch_get_item(api, body).await,
         "BatchWriteItem" => batch::batch_write_item(api, body).await,
-        "Scan" => scan::scan(api, body).await,
-        // These need expression strings, which rave cannot read yet.
-        "Query" => Err(first_present(body, &["KeyConditionExpression", "KeyConditions"])
-            .map_or_else(
-                || {
-                    ApiError::validation(
-                        "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
-                    )
-                },
-                ApiError::not_supported_yet,
-            )),
-        "UpdateItem" => Err(ApiError::not_supported_yet(
-            first_present(body, &["UpdateExpression", "AttributeUpdates"]).unwrap_or("UpdateItem"),
-        )),
-        "TransactWriteItems" => Err(ApiError::not_supported_yet(operation)),
+        "Query" => pages::query(api, body).await,
+        "Scan" => pages::scan(api, body).await,
+        "UpdateItem" => items::update_item(api, body).await,
+        "TransactWriteItems" => transact::transact_write_items(api, body).await,
         _ => Err(ApiError::unknown_operation()),
     }
-}
-
-fn first_present<'a>(body: Members<'_>, members: &[&'a str]) -> Option<&'a str> {
-    members
-        .iter()
-        .find(|member| body.0.get(**member).is_some_and(|v| !v.is_null()))
-        .copied()
 }
 
 fn respond(status: StatusCode, body: &Value, request_id: &str) -> Response {

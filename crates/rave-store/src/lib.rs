@@ -30,9 +30,7 @@ pub use expr::{
 pub use feed::{ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, MAX_EFFECTS_PER_COMMIT};
 pub use number::{Number, NumberError};
 pub use ops::*;
-pub use parse::{
-    DocumentPath, ExpressionError, ExpressionKind, ExpressionParser, PlaceholderMap,
-};
+pub use parse::{DocumentPath, ExpressionError, ExpressionKind, ExpressionParser, PlaceholderMap};
 pub use render::{Placeholders, Renderer};
 pub use schema::{
     GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Projection, TableDefinition,

@@ -102,7 +102,9 @@ fn collect(condition: Condition, parts: &mut Vec<KeyPart>) -> Result<(), Express
         Condition::Contains(..) => return Err(invalid_operator("contains")),
         Condition::Compare(left, comparator, right) => {
             let (name, mut values, key_first) = split_key([left, right])?;
-            let value = values.pop().ok_or_else(|| invalid("No key attribute specified"))?;
+            let value = values
+                .pop()
+                .ok_or_else(|| invalid("No key attribute specified"))?;
             let op = match (comparator, key_first) {
                 (Comparator::Eq, _) => SortOp::Eq(value),
                 (Comparator::Lt, true) | (Comparator::Gt, false) => SortOp::Lt(value),

@@ -597,7 +597,9 @@ mod tests {
 
     #[test]
     fn matches_in_any_case_and_only_whole_words() {
-        for word in ["status", "Status", "STATUS", "name", "size", "ttl", "zone", "abort"] {
+        for word in [
+            "status", "Status", "STATUS", "name", "size", "ttl", "zone", "abort",
+        ] {
             assert!(is_reserved(word), "{word}");
         }
         for word in ["statuses", "product", "rating", "PK", "GSI1PK", ""] {

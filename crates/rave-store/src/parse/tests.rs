@@ -217,7 +217,11 @@ fn empty_and_syntax_errors_quote_the_text_around_the_token() {
         ("a = :one AND", "<EOF>", "AND"),
         ("a = :one!", "!", ":one!"),
         ("a = :one b = :one", "b", ":one b ="),
-        ("a[99999999999999999999999] = :one", "99999999999999999999999", "[99999999999999999999999]"),
+        (
+            "a[99999999999999999999999] = :one",
+            "99999999999999999999999",
+            "[99999999999999999999999]",
+        ),
         ("a[x] = :one", "x", "[x]"),
         ("a = :one AND (b = :one", "<EOF>", ":one"),
         ("a IN ()", ")", "()"),
@@ -226,7 +230,9 @@ fn empty_and_syntax_errors_quote_the_text_around_the_token() {
     ] {
         assert_eq!(
             refusal(condition(text)),
-            format!("Invalid ConditionExpression: Syntax error; token: \"{token}\", near: \"{near}\""),
+            format!(
+                "Invalid ConditionExpression: Syntax error; token: \"{token}\", near: \"{near}\""
+            ),
             "{text:?}"
         );
     }
@@ -282,10 +288,7 @@ fn redundant_parentheses() {
     let redundant = "Invalid ConditionExpression: The expression has redundant parentheses;";
     assert_eq!(refusal(condition("((a = :one))")), redundant);
     assert_eq!(refusal(condition("((a)) = :one")), redundant);
-    assert_eq!(
-        refusal(condition("b = :one AND ((a = :one))")),
-        redundant
-    );
+    assert_eq!(refusal(condition("b = :one AND ((a = :one))")), redundant);
     assert!(condition("(a = :one)").is_ok());
     assert!(condition("(NOT (a = :one))").is_ok());
 }
@@ -294,7 +297,10 @@ fn redundant_parentheses() {
 fn function_errors() {
     for (text, message) in [
         ("foo(a)", "Invalid function name; function: foo"),
-        ("Attribute_Exists(a)", "Invalid function name; function: Attribute_Exists"),
+        (
+            "Attribute_Exists(a)",
+            "Invalid function name; function: Attribute_Exists",
+        ),
         (
             "attribute_exists(a, b)",
             "Incorrect number of operands for operator or function; operator or function: attribute_exists, number of operands: 2",
@@ -440,30 +446,72 @@ fn two_equalities_wait_for_the_schema_to_say_which_is_the_partition_key() {
 #[test]
 fn key_condition_errors() {
     for (text, message) in [
-        ("pk = :s OR sk = :one", "Invalid operator used in KeyConditionExpression: OR"),
-        ("pk = :s AND NOT sk = :one", "Invalid operator used in KeyConditionExpression: NOT"),
-        ("pk IN (:s, :t)", "Invalid operator used in KeyConditionExpression: IN"),
-        ("pk <> :s", "Invalid operator used in KeyConditionExpression: <>"),
-        ("attribute_exists(pk)", "Invalid operator used in KeyConditionExpression: attribute_exists"),
-        ("pk = :s AND contains(sk, :t)", "Invalid operator used in KeyConditionExpression: contains"),
-        ("size(pk) = :one", "KeyConditionExpressions cannot contain nested operations"),
-        ("pk.a = :s", "KeyConditionExpressions cannot have conditions on nested attributes"),
-        ("pk = sk", "Invalid condition in KeyConditionExpression: Multiple attribute names used in one condition"),
-        (":s = :t", "Invalid condition in KeyConditionExpression: No key attribute specified"),
+        (
+            "pk = :s OR sk = :one",
+            "Invalid operator used in KeyConditionExpression: OR",
+        ),
+        (
+            "pk = :s AND NOT sk = :one",
+            "Invalid operator used in KeyConditionExpression: NOT",
+        ),
+        (
+            "pk IN (:s, :t)",
+            "Invalid operator used in KeyConditionExpression: IN",
+        ),
+        (
+            "pk <> :s",
+            "Invalid operator used in KeyConditionExpression: <>",
+        ),
+        (
+            "attribute_exists(pk)",
+            "Invalid operator used in KeyConditionExpression: attribute_exists",
+        ),
+        (
+            "pk = :s AND contains(sk, :t)",
+            "Invalid operator used in KeyConditionExpression: contains",
+        ),
+        (
+            "size(pk) = :one",
+            "KeyConditionExpressions cannot contain nested operations",
+        ),
+        (
+            "pk.a = :s",
+            "KeyConditionExpressions cannot have conditions on nested attributes",
+        ),
+        (
+            "pk = sk",
+            "Invalid condition in KeyConditionExpression: Multiple attribute names used in one condition",
+        ),
+        (
+            ":s = :t",
+            "Invalid condition in KeyConditionExpression: No key attribute specified",
+        ),
         (
             ":one BETWEEN sk AND :five",
             "Invalid condition in KeyConditionExpression: BETWEEN operator must have the key attribute as its first operand",
         ),
-        ("pk = :s AND pk = :t", "KeyConditionExpressions must only contain one condition per key"),
+        (
+            "pk = :s AND pk = :t",
+            "KeyConditionExpressions must only contain one condition per key",
+        ),
         ("sk > :one", "Query key condition not supported"),
         ("pk > :s AND sk > :one", "Query key condition not supported"),
-        ("a = :s AND b = :s AND c = :s", "Query key condition not supported"),
+        (
+            "a = :s AND b = :s AND c = :s",
+            "Query key condition not supported",
+        ),
         (
             "pk = :s AND begins_with(sk, :one)",
             "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N",
         ),
-        ("pk = ", "Invalid KeyConditionExpression: Syntax error; token: \"<EOF>\", near: \"=\""),
-        ("", "Invalid KeyConditionExpression: The expression can not be empty;"),
+        (
+            "pk = ",
+            "Invalid KeyConditionExpression: Syntax error; token: \"<EOF>\", near: \"=\"",
+        ),
+        (
+            "",
+            "Invalid KeyConditionExpression: The expression can not be empty;",
+        ),
     ] {
         assert_eq!(refusal(key_condition(text)), message, "{text}");
     }
@@ -485,8 +533,14 @@ fn set_forms() {
         vec![
             (Path::attr("a"), SetValue::value(1i64)),
             (Path::attr("b"), SetValue::Operand(path("c"))),
-            (Path::attr("d"), SetValue::Plus(path("e"), value(1i64.into()))),
-            (Path::attr("f"), SetValue::Minus(value(5i64.into()), path("g"))),
+            (
+                Path::attr("d"),
+                SetValue::Plus(path("e"), value(1i64.into()))
+            ),
+            (
+                Path::attr("f"),
+                SetValue::Minus(value(5i64.into()), path("g"))
+            ),
             (
                 Path::attr("h"),
                 SetValue::Operand(UpdateOperand::IfNotExists(
@@ -504,7 +558,10 @@ fn set_forms() {
                     Box::new(value(values()[":l"].clone()))
                 ))
             ),
-            (Path::attr("j"), SetValue::Plus(path("k"), value(1i64.into()))),
+            (
+                Path::attr("j"),
+                SetValue::Plus(path("k"), value(1i64.into()))
+            ),
             (Path::attr("name").index(2), SetValue::value("s")),
         ]
     );
@@ -526,15 +583,24 @@ fn clauses_in_any_order_and_any_case() {
             (Path::attr("m"), values()[":ss"].clone())
         ]
     );
-    assert_eq!(parsed.delete, vec![(Path::attr("s"), values()[":ss"].clone())]);
+    assert_eq!(
+        parsed.delete,
+        vec![(Path::attr("s"), values()[":ss"].clone())]
+    );
 }
 
 #[test]
 fn update_errors() {
     for (text, message) in [
         ("", "The expression can not be empty;"),
-        ("SET a = :one SET b = :one", "The \"SET\" section can only be used once in an update expression;"),
-        ("REMOVE a remove b", "The \"REMOVE\" section can only be used once in an update expression;"),
+        (
+            "SET a = :one SET b = :one",
+            "The \"SET\" section can only be used once in an update expression;",
+        ),
+        (
+            "REMOVE a remove b",
+            "The \"REMOVE\" section can only be used once in an update expression;",
+        ),
         (
             "SET a = :one REMOVE a.b",
             "Two document paths overlap with each other; must remove or rewrite one of these paths; path one: [a], path two: [a, b]",
@@ -547,25 +613,64 @@ fn update_errors() {
             "SET a.b = :one REMOVE a[0]",
             "Two document paths conflict with each other; must remove or rewrite one of these paths; path one: [a, b], path two: [a, [0]]",
         ),
-        ("ADD a :s", "Incorrect operand type for operator or function; operator: ADD, operand type: STRING"),
-        ("DELETE a :one", "Incorrect operand type for operator or function; operator: DELETE, operand type: NUMBER"),
-        ("ADD a :l", "Incorrect operand type for operator or function; operator: ADD, operand type: LIST"),
-        ("SET a = b + :s", "Incorrect operand type for operator or function; operator or function: +, operand type: S"),
-        ("SET a = list_append(a, :one)", "Incorrect operand type for operator or function; operator or function: list_append, operand type: N"),
+        (
+            "ADD a :s",
+            "Incorrect operand type for operator or function; operator: ADD, operand type: STRING",
+        ),
+        (
+            "DELETE a :one",
+            "Incorrect operand type for operator or function; operator: DELETE, operand type: NUMBER",
+        ),
+        (
+            "ADD a :l",
+            "Incorrect operand type for operator or function; operator: ADD, operand type: LIST",
+        ),
+        (
+            "SET a = b + :s",
+            "Incorrect operand type for operator or function; operator or function: +, operand type: S",
+        ),
+        (
+            "SET a = list_append(a, :one)",
+            "Incorrect operand type for operator or function; operator or function: list_append, operand type: N",
+        ),
         ("SET a = size(b)", "Invalid function name; function: size"),
-        ("SET a = if_not_exists(:one, :one)", "Operator or function requires a document path; operator or function: if_not_exists"),
+        (
+            "SET a = if_not_exists(:one, :one)",
+            "Operator or function requires a document path; operator or function: if_not_exists",
+        ),
         (
             "SET a = list_append(b, c, d)",
             "Incorrect number of operands for operator or function; operator or function: list_append, number of operands: 3",
         ),
-        ("SET status = :one", "Attribute name is a reserved keyword; reserved keyword: status"),
-        ("SET a = :nope", "An expression attribute value used in expression is not defined; attribute value: :nope"),
-        ("SET a :one", "Syntax error; token: \":one\", near: \"a :one\""),
-        ("UPDATE a = :one", "Syntax error; token: \"UPDATE\", near: \"UPDATE a\""),
-        ("SET a = :one,", "Syntax error; token: \"<EOF>\", near: \",\""),
-        ("SET a = b + c + d", "Syntax error; token: \"+\", near: \"c + d\""),
+        (
+            "SET status = :one",
+            "Attribute name is a reserved keyword; reserved keyword: status",
+        ),
+        (
+            "SET a = :nope",
+            "An expression attribute value used in expression is not defined; attribute value: :nope",
+        ),
+        (
+            "SET a :one",
+            "Syntax error; token: \":one\", near: \"a :one\"",
+        ),
+        (
+            "UPDATE a = :one",
+            "Syntax error; token: \"UPDATE\", near: \"UPDATE a\"",
+        ),
+        (
+            "SET a = :one,",
+            "Syntax error; token: \"<EOF>\", near: \",\"",
+        ),
+        (
+            "SET a = b + c + d",
+            "Syntax error; token: \"+\", near: \"c + d\"",
+        ),
         ("ADD a b", "Syntax error; token: \"b\", near: \"a b\""),
-        ("SET a = :one AND b = :one", "Syntax error; token: \"AND\", near: \":one AND b\""),
+        (
+            "SET a = :one AND b = :one",
+            "Syntax error; token: \"AND\", near: \":one AND b\"",
+        ),
     ] {
         assert_eq!(
             refusal(update(text)),
@@ -602,7 +707,10 @@ fn projections() {
             "a[1], a.b",
             "Two document paths conflict with each other; must remove or rewrite one of these paths; path one: [a, [1]], path two: [a, b]",
         ),
-        ("year", "Attribute name is a reserved keyword; reserved keyword: year"),
+        (
+            "year",
+            "Attribute name is a reserved keyword; reserved keyword: year",
+        ),
         ("a,", "Syntax error; token: \"<EOF>\", near: \",\""),
         (":s", "Syntax error; token: \":s\", near: \":s\""),
         ("", "The expression can not be empty;"),
