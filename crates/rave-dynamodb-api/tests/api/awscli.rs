@@ -191,6 +191,62 @@ fn drive(cli: &OsString, url: &str) {
         Value::Null,
         "an absent item prints nothing"
     );
+    let queried = ok(
+        cli,
+        url,
+        &[
+            "query",
+            "--table-name",
+            "music",
+            "--key-condition-expression",
+            "Artist = :a AND begins_with(Song, :s)",
+            "--expression-attribute-values",
+            r#"{":a":{"S":"B"},":s":{"S":"th"}}"#,
+            "--projection-expression",
+            "Song",
+        ],
+    );
+    assert_eq!(queried["Items"], json!([{"Song": {"S": "three"}}]));
+    let updated = ok(
+        cli,
+        url,
+        &[
+            "update-item",
+            "--table-name",
+            "music",
+            "--key",
+            r#"{"Artist":{"S":"B"},"Song":{"S":"three"}}"#,
+            "--update-expression",
+            "SET #y = #y + :one",
+            "--condition-expression",
+            "attribute_exists(Artist)",
+            "--expression-attribute-names",
+            r##"{"#y":"Year"}"##,
+            "--expression-attribute-values",
+            r#"{":one":{"N":"1"}}"#,
+            "--return-values",
+            "UPDATED_NEW",
+        ],
+    );
+    assert_eq!(updated["Attributes"], json!({"Year": {"N": "2000"}}));
+    let refused = aws(
+        cli,
+        url,
+        &[
+            "put-item",
+            "--table-name",
+            "music",
+            "--item",
+            &song("B", "three", "rock").to_string(),
+            "--condition-expression",
+            "attribute_not_exists(Artist)",
+        ],
+    )
+    .expect_err("the item exists");
+    assert!(
+        refused.contains("ConditionalCheckFailedException"),
+        "{refused}"
+    );
     let deleted = ok(cli, url, &["delete-table", "--table-name", "music"]);
     assert_eq!(deleted["TableDescription"]["TableStatus"], "DELETING");
 
@@ -200,19 +256,4 @@ fn drive(cli: &OsString, url: &str) {
         missing.contains("ResourceNotFoundException") && missing.contains("Table: music not found"),
         "{missing}"
     );
-    let refused = aws(
-        cli,
-        url,
-        &[
-            "query",
-            "--table-name",
-            "books",
-            "--key-condition-expression",
-            "Artist = :a",
-            "--expression-attribute-values",
-            r#"{":a":{"S":"A"}}"#,
-        ],
-    )
-    .expect_err("Query is not served yet");
-    assert!(refused.contains("ValidationException"), "{refused}");
 }
