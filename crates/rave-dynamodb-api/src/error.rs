@@ -20,6 +20,8 @@ pub enum ErrorKind {
     ConditionalCheckFailed,
     TransactionCanceled,
     TransactionConflict,
+    TransactionInProgress,
+    IdempotentParameterMismatch,
     ProvisionedThroughputExceeded,
     InternalServerError,
     /// The `X-Amz-Target` names no operation rave serves.
@@ -37,6 +39,8 @@ impl ErrorKind {
             ErrorKind::ConditionalCheckFailed => "ConditionalCheckFailedException",
             ErrorKind::TransactionCanceled => "TransactionCanceledException",
             ErrorKind::TransactionConflict => "TransactionConflictException",
+            ErrorKind::TransactionInProgress => "TransactionInProgressException",
+            ErrorKind::IdempotentParameterMismatch => "IdempotentParameterMismatchException",
             ErrorKind::ProvisionedThroughputExceeded => "ProvisionedThroughputExceededException",
             ErrorKind::InternalServerError => "InternalServerError",
             ErrorKind::UnknownOperation => "UnknownOperationException",

@@ -9,12 +9,14 @@
 //!   rendering consumed capacity;
 //! * `expressions` — placeholder maps, the expression parser, projections;
 //! * `tables`, `items`, `batch`, `pages`, `transact` — the operations;
+//! * `idempotency` — TransactWriteItems' client request tokens;
 //! * `metadata` — what DynamoDB describes about a table that the engine
 //!   does not keep (creation time, billing mode).
 
 mod batch;
 mod error;
 mod expressions;
+mod idempotency;
 mod items;
 mod metadata;
 mod pages;
@@ -46,6 +48,7 @@ const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 pub struct DynamoApi {
     engine: Engine,
     metadata: metadata::MetadataStore,
+    client_tokens: idempotency::TokenLedger,
 }
 
 impl DynamoApi {
@@ -53,7 +56,11 @@ impl DynamoApi {
     pub fn new(engine: Engine) -> Result<DynamoApi, MetadataError> {
         let data_dir = engine.path().parent().unwrap_or(Path::new("."));
         let metadata = metadata::MetadataStore::open(data_dir)?;
-        Ok(DynamoApi { engine, metadata })
+        Ok(DynamoApi {
+            engine,
+            metadata,
+            client_tokens: idempotency::TokenLedger::default(),
+        })
     }
 }
 

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use crate::DynamoApi;
 use crate::error::ApiError;
 use crate::expressions::{Placeholders, refuse_old_values_on_failure};
+use crate::idempotency::{Claim, fingerprint};
 use crate::request::{Members, missing};
 
 /// The action members of a `TransactWriteItem`, exactly one of which is set.
@@ -21,10 +22,21 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
         .iter()
         .map(action)
         .collect::<Result<Vec<_>, ApiError>>()?;
+    let running = match body.string("ClientRequestToken")? {
+        Some(token) => match api.client_tokens.claim(token, fingerprint(&listed))? {
+            Claim::Run(running) => Some(running),
+            // Done already; nothing is read or written, so nothing is charged.
+            Claim::Replay => return Ok(json!({})),
+        },
+        None => None,
+    };
     let output = api
         .engine
         .transact_write_items(TransactWriteItemsInput { actions })
         .await?;
+    if let Some(running) = running {
+        running.succeeded();
+    }
     let mut response = json!({});
     if let Some(consumed) = detail.render_per_table(&output.consumed) {
         response["ConsumedCapacity"] = consumed;

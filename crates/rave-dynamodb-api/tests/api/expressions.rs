@@ -471,3 +471,46 @@ async fn transactions_commit_whole_or_not_at_all() {
             "TransactItems can only contain one of Check, Put, Update or Delete",
         );
 }
+
+#[tokio::test]
+async fn a_client_request_token_makes_a_retry_harmless() {
+    let server = seeded().await;
+    let put_once = |token: &str, sk: i64| {
+        json!({
+            "TransactItems": [{"Put": {
+                "TableName": "things",
+                "Item": item("once", sk),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }}],
+            "ClientRequestToken": token,
+        })
+    };
+    server
+        .call("TransactWriteItems", put_once("retry", 1))
+        .await
+        .ok();
+    // The same request again: success, and no second write (which the
+    // condition would have refused).
+    assert_eq!(
+        server
+            .call("TransactWriteItems", put_once("retry", 1))
+            .await
+            .ok(),
+        json!({})
+    );
+    let answer = server
+        .call("TransactWriteItems", put_once("retry", 2))
+        .await;
+    answer.error(
+        400,
+        "IdempotentParameterMismatchException",
+        "The request uses the same client token as a previous, but not identical request.",
+    );
+    let fresh = server
+        .call("TransactWriteItems", put_once("other", 1))
+        .await;
+    assert_eq!(
+        fresh.body["__type"],
+        "com.amazonaws.dynamodb.v20120810#TransactionCanceledException"
+    );
+}
