@@ -35,9 +35,7 @@ use axum::extract::DefaultBodyLimit;
 use rave_engine::Engine;
 use tokio::net::TcpListener;
 
-pub use error::{ApiError, ErrorKind};
 pub use metadata::{METADATA_FILE, MetadataError};
-pub use wire::{item_from_json, item_to_json, value_from_json, value_to_json};
 
 /// Largest request body accepted: DynamoDB's own limit (16 MB), which a
 /// full BatchWriteItem of 25 items of 400 KB stays well under.
