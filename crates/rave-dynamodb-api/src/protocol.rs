@@ -67,31 +67,84 @@ pub async fn handle(
     respond(status, &body, &request_id)
 }
 
-/// The body is read before the operation is looked up, as DynamoDB does: a
-/// body that is not JSON is a SerializationException whatever the target.
+/// The operations rave serves.
+#[derive(Debug, Clone, Copy)]
+enum Operation {
+    CreateTable,
+    DescribeTable,
+    ListTables,
+    DeleteTable,
+    GetItem,
+    PutItem,
+    UpdateItem,
+    DeleteItem,
+    BatchGetItem,
+    BatchWriteItem,
+    Query,
+    Scan,
+    TransactWriteItems,
+}
+
+impl Operation {
+    fn named(name: &str) -> Option<Operation> {
+        Some(match name {
+            "CreateTable" => Operation::CreateTable,
+            "DescribeTable" => Operation::DescribeTable,
+            "ListTables" => Operation::ListTables,
+            "DeleteTable" => Operation::DeleteTable,
+            "GetItem" => Operation::GetItem,
+            "PutItem" => Operation::PutItem,
+            "UpdateItem" => Operation::UpdateItem,
+            "DeleteItem" => Operation::DeleteItem,
+            "BatchGetItem" => Operation::BatchGetItem,
+            "BatchWriteItem" => Operation::BatchWriteItem,
+            "Query" => Operation::Query,
+            "Scan" => Operation::Scan,
+            "TransactWriteItems" => Operation::TransactWriteItems,
+            _ => return None,
+        })
+    }
+}
+
+/// A body that is not JSON is a SerializationException whatever the
+/// target, as DynamoDB answers; only an empty one leaves an unknown target
+/// to be reported as such.
 async fn answer(api: &DynamoApi, operation: &str, body: &[u8]) -> Result<Value, ApiError> {
-    let request: Value = serde_json::from_slice(body).map_err(|error| {
-        ApiError::serialization(format!("the request body is not JSON: {error}"))
-    })?;
+    let operation = Operation::named(operation);
+    let request: Value = match serde_json::from_slice(body) {
+        Ok(request) => request,
+        Err(_) if body.is_empty() && operation.is_none() => {
+            return Err(ApiError::unknown_operation());
+        }
+        Err(error) => {
+            return Err(ApiError::serialization(format!(
+                "the request body is not JSON: {error}"
+            )));
+        }
+    };
+    let operation = operation.ok_or_else(ApiError::unknown_operation)?;
     dispatch(api, operation, Members::of(&request)?).await
 }
 
-async fn dispatch(api: &DynamoApi, operation: &str, body: Members<'_>) -> Result<Value, ApiError> {
+async fn dispatch(
+    api: &DynamoApi,
+    operation: Operation,
+    body: Members<'_>,
+) -> Result<Value, ApiError> {
     match operation {
-        "CreateTable" => tables::create_table(api, body).await,
-        "DescribeTable" => tables::describe_table(api, body).await,
-        "ListTables" => tables::list_tables(api, body).await,
-        "DeleteTable" => tables::delete_table(api, body).await,
-        "GetItem" => items::get_item(api, body).await,
-        "PutItem" => items::put_item(api, body).await,
-        "DeleteItem" => items::delete_item(api, body).await,
-        "BatchGetItem" => batch::batch_get_item(api, body).await,
-        "BatchWriteItem" => batch::batch_write_item(api, body).await,
-        "Query" => pages::query(api, body).await,
-        "Scan" => pages::scan(api, body).await,
-        "UpdateItem" => items::update_item(api, body).await,
-        "TransactWriteItems" => transact::transact_write_items(api, body).await,
-        _ => Err(ApiError::unknown_operation()),
+        Operation::CreateTable => tables::create_table(api, body).await,
+        Operation::DescribeTable => tables::describe_table(api, body).await,
+        Operation::ListTables => tables::list_tables(api, body).await,
+        Operation::DeleteTable => tables::delete_table(api, body).await,
+        Operation::GetItem => items::get_item(api, body).await,
+        Operation::PutItem => items::put_item(api, body).await,
+        Operation::UpdateItem => items::update_item(api, body).await,
+        Operation::DeleteItem => items::delete_item(api, body).await,
+        Operation::BatchGetItem => batch::batch_get_item(api, body).await,
+        Operation::BatchWriteItem => batch::batch_write_item(api, body).await,
+        Operation::Query => pages::query(api, body).await,
+        Operation::Scan => pages::scan(api, body).await,
+        Operation::TransactWriteItems => transact::transact_write_items(api, body).await,
     }
 }
 

@@ -697,6 +697,21 @@ async fn protocol_errors_are_answered_as_dynamodb_answers_them() {
             json!({"__type": format!("{CORAL}#UnknownOperationException")})
         );
     }
+    let empty = server.send("", String::new()).await;
+    assert_eq!(
+        (empty.status, empty.body),
+        (
+            400,
+            json!({"__type": format!("{CORAL}#UnknownOperationException")})
+        )
+    );
+    let empty_known = server
+        .send("DynamoDB_20120810.ListTables", String::new())
+        .await;
+    assert_eq!(
+        empty_known.body["__type"],
+        format!("{CORAL}#SerializationException")
+    );
     let garbled = server
         .send("DynamoDB_20120810.ListTables", "{not json".into())
         .await;
@@ -728,4 +743,80 @@ async fn protocol_errors_are_answered_as_dynamodb_answers_them() {
             "ValidationException",
             "rave does not support UpdateItem without an UpdateExpression yet",
         );
+}
+
+#[tokio::test]
+async fn a_full_batch_of_large_items_fits_in_one_request() {
+    let server = Server::start().await;
+    create_comments_table(&server, "large").await;
+    let body_text = "x".repeat(100 * 1024);
+    let writes: Vec<Value> = (0..25)
+        .map(|i| json!({"PutRequest": {"Item": comment("big", i, None, &body_text)}}))
+        .collect();
+    let request = json!({"RequestItems": {"large": writes}});
+    assert!(
+        request.to_string().len() > 2 * 1024 * 1024,
+        "beyond axum's default limit"
+    );
+    let written = server.call("BatchWriteItem", request).await.ok();
+    assert_eq!(written, json!({"UnprocessedItems": {}}));
+    // A page stops after 1 MB read, so the count takes several pages.
+    let (mut counted, mut pages, mut start) = (0, 0, None::<Value>);
+    loop {
+        let mut body = json!({"TableName": "large", "Select": "COUNT"});
+        if let Some(key) = start.take() {
+            body["ExclusiveStartKey"] = key;
+        }
+        let page = server.call("Scan", body).await.ok();
+        counted += page["Count"].as_u64().expect("a count");
+        pages += 1;
+        match page.get("LastEvaluatedKey") {
+            Some(key) => start = Some(key.clone()),
+            None => break,
+        }
+    }
+    assert_eq!(counted, 25);
+    assert!(
+        pages >= 3,
+        "25 items of 100 KB take at least three 1 MB pages"
+    );
+}
+
+#[tokio::test]
+async fn a_table_made_without_the_api_is_described_as_on_demand() {
+    use rave_store::{KeyAttribute, KeySchema, KeyType, Store, TableDefinition};
+
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    {
+        let engine = rave_engine::Engine::open(dir.path()).expect("the engine opens");
+        engine
+            .create_table(TableDefinition {
+                name: "elsewhere".into(),
+                key_schema: KeySchema::new(KeyAttribute::new("id", KeyType::S), None),
+                global_secondary_indexes: Vec::new(),
+                stream_enabled: true,
+            })
+            .await
+            .expect("the table is created");
+    }
+    let server = Server::start_in(dir).await;
+    let described = server
+        .call("DescribeTable", json!({"TableName": "elsewhere"}))
+        .await
+        .ok();
+    let table = &described["Table"];
+    assert_eq!(
+        table["BillingModeSummary"],
+        json!({"BillingMode": "PAY_PER_REQUEST"})
+    );
+    assert_eq!(table["TableStatus"], "ACTIVE");
+    assert!(
+        table.get("CreationDateTime").is_none(),
+        "the engine does not know it"
+    );
+    assert!(table.get("GlobalSecondaryIndexes").is_none());
+    assert_eq!(
+        table["StreamSpecification"],
+        json!({"StreamEnabled": true, "StreamViewType": "NEW_AND_OLD_IMAGES"})
+    );
 }
