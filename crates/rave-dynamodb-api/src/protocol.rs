@@ -4,7 +4,9 @@
 //! request id and the body's CRC32, which the AWS SDKs check.
 //!
 //! Signature V4 `Authorization` headers are accepted and not verified: rave
-//! is a local database, and its clients insist on signing.
+//! is a local database, and its clients insist on signing. Nor is the
+//! request's content type checked: the SDKs send `application/x-amz-json-1.0`,
+//! and a hand-made request with another type is answered all the same.
 
 use std::sync::Arc;
 use std::time::Instant;
