@@ -14,7 +14,7 @@ use crate::wire::item_to_json;
 
 pub async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let detail = body.capacity_detail()?;
-    let table = body.required_string("TableName")?.to_owned();
+    let table = body.table_name()?.to_owned();
     let key = body.required_item("Key")?;
     let projection = read_expressions(body)?.projection;
     let output = api
@@ -40,7 +40,7 @@ pub async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiEr
 
 pub async fn put_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let detail = body.capacity_detail()?;
-    let table = body.required_string("TableName")?.to_owned();
+    let table = body.table_name()?.to_owned();
     let item = body.required_item("Item")?;
     let return_values = body.return_values("PutItem")?;
     let output = api
@@ -57,7 +57,7 @@ pub async fn put_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiEr
 
 pub async fn delete_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let detail = body.capacity_detail()?;
-    let table = body.required_string("TableName")?.to_owned();
+    let table = body.table_name()?.to_owned();
     let key = body.required_item("Key")?;
     let return_values = body.return_values("DeleteItem")?;
     let output = api
@@ -76,7 +76,7 @@ pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
     body.refuse(&["AttributeUpdates", "Expected", "ConditionalOperator"])?;
     crate::expressions::refuse_old_values_on_failure(body)?;
     let detail = body.capacity_detail()?;
-    let table = body.required_string("TableName")?.to_owned();
+    let table = body.table_name()?.to_owned();
     let key = body.required_item("Key")?;
     let returned = body
         .choice(

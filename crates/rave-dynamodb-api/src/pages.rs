@@ -12,7 +12,7 @@ use crate::wire::item_to_json;
 
 pub async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let detail = body.capacity_detail()?;
-    let table = body.required_string("TableName")?;
+    let table = body.table_name()?;
     let expressions = read_expressions(body)?;
     let select = select(body, &expressions)?;
     let key_condition = expressions.key_condition.ok_or_else(|| {
@@ -40,7 +40,7 @@ pub async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError
 
 pub async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let detail = body.capacity_detail()?;
-    let mut input = ScanInput::new(body.required_string("TableName")?);
+    let mut input = ScanInput::new(body.table_name()?);
     let expressions = read_expressions(body)?;
     if expressions.key_condition.is_some() {
         return Err(ApiError::validation(

@@ -39,6 +39,25 @@ impl<'a> Members<'a> {
         self.string(member)?.ok_or_else(|| missing(member))
     }
 
+    /// `TableName`, checked as DynamoDB checks it before anything else.
+    pub fn table_name(&self) -> Result<&'a str, ApiError> {
+        let name = self.required_string("TableName")?;
+        if !(3..=255).contains(&name.len()) {
+            return Err(ApiError::validation(
+                "TableName must be at least 3 characters long and at most 255 characters long",
+            ));
+        }
+        if !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        {
+            return Err(ApiError::validation(format!(
+                "1 validation error detected: Value '{name}' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
+            )));
+        }
+        Ok(name)
+    }
+
     pub fn bool(&self, member: &str) -> Result<bool, ApiError> {
         self.get(member)
             .map(|value| {
@@ -253,6 +272,29 @@ mod tests {
             Err(Some("1 validation error detected: Value null at 'indexName' failed to satisfy constraint: Member must not be null".into()))
         );
         assert_eq!(members.integer("Limit"), Ok(Some(3)));
+        for (name, message) in [
+            (
+                json!("ab"),
+                "TableName must be at least 3 characters long and at most 255 characters long",
+            ),
+            (
+                json!("abc;"),
+                "1 validation error detected: Value 'abc;' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+",
+            ),
+        ] {
+            let body = json!({"TableName": name});
+            assert_eq!(
+                Members::of(&body)
+                    .and_then(|m| m.table_name())
+                    .map_err(|e| e.message),
+                Err(Some(message.to_owned()))
+            );
+        }
+        let body = json!({"TableName": "a.B-9_"});
+        assert_eq!(
+            Members::of(&body).and_then(|m| m.table_name()),
+            Ok("a.B-9_")
+        );
         assert_eq!(
             members.capacity_detail().map_err(|e| e.message),
             Err(Some("1 validation error detected: Value 'SOME' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]".into()))

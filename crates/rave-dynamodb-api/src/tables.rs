@@ -41,7 +41,7 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
         "WarmThroughput",
         "ResourcePolicy",
     ])?;
-    let name = body.required_string("TableName")?;
+    let name = body.table_name()?;
     let definitions = attribute_definitions(body)?;
     let mut used = Vec::new();
     let table_keys = key_schema(
@@ -106,13 +106,13 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
 }
 
 pub async fn describe_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
-    let name = body.required_string("TableName")?;
+    let name = body.table_name()?;
     let description = current_description(api, name, "ACTIVE").await?;
     Ok(json!({ "Table": description }))
 }
 
 pub async fn delete_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
-    let name = body.required_string("TableName")?;
+    let name = body.table_name()?;
     let description = current_description(api, name, "DELETING").await?;
     api.engine.delete_table(name).await?;
     api.metadata.remove(name)?;

@@ -61,7 +61,7 @@ fn action(item: &Value) -> Result<TransactWriteAction, ApiError> {
         }
     };
     refuse_old_values_on_failure(members)?;
-    let table = members.required_string("TableName")?.to_owned();
+    let table = members.table_name()?.to_owned();
     let placeholders = Placeholders::read(members)?;
     let mut parser = placeholders.parser()?;
     let condition = members

@@ -727,7 +727,7 @@ async fn protocol_errors_are_answered_as_dynamodb_answers_them() {
         format!("{CORAL}#SerializationException")
     );
 
-    server.call("Query", json!({"TableName": "t"})).await.error(
+    server.call("Query", json!({"TableName": "nowhere"})).await.error(
         400,
         "ValidationException",
         "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
@@ -735,7 +735,7 @@ async fn protocol_errors_are_answered_as_dynamodb_answers_them() {
     server
         .call(
             "UpdateItem",
-            json!({"TableName": "t", "Key": {"pk": {"S": "p"}}}),
+            json!({"TableName": "nowhere", "Key": {"pk": {"S": "p"}}}),
         )
         .await
         .error(
