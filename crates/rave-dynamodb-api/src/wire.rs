@@ -14,8 +14,16 @@ use crate::error::ApiError;
 /// The type tags DynamoDB JSON uses, in the order DynamoDB lists them.
 const TYPE_TAGS: [&str; 10] = ["S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"];
 
+/// Deepest level a value may reach, counting a top-level attribute as 1.
+const MAX_NESTING: usize = 32;
+
 /// An item (or a key) from DynamoDB JSON.
 pub fn item_from_json(value: &Value) -> Result<Item, ApiError> {
+    map_at(value, 1)
+}
+
+/// A map whose values sit at nesting level `depth`.
+fn map_at(value: &Value, depth: usize) -> Result<Item, ApiError> {
     let Value::Object(attributes) = value else {
         return Err(ApiError::serialization(
             "Unexpected value type in payload: expected a map of attribute values",
@@ -23,7 +31,7 @@ pub fn item_from_json(value: &Value) -> Result<Item, ApiError> {
     };
     attributes
         .iter()
-        .map(|(name, value)| Ok((name.clone(), value_from_json(value)?)))
+        .map(|(name, value)| Ok((name.clone(), value_at(value, depth)?)))
         .collect()
 }
 
@@ -37,6 +45,15 @@ pub fn item_to_json(item: &Item) -> Value {
 
 /// One attribute value from DynamoDB JSON.
 pub fn value_from_json(value: &Value) -> Result<AttributeValue, ApiError> {
+    value_at(value, 1)
+}
+
+fn value_at(value: &Value, depth: usize) -> Result<AttributeValue, ApiError> {
+    if depth > MAX_NESTING {
+        return Err(ApiError::validation(
+            "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit",
+        ));
+    }
     let Value::Object(tagged) = value else {
         return Err(ApiError::serialization(
             "Unexpected value type in payload: expected an attribute value object",
@@ -77,13 +94,13 @@ pub fn value_from_json(value: &Value) -> Result<AttributeValue, ApiError> {
             Value::Array(values) => Ok(AttributeValue::L(
                 values
                     .iter()
-                    .map(value_from_json)
+                    .map(|v| value_at(v, depth + 1))
                     .collect::<Result<_, _>>()?,
             )),
             _ => Err(wrong_json_type(tag, "a list")),
         },
         "M" => match inner {
-            Value::Object(_) => Ok(AttributeValue::M(item_from_json(inner)?)),
+            Value::Object(_) => Ok(AttributeValue::M(map_at(inner, depth + 1)?)),
             _ => Err(wrong_json_type(tag, "a map")),
         },
         "SS" => {
@@ -299,6 +316,22 @@ mod tests {
             assert_eq!(error.kind, crate::error::ErrorKind::Validation, "{value}");
             assert_eq!(error.message.as_deref(), Some(message), "{value}");
         }
+    }
+
+    #[test]
+    fn values_nest_at_most_32_levels() {
+        let nested = |levels: usize| {
+            (0..levels).fold(json!({"S": "leaf"}), |inner, _| json!({"M": {"n": inner}}))
+        };
+        assert!(value_from_json(&nested(31)).is_ok(), "the leaf at level 32");
+        assert_eq!(
+            error_of(nested(32)).message.as_deref(),
+            Some(
+                "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit"
+            )
+        );
+        let listed = (0..32).fold(json!({"N": "1"}), |inner, _| json!({"L": [inner]}));
+        assert!(value_from_json(&listed).is_err());
     }
 
     #[test]
