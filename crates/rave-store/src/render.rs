@@ -232,6 +232,16 @@ mod tests {
     }
 
     #[test]
+    fn projections_share_name_placeholders() {
+        let mut r = Renderer::default();
+        let paths = [Path::attr("status"), Path::attr("a").index(3).key("status")];
+        assert_eq!(r.projection(&paths), "#n0, #n1[3].#n0");
+        let (names, values) = r.finish();
+        assert_eq!(names.unwrap().len(), 2);
+        assert!(values.is_none());
+    }
+
+    #[test]
     fn key_conditions() {
         let mut r = Renderer::default();
         let k = KeyCondition::partition("GSI4PK", "PRODUCT#42")

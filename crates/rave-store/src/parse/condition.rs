@@ -1,5 +1,5 @@
-//! ConditionExpression and FilterExpression (and the shape KeyCondition-
-//! Expression is read in before its own rules apply):
+//! ConditionExpression and FilterExpression; a KeyConditionExpression is
+//! read with the same grammar before Query's own rules apply:
 //!
 //! ```text
 //! condition  := and ("OR" and)*
@@ -21,7 +21,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 
 use crate::{AttributeType, AttributeValue, Comparator, Condition, Operand, Path, order};
 
-use super::error::{DocumentPath, ExpressionError};
+use super::error::{DocumentPath, ExpressionError, ExpressionKind};
 use super::lexer::TokenKind;
 use super::parser::{Call, Parsed, Parser, Term};
 
@@ -78,28 +78,47 @@ impl Parser<'_, '_> {
     }
 
     /// `(` opens either a group of conditions or a parenthesised operand
-    /// (`(a) = :v`); the group is tried first, and its error is the one
-    /// reported when neither reading parses.
+    /// (`(a) = :v`, `(size(a)) > :n`); the group is tried first, and its
+    /// error is the one reported when neither reading parses.
     fn primary(&mut self) -> Parsed<Group> {
-        if self.peek() != Some(TokenKind::LeftParen) {
-            return Ok(Group {
-                condition: self.comparison()?,
+        let comparison = |parser: &mut Self| {
+            Ok(Group {
+                condition: parser.comparison()?,
                 parenthesised: false,
-            });
+            })
+        };
+        if self.peek() != Some(TokenKind::LeftParen) {
+            return comparison(self);
         }
         let start = self.mark();
-        let as_group = self.group();
-        if let Err(group_error @ ExpressionError::Syntax { .. }) = as_group {
-            self.rewind(start);
-            return match self.comparison() {
-                Ok(condition) => Ok(Group {
-                    condition,
-                    parenthesised: false,
-                }),
-                Err(_) => Err(group_error),
-            };
+        match self.group() {
+            // A comparator after the group: it was an operand after all.
+            Ok(_) if self.at_comparison() => {
+                self.rewind(start);
+                comparison(self)
+            }
+            Ok(group) => Ok(group),
+            Err(group_error @ ExpressionError::Syntax { .. }) => {
+                self.rewind(start);
+                comparison(self).map_err(|_| group_error)
+            }
+            Err(other) => Err(other),
         }
-        as_group
+    }
+
+    fn at_comparison(&self) -> bool {
+        matches!(
+            self.peek(),
+            Some(
+                TokenKind::Eq
+                    | TokenKind::Ne
+                    | TokenKind::Lt
+                    | TokenKind::Le
+                    | TokenKind::Gt
+                    | TokenKind::Ge
+            )
+        ) || self.at_keyword("BETWEEN")
+            || self.at_keyword("IN")
     }
 
     fn group(&mut self) -> Parsed<Group> {
@@ -213,6 +232,16 @@ impl Parser<'_, '_> {
                 let path = path_of(self, &args[0]);
                 let attribute_type = self.attribute_type(&args[1]);
                 Condition::AttributeType(path, attribute_type.unwrap_or(AttributeType::Null))
+            }
+            "begins_with"
+                if self.kind == ExpressionKind::KeyCondition
+                    && !matches!(args[0], Operand::Path(_)) =>
+            {
+                self.defer(ExpressionError::KeyConditionInvalid {
+                    reason: "begins_with operator must have the key attribute as its first operand"
+                        .to_owned(),
+                });
+                stand_in_condition()
             }
             "begins_with" | "contains" => {
                 let operand = args.pop().unwrap_or_else(stand_in);

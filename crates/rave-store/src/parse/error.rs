@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::{Path, PathElement};
+use crate::{Path, PathElement, StoreError};
 
 /// Which request parameter an expression came from; DynamoDB names it in
 /// every message about the expression.
@@ -174,14 +174,23 @@ pub enum ExpressionError {
     KeyConditionInvalid { reason: String },
     #[error("KeyConditionExpressions must only contain one condition per key")]
     KeyConditionRepeatedKey,
-    /// No partition-key equality, or more conditions than a partition and a
-    /// sort key can take.
+    /// More conditions than a partition and a sort key can take.
+    #[error("Conditions can be of length 1 or 2 only")]
+    KeyConditionLength,
+    /// No equality for the partition key.
     #[error("Query key condition not supported")]
     KeyConditionUnsupported,
     #[error("ExpressionAttribute{map}s contains invalid key: Syntax error; key: \"{key}\"")]
     InvalidPlaceholder { map: PlaceholderMap, key: String },
+    /// A value no item could hold (`reason` as `AttributeValue::validate`
+    /// words it).
+    #[error("ExpressionAttributeValues contains invalid value: {reason} for key {key}")]
+    InvalidValue { key: String, reason: String },
     #[error("ExpressionAttribute{map}s must not be empty")]
     EmptyPlaceholders { map: PlaceholderMap },
+    /// DynamoDB adds, for values, which of the operation's value-bearing
+    /// expressions are missing (`: ConditionExpression is null`); only the
+    /// caller knows the operation, so the message stops before that.
     #[error("ExpressionAttribute{map}s can only be specified when using expressions")]
     PlaceholdersWithoutExpressions { map: PlaceholderMap },
     /// Placeholders no expression of the request used, sorted.
@@ -190,6 +199,12 @@ pub enum ExpressionError {
         map: PlaceholderMap,
         keys: Vec<String>,
     },
+}
+
+impl From<ExpressionError> for StoreError {
+    fn from(error: ExpressionError) -> StoreError {
+        StoreError::Validation(error.to_string())
+    }
 }
 
 /// `ExpressionAttributeNames` or `ExpressionAttributeValues` (displayed as

@@ -31,7 +31,7 @@ pub(super) fn key_condition(condition: Condition) -> Result<KeyCondition, Expres
     let mut parts = parts.into_iter();
     let (first, second) = (parts.next(), parts.next());
     if parts.next().is_some() {
-        return Err(ExpressionError::KeyConditionUnsupported);
+        return Err(ExpressionError::KeyConditionLength);
     }
     let (partition, sort) = match (first, second) {
         (Some(first), None) => (first, None),

@@ -9,7 +9,9 @@
 //!
 //! Where DynamoDB accepts something the typed trees cannot hold, the parser
 //! refuses it: `begins_with` and `contains` take a document path as their
-//! first operand, and `size` a document path.
+//! first operand, and `size` a document path. Parentheses nest at most 64
+//! deep: DynamoDB documents no such limit, but its 4 KB expressions could
+//! otherwise nest deep enough to exhaust the stack of a recursive descent.
 
 mod condition;
 mod error;
@@ -31,7 +33,10 @@ use parser::Parser;
 #[derive(Debug)]
 pub struct ExpressionParser<'m> {
     scope: Scope<'m>,
+    /// Whether any expression was parsed, and any that can use values
+    /// (all but projections).
     parsed_any: bool,
+    parsed_value_expression: bool,
 }
 
 /// The placeholder maps, and which placeholders the expressions used.
@@ -59,13 +64,25 @@ impl Scope<'_> {
 
 impl<'m> ExpressionParser<'m> {
     /// Checks the maps themselves: not empty when given, every key a
-    /// placeholder (`#name`, `:value`).
+    /// placeholder (`#name`, `:value`), every value one an item could hold.
     pub fn new(
         names: Option<&'m HashMap<String, String>>,
         values: Option<&'m HashMap<String, AttributeValue>>,
     ) -> Result<ExpressionParser<'m>, ExpressionError> {
         check_keys(PlaceholderMap::Names, '#', names.map(|m| m.keys()))?;
         check_keys(PlaceholderMap::Values, ':', values.map(|m| m.keys()))?;
+        if let Some(values) = values {
+            let invalid = values
+                .iter()
+                .filter_map(|(key, value)| value.validate().err().map(|reason| (key, reason)))
+                .min();
+            if let Some((key, reason)) = invalid {
+                return Err(ExpressionError::InvalidValue {
+                    key: key.clone(),
+                    reason,
+                });
+            }
+        }
         Ok(ExpressionParser {
             scope: Scope {
                 names,
@@ -74,6 +91,7 @@ impl<'m> ExpressionParser<'m> {
                 used_values: BTreeSet::new(),
             },
             parsed_any: false,
+            parsed_value_expression: false,
         })
     }
 
@@ -97,6 +115,7 @@ impl<'m> ExpressionParser<'m> {
     /// An `UpdateExpression`.
     pub fn update(&mut self, text: &str) -> Result<Update, ExpressionError> {
         self.parsed_any = true;
+        self.parsed_value_expression = true;
         let mut parser = Parser::new(
             ExpressionKind::Update,
             text,
@@ -121,29 +140,32 @@ impl<'m> ExpressionParser<'m> {
         text: &str,
     ) -> Result<Condition, ExpressionError> {
         self.parsed_any = true;
+        self.parsed_value_expression = true;
         let mut parser = Parser::new(kind, text, &mut self.scope, condition::KEYWORDS)?;
         let condition = parser.condition()?;
         parser.finish(condition)
     }
 
     /// Refuses placeholders no expression used, once the request's
-    /// expressions are parsed (and placeholder maps with no expression at
-    /// all).
+    /// expressions are parsed (and placeholder maps with no expression that
+    /// could use them).
     pub fn finish(self) -> Result<(), ExpressionError> {
         let scope = self.scope;
         let unused = [
             (
                 PlaceholderMap::Names,
+                self.parsed_any,
                 scope.names.map(|m| unused(m.keys(), &scope.used_names)),
             ),
             (
                 PlaceholderMap::Values,
+                self.parsed_value_expression,
                 scope.values.map(|m| unused(m.keys(), &scope.used_values)),
             ),
         ];
-        for (map, keys) in unused {
+        for (map, used_by_some_expression, keys) in unused {
             match keys {
-                Some(_) if !self.parsed_any => {
+                Some(_) if !used_by_some_expression => {
                     return Err(ExpressionError::PlaceholdersWithoutExpressions { map });
                 }
                 Some(keys) if !keys.is_empty() => {

@@ -24,11 +24,13 @@ const MAX_EXPRESSION_BYTES: usize = 4096;
 /// recursive descent cannot exhaust a thread's stack.
 const MAX_DEPTH: usize = 64;
 
-/// A place in the parse to come back to.
-#[derive(Debug, Clone, Copy)]
+/// A place in the parse to come back to, with the errors deferred so far
+/// (an abandoned reading must not leave its errors behind).
+#[derive(Debug, Clone)]
 pub(super) struct Mark {
     pos: usize,
     depth: usize,
+    deferred: Option<(u8, ExpressionError)>,
 }
 
 /// An operand as written, before the grammar decides what it may be.
@@ -104,12 +106,14 @@ impl<'p, 'm> Parser<'p, 'm> {
         Mark {
             pos: self.pos,
             depth: self.depth,
+            deferred: self.deferred.clone(),
         }
     }
 
     pub fn rewind(&mut self, mark: Mark) {
         self.pos = mark.pos;
         self.depth = mark.depth;
+        self.deferred = mark.deferred;
     }
 
     /// Consumes an opening parenthesis, one level deeper.

@@ -198,6 +198,27 @@ fn an_operand_may_stand_in_parentheses() {
         compare("a", Comparator::Eq, 1i64)
     );
     assert_eq!(
+        condition("(size(a)) > :one AND (attribute_exists(b))").unwrap(),
+        Condition::compare(
+            Operand::Size(Path::attr("a")),
+            Comparator::Gt,
+            Operand::value(1i64)
+        )
+        .and(Condition::exists("b"))
+    );
+    assert_eq!(
+        condition("a IN ((:one), :five) AND (#n) BETWEEN (:one) AND :five").unwrap(),
+        Condition::In(
+            Operand::attr("a"),
+            vec![Operand::value(1i64), Operand::value(5i64)]
+        )
+        .and(Condition::Between(
+            Operand::attr("name"),
+            Operand::value(1i64),
+            Operand::value(5i64)
+        ))
+    );
+    assert_eq!(
         condition("((a = :one) AND (b = :one))").unwrap(),
         compare("a", Comparator::Eq, 1i64).and(compare("b", Comparator::Eq, 1i64))
     );
@@ -236,6 +257,17 @@ fn empty_and_syntax_errors_quote_the_text_around_the_token() {
             "{text:?}"
         );
     }
+}
+
+#[test]
+fn refusals_are_validation_errors() {
+    let error = crate::StoreError::from(condition("").unwrap_err());
+    assert_eq!(
+        error,
+        crate::StoreError::Validation(
+            "Invalid ConditionExpression: The expression can not be empty;".to_owned()
+        )
+    );
 }
 
 #[test]
@@ -487,6 +519,10 @@ fn key_condition_errors() {
             "Invalid condition in KeyConditionExpression: No key attribute specified",
         ),
         (
+            "pk = :s AND begins_with(:t, sk)",
+            "Invalid condition in KeyConditionExpression: begins_with operator must have the key attribute as its first operand",
+        ),
+        (
             ":one BETWEEN sk AND :five",
             "Invalid condition in KeyConditionExpression: BETWEEN operator must have the key attribute as its first operand",
         ),
@@ -498,7 +534,7 @@ fn key_condition_errors() {
         ("pk > :s AND sk > :one", "Query key condition not supported"),
         (
             "a = :s AND b = :s AND c = :s",
-            "Query key condition not supported",
+            "Conditions can be of length 1 or 2 only",
         ),
         (
             "pk = :s AND begins_with(sk, :one)",
@@ -784,6 +820,19 @@ fn placeholder_maps_are_checked_themselves() {
     assert_eq!(
         unused.finish().unwrap_err().to_string(),
         "ExpressionAttributeValues can only be specified when using expressions"
+    );
+    let mut projection_only = ExpressionParser::new(None, Some(&values)).unwrap();
+    projection_only.projection("a").unwrap();
+    assert_eq!(
+        projection_only.finish().unwrap_err().to_string(),
+        "ExpressionAttributeValues can only be specified when using expressions"
+    );
+    let empty_set = HashMap::from([(":e".to_owned(), AttributeValue::Ss(Default::default()))]);
+    assert_eq!(
+        ExpressionParser::new(None, Some(&empty_set))
+            .unwrap_err()
+            .to_string(),
+        "ExpressionAttributeValues contains invalid value: One or more parameter values were invalid: a string set may not be empty for key :e"
     );
     assert_eq!(ExpressionParser::new(None, None).unwrap().finish(), Ok(()));
 }
