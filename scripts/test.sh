@@ -73,6 +73,18 @@ start_dynamodb_local() {
   exit 1
 }
 
+# The AWS CLI (PyPI awscli, pinned) drives rave's DynamoDB API in its tests.
+AWSCLI_VERSION=1.45.11
+ensure_awscli() {
+  local venv=.tools/awscli
+  if [ ! -x "$venv/bin/aws" ]; then
+    step "installing the AWS CLI (PyPI awscli==$AWSCLI_VERSION)"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "awscli==$AWSCLI_VERSION"
+  fi
+  export RAVE_AWSCLI="$PWD/$venv/bin/aws"
+}
+
 step "formatting"
 cargo fmt --all -- --check
 
@@ -80,6 +92,7 @@ step "lints"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
 ensure_debian_packages
+ensure_awscli
 start_dynamodb_local
 
 step "tests"

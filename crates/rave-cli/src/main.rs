@@ -5,6 +5,7 @@
 //! `RAVE_ADMIN_TOKEN`).
 
 mod aggregator;
+mod dynamodb_api;
 mod io;
 
 use std::io::Write;
@@ -66,6 +67,8 @@ enum Command {
     Init(InitArgs),
     /// Recompute every statistic from the comments, print the drift, repair it with --fix.
     Reconcile(ReconcileArgs),
+    /// Serve DynamoDB's API over the embedded store, for the AWS CLI and SDKs.
+    DynamodbApi(dynamodb_api::DynamodbApiArgs),
 }
 
 /// Where the DynamoDB table is.
@@ -298,6 +301,7 @@ fn main() -> anyhow::Result<()> {
             Command::Aggregate(args) => aggregate(args).await,
             Command::Init(args) => init(args).await,
             Command::Reconcile(args) => reconcile(args).await,
+            Command::DynamodbApi(args) => dynamodb_api::run(args).await,
         }
     })
 }

@@ -1,0 +1,43 @@
+//! `rave dynamodb-api`: DynamoDB's JSON protocol over the embedded engine's
+//! data directory, for the AWS CLI and the AWS SDKs.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args;
+use rave_dynamodb_api::DynamoApi;
+use rave_engine::Engine;
+use tokio::net::TcpListener;
+
+#[derive(Debug, Args)]
+pub struct DynamodbApiArgs {
+    /// Address to listen on (8000, as DynamoDB Local).
+    #[arg(long, env = "RAVE_ADDR", default_value = "127.0.0.1:8000")]
+    addr: SocketAddr,
+    /// Directory of the embedded store.
+    #[arg(long, env = "RAVE_DATA", default_value = "./rave-data")]
+    data: PathBuf,
+}
+
+/// Serves until SIGTERM or Ctrl-C, then finishes the requests in flight.
+pub async fn run(args: DynamodbApiArgs) -> anyhow::Result<()> {
+    let engine = Engine::open(&args.data).with_context(|| {
+        format!(
+            "cannot open the store in {} (is another rave using it?)",
+            args.data.display()
+        )
+    })?;
+    let api = Arc::new(DynamoApi::new(engine).context("cannot read the table metadata")?);
+    let listener = TcpListener::bind(args.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.addr))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, data = %args.data.display(), "rave's DynamoDB API is listening");
+    // A plain line on stdout too, for scripts that start rave on port 0.
+    println!("rave dynamodb-api listening on http://{addr}");
+    rave_dynamodb_api::serve(listener, api, crate::shutdown_signal()).await?;
+    tracing::info!("stopped");
+    Ok(())
+}

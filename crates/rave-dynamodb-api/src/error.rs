@@ -1,0 +1,234 @@
+//! DynamoDB's errors: the `__type` a client dispatches on, the HTTP status,
+//! and the JSON envelope they travel in.
+
+use axum::http::StatusCode;
+use rave_store::{CancellationReason, StoreError};
+use serde_json::{Value, json};
+
+/// Where DynamoDB's own exception types live.
+const DYNAMODB_NAMESPACE: &str = "com.amazonaws.dynamodb.v20120810";
+/// Where the AWS front end's exception types live: requests that never
+/// reach DynamoDB proper (unknown operation, unreadable body).
+const CORAL_NAMESPACE: &str = "com.amazon.coral.service";
+
+/// The exceptions rave answers with, named as DynamoDB names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    Validation,
+    ResourceNotFound,
+    ResourceInUse,
+    ConditionalCheckFailed,
+    TransactionCanceled,
+    TransactionConflict,
+    TransactionInProgress,
+    IdempotentParameterMismatch,
+    ProvisionedThroughputExceeded,
+    InternalServerError,
+    /// The storage cannot serve now (a full disk, a stopped writer).
+    ServiceUnavailable,
+    /// The `X-Amz-Target` names no operation rave serves.
+    UnknownOperation,
+    /// The body is not JSON, or a member has the wrong JSON type.
+    Serialization,
+}
+
+impl ErrorKind {
+    fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Validation => "ValidationException",
+            ErrorKind::ResourceNotFound => "ResourceNotFoundException",
+            ErrorKind::ResourceInUse => "ResourceInUseException",
+            ErrorKind::ConditionalCheckFailed => "ConditionalCheckFailedException",
+            ErrorKind::TransactionCanceled => "TransactionCanceledException",
+            ErrorKind::TransactionConflict => "TransactionConflictException",
+            ErrorKind::TransactionInProgress => "TransactionInProgressException",
+            ErrorKind::IdempotentParameterMismatch => "IdempotentParameterMismatchException",
+            ErrorKind::ProvisionedThroughputExceeded => "ProvisionedThroughputExceededException",
+            ErrorKind::InternalServerError => "InternalServerError",
+            ErrorKind::ServiceUnavailable => "ServiceUnavailableException",
+            ErrorKind::UnknownOperation => "UnknownOperationException",
+            ErrorKind::Serialization => "SerializationException",
+        }
+    }
+
+    fn namespace(self) -> &'static str {
+        match self {
+            ErrorKind::UnknownOperation | ErrorKind::Serialization => CORAL_NAMESPACE,
+            ErrorKind::ServiceUnavailable => "com.amazon.coral.availability",
+            _ => DYNAMODB_NAMESPACE,
+        }
+    }
+
+    pub fn status(self) -> StatusCode {
+        match self {
+            ErrorKind::InternalServerError => StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorKind::ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::BAD_REQUEST,
+        }
+    }
+}
+
+/// One failed request, as the client will see it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}: {}", kind.name(), message.as_deref().unwrap_or(""))]
+pub struct ApiError {
+    pub kind: ErrorKind,
+    /// DynamoDB leaves the message out of some errors (an unknown operation).
+    pub message: Option<String>,
+    /// TransactionCanceledException's per-action reasons.
+    cancellation_reasons: Option<Vec<CancellationReason>>,
+}
+
+impl ApiError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> ApiError {
+        ApiError {
+            kind,
+            message: Some(message.into()),
+            cancellation_reasons: None,
+        }
+    }
+
+    pub fn validation(message: impl Into<String>) -> ApiError {
+        ApiError::new(ErrorKind::Validation, message)
+    }
+
+    pub fn serialization(message: impl Into<String>) -> ApiError {
+        ApiError::new(ErrorKind::Serialization, message)
+    }
+
+    /// DynamoDB answers an unknown operation with the bare type, no message.
+    pub fn unknown_operation() -> ApiError {
+        ApiError {
+            kind: ErrorKind::UnknownOperation,
+            message: None,
+            cancellation_reasons: None,
+        }
+    }
+
+    /// A request member rave does not implement yet: refused, never ignored.
+    pub fn not_supported_yet(parameter: &str) -> ApiError {
+        ApiError::validation(format!("rave does not support {parameter} yet"))
+    }
+
+    /// The error body: `{"__type": "<namespace>#<name>", "message": ...}`.
+    pub fn envelope(&self) -> Value {
+        let mut body = json!({
+            "__type": format!("{}#{}", self.kind.namespace(), self.kind.name()),
+        });
+        if let Some(message) = &self.message {
+            body["message"] = Value::String(message.clone());
+        }
+        if let Some(reasons) = &self.cancellation_reasons {
+            body["CancellationReasons"] = reasons.iter().map(cancellation_reason).collect();
+        }
+        body
+    }
+}
+
+fn cancellation_reason(reason: &CancellationReason) -> Value {
+    match reason {
+        CancellationReason::None => json!({"Code": "None"}),
+        CancellationReason::ConditionalCheckFailed => json!({
+            "Code": "ConditionalCheckFailed",
+            "Message": "The conditional request failed",
+        }),
+        CancellationReason::ValidationError(message) => json!({
+            "Code": "ValidationError",
+            "Message": message,
+        }),
+        CancellationReason::TransactionConflict => json!({
+            "Code": "TransactionConflict",
+            "Message": "Transaction is ongoing for the item",
+        }),
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> ApiError {
+        match error {
+            StoreError::Validation(message) => ApiError::validation(message),
+            StoreError::ConditionalCheckFailed => ApiError::new(
+                ErrorKind::ConditionalCheckFailed,
+                "The conditional request failed",
+            ),
+            StoreError::TransactionCanceled(reasons) => {
+                let codes: Vec<&str> = reasons.iter().map(reason_code).collect();
+                ApiError {
+                    kind: ErrorKind::TransactionCanceled,
+                    message: Some(format!(
+                        "Transaction cancelled, please refer cancellation reasons for specific reasons [{}]",
+                        codes.join(", ")
+                    )),
+                    cancellation_reasons: Some(reasons),
+                }
+            }
+            StoreError::ResourceNotFound(message) => {
+                ApiError::new(ErrorKind::ResourceNotFound, message)
+            }
+            StoreError::ResourceInUse(message) => ApiError::new(ErrorKind::ResourceInUse, message),
+            StoreError::TransactionConflict(message) => {
+                ApiError::new(ErrorKind::TransactionConflict, message)
+            }
+            StoreError::Throttled(message) => {
+                ApiError::new(ErrorKind::ProvisionedThroughputExceeded, message)
+            }
+            StoreError::Unavailable(message) => {
+                tracing::warn!(error = %message, "storage unavailable");
+                ApiError::new(ErrorKind::ServiceUnavailable, "Service unavailable")
+            }
+            StoreError::Corrupt { what, detail } => {
+                // The cause stays in the log; the client learns only that it failed.
+                tracing::error!(%what, %detail, "corrupt stored data");
+                ApiError::new(ErrorKind::InternalServerError, "Internal server error")
+            }
+            StoreError::Internal(message) => {
+                tracing::error!(error = %message, "storage failure");
+                ApiError::new(ErrorKind::InternalServerError, "Internal server error")
+            }
+        }
+    }
+}
+
+fn reason_code(reason: &CancellationReason) -> &'static str {
+    match reason {
+        CancellationReason::None => "None",
+        CancellationReason::ConditionalCheckFailed => "ConditionalCheckFailed",
+        CancellationReason::ValidationError(_) => "ValidationError",
+        CancellationReason::TransactionConflict => "TransactionConflict",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelopes_name_the_namespace_of_each_exception() {
+        assert_eq!(
+            ApiError::validation("bad").envelope(),
+            json!({"__type": "com.amazonaws.dynamodb.v20120810#ValidationException", "message": "bad"})
+        );
+        assert_eq!(
+            ApiError::unknown_operation().envelope(),
+            json!({"__type": "com.amazon.coral.service#UnknownOperationException"})
+        );
+    }
+
+    #[test]
+    fn store_errors_keep_their_kind_and_status() {
+        let not_found = ApiError::from(StoreError::ResourceNotFound("gone".into()));
+        assert_eq!(not_found.kind, ErrorKind::ResourceNotFound);
+        assert_eq!(not_found.kind.status(), StatusCode::BAD_REQUEST);
+        let internal = ApiError::from(StoreError::Internal("disk on fire".into()));
+        assert_eq!(internal.kind.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(internal.message.as_deref(), Some("Internal server error"));
+        let cancelled = ApiError::from(StoreError::TransactionCanceled(vec![
+            CancellationReason::None,
+            CancellationReason::ConditionalCheckFailed,
+        ]));
+        assert_eq!(
+            cancelled.envelope()["CancellationReasons"],
+            json!([{"Code": "None"}, {"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"}])
+        );
+    }
+}

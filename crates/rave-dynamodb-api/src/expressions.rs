@@ -1,0 +1,263 @@
+//! Expression strings of a request: its placeholder maps, the parser over
+//! them, and projections, which the engine leaves to its callers.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rave_store::{
+    AttributeValue, Condition, ExpressionError, ExpressionParser, Item, KeyCondition, Path,
+    PathElement,
+};
+use serde_json::Value;
+
+use crate::error::ApiError;
+use crate::request::Members;
+use crate::wire::value_from_json;
+
+impl From<ExpressionError> for ApiError {
+    fn from(error: ExpressionError) -> ApiError {
+        ApiError::validation(error.to_string())
+    }
+}
+
+/// A request's `ExpressionAttributeNames` and `ExpressionAttributeValues`.
+#[derive(Debug)]
+pub struct Placeholders {
+    names: Option<HashMap<String, String>>,
+    values: Option<HashMap<String, AttributeValue>>,
+}
+
+impl Placeholders {
+    pub fn read(members: Members<'_>) -> Result<Placeholders, ApiError> {
+        let names = members
+            .object("ExpressionAttributeNames")?
+            .map(|names| {
+                names
+                    .0
+                    .iter()
+                    .map(|(placeholder, name)| match name {
+                        Value::String(name) => Ok((placeholder.clone(), name.clone())),
+                        _ => Err(ApiError::serialization(
+                            "ExpressionAttributeNames values must be strings",
+                        )),
+                    })
+                    .collect::<Result<HashMap<_, _>, _>>()
+            })
+            .transpose()?;
+        let values = members
+            .object("ExpressionAttributeValues")?
+            .map(|values| {
+                values
+                    .0
+                    .iter()
+                    .map(|(placeholder, value)| {
+                        let value = value_from_json(value).map_err(|error| {
+                            ApiError::validation(format!(
+                                "ExpressionAttributeValues contains invalid value: {} for key {placeholder}",
+                                error.message.unwrap_or_default()
+                            ))
+                        })?;
+                        Ok((placeholder.clone(), value))
+                    })
+                    .collect::<Result<HashMap<_, _>, ApiError>>()
+            })
+            .transpose()?;
+        Ok(Placeholders { names, values })
+    }
+
+    pub fn parser(&self) -> Result<ExpressionParser<'_>, ApiError> {
+        Ok(ExpressionParser::new(
+            self.names.as_ref(),
+            self.values.as_ref(),
+        )?)
+    }
+}
+
+/// The `ConditionExpression` of a write, if any, with every placeholder
+/// checked for use. Legacy `Expected` conditions are refused.
+pub fn write_condition(members: Members<'_>) -> Result<Option<Condition>, ApiError> {
+    members.refuse(&["Expected", "ConditionalOperator"])?;
+    refuse_old_values_on_failure(members)?;
+    let placeholders = Placeholders::read(members)?;
+    let mut parser = placeholders.parser()?;
+    let condition = members
+        .string("ConditionExpression")?
+        .map(|text| parser.condition(text))
+        .transpose()?;
+    parser.finish()?;
+    Ok(condition)
+}
+
+/// The expressions a read may carry.
+#[derive(Debug, Default)]
+pub struct ReadExpressions {
+    pub key_condition: Option<KeyCondition>,
+    pub filter: Option<Condition>,
+    /// The attributes to return; `None` for all of them.
+    pub projection: Option<Vec<Path>>,
+}
+
+/// Parses a read's expressions against its placeholders, which must all
+/// be used. `AttributesToGet`, the legacy projection, is read as one.
+pub fn read_expressions(members: Members<'_>) -> Result<ReadExpressions, ApiError> {
+    members.refuse(&[
+        "KeyConditions",
+        "QueryFilter",
+        "ScanFilter",
+        "ConditionalOperator",
+    ])?;
+    let placeholders = Placeholders::read(members)?;
+    let mut parser = placeholders.parser()?;
+    let key_condition = members
+        .string("KeyConditionExpression")?
+        .map(|text| parser.key_condition(text))
+        .transpose()?;
+    let filter = members
+        .string("FilterExpression")?
+        .map(|text| parser.filter(text))
+        .transpose()?;
+    let mut projection = members
+        .string("ProjectionExpression")?
+        .map(|text| parser.projection(text))
+        .transpose()?;
+    parser.finish()?;
+    if let Some(names) = members.list("AttributesToGet")? {
+        if projection.is_some() {
+            return Err(ApiError::validation(
+                "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}",
+            ));
+        }
+        let paths = names
+            .iter()
+            .map(|name| match name {
+                Value::String(name) => Ok(Path::attr(name.clone())),
+                _ => Err(ApiError::serialization(
+                    "AttributesToGet must be a list of strings",
+                )),
+            })
+            .collect::<Result<Vec<Path>, ApiError>>()?;
+        projection = Some(paths);
+    }
+    Ok(ReadExpressions {
+        key_condition,
+        filter,
+        projection,
+    })
+}
+
+/// The engine reports a failed condition without the item, so the item
+/// cannot be handed back with the error yet.
+pub fn refuse_old_values_on_failure(members: Members<'_>) -> Result<(), ApiError> {
+    match members.choice("ReturnValuesOnConditionCheckFailure", &["ALL_OLD", "NONE"])? {
+        Some("ALL_OLD") => Err(ApiError::not_supported_yet(
+            "ReturnValuesOnConditionCheckFailure ALL_OLD",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Only the attributes `paths` name, nested where the paths are: a path
+/// into a list keeps the elements it names, in their order, without gaps
+/// (as DynamoDB projects).
+pub fn project(item: &Item, paths: &[Path]) -> Item {
+    let mut root: BTreeMap<String, Node> = BTreeMap::new();
+    for path in paths {
+        let (Some(value), Some((PathElement::Attr(top), rest))) =
+            (path.resolve(item), path.0.split_first())
+        else {
+            continue;
+        };
+        let node = root.entry(top.clone()).or_insert(Node::Empty);
+        node.place(rest, value);
+    }
+    root.into_iter()
+        .filter_map(|(name, node)| node.into_value().map(|value| (name, value)))
+        .collect()
+}
+
+/// The projected part of one value.
+#[derive(Debug)]
+enum Node {
+    Empty,
+    Whole(AttributeValue),
+    Map(BTreeMap<String, Node>),
+    List(BTreeMap<usize, Node>),
+}
+
+impl Node {
+    fn place(&mut self, path: &[PathElement], value: &AttributeValue) {
+        let Some((first, rest)) = path.split_first() else {
+            *self = Node::Whole(value.clone());
+            return;
+        };
+        if matches!(self, Node::Empty) {
+            *self = match first {
+                PathElement::Attr(_) => Node::Map(BTreeMap::new()),
+                PathElement::Index(_) => Node::List(BTreeMap::new()),
+            };
+        }
+        let child = match (self, first) {
+            (Node::Map(children), PathElement::Attr(key)) => {
+                children.entry(key.clone()).or_insert(Node::Empty)
+            }
+            (Node::List(children), PathElement::Index(index)) => {
+                children.entry(*index).or_insert(Node::Empty)
+            }
+            // Already whole, or a shape the item does not have.
+            _ => return,
+        };
+        child.place(rest, value);
+    }
+
+    fn into_value(self) -> Option<AttributeValue> {
+        match self {
+            Node::Empty => None,
+            Node::Whole(value) => Some(value),
+            Node::Map(children) => Some(AttributeValue::M(
+                children
+                    .into_iter()
+                    .filter_map(|(key, node)| node.into_value().map(|value| (key, value)))
+                    .collect(),
+            )),
+            Node::List(children) => Some(AttributeValue::L(
+                children
+                    .into_values()
+                    .filter_map(Node::into_value)
+                    .collect(),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rave_store::item;
+
+    use super::*;
+
+    #[test]
+    fn projections_keep_the_named_parts_only() {
+        let item = item! {
+            "a" => "x",
+            "b" => 1i64,
+            "m" => AttributeValue::M(item! {"k" => "v", "other" => "w"}),
+            "l" => AttributeValue::L(vec!["zero".into(), "one".into(), "two".into()]),
+        };
+        let paths = [
+            Path::attr("a"),
+            Path::attr("m").key("k"),
+            Path::attr("l").index(2),
+            Path::attr("l").index(0),
+            Path::attr("missing"),
+            Path::attr("l").index(9),
+        ];
+        assert_eq!(
+            project(&item, &paths),
+            item! {
+                "a" => "x",
+                "m" => AttributeValue::M(item! {"k" => "v"}),
+                "l" => AttributeValue::L(vec!["zero".into(), "two".into()]),
+            }
+        );
+        assert_eq!(project(&item, &[Path::attr("nothing")]), Item::new());
+    }
+}

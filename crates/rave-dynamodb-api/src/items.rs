@@ -1,0 +1,146 @@
+//! GetItem, PutItem, UpdateItem and DeleteItem.
+
+use rave_store::{
+    DeleteItemInput, GetItemInput, Path, PutItemInput, ReturnValues, Store, UpdateItemInput,
+    WriteOutput,
+};
+use serde_json::{Value, json};
+
+use crate::DynamoApi;
+use crate::error::ApiError;
+use crate::expressions::{Placeholders, project, read_expressions, write_condition};
+use crate::request::{CapacityDetail, Members};
+use crate::wire::item_to_json;
+
+pub async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+    let detail = body.capacity_detail()?;
+    let table = body.table_name()?.to_owned();
+    let key = body.required_item("Key")?;
+    let projection = read_expressions(body)?.projection;
+    let output = api
+        .engine
+        .get_item(GetItemInput {
+            table,
+            key,
+            consistent_read: body.bool("ConsistentRead")?,
+        })
+        .await?;
+    let mut response = json!({});
+    if let Some(item) = &output.item {
+        response["Item"] = match &projection {
+            Some(paths) => item_to_json(&project(item, paths)),
+            None => item_to_json(item),
+        };
+    }
+    if let Some(consumed) = detail.render(&output.consumed) {
+        response["ConsumedCapacity"] = consumed;
+    }
+    Ok(response)
+}
+
+pub async fn put_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+    let detail = body.capacity_detail()?;
+    let table = body.table_name()?.to_owned();
+    let item = body.required_item("Item")?;
+    let return_values = body.return_values("PutItem")?;
+    let output = api
+        .engine
+        .put_item(PutItemInput {
+            table,
+            item,
+            condition: write_condition(body)?,
+            return_values,
+        })
+        .await?;
+    Ok(write_response(output.attributes.as_ref(), &output, detail))
+}
+
+pub async fn delete_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+    let detail = body.capacity_detail()?;
+    let table = body.table_name()?.to_owned();
+    let key = body.required_item("Key")?;
+    let return_values = body.return_values("DeleteItem")?;
+    let output = api
+        .engine
+        .delete_item(DeleteItemInput {
+            table,
+            key,
+            condition: write_condition(body)?,
+            return_values,
+        })
+        .await?;
+    Ok(write_response(output.attributes.as_ref(), &output, detail))
+}
+
+pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+    body.refuse(&["AttributeUpdates", "Expected", "ConditionalOperator"])?;
+    crate::expressions::refuse_old_values_on_failure(body)?;
+    let detail = body.capacity_detail()?;
+    let table = body.table_name()?.to_owned();
+    let key = body.required_item("Key")?;
+    let returned = body
+        .choice(
+            "ReturnValues",
+            &["NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"],
+        )?
+        .unwrap_or("NONE");
+    let placeholders = Placeholders::read(body)?;
+    let mut parser = placeholders.parser()?;
+    let Some(update) = body
+        .string("UpdateExpression")?
+        .map(|text| parser.update(text))
+        .transpose()?
+    else {
+        // DynamoDB would write the bare key; the engine needs an action.
+        return Err(ApiError::not_supported_yet(
+            "UpdateItem without an UpdateExpression",
+        ));
+    };
+    let condition = body
+        .string("ConditionExpression")?
+        .map(|text| parser.condition(text))
+        .transpose()?;
+    parser.finish()?;
+    // UPDATED_OLD and UPDATED_NEW are the whole image cut down to the
+    // paths the update wrote.
+    let updated_paths: Vec<Path> = update.paths().cloned().collect();
+    let return_values = match returned {
+        "ALL_OLD" | "UPDATED_OLD" => ReturnValues::AllOld,
+        "ALL_NEW" | "UPDATED_NEW" => ReturnValues::AllNew,
+        _ => ReturnValues::None,
+    };
+    let output = api
+        .engine
+        .update_item(UpdateItemInput {
+            table,
+            key,
+            update,
+            condition,
+            return_values,
+        })
+        .await?;
+    let attributes = match returned {
+        "UPDATED_OLD" | "UPDATED_NEW" => output
+            .attributes
+            .as_ref()
+            .map(|image| project(image, &updated_paths))
+            .filter(|projected| !projected.is_empty()),
+        _ => output.attributes.clone(),
+    };
+    Ok(write_response(attributes.as_ref(), &output, detail))
+}
+
+fn write_response(
+    attributes: Option<&rave_store::Item>,
+    output: &WriteOutput,
+    detail: CapacityDetail,
+) -> Value {
+    let mut response = json!({});
+    if let Some(attributes) = attributes {
+        response["Attributes"] = item_to_json(attributes);
+    }
+    if let Some(consumed) = detail.render(&output.consumed) {
+        response["ConsumedCapacity"] = consumed;
+    }
+    response
+}

@@ -1,0 +1,171 @@
+//! What DynamoDB describes about a table beyond its definition: when it was
+//! created and how it is billed. The engine stores only what its semantics
+//! need, so these live beside its database, in `dynamodb-tables.json`.
+//!
+//! A table created some other way (by `rave serve`) has no entry; it is
+//! described as on-demand, without a creation time.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+/// File name of the metadata inside the data directory.
+pub const METADATA_FILE: &str = "dynamodb-tables.json";
+
+/// Read and write capacity units, as provisioned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Throughput {
+    pub read: i64,
+    pub write: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Billing {
+    PayPerRequest,
+    /// With the table's own throughput.
+    Provisioned(Throughput),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableMetadata {
+    /// Seconds since the Unix epoch, as DynamoDB's `CreationDateTime`.
+    pub created: f64,
+    pub billing: Billing,
+    /// Each index's throughput on a provisioned table.
+    pub index_throughput: BTreeMap<String, Throughput>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MetadataError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is damaged: {source}")]
+    Damaged {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the table metadata lock is poisoned")]
+    Poisoned,
+}
+
+/// The metadata of every table, kept in memory and written through.
+#[derive(Debug)]
+pub struct MetadataStore {
+    path: PathBuf,
+    tables: Mutex<BTreeMap<String, TableMetadata>>,
+}
+
+impl MetadataStore {
+    pub fn open(data_dir: &Path) -> Result<MetadataStore, MetadataError> {
+        let path = data_dir.join(METADATA_FILE);
+        let tables = match std::fs::read(&path) {
+            Ok(bytes) => {
+                serde_json::from_slice(&bytes).map_err(|source| MetadataError::Damaged {
+                    path: path.clone(),
+                    source,
+                })?
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(source) => return Err(MetadataError::Read { path, source }),
+        };
+        Ok(MetadataStore {
+            path,
+            tables: Mutex::new(tables),
+        })
+    }
+
+    pub fn get(&self, table: &str) -> Result<Option<TableMetadata>, MetadataError> {
+        let tables = self.tables.lock().map_err(|_| MetadataError::Poisoned)?;
+        Ok(tables.get(table).cloned())
+    }
+
+    pub fn insert(&self, table: &str, metadata: TableMetadata) -> Result<(), MetadataError> {
+        self.change(|tables| {
+            tables.insert(table.to_owned(), metadata);
+        })
+    }
+
+    pub fn remove(&self, table: &str) -> Result<(), MetadataError> {
+        self.change(|tables| {
+            tables.remove(table);
+        })
+    }
+
+    /// Applies `edit` and writes the result: to a temporary file first,
+    /// renamed over the old one, so a crash leaves one version or the other.
+    fn change(
+        &self,
+        edit: impl FnOnce(&mut BTreeMap<String, TableMetadata>),
+    ) -> Result<(), MetadataError> {
+        let mut tables = self.tables.lock().map_err(|_| MetadataError::Poisoned)?;
+        let mut edited = tables.clone();
+        edit(&mut edited);
+        let write_error = |source| MetadataError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        let bytes = serde_json::to_vec_pretty(&edited)
+            .map_err(|e| write_error(std::io::Error::other(e)))?;
+        let temporary = self.path.with_extension("json.tmp");
+        let mut file = std::fs::File::create(&temporary).map_err(write_error)?;
+        file.write_all(&bytes).map_err(write_error)?;
+        file.sync_all().map_err(write_error)?;
+        std::fs::rename(&temporary, &self.path).map_err(write_error)?;
+        *tables = edited;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_survives_reopening() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = MetadataStore::open(dir.path()).expect("opens empty");
+        let metadata = TableMetadata {
+            created: 1_700_000_000.5,
+            billing: Billing::Provisioned(Throughput { read: 5, write: 7 }),
+            index_throughput: BTreeMap::from([(
+                "byX".to_owned(),
+                Throughput { read: 1, write: 2 },
+            )]),
+        };
+        store.insert("t1", metadata.clone()).expect("written");
+        store
+            .insert(
+                "t2",
+                TableMetadata {
+                    billing: Billing::PayPerRequest,
+                    ..metadata.clone()
+                },
+            )
+            .expect("written");
+        store.remove("t2").expect("written");
+        let reopened = MetadataStore::open(dir.path()).expect("reopens");
+        assert_eq!(reopened.get("t1").expect("readable"), Some(metadata));
+        assert_eq!(reopened.get("t2").expect("readable"), None);
+    }
+
+    #[test]
+    fn a_damaged_file_is_reported_not_ignored() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        std::fs::write(dir.path().join(METADATA_FILE), b"{not json").expect("written");
+        assert!(matches!(
+            MetadataStore::open(dir.path()),
+            Err(MetadataError::Damaged { .. })
+        ));
+    }
+}

@@ -1,0 +1,168 @@
+//! Query and Scan: pages of items, filtered and projected after reading
+//! (what a filter drops is still read and charged, as in DynamoDB).
+
+use rave_store::{Page, Path, QueryInput, ScanInput, Segment, Store};
+use serde_json::{Value, json};
+
+use crate::DynamoApi;
+use crate::error::ApiError;
+use crate::expressions::{ReadExpressions, project, read_expressions};
+use crate::request::{CapacityDetail, Members};
+use crate::wire::item_to_json;
+
+pub async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+    let detail = body.capacity_detail()?;
+    let table = body.table_name()?;
+    let expressions = read_expressions(body)?;
+    let select = select(body, &expressions)?;
+    let key_condition = expressions.key_condition.ok_or_else(|| {
+        ApiError::validation(
+            "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
+        )
+    })?;
+    let mut input = QueryInput::new(table, body.string("IndexName")?, key_condition);
+    input.filter = expressions.filter;
+    input.limit = limit(body)?;
+    input.scan_index_forward = match body.0.get("ScanIndexForward") {
+        None | Some(Value::Null) => true,
+        Some(_) => body.bool("ScanIndexForward")?,
+    };
+    input.exclusive_start_key = body.item("ExclusiveStartKey")?;
+    input.consistent_read = body.bool("ConsistentRead")?;
+    let page = api.engine.query(input).await?;
+    Ok(page_response(
+        &page,
+        select,
+        expressions.projection.as_deref(),
+        detail,
+    ))
+}
+
+pub async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+    let detail = body.capacity_detail()?;
+    let mut input = ScanInput::new(body.table_name()?);
+    let expressions = read_expressions(body)?;
+    if expressions.key_condition.is_some() {
+        return Err(ApiError::validation(
+            "KeyConditionExpression is a Query parameter, not a Scan one",
+        ));
+    }
+    let select = select(body, &expressions)?;
+    input.index = body.string("IndexName")?.map(str::to_owned);
+    input.filter = expressions.filter;
+    input.limit = limit(body)?;
+    input.exclusive_start_key = body.item("ExclusiveStartKey")?;
+    input.segment = segment(body)?;
+    input.consistent_read = body.bool("ConsistentRead")?;
+    let page = api.engine.scan(input).await?;
+    Ok(page_response(
+        &page,
+        select,
+        expressions.projection.as_deref(),
+        detail,
+    ))
+}
+
+/// What a page returns of its items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Select {
+    Items,
+    Count,
+}
+
+fn select(body: Members<'_>, expressions: &ReadExpressions) -> Result<Select, ApiError> {
+    let choice = body.choice(
+        "Select",
+        &[
+            "ALL_ATTRIBUTES",
+            "ALL_PROJECTED_ATTRIBUTES",
+            "SPECIFIC_ATTRIBUTES",
+            "COUNT",
+        ],
+    )?;
+    match (choice, expressions.projection.is_some()) {
+        (Some("COUNT"), false) => Ok(Select::Count),
+        (Some("SPECIFIC_ATTRIBUTES") | None, _) | (Some(_), false) => Ok(Select::Items),
+        (Some(other), true) => Err(ApiError::validation(format!(
+            "Cannot specify the AttributesToGet or ProjectionExpression when choosing to get {other}"
+        ))),
+    }
+}
+
+fn limit(body: Members<'_>) -> Result<Option<usize>, ApiError> {
+    match body.integer("Limit")? {
+        Some(limit) if limit < 1 => Err(ApiError::validation(format!(
+            "1 validation error detected: Value '{limit}' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1"
+        ))),
+        limit => Ok(limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX))),
+    }
+}
+
+fn page_response(
+    page: &Page,
+    select: Select,
+    projection: Option<&[Path]>,
+    detail: CapacityDetail,
+) -> Value {
+    let mut response = json!({
+        "Count": page.items.len(),
+        "ScannedCount": page.scanned_count,
+    });
+    if select == Select::Items {
+        response["Items"] = page
+            .items
+            .iter()
+            .map(|item| match projection {
+                Some(paths) => item_to_json(&project(item, paths)),
+                None => item_to_json(item),
+            })
+            .collect();
+    }
+    if let Some(key) = &page.last_evaluated_key {
+        response["LastEvaluatedKey"] = item_to_json(key);
+    }
+    if let Some(consumed) = detail.render(&page.consumed) {
+        response["ConsumedCapacity"] = consumed;
+    }
+    response
+}
+
+/// `Segment` and `TotalSegments`, which come together or not at all.
+fn segment(body: Members<'_>) -> Result<Option<Segment>, ApiError> {
+    match (body.integer("Segment")?, body.integer("TotalSegments")?) {
+        (None, None) => Ok(None),
+        (Some(_), None) => Err(ApiError::validation(
+            "The TotalSegments parameter is required but was not present in the request when Segment parameter is present",
+        )),
+        (None, Some(_)) => Err(ApiError::validation(
+            "The Segment parameter is required but was not present in the request when parameter TotalSegments is present",
+        )),
+        (Some(segment), Some(total)) => {
+            if !(1..=1_000_000).contains(&total) {
+                return Err(ApiError::validation(format!(
+                    "1 validation error detected: Value '{total}' at 'totalSegments' failed to satisfy constraint: Member must have value {}",
+                    if total < 1 {
+                        "greater than or equal to 1"
+                    } else {
+                        "less than or equal to 1000000"
+                    }
+                )));
+            }
+            if segment < 0 {
+                return Err(ApiError::validation(format!(
+                    "1 validation error detected: Value '{segment}' at 'segment' failed to satisfy constraint: Member must have value greater than or equal to 0"
+                )));
+            }
+            if segment >= total {
+                return Err(ApiError::validation(format!(
+                    "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: {segment} is not less than TotalSegments: {total}"
+                )));
+            }
+            // Both fit: 0 <= segment < total <= 1,000,000.
+            Ok(Some(Segment {
+                segment: segment as u32,
+                total_segments: total as u32,
+            }))
+        }
+    }
+}

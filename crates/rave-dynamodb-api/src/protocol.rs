@@ -1,0 +1,164 @@
+//! The HTTP side of DynamoDB's JSON protocol: every request is a POST whose
+//! `X-Amz-Target` header names the operation and whose body is a JSON
+//! object; every answer is JSON of type `application/x-amz-json-1.0` with a
+//! request id and the body's CRC32, which the AWS SDKs check.
+//!
+//! Signature V4 `Authorization` headers are accepted and not verified: rave
+//! is a local database, and its clients insist on signing. Nor is the
+//! request's content type checked: the SDKs send `application/x-amz-json-1.0`,
+//! and a hand-made request with another type is answered all the same.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use crate::error::ApiError;
+use crate::request::Members;
+use crate::{DynamoApi, batch, items, pages, tables, transact};
+
+/// The prefix of every DynamoDB operation's target.
+const DYNAMODB_TARGET: &str = "DynamoDB_20120810.";
+const CONTENT_TYPE: &str = "application/x-amz-json-1.0";
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-amzn-requestid");
+const CRC32: HeaderName = HeaderName::from_static("x-amz-crc32");
+
+/// Answers one request, whatever its path: DynamoDB routes by header only.
+pub async fn handle(
+    State(api): State<Arc<DynamoApi>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let started = Instant::now();
+    let request_id = ulid::Ulid::generate().to_string();
+    let operation = headers
+        .get("x-amz-target")
+        .and_then(|target| target.to_str().ok())
+        .and_then(|target| target.strip_prefix(DYNAMODB_TARGET))
+        .unwrap_or_default();
+    let outcome = answer(&api, operation, &body).await;
+    let elapsed_us = started.elapsed().as_micros() as u64;
+    let (status, body) = match outcome {
+        Ok(response) => {
+            tracing::info!(
+                operation,
+                request_id,
+                status = 200,
+                elapsed_us,
+                "dynamodb request"
+            );
+            (StatusCode::OK, response)
+        }
+        Err(error) => {
+            let status = error.kind.status();
+            tracing::info!(
+                operation,
+                request_id,
+                status = status.as_u16(),
+                elapsed_us,
+                error = %error,
+                "dynamodb request"
+            );
+            (status, error.envelope())
+        }
+    };
+    respond(status, &body, &request_id)
+}
+
+/// The operations rave serves.
+#[derive(Debug, Clone, Copy)]
+enum Operation {
+    CreateTable,
+    DescribeTable,
+    ListTables,
+    DeleteTable,
+    GetItem,
+    PutItem,
+    UpdateItem,
+    DeleteItem,
+    BatchGetItem,
+    BatchWriteItem,
+    Query,
+    Scan,
+    TransactWriteItems,
+}
+
+impl Operation {
+    fn named(name: &str) -> Option<Operation> {
+        Some(match name {
+            "CreateTable" => Operation::CreateTable,
+            "DescribeTable" => Operation::DescribeTable,
+            "ListTables" => Operation::ListTables,
+            "DeleteTable" => Operation::DeleteTable,
+            "GetItem" => Operation::GetItem,
+            "PutItem" => Operation::PutItem,
+            "UpdateItem" => Operation::UpdateItem,
+            "DeleteItem" => Operation::DeleteItem,
+            "BatchGetItem" => Operation::BatchGetItem,
+            "BatchWriteItem" => Operation::BatchWriteItem,
+            "Query" => Operation::Query,
+            "Scan" => Operation::Scan,
+            "TransactWriteItems" => Operation::TransactWriteItems,
+            _ => return None,
+        })
+    }
+}
+
+/// A body that is not JSON is a SerializationException whatever the
+/// target, as DynamoDB answers; only an empty one leaves an unknown target
+/// to be reported as such.
+async fn answer(api: &DynamoApi, operation: &str, body: &[u8]) -> Result<Value, ApiError> {
+    let operation = Operation::named(operation);
+    let request: Value = match serde_json::from_slice(body) {
+        Ok(request) => request,
+        Err(_) if body.is_empty() && operation.is_none() => {
+            return Err(ApiError::unknown_operation());
+        }
+        Err(error) => {
+            return Err(ApiError::serialization(format!(
+                "the request body is not JSON: {error}"
+            )));
+        }
+    };
+    let operation = operation.ok_or_else(ApiError::unknown_operation)?;
+    dispatch(api, operation, Members::of(&request)?).await
+}
+
+async fn dispatch(
+    api: &DynamoApi,
+    operation: Operation,
+    body: Members<'_>,
+) -> Result<Value, ApiError> {
+    match operation {
+        Operation::CreateTable => tables::create_table(api, body).await,
+        Operation::DescribeTable => tables::describe_table(api, body).await,
+        Operation::ListTables => tables::list_tables(api, body).await,
+        Operation::DeleteTable => tables::delete_table(api, body).await,
+        Operation::GetItem => items::get_item(api, body).await,
+        Operation::PutItem => items::put_item(api, body).await,
+        Operation::UpdateItem => items::update_item(api, body).await,
+        Operation::DeleteItem => items::delete_item(api, body).await,
+        Operation::BatchGetItem => batch::batch_get_item(api, body).await,
+        Operation::BatchWriteItem => batch::batch_write_item(api, body).await,
+        Operation::Query => pages::query(api, body).await,
+        Operation::Scan => pages::scan(api, body).await,
+        Operation::TransactWriteItems => transact::transact_write_items(api, body).await,
+    }
+}
+
+fn respond(status: StatusCode, body: &Value, request_id: &str) -> Response {
+    let bytes = body.to_string().into_bytes();
+    let crc = crc32fast::hash(&bytes);
+    let mut response = (status, bytes).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE));
+    if let Ok(id) = HeaderValue::from_str(request_id) {
+        headers.insert(REQUEST_ID, id);
+    }
+    headers.insert(CRC32, HeaderValue::from(crc));
+    response
+}

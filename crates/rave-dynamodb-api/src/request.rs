@@ -1,0 +1,307 @@
+//! Reading request members with DynamoDB's errors: a member of the wrong
+//! JSON type is a SerializationException, a missing required one a
+//! ValidationException naming it, and a member rave does not implement yet
+//! is refused rather than ignored.
+
+use rave_store::{ConsumedCapacity, Item, ReturnValues};
+use serde_json::{Map, Value, json};
+
+use crate::error::ApiError;
+use crate::wire::item_from_json;
+
+/// The members of one JSON object of a request (the body, or a nested
+/// shape such as a `PutRequest`).
+#[derive(Debug, Clone, Copy)]
+pub struct Members<'a>(pub &'a Map<String, Value>);
+
+impl<'a> Members<'a> {
+    /// The body of a request; DynamoDB requires a JSON object.
+    pub fn of(body: &'a Value) -> Result<Members<'a>, ApiError> {
+        match body {
+            Value::Object(members) => Ok(Members(members)),
+            _ => Err(ApiError::serialization(
+                "Start of structure or map found where not expected",
+            )),
+        }
+    }
+
+    fn get(&self, member: &str) -> Option<&'a Value> {
+        self.0.get(member).filter(|value| !value.is_null())
+    }
+
+    pub fn string(&self, member: &str) -> Result<Option<&'a str>, ApiError> {
+        self.get(member)
+            .map(|value| value.as_str().ok_or_else(|| wrong_type(member, "a string")))
+            .transpose()
+    }
+
+    pub fn required_string(&self, member: &str) -> Result<&'a str, ApiError> {
+        self.string(member)?.ok_or_else(|| missing(member))
+    }
+
+    /// `TableName`, checked as DynamoDB checks it before anything else.
+    pub fn table_name(&self) -> Result<&'a str, ApiError> {
+        let name = self.required_string("TableName")?;
+        if !(3..=255).contains(&name.len()) {
+            return Err(ApiError::validation(
+                "TableName must be at least 3 characters long and at most 255 characters long",
+            ));
+        }
+        if !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        {
+            return Err(ApiError::validation(format!(
+                "1 validation error detected: Value '{name}' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
+            )));
+        }
+        Ok(name)
+    }
+
+    pub fn bool(&self, member: &str) -> Result<bool, ApiError> {
+        self.get(member)
+            .map(|value| {
+                value
+                    .as_bool()
+                    .ok_or_else(|| wrong_type(member, "a boolean"))
+            })
+            .transpose()
+            .map(|value| value.unwrap_or(false))
+    }
+
+    pub fn integer(&self, member: &str) -> Result<Option<i64>, ApiError> {
+        self.get(member)
+            .map(|value| {
+                value
+                    .as_i64()
+                    .ok_or_else(|| wrong_type(member, "an integer"))
+            })
+            .transpose()
+    }
+
+    pub fn object(&self, member: &str) -> Result<Option<Members<'a>>, ApiError> {
+        self.get(member)
+            .map(|value| match value {
+                Value::Object(members) => Ok(Members(members)),
+                _ => Err(wrong_type(member, "a structure")),
+            })
+            .transpose()
+    }
+
+    pub fn required_object(&self, member: &str) -> Result<Members<'a>, ApiError> {
+        self.object(member)?.ok_or_else(|| missing(member))
+    }
+
+    pub fn list(&self, member: &str) -> Result<Option<&'a [Value]>, ApiError> {
+        self.get(member)
+            .map(|value| match value {
+                Value::Array(values) => Ok(values.as_slice()),
+                _ => Err(wrong_type(member, "a list")),
+            })
+            .transpose()
+    }
+
+    pub fn item(&self, member: &str) -> Result<Option<Item>, ApiError> {
+        self.get(member).map(item_from_json).transpose()
+    }
+
+    pub fn required_item(&self, member: &str) -> Result<Item, ApiError> {
+        self.item(member)?.ok_or_else(|| missing(member))
+    }
+
+    /// Refuses the members rave does not implement yet.
+    pub fn refuse(&self, unsupported: &[&str]) -> Result<(), ApiError> {
+        match unsupported.iter().find(|member| self.get(member).is_some()) {
+            Some(member) => Err(ApiError::not_supported_yet(member)),
+            None => Ok(()),
+        }
+    }
+
+    /// A member whose value must be one of `allowed` (DynamoDB's enums).
+    pub fn choice(&self, member: &str, allowed: &[&str]) -> Result<Option<&'a str>, ApiError> {
+        let Some(value) = self.string(member)? else {
+            return Ok(None);
+        };
+        if allowed.contains(&value) {
+            return Ok(Some(value));
+        }
+        Err(ApiError::validation(format!(
+            "1 validation error detected: Value '{value}' at '{}' failed to satisfy constraint: Member must satisfy enum value set: [{}]",
+            lower_first(member),
+            allowed.join(", ")
+        )))
+    }
+
+    pub fn capacity_detail(&self) -> Result<CapacityDetail, ApiError> {
+        Ok(
+            match self.choice("ReturnConsumedCapacity", &["INDEXES", "TOTAL", "NONE"])? {
+                Some("INDEXES") => CapacityDetail::Indexes,
+                Some("TOTAL") => CapacityDetail::Total,
+                _ => CapacityDetail::None,
+            },
+        )
+    }
+
+    /// `ReturnValues` of a PutItem or a DeleteItem: only NONE and ALL_OLD
+    /// mean something there.
+    pub fn return_values(&self, operation: &str) -> Result<ReturnValues, ApiError> {
+        let all = ["NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"];
+        match self.choice("ReturnValues", &all)? {
+            None | Some("NONE") => Ok(ReturnValues::None),
+            Some("ALL_OLD") => Ok(ReturnValues::AllOld),
+            Some(_) => Err(ApiError::validation(format!(
+                "ReturnValues can only be ALL_OLD or NONE for {operation}"
+            ))),
+        }
+    }
+}
+
+/// DynamoDB names members in its messages in lower camel case.
+pub fn lower_first(member: &str) -> String {
+    let mut chars = member.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+pub fn missing(member: &str) -> ApiError {
+    ApiError::validation(format!(
+        "1 validation error detected: Value null at '{}' failed to satisfy constraint: Member must not be null",
+        lower_first(member)
+    ))
+}
+
+fn wrong_type(member: &str, expected: &str) -> ApiError {
+    ApiError::serialization(format!("{member} must be {expected}"))
+}
+
+/// How much of the consumed capacity a response reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapacityDetail {
+    None,
+    Total,
+    Indexes,
+}
+
+impl CapacityDetail {
+    /// The `ConsumedCapacity` of one request on one table.
+    pub fn render(self, consumed: &ConsumedCapacity) -> Option<Value> {
+        if self == CapacityDetail::None {
+            return None;
+        }
+        let mut rendered = json!({
+            "TableName": consumed.table,
+            "CapacityUnits": consumed.total(),
+        });
+        if self == CapacityDetail::Indexes {
+            let on_indexes: f64 = consumed.index_units.values().sum();
+            rendered["Table"] = json!({"CapacityUnits": consumed.total() - on_indexes});
+            if !consumed.index_units.is_empty() {
+                rendered["GlobalSecondaryIndexes"] = consumed
+                    .index_units
+                    .iter()
+                    .map(|(index, units)| (index.clone(), json!({"CapacityUnits": units})))
+                    .collect::<Map<_, _>>()
+                    .into();
+            }
+        }
+        Some(rendered)
+    }
+
+    /// The `ConsumedCapacity` list of a batch: one entry per table.
+    pub fn render_per_table(self, consumed: &[ConsumedCapacity]) -> Option<Value> {
+        let mut per_table: Vec<ConsumedCapacity> = Vec::new();
+        for entry in consumed {
+            match per_table.iter_mut().find(|t| t.table == entry.table) {
+                Some(total) => total.absorb(entry),
+                None => per_table.push(entry.clone()),
+            }
+        }
+        per_table
+            .iter()
+            .map(|entry| self.render(entry))
+            .collect::<Option<Vec<Value>>>()
+            .map(Value::Array)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capacity_is_reported_at_the_detail_asked_for() {
+        let mut consumed = ConsumedCapacity::new("t");
+        consumed.write_units = 3.0;
+        consumed.index_units.insert("byX".into(), 1.0);
+        assert_eq!(CapacityDetail::None.render(&consumed), None);
+        assert_eq!(
+            CapacityDetail::Total.render(&consumed),
+            Some(json!({"TableName": "t", "CapacityUnits": 3.0}))
+        );
+        assert_eq!(
+            CapacityDetail::Indexes.render(&consumed),
+            Some(json!({
+                "TableName": "t",
+                "CapacityUnits": 3.0,
+                "Table": {"CapacityUnits": 2.0},
+                "GlobalSecondaryIndexes": {"byX": {"CapacityUnits": 1.0}},
+            }))
+        );
+        let batch = [consumed.clone(), consumed, ConsumedCapacity::new("u")];
+        assert_eq!(
+            CapacityDetail::Total.render_per_table(&batch),
+            Some(json!([
+                {"TableName": "t", "CapacityUnits": 6.0},
+                {"TableName": "u", "CapacityUnits": 0.0},
+            ]))
+        );
+    }
+
+    #[test]
+    fn members_report_dynamodbs_errors() {
+        let body = json!({"TableName": 5, "Limit": 3, "ReturnConsumedCapacity": "SOME"});
+        let members = Members::of(&body).expect("an object");
+        assert_eq!(
+            members.string("TableName").map_err(|e| e.kind),
+            Err(crate::error::ErrorKind::Serialization)
+        );
+        assert_eq!(
+            members.required_string("IndexName").map_err(|e| e.message),
+            Err(Some("1 validation error detected: Value null at 'indexName' failed to satisfy constraint: Member must not be null".into()))
+        );
+        assert_eq!(members.integer("Limit"), Ok(Some(3)));
+        for (name, message) in [
+            (
+                json!("ab"),
+                "TableName must be at least 3 characters long and at most 255 characters long",
+            ),
+            (
+                json!("abc;"),
+                "1 validation error detected: Value 'abc;' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+",
+            ),
+        ] {
+            let body = json!({"TableName": name});
+            assert_eq!(
+                Members::of(&body)
+                    .and_then(|m| m.table_name())
+                    .map_err(|e| e.message),
+                Err(Some(message.to_owned()))
+            );
+        }
+        let body = json!({"TableName": "a.B-9_"});
+        assert_eq!(
+            Members::of(&body).and_then(|m| m.table_name()),
+            Ok("a.B-9_")
+        );
+        assert_eq!(
+            members.capacity_detail().map_err(|e| e.message),
+            Err(Some("1 validation error detected: Value 'SOME' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]".into()))
+        );
+        assert_eq!(
+            members.refuse(&["Limit"]).map_err(|e| e.message),
+            Err(Some("rave does not support Limit yet".into()))
+        );
+    }
+}

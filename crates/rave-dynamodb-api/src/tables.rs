@@ -1,0 +1,480 @@
+//! CreateTable, DescribeTable, ListTables and DeleteTable, and the
+//! `TableDescription` they answer with.
+
+use std::collections::BTreeMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rave_store::{
+    GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Projection, ScanInput, Store,
+    TableDefinition, item_size,
+};
+use serde_json::{Value, json};
+
+use crate::DynamoApi;
+use crate::error::ApiError;
+use crate::metadata::{Billing, MetadataError, TableMetadata, Throughput};
+use crate::request::{Members, missing};
+
+/// The account and region in every ARN rave hands out: rave is one local
+/// database, not a region of an account.
+const ARN_PREFIX: &str = "arn:aws:dynamodb:local:000000000000:table/";
+
+/// Most table names one ListTables page holds.
+const MAX_LIST_TABLES: i64 = 100;
+
+const INVALID: &str = "One or more parameter values were invalid";
+
+impl From<MetadataError> for ApiError {
+    fn from(error: MetadataError) -> ApiError {
+        ApiError::from(rave_store::StoreError::Internal(error.to_string()))
+    }
+}
+
+pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+    body.refuse(&[
+        "LocalSecondaryIndexes",
+        "SSESpecification",
+        "Tags",
+        "TableClass",
+        "DeletionProtectionEnabled",
+        "OnDemandThroughput",
+        "WarmThroughput",
+        "ResourcePolicy",
+    ])?;
+    let name = body.table_name()?;
+    let definitions = attribute_definitions(body)?;
+    let mut used = Vec::new();
+    let table_keys = key_schema(
+        body.list("KeySchema")?
+            .ok_or_else(|| missing("KeySchema"))?,
+        &definitions,
+        &mut used,
+    )?;
+    let billing = billing(body)?;
+    let mut indexes = Vec::new();
+    let mut index_throughput = BTreeMap::new();
+    for index in body.list("GlobalSecondaryIndexes")?.unwrap_or_default() {
+        let index = object(index, "GlobalSecondaryIndexes")?;
+        let index_name = index.required_string("IndexName")?;
+        let keys = index
+            .list("KeySchema")?
+            .ok_or_else(|| missing("KeySchema"))?;
+        let index_keys = key_schema(keys, &definitions, &mut used)?;
+        let projection = projection(index.required_object("Projection")?)?;
+        match (billing, throughput(index)?) {
+            (Billing::Provisioned(_), Some(throughput)) => {
+                index_throughput.insert(index_name.to_owned(), throughput);
+            }
+            (Billing::Provisioned(_), None) => {
+                return Err(ApiError::validation(format!(
+                    "{INVALID}: ProvisionedThroughput must be specified for index: {index_name}"
+                )));
+            }
+            (Billing::PayPerRequest, Some(_)) => {
+                return Err(ApiError::validation(format!(
+                    "{INVALID}: ProvisionedThroughput should not be specified for index: {index_name} when BillingMode is PAY_PER_REQUEST"
+                )));
+            }
+            (Billing::PayPerRequest, None) => {}
+        }
+        indexes.push(GlobalSecondaryIndex {
+            name: index_name.to_owned(),
+            key_schema: index_keys,
+            projection,
+        });
+    }
+    if definitions.iter().any(|(name, _)| !used.contains(name)) {
+        return Err(ApiError::validation(format!(
+            "{INVALID}: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions"
+        )));
+    }
+    let definition = TableDefinition {
+        name: name.to_owned(),
+        key_schema: table_keys,
+        global_secondary_indexes: indexes,
+        stream_enabled: stream_enabled(body)?,
+        time_to_live_attribute: None,
+    };
+    api.engine.create_table(definition.clone()).await?;
+    let metadata = TableMetadata {
+        created: now(),
+        billing,
+        index_throughput,
+    };
+    api.metadata.insert(name, metadata.clone())?;
+    let description = describe(&definition, Some(&metadata), "ACTIVE", Counts::default());
+    Ok(json!({ "TableDescription": description }))
+}
+
+pub async fn describe_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+    let name = body.table_name()?;
+    let description = current_description(api, name, "ACTIVE").await?;
+    Ok(json!({ "Table": description }))
+}
+
+pub async fn delete_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+    let name = body.table_name()?;
+    let description = current_description(api, name, "DELETING").await?;
+    api.engine.delete_table(name).await?;
+    api.metadata.remove(name)?;
+    Ok(json!({ "TableDescription": description }))
+}
+
+pub async fn list_tables(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+    let limit = body.integer("Limit")?.unwrap_or(MAX_LIST_TABLES);
+    if !(1..=MAX_LIST_TABLES).contains(&limit) {
+        return Err(ApiError::validation(format!(
+            "1 validation error detected: Value '{limit}' at 'limit' failed to satisfy constraint: Member must have value {} {}",
+            if limit < 1 {
+                "greater than or equal to"
+            } else {
+                "less than or equal to"
+            },
+            if limit < 1 { 1 } else { MAX_LIST_TABLES },
+        )));
+    }
+    let start = body.string("ExclusiveStartTableName")?;
+    let names = api.engine.table_names()?;
+    let mut after_start = names
+        .iter()
+        .filter(|name| start.is_none_or(|start| name.as_str() > start));
+    let page: Vec<&String> = after_start.by_ref().take(limit as usize).collect();
+    let mut response = json!({ "TableNames": page });
+    if after_start.next().is_some()
+        && let Some(last) = page.last()
+    {
+        response["LastEvaluatedTableName"] = json!(last);
+    }
+    Ok(response)
+}
+
+/// The description of an existing table, counting its items now.
+async fn current_description(api: &DynamoApi, name: &str, status: &str) -> Result<Value, ApiError> {
+    let definition = api.engine.describe_table(name).await?;
+    let metadata = api.metadata.get(name)?;
+    let mut counts = Counts {
+        table: count(api, name, None).await?,
+        indexes: BTreeMap::new(),
+    };
+    for index in &definition.global_secondary_indexes {
+        let counted = count(api, name, Some(&index.name)).await?;
+        counts.indexes.insert(index.name.clone(), counted);
+    }
+    Ok(describe(&definition, metadata.as_ref(), status, counts))
+}
+
+/// Items and bytes of a table and of each of its indexes.
+#[derive(Debug, Default)]
+struct Counts {
+    table: (u64, u64),
+    indexes: BTreeMap<String, (u64, u64)>,
+}
+
+/// Counts by scanning. DynamoDB refreshes these figures every six hours or
+/// so; rave counts them exactly, at the price of reading the whole table.
+async fn count(api: &DynamoApi, table: &str, index: Option<&str>) -> Result<(u64, u64), ApiError> {
+    let (mut items, mut bytes) = (0u64, 0u64);
+    let mut start = None;
+    loop {
+        let mut input = ScanInput::new(table);
+        input.index = index.map(str::to_owned);
+        input.exclusive_start_key = start;
+        let page = api.engine.scan(input).await?;
+        items += page.items.len() as u64;
+        bytes += page.items.iter().map(|i| item_size(i) as u64).sum::<u64>();
+        match page.last_evaluated_key {
+            Some(key) => start = Some(key),
+            None => return Ok((items, bytes)),
+        }
+    }
+}
+
+fn describe(
+    definition: &TableDefinition,
+    metadata: Option<&TableMetadata>,
+    status: &str,
+    counts: Counts,
+) -> Value {
+    let arn = format!("{ARN_PREFIX}{}", definition.name);
+    let billing = metadata.map_or(Billing::PayPerRequest, |m| m.billing);
+    let mut description = json!({
+        "TableName": definition.name,
+        "TableStatus": status,
+        "TableArn": arn,
+        "KeySchema": key_schema_json(&definition.key_schema),
+        "AttributeDefinitions": attribute_definitions_json(definition),
+        "ItemCount": counts.table.0,
+        "TableSizeBytes": counts.table.1,
+        "ProvisionedThroughput": throughput_json(match billing {
+            Billing::Provisioned(throughput) => Some(throughput),
+            Billing::PayPerRequest => None,
+        }),
+        "BillingModeSummary": match billing {
+            Billing::Provisioned(_) => json!({"BillingMode": "PROVISIONED"}),
+            Billing::PayPerRequest => json!({"BillingMode": "PAY_PER_REQUEST"}),
+        },
+        "DeletionProtectionEnabled": false,
+    });
+    if let Some(metadata) = metadata {
+        description["CreationDateTime"] = json!(metadata.created);
+        if billing == Billing::PayPerRequest {
+            description["BillingModeSummary"]["LastUpdateToPayPerRequestDateTime"] =
+                json!(metadata.created);
+        }
+    }
+    if definition.stream_enabled {
+        description["StreamSpecification"] =
+            json!({"StreamEnabled": true, "StreamViewType": "NEW_AND_OLD_IMAGES"});
+    }
+    if !definition.global_secondary_indexes.is_empty() {
+        description["GlobalSecondaryIndexes"] = definition
+            .global_secondary_indexes
+            .iter()
+            .map(|index| {
+                let (items, bytes) = counts.indexes.get(&index.name).copied().unwrap_or_default();
+                let throughput = metadata.and_then(|m| m.index_throughput.get(&index.name));
+                json!({
+                    "IndexName": index.name,
+                    "IndexArn": format!("{arn}/index/{}", index.name),
+                    "IndexStatus": status_of_index(status),
+                    "KeySchema": key_schema_json(&index.key_schema),
+                    "Projection": projection_json(&index.projection),
+                    "ProvisionedThroughput": throughput_json(throughput.copied()),
+                    "ItemCount": items,
+                    "IndexSizeBytes": bytes,
+                })
+            })
+            .collect();
+    }
+    description
+}
+
+fn status_of_index(table_status: &str) -> &str {
+    match table_status {
+        "DELETING" => "DELETING",
+        _ => "ACTIVE",
+    }
+}
+
+fn throughput_json(throughput: Option<Throughput>) -> Value {
+    let Throughput { read, write } = throughput.unwrap_or(Throughput { read: 0, write: 0 });
+    json!({"NumberOfDecreasesToday": 0, "ReadCapacityUnits": read, "WriteCapacityUnits": write})
+}
+
+fn key_schema_json(schema: &KeySchema) -> Value {
+    let mut elements = vec![json!({"AttributeName": schema.partition.name, "KeyType": "HASH"})];
+    if let Some(sort) = &schema.sort {
+        elements.push(json!({"AttributeName": sort.name, "KeyType": "RANGE"}));
+    }
+    Value::Array(elements)
+}
+
+/// Every key attribute of the table and its indexes, once each.
+fn attribute_definitions_json(definition: &TableDefinition) -> Value {
+    let mut seen: Vec<&KeyAttribute> = Vec::new();
+    for attribute in definition.key_schema.attributes().chain(
+        definition
+            .global_secondary_indexes
+            .iter()
+            .flat_map(|i| i.key_schema.attributes()),
+    ) {
+        if !seen.iter().any(|a| a.name == attribute.name) {
+            seen.push(attribute);
+        }
+    }
+    seen.iter()
+        .map(|a| {
+            json!({"AttributeName": a.name, "AttributeType": a.key_type.attribute_type().as_str()})
+        })
+        .collect()
+}
+
+fn projection_json(projection: &Projection) -> Value {
+    match projection {
+        Projection::All => json!({"ProjectionType": "ALL"}),
+        Projection::KeysOnly => json!({"ProjectionType": "KEYS_ONLY"}),
+        Projection::Include(attributes) => {
+            json!({"ProjectionType": "INCLUDE", "NonKeyAttributes": attributes})
+        }
+    }
+}
+
+fn object<'a>(value: &'a Value, member: &str) -> Result<Members<'a>, ApiError> {
+    match value {
+        Value::Object(members) => Ok(Members(members)),
+        _ => Err(ApiError::serialization(format!(
+            "the members of {member} must be structures"
+        ))),
+    }
+}
+
+fn attribute_definitions(body: Members<'_>) -> Result<Vec<(String, KeyType)>, ApiError> {
+    let mut definitions: Vec<(String, KeyType)> = Vec::new();
+    let listed = body
+        .list("AttributeDefinitions")?
+        .ok_or_else(|| missing("AttributeDefinitions"))?;
+    for definition in listed {
+        let definition = object(definition, "AttributeDefinitions")?;
+        let name = definition.required_string("AttributeName")?;
+        let key_type = match definition.choice("AttributeType", &["B", "N", "S"])? {
+            Some("B") => KeyType::B,
+            Some("N") => KeyType::N,
+            Some(_) => KeyType::S,
+            None => return Err(missing("AttributeType")),
+        };
+        if definitions.iter().any(|(seen, _)| seen == name) {
+            return Err(ApiError::validation(format!(
+                "{INVALID}: Cannot have two attributes with the same name"
+            )));
+        }
+        definitions.push((name.to_owned(), key_type));
+    }
+    Ok(definitions)
+}
+
+/// A `KeySchema`, each attribute typed by its definition; `used` collects
+/// the attributes that some key schema names.
+fn key_schema(
+    elements: &[Value],
+    definitions: &[(String, KeyType)],
+    used: &mut Vec<String>,
+) -> Result<KeySchema, ApiError> {
+    let mut keys = Vec::new();
+    for element in elements {
+        let element = object(element, "KeySchema")?;
+        let name = element.required_string("AttributeName")?;
+        let role = element
+            .choice("KeyType", &["HASH", "RANGE"])?
+            .ok_or_else(|| missing("KeyType"))?;
+        keys.push((name, role));
+    }
+    let typed = |name: &str, used: &mut Vec<String>| {
+        let key_type = definitions
+            .iter()
+            .find(|(defined, _)| defined == name)
+            .map(|(_, key_type)| *key_type)
+            .ok_or_else(|| {
+                let defined: Vec<&str> = definitions.iter().map(|(n, _)| n.as_str()).collect();
+                let keys: Vec<&str> = keys.iter().map(|(n, _)| *n).collect();
+                ApiError::validation(format!(
+                    "{INVALID}: Some index key attributes are not defined in AttributeDefinitions. Keys: [{}], AttributeDefinitions: [{}]",
+                    keys.join(", "),
+                    defined.join(", ")
+                ))
+            })?;
+        if !used.iter().any(|u| u == name) {
+            used.push(name.to_owned());
+        }
+        Ok::<_, ApiError>(KeyAttribute::new(name, key_type))
+    };
+    match keys.as_slice() {
+        [(partition, "HASH")] => Ok(KeySchema::new(typed(partition, used)?, None)),
+        [(partition, "HASH"), (sort, "RANGE")] if partition == sort => Err(ApiError::validation(
+            "Both the Hash Key and the Range Key element in the KeySchema have the same name",
+        )),
+        [(partition, "HASH"), (sort, "RANGE")] => Ok(KeySchema::new(
+            typed(partition, used)?,
+            Some(typed(sort, used)?),
+        )),
+        [] => Err(ApiError::validation(
+            "1 validation error detected: Value '[]' at 'keySchema' failed to satisfy constraint: Member must have length greater than or equal to 1",
+        )),
+        [(_, "RANGE"), ..] => Err(ApiError::validation(
+            "Invalid KeySchema: The first KeySchemaElement is not a HASH key type",
+        )),
+        [_, _] => Err(ApiError::validation(
+            "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type",
+        )),
+        _ => Err(ApiError::validation(
+            "1 validation error detected: Value at 'keySchema' failed to satisfy constraint: Member must have length less than or equal to 2",
+        )),
+    }
+}
+
+fn projection(projection: Members<'_>) -> Result<Projection, ApiError> {
+    let projection_type = projection
+        .choice("ProjectionType", &["ALL", "KEYS_ONLY", "INCLUDE"])?
+        .ok_or_else(|| missing("ProjectionType"))?;
+    let attributes = projection
+        .list("NonKeyAttributes")?
+        .map(|attributes| {
+            attributes
+                .iter()
+                .map(|a| {
+                    a.as_str().map(str::to_owned).ok_or_else(|| {
+                        ApiError::serialization("NonKeyAttributes must be a list of strings")
+                    })
+                })
+                .collect::<Result<Vec<String>, ApiError>>()
+        })
+        .transpose()?;
+    match (projection_type, attributes) {
+        ("INCLUDE", attributes) => Ok(Projection::Include(attributes.unwrap_or_default())),
+        (other, Some(_)) => Err(ApiError::validation(format!(
+            "{INVALID}: ProjectionType is {other}, but NonKeyAttributes is specified"
+        ))),
+        ("ALL", None) => Ok(Projection::All),
+        (_, None) => Ok(Projection::KeysOnly),
+    }
+}
+
+/// A `ProvisionedThroughput` member, if present.
+fn throughput(members: Members<'_>) -> Result<Option<Throughput>, ApiError> {
+    let Some(throughput) = members.object("ProvisionedThroughput")? else {
+        return Ok(None);
+    };
+    let units = |member: &str| {
+        let value = throughput.integer(member)?.ok_or_else(|| missing(member))?;
+        if value < 1 {
+            return Err(ApiError::validation(format!(
+                "1 validation error detected: Value '{value}' at 'provisionedThroughput.{}' failed to satisfy constraint: Member must have value greater than or equal to 1",
+                crate::request::lower_first(member)
+            )));
+        }
+        Ok(value)
+    };
+    Ok(Some(Throughput {
+        read: units("ReadCapacityUnits")?,
+        write: units("WriteCapacityUnits")?,
+    }))
+}
+
+fn billing(body: Members<'_>) -> Result<Billing, ApiError> {
+    let mode = body.choice("BillingMode", &["PROVISIONED", "PAY_PER_REQUEST"])?;
+    match (mode, throughput(body)?) {
+        (Some("PAY_PER_REQUEST"), None) => Ok(Billing::PayPerRequest),
+        (Some("PAY_PER_REQUEST"), Some(_)) => Err(ApiError::validation(format!(
+            "{INVALID}: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST"
+        ))),
+        (_, Some(throughput)) => Ok(Billing::Provisioned(throughput)),
+        (_, None) => Err(ApiError::validation(format!(
+            "{INVALID}: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED"
+        ))),
+    }
+}
+
+/// The engine records every change with both images, so that is the one
+/// view type it can describe truthfully.
+fn stream_enabled(body: Members<'_>) -> Result<bool, ApiError> {
+    let Some(stream) = body.object("StreamSpecification")? else {
+        return Ok(false);
+    };
+    if !stream.bool("StreamEnabled")? {
+        return Ok(false);
+    }
+    match stream.string("StreamViewType")? {
+        Some("NEW_AND_OLD_IMAGES") => Ok(true),
+        Some(other) => Err(ApiError::not_supported_yet(&format!(
+            "StreamViewType {other} (only NEW_AND_OLD_IMAGES)"
+        ))),
+        None => Err(ApiError::validation(format!(
+            "{INVALID}: You must specify a StreamViewType when enabling streams"
+        ))),
+    }
+}
+
+fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |elapsed| (elapsed.as_millis() as f64) / 1000.0)
+}

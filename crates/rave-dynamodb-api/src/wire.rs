@@ -1,0 +1,395 @@
+//! DynamoDB JSON: attribute values as `{"S": "..."}`, `{"N": "12"}`,
+//! `{"B": "<base64>"}`, ... with the validation errors DynamoDB gives for
+//! malformed ones.
+
+use std::collections::BTreeSet;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use rave_store::{AttributeValue, Item, Number, NumberError};
+use serde_json::{Map, Value};
+
+use crate::error::ApiError;
+
+/// The type tags DynamoDB JSON uses, in the order DynamoDB lists them.
+const TYPE_TAGS: [&str; 10] = ["S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"];
+
+/// Deepest level a value may reach, counting a top-level attribute as 1.
+const MAX_NESTING: usize = 32;
+
+/// An item (or a key) from DynamoDB JSON.
+pub fn item_from_json(value: &Value) -> Result<Item, ApiError> {
+    map_at(value, 1)
+}
+
+/// A map whose values sit at nesting level `depth`.
+fn map_at(value: &Value, depth: usize) -> Result<Item, ApiError> {
+    let Value::Object(attributes) = value else {
+        return Err(ApiError::serialization(
+            "Unexpected value type in payload: expected a map of attribute values",
+        ));
+    };
+    attributes
+        .iter()
+        .map(|(name, value)| Ok((name.clone(), value_at(value, depth)?)))
+        .collect()
+}
+
+pub fn item_to_json(item: &Item) -> Value {
+    Value::Object(
+        item.iter()
+            .map(|(name, value)| (name.clone(), value_to_json(value)))
+            .collect(),
+    )
+}
+
+/// One attribute value from DynamoDB JSON.
+pub fn value_from_json(value: &Value) -> Result<AttributeValue, ApiError> {
+    value_at(value, 1)
+}
+
+fn value_at(value: &Value, depth: usize) -> Result<AttributeValue, ApiError> {
+    if depth > MAX_NESTING {
+        return Err(ApiError::validation(
+            "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit",
+        ));
+    }
+    let Value::Object(tagged) = value else {
+        return Err(ApiError::serialization(
+            "Unexpected value type in payload: expected an attribute value object",
+        ));
+    };
+    let mut present = TYPE_TAGS
+        .iter()
+        .filter_map(|tag| tagged.get(*tag).map(|v| (*tag, v)));
+    let (tag, inner) = match (present.next(), present.next()) {
+        (None, _) => {
+            return Err(ApiError::validation(
+                "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes",
+            ));
+        }
+        (Some(_), Some(_)) => {
+            return Err(ApiError::validation(
+                "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes",
+            ));
+        }
+        (Some(only), None) => only,
+    };
+    match tag {
+        "S" => Ok(AttributeValue::S(string(inner, tag)?.to_owned())),
+        "N" => Ok(AttributeValue::N(number(string(inner, tag)?)?)),
+        "B" => Ok(AttributeValue::B(binary(inner, tag)?)),
+        "BOOL" => match inner {
+            Value::Bool(b) => Ok(AttributeValue::Bool(*b)),
+            _ => Err(wrong_json_type(tag, "a boolean")),
+        },
+        "NULL" => match inner {
+            Value::Bool(true) => Ok(AttributeValue::Null),
+            Value::Bool(false) => Err(ApiError::validation(
+                "One or more parameter values were invalid: Null attribute value types must have the value of true",
+            )),
+            _ => Err(wrong_json_type(tag, "a boolean")),
+        },
+        "L" => match inner {
+            Value::Array(values) => Ok(AttributeValue::L(
+                values
+                    .iter()
+                    .map(|v| value_at(v, depth + 1))
+                    .collect::<Result<_, _>>()?,
+            )),
+            _ => Err(wrong_json_type(tag, "a list")),
+        },
+        "M" => match inner {
+            Value::Object(_) => Ok(AttributeValue::M(map_at(inner, depth + 1)?)),
+            _ => Err(wrong_json_type(tag, "a map")),
+        },
+        "SS" => {
+            let members = set_members(inner, tag)?;
+            let strings: Vec<&str> = members
+                .iter()
+                .map(|m| string(m, tag))
+                .collect::<Result<_, _>>()?;
+            if strings.is_empty() {
+                return Err(ApiError::validation(
+                    "One or more parameter values were invalid: An string set  may not be empty",
+                ));
+            }
+            let set: BTreeSet<String> = strings.iter().map(|s| (*s).to_owned()).collect();
+            if set.len() < strings.len() {
+                return Err(ApiError::validation(format!(
+                    "One or more parameter values were invalid: Input collection [{}] contains duplicates.",
+                    strings.join(", ")
+                )));
+            }
+            Ok(AttributeValue::Ss(set))
+        }
+        "NS" => {
+            let members = set_members(inner, tag)?;
+            let numbers: Vec<Number> = members
+                .iter()
+                .map(|m| number(string(m, tag)?))
+                .collect::<Result<_, _>>()?;
+            if numbers.is_empty() {
+                return Err(ApiError::validation(
+                    "One or more parameter values were invalid: An number set  may not be empty",
+                ));
+            }
+            let set: BTreeSet<Number> = numbers.iter().copied().collect();
+            if set.len() < numbers.len() {
+                return Err(ApiError::validation("Input collection contains duplicates"));
+            }
+            Ok(AttributeValue::Ns(set))
+        }
+        _ => {
+            let members = set_members(inner, tag)?;
+            let binaries: Vec<Vec<u8>> = members
+                .iter()
+                .map(|m| binary(m, tag))
+                .collect::<Result<_, _>>()?;
+            if binaries.is_empty() {
+                return Err(ApiError::validation(
+                    "One or more parameter values were invalid: Binary sets should not be empty",
+                ));
+            }
+            let set: BTreeSet<Vec<u8>> = binaries.iter().cloned().collect();
+            if set.len() < binaries.len() {
+                let encoded: Vec<String> = binaries.iter().map(|b| STANDARD.encode(b)).collect();
+                return Err(ApiError::validation(format!(
+                    "One or more parameter values were invalid: Input collection [{}]of type BS contains duplicates.",
+                    encoded.join(", ")
+                )));
+            }
+            Ok(AttributeValue::Bs(set))
+        }
+    }
+}
+
+pub fn value_to_json(value: &AttributeValue) -> Value {
+    let (tag, inner) = match value {
+        AttributeValue::S(s) => ("S", Value::String(s.clone())),
+        AttributeValue::N(n) => ("N", Value::String(n.to_string())),
+        AttributeValue::B(b) => ("B", Value::String(STANDARD.encode(b))),
+        AttributeValue::Bool(b) => ("BOOL", Value::Bool(*b)),
+        AttributeValue::Null => ("NULL", Value::Bool(true)),
+        AttributeValue::L(values) => ("L", values.iter().map(value_to_json).collect()),
+        AttributeValue::M(map) => ("M", item_to_json(map)),
+        AttributeValue::Ss(set) => ("SS", set.iter().cloned().map(Value::String).collect()),
+        AttributeValue::Ns(set) => (
+            "NS",
+            set.iter().map(|n| Value::String(n.to_string())).collect(),
+        ),
+        AttributeValue::Bs(set) => (
+            "BS",
+            set.iter()
+                .map(|b| Value::String(STANDARD.encode(b)))
+                .collect(),
+        ),
+    };
+    let mut tagged = Map::new();
+    tagged.insert(tag.to_owned(), inner);
+    Value::Object(tagged)
+}
+
+fn wrong_json_type(tag: &str, expected: &str) -> ApiError {
+    ApiError::serialization(format!(
+        "Unexpected value type in payload: {tag} must be {expected}"
+    ))
+}
+
+fn string<'a>(value: &'a Value, tag: &str) -> Result<&'a str, ApiError> {
+    value
+        .as_str()
+        .ok_or_else(|| wrong_json_type(tag, "a string"))
+}
+
+fn set_members<'a>(value: &'a Value, tag: &str) -> Result<&'a [Value], ApiError> {
+    match value {
+        Value::Array(members) => Ok(members),
+        _ => Err(wrong_json_type(tag, "a list")),
+    }
+}
+
+fn number(text: &str) -> Result<Number, ApiError> {
+    text.parse().map_err(|error| match error {
+        NumberError::Syntax if text.is_empty() => {
+            ApiError::validation("The parameter cannot be converted to a numeric value")
+        }
+        NumberError::Syntax => ApiError::validation(format!(
+            "The parameter cannot be converted to a numeric value: {text}"
+        )),
+        other => ApiError::validation(other.to_string()),
+    })
+}
+
+fn binary(value: &Value, tag: &str) -> Result<Vec<u8>, ApiError> {
+    STANDARD.decode(string(value, tag)?).map_err(|error| {
+        ApiError::serialization(format!(
+            "Base64 decoding of the {tag} value failed: {error}"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+
+    fn error_of(value: Value) -> ApiError {
+        match value_from_json(&value) {
+            Err(error) => error,
+            Ok(parsed) => panic!("{value} parsed as {parsed:?}"),
+        }
+    }
+
+    #[test]
+    fn malformed_values_get_dynamodbs_messages() {
+        let cases = [
+            (
+                json!({}),
+                "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes",
+            ),
+            (
+                json!({"X": "1"}),
+                "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes",
+            ),
+            (
+                json!({"S": "a", "N": "1"}),
+                "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes",
+            ),
+            (
+                json!({"SS": []}),
+                "One or more parameter values were invalid: An string set  may not be empty",
+            ),
+            (
+                json!({"NS": []}),
+                "One or more parameter values were invalid: An number set  may not be empty",
+            ),
+            (
+                json!({"BS": []}),
+                "One or more parameter values were invalid: Binary sets should not be empty",
+            ),
+            (
+                json!({"SS": ["a", "a"]}),
+                "One or more parameter values were invalid: Input collection [a, a] contains duplicates.",
+            ),
+            (
+                json!({"NS": ["1", "1.0"]}),
+                "Input collection contains duplicates",
+            ),
+            (
+                json!({"BS": ["Yg==", "Yg=="]}),
+                "One or more parameter values were invalid: Input collection [Yg==, Yg==]of type BS contains duplicates.",
+            ),
+            (
+                json!({"N": "b"}),
+                "The parameter cannot be converted to a numeric value: b",
+            ),
+            (
+                json!({"N": ""}),
+                "The parameter cannot be converted to a numeric value",
+            ),
+            (
+                json!({"NS": ["1", "x"]}),
+                "The parameter cannot be converted to a numeric value: x",
+            ),
+            (
+                json!({"N": "1e126"}),
+                "Number overflow. Attempting to store a number with magnitude larger than supported range",
+            ),
+            (
+                json!({"N": "1.23456789012345678901234567890123456789"}),
+                "Attempting to store more than 38 significant digits in a Number",
+            ),
+            (
+                json!({"NULL": false}),
+                "One or more parameter values were invalid: Null attribute value types must have the value of true",
+            ),
+            (
+                json!({"L": [{"M": {"x": {}}}]}),
+                "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes",
+            ),
+        ];
+        for (value, message) in cases {
+            let error = error_of(value.clone());
+            assert_eq!(error.kind, crate::error::ErrorKind::Validation, "{value}");
+            assert_eq!(error.message.as_deref(), Some(message), "{value}");
+        }
+    }
+
+    #[test]
+    fn values_nest_at_most_32_levels() {
+        let nested = |levels: usize| {
+            (0..levels).fold(json!({"S": "leaf"}), |inner, _| json!({"M": {"n": inner}}))
+        };
+        assert!(value_from_json(&nested(31)).is_ok(), "the leaf at level 32");
+        assert_eq!(
+            error_of(nested(32)).message.as_deref(),
+            Some(
+                "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit"
+            )
+        );
+        let listed = (0..32).fold(json!({"N": "1"}), |inner, _| json!({"L": [inner]}));
+        assert!(value_from_json(&listed).is_err());
+    }
+
+    #[test]
+    fn json_of_the_wrong_type_is_a_serialization_error() {
+        for value in [
+            json!("S"),
+            json!({"S": 1}),
+            json!({"B": "not base64!"}),
+            json!({"BOOL": "true"}),
+        ] {
+            assert_eq!(error_of(value).kind, crate::error::ErrorKind::Serialization);
+        }
+    }
+
+    #[test]
+    fn numbers_come_back_in_plain_notation() {
+        let parsed = value_from_json(&json!({"N": "1.50E2"})).expect("a valid number");
+        assert_eq!(value_to_json(&parsed), json!({"N": "150"}));
+        let binary = value_from_json(&json!({"B": "AAEC"})).expect("valid base64");
+        assert_eq!(binary, AttributeValue::B(vec![0, 1, 2]));
+    }
+
+    fn number_strategy() -> impl Strategy<Value = Number> {
+        (any::<i64>(), -20i32..20).prop_map(|(mantissa, exponent)| {
+            format!("{mantissa}e{exponent}")
+                .parse()
+                .unwrap_or(Number::ZERO)
+        })
+    }
+
+    fn value_strategy() -> impl Strategy<Value = AttributeValue> {
+        let leaf = prop_oneof![
+            ".*".prop_map(AttributeValue::S),
+            number_strategy().prop_map(AttributeValue::N),
+            proptest::collection::vec(any::<u8>(), 0..8).prop_map(AttributeValue::B),
+            any::<bool>().prop_map(AttributeValue::Bool),
+            Just(AttributeValue::Null),
+            proptest::collection::btree_set(".*", 1..4).prop_map(AttributeValue::Ss),
+            proptest::collection::btree_set(number_strategy(), 1..4).prop_map(AttributeValue::Ns),
+            proptest::collection::btree_set(proptest::collection::vec(any::<u8>(), 0..4), 1..4)
+                .prop_map(AttributeValue::Bs),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(AttributeValue::L),
+                proptest::collection::btree_map("[a-z]{0,3}", inner, 0..4)
+                    .prop_map(AttributeValue::M),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn values_round_trip_through_dynamodb_json(value in value_strategy()) {
+            let json = value_to_json(&value);
+            let text = serde_json::to_string(&json).expect("JSON serialises");
+            let reparsed: Value = serde_json::from_str(&text).expect("JSON parses");
+            prop_assert_eq!(value_from_json(&reparsed).expect("a rendered value is valid"), value);
+        }
+    }
+}

@@ -1,0 +1,516 @@
+//! The operations that carry expression strings: conditional writes,
+//! UpdateItem, Query, filtered and projected reads, TransactWriteItems.
+
+use serde_json::{Value, json};
+
+use crate::support::Server;
+
+/// `pk` (S) / `sk` (N), an index `byGsi` on `gsi` projecting `title`, and
+/// items p/1..=5 (`title` t1..t5, `gsi` "g" on odd ones) and q/1.
+async fn seeded() -> Server {
+    let server = Server::start().await;
+    server
+        .call(
+            "CreateTable",
+            json!({
+                "TableName": "things",
+                "AttributeDefinitions": [
+                    {"AttributeName": "pk", "AttributeType": "S"},
+                    {"AttributeName": "sk", "AttributeType": "N"},
+                    {"AttributeName": "gsi", "AttributeType": "S"},
+                ],
+                "KeySchema": [
+                    {"AttributeName": "pk", "KeyType": "HASH"},
+                    {"AttributeName": "sk", "KeyType": "RANGE"},
+                ],
+                "GlobalSecondaryIndexes": [{
+                    "IndexName": "byGsi",
+                    "KeySchema": [{"AttributeName": "gsi", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["title"]},
+                }],
+                "BillingMode": "PAY_PER_REQUEST",
+            }),
+        )
+        .await
+        .ok();
+    let mut writes: Vec<Value> = (1..=5)
+        .map(|sk| json!({"PutRequest": {"Item": item("p", sk)}}))
+        .collect();
+    writes.push(json!({"PutRequest": {"Item": item("q", 1)}}));
+    server
+        .call(
+            "BatchWriteItem",
+            json!({"RequestItems": {"things": writes}}),
+        )
+        .await
+        .ok();
+    server
+}
+
+fn item(pk: &str, sk: i64) -> Value {
+    let mut item = json!({
+        "pk": {"S": pk},
+        "sk": {"N": sk.to_string()},
+        "title": {"S": format!("t{sk}")},
+        "body": {"S": "text"},
+    });
+    if sk % 2 == 1 {
+        item["gsi"] = json!({"S": "g"});
+    }
+    item
+}
+
+fn key(pk: &str, sk: i64) -> Value {
+    json!({"pk": {"S": pk}, "sk": {"N": sk.to_string()}})
+}
+
+fn sort_keys(page: &Value) -> Vec<i64> {
+    page["Items"]
+        .as_array()
+        .expect("Items")
+        .iter()
+        .map(|item| {
+            item["sk"]["N"]
+                .as_str()
+                .and_then(|n| n.parse().ok())
+                .expect("a numeric sort key")
+        })
+        .collect()
+}
+
+async fn get(server: &Server, pk: &str, sk: i64) -> Value {
+    server
+        .call(
+            "GetItem",
+            json!({"TableName": "things", "Key": key(pk, sk), "ConsistentRead": true}),
+        )
+        .await
+        .ok()
+}
+
+#[tokio::test]
+async fn conditions_guard_puts_and_deletes() {
+    let server = seeded().await;
+    let put_new = json!({
+        "TableName": "things",
+        "Item": item("r", 1),
+        "ConditionExpression": "attribute_not_exists(pk)",
+    });
+    server.call("PutItem", put_new.clone()).await.ok();
+    server.call("PutItem", put_new).await.error(
+        400,
+        "ConditionalCheckFailedException",
+        "The conditional request failed",
+    );
+    let delete_if = |title: &str| {
+        json!({
+            "TableName": "things",
+            "Key": key("r", 1),
+            "ConditionExpression": "#t = :t",
+            "ExpressionAttributeNames": {"#t": "title"},
+            "ExpressionAttributeValues": {":t": {"S": title}},
+            "ReturnValues": "ALL_OLD",
+        })
+    };
+    server.call("DeleteItem", delete_if("other")).await.error(
+        400,
+        "ConditionalCheckFailedException",
+        "The conditional request failed",
+    );
+    let deleted = server.call("DeleteItem", delete_if("t1")).await.ok();
+    assert_eq!(deleted, json!({"Attributes": item("r", 1)}));
+    assert_eq!(get(&server, "r", 1).await, json!({}));
+}
+
+#[tokio::test]
+async fn update_item_applies_expressions_and_returns_what_was_asked() {
+    let server = seeded().await;
+    server
+        .call(
+            "PutItem",
+            json!({"TableName": "things", "Item": {
+                "pk": {"S": "u"}, "sk": {"N": "1"}, "n": {"N": "1"},
+                "tags": {"SS": ["a"]}, "m": {"M": {"x": {"N": "1"}, "y": {"N": "2"}}},
+            }}),
+        )
+        .await
+        .ok();
+    let update = |expression: &str, returned: &str| {
+        json!({
+            "TableName": "things",
+            "Key": key("u", 1),
+            "UpdateExpression": expression,
+            "ExpressionAttributeNames": {"#n": "n"},
+            "ExpressionAttributeValues": {":one": {"N": "1"}, ":ten": {"N": "10"}},
+            "ReturnValues": returned,
+        })
+    };
+    let updated_new = server
+        .call(
+            "UpdateItem",
+            update("SET #n = #n + :one, m.x = :ten REMOVE tags", "UPDATED_NEW"),
+        )
+        .await
+        .ok();
+    assert_eq!(
+        updated_new,
+        json!({"Attributes": {"n": {"N": "2"}, "m": {"M": {"x": {"N": "10"}}}}})
+    );
+    let mut body = update("ADD #n :one", "UPDATED_OLD");
+    body["ExpressionAttributeValues"] = json!({":one": {"N": "1"}});
+    let updated_old = server.call("UpdateItem", body).await.ok();
+    assert_eq!(updated_old, json!({"Attributes": {"n": {"N": "2"}}}));
+    let mut body = update("SET m.y = :ten", "ALL_NEW");
+    body["ExpressionAttributeNames"] = Value::Null;
+    body["ExpressionAttributeValues"] = json!({":ten": {"N": "10"}});
+    let all_new = server.call("UpdateItem", body).await.ok();
+    assert_eq!(
+        all_new,
+        json!({"Attributes": {
+            "pk": {"S": "u"}, "sk": {"N": "1"}, "n": {"N": "3"},
+            "m": {"M": {"x": {"N": "10"}, "y": {"N": "10"}}},
+        }})
+    );
+
+    // An update of an absent item creates it from the key.
+    server
+        .call(
+            "UpdateItem",
+            json!({
+                "TableName": "things",
+                "Key": key("u", 2),
+                "UpdateExpression": "SET title = :t",
+                "ExpressionAttributeValues": {":t": {"S": "fresh"}},
+            }),
+        )
+        .await
+        .ok();
+    assert_eq!(
+        get(&server, "u", 2).await,
+        json!({"Item": {"pk": {"S": "u"}, "sk": {"N": "2"}, "title": {"S": "fresh"}}})
+    );
+    server
+        .call(
+            "UpdateItem",
+            json!({
+                "TableName": "things",
+                "Key": key("u", 2),
+                "UpdateExpression": "SET title = :t",
+                "ConditionExpression": "attribute_exists(nothing)",
+                "ExpressionAttributeValues": {":t": {"S": "never"}},
+            }),
+        )
+        .await
+        .error(
+            400,
+            "ConditionalCheckFailedException",
+            "The conditional request failed",
+        );
+    server
+        .call(
+            "UpdateItem",
+            json!({
+                "TableName": "things",
+                "Key": key("u", 2),
+                "UpdateExpression": "SET name = :t",
+                "ExpressionAttributeValues": {":t": {"S": "x"}},
+            }),
+        )
+        .await
+        .error(
+            400,
+            "ValidationException",
+            "Invalid UpdateExpression: Attribute name is a reserved keyword; reserved keyword: name",
+        );
+}
+
+#[tokio::test]
+async fn query_reads_key_ranges_both_ways_with_filters_and_projections() {
+    let server = seeded().await;
+    let query = |extra: Value| {
+        let mut body = json!({
+            "TableName": "things",
+            "KeyConditionExpression": "pk = :p",
+            "ExpressionAttributeValues": {":p": {"S": "p"}},
+        });
+        if let (Value::Object(body), Value::Object(extra)) = (&mut body, extra) {
+            body.extend(extra);
+        }
+        body
+    };
+    let between = server
+        .call(
+            "Query",
+            query(json!({
+                "KeyConditionExpression": "pk = :p AND sk BETWEEN :lo AND :hi",
+                "ExpressionAttributeValues": {":p": {"S": "p"}, ":lo": {"N": "2"}, ":hi": {"N": "4"}},
+            })),
+        )
+        .await
+        .ok();
+    assert_eq!(sort_keys(&between), [2, 3, 4]);
+    assert_eq!(
+        (between["Count"].clone(), between["ScannedCount"].clone()),
+        (json!(3), json!(3))
+    );
+    assert_eq!(between["Items"][0], item("p", 2));
+
+    let first = server
+        .call(
+            "Query",
+            query(json!({"ScanIndexForward": false, "Limit": 2})),
+        )
+        .await
+        .ok();
+    assert_eq!(sort_keys(&first), [5, 4]);
+    assert_eq!(first["LastEvaluatedKey"], key("p", 4));
+    let second = server
+        .call(
+            "Query",
+            query(json!({"ScanIndexForward": false, "Limit": 2, "ExclusiveStartKey": key("p", 4)})),
+        )
+        .await
+        .ok();
+    assert_eq!(sort_keys(&second), [3, 2]);
+
+    let filtered = server
+        .call(
+            "Query",
+            query(json!({
+                "FilterExpression": "title <> :t3",
+                "ExpressionAttributeValues": {":p": {"S": "p"}, ":t3": {"S": "t3"}},
+                "ProjectionExpression": "sk, #t",
+                "ExpressionAttributeNames": {"#t": "title"},
+            })),
+        )
+        .await
+        .ok();
+    assert_eq!(
+        (filtered["Count"].clone(), filtered["ScannedCount"].clone()),
+        (json!(4), json!(5))
+    );
+    assert_eq!(
+        filtered["Items"][0],
+        json!({"sk": {"N": "1"}, "title": {"S": "t1"}})
+    );
+
+    let counted = server
+        .call("Query", query(json!({"Select": "COUNT"})))
+        .await
+        .ok();
+    assert_eq!(counted, json!({"Count": 5, "ScannedCount": 5}));
+
+    let by_index = server
+        .call(
+            "Query",
+            json!({
+                "TableName": "things",
+                "IndexName": "byGsi",
+                "KeyConditionExpression": "gsi = :g",
+                "ExpressionAttributeValues": {":g": {"S": "g"}},
+            }),
+        )
+        .await
+        .ok();
+    let mut indexed: Vec<Value> = by_index["Items"].as_array().expect("Items").clone();
+    indexed.sort_by_key(|i| i.to_string());
+    let mut expected: Vec<Value> = [("p", 1), ("p", 3), ("p", 5), ("q", 1)]
+        .iter()
+        .map(|(pk, sk)| {
+            let mut projected = item(pk, *sk);
+            projected.as_object_mut().map(|m| m.remove("body"));
+            projected
+        })
+        .collect();
+    expected.sort_by_key(|i| i.to_string());
+    assert_eq!(indexed, expected, "the index holds its projection only");
+
+    server
+        .call(
+            "Query",
+            json!({
+                "TableName": "things",
+                "KeyConditionExpression": "title = :t",
+                "ExpressionAttributeValues": {":t": {"S": "t1"}},
+            }),
+        )
+        .await
+        .error(
+            400,
+            "ValidationException",
+            "Query condition missed key schema element",
+        );
+}
+
+#[tokio::test]
+async fn scans_and_gets_filter_and_project() {
+    let server = seeded().await;
+    let scanned = server
+        .call(
+            "Scan",
+            json!({
+                "TableName": "things",
+                "FilterExpression": "sk > :two AND pk = :p",
+                "ProjectionExpression": "sk",
+                "ExpressionAttributeValues": {":two": {"N": "2"}, ":p": {"S": "p"}},
+            }),
+        )
+        .await
+        .ok();
+    assert_eq!(scanned["ScannedCount"], 6);
+    let mut keys = sort_keys(&scanned);
+    keys.sort_unstable();
+    assert_eq!(keys, [3, 4, 5]);
+    assert!(
+        scanned["Items"]
+            .as_array()
+            .expect("Items")
+            .iter()
+            .all(|i| i.as_object().is_some_and(|m| m.len() == 1))
+    );
+
+    let got = server
+        .call(
+            "GetItem",
+            json!({"TableName": "things", "Key": key("p", 1), "ProjectionExpression": "title, nowhere"}),
+        )
+        .await
+        .ok();
+    assert_eq!(got, json!({"Item": {"title": {"S": "t1"}}}));
+    let legacy = server
+        .call(
+            "GetItem",
+            json!({"TableName": "things", "Key": key("p", 1), "AttributesToGet": ["body"]}),
+        )
+        .await
+        .ok();
+    assert_eq!(legacy, json!({"Item": {"body": {"S": "text"}}}));
+    let batch = server
+        .call(
+            "BatchGetItem",
+            json!({"RequestItems": {"things": {
+                "Keys": [key("p", 2)],
+                "ProjectionExpression": "#b",
+                "ExpressionAttributeNames": {"#b": "body"},
+            }}}),
+        )
+        .await
+        .ok();
+    assert_eq!(
+        batch["Responses"],
+        json!({"things": [{"body": {"S": "text"}}]})
+    );
+}
+
+#[tokio::test]
+async fn transactions_commit_whole_or_not_at_all() {
+    let server = seeded().await;
+    let committed = server
+        .call(
+            "TransactWriteItems",
+            json!({
+                "TransactItems": [
+                    {"Put": {"TableName": "things", "Item": item("x", 1), "ConditionExpression": "attribute_not_exists(pk)"}},
+                    {"Update": {
+                        "TableName": "things", "Key": key("p", 1),
+                        "UpdateExpression": "SET title = :t",
+                        "ExpressionAttributeValues": {":t": {"S": "changed"}},
+                    }},
+                    {"Delete": {"TableName": "things", "Key": key("p", 2)}},
+                    {"ConditionCheck": {"TableName": "things", "Key": key("p", 3), "ConditionExpression": "attribute_exists(pk)"}},
+                ],
+                "ClientRequestToken": "token-1",
+                "ReturnConsumedCapacity": "TOTAL",
+            }),
+        )
+        .await
+        .ok();
+    assert_eq!(committed["ConsumedCapacity"][0]["TableName"], "things");
+    assert_eq!(get(&server, "x", 1).await, json!({"Item": item("x", 1)}));
+    assert_eq!(
+        get(&server, "p", 1).await["Item"]["title"],
+        json!({"S": "changed"})
+    );
+    assert_eq!(get(&server, "p", 2).await, json!({}));
+
+    let cancelled = server
+        .call(
+            "TransactWriteItems",
+            json!({"TransactItems": [
+                {"Put": {"TableName": "things", "Item": item("x", 1), "ConditionExpression": "attribute_not_exists(pk)"}},
+                {"Put": {"TableName": "things", "Item": item("y", 1)}},
+            ]}),
+        )
+        .await;
+    assert_eq!(cancelled.status, 400);
+    assert_eq!(
+        cancelled.body,
+        json!({
+            "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+            "message": "Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, None]",
+            "CancellationReasons": [
+                {"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"},
+                {"Code": "None"},
+            ],
+        })
+    );
+    assert_eq!(
+        get(&server, "y", 1).await,
+        json!({}),
+        "nothing of it was written"
+    );
+    server
+        .call(
+            "TransactWriteItems",
+            json!({"TransactItems": [{"Put": {"TableName": "things", "Item": item("z", 1)}, "Delete": {"TableName": "things", "Key": key("p", 3)}}]}),
+        )
+        .await
+        .error(
+            400,
+            "ValidationException",
+            "TransactItems can only contain one of Check, Put, Update or Delete",
+        );
+}
+
+#[tokio::test]
+async fn a_client_request_token_makes_a_retry_harmless() {
+    let server = seeded().await;
+    let put_once = |token: &str, sk: i64| {
+        json!({
+            "TransactItems": [{"Put": {
+                "TableName": "things",
+                "Item": item("once", sk),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }}],
+            "ClientRequestToken": token,
+        })
+    };
+    server
+        .call("TransactWriteItems", put_once("retry", 1))
+        .await
+        .ok();
+    // The same request again: success, and no second write (which the
+    // condition would have refused).
+    assert_eq!(
+        server
+            .call("TransactWriteItems", put_once("retry", 1))
+            .await
+            .ok(),
+        json!({})
+    );
+    let answer = server
+        .call("TransactWriteItems", put_once("retry", 2))
+        .await;
+    answer.error(
+        400,
+        "IdempotentParameterMismatchException",
+        "The request uses the same client token as a previous, but not identical request.",
+    );
+    let fresh = server
+        .call("TransactWriteItems", put_once("other", 1))
+        .await;
+    assert_eq!(
+        fresh.body["__type"],
+        "com.amazonaws.dynamodb.v20120810#TransactionCanceledException"
+    );
+}

@@ -1,0 +1,823 @@
+//! The DynamoDB API through its real HTTP server: DynamoDB JSON requests in,
+//! responses checked field by field (every answer's CRC32 and request id are
+//! checked by the client in `support`).
+
+use serde_json::{Value, json};
+
+use crate::support::Server;
+
+const CORAL: &str = "com.amazon.coral.service";
+
+/// A table keyed by `pk` (S) and `sk` (N), on demand, with one index on
+/// `gsi` (S) that projects `title`.
+async fn create_comments_table(server: &Server, name: &str) -> Value {
+    server
+        .call(
+            "CreateTable",
+            json!({
+                "TableName": name,
+                "AttributeDefinitions": [
+                    {"AttributeName": "pk", "AttributeType": "S"},
+                    {"AttributeName": "sk", "AttributeType": "N"},
+                    {"AttributeName": "gsi", "AttributeType": "S"},
+                ],
+                "KeySchema": [
+                    {"AttributeName": "pk", "KeyType": "HASH"},
+                    {"AttributeName": "sk", "KeyType": "RANGE"},
+                ],
+                "GlobalSecondaryIndexes": [{
+                    "IndexName": "byGsi",
+                    "KeySchema": [{"AttributeName": "gsi", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["title"]},
+                }],
+                "BillingMode": "PAY_PER_REQUEST",
+            }),
+        )
+        .await
+        .ok()
+}
+
+fn comment(pk: &str, sk: i64, gsi: Option<&str>, title: &str) -> Value {
+    let mut item = json!({"pk": {"S": pk}, "sk": {"N": sk.to_string()}, "title": {"S": title}});
+    if let Some(gsi) = gsi {
+        item["gsi"] = json!({"S": gsi});
+    }
+    item
+}
+
+#[tokio::test]
+async fn create_table_describes_the_table_it_made() {
+    let server = Server::start().await;
+    let created = create_comments_table(&server, "comments").await;
+    let table = &created["TableDescription"];
+    assert_eq!(table["TableName"], "comments");
+    assert_eq!(table["TableStatus"], "ACTIVE");
+    assert_eq!(
+        table["TableArn"],
+        "arn:aws:dynamodb:local:000000000000:table/comments"
+    );
+    assert_eq!(
+        table["KeySchema"],
+        json!([{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}])
+    );
+    assert_eq!(
+        table["AttributeDefinitions"],
+        json!([
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "N"},
+            {"AttributeName": "gsi", "AttributeType": "S"},
+        ])
+    );
+    assert_eq!(
+        table["BillingModeSummary"]["BillingMode"],
+        "PAY_PER_REQUEST"
+    );
+    assert_eq!(
+        table["ProvisionedThroughput"],
+        json!({"NumberOfDecreasesToday": 0, "ReadCapacityUnits": 0, "WriteCapacityUnits": 0})
+    );
+    assert_eq!(
+        (table["ItemCount"].clone(), table["TableSizeBytes"].clone()),
+        (json!(0), json!(0))
+    );
+    let created_at = table["CreationDateTime"].as_f64().expect("a creation time");
+    assert!(created_at > 1.7e9, "seconds since the epoch: {created_at}");
+    let index = &table["GlobalSecondaryIndexes"][0];
+    assert_eq!(index["IndexName"], "byGsi");
+    assert_eq!(index["IndexStatus"], "ACTIVE");
+    assert_eq!(
+        index["IndexArn"],
+        "arn:aws:dynamodb:local:000000000000:table/comments/index/byGsi"
+    );
+    assert_eq!(
+        index["KeySchema"],
+        json!([{"AttributeName": "gsi", "KeyType": "HASH"}])
+    );
+    assert_eq!(
+        index["Projection"],
+        json!({"ProjectionType": "INCLUDE", "NonKeyAttributes": ["title"]})
+    );
+
+    // The same name again is in use.
+    let again = server
+        .call(
+            "CreateTable",
+            json!({
+                "TableName": "comments",
+                "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+                "BillingMode": "PAY_PER_REQUEST",
+            }),
+        )
+        .await;
+    again.error(
+        400,
+        "ResourceInUseException",
+        "Table already exists: comments",
+    );
+}
+
+#[tokio::test]
+async fn describe_table_counts_items_and_index_entries() {
+    let server = Server::start().await;
+    create_comments_table(&server, "comments").await;
+    for (sk, gsi) in [(1, Some("g")), (2, None), (3, Some("h"))] {
+        server
+            .call(
+                "PutItem",
+                json!({"TableName": "comments", "Item": comment("p", sk, gsi, "hello")}),
+            )
+            .await
+            .ok();
+    }
+    let described = server
+        .call("DescribeTable", json!({"TableName": "comments"}))
+        .await
+        .ok();
+    let table = &described["Table"];
+    assert_eq!(table["ItemCount"], 3);
+    // pk "p" (2+1) + sk (2+2) + title (5+5), plus gsi (3+1) on two items.
+    assert_eq!(table["TableSizeBytes"], 3 * 17 + 2 * 4);
+    let index = &table["GlobalSecondaryIndexes"][0];
+    assert_eq!(index["ItemCount"], 2, "the index is sparse");
+    assert_eq!(index["IndexSizeBytes"], 2 * 21);
+}
+
+#[tokio::test]
+async fn provisioned_throughput_is_kept_and_survives_a_restart() {
+    let server = Server::start().await;
+    let body = json!({
+        "TableName": "counted",
+        "AttributeDefinitions": [
+            {"AttributeName": "id", "AttributeType": "B"},
+            {"AttributeName": "k", "AttributeType": "S"},
+        ],
+        "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+        "ProvisionedThroughput": {"ReadCapacityUnits": 7, "WriteCapacityUnits": 3},
+        "GlobalSecondaryIndexes": [{
+            "IndexName": "byK",
+            "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
+            "ProvisionedThroughput": {"ReadCapacityUnits": 2, "WriteCapacityUnits": 1},
+        }],
+        "StreamSpecification": {"StreamEnabled": true, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    });
+    let created = server.call("CreateTable", body).await.ok();
+    let dir = server.stop().await;
+    let server = Server::start_in(dir).await;
+    let described = server
+        .call("DescribeTable", json!({"TableName": "counted"}))
+        .await
+        .ok();
+    let table = &described["Table"];
+    assert_eq!(
+        table["CreationDateTime"],
+        created["TableDescription"]["CreationDateTime"]
+    );
+    assert_eq!(
+        table["BillingModeSummary"],
+        json!({"BillingMode": "PROVISIONED"})
+    );
+    assert_eq!(
+        table["ProvisionedThroughput"],
+        json!({"NumberOfDecreasesToday": 0, "ReadCapacityUnits": 7, "WriteCapacityUnits": 3})
+    );
+    assert_eq!(
+        table["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"],
+        json!({"NumberOfDecreasesToday": 0, "ReadCapacityUnits": 2, "WriteCapacityUnits": 1})
+    );
+    assert_eq!(
+        table["GlobalSecondaryIndexes"][0]["Projection"],
+        json!({"ProjectionType": "KEYS_ONLY"})
+    );
+    assert_eq!(
+        table["StreamSpecification"],
+        json!({"StreamEnabled": true, "StreamViewType": "NEW_AND_OLD_IMAGES"})
+    );
+}
+
+#[tokio::test]
+async fn create_table_refuses_malformed_definitions() {
+    let server = Server::start().await;
+    let base = json!({
+        "TableName": "bad",
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "BillingMode": "PAY_PER_REQUEST",
+    });
+    let with = |member: &str, value: Value| {
+        let mut body = base.clone();
+        body[member] = value;
+        body
+    };
+    let cases = [
+        (
+            with(
+                "KeySchema",
+                json!([{"AttributeName": "other", "KeyType": "HASH"}]),
+            ),
+            "One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [other], AttributeDefinitions: [pk]",
+        ),
+        (
+            with(
+                "AttributeDefinitions",
+                json!([
+                    {"AttributeName": "pk", "AttributeType": "S"},
+                    {"AttributeName": "extra", "AttributeType": "S"},
+                ]),
+            ),
+            "One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions",
+        ),
+        (
+            with(
+                "KeySchema",
+                json!([{"AttributeName": "pk", "KeyType": "RANGE"}]),
+            ),
+            "Invalid KeySchema: The first KeySchemaElement is not a HASH key type",
+        ),
+        (
+            with("BillingMode", json!("PROVISIONED")),
+            "One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED",
+        ),
+        (
+            with(
+                "ProvisionedThroughput",
+                json!({"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}),
+            ),
+            "One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST",
+        ),
+        (
+            with("LocalSecondaryIndexes", json!([])),
+            "rave does not support LocalSecondaryIndexes yet",
+        ),
+        (
+            with("TableName", Value::Null),
+            "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null",
+        ),
+    ];
+    for (body, message) in cases {
+        server
+            .call("CreateTable", body)
+            .await
+            .error(400, "ValidationException", message);
+    }
+    let listed = server.call("ListTables", json!({})).await.ok();
+    assert_eq!(
+        listed,
+        json!({"TableNames": []}),
+        "no refused table was made"
+    );
+}
+
+#[tokio::test]
+async fn list_tables_pages_in_name_order_and_delete_table_removes() {
+    let server = Server::start().await;
+    for name in ["cherry", "apple", "banana"] {
+        create_comments_table(&server, name).await;
+    }
+    let first = server.call("ListTables", json!({"Limit": 2})).await.ok();
+    assert_eq!(
+        first,
+        json!({"TableNames": ["apple", "banana"], "LastEvaluatedTableName": "banana"})
+    );
+    let second = server
+        .call(
+            "ListTables",
+            json!({"Limit": 2, "ExclusiveStartTableName": "banana"}),
+        )
+        .await
+        .ok();
+    assert_eq!(second, json!({"TableNames": ["cherry"]}));
+    server.call("ListTables", json!({"Limit": 0})).await.error(
+        400,
+        "ValidationException",
+        "1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
+    );
+
+    let deleted = server
+        .call("DeleteTable", json!({"TableName": "banana"}))
+        .await
+        .ok();
+    assert_eq!(deleted["TableDescription"]["TableName"], "banana");
+    assert_eq!(deleted["TableDescription"]["TableStatus"], "DELETING");
+    let listed = server.call("ListTables", json!({})).await.ok();
+    assert_eq!(listed, json!({"TableNames": ["apple", "cherry"]}));
+    server
+        .call("DescribeTable", json!({"TableName": "banana"}))
+        .await
+        .error(
+            400,
+            "ResourceNotFoundException",
+            "Requested resource not found: Table: banana not found",
+        );
+    server
+        .call("DeleteTable", json!({"TableName": "banana"}))
+        .await
+        .error(
+            400,
+            "ResourceNotFoundException",
+            "Requested resource not found: Table: banana not found",
+        );
+}
+
+#[tokio::test]
+async fn items_are_put_read_and_deleted_with_their_capacity() {
+    let server = Server::start().await;
+    create_comments_table(&server, "comments").await;
+    let item = json!({
+        "pk": {"S": "p"}, "sk": {"N": "1"}, "gsi": {"S": "g"}, "title": {"S": "hi"},
+        "n": {"N": "-12.50"}, "b": {"B": "AAEC"}, "yes": {"BOOL": true}, "none": {"NULL": true},
+        "l": {"L": [{"S": "x"}, {"N": "2"}]}, "m": {"M": {"k": {"SS": ["b", "a"]}}},
+        "ns": {"NS": ["3", "1"]}, "bs": {"BS": ["AQ=="]},
+    });
+    let put = server
+        .call(
+            "PutItem",
+            json!({"TableName": "comments", "Item": item, "ReturnConsumedCapacity": "INDEXES"}),
+        )
+        .await
+        .ok();
+    assert_eq!(
+        put,
+        json!({"ConsumedCapacity": {
+            "TableName": "comments",
+            "CapacityUnits": 2.0,
+            "Table": {"CapacityUnits": 1.0},
+            "GlobalSecondaryIndexes": {"byGsi": {"CapacityUnits": 1.0}},
+        }})
+    );
+    let got = server
+        .call(
+            "GetItem",
+            json!({
+                "TableName": "comments",
+                "Key": {"pk": {"S": "p"}, "sk": {"N": "1"}},
+                "ConsistentRead": true,
+                "ReturnConsumedCapacity": "TOTAL",
+            }),
+        )
+        .await
+        .ok();
+    let mut expected = item.clone();
+    // Numbers come back normalised, sets in order.
+    expected["n"] = json!({"N": "-12.5"});
+    expected["m"] = json!({"M": {"k": {"SS": ["a", "b"]}}});
+    expected["ns"] = json!({"NS": ["1", "3"]});
+    assert_eq!(got["Item"], expected);
+    assert_eq!(
+        got["ConsumedCapacity"],
+        json!({"TableName": "comments", "CapacityUnits": 1.0})
+    );
+
+    let replaced = server
+        .call(
+            "PutItem",
+            json!({"TableName": "comments", "Item": comment("p", 1, None, "new"), "ReturnValues": "ALL_OLD"}),
+        )
+        .await
+        .ok();
+    assert_eq!(replaced, json!({"Attributes": expected}));
+    let deleted = server
+        .call(
+            "DeleteItem",
+            json!({"TableName": "comments", "Key": {"pk": {"S": "p"}, "sk": {"N": "1"}}, "ReturnValues": "ALL_OLD"}),
+        )
+        .await
+        .ok();
+    assert_eq!(deleted, json!({"Attributes": comment("p", 1, None, "new")}));
+    let gone = server
+        .call(
+            "GetItem",
+            json!({"TableName": "comments", "Key": {"pk": {"S": "p"}, "sk": {"N": "1"}}}),
+        )
+        .await
+        .ok();
+    assert_eq!(gone, json!({}));
+    let deleted_again = server
+        .call(
+            "DeleteItem",
+            json!({"TableName": "comments", "Key": {"pk": {"S": "p"}, "sk": {"N": "1"}}, "ReturnValues": "ALL_OLD"}),
+        )
+        .await
+        .ok();
+    assert_eq!(deleted_again, json!({}));
+}
+
+#[tokio::test]
+async fn item_requests_get_dynamodbs_validation_errors() {
+    let server = Server::start().await;
+    create_comments_table(&server, "comments").await;
+    let cases = [
+        (
+            "PutItem",
+            json!({"TableName": "comments", "Item": {"pk": {"S": "p"}, "sk": {"N": "x1"}}}),
+            "The parameter cannot be converted to a numeric value: x1",
+        ),
+        (
+            "PutItem",
+            json!({"TableName": "comments", "Item": {"pk": {"S": "p", "N": "1"}, "sk": {"N": "1"}}}),
+            "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes",
+        ),
+        (
+            "PutItem",
+            json!({"TableName": "comments", "Item": {"pk": {"S": "p"}, "sk": {"N": "1"}, "s": {"SS": []}}}),
+            "One or more parameter values were invalid: An string set  may not be empty",
+        ),
+        (
+            "PutItem",
+            json!({"TableName": "comments", "Item": comment("p", 1, None, "t"), "ReturnValues": "ALL_NEW"}),
+            "ReturnValues can only be ALL_OLD or NONE for PutItem",
+        ),
+        (
+            "PutItem",
+            json!({"TableName": "comments", "Item": comment("p", 1, None, "t"), "ConditionExpression": "title = :t"}),
+            "Invalid ConditionExpression: An expression attribute value used in expression is not defined; attribute value: :t",
+        ),
+        (
+            "PutItem",
+            json!({"TableName": "comments", "Item": comment("p", 1, None, "t"), "ExpressionAttributeValues": {":t": {"S": "x"}}}),
+            "ExpressionAttributeValues can only be specified when using expressions",
+        ),
+        (
+            "DeleteItem",
+            json!({
+                "TableName": "comments",
+                "Key": {"pk": {"S": "p"}, "sk": {"N": "1"}},
+                "ConditionExpression": "attribute_exists(#t)",
+                "ExpressionAttributeNames": {"#t": "title", "#u": "unused"},
+            }),
+            "Value provided in ExpressionAttributeNames unused in expressions: keys: {#u}",
+        ),
+        (
+            "PutItem",
+            json!({
+                "TableName": "comments",
+                "Item": comment("p", 1, None, "t"),
+                "ConditionExpression": "attribute_not_exists(pk)",
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }),
+            "rave does not support ReturnValuesOnConditionCheckFailure ALL_OLD yet",
+        ),
+        (
+            "GetItem",
+            json!({"TableName": "comments", "Key": {"pk": {"S": "p"}}}),
+            "The provided key element does not match the schema",
+        ),
+        (
+            "DeleteItem",
+            json!({"TableName": "comments"}),
+            "1 validation error detected: Value null at 'key' failed to satisfy constraint: Member must not be null",
+        ),
+        (
+            "GetItem",
+            json!({"TableName": "comments", "Key": {"pk": {"S": "p"}, "sk": {"N": "1"}}, "ReturnConsumedCapacity": "ALL"}),
+            "1 validation error detected: Value 'ALL' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]",
+        ),
+    ];
+    for (operation, body, message) in cases {
+        server
+            .call(operation, body)
+            .await
+            .error(400, "ValidationException", message);
+    }
+    server
+        .call(
+            "GetItem",
+            json!({"TableName": "nowhere", "Key": {"pk": {"S": "p"}}}),
+        )
+        .await
+        .error(
+            400,
+            "ResourceNotFoundException",
+            "Requested resource not found: Table: nowhere not found",
+        );
+}
+
+#[tokio::test]
+async fn batches_write_and_read_across_tables() {
+    let server = Server::start().await;
+    create_comments_table(&server, "one").await;
+    create_comments_table(&server, "two").await;
+    let written = server
+        .call(
+            "BatchWriteItem",
+            json!({
+                "RequestItems": {
+                    "one": [
+                        {"PutRequest": {"Item": comment("a", 1, Some("g"), "x")}},
+                        {"PutRequest": {"Item": comment("a", 2, None, "y")}},
+                    ],
+                    "two": [{"PutRequest": {"Item": comment("b", 1, None, "z")}}],
+                },
+                "ReturnConsumedCapacity": "TOTAL",
+            }),
+        )
+        .await
+        .ok();
+    assert_eq!(
+        written,
+        json!({
+            "UnprocessedItems": {},
+            "ConsumedCapacity": [
+                {"TableName": "one", "CapacityUnits": 3.0},
+                {"TableName": "two", "CapacityUnits": 1.0},
+            ],
+        })
+    );
+    server
+        .call(
+            "BatchWriteItem",
+            json!({"RequestItems": {"one": [{"DeleteRequest": {"Key": {"pk": {"S": "a"}, "sk": {"N": "2"}}}}]}}),
+        )
+        .await
+        .ok();
+    let read = server
+        .call(
+            "BatchGetItem",
+            json!({
+                "RequestItems": {
+                    "one": {"Keys": [
+                        {"pk": {"S": "a"}, "sk": {"N": "1"}},
+                        {"pk": {"S": "a"}, "sk": {"N": "2"}},
+                    ]},
+                    "two": {"Keys": [{"pk": {"S": "missing"}, "sk": {"N": "1"}}], "ConsistentRead": true},
+                },
+                "ReturnConsumedCapacity": "TOTAL",
+            }),
+        )
+        .await
+        .ok();
+    assert_eq!(
+        read,
+        json!({
+            "Responses": {"one": [comment("a", 1, Some("g"), "x")], "two": []},
+            "UnprocessedKeys": {},
+            "ConsumedCapacity": [
+                {"TableName": "one", "CapacityUnits": 1.0},
+                {"TableName": "two", "CapacityUnits": 1.0},
+            ],
+        })
+    );
+    server
+        .call(
+            "BatchGetItem",
+            json!({"RequestItems": {"one": {"Keys": [
+                {"pk": {"S": "a"}, "sk": {"N": "1"}},
+                {"pk": {"S": "a"}, "sk": {"N": "1.0"}},
+            ]}}}),
+        )
+        .await
+        .error(
+            400,
+            "ValidationException",
+            "Provided list of item keys contains duplicates",
+        );
+    server
+        .call("BatchWriteItem", json!({"RequestItems": {}}))
+        .await
+        .error(
+            400,
+            "ValidationException",
+            "1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1",
+        );
+    server
+        .call("BatchWriteItem", json!({"RequestItems": {"one": [{}]}}))
+        .await
+        .error(
+            400,
+            "ValidationException",
+            "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes",
+        );
+}
+
+#[tokio::test]
+async fn scan_pages_and_segments_cover_the_table_once() {
+    let server = Server::start().await;
+    create_comments_table(&server, "comments").await;
+    let mut expected = Vec::new();
+    for chunk in 0..4 {
+        let writes: Vec<Value> = (0..10)
+            .map(|i| {
+                let item = comment(&format!("p{chunk}-{i}"), i, None, "t");
+                expected.push(item.clone());
+                json!({"PutRequest": {"Item": item}})
+            })
+            .collect();
+        server
+            .call(
+                "BatchWriteItem",
+                json!({"RequestItems": {"comments": writes}}),
+            )
+            .await
+            .ok();
+    }
+    let sorted = |mut items: Vec<Value>| {
+        items.sort_by_key(|item| item.to_string());
+        items
+    };
+
+    let mut paged = Vec::new();
+    let mut start: Option<Value> = None;
+    loop {
+        let mut body = json!({"TableName": "comments", "Limit": 7});
+        if let Some(key) = &start {
+            body["ExclusiveStartKey"] = key.clone();
+        }
+        let page = server.call("Scan", body).await.ok();
+        let items = page["Items"].as_array().expect("Items").clone();
+        assert_eq!(page["Count"], items.len());
+        assert_eq!(page["ScannedCount"], items.len());
+        paged.extend(items);
+        match page.get("LastEvaluatedKey") {
+            Some(key) => start = Some(key.clone()),
+            None => break,
+        }
+    }
+    assert_eq!(sorted(paged), sorted(expected.clone()));
+
+    let mut segmented = Vec::new();
+    for segment in 0..3 {
+        let page = server
+            .call(
+                "Scan",
+                json!({"TableName": "comments", "Segment": segment, "TotalSegments": 3}),
+            )
+            .await
+            .ok();
+        assert!(page.get("LastEvaluatedKey").is_none());
+        segmented.extend(page["Items"].as_array().expect("Items").clone());
+    }
+    assert_eq!(sorted(segmented), sorted(expected));
+
+    let counted = server
+        .call(
+            "Scan",
+            json!({"TableName": "comments", "Select": "COUNT", "ReturnConsumedCapacity": "TOTAL"}),
+        )
+        .await
+        .ok();
+    assert_eq!(counted["Count"], 40);
+    assert!(counted.get("Items").is_none());
+    assert_eq!(counted["ConsumedCapacity"]["TableName"], "comments");
+
+    let cases = [
+        (
+            json!({"TableName": "comments", "Segment": 3, "TotalSegments": 3}),
+            "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: 3 is not less than TotalSegments: 3",
+        ),
+        (
+            json!({"TableName": "comments", "TotalSegments": 3}),
+            "The Segment parameter is required but was not present in the request when parameter TotalSegments is present",
+        ),
+        (
+            json!({"TableName": "comments", "ScanFilter": {}}),
+            "rave does not support ScanFilter yet",
+        ),
+    ];
+    for (body, message) in cases {
+        server
+            .call("Scan", body)
+            .await
+            .error(400, "ValidationException", message);
+    }
+}
+
+#[tokio::test]
+async fn protocol_errors_are_answered_as_dynamodb_answers_them() {
+    let server = Server::start().await;
+    for target in [
+        "DynamoDB_20120810.NoSuchOperation",
+        "DynamoDBStreams_20120810.ListStreams",
+        "",
+    ] {
+        let answer = server.send(target, "{}".into()).await;
+        assert_eq!(answer.status, 400);
+        assert_eq!(
+            answer.body,
+            json!({"__type": format!("{CORAL}#UnknownOperationException")})
+        );
+    }
+    let empty = server.send("", String::new()).await;
+    assert_eq!(
+        (empty.status, empty.body),
+        (
+            400,
+            json!({"__type": format!("{CORAL}#UnknownOperationException")})
+        )
+    );
+    let empty_known = server
+        .send("DynamoDB_20120810.ListTables", String::new())
+        .await;
+    assert_eq!(
+        empty_known.body["__type"],
+        format!("{CORAL}#SerializationException")
+    );
+    let garbled = server
+        .send("DynamoDB_20120810.ListTables", "{not json".into())
+        .await;
+    assert_eq!(garbled.status, 400);
+    assert_eq!(
+        garbled.body["__type"],
+        format!("{CORAL}#SerializationException")
+    );
+    let wrong_type = server.call("DescribeTable", json!({"TableName": 5})).await;
+    assert_eq!(wrong_type.status, 400);
+    assert_eq!(
+        wrong_type.body["__type"],
+        format!("{CORAL}#SerializationException")
+    );
+
+    server.call("Query", json!({"TableName": "nowhere"})).await.error(
+        400,
+        "ValidationException",
+        "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
+    );
+    server
+        .call(
+            "UpdateItem",
+            json!({"TableName": "nowhere", "Key": {"pk": {"S": "p"}}}),
+        )
+        .await
+        .error(
+            400,
+            "ValidationException",
+            "rave does not support UpdateItem without an UpdateExpression yet",
+        );
+}
+
+#[tokio::test]
+async fn a_full_batch_of_large_items_fits_in_one_request() {
+    let server = Server::start().await;
+    create_comments_table(&server, "large").await;
+    let body_text = "x".repeat(100 * 1024);
+    let writes: Vec<Value> = (0..25)
+        .map(|i| json!({"PutRequest": {"Item": comment("big", i, None, &body_text)}}))
+        .collect();
+    let request = json!({"RequestItems": {"large": writes}});
+    assert!(
+        request.to_string().len() > 2 * 1024 * 1024,
+        "beyond axum's default limit"
+    );
+    let written = server.call("BatchWriteItem", request).await.ok();
+    assert_eq!(written, json!({"UnprocessedItems": {}}));
+    // A page stops after 1 MB read, so the count takes several pages.
+    let (mut counted, mut pages, mut start) = (0, 0, None::<Value>);
+    loop {
+        let mut body = json!({"TableName": "large", "Select": "COUNT"});
+        if let Some(key) = start.take() {
+            body["ExclusiveStartKey"] = key;
+        }
+        let page = server.call("Scan", body).await.ok();
+        counted += page["Count"].as_u64().expect("a count");
+        pages += 1;
+        match page.get("LastEvaluatedKey") {
+            Some(key) => start = Some(key.clone()),
+            None => break,
+        }
+    }
+    assert_eq!(counted, 25);
+    assert!(
+        pages >= 3,
+        "25 items of 100 KB take at least three 1 MB pages"
+    );
+}
+
+#[tokio::test]
+async fn a_table_made_without_the_api_is_described_as_on_demand() {
+    use rave_store::{KeyAttribute, KeySchema, KeyType, Store, TableDefinition};
+
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    {
+        let engine = rave_engine::Engine::open(dir.path()).expect("the engine opens");
+        engine
+            .create_table(TableDefinition {
+                name: "elsewhere".into(),
+                key_schema: KeySchema::new(KeyAttribute::new("id", KeyType::S), None),
+                global_secondary_indexes: Vec::new(),
+                stream_enabled: true,
+                time_to_live_attribute: None,
+            })
+            .await
+            .expect("the table is created");
+    }
+    let server = Server::start_in(dir).await;
+    let described = server
+        .call("DescribeTable", json!({"TableName": "elsewhere"}))
+        .await
+        .ok();
+    let table = &described["Table"];
+    assert_eq!(
+        table["BillingModeSummary"],
+        json!({"BillingMode": "PAY_PER_REQUEST"})
+    );
+    assert_eq!(table["TableStatus"], "ACTIVE");
+    assert!(
+        table.get("CreationDateTime").is_none(),
+        "the engine does not know it"
+    );
+    assert!(table.get("GlobalSecondaryIndexes").is_none());
+    assert_eq!(
+        table["StreamSpecification"],
+        json!({"StreamEnabled": true, "StreamViewType": "NEW_AND_OLD_IMAGES"})
+    );
+}

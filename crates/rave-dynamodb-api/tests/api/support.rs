@@ -1,0 +1,135 @@
+//! A DynamoDB API server on a fresh data directory, in process, and a client
+//! that checks what every DynamoDB response must carry.
+
+use std::sync::Arc;
+
+use rave_dynamodb_api::DynamoApi;
+use rave_engine::Engine;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+pub struct Server {
+    pub url: String,
+    dir: tempfile::TempDir,
+    client: reqwest::Client,
+    stop: oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// One response, its headers already checked.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Server {
+    pub async fn start() -> Server {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        Server::start_in(dir).await
+    }
+
+    /// Serves the data directory `dir` (which may hold tables already).
+    pub async fn start_in(dir: tempfile::TempDir) -> Server {
+        let engine = Engine::open(dir.path()).expect("the engine opens");
+        let api = Arc::new(DynamoApi::new(engine).expect("the metadata opens"));
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
+        let url = format!("http://{}", listener.local_addr().expect("an address"));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            rave_dynamodb_api::serve(listener, api, async {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("the server runs");
+        });
+        Server {
+            url,
+            dir,
+            client: reqwest::Client::new(),
+            stop,
+            task,
+        }
+    }
+
+    /// Stops serving, closes the engine and hands back the data directory.
+    pub async fn stop(self) -> tempfile::TempDir {
+        let Server {
+            dir, stop, task, ..
+        } = self;
+        let _ = stop.send(());
+        task.await.expect("the server task ends cleanly");
+        dir
+    }
+
+    /// Sends `body` as DynamoDB operation `operation`, signed the way the
+    /// AWS SDKs sign (the signature is not checked).
+    pub async fn call(&self, operation: &str, body: Value) -> Answer {
+        self.send(&format!("DynamoDB_20120810.{operation}"), body.to_string())
+            .await
+    }
+
+    pub async fn send(&self, target: &str, body: String) -> Answer {
+        let response = self
+            .client
+            .post(format!("{}/", self.url))
+            .header("content-type", "application/x-amz-json-1.0")
+            .header("x-amz-target", target)
+            .header("x-amz-date", "20261123T120000Z")
+            .header(
+                "authorization",
+                "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20261123/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date;x-amz-target, Signature=0123456789abcdef",
+            )
+            .body(body)
+            .send()
+            .await
+            .expect("the server answers");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.expect("a body");
+        assert_eq!(
+            headers.get("content-type").and_then(|v| v.to_str().ok()),
+            Some("application/x-amz-json-1.0")
+        );
+        let crc: u32 = headers
+            .get("x-amz-crc32")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+            .expect("an x-amz-crc32 header");
+        assert_eq!(
+            crc,
+            crc32fast::hash(&bytes),
+            "x-amz-crc32 is the body's CRC32"
+        );
+        let request_id = headers
+            .get("x-amzn-requestid")
+            .and_then(|v| v.to_str().ok())
+            .expect("an x-amzn-RequestId header");
+        assert!(request_id.len() >= 16 && request_id.bytes().all(|b| b.is_ascii_alphanumeric()));
+        let body = serde_json::from_slice(&bytes).expect("a JSON body");
+        Answer { status, body }
+    }
+}
+
+impl Answer {
+    /// The body of a successful answer.
+    #[track_caller]
+    pub fn ok(self) -> Value {
+        assert_eq!(self.status, 200, "expected success, got {}", self.body);
+        self.body
+    }
+
+    /// Checks an error answer: status, DynamoDB's `__type` and message.
+    #[track_caller]
+    pub fn error(self, status: u16, exception: &str, message: &str) {
+        assert_eq!(self.status, status, "{}", self.body);
+        assert_eq!(
+            self.body["__type"],
+            format!("com.amazonaws.dynamodb.v20120810#{exception}"),
+            "{}",
+            self.body
+        );
+        assert_eq!(self.body["message"], message, "{}", self.body);
+    }
+}
