@@ -499,6 +499,32 @@ impl Engine {
     }
 }
 
+/// Reads of at most this many items run on the caller's thread: a page of
+/// 20 takes microseconds, less than handing it to another thread would.
+/// Longer ones (export and reconcile pages, scans, large batches) take
+/// milliseconds and run on tokio's blocking pool, so they never hold up an
+/// async worker that other requests are waiting on.
+const SHORT_READ_ITEMS: usize = 100;
+
+impl Engine {
+    /// Runs `read` on a snapshot: inline when it is `long == false` or no
+    /// tokio runtime is running, else on the blocking pool.
+    async fn read<T: Send + 'static>(
+        &self,
+        long: bool,
+        read: impl FnOnce(&redb::ReadTransaction) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let txn = self.read_txn()?;
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if long => runtime
+                .spawn_blocking(move || read(&txn))
+                .await
+                .map_err(|e| StoreError::Internal(format!("a read task failed: {e}")))?,
+            _ => read(&txn),
+        }
+    }
+}
+
 pub(crate) fn unexpected(reply: WriteReply) -> StoreError {
     StoreError::Internal(format!("unexpected writer reply {reply:?}"))
 }
@@ -533,12 +559,16 @@ impl Store for Engine {
 
     async fn query(&self, input: QueryInput) -> Result<Page> {
         let table = self.inner.catalog.get(&input.table)?;
-        read::query(&self.read_txn()?, &table, &input)
+        let long = input.limit.is_none_or(|limit| limit > SHORT_READ_ITEMS);
+        self.read(long, move |txn| read::query(txn, &table, &input))
+            .await
     }
 
     async fn scan(&self, input: ScanInput) -> Result<Page> {
         let table = self.inner.catalog.get(&input.table)?;
-        read::scan(&self.read_txn()?, &table, &input)
+        let long = input.limit.is_none_or(|limit| limit > SHORT_READ_ITEMS);
+        self.read(long, move |txn| read::scan(txn, &table, &input))
+            .await
     }
 
     async fn batch_get_item(&self, input: BatchGetItemInput) -> Result<BatchGetItemOutput> {
@@ -547,8 +577,12 @@ impl Store for Engine {
             .iter()
             .map(|r| self.inner.catalog.get(&r.table))
             .collect::<Result<Vec<_>>>()?;
-        let refs: Vec<&TableState> = tables.iter().map(Arc::as_ref).collect();
-        read::batch_get(&self.read_txn()?, &refs, &input)
+        let keys: usize = input.requests.iter().map(|r| r.keys.len()).sum();
+        self.read(keys > SHORT_READ_ITEMS, move |txn| {
+            let refs: Vec<&TableState> = tables.iter().map(Arc::as_ref).collect();
+            read::batch_get(txn, &refs, &input)
+        })
+        .await
     }
 
     async fn batch_write_item(&self, input: BatchWriteItemInput) -> Result<BatchWriteItemOutput> {
@@ -574,6 +608,36 @@ mod tests {
     use rave_conformance::table_definition;
 
     use super::*;
+
+    /// Whether a read let another task of a single-threaded runtime run
+    /// while it was under way: it waits (boundedly) for that task's signal.
+    fn other_tasks_ran_during(long: bool) -> bool {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(dir.path()).unwrap();
+        let (signal, signalled) = std::sync::mpsc::channel::<()>();
+        runtime.block_on(async {
+            let other = tokio::spawn(async move { signal.send(()).is_ok() });
+            let waited = engine
+                .read(long, move |_| {
+                    Ok(signalled
+                        .recv_timeout(Duration::from_millis(if long { 10_000 } else { 200 }))
+                        .is_ok())
+                })
+                .await
+                .unwrap();
+            other.await.unwrap();
+            waited
+        })
+    }
+
+    #[test]
+    fn long_reads_leave_the_async_worker_free_and_short_ones_run_inline() {
+        assert!(other_tasks_ran_during(true), "a long read held the worker");
+        assert!(!other_tasks_ran_during(false), "a short read left its thread");
+    }
 
     #[test]
     fn redb_failures_map_to_their_kinds() {
