@@ -636,7 +636,10 @@ mod tests {
     #[test]
     fn long_reads_leave_the_async_worker_free_and_short_ones_run_inline() {
         assert!(other_tasks_ran_during(true), "a long read held the worker");
-        assert!(!other_tasks_ran_during(false), "a short read left its thread");
+        assert!(
+            !other_tasks_ran_during(false),
+            "a short read left its thread"
+        );
     }
 
     #[test]
