@@ -22,9 +22,11 @@ impl FromStr for AllowedOrigin {
 
     fn from_str(text: &str) -> Result<AllowedOrigin, InvalidOrigin> {
         let invalid = || InvalidOrigin(text.to_owned());
-        let authority = text
+        // Browsers send origins in lowercase.
+        let origin = text.to_ascii_lowercase();
+        let authority = origin
             .strip_prefix("https://")
-            .or_else(|| text.strip_prefix("http://"))
+            .or_else(|| origin.strip_prefix("http://"))
             .ok_or_else(invalid)?;
         let well_formed = !authority.is_empty()
             && authority
@@ -33,8 +35,7 @@ impl FromStr for AllowedOrigin {
         if !well_formed {
             return Err(invalid());
         }
-        // Browsers send origins in lowercase.
-        HeaderValue::from_str(&text.to_ascii_lowercase())
+        HeaderValue::from_str(&origin)
             .map(AllowedOrigin)
             .map_err(|_| invalid())
     }
