@@ -14,10 +14,10 @@
   const PAGE = 20;
 
   const STYLE = `
-:host{all:initial;display:block;font:15px/1.5 var(--rave-font,system-ui,sans-serif);
+:host{all:initial;display:block}
+*{box-sizing:border-box;margin:0;padding:0;font:inherit;color:inherit;line-height:inherit}
+.rave{all:initial;display:grid;gap:.75rem;font:15px/1.5 var(--rave-font,system-ui,sans-serif);
   color:var(--rave-text,#1d1d1f);background:var(--rave-background,transparent)}
-*{box-sizing:border-box;margin:0;padding:0;font:inherit;color:inherit}
-.rave{display:grid;gap:.75rem}
 h2{font-size:1.25em;font-weight:700}
 .summary{font-size:1.1em}.average{font-weight:700}
 .histogram{display:grid;grid-template-columns:auto 1fr auto;gap:.25rem .5rem;align-items:center;max-width:24rem}
