@@ -1,4 +1,5 @@
-//! The embed and the fragment on a shop's page, in headless Chromium: the
+//! The embed and the fragment on a shop's page, and the web page's fixed
+//! defects, in headless Chromium. For the embed, the
 //! shop's pages are served from another origin than rave, as they would
 //! be. The embed renders, loads more without duplicates, posts, shows
 //! errors inline, keeps its styles from the page's and the page's from it,
@@ -233,12 +234,24 @@ impl Session {
     }
 
     async fn create(&self, author: &str, rating: i64, title: &str, body: &str) {
+        self.create_in("p", "en", author, rating, title, body).await;
+    }
+
+    async fn create_in(
+        &self,
+        product: &str,
+        language: &str,
+        author: &str,
+        rating: i64,
+        title: &str,
+        body: &str,
+    ) {
         self.comments
             .create(
-                "p",
+                product,
                 NewComment {
                     author: author.into(),
-                    language: "en".into(),
+                    language: language.into(),
                     rating,
                     title: Some(title.into()),
                     body: body.into(),
@@ -456,5 +469,127 @@ async fn the_embed_on_a_shops_page() {
         .await;
     assert_eq!(s.eval("window.pwned === undefined").await, true);
     s.screenshot("product-page.png").await;
+    let _ = s.client.close().await;
+}
+
+const PAGE_ITEMS: &str = "document.querySelectorAll('#comments li')";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_pages_known_defects_are_gone() {
+    let s = session().await;
+    for i in 0..45 {
+        let language = if i % 2 == 0 { "en" } else { "de" };
+        s.create_in(
+            "w",
+            language,
+            "ann",
+            1 + i % 5,
+            "t",
+            &format!("comment {i}"),
+        )
+        .await;
+    }
+    s.create_in("w", "sv", "sven", 5, "t", "på svenska").await;
+
+    // A fresh page opens on a product (the leaderboard's first) by itself.
+    s.goto(&format!("{}/", s.rave)).await;
+    s.until(&format!("{PAGE_ITEMS}.length === 20")).await;
+    assert_eq!(
+        s.eval("document.querySelector('#product').value").await,
+        "w"
+    );
+    assert!(
+        s.eval("location.search")
+            .await
+            .as_str()
+            .unwrap()
+            .contains("product=w")
+    );
+
+    // The language filter offers the product's languages, from one list.
+    s.until("[...document.querySelectorAll('#language option')].some(o => o.value === 'sv')")
+        .await;
+    for select in ["#language", "#post-language", "#leaderboard-language"] {
+        let has_english = s
+            .eval(&format!(
+                "[...document.querySelectorAll('{select} option')].some(o => o.value === 'en')"
+            ))
+            .await;
+        assert_eq!(has_english, true, "{select}");
+    }
+
+    // Listings ask for their plan only while its panel is open.
+    s.run(
+        "window.requested = []; const original = window.fetch; \
+         window.fetch = (url, options) => { window.requested.push(String(url)); \
+           const delay = String(url).includes('language=de') ? 700 : 0; \
+           return new Promise((resolve) => setTimeout(resolve, delay)).then(() => original(url, options)); };",
+    )
+    .await;
+    s.run("const b = document.querySelector('input[name=rating][value=\"5\"]'); b.click();")
+        .await;
+    s.until(&format!("{PAGE_ITEMS}.length === 10")).await;
+    s.run("const b = document.querySelector('input[name=rating][value=\"5\"]'); b.click();")
+        .await;
+    s.until(&format!("{PAGE_ITEMS}.length === 20")).await;
+    let explained = s
+        .eval("window.requested.filter(u => u.includes('/comments') && u.includes('explain=true')).length")
+        .await;
+    assert_eq!(explained, 0, "the plan was asked for with its panel closed");
+    s.run("document.querySelector('#plan-panel summary').click();")
+        .await;
+    s.until("window.requested.some(u => u.includes('explain=true'))")
+        .await;
+    s.until("document.querySelector('#plan').textContent.includes('Strategy')")
+        .await;
+    s.run("document.querySelector('#plan-panel summary').click();")
+        .await;
+
+    // An older filter's answer arriving last does not replace the newer's.
+    s.run(
+        "const l = document.querySelector('#language'); \
+         l.value = 'de'; l.dispatchEvent(new Event('change')); \
+         l.value = 'en'; l.dispatchEvent(new Event('change'));",
+    )
+    .await;
+    s.until(&format!("{PAGE_ITEMS}.length === 20")).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let languages = s
+        .eval(&format!(
+            "[...new Set([...{PAGE_ITEMS}].map(li => li.querySelector('span[lang]').lang))]"
+        ))
+        .await;
+    assert_eq!(languages, json!(["en"]), "the late German answer won");
+
+    // Two clicks on "Load more" load one page, without duplicates.
+    s.run("const l = document.querySelector('#language'); l.value = ''; l.dispatchEvent(new Event('change'));")
+        .await;
+    s.until(&format!(
+        "{PAGE_ITEMS}.length === 20 && !document.querySelector('#load-more').hidden"
+    ))
+    .await;
+    s.run("const more = document.querySelector('#load-more'); more.click(); more.click();")
+        .await;
+    s.until(&format!("{PAGE_ITEMS}.length >= 40")).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let ids = s
+        .eval(&format!("[...{PAGE_ITEMS}].map(li => li.dataset.id)"))
+        .await;
+    let ids = ids.as_array().unwrap();
+    assert_eq!(ids.len(), 40);
+    let unique: std::collections::BTreeSet<&str> =
+        ids.iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(unique.len(), 40);
+
+    // A field error lands beside the field the problem's `field` names.
+    s.run("document.querySelector('#post-body').value = 'no name'; document.querySelector('#post-form').requestSubmit();")
+        .await;
+    s.until("document.querySelector('#error-author').textContent !== ''")
+        .await;
+    assert_eq!(
+        s.eval("document.querySelector('#error-form').textContent")
+            .await,
+        ""
+    );
     let _ = s.client.close().await;
 }
