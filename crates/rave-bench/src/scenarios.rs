@@ -669,9 +669,6 @@ fn units(rt: &Runtime, on_rave: &Comments<Engine>, rows: &mut Vec<Row>) -> anyho
     Ok(())
 }
 
-/// Most pages B11 follows "Older comments" links for.
-const DEEP_PAGE: usize = 1000;
-
 /// B11: the crawlable product pages of the hot product against the JSON
 /// page they render, revalidation with `If-None-Match`, and a deep keyset
 /// page against the first.
@@ -734,7 +731,7 @@ fn html_pages(plan: &Plan, server: &Server, dir: &Path, rows: &mut Vec<Row>) -> 
     // Follow the links a crawler follows, as far as the product goes.
     let mut deep = page.clone();
     let mut depth = 1;
-    while depth < DEEP_PAGE {
+    while depth < plan.deep_page {
         let (status, body) = http::get(server.addr, &deep, None)?;
         anyhow::ensure!(status == 200, "GET {deep} answered {status}");
         match http::older_link(&body) {
