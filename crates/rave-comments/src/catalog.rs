@@ -75,6 +75,26 @@ impl<S: Store> Catalog<S> {
         Ok(self.access.put(item, None).await?)
     }
 
+    /// Just the product's revision (as in its overview), from two point
+    /// reads in one request: what a revalidation needs.
+    pub(crate) async fn revision(&self, product: &str) -> Result<String> {
+        let product_id = ProductId::parse(product)?;
+        let keys = [
+            stats::product_key(product_id.as_str(), None),
+            product::product_key(product_id.as_str()),
+        ];
+        let mut stats_revision = 0;
+        let mut record_revision = String::new();
+        for item in self.access.get_many(&keys).await? {
+            match stats::classify_product_item(&item)? {
+                ProductItem::Overall => stats_revision = stats::decode_revision(&item)?,
+                ProductItem::Record => record_revision = product::decode(&item)?.1,
+                ProductItem::Language(_) => {}
+            }
+        }
+        Ok(revision(stats_revision, &record_revision))
+    }
+
     /// The product's record and statistics, from one query (eventually
     /// consistent, as statistics are).
     pub(crate) async fn overview(&self, product: &str) -> Result<ProductOverview> {
@@ -126,10 +146,15 @@ impl<S: Store> Catalog<S> {
                 total: overall.0.iter().sum(),
                 counts: overall,
             },
-            revision: format!("{stats_revision}.{record_revision}"),
+            revision: revision(stats_revision, &record_revision),
             product_id,
             record,
             languages,
         })
     }
+}
+
+/// The revision of a product: its statistics' and its record's.
+fn revision(stats: u64, record: &str) -> String {
+    format!("{stats}.{record}")
 }

@@ -250,6 +250,11 @@ impl<S: Store> Comments<S> {
         self.catalog.overview(product).await
     }
 
+    /// The revision of [`Comments::product_overview`], read more cheaply.
+    pub async fn product_revision(&self, product: &str) -> Result<String> {
+        self.catalog.revision(product).await
+    }
+
     /// The products with the most 5-star comments (AP11), overall or in one language.
     pub async fn leaderboard(&self, limit: usize, language: Option<&str>) -> Result<Vec<Leader>> {
         self.statistics.leaderboard(limit, language).await

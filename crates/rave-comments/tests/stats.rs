@@ -207,6 +207,11 @@ async fn a_products_revision_follows_every_visible_change_and_never_repeats() {
     let overview = f.comments.product_overview("p").await.unwrap();
     assert_eq!(overview.name(), "Kettle");
     assert!(!seen.contains(&overview.revision), "a new record");
+    assert_eq!(
+        f.comments.product_revision("p").await.unwrap(),
+        overview.revision,
+        "the cheap read agrees"
+    );
     seen.push(overview.revision);
 
     // The last comment goes: the counts are zero, the revision still moves
@@ -217,6 +222,10 @@ async fn a_products_revision_follows_every_visible_change_and_never_repeats() {
     assert_eq!(overview.overall.total, 0);
     assert!(overview.languages.is_empty());
     assert!(!seen.contains(&overview.revision), "the last delete");
+    assert_eq!(
+        f.comments.product_revision("p").await.unwrap(),
+        overview.revision
+    );
     seen.push(overview.revision);
     let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
     assert!(report.drift.is_empty(), "{:?}", report.drift);

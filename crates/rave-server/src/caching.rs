@@ -4,13 +4,14 @@
 //! Everything of a product a response shows changes its revision (the
 //! aggregator raises it with every change to a visible comment of the
 //! product; a new product record has a new one), so the `ETag` of a
-//! product's listing, statistics or page is computed from one read of the
-//! product's partition, and `If-None-Match` is answered without reading a
-//! comment. The leaderboard spans products: its `ETag` is the digest of the
+//! product's listing, statistics or page is computed from one request for
+//! two items (the product's statistics and record), and `If-None-Match` is
+//! answered without reading a comment. The leaderboard spans products: its `ETag` is the digest of the
 //! body. The revision follows the aggregator, so a page can be revalidated
 //! as unchanged for the aggregator's lag (tens of milliseconds) after a
 //! write.
 
+use std::fmt::Write;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -64,11 +65,13 @@ pub fn entity_tag(parts: &[&[u8]]) -> HeaderValue {
         digest.update((part.len() as u64).to_le_bytes());
         digest.update(part);
     }
-    let hex: String = digest.finalize()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    HeaderValue::from_str(&format!("\"{hex}\"")).unwrap_or(HeaderValue::from_static("\"\""))
+    let mut tag = String::with_capacity(34);
+    tag.push('"');
+    for byte in &digest.finalize()[..16] {
+        let _ = write!(tag, "{byte:02x}");
+    }
+    tag.push('"');
+    HeaderValue::from_str(&tag).unwrap_or(HeaderValue::from_static("\"\""))
 }
 
 /// Whether `If-None-Match` names `tag` (weak comparison, as RFC 9110 asks
@@ -165,12 +168,12 @@ pub async fn json_routes(State(state): State<AppState>, request: Request, next: 
             older,
         } => {
             // An id the domain refuses gets its error from the handler.
-            let Ok(overview) = state.comments.product_overview(product).await else {
+            let Ok(revision) = state.comments.product_revision(product).await else {
                 return next.run(request).await;
             };
             let tag = entity_tag(&[
                 kind.as_bytes(),
-                overview.revision.as_bytes(),
+                revision.as_bytes(),
                 path.as_bytes(),
                 query.as_bytes(),
             ]);

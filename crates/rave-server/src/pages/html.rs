@@ -4,7 +4,7 @@
 //! [`isolated`]: escaped, and in its own bidirectional isolate, so neither
 //! markup nor direction overrides in a comment reach the page around it.
 
-use std::fmt::Write;
+use std::fmt::{self, Display, Write};
 
 use rave_comments::{Comment, Language, ProductOverview, ProductStats, RatingSet};
 
@@ -56,32 +56,49 @@ impl View {
     }
 }
 
-/// Escaped for text and for quoted attribute values alike.
-pub fn text(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
+/// Text escaped for element content and quoted attribute values alike,
+/// written straight into the page.
+struct Text<'a>(&'a str);
+
+impl Display for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let value = self.0;
+        let mut written = 0;
+        for (at, byte) in value.bytes().enumerate() {
+            let entity = match byte {
+                b'&' => "&amp;",
+                b'<' => "&lt;",
+                b'>' => "&gt;",
+                b'"' => "&quot;",
+                b'\'' => "&#39;",
+                _ => continue,
+            };
+            f.write_str(&value[written..at])?;
+            f.write_str(entity)?;
+            written = at + 1;
         }
+        f.write_str(&value[written..])
     }
-    out
 }
 
 /// User text in an element of its own direction (`<bdi>`), so an override
 /// inside it ends with it.
-fn isolated(value: &str) -> String {
-    format!("<bdi>{}</bdi>", text(value))
+struct Isolated<'a>(&'a str);
+
+impl Display for Isolated<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<bdi>{}</bdi>", Text(self.0))
+    }
 }
 
 /// User text where no element may go (`<title>`, attribute values):
 /// between first-strong and pop isolates, which bound it the same way.
-fn isolated_plain(value: &str) -> String {
-    format!("\u{2068}{}\u{2069}", text(value))
+struct IsolatedPlain<'a>(&'a str);
+
+impl Display for IsolatedPlain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\u{2068}{}\u{2069}", Text(self.0))
+    }
 }
 
 /// A review's name: its title, or the start of its body.
@@ -122,12 +139,21 @@ fn format_average(stats: &ProductStats) -> String {
 
 impl Listing<'_> {
     /// The JSON-LD `<script>` of the listing.
-    fn structured_data(&self) -> String {
+    fn structured_data(&self, out: &mut String) {
         let data = jsonld::product(self.overview, self.stats, self.comments);
-        format!(
-            "<script type=\"application/ld+json\">{}</script>",
-            jsonld::script_safe(&data)
-        )
+        out.push_str("<script type=\"application/ld+json\">");
+        out.push_str(&jsonld::script_safe(&data));
+        out.push_str("</script>");
+    }
+
+    /// Room for the whole listing, so it is written without regrowing.
+    fn capacity(&self) -> usize {
+        let text: usize = self
+            .comments
+            .iter()
+            .map(|c| c.title.len() + c.body.len() + c.author.len())
+            .sum();
+        8192 + 2 * text + self.comments.len() * 900
     }
 
     fn summary(&self, out: &mut String) {
@@ -157,7 +183,7 @@ impl Listing<'_> {
                 "<tr><th scope=\"row\"><a href=\"{href}\">{rating} star{s}</a></th>\
                  <td><meter min=\"0\" max=\"{max}\" value=\"{count}\">{count}</meter></td>\
                  <td class=\"rave-histogram-count\">{count}</td></tr>",
-                href = text(&only.url(self.base, None)),
+                href = Text(&only.url(self.base, None)),
                 s = if rating == 1 { "" } else { "s" },
                 max = stats.total.max(1),
             );
@@ -170,7 +196,7 @@ impl Listing<'_> {
             out,
             "<form class=\"rave-filters\" method=\"get\" action=\"{}\">\
              <label>Language <select name=\"language\"><option value=\"\">All languages</option>",
-            text(self.base)
+            Text(self.base)
         );
         let mut languages: Vec<&Language> = self
             .overview
@@ -188,7 +214,7 @@ impl Listing<'_> {
             let _ = write!(
                 out,
                 "<option value=\"{code}\"{sel}>{code}</option>",
-                code = text(language.as_str()),
+                code = Text(language.as_str()),
                 sel = if selected { " selected" } else { "" }
             );
         }
@@ -205,7 +231,7 @@ impl Listing<'_> {
             out,
             "</fieldset><button type=\"submit\">Filter</button> \
              <a href=\"{}\">All comments</a></form>",
-            text(self.base)
+            Text(self.base)
         );
     }
 
@@ -216,38 +242,36 @@ impl Listing<'_> {
             out,
             "<li class=\"rave-comment\" id=\"comment-{id}\" lang=\"{lang}\"><article>\
              <h3 class=\"rave-title\">{name}</h3>\
-             <p class=\"rave-meta\"><span class=\"rave-rating\" role=\"img\" aria-label=\"{rating} of 5 stars\" \
-             data-rating=\"{rating}\">{stars}</span> \
+             <p class=\"rave-meta\"><span class=\"rave-rating\" role=\"img\" aria-label=\"{rating} of 5 stars\">{stars}</span> \
              by <span class=\"rave-author\">{author}</span> \
              on <time datetime=\"{created}\">{day}</time></p>\
              <p class=\"rave-body\" dir=\"auto\">{body}</p></article></li>",
-            id = text(&comment.id),
-            lang = text(comment.language.as_str()),
-            name = isolated(&review_name(comment)),
+            id = Text(&comment.id),
+            lang = Text(comment.language.as_str()),
+            name = Isolated(&review_name(comment)),
             stars = stars(rating),
-            author = isolated(&comment.author),
-            created = text(&created),
-            day = text(created.get(..10).unwrap_or(&created)),
-            body = isolated(&comment.body),
+            author = Isolated(&comment.author),
+            created = Text(&created),
+            day = Text(created.get(..10).unwrap_or(&created)),
+            body = Isolated(&comment.body),
         );
     }
 
     /// The listing itself: summary, histogram, filters, comments, pages.
-    pub fn section(&self) -> String {
-        let mut out = String::with_capacity(4096 + self.comments.len() * 600);
+    fn section(&self, out: &mut String) {
         let _ = write!(
             out,
             "<section class=\"rave\" data-rave-product=\"{}\"><h2>Customer reviews</h2>",
-            text(self.overview.product_id.as_str())
+            Text(self.overview.product_id.as_str())
         );
-        self.summary(&mut out);
-        self.filters(&mut out);
+        self.summary(out);
+        self.filters(out);
         if self.comments.is_empty() {
             out.push_str("<p class=\"rave-empty\">No comments here yet.</p>");
         } else {
             out.push_str("<ol class=\"rave-comments\">");
             for comment in self.comments {
-                self.comment(comment, &mut out);
+                self.comment(comment, out);
             }
             out.push_str("</ol>");
         }
@@ -256,23 +280,25 @@ impl Listing<'_> {
             let _ = write!(
                 out,
                 "<a rel=\"next\" href=\"{}\">Older comments</a>",
-                text(&self.view.url(self.base, Some(next)))
+                Text(&self.view.url(self.base, Some(next)))
             );
         }
         if self.view.cursor.is_some() {
             let _ = write!(
                 out,
                 " <a href=\"{}\">Newest comments</a>",
-                text(&self.view.url(self.base, None))
+                Text(&self.view.url(self.base, None))
             );
         }
         out.push_str("</nav></section>");
-        out
     }
 
     /// The listing for a shop's page, with its structured data.
     pub fn fragment(&self) -> String {
-        format!("{}{}", self.section(), self.structured_data())
+        let mut out = String::with_capacity(self.capacity());
+        self.section(&mut out);
+        self.structured_data(&mut out);
+        out
     }
 
     /// The whole page. Filtered views point crawlers at the unfiltered
@@ -300,25 +326,28 @@ impl Listing<'_> {
             Some(_) => format!(
                 "{} customer reviews of {}, rated {} out of 5.",
                 self.stats.total,
-                isolated_plain(name),
+                IsolatedPlain(name),
                 format_average(self.stats)
             ),
-            None => format!("Customer reviews of {}.", isolated_plain(name)),
+            None => format!("Customer reviews of {}.", IsolatedPlain(name)),
         };
-        format!(
+        let mut out = String::with_capacity(self.capacity() + STYLE.len());
+        let _ = write!(
+            out,
             "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
              <title>{title}: customer reviews{older}</title>\
              <meta name=\"description\" content=\"{description}\">\
              <link rel=\"canonical\" href=\"{canonical}\">{robots}\
-             <style>{STYLE}</style>{data}</head>\
-             <body><main><h1>{heading}</h1>{section}</main></body></html>\n",
-            title = isolated_plain(name),
-            canonical = text(&canonical),
-            data = self.structured_data(),
-            heading = isolated(name),
-            section = self.section(),
-        )
+             <style>{STYLE}</style>",
+            title = IsolatedPlain(name),
+            canonical = Text(&canonical),
+        );
+        self.structured_data(&mut out);
+        let _ = write!(out, "</head><body><main><h1>{}</h1>", Isolated(name));
+        self.section(&mut out);
+        out.push_str("</main></body></html>\n");
+        out
     }
 }
 
@@ -345,7 +374,7 @@ mod tests {
     #[test]
     fn text_escapes_everything_markup_or_attributes_could_use() {
         assert_eq!(
-            text("<a href=\"x\" onclick='y'>&</a>"),
+            Text("<a href=\"x\" onclick='y'>&</a>").to_string(),
             "&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;"
         );
     }

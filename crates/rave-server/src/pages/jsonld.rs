@@ -2,85 +2,168 @@
 //! `AggregateRating` and the page's comments as `Review`s, as JSON-LD,
 //! safe to put inside a `<script>` element.
 
+use std::fmt::Write;
+
 use rave_comments::{Comment, ProductOverview, ProductStats};
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::html::review_name;
 
-/// The JSON-LD of a listing page: the product, the statistics the page
-/// shows, and the page's comments.
-pub fn product(overview: &ProductOverview, stats: &ProductStats, comments: &[Comment]) -> Value {
-    let mut product = json!({
-        "@context": "https://schema.org",
-        "@type": "Product",
-        "name": overview.name(),
-        "sku": overview.product_id.as_str(),
-    });
-    if let Some(record) = &overview.record {
-        if let Some(url) = &record.url {
-            product["url"] = json!(url);
-        }
-        if let Some(image) = &record.image {
-            product["image"] = json!(image);
-        }
-    }
-    // Search engines refuse an AggregateRating over no reviews.
-    if let Some(average) = stats.average() {
-        product["aggregateRating"] = json!({
-            "@type": "AggregateRating",
-            "ratingValue": average,
-            "reviewCount": stats.total,
-            "bestRating": 5,
-            "worstRating": 1,
-        });
-    }
-    if !comments.is_empty() {
-        product["review"] = comments.iter().map(review).collect();
-    }
-    product
+/// schema.org `Product`, with what a listing page shows of it.
+#[derive(Debug, Serialize)]
+pub struct Product<'a> {
+    #[serde(rename = "@context")]
+    context: &'static str,
+    #[serde(rename = "@type")]
+    kind: &'static str,
+    name: &'a str,
+    sku: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    url: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    image: Option<&'a str>,
+    /// Search engines refuse an AggregateRating over no reviews.
+    #[serde(rename = "aggregateRating", skip_serializing_if = "Option::is_none")]
+    aggregate_rating: Option<AggregateRating>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    review: Vec<Review<'a>>,
 }
 
-fn review(comment: &Comment) -> Value {
-    json!({
-        "@type": "Review",
-        "author": {"@type": "Person", "name": comment.author},
-        "datePublished": comment.created_at.to_string(),
-        "reviewRating": {
-            "@type": "Rating",
-            "ratingValue": comment.rating.get(),
-            "bestRating": 5,
-            "worstRating": 1,
+#[derive(Debug, Serialize)]
+struct AggregateRating {
+    #[serde(rename = "@type")]
+    kind: &'static str,
+    #[serde(rename = "ratingValue")]
+    rating_value: f64,
+    #[serde(rename = "reviewCount")]
+    review_count: u64,
+    #[serde(rename = "bestRating")]
+    best_rating: u8,
+    #[serde(rename = "worstRating")]
+    worst_rating: u8,
+}
+
+#[derive(Debug, Serialize)]
+struct Review<'a> {
+    #[serde(rename = "@type")]
+    kind: &'static str,
+    author: Person<'a>,
+    #[serde(rename = "datePublished")]
+    date_published: String,
+    #[serde(rename = "reviewRating")]
+    review_rating: Rating,
+    name: String,
+    #[serde(rename = "reviewBody")]
+    review_body: &'a str,
+    #[serde(rename = "inLanguage")]
+    in_language: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+struct Person<'a> {
+    #[serde(rename = "@type")]
+    kind: &'static str,
+    name: &'a str,
+}
+
+/// A review's rating: schema.org's scale is 1 to 5 unless said otherwise,
+/// which is rave's, so each review need not repeat it.
+#[derive(Debug, Serialize)]
+struct Rating {
+    #[serde(rename = "@type")]
+    kind: &'static str,
+    #[serde(rename = "ratingValue")]
+    rating_value: u8,
+}
+
+/// The structured data of a listing page: the product, the statistics the
+/// page shows, and the page's comments.
+pub fn product<'a>(
+    overview: &'a ProductOverview,
+    stats: &ProductStats,
+    comments: &'a [Comment],
+) -> Product<'a> {
+    let record = overview.record.as_ref();
+    Product {
+        context: "https://schema.org",
+        kind: "Product",
+        name: overview.name(),
+        sku: overview.product_id.as_str(),
+        url: record.and_then(|r| r.url.as_deref()),
+        image: record.and_then(|r| r.image.as_deref()),
+        aggregate_rating: stats.average().map(|average| AggregateRating {
+            kind: "AggregateRating",
+            rating_value: average,
+            review_count: stats.total,
+            best_rating: 5,
+            worst_rating: 1,
+        }),
+        review: comments.iter().map(review).collect(),
+    }
+}
+
+fn review(comment: &Comment) -> Review<'_> {
+    Review {
+        kind: "Review",
+        author: Person {
+            kind: "Person",
+            name: &comment.author,
         },
-        "name": review_name(comment),
-        "reviewBody": comment.body,
-        "inLanguage": comment.language.as_str(),
-    })
+        date_published: comment.created_at.to_string(),
+        review_rating: Rating {
+            kind: "Rating",
+            rating_value: comment.rating.get(),
+        },
+        name: review_name(comment),
+        review_body: &comment.body,
+        in_language: comment.language.as_str(),
+    }
 }
 
 /// JSON that cannot end or confuse the `<script>` element it sits in: `<`,
 /// `>` and `&` as `\u` escapes (so no `</script>` or `<!--`), and the line
 /// and bidirectional-control characters as escapes too. The JSON means the
 /// same after parsing.
-pub fn script_safe(value: &Value) -> String {
+pub fn script_safe(value: &impl Serialize) -> String {
     let text = serde_json::to_string(value).unwrap_or_else(|_| "{}".to_owned());
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<'
-            | '>'
-            | '&'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}' => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
+    let bytes = text.as_bytes();
+    let mut out = String::new();
+    let mut written = 0;
+    let mut at = 0;
+    // Every character escaped is `<`, `>`, `&`, or three bytes from 0xE2.
+    while at < bytes.len() {
+        let escaped = match bytes[at] {
+            b'<' | b'>' | b'&' => Some((u32::from(bytes[at]), 1)),
+            0xE2 => text[at..].chars().next().and_then(|c| {
+                matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+                    .then(|| (u32::from(c), c.len_utf8()))
+            }),
+            _ => None,
+        };
+        match escaped {
+            Some((code, len)) => {
+                if out.is_empty() {
+                    out.reserve(text.len() + 64);
+                }
+                out.push_str(&text[written..at]);
+                let _ = write!(out, "\\u{code:04x}");
+                at += len;
+                written = at;
+            }
+            None => at += 1,
         }
     }
+    if written == 0 {
+        return text;
+    }
+    out.push_str(&text[written..]);
     out
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::{Value, json};
+
     use super::*;
 
     #[test]
