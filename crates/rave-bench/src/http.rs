@@ -99,6 +99,35 @@ fn free_port() -> anyhow::Result<u16> {
 
 /// A GET on a fresh connection: (status, body).
 pub fn get(addr: SocketAddr, path: &str, bearer: Option<&str>) -> anyhow::Result<(u16, String)> {
+    let (status, _, body) = exchange(addr, path, bearer)?;
+    Ok((status, body))
+}
+
+/// The `ETag` a GET of `path` answers with.
+pub fn etag(addr: SocketAddr, path: &str) -> anyhow::Result<String> {
+    let (status, head, _) = exchange(addr, path, None)?;
+    anyhow::ensure!(status == 200, "GET {path} answered {status}");
+    head.lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("etag")
+                .then(|| value.trim().to_owned())
+        })
+        .with_context(|| format!("GET {path} has no ETag"))
+}
+
+/// The "Older comments" link of a product page, if it has one.
+pub fn older_link(page: &str) -> Option<String> {
+    let rest = &page[page.find("rel=\"next\" href=\"")? + 17..];
+    Some(rest[..rest.find('"')?].replace("&amp;", "&"))
+}
+
+/// A GET on a fresh connection: (status, head, body).
+fn exchange(
+    addr: SocketAddr,
+    path: &str,
+    bearer: Option<&str>,
+) -> anyhow::Result<(u16, String, String)> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
     let auth = bearer
@@ -115,11 +144,8 @@ pub fn get(addr: SocketAddr, path: &str, bearer: Option<&str>) -> anyhow::Result
         .nth(1)
         .and_then(|s| s.parse().ok())
         .context("not an HTTP response")?;
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    Ok((status, body))
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    Ok((status, head.to_owned(), body.to_owned()))
 }
 
 /// What wrk measured.
@@ -280,5 +306,15 @@ Transfer/sec:     15.00MB
         assert_eq!(r.errors, 7);
         assert_eq!(parse_duration("812.00us"), Some(Duration::from_micros(812)));
         assert_eq!(parse_duration("1.20s"), Some(Duration::from_millis(1_200)));
+    }
+
+    #[test]
+    fn finds_the_older_comments_link() {
+        let page = "<nav><a rel=\"next\" href=\"/products/p?language=en&amp;cursor=abc\">Older comments</a></nav>";
+        assert_eq!(
+            older_link(page).as_deref(),
+            Some("/products/p?language=en&cursor=abc")
+        );
+        assert_eq!(older_link("<nav></nav>"), None);
     }
 }

@@ -670,6 +670,94 @@ fn units(rt: &Runtime, on_rave: &Comments<Engine>, rows: &mut Vec<Row>) -> anyho
     Ok(())
 }
 
+/// B11: the crawlable product pages of the hot product against the JSON
+/// page they render, revalidation with `If-None-Match`, and a deep keyset
+/// page against the first.
+fn html_pages(plan: &Plan, server: &Server, dir: &Path, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+    let url = server.base_url();
+    let page = format!("/products/{HOT}");
+    let run = |path: &str, script: Option<&Path>| -> anyhow::Result<http::WrkResult> {
+        let result = http::wrk(&format!("{url}{path}"), script, plan.http_seconds, 64)?;
+        anyhow::ensure!(
+            result.errors == 0,
+            "B11 {path}: {} failed requests",
+            result.errors
+        );
+        Ok(result)
+    };
+    println!("B11: HTML pages");
+    let json = run(&format!("/v1/products/{HOT}/comments"), None)?;
+    let html = run(&page, None)?;
+    rows.push(
+        Row::new(
+            "B11",
+            "HTML product page ÷ JSON page, hot product's first page, 64 connections",
+            format!(
+                "{} pages/s (p99 {}) vs {} (p99 {})",
+                si(html.requests_per_second),
+                show(html.p99),
+                si(json.requests_per_second),
+                show(json.p99)
+            ),
+        )
+        .ratio(html.requests_per_second / json.requests_per_second)
+        .target(
+            "≥ 0.8",
+            html.requests_per_second / json.requests_per_second >= 0.8,
+        ),
+    );
+    let tag = http::etag(server.addr, &page)?;
+    let script = dir.join("revalidate.lua");
+    std::fs::write(
+        &script,
+        format!("wrk.headers[\"If-None-Match\"] = '{tag}'\n"),
+    )?;
+    let revalidated = run(&page, Some(&script))?;
+    rows.push(
+        Row::new(
+            "B11",
+            "304 revalidations (If-None-Match) ÷ full HTML pages, same URL",
+            format!(
+                "{} req/s (p99 {})",
+                si(revalidated.requests_per_second),
+                show(revalidated.p99)
+            ),
+        )
+        .ratio(revalidated.requests_per_second / html.requests_per_second)
+        .target(
+            "≥ 3",
+            revalidated.requests_per_second / html.requests_per_second >= 3.0,
+        ),
+    );
+    // Follow the links a crawler follows, as far as the product goes.
+    let mut deep = page.clone();
+    let mut depth = 1;
+    while depth < plan.deep_page {
+        let (status, body) = http::get(server.addr, &deep, None)?;
+        anyhow::ensure!(status == 200, "GET {deep} answered {status}");
+        match http::older_link(&body) {
+            Some(next) => deep = next,
+            None => break,
+        }
+        depth += 1;
+    }
+    let deep_result = run(&deep, None)?;
+    let cost = html.requests_per_second / deep_result.requests_per_second;
+    rows.push(
+        Row::new(
+            "B11",
+            format!("HTML page {depth} (\"Older comments\" links) ÷ page 1: cost"),
+            format!(
+                "{cost:.2} ({} → {} pages/s)",
+                si(html.requests_per_second),
+                si(deep_result.requests_per_second)
+            ),
+        )
+        .target("≤ 1.2", cost <= 1.2),
+    );
+    Ok(())
+}
+
 /// B6–B9 against `rave serve`.
 fn serve(
     plan: &Plan,
@@ -720,6 +808,7 @@ fn serve(
             b7.requests_per_second >= 30_000.0 && b7.p99 <= Duration::from_millis(5),
         ),
     );
+    html_pages(plan, &server, dir, rows)?;
     let rss = server.resident_bytes()?;
     rows.push(
         Row::new(

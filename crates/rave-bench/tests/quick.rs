@@ -35,7 +35,9 @@ fn the_quick_run_fills_every_row_of_the_table() {
         String::from_utf8_lossy(&run.stderr)
     );
     let table = std::fs::read_to_string(&out).expect("the table file");
-    for scenario in ["B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10"] {
+    for scenario in [
+        "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10", "B11",
+    ] {
         let row = format!("| {scenario} |");
         assert!(table.contains(&row), "no {scenario} row in:\n{table}");
     }

@@ -22,7 +22,7 @@ use rave_comments::{
     Moderation, Rating, RatingSet,
 };
 use rave_engine::{Engine, EngineFeed, TimeToLiveSpecification};
-use rave_server::{AggregatorStatus, AppState, ServerConfig};
+use rave_server::{AggregatorStatus, AppState, CachePolicy, ServerConfig};
 use rave_store::{ChangeFeed, SharedStore};
 use tokio::net::TcpListener;
 
@@ -198,6 +198,24 @@ struct ServeArgs {
     /// that the store's Time to Live deletes its record.
     #[arg(long, env = "RAVE_IDEMPOTENCY_TTL_HOURS", default_value_t = 24)]
     idempotency_ttl_hours: u64,
+    /// An origin whose pages may call the public API from the browser (the
+    /// embed on a shop's pages), as scheme://host[:port] (repeat, or
+    /// separate with commas). None by default.
+    #[arg(
+        long = "allowed-origin",
+        env = "RAVE_ALLOWED_ORIGIN",
+        value_name = "ORIGIN",
+        value_delimiter = ','
+    )]
+    allowed_origins: Vec<rave_server::AllowedOrigin>,
+    /// How long caches and CDNs may keep first pages, statistics and the
+    /// leaderboard, in seconds.
+    #[arg(long, env = "RAVE_CACHE_FIRST_PAGES", default_value_t = 10)]
+    cache_first_pages: u64,
+    /// How long caches and CDNs may keep keyset pages of older comments,
+    /// in seconds.
+    #[arg(long, env = "RAVE_CACHE_OLDER_PAGES", default_value_t = 300)]
+    cache_older_pages: u64,
     /// Fill an empty store with a small generated data set.
     #[arg(long, env = "RAVE_DEMO")]
     demo: bool,
@@ -505,7 +523,12 @@ async fn run_service<F: ChangeFeed>(
     }
     let (stop_aggregator, stopped) = tokio::sync::watch::channel(false);
     let mut state = AppState::new(comments.clone(), &config)
-        .with_trusted_proxies(args.trusted_proxies.iter().copied().collect());
+        .with_trusted_proxies(args.trusted_proxies.iter().copied().collect())
+        .with_allowed_origins(args.allowed_origins.clone())
+        .with_cache_policy(CachePolicy {
+            first_pages: Duration::from_secs(args.cache_first_pages),
+            older_pages: Duration::from_secs(args.cache_older_pages),
+        });
     let aggregator_task = feed.map(|feed| {
         let (status, receiver) = tokio::sync::watch::channel(AggregatorStatus::default());
         state = state.clone().with_aggregator(receiver);

@@ -12,6 +12,8 @@
 //! * `listing` — the planner, the executor and the cursors: pages of a
 //!   product's comments, the moderation queue, export scans.
 //! * `statistics` — reading counts, the leaderboard, the global aggregates.
+//! * `catalog` — product records, and a product's record, statistics and
+//!   revision read together for its pages.
 //! * `aggregator` — applying the change stream to the statistics, and
 //!   reconciling them with a recount.
 //!
@@ -20,6 +22,7 @@
 
 mod access;
 mod aggregator;
+mod catalog;
 pub mod dataset;
 mod error;
 mod listing;
@@ -35,6 +38,7 @@ use std::time::Duration;
 use rave_store::{ChangeFeed, PositionLayout, Store, StoreError};
 
 pub use aggregator::{Drift, ReconcileReport};
+pub use catalog::ProductOverview;
 pub use error::{CommentsError, Result};
 pub use listing::cursor::CursorKey;
 pub use listing::planner::{
@@ -43,7 +47,7 @@ pub use listing::planner::{
 pub use listing::{ExportPosition, ListPage, ListRequest, QueuePage};
 pub use model::{
     AUTHOR_BUCKETS, Comment, CommentPatch, DEFAULT_PAGE_SIZE, GlobalStats, Language, MAX_PAGE_SIZE,
-    NewComment, ProductId, Rating, Status, Timestamp, check_page_size,
+    NewComment, ProductId, ProductRecord, Rating, Status, Timestamp, check_page_size,
 };
 pub use statistics::{Leader, ProductStats};
 pub use table::table_definition;
@@ -52,6 +56,7 @@ pub use write::{Created, DEFAULT_IDEMPOTENCY_TTL, ImportComment, Moderation};
 
 use access::TableAccess;
 use aggregator::Aggregator;
+use catalog::Catalog;
 use listing::Listings;
 use statistics::Statistics;
 use write::Writes;
@@ -71,6 +76,7 @@ pub struct Comments<S> {
     writes: Writes<S>,
     listings: Listings<S>,
     statistics: Statistics<S>,
+    catalog: Catalog<S>,
     aggregator: Aggregator<S>,
 }
 
@@ -94,6 +100,7 @@ impl<S: Store> Comments<S> {
             writes: Writes::new(Arc::clone(&access), config.moderation),
             listings: Listings::new(Arc::clone(&access), statistics.clone(), config.cursor_key),
             aggregator: Aggregator::new(Arc::clone(&access)),
+            catalog: Catalog::new(Arc::clone(&access)),
             statistics,
             access,
         }
@@ -238,6 +245,22 @@ impl<S: Store> Comments<S> {
         language: Option<&str>,
     ) -> Result<ProductStats> {
         self.statistics.product_stats(product, language).await
+    }
+
+    /// Sets a product's display name, page and image.
+    pub async fn put_product(&self, product: &str, record: ProductRecord) -> Result<()> {
+        self.catalog.put_record(product, record).await
+    }
+
+    /// A product's record, statistics (overall and per language) and
+    /// revision, from one read.
+    pub async fn product_overview(&self, product: &str) -> Result<ProductOverview> {
+        self.catalog.overview(product).await
+    }
+
+    /// The revision of [`Comments::product_overview`], read more cheaply.
+    pub async fn product_revision(&self, product: &str) -> Result<String> {
+        self.catalog.revision(product).await
     }
 
     /// The products with the most 5-star comments (AP11), overall or in one language.

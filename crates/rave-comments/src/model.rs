@@ -342,6 +342,49 @@ fn validate_body(body: &str) -> Result<String> {
     Ok(body.to_owned())
 }
 
+/// What an admin says about a product: its display name, and optionally
+/// its page and an image, as absolute http(s) URLs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProductRecord {
+    pub name: String,
+    pub url: Option<String>,
+    pub image: Option<String>,
+}
+
+impl ProductRecord {
+    pub(crate) fn validate(self) -> Result<ProductRecord> {
+        char_count_between(&self.name, "name", 1, 200)?;
+        if self.name.chars().any(char::is_control) {
+            return Err(invalid("name", "must not contain control characters"));
+        }
+        validate_link(self.url.as_deref(), "url")?;
+        validate_link(self.image.as_deref(), "image")?;
+        Ok(self)
+    }
+}
+
+/// An absolute http(s) URL of at most 2048 characters, without spaces.
+fn validate_link(link: Option<&str>, field: &'static str) -> Result<()> {
+    let Some(link) = link else {
+        return Ok(());
+    };
+    char_count_between(link, field, 1, 2048)?;
+    let rest = link
+        .strip_prefix("https://")
+        .or_else(|| link.strip_prefix("http://"));
+    match rest {
+        Some(rest)
+            if !rest.is_empty() && !link.chars().any(|c| c.is_whitespace() || c.is_control()) =>
+        {
+            Ok(())
+        }
+        _ => Err(invalid(
+            field,
+            "must be an absolute http or https URL without spaces",
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -378,6 +421,28 @@ mod tests {
             assert_eq!(field_of(Rating::new(bad)), "rating");
         }
         assert_eq!(Rating::new(5).unwrap().get(), 5);
+    }
+
+    #[test]
+    fn product_records_take_a_name_and_absolute_links() {
+        let record = |name: &str, url: Option<&str>| ProductRecord {
+            name: name.into(),
+            url: url.map(str::to_owned),
+            image: None,
+        };
+        assert!(
+            record("Kettle", Some("https://shop.example/k"))
+                .validate()
+                .is_ok()
+        );
+        assert_eq!(field_of(record("", None).validate()), "name");
+        assert_eq!(field_of(record("a\u{7}b", None).validate()), "name");
+        assert_eq!(
+            field_of(record("K", Some("javascript:alert(1)")).validate()),
+            "url"
+        );
+        assert_eq!(field_of(record("K", Some("https://a b")).validate()), "url");
+        assert_eq!(field_of(record("K", Some("https://")).validate()), "url");
     }
 
     #[test]

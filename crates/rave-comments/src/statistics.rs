@@ -21,6 +21,27 @@ pub struct ProductStats {
     pub total: u64,
 }
 
+impl ProductStats {
+    /// The mean rating of the counted comments, rounded to two decimals;
+    /// `None` without any.
+    pub fn average(&self) -> Option<f64> {
+        average(&self.counts)
+    }
+}
+
+/// The mean of per-rating counts, rounded half up to two decimals, in
+/// integers so that 4.125 rounds to 4.13 and not to whatever its binary
+/// approximation does.
+pub(crate) fn average(counts: &RatingCounts) -> Option<f64> {
+    let total: u64 = counts.0.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let weighted: u64 = (1..=5u64).zip(counts.0).map(|(r, c)| r * c).sum();
+    let hundredths = (u128::from(weighted) * 200 + u128::from(total)) / (2 * u128::from(total));
+    Some(hundredths as f64 / 100.0)
+}
+
 /// One row of the leaderboard (AP11).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Leader {
@@ -112,5 +133,42 @@ impl<S: Store> Statistics<S> {
             .map(stats::decode_totals)
             .transpose()?
             .unwrap_or_default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn averages_round_half_up_to_two_decimals() {
+        assert_eq!(average(&RatingCounts([0; 5])), None);
+        assert_eq!(average(&RatingCounts([0, 0, 0, 0, 3])), Some(5.0));
+        // (4 * 7 + 5) / 8 = 4.125
+        assert_eq!(average(&RatingCounts([0, 0, 0, 7, 1])), Some(4.13));
+        // (1 + 2 + 2) / 3 = 1.666…
+        assert_eq!(average(&RatingCounts([1, 2, 0, 0, 0])), Some(1.67));
+    }
+
+    proptest! {
+        #[test]
+        fn the_average_is_the_mean_of_the_ratings(counts in proptest::array::uniform5(0u64..50)) {
+            let ratings: Vec<f64> = counts
+                .iter()
+                .enumerate()
+                .flat_map(|(i, c)| std::iter::repeat_n((i + 1) as f64, *c as usize))
+                .collect();
+            let got = average(&RatingCounts(counts));
+            if ratings.is_empty() {
+                prop_assert_eq!(got, None);
+            } else {
+                let mean = ratings.iter().sum::<f64>() / ratings.len() as f64;
+                let got = got.unwrap();
+                prop_assert!((got - mean).abs() <= 0.005 + 1e-9, "{} vs {}", got, mean);
+                prop_assert!((got * 100.0 - (got * 100.0).round()).abs() < 1e-9);
+            }
+        }
     }
 }

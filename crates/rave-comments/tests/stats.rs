@@ -228,3 +228,89 @@ async fn expired_idempotency_records_are_swept_and_the_statistics_stay_exact() {
     assert!(!again.replayed);
     assert!(!ids.contains(&again.comment.id));
 }
+
+#[tokio::test]
+async fn a_products_revision_follows_every_visible_change_and_never_repeats() {
+    use rave_comments::{CommentPatch, ProductRecord};
+    let f = fixture(Moderation::Off).await;
+    let consumer = feed(&f.engine).await;
+    let overview = f.comments.product_overview("p").await.unwrap();
+    assert_eq!(overview.overall.total, 0);
+    assert_eq!(overview.name(), "p");
+    let mut seen = vec![overview.revision];
+    let created = f
+        .comments
+        .create("p", new_comment("en", 4, "first"), None)
+        .await
+        .unwrap();
+    let id = created.comment.id.clone();
+    catch_up(&f.comments, &consumer).await;
+    let overview = f.comments.product_overview("p").await.unwrap();
+    assert_eq!(overview.overall.total, 1);
+    assert_eq!(overview.overall.average(), Some(4.0));
+    assert_eq!(overview.languages.len(), 1);
+    assert!(!seen.contains(&overview.revision));
+    seen.push(overview.revision);
+
+    // A title edit changes no count, yet the page shows it.
+    f.comments
+        .edit(
+            &id,
+            &CommentPatch {
+                title: Some("edited".into()),
+                ..CommentPatch::default()
+            },
+        )
+        .await
+        .unwrap();
+    catch_up(&f.comments, &consumer).await;
+    let overview = f.comments.product_overview("p").await.unwrap();
+    assert!(!seen.contains(&overview.revision), "a title edit");
+    seen.push(overview.revision);
+
+    // The record the page shows.
+    f.comments
+        .put_product(
+            "p",
+            ProductRecord {
+                name: "Kettle".into(),
+                url: None,
+                image: None,
+            },
+        )
+        .await
+        .unwrap();
+    let overview = f.comments.product_overview("p").await.unwrap();
+    assert_eq!(overview.name(), "Kettle");
+    assert!(!seen.contains(&overview.revision), "a new record");
+    assert_eq!(
+        f.comments.product_revision("p").await.unwrap(),
+        overview.revision,
+        "the cheap read agrees"
+    );
+    seen.push(overview.revision);
+
+    // The last comment goes: the counts are zero, the revision still moves
+    // on, and a recount sees nothing wrong with the item kept for it.
+    f.comments.delete(&id).await.unwrap();
+    catch_up(&f.comments, &consumer).await;
+    let overview = f.comments.product_overview("p").await.unwrap();
+    assert_eq!(overview.overall.total, 0);
+    assert!(overview.languages.is_empty());
+    assert!(!seen.contains(&overview.revision), "the last delete");
+    assert_eq!(
+        f.comments.product_revision("p").await.unwrap(),
+        overview.revision
+    );
+    seen.push(overview.revision);
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert!(report.drift.is_empty(), "{:?}", report.drift);
+
+    f.comments
+        .create("p", new_comment("en", 2, "again"), None)
+        .await
+        .unwrap();
+    catch_up(&f.comments, &consumer).await;
+    let overview = f.comments.product_overview("p").await.unwrap();
+    assert!(!seen.contains(&overview.revision), "a comment after none");
+}

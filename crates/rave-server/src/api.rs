@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use rave_comments::{Comment, GlobalStats, Leader, Plan, ProductStats, QueuePage};
+use rave_comments::{
+    Comment, GlobalStats, Leader, Plan, ProductOverview, ProductRecord, ProductStats, QueuePage,
+};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -180,10 +182,15 @@ pub struct ProductStatsBody {
     #[schema(example = json!({"1": 0, "2": 3, "3": 1, "4": 0, "5": 10}))]
     pub counts: BTreeMap<String, u64>,
     pub total: u64,
+    /// The mean rating of the counted comments, rounded to two decimals;
+    /// null without any.
+    #[schema(example = 4.25)]
+    pub average: Option<f64>,
 }
 
 impl From<ProductStats> for ProductStatsBody {
     fn from(stats: ProductStats) -> ProductStatsBody {
+        let average = stats.average();
         ProductStatsBody {
             product_id: stats.product_id.to_string(),
             language: stats.language.map(|l| l.to_string()),
@@ -191,6 +198,7 @@ impl From<ProductStats> for ProductStatsBody {
                 .map(|r| (r.to_string(), stats.counts.0[r - 1]))
                 .collect(),
             total: stats.total,
+            average,
         }
     }
 }
@@ -273,4 +281,62 @@ pub struct AggregatorStatus {
     pub lag_ms: u64,
     /// Changes applied since this process started.
     pub applied: u64,
+}
+
+/// What an admin says about a product.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PutProductBody {
+    /// The display name: 1-200 characters, no control characters.
+    #[schema(example = "Stainless kettle, 1.7 l")]
+    pub name: String,
+    /// The product's page in the shop: an absolute http(s) URL.
+    #[serde(default)]
+    #[schema(example = "https://shop.example/kettle")]
+    pub url: Option<String>,
+    /// An image of the product: an absolute http(s) URL.
+    #[serde(default)]
+    pub image: Option<String>,
+}
+
+impl From<PutProductBody> for ProductRecord {
+    fn from(body: PutProductBody) -> ProductRecord {
+        ProductRecord {
+            name: body.name,
+            url: body.url,
+            image: body.image,
+        }
+    }
+}
+
+/// A product as its pages show it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProductBody {
+    pub product_id: String,
+    /// The record's name, or the id until an admin sets one.
+    pub name: String,
+    pub url: Option<String>,
+    pub image: Option<String>,
+    /// All languages.
+    pub stats: ProductStatsBody,
+    /// Each language with counted comments.
+    pub languages: Vec<ProductStatsBody>,
+}
+
+impl From<ProductOverview> for ProductBody {
+    fn from(overview: ProductOverview) -> ProductBody {
+        let name = overview.name().to_owned();
+        let (url, image) = overview
+            .record
+            .map(|r| (r.url, r.image))
+            .unwrap_or_default();
+        ProductBody {
+            product_id: overview.product_id.to_string(),
+            name,
+            url,
+            image,
+            stats: overview.overall.into(),
+            languages: overview.languages.into_iter().map(Into::into).collect(),
+        }
+    }
 }

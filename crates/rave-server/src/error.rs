@@ -16,6 +16,11 @@ pub struct Problem {
     pub title: String,
     pub status: u16,
     pub detail: String,
+    /// The request field at fault, when one is (an RFC 9457 extension
+    /// member): what a form marks, instead of parsing `detail`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "rating")]
+    pub field: Option<String>,
 }
 
 /// An error on its way to becoming a problem response.
@@ -27,6 +32,8 @@ pub struct ApiError {
     pub retry_after: Option<u64>,
     /// Challenge for 401.
     pub authenticate: bool,
+    /// The request field at fault, if one is.
+    pub field: Option<&'static str>,
 }
 
 impl ApiError {
@@ -36,6 +43,7 @@ impl ApiError {
             detail: detail.into(),
             retry_after: None,
             authenticate: false,
+            field: None,
         }
     }
 
@@ -79,9 +87,10 @@ impl ApiError {
 impl From<CommentsError> for ApiError {
     fn from(error: CommentsError) -> ApiError {
         match error {
-            CommentsError::Invalid { field, message } => {
-                ApiError::bad_request(format!("{field}: {message}"))
-            }
+            CommentsError::Invalid { field, message } => ApiError {
+                field: Some(field),
+                ..ApiError::bad_request(format!("{field}: {message}"))
+            },
             CommentsError::NotFound => ApiError::not_found("no comment with this id"),
             CommentsError::Conflict(detail) => ApiError::new(StatusCode::CONFLICT, detail),
             CommentsError::BadCursor(why) => ApiError::bad_request(format!("cursor: {why}")),
@@ -114,6 +123,7 @@ impl IntoResponse for ApiError {
             title: self.status.canonical_reason().unwrap_or("Error").to_owned(),
             status: self.status.as_u16(),
             detail: self.detail,
+            field: self.field.map(str::to_owned),
         };
         let body = serde_json::to_vec(&problem).unwrap_or_default();
         let mut response = (self.status, body).into_response();

@@ -3,6 +3,10 @@
 //! metrics; everything lives in the store.
 //!
 //! * `routes` — the handlers, annotated for the OpenAPI document;
+//! * `pages` — server-rendered product pages, fragments, the embed script
+//!   and product records;
+//! * `caching` — ETags, Cache-Control and 304s;
+//! * `cors` — cross-origin use of the public API by allowed origins;
 //! * `api` — request and response bodies;
 //! * `extract` — strict JSON bodies and the admin token;
 //! * `client_addr` — the client's address, behind trusted proxies too;
@@ -11,11 +15,14 @@
 //! * `metrics` — Prometheus metrics.
 
 mod api;
+mod caching;
 mod client_addr;
+mod cors;
 mod error;
 mod extract;
 mod limiter;
 mod metrics;
+mod pages;
 mod responses;
 mod routes;
 
@@ -43,7 +50,9 @@ use crate::client_addr::ClientAddr;
 use crate::limiter::{ClientLimiter, MAX_TRACKED_CLIENTS};
 
 pub use api::AggregatorStatus;
+pub use caching::CachePolicy;
 pub use client_addr::{InvalidTrustedProxy, TrustedProxies, TrustedProxy};
+pub use cors::{AllowedOrigin, InvalidOrigin};
 pub use error::{ApiError, Problem};
 pub use extract::{AdminToken, MAX_BODY_BYTES};
 pub use metrics::Metrics;
@@ -78,6 +87,9 @@ pub struct AppState {
     openapi: Arc<OnceLock<String>>,
     /// The in-process aggregator's status, when one runs here.
     aggregator: Option<tokio::sync::watch::Receiver<AggregatorStatus>>,
+    cache_policy: CachePolicy,
+    /// Origins whose pages may call the public API; none by default.
+    allowed_origins: Vec<AllowedOrigin>,
 }
 
 impl AppState {
@@ -98,7 +110,21 @@ impl AppState {
             trusted_proxies: TrustedProxies::default(),
             openapi: Arc::new(OnceLock::new()),
             aggregator: None,
+            cache_policy: CachePolicy::default(),
+            allowed_origins: Vec::new(),
         }
+    }
+
+    /// How long caches may keep pages, listings and statistics.
+    pub fn with_cache_policy(mut self, policy: CachePolicy) -> AppState {
+        self.cache_policy = policy;
+        self
+    }
+
+    /// Lets pages from these origins call the public API (CORS).
+    pub fn with_allowed_origins(mut self, origins: Vec<AllowedOrigin>) -> AppState {
+        self.allowed_origins = origins;
+        self
     }
 
     /// Reports the status an in-process aggregator publishes.
@@ -139,6 +165,7 @@ impl AppState {
         (name = "comments", description = "Reading and posting comments"),
         (name = "statistics", description = "Counts, leaderboards and aggregates, from the change stream"),
         (name = "admin", description = "Moderation and edits; need the admin token"),
+        (name = "pages", description = "Product pages, fragments and the embed, for crawlers and shops"),
         (name = "operations", description = "Health, metrics, this document")
     ),
     components(schemas(Problem))
@@ -178,6 +205,10 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(routes::metrics))
         .routes(routes!(openapi_json))
         .routes(routes!(routes::page))
+        .routes(routes!(pages::get_product, pages::put_product))
+        .routes(routes!(pages::product_page))
+        .routes(routes!(pages::product_fragment))
+        .routes(routes!(pages::embed_js))
         .split_for_parts();
     if let Some(components) = openapi.components.as_mut() {
         components.add_security_scheme(
@@ -188,9 +219,15 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
     let _ = state
         .openapi
         .set(serde_json::to_string_pretty(&openapi).unwrap_or_default());
+    let cors = cors::layer(&state.allowed_origins);
     let router = router
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            caching::json_routes,
+        ))
+        .layer(cors)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             metrics::track,

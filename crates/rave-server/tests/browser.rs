@@ -250,9 +250,10 @@ async fn filters_change_the_list_and_the_url_and_back_works() {
     s.client.execute("document.querySelector('#language').value = 'de'; document.querySelector('#language').dispatchEvent(new Event('change'));", vec![]).await.unwrap();
     s.until(&format!("{LIST_LEN} === 3")).await;
     assert!(s.url().await.contains("language=de"));
+    // The plan is asked for once its panel opens.
     s.click("#plan-panel summary").await;
-    let plan = s.eval("document.querySelector('#plan').textContent").await;
-    assert!(plan.as_str().unwrap().contains("PRODUCT#p/de/5"), "{plan}");
+    s.until("document.querySelector('#plan').textContent.includes('PRODUCT#p/de/5')")
+        .await;
 
     // Back restores the previous filters, from the URL.
     s.client.back().await.unwrap();

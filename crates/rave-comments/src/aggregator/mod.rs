@@ -68,6 +68,16 @@ type StatsCounts<T> = BTreeMap<(String, Option<String>), [T; 5]>;
 struct Deltas {
     stats: StatsCounts<i64>,
     authors: BTreeMap<String, i64>,
+    /// Products whose visible comments changed (see `touch`).
+    touched: BTreeMap<String, Touch>,
+}
+
+/// The changes of a batch to one product's visible comments.
+#[derive(Debug, Default, Clone, Copy)]
+struct Touch {
+    records: u64,
+    /// The commit time of the newest of them.
+    newest_ms: u64,
 }
 
 impl Deltas {
@@ -81,6 +91,7 @@ impl Deltas {
     fn add(&mut self, record: &ChangeRecord, sign: i64) -> Result<(), Malformed> {
         let old = contribution(record.old_image.as_ref())?;
         let new = contribution(record.new_image.as_ref())?;
+        self.touch(record, old.as_ref().or(new.as_ref()), sign);
         if old == new {
             return Ok(());
         }
@@ -105,8 +116,52 @@ impl Deltas {
             .values()
             .filter(|d| d.iter().any(|v| *v != 0))
             .count()
-            + self.authors.values().filter(|d| **d != 0).count();
+            + self.authors.values().filter(|d| **d != 0).count()
+            + self.touched_only().count();
         if changed == 0 { 0 } else { changed + 1 }
+    }
+}
+
+/// Product revisions: any change to a visible comment of a product (a title
+/// or body edit too, which no count sees) raises the revision on the
+/// product's overall statistics item, which caches compare.
+impl Deltas {
+    /// Notes (`sign` 1) or takes back (-1) a change to `visible`'s product.
+    fn touch(&mut self, record: &ChangeRecord, visible: Option<&Contribution>, sign: i64) {
+        let Some(visible) = visible else {
+            return;
+        };
+        if record.old_image == record.new_image {
+            return;
+        }
+        let touch = self.touched.entry(visible.product.clone()).or_default();
+        if sign > 0 {
+            touch.records += 1;
+            touch.newest_ms = touch.newest_ms.max(record.commit_time_ms);
+        } else {
+            touch.records = touch.records.saturating_sub(1);
+            if touch.records == 0 {
+                self.touched.remove(&visible.product);
+            }
+        }
+    }
+
+    /// Touched products whose counts do not change: their overall item is
+    /// written only to raise its revision.
+    fn touched_only(&self) -> impl Iterator<Item = &String> {
+        self.touched.keys().filter(|product| {
+            self.stats
+                .get(&((*product).clone(), None))
+                .is_none_or(|d| d.iter().all(|v| *v == 0))
+        })
+    }
+
+    /// The revision a product's overall item takes: past both the stored
+    /// one and the newest commit applied, so it never repeats.
+    fn revision(&self, product: &str, stored: Option<&Item>) -> Result<u64, Malformed> {
+        let before = stored.map(stats::decode_revision).transpose()?.unwrap_or(0);
+        let newest = self.touched.get(product).map_or(0, |t| t.newest_ms);
+        Ok((before + 1).max(newest))
     }
 }
 
@@ -173,6 +228,7 @@ impl<S: Store> Aggregator<S> {
             .keys()
             .map(|(p, l)| stats::product_key(p, l.as_deref()))
             .chain(deltas.authors.keys().map(|a| stats::author_key(a)))
+            .chain(deltas.touched_only().map(|p| stats::product_key(p, None)))
             .collect();
         wanted.push(stats::totals_key());
         let current: BTreeMap<String, Item> = self
@@ -210,13 +266,20 @@ impl<S: Store> Aggregator<S> {
                     i64::from(after_total > 0) - i64::from(before_total > 0),
                 );
             }
-            actions.push(match after_total {
-                0 => self.access.delete_action(key),
-                _ => self.access.put_action(
-                    stats::encode_product(product, language.as_deref(), &after),
-                    None,
-                ),
-            });
+            let revision = match language {
+                None => Some(deltas.revision(product, stored(&key))?),
+                Some(_) => None,
+            };
+            actions.push(self.product_write(product, language.as_deref(), &after, revision));
+        }
+        for product in deltas.touched_only() {
+            let key = stats::product_key(product, None);
+            let counts = stored(&key)
+                .map(stats::decode_product)
+                .transpose()?
+                .unwrap_or_default();
+            let revision = deltas.revision(product, stored(&key))?;
+            actions.push(self.product_write(product, None, &counts, Some(revision)));
         }
         for (author, delta) in &deltas.authors {
             let key = stats::author_key(author);
@@ -245,6 +308,31 @@ impl<S: Store> Aggregator<S> {
         }
         actions.push(self.access.put_action(stats::encode_totals(&totals), None));
         Ok(actions)
+    }
+}
+
+impl<S: Store> Aggregator<S> {
+    /// The write of a product's statistics item. The overall item carries
+    /// the revision and stays, with zero counts, when the last comment
+    /// goes; a language's item goes with its last comment.
+    fn product_write(
+        &self,
+        product: &str,
+        language: Option<&str>,
+        counts: &[u64; 5],
+        revision: Option<u64>,
+    ) -> TransactWriteAction {
+        let mut item = stats::encode_product(product, language, counts);
+        match revision {
+            Some(revision) => stats::set_revision(&mut item, revision),
+            None if counts.iter().all(|c| *c == 0) => {
+                return self
+                    .access
+                    .delete_action(stats::product_key(product, language));
+            }
+            None => {}
+        }
+        self.access.put_action(item, None)
     }
 }
 
@@ -332,6 +420,35 @@ mod tests {
             .add(&change(None, Some(image)), 1)
             .unwrap_err();
         assert!(error.key.starts_with("COMMENT#"), "{error}");
+    }
+
+    #[test]
+    fn edits_no_count_sees_still_touch_the_product_and_undo_exactly() {
+        let before = stored("p", "en", 5, "a", Status::Published);
+        let mut after = before.clone();
+        after.insert("title".into(), AttributeValue::s("new title"));
+        let mut edit = change(Some(before), Some(after));
+        edit.commit_time_ms = 1_000;
+        let mut d = Deltas::default();
+        d.add(&edit, 1).unwrap();
+        d.prune();
+        assert!(d.stats.is_empty() && d.authors.is_empty());
+        assert_eq!(d.touched_only().collect::<Vec<_>>(), ["p"]);
+        assert_eq!(d.items(), 2, "the product's overall item and the totals");
+        assert_eq!(d.revision("p", None).unwrap(), 1_000);
+        let mut newer = stats::encode_product("p", None, &[0; 5]);
+        stats::set_revision(&mut newer, 1_000);
+        assert_eq!(d.revision("p", Some(&newer)).unwrap(), 1_001);
+        d.add(&edit, -1).unwrap();
+        assert_eq!(d.items(), 0);
+    }
+
+    #[test]
+    fn pending_comments_touch_nothing() {
+        let mut d = Deltas::default();
+        let pending = stored("p", "en", 5, "a", Status::Pending);
+        d.add(&change(None, Some(pending)), 1).unwrap();
+        assert!(d.touched.is_empty());
     }
 
     #[test]

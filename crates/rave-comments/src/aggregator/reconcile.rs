@@ -59,6 +59,21 @@ impl Recount {
         self.counted += other.counted;
     }
 
+    /// The stored statistics items as a recount compares them (see
+    /// `stats::comparable_product`).
+    fn comparable_stored(&self) -> BTreeMap<String, Item> {
+        self.stored
+            .iter()
+            .filter_map(|(key, item)| {
+                let item = match ItemKind::of(item) {
+                    ItemKind::ProductStats => stats::comparable_product(item)?,
+                    _ => item.clone(),
+                };
+                Some((key.clone(), item))
+            })
+            .collect()
+    }
+
     /// Every statistics item as the recount says it should be stored.
     fn expected(&self) -> BTreeMap<String, Item> {
         let mut expected = BTreeMap::new();
@@ -99,7 +114,8 @@ impl<S: Store> Aggregator<S> {
             recount.merge(part);
         }
         let expected = recount.expected();
-        let stored = &recount.stored;
+        let stored = recount.comparable_stored();
+        let stored = &stored;
         let names: BTreeSet<&String> = expected.keys().chain(stored.keys()).collect();
         let drift: Vec<Drift> = names
             .into_iter()
@@ -113,10 +129,19 @@ impl<S: Store> Aggregator<S> {
         if fix {
             let writes = drift
                 .iter()
-                .filter_map(|d| match (&d.expected, &d.stored) {
-                    (Some(item), _) => Some(WriteRequest::Put(item.clone())),
-                    (None, Some(item)) => Some(WriteRequest::Delete(primary_key(item))),
-                    (None, None) => None,
+                .filter_map(|d| {
+                    // A product's revision survives its repair, raised.
+                    let raw = recount.stored.get(&d.key);
+                    if let Some(item) =
+                        raw.and_then(|raw| stats::repaired_product(raw, d.expected.as_ref()))
+                    {
+                        return Some(WriteRequest::Put(item));
+                    }
+                    match (&d.expected, &d.stored) {
+                        (Some(item), _) => Some(WriteRequest::Put(item.clone())),
+                        (None, Some(item)) => Some(WriteRequest::Delete(primary_key(item))),
+                        (None, None) => None,
+                    }
                 })
                 .collect();
             self.access.write_many(writes).await?;

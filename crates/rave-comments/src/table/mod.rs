@@ -13,16 +13,22 @@
 //! |                    |                       |                   | pending or flagged: MODPK, MODSK                       |
 //! | idempotency record | `IDEMPOTENCY#<key>`   | `IDEMPOTENCY`     | none; expires (TTL attribute `expires_at`)             |
 //! | product statistics | `PRODUCT#<p>`         | `S`, `S#<lang>`   | while 5-star count > 0: GSIPK = `LEADERS[#<lang>]`, GSISK = count (zero-padded) |
+//! | product record     | `PRODUCT#<p>`         | `PRODUCT`         | none                                                   |
 //! | author statistics  | `AUTHOR#<author>`     | `S`               | none                                                   |
 //! | totals             | `AGGREGATES`          | `TOTALS`          | none                                                   |
 //! | aggregator position| `AGGREGATOR#<name>`   | `SHARD#<shard>`   | none (DynamoDB Streams only)                           |
 //!
 //! `GSISK` is `<created_at>#<id>`: the fixed-width time, then the id, so the
 //! sort key orders comments by time with ties broken by id — a total order.
+//!
+//! `S` also carries the product's revision, which the aggregator raises with
+//! every change to a visible comment of the product; it is kept (with zero
+//! counts) when the last comment goes, so a revision never repeats.
 
 pub(crate) mod comment;
 pub(crate) mod idempotency;
 pub(crate) mod position;
+pub(crate) mod product;
 pub(crate) mod stats;
 
 use rave_store::{
@@ -176,7 +182,8 @@ pub(crate) enum ItemKind {
     ProductStats,
     AuthorStats,
     Totals,
-    /// Idempotency records and aggregator positions: no statistic counts them.
+    /// Idempotency records, aggregator positions and product records: no
+    /// statistic counts them.
     Other,
 }
 
@@ -186,7 +193,12 @@ impl ItemKind {
         if pk.starts_with(comment::PREFIX) {
             ItemKind::Comment
         } else if pk.starts_with(stats::PRODUCT_PREFIX) {
-            ItemKind::ProductStats
+            let sk = item.get(SK).and_then(AttributeValue::as_s);
+            if sk == Some(product::SORT_KEY) {
+                ItemKind::Other
+            } else {
+                ItemKind::ProductStats
+            }
         } else if pk.starts_with(stats::AUTHOR_PREFIX) {
             ItemKind::AuthorStats
         } else if pk == stats::TOTALS_PK {

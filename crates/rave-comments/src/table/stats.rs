@@ -3,9 +3,9 @@
 //! a sparse entry of the product statistics in the overloaded
 //! `byLangAndRating` index.
 
-use rave_store::{AttributeValue, Item};
+use rave_store::{AttributeValue, Item, KeyCondition};
 
-use super::{GSISK, Index, Malformed, count, key, number, text};
+use super::{GSISK, Index, Malformed, PK, SK, count, key, number, text};
 use crate::model::{AUTHOR_BUCKETS, GlobalStats};
 
 pub(super) const PRODUCT_PREFIX: &str = "PRODUCT#";
@@ -20,6 +20,9 @@ const AUTHOR_COUNT: &str = "count";
 const COMMENTS_TOTAL: &str = "comments_total";
 const PRODUCTS_TOTAL: &str = "products_total";
 const AUTHORS_TOTAL: &str = "authors_total";
+/// On a product's overall item: increases with every change the aggregator
+/// applies to any visible comment of the product (see `revision`).
+const REVISION: &str = "revision";
 
 fn count_attribute(rating: usize) -> String {
     format!("count_{rating}")
@@ -72,6 +75,78 @@ pub(crate) fn decode_product(item: &Item) -> Result<[u64; 5], Malformed> {
         *slot = count(item, &count_attribute(i + 1))?;
     }
     Ok(counts)
+}
+
+/// Stamps a product's overall statistics item with its revision.
+pub(crate) fn set_revision(item: &mut Item, revision: u64) {
+    item.insert(REVISION.into(), number(revision));
+}
+
+/// The revision of a product's overall statistics item; 0 before any.
+pub(crate) fn decode_revision(item: &Item) -> Result<u64, Malformed> {
+    match item.get(REVISION) {
+        None => Ok(0),
+        Some(_) => count(item, REVISION),
+    }
+}
+
+/// A product's statistics item as a recount compares it: the revision is
+/// not a statistic, and an item whose counts are all zero (kept only to
+/// carry the revision) means the same as no item.
+pub(crate) fn comparable_product(item: &Item) -> Option<Item> {
+    if count(item, COUNT_TOTAL).is_ok_and(|total| total == 0) {
+        return None;
+    }
+    let mut item = item.clone();
+    item.remove(REVISION);
+    Some(item)
+}
+
+/// What a repair writes over a stored overall item that carries a revision:
+/// the recounted item (or zero counts), at the next revision. `None` when
+/// the stored item carries no revision.
+pub(crate) fn repaired_product(stored: &Item, recounted: Option<&Item>) -> Option<Item> {
+    let revision = decode_revision(stored).ok().filter(|r| *r > 0)?;
+    let mut item = match recounted {
+        Some(item) => item.clone(),
+        None => encode_product(text(stored, PRODUCT_ID).ok()?, None, &[0; 5]),
+    };
+    set_revision(&mut item, revision + 1);
+    Some(item)
+}
+
+/// The partition of a product: its record and every statistics item.
+pub(crate) fn product_partition(product: &str) -> KeyCondition {
+    KeyCondition::partition(PK, format!("{PRODUCT_PREFIX}{product}"))
+}
+
+/// What an item of a product's partition is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ProductItem<'a> {
+    Overall,
+    Language(&'a str),
+    Record,
+}
+
+pub(crate) fn classify_product_item(item: &Item) -> Result<ProductItem<'_>, Malformed> {
+    let sort_key = text(item, SK)?;
+    if sort_key == super::product::SORT_KEY {
+        return Ok(ProductItem::Record);
+    }
+    match sort_key.strip_prefix('S') {
+        Some("") => Ok(ProductItem::Overall),
+        Some(rest) => match rest.strip_prefix('#') {
+            Some(language) => Ok(ProductItem::Language(language)),
+            None => Err(Malformed::new(
+                item,
+                "unknown item in a product's partition",
+            )),
+        },
+        None => Err(Malformed::new(
+            item,
+            "unknown item in a product's partition",
+        )),
+    }
 }
 
 pub(crate) fn author_key(author: &str) -> Item {
@@ -175,6 +250,37 @@ mod tests {
             authors_by_comment_count: [1, 1, 0, 0, 0, 0, 0, 0, 0, 1],
         };
         assert_eq!(decode_totals(&encode_totals(&totals)).unwrap(), totals);
+    }
+
+    #[test]
+    fn revisions_are_not_statistics_and_zero_counts_mean_no_item() {
+        let mut item = encode_product("p", None, &[0, 1, 0, 0, 0]);
+        assert_eq!(decode_revision(&item).unwrap(), 0);
+        let plain = item.clone();
+        set_revision(&mut item, 17);
+        assert_eq!(decode_revision(&item).unwrap(), 17);
+        assert_eq!(comparable_product(&item), Some(plain));
+        let mut zero = encode_product("p", None, &[0; 5]);
+        set_revision(&mut zero, 18);
+        assert_eq!(comparable_product(&zero), None);
+        assert_eq!(decode_product(&zero).unwrap(), [0; 5]);
+    }
+
+    #[test]
+    fn a_product_partition_holds_its_record_and_statistics() {
+        let overall = product_key("p", None);
+        let german = product_key("p", Some("de"));
+        let record = super::super::product::product_key("p");
+        assert_eq!(
+            classify_product_item(&overall).unwrap(),
+            ProductItem::Overall
+        );
+        assert_eq!(
+            classify_product_item(&german).unwrap(),
+            ProductItem::Language("de")
+        );
+        assert_eq!(classify_product_item(&record).unwrap(), ProductItem::Record);
+        assert!(classify_product_item(&key("PRODUCT#p".into(), "X".into())).is_err());
     }
 
     #[test]

@@ -1,0 +1,160 @@
+//! Products as a page shows them: the record an admin sets (display name,
+//! page, image) and everything counted about the product, read together in
+//! one query of the product's partition; and the revision caches compare.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use rave_store::Store;
+use ulid::Ulid;
+
+use crate::access::TableAccess;
+use crate::error::Result;
+use crate::listing::planner::RatingCounts;
+use crate::model::{Language, ProductId, ProductRecord};
+use crate::statistics::ProductStats;
+use crate::table::stats::ProductItem;
+use crate::table::{product, stats};
+
+/// A product's record, statistics and revision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProductOverview {
+    pub product_id: ProductId,
+    pub record: Option<ProductRecord>,
+    /// All languages.
+    pub overall: ProductStats,
+    /// Each language with counted comments, by language code.
+    pub languages: Vec<ProductStats>,
+    /// Changes whenever anything a page of the product shows changes (up to
+    /// the aggregator's lag) and never returns to an earlier value.
+    pub revision: String,
+}
+
+impl ProductOverview {
+    /// The display name: the record's, or the id until an admin sets one.
+    pub fn name(&self) -> &str {
+        self.record
+            .as_ref()
+            .map_or(self.product_id.as_str(), |r| r.name.as_str())
+    }
+
+    /// The statistics of one language (zero counts if it has none).
+    pub fn in_language(&self, language: &Language) -> ProductStats {
+        self.languages
+            .iter()
+            .find(|s| s.language.as_ref() == Some(language))
+            .cloned()
+            .unwrap_or_else(|| ProductStats {
+                product_id: self.product_id.clone(),
+                language: Some(language.clone()),
+                counts: RatingCounts::default(),
+                total: 0,
+            })
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Catalog<S> {
+    access: Arc<TableAccess<S>>,
+}
+
+impl<S: Store> Catalog<S> {
+    pub(crate) fn new(access: Arc<TableAccess<S>>) -> Catalog<S> {
+        Catalog { access }
+    }
+
+    /// Sets a product's record; every page of the product changes revision.
+    pub(crate) async fn put_record(&self, product: &str, record: ProductRecord) -> Result<()> {
+        let product_id = ProductId::parse(product)?;
+        let record = record.validate()?;
+        let item = product::encode(
+            product_id.as_str(),
+            &record,
+            &Ulid::from_datetime(SystemTime::now()).to_string(),
+        );
+        Ok(self.access.put(item, None).await?)
+    }
+
+    /// Just the product's revision (as in its overview), from two point
+    /// reads in one request: what a revalidation needs.
+    pub(crate) async fn revision(&self, product: &str) -> Result<String> {
+        let product_id = ProductId::parse(product)?;
+        let keys = [
+            stats::product_key(product_id.as_str(), None),
+            product::product_key(product_id.as_str()),
+        ];
+        let mut stats_revision = 0;
+        let mut record_revision = String::new();
+        for item in self.access.get_many(&keys).await? {
+            match stats::classify_product_item(&item)? {
+                ProductItem::Overall => stats_revision = stats::decode_revision(&item)?,
+                ProductItem::Record => record_revision = product::decode(&item)?.1,
+                ProductItem::Language(_) => {}
+            }
+        }
+        Ok(revision(stats_revision, &record_revision))
+    }
+
+    /// The product's record and statistics, from one query (eventually
+    /// consistent, as statistics are).
+    pub(crate) async fn overview(&self, product: &str) -> Result<ProductOverview> {
+        let product_id = ProductId::parse(product)?;
+        let mut record = None;
+        let mut record_revision = String::new();
+        let mut overall = RatingCounts::default();
+        let mut stats_revision = 0;
+        let mut languages = Vec::new();
+        let mut start = None;
+        loop {
+            let mut query = self
+                .access
+                .query_input(None, stats::product_partition(product_id.as_str()));
+            query.exclusive_start_key = start.take();
+            let page = self.access.query(query).await?;
+            for item in &page.items {
+                match stats::classify_product_item(item)? {
+                    ProductItem::Record => {
+                        let (decoded, revision) = product::decode(item)?;
+                        record = Some(decoded);
+                        record_revision = revision;
+                    }
+                    ProductItem::Overall => {
+                        overall = RatingCounts(stats::decode_product(item)?);
+                        stats_revision = stats::decode_revision(item)?;
+                    }
+                    ProductItem::Language(language) => {
+                        let counts = RatingCounts(stats::decode_product(item)?);
+                        languages.push(ProductStats {
+                            product_id: product_id.clone(),
+                            language: Some(Language::parse(language)?),
+                            total: counts.0.iter().sum(),
+                            counts,
+                        });
+                    }
+                }
+            }
+            match page.last_evaluated_key {
+                Some(key) => start = Some(key),
+                None => break,
+            }
+        }
+        languages.retain(|s| s.total > 0);
+        Ok(ProductOverview {
+            overall: ProductStats {
+                product_id: product_id.clone(),
+                language: None,
+                total: overall.0.iter().sum(),
+                counts: overall,
+            },
+            revision: revision(stats_revision, &record_revision),
+            product_id,
+            record,
+            languages,
+        })
+    }
+}
+
+/// The revision of a product: its statistics' and its record's.
+fn revision(stats: u64, record: &str) -> String {
+    format!("{stats}.{record}")
+}

@@ -1,0 +1,79 @@
+//! The product record an admin sets: a product's display name, page and
+//! image. It lives in the product's partition beside its statistics
+//! (`PRODUCT#<p>`/`PRODUCT`), so one query reads a product's record and
+//! every statistics item of it.
+
+use rave_store::{AttributeValue, Item};
+
+use super::{Malformed, key, text};
+use crate::model::ProductRecord;
+
+pub(super) const SORT_KEY: &str = "PRODUCT";
+
+const NAME: &str = "name";
+const URL: &str = "url";
+const IMAGE: &str = "image";
+/// A fresh ULID with every write: what caches compare.
+const REVISION: &str = "revision";
+
+pub(crate) fn product_key(product: &str) -> Item {
+    key(
+        format!("{}{product}", super::stats::PRODUCT_PREFIX),
+        SORT_KEY.to_owned(),
+    )
+}
+
+pub(crate) fn encode(product: &str, record: &ProductRecord, revision: &str) -> Item {
+    let mut item = product_key(product);
+    item.insert(NAME.into(), AttributeValue::s(&record.name));
+    if let Some(url) = &record.url {
+        item.insert(URL.into(), AttributeValue::s(url));
+    }
+    if let Some(image) = &record.image {
+        item.insert(IMAGE.into(), AttributeValue::s(image));
+    }
+    item.insert(REVISION.into(), AttributeValue::s(revision));
+    item
+}
+
+/// The record and its revision.
+pub(crate) fn decode(item: &Item) -> Result<(ProductRecord, String), Malformed> {
+    let optional = |name: &str| -> Result<Option<String>, Malformed> {
+        item.get(name)
+            .map(|_| text(item, name).map(str::to_owned))
+            .transpose()
+    };
+    Ok((
+        ProductRecord {
+            name: text(item, NAME)?.to_owned(),
+            url: optional(URL)?,
+            image: optional(IMAGE)?,
+        },
+        text(item, REVISION)?.to_owned(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_product_record_round_trips_and_names_its_key_when_broken() {
+        let record = ProductRecord {
+            name: "Kettle".into(),
+            url: Some("https://shop.example/kettle".into()),
+            image: None,
+        };
+        let item = encode("42", &record, "01JD3X0000000000000000000A");
+        assert_eq!(
+            decode(&item).unwrap(),
+            (record, "01JD3X0000000000000000000A".to_owned())
+        );
+        let mut broken = item;
+        broken.insert(
+            NAME.into(),
+            AttributeValue::N(rave_store::Number::from(1u64)),
+        );
+        assert_eq!(decode(&broken).unwrap_err().key, "PRODUCT#42/PRODUCT");
+    }
+}

@@ -1,0 +1,399 @@
+//! The HTML of a product's listing: the whole page for crawlers and
+//! readers without JavaScript, and the same listing as a fragment for
+//! shops to include. Every piece of user text goes through [`text`] or
+//! [`isolated`]: escaped, and in its own bidirectional isolate, so neither
+//! markup nor direction overrides in a comment reach the page around it.
+
+use std::fmt::{self, Display, Write};
+
+use rave_comments::{Comment, Language, ProductOverview, ProductStats, RatingSet};
+
+use super::jsonld;
+
+/// Characters of a body a review without a title is named by.
+const NAME_FROM_BODY: usize = 80;
+
+/// What a listing page shows: its filters and where it starts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct View {
+    pub language: Option<Language>,
+    /// Ascending, without repeats; empty = all ratings.
+    pub ratings: Vec<u8>,
+    pub cursor: Option<String>,
+}
+
+impl View {
+    pub fn filtered(&self) -> bool {
+        self.language.is_some() || !self.ratings.is_empty()
+    }
+
+    pub fn rating_set(&self) -> RatingSet {
+        RatingSet::from_ratings(
+            self.ratings
+                .iter()
+                .filter_map(|r| rave_comments::Rating::new(i64::from(*r)).ok()),
+        )
+    }
+
+    /// This view's URL on `base`, starting at `cursor`.
+    pub fn url(&self, base: &str, cursor: Option<&str>) -> String {
+        let mut pairs: Vec<(&str, String)> = Vec::new();
+        if let Some(language) = &self.language {
+            pairs.push(("language", language.to_string()));
+        }
+        for rating in &self.ratings {
+            pairs.push(("rating", rating.to_string()));
+        }
+        if let Some(cursor) = cursor {
+            pairs.push(("cursor", cursor.to_owned()));
+        }
+        if pairs.is_empty() {
+            return base.to_owned();
+        }
+        let query = serde_urlencoded::to_string(&pairs).unwrap_or_default();
+        let joiner = if base.contains('?') { '&' } else { '?' };
+        format!("{base}{joiner}{query}")
+    }
+}
+
+/// Text escaped for element content and quoted attribute values alike,
+/// written straight into the page.
+struct Text<'a>(&'a str);
+
+impl Display for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let value = self.0;
+        let mut written = 0;
+        for (at, byte) in value.bytes().enumerate() {
+            let entity = match byte {
+                b'&' => "&amp;",
+                b'<' => "&lt;",
+                b'>' => "&gt;",
+                b'"' => "&quot;",
+                b'\'' => "&#39;",
+                _ => continue,
+            };
+            f.write_str(&value[written..at])?;
+            f.write_str(entity)?;
+            written = at + 1;
+        }
+        f.write_str(&value[written..])
+    }
+}
+
+/// User text in an element of its own direction (`<bdi>`), so an override
+/// inside it ends with it.
+struct Isolated<'a>(&'a str);
+
+impl Display for Isolated<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<bdi>{}</bdi>", Text(self.0))
+    }
+}
+
+/// User text where no element may go (`<title>`, attribute values):
+/// between first-strong and pop isolates, which bound it the same way.
+struct IsolatedPlain<'a>(&'a str);
+
+impl Display for IsolatedPlain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\u{2068}{}\u{2069}", Text(self.0))
+    }
+}
+
+/// A review's name: its title, or the start of its body.
+pub fn review_name(comment: &Comment) -> String {
+    if !comment.title.trim().is_empty() {
+        return comment.title.clone();
+    }
+    let mut name: String = comment.body.chars().take(NAME_FROM_BODY).collect();
+    if comment.body.chars().count() > NAME_FROM_BODY {
+        name.push('…');
+    }
+    name
+}
+
+/// Everything one rendering needs.
+pub struct Listing<'a> {
+    pub overview: &'a ProductOverview,
+    /// The statistics shown: the view's language, or all languages.
+    pub stats: &'a ProductStats,
+    pub view: &'a View,
+    pub comments: &'a [Comment],
+    pub next_cursor: Option<&'a str>,
+    /// Where the listing's links point: rave's page, or the shop's.
+    pub base: &'a str,
+}
+
+fn stars(rating: u8) -> String {
+    (1..=5)
+        .map(|i| if i <= rating { '★' } else { '☆' })
+        .collect()
+}
+
+fn format_average(stats: &ProductStats) -> String {
+    stats
+        .average()
+        .map_or_else(|| "–".to_owned(), |a| format!("{a:.2}"))
+}
+
+impl Listing<'_> {
+    /// The JSON-LD `<script>` of the listing.
+    fn structured_data(&self, out: &mut String) {
+        let data = jsonld::product(self.overview, self.stats, self.comments);
+        out.push_str("<script type=\"application/ld+json\">");
+        out.push_str(&jsonld::script_safe(&data));
+        out.push_str("</script>");
+    }
+
+    /// Room for the whole listing, so it is written without regrowing.
+    fn capacity(&self) -> usize {
+        let text: usize = self
+            .comments
+            .iter()
+            .map(|c| c.title.len() + c.body.len() + c.author.len())
+            .sum();
+        8192 + 2 * text + self.comments.len() * 900
+    }
+
+    fn summary(&self, out: &mut String) {
+        let stats = self.stats;
+        let _ = write!(
+            out,
+            "<p class=\"rave-summary\"><span class=\"rave-average\">{}</span> out of 5 · \
+             <span class=\"rave-count\">{}</span> {}</p>",
+            format_average(stats),
+            stats.total,
+            if stats.total == 1 {
+                "review"
+            } else {
+                "reviews"
+            },
+        );
+        out.push_str("<table class=\"rave-histogram\"><caption>Ratings</caption><tbody>");
+        for rating in (1..=5u8).rev() {
+            let count = stats.counts.0[usize::from(rating - 1)];
+            let only = View {
+                language: self.view.language.clone(),
+                ratings: vec![rating],
+                cursor: None,
+            };
+            let _ = write!(
+                out,
+                "<tr><th scope=\"row\"><a href=\"{href}\">{rating} star{s}</a></th>\
+                 <td><meter min=\"0\" max=\"{max}\" value=\"{count}\">{count}</meter></td>\
+                 <td class=\"rave-histogram-count\">{count}</td></tr>",
+                href = Text(&only.url(self.base, None)),
+                s = if rating == 1 { "" } else { "s" },
+                max = stats.total.max(1),
+            );
+        }
+        out.push_str("</tbody></table>");
+    }
+
+    fn filters(&self, out: &mut String) {
+        let _ = write!(
+            out,
+            "<form class=\"rave-filters\" method=\"get\" action=\"{}\">\
+             <label>Language <select name=\"language\"><option value=\"\">All languages</option>",
+            Text(self.base)
+        );
+        let mut languages: Vec<&Language> = self
+            .overview
+            .languages
+            .iter()
+            .filter_map(|s| s.language.as_ref())
+            .collect();
+        if let Some(chosen) = &self.view.language
+            && !languages.contains(&chosen)
+        {
+            languages.push(chosen);
+        }
+        for language in languages {
+            let selected = self.view.language.as_ref() == Some(language);
+            let _ = write!(
+                out,
+                "<option value=\"{code}\"{sel}>{code}</option>",
+                code = Text(language.as_str()),
+                sel = if selected { " selected" } else { "" }
+            );
+        }
+        out.push_str("</select></label><fieldset><legend>Ratings</legend>");
+        for rating in (1..=5u8).rev() {
+            let checked = self.view.ratings.contains(&rating);
+            let _ = write!(
+                out,
+                "<label><input type=\"checkbox\" name=\"rating\" value=\"{rating}\"{}> {rating}</label>",
+                if checked { " checked" } else { "" }
+            );
+        }
+        let _ = write!(
+            out,
+            "</fieldset><button type=\"submit\">Filter</button> \
+             <a href=\"{}\">All comments</a></form>",
+            Text(self.base)
+        );
+    }
+
+    fn comment(&self, comment: &Comment, out: &mut String) {
+        let rating = comment.rating.get();
+        let created = comment.created_at.to_string();
+        let _ = write!(
+            out,
+            "<li class=\"rave-comment\" id=\"comment-{id}\" lang=\"{lang}\"><article>\
+             <h3 class=\"rave-title\">{name}</h3>\
+             <p class=\"rave-meta\"><span class=\"rave-rating\" role=\"img\" aria-label=\"{rating} of 5 stars\">{stars}</span> \
+             by <span class=\"rave-author\">{author}</span> \
+             on <time datetime=\"{created}\">{day}</time></p>\
+             <p class=\"rave-body\" dir=\"auto\">{body}</p></article></li>",
+            id = Text(&comment.id),
+            lang = Text(comment.language.as_str()),
+            name = Isolated(&review_name(comment)),
+            stars = stars(rating),
+            author = Isolated(&comment.author),
+            created = Text(&created),
+            day = Text(created.get(..10).unwrap_or(&created)),
+            body = Isolated(&comment.body),
+        );
+    }
+
+    /// The listing itself: summary, histogram, filters, comments, pages.
+    fn section(&self, out: &mut String) {
+        let _ = write!(
+            out,
+            "<section class=\"rave\" data-rave-product=\"{}\"><h2>Customer reviews</h2>",
+            Text(self.overview.product_id.as_str())
+        );
+        self.summary(out);
+        self.filters(out);
+        if self.comments.is_empty() {
+            out.push_str("<p class=\"rave-empty\">No comments here yet.</p>");
+        } else {
+            out.push_str("<ol class=\"rave-comments\">");
+            for comment in self.comments {
+                self.comment(comment, out);
+            }
+            out.push_str("</ol>");
+        }
+        out.push_str("<nav class=\"rave-pages\">");
+        if let Some(next) = self.next_cursor {
+            let _ = write!(
+                out,
+                "<a rel=\"next\" href=\"{}\">Older comments</a>",
+                Text(&self.view.url(self.base, Some(next)))
+            );
+        }
+        if self.view.cursor.is_some() {
+            let _ = write!(
+                out,
+                " <a href=\"{}\">Newest comments</a>",
+                Text(&self.view.url(self.base, None))
+            );
+        }
+        out.push_str("</nav></section>");
+    }
+
+    /// The listing for a shop's page, with its structured data.
+    pub fn fragment(&self) -> String {
+        let mut out = String::with_capacity(self.capacity());
+        self.section(&mut out);
+        self.structured_data(&mut out);
+        out
+    }
+
+    /// The whole page. Filtered views point crawlers at the unfiltered
+    /// listing and ask not to be indexed, so the combinations of filters
+    /// are not indexed one by one; keyset pages of the unfiltered listing
+    /// are their own canonical URL.
+    pub fn page(&self, page_path: &str) -> String {
+        let name = self.overview.name();
+        let canonical = if self.view.filtered() {
+            page_path.to_owned()
+        } else {
+            self.view.url(page_path, self.view.cursor.as_deref())
+        };
+        let robots = if self.view.filtered() {
+            "<meta name=\"robots\" content=\"noindex, follow\">"
+        } else {
+            ""
+        };
+        let older = if self.view.cursor.is_some() {
+            " (older comments)"
+        } else {
+            ""
+        };
+        let description = match self.stats.average() {
+            Some(_) => format!(
+                "{} customer reviews of {}, rated {} out of 5.",
+                self.stats.total,
+                IsolatedPlain(name),
+                format_average(self.stats)
+            ),
+            None => format!("Customer reviews of {}.", IsolatedPlain(name)),
+        };
+        let mut out = String::with_capacity(self.capacity() + STYLE.len());
+        let _ = write!(
+            out,
+            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+             <title>{title}: customer reviews{older}</title>\
+             <meta name=\"description\" content=\"{description}\">\
+             <link rel=\"canonical\" href=\"{canonical}\">{robots}\
+             <style>{STYLE}</style>",
+            title = IsolatedPlain(name),
+            canonical = Text(&canonical),
+        );
+        self.structured_data(&mut out);
+        let _ = write!(out, "</head><body><main><h1>{}</h1>", Isolated(name));
+        self.section(&mut out);
+        out.push_str("</main></body></html>\n");
+        out
+    }
+}
+
+/// The page's own styles: readable without any of the shop's.
+const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#fff}\
+main{max-width:46rem;margin:0 auto;padding:1rem}\
+.rave-summary{font-size:1.2rem}.rave-average{font-weight:700}\
+.rave-histogram th{text-align:left;font-weight:400;padding-right:.5rem}\
+.rave-histogram meter{width:12rem}\
+.rave-filters{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;margin:1rem 0}\
+.rave-filters fieldset{border:0;margin:0;padding:0;display:flex;gap:.5rem}\
+.rave-filters legend{float:left;margin-right:.5rem}\
+.rave-comments{list-style:none;padding:0}\
+.rave-comment{border-top:1px solid #ddd;padding:.5rem 0}\
+.rave-comment h3{font-size:1rem;margin:.25rem 0}\
+.rave-meta{color:#555;margin:0}.rave-rating{color:#b36b00}\
+.rave-body{white-space:pre-line}\
+.rave-pages a{margin-right:1rem}";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_escapes_everything_markup_or_attributes_could_use() {
+        assert_eq!(
+            Text("<a href=\"x\" onclick='y'>&</a>").to_string(),
+            "&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;"
+        );
+    }
+
+    #[test]
+    fn view_urls_keep_filters_and_encode_cursors() {
+        let view = View {
+            language: Some(Language::parse("en").unwrap()),
+            ratings: vec![1, 5],
+            cursor: None,
+        };
+        assert_eq!(
+            view.url("/products/p", Some("a+b/c=")),
+            "/products/p?language=en&rating=1&rating=5&cursor=a%2Bb%2Fc%3D"
+        );
+        assert_eq!(View::default().url("/products/p", None), "/products/p");
+        assert_eq!(
+            View::default().url("https://shop.example/p?id=3", Some("c")),
+            "https://shop.example/p?id=3&cursor=c"
+        );
+    }
+}

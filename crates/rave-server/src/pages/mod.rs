@@ -1,0 +1,322 @@
+//! Product pages for crawlers, readers without JavaScript and shops: the
+//! server-rendered listing (`/products/{id}`), the same listing as a
+//! fragment for server-side or edge includes, the embed script, and the
+//! product record behind their names.
+//!
+//! * `html` — the listing as HTML, every piece of user text escaped and
+//!   isolated;
+//! * `jsonld` — the schema.org structured data, safe inside `<script>`.
+//!
+//! A page is answered from one read of the product's partition (record,
+//! statistics, revision) and one listing query; a revalidation whose
+//! `If-None-Match` still holds, from two point reads (the revision).
+
+mod html;
+mod jsonld;
+
+use axum::Json;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use rave_comments::{DEFAULT_PAGE_SIZE, Filter, Language, ListRequest, ProductOverview};
+
+use crate::AppState;
+use crate::api::{ProductBody, PutProductBody};
+use crate::caching;
+use crate::error::{ApiError, ApiResult, Problem};
+use crate::extract::{Admin, JsonBody};
+use crate::routes::Segment;
+
+pub use html::View;
+
+/// The embed for shops' pages (see `web/embed.js`).
+const EMBED_JS: &str = include_str!("../../web/embed.js");
+
+/// The filters and start of a page, from its query. Parameters it does not
+/// know are ignored: shops and crawlers add their own.
+fn parse_view(raw: Option<&str>) -> ApiResult<View> {
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw.unwrap_or(""))
+        .map_err(|e| ApiError::bad_request(format!("query: {e}")))?;
+    let mut view = View::default();
+    for (name, value) in pairs {
+        match name.as_str() {
+            "language" if value.is_empty() => {}
+            "language" => view.language = Some(Language::parse(&value)?),
+            "rating" => {
+                for part in value.split(',').filter(|p| !p.trim().is_empty()) {
+                    let rating = part
+                        .trim()
+                        .parse::<u8>()
+                        .ok()
+                        .filter(|r| (1..=5).contains(r))
+                        .ok_or_else(|| {
+                            ApiError::bad_request(
+                                "rating: each value must be an integer from 1 to 5",
+                            )
+                        })?;
+                    view.ratings.push(rating);
+                }
+            }
+            "cursor" if value.is_empty() => {}
+            "cursor" => view.cursor = Some(value),
+            _ => {}
+        }
+    }
+    view.ratings.sort_unstable();
+    view.ratings.dedup();
+    // Every rating is no rating filter: one URL for the unfiltered listing.
+    if view.ratings.len() == 5 {
+        view.ratings.clear();
+    }
+    Ok(view)
+}
+
+/// What a listing page is rendered as.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Page,
+    Fragment,
+}
+
+async fn listing(
+    state: &AppState,
+    product: &str,
+    raw: Option<&str>,
+    headers: &HeaderMap,
+    shape: Shape,
+) -> ApiResult<Response> {
+    let view = parse_view(raw)?;
+    let kind: &[u8] = match shape {
+        Shape::Page => b"page",
+        Shape::Fragment => b"fragment",
+    };
+    let tag_of = |revision: &str| {
+        caching::entity_tag(&[
+            kind,
+            revision.as_bytes(),
+            product.as_bytes(),
+            raw.unwrap_or("").as_bytes(),
+        ])
+    };
+    let cache_control = state.cache_policy.cache_control(view.cursor.is_some());
+    // A revalidation reads the revision alone; a page, the whole overview.
+    if headers.contains_key(header::IF_NONE_MATCH) {
+        let tag = tag_of(&state.comments.product_revision(product).await?);
+        if caching::not_modified(headers, &tag) {
+            return Ok(caching::not_modified_response(tag, cache_control));
+        }
+    }
+    let overview: ProductOverview = state.comments.product_overview(product).await?;
+    let tag = tag_of(&overview.revision);
+    let page = state
+        .comments
+        .list(&ListRequest {
+            product,
+            filter: Filter {
+                language: view.language.clone(),
+                ratings: view.rating_set(),
+            },
+            limit: DEFAULT_PAGE_SIZE,
+            cursor: view.cursor.as_deref(),
+        })
+        .await?;
+    let stats = match &view.language {
+        Some(language) => overview.in_language(language),
+        None => overview.overall.clone(),
+    };
+    let page_path = format!("/products/{}", overview.product_id);
+    // A fragment's links lead to the shop's page when the record names it:
+    // the shop passes `language`, `rating` and `cursor` on to its include.
+    let base = match shape {
+        Shape::Page => page_path.clone(),
+        Shape::Fragment => overview
+            .record
+            .as_ref()
+            .and_then(|r| r.url.clone())
+            .unwrap_or_else(|| page_path.clone()),
+    };
+    let rendered = html::Listing {
+        overview: &overview,
+        stats: &stats,
+        view: &view,
+        comments: &page.items,
+        next_cursor: page.next_cursor.as_deref(),
+        base: &base,
+    };
+    let body = match shape {
+        Shape::Page => rendered.page(&page_path),
+        Shape::Fragment => rendered.fragment(),
+    };
+    let mut response = (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        body,
+    )
+        .into_response();
+    caching::stamp(&mut response, tag, cache_control);
+    Ok(response)
+}
+
+#[utoipa::path(
+    get,
+    path = "/products/{product_id}",
+    tag = "pages",
+    summary = "A product's comments as a page, for crawlers and readers without JavaScript",
+    description = "Newest first, 20 a page, with the rating histogram, the average, the count, filters as a GET form and links, and \"Older comments\" as a link to a keyset URL that names the same comments for as long as they exist. Carries schema.org Product/AggregateRating/Review JSON-LD, a canonical link (filtered views point at the unfiltered listing and carry noindex), an ETag and Cache-Control.",
+    params(
+        ("product_id" = String, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
+        ("language" = Option<String>, Query, description = "One language code; absent or empty = all languages"),
+        ("rating" = Option<Vec<u8>>, Query, description = "Repeatable or comma-separated; absent = all ratings"),
+        ("cursor" = Option<String>, Query, description = "From the page's \"Older comments\" link"),
+        ("If-None-Match" = Option<String>, Header, description = "An ETag of this URL: 304 while it still holds"),
+    ),
+    responses(
+        (status = 200, description = "The page", body = String, content_type = "text/html"),
+        (status = 304, description = "Not modified since the ETag given"),
+        (status = 400, description = "A parameter or the cursor is not valid", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn product_page(
+    State(state): State<AppState>,
+    Segment(product_id): Segment,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    listing(&state, &product_id, raw.as_deref(), &headers, Shape::Page).await
+}
+
+#[utoipa::path(
+    get,
+    path = "/fragments/products/{product_id}",
+    tag = "pages",
+    summary = "A product's listing as an HTML fragment, for server-side or edge includes",
+    description = "The listing of /products/{product_id} (with its JSON-LD) without the page around it; no JavaScript needed. Its links lead to the product record's url when it has one (pass language, rating and cursor on to the include), else to /products/{product_id}.",
+    params(
+        ("product_id" = String, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
+        ("language" = Option<String>, Query, description = "One language code; absent or empty = all languages"),
+        ("rating" = Option<Vec<u8>>, Query, description = "Repeatable or comma-separated; absent = all ratings"),
+        ("cursor" = Option<String>, Query, description = "From the listing's \"Older comments\" link"),
+        ("If-None-Match" = Option<String>, Header, description = "An ETag of this URL: 304 while it still holds"),
+    ),
+    responses(
+        (status = 200, description = "The fragment", body = String, content_type = "text/html"),
+        (status = 304, description = "Not modified since the ETag given"),
+        (status = 400, description = "A parameter or the cursor is not valid", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn product_fragment(
+    State(state): State<AppState>,
+    Segment(product_id): Segment,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    listing(
+        &state,
+        &product_id,
+        raw.as_deref(),
+        &headers,
+        Shape::Fragment,
+    )
+    .await
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/products/{product_id}",
+    tag = "statistics",
+    summary = "A product: its name, page, image and statistics, overall and per language",
+    params(("product_id" = String, Path, description = "1-64 characters of A-Z a-z 0-9 _ -")),
+    responses(
+        (status = 200, description = "The product (the id as its name until an admin sets one)", body = ProductBody),
+        (status = 400, description = "The id is not valid", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn get_product(
+    State(state): State<AppState>,
+    Segment(product_id): Segment,
+) -> ApiResult<Json<ProductBody>> {
+    Ok(Json(
+        state.comments.product_overview(&product_id).await?.into(),
+    ))
+}
+
+#[utoipa::path(
+    put,
+    path = "/v1/products/{product_id}",
+    tag = "admin",
+    summary = "Set a product's display name, page and image (admin)",
+    description = "What the product pages and their structured data name the product by.",
+    params(("product_id" = String, Path, description = "1-64 characters of A-Z a-z 0-9 _ -")),
+    request_body = PutProductBody,
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "The product", body = ProductBody),
+        (status = 400, description = "A field breaks a rule", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or wrong admin token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "No admin token is configured", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn put_product(
+    State(state): State<AppState>,
+    _admin: Admin,
+    Segment(product_id): Segment,
+    JsonBody(body): JsonBody<PutProductBody>,
+) -> ApiResult<Json<ProductBody>> {
+    state.comments.put_product(&product_id, body.into()).await?;
+    Ok(Json(
+        state.comments.product_overview(&product_id).await?.into(),
+    ))
+}
+
+#[utoipa::path(
+    get,
+    path = "/embed.js",
+    tag = "pages",
+    summary = "The embed for shops' product pages",
+    description = "Add `<div data-rave-product=\"42\"></div><script src=\"https://comments.example/embed.js\" async></script>`: it renders the listing (filters, load more, histogram, the post form) in a shadow root, themable with CSS custom properties. The page's origin must be allowed (--allowed-origin).",
+    responses((status = 200, description = "The script", body = String, content_type = "text/javascript"))
+)]
+pub async fn embed_js(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let tag = caching::entity_tag(&[b"embed.js", EMBED_JS.as_bytes()]);
+    let cache_control = state.cache_policy.cache_control(false);
+    if caching::not_modified(&headers, &tag) {
+        return caching::not_modified_response(tag, cache_control);
+    }
+    let mut response = (
+        StatusCode::OK,
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/javascript; charset=utf-8"),
+            ),
+            (
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ),
+        ],
+        EMBED_JS,
+    )
+        .into_response();
+    caching::stamp(&mut response, tag, cache_control);
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn views_normalise_their_filters_and_ignore_foreign_parameters() {
+        let view = parse_view(Some("rating=5,1&rating=5&utm_source=x&language=&cursor=")).unwrap();
+        assert_eq!(view.ratings, [1, 5]);
+        assert_eq!(view.language, None);
+        assert_eq!(view.cursor, None);
+        assert!(view.filtered());
+        let all = parse_view(Some("rating=1,2,3,4,5")).unwrap();
+        assert!(!all.filtered());
+        assert!(parse_view(Some("rating=6")).is_err());
+        assert!(parse_view(Some("language=EN1")).is_err());
+    }
+}

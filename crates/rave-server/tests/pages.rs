@@ -1,0 +1,711 @@
+//! The product pages as crawlers, caches and shops see them, over real
+//! HTTP with an aggregator keeping the statistics: following "older"
+//! links, the structured data read by an independent extractor (extruct),
+//! ETags and 304s on every cacheable route, hostile text, product records,
+//! CORS preflights.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rave_comments::{Comments, Config, CursorKey, Moderation};
+use rave_engine::{Engine, EngineFeed};
+use rave_server::{AllowedOrigin, AppState, ServerConfig};
+use rave_store::SharedStore;
+use reqwest::header::{self, HeaderMap};
+use reqwest::{Client, Method, StatusCode};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "pages-admin-token";
+const SHOP: &str = "http://shop.test:8080";
+
+struct Server {
+    base: String,
+    client: Client,
+    comments: Arc<Comments<SharedStore>>,
+    _dir: tempfile::TempDir,
+}
+
+async fn start() -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path()).unwrap();
+    let comments = Arc::new(Comments::new(
+        SharedStore::new(engine.clone()),
+        Config {
+            table: "rave".into(),
+            cursor_key: CursorKey::new([9; 32]),
+            moderation: Moderation::Off,
+        },
+    ));
+    comments.ensure_table().await.unwrap();
+    let feed = EngineFeed::open(engine, "rave", "statistics")
+        .await
+        .unwrap();
+    {
+        let comments = comments.clone();
+        tokio::spawn(async move {
+            loop {
+                let _ = comments
+                    .aggregate_once(&feed, Duration::from_millis(20))
+                    .await;
+            }
+        });
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let config = ServerConfig {
+        admin_token: Some(TOKEN.into()),
+        rate_limit_per_minute: 0,
+    };
+    let state = AppState::new(comments.clone(), &config)
+        .with_allowed_origins(vec![SHOP.parse::<AllowedOrigin>().unwrap()]);
+    tokio::spawn(rave_server::serve(listener, state, std::future::pending()));
+    Server {
+        base,
+        client: Client::new(),
+        comments,
+        _dir: dir,
+    }
+}
+
+impl Server {
+    async fn fetch(&self, path: &str, headers: &[(&str, &str)]) -> (StatusCode, HeaderMap, String) {
+        let mut request = self.client.get(format!("{}{path}", self.base));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        (status, headers, response.text().await.unwrap())
+    }
+
+    async fn page(&self, path: &str) -> String {
+        let (status, headers, body) = self.fetch(path, &[]).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        assert_eq!(headers[header::CONTENT_TYPE], "text/html; charset=utf-8");
+        body
+    }
+
+    async fn json(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let mut request = self
+            .client
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(TOKEN);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn post(&self, product: &str, body: Value) -> Value {
+        let (status, created) = self
+            .json(
+                Method::POST,
+                &format!("/v1/products/{product}/comments"),
+                Some(body),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{created}");
+        created
+    }
+
+    /// Waits until the aggregator has counted `total` comments of `product`.
+    async fn settle(&self, product: &str, total: u64) -> Value {
+        let started = Instant::now();
+        loop {
+            let (_, stats) = self
+                .json(Method::GET, &format!("/v1/products/{product}/stats"), None)
+                .await;
+            if stats["total"] == total {
+                // Let the aggregator finish anything behind the counts too.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                return stats;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "statistics stuck at {stats}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+fn comment(author: &str, language: &str, rating: u8, title: &str, body: &str) -> Value {
+    json!({"author": author, "language": language, "rating": rating, "title": title, "body": body})
+}
+
+/// `&amp;` and friends back to text, for hrefs read out of the HTML.
+fn unescape(text: &str) -> String {
+    text.replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// The value of the first `attribute="…"` after `marker`.
+fn attribute_after(html: &str, marker: &str, attribute: &str) -> Option<String> {
+    let at = html.find(marker)?;
+    let rest = &html[at..];
+    let start = rest.find(&format!("{attribute}=\""))? + attribute.len() + 2;
+    let end = rest[start..].find('"')?;
+    Some(unescape(&rest[start..start + end]))
+}
+
+/// The ids of the comments a page lists, in order.
+fn listed_ids(html: &str) -> Vec<String> {
+    html.split("id=\"comment-")
+        .skip(1)
+        .map(|rest| rest[..rest.find('"').unwrap()].to_owned())
+        .collect()
+}
+
+/// The JSON-LD block of a page, parsed.
+fn json_ld(html: &str) -> Value {
+    let open = "<script type=\"application/ld+json\">";
+    let start = html.find(open).unwrap() + open.len();
+    let end = html[start..].find("</script>").unwrap();
+    serde_json::from_str(&html[start..start + end]).unwrap()
+}
+
+#[tokio::test]
+async fn a_crawler_following_older_links_finds_every_counted_comment_once_newest_first() {
+    let s = start().await;
+    let mut expected = Vec::new();
+    for i in 0..47 {
+        let language = ["en", "de", "fr"][i % 3];
+        let created = s
+            .post(
+                "p",
+                comment(
+                    &format!("author{i}"),
+                    language,
+                    (i % 5 + 1) as u8,
+                    &format!("t{i}"),
+                    "b",
+                ),
+            )
+            .await;
+        expected.push((
+            created["created_at"].as_str().unwrap().to_owned(),
+            created["id"].as_str().unwrap().to_owned(),
+        ));
+    }
+    // Flagged comments stay visible and counted; other products stay out.
+    for (_, id) in expected.iter().step_by(7) {
+        let (status, _) = s
+            .json(Method::POST, &format!("/v1/comments/{id}/flag"), None)
+            .await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    s.post("other", comment("x", "en", 5, "elsewhere", "b"))
+        .await;
+    let stats = s.settle("p", 47).await;
+    expected.sort();
+    expected.reverse();
+    let expected: Vec<String> = expected.into_iter().map(|(_, id)| id).collect();
+
+    let mut seen = Vec::new();
+    let mut path = "/products/p".to_owned();
+    let mut pages = Vec::new();
+    loop {
+        let html = s.page(&path).await;
+        let ids = listed_ids(&html);
+        assert!(ids.len() <= 20, "{path}: {} comments", ids.len());
+        assert!(html.contains("<title>"), "{path}");
+        assert!(html.contains("<meta name=\"description\""), "{path}");
+        assert!(
+            !html.contains("noindex"),
+            "the unfiltered listing is indexed"
+        );
+        assert_eq!(
+            attribute_after(&html, "rel=\"canonical\"", "href").unwrap(),
+            path,
+            "unfiltered pages are their own canonical URL"
+        );
+        assert!(html.contains(&format!(
+            "<span class=\"rave-average\">{:.2}</span>",
+            stats["average"].as_f64().unwrap()
+        )));
+        assert!(html.contains("<span class=\"rave-count\">47</span>"));
+        pages.push((path.clone(), ids.clone()));
+        seen.extend(ids);
+        match attribute_after(&html, "rel=\"next\"", "href") {
+            Some(next) => path = next,
+            None => break,
+        }
+    }
+    assert_eq!(seen, expected, "every counted comment once, newest first");
+    assert_eq!(pages.len(), 3);
+    // A keyset URL names the same comments on every visit.
+    let (older, ids) = &pages[1];
+    assert!(older.contains("cursor="));
+    assert_eq!(&listed_ids(&s.page(older).await), ids);
+
+    // Filtered views: a GET form and links, canonical to the listing, noindex.
+    let html = s.page("/products/p?language=de&rating=2").await;
+    assert!(html.contains("<form class=\"rave-filters\" method=\"get\""));
+    assert!(html.contains("<meta name=\"robots\" content=\"noindex, follow\">"));
+    assert_eq!(
+        attribute_after(&html, "rel=\"canonical\"", "href").unwrap(),
+        "/products/p"
+    );
+    assert!(html.contains("href=\"/products/p?language=de&amp;rating=5\""));
+    let (_, listing) = s
+        .json(
+            Method::GET,
+            "/v1/products/p/comments?language=de&rating=2&limit=100",
+            None,
+        )
+        .await;
+    let want: Vec<&str> = listing["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(listed_ids(&html), want);
+    // The histogram and count of the language shown.
+    let (_, german) = s
+        .json(Method::GET, "/v1/products/p/stats?language=de", None)
+        .await;
+    assert!(html.contains(&format!(
+        "<span class=\"rave-count\">{}</span>",
+        german["total"]
+    )));
+    // A product nobody commented on yet still has a page.
+    let html = s.page("/products/quiet").await;
+    assert!(html.contains("No comments here yet."));
+    assert!(!html.contains("aggregateRating"));
+}
+
+#[tokio::test]
+async fn the_average_is_in_the_stats_per_language_too() {
+    let s = start().await;
+    let (_, stats) = s.json(Method::GET, "/v1/products/p/stats", None).await;
+    assert_eq!(stats["average"], Value::Null);
+    for (language, rating) in [("en", 5), ("en", 4), ("de", 1)] {
+        s.post("p", comment("a", language, rating, "", "b")).await;
+    }
+    let stats = s.settle("p", 3).await;
+    assert_eq!(stats["average"], 3.33);
+    let (_, english) = s
+        .json(Method::GET, "/v1/products/p/stats?language=en", None)
+        .await;
+    assert_eq!(english["average"], 4.5);
+    let (_, product) = s.json(Method::GET, "/v1/products/p", None).await;
+    assert_eq!(product["stats"]["average"], 3.33);
+    assert_eq!(product["languages"][0]["language"], "de");
+    assert_eq!(product["languages"][1]["average"], 4.5);
+}
+
+/// Where scripts/test.sh installs extruct.
+fn extruct_python() -> Option<std::path::PathBuf> {
+    let python =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/extruct/bin/python");
+    python.exists().then_some(python)
+}
+
+#[tokio::test]
+async fn search_engines_read_the_product_its_rating_and_the_pages_reviews() {
+    let Some(python) = extruct_python() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "extruct is missing: scripts/test.sh installs it into .tools/extruct"
+        );
+        eprintln!("skipped: extruct is not installed (scripts/test.sh installs it)");
+        return;
+    };
+    let s = start().await;
+    let (status, _) = s
+        .json(
+            Method::PUT,
+            "/v1/products/kettle",
+            Some(json!({"name": "Steel kettle", "url": "https://shop.example/kettle", "image": "https://shop.example/kettle.jpg"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    for i in 0..23u8 {
+        s.post(
+            "kettle",
+            comment(
+                &format!("buyer {i}"),
+                ["en", "de"][usize::from(i % 2)],
+                i % 5 + 1,
+                if i % 4 == 0 { "" } else { "Boils fast" },
+                &format!("Review {i} with \"quotes\" & </script> in it"),
+            ),
+        )
+        .await;
+    }
+    let stats = s.settle("kettle", 23).await;
+    for path in ["/products/kettle", "/fragments/products/kettle"] {
+        let html = s.page(path).await;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("page.html");
+        std::fs::write(&file, &html).unwrap();
+        let output = std::process::Command::new(&python)
+            .args([
+                "-c",
+                "import extruct, json, sys\n\
+                 data = extruct.extract(open(sys.argv[1], encoding='utf-8').read(), base_url=sys.argv[2], syntaxes=['json-ld'])\n\
+                 print(json.dumps(data['json-ld']))",
+            ])
+            .arg(&file)
+            .arg(format!("{}{path}", s.base))
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let found: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let products: Vec<&Value> = found
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v["@type"] == "Product")
+            .collect();
+        assert_eq!(products.len(), 1, "{path}: {found}");
+        let product = products[0];
+        assert_eq!(product["name"], "Steel kettle");
+        assert_eq!(product["url"], "https://shop.example/kettle");
+        assert_eq!(product["image"], "https://shop.example/kettle.jpg");
+        let rating = &product["aggregateRating"];
+        assert_eq!(rating["@type"], "AggregateRating");
+        assert_eq!(rating["ratingValue"], stats["average"]);
+        assert_eq!(rating["reviewCount"], stats["total"]);
+        assert_eq!(rating["bestRating"], 5);
+        assert_eq!(rating["worstRating"], 1);
+        // The reviews are the page's comments, as the API lists them.
+        let (_, listing) = s
+            .json(Method::GET, "/v1/products/kettle/comments", None)
+            .await;
+        let items = listing["items"].as_array().unwrap();
+        let reviews = product["review"].as_array().unwrap();
+        assert_eq!(
+            listed_ids(&html),
+            items
+                .iter()
+                .map(|c| c["id"].as_str().unwrap())
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(reviews.len(), items.len());
+        for (review, item) in reviews.iter().zip(items) {
+            assert_eq!(review["@type"], "Review");
+            assert_eq!(review["author"]["@type"], "Person");
+            assert_eq!(review["author"]["name"], item["author"]);
+            assert_eq!(review["datePublished"], item["created_at"]);
+            assert_eq!(review["reviewRating"]["ratingValue"], item["rating"]);
+            assert_eq!(review["reviewBody"], item["body"]);
+            assert_eq!(review["inLanguage"], item["language"]);
+            let title = item["title"].as_str().unwrap();
+            let name = review["name"].as_str().unwrap();
+            if title.is_empty() {
+                assert!(item["body"].as_str().unwrap().starts_with(name));
+            } else {
+                assert_eq!(name, title);
+            }
+        }
+    }
+}
+
+/// Every cacheable route: a validator and freshness on 200, a 304 for it.
+async fn revalidate(s: &Server, path: &str) -> String {
+    let (status, headers, body) = s.fetch(path, &[]).await;
+    assert_eq!(status, StatusCode::OK, "{path}: {body}");
+    let tag = headers
+        .get(header::ETAG)
+        .unwrap_or_else(|| panic!("{path} has no ETag"))
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        headers[header::CACHE_CONTROL]
+            .to_str()
+            .unwrap()
+            .starts_with("public, max-age="),
+        "{path}"
+    );
+    let (status, again, body) = s.fetch(path, &[("If-None-Match", &tag)]).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED, "{path}");
+    assert!(body.is_empty());
+    assert_eq!(again[header::ETAG], tag.as_str());
+    assert_eq!(again[header::CACHE_CONTROL], headers[header::CACHE_CONTROL]);
+    let (status, _, _) = s.fetch(path, &[("If-None-Match", "\"other\"")]).await;
+    assert_eq!(status, StatusCode::OK, "{path}");
+    tag
+}
+
+#[tokio::test]
+async fn cacheable_routes_revalidate_and_change_their_etag_with_the_data() {
+    let s = start().await;
+    let mut ids = Vec::new();
+    for i in 0..25 {
+        let created = s
+            .post("p", comment("a", "en", 4, &format!("t{i}"), "b"))
+            .await;
+        ids.push(created["id"].as_str().unwrap().to_owned());
+    }
+    s.settle("p", 25).await;
+    let first = s.page("/products/p").await;
+    let older = attribute_after(&first, "rel=\"next\"", "href").unwrap();
+    let (_, listing) = s.json(Method::GET, "/v1/products/p/comments", None).await;
+    let json_older = format!(
+        "/v1/products/p/comments?cursor={}",
+        listing["next_cursor"].as_str().unwrap()
+    );
+    let product_routes = [
+        "/products/p".to_owned(),
+        older.clone(),
+        "/fragments/products/p".to_owned(),
+        "/v1/products/p/comments".to_owned(),
+        json_older.clone(),
+        "/v1/products/p/stats".to_owned(),
+        "/v1/products/p".to_owned(),
+    ];
+    let mut tags = Vec::new();
+    for path in &product_routes {
+        tags.push(revalidate(&s, path).await);
+    }
+    let leaderboard = revalidate(&s, "/v1/leaderboard").await;
+    revalidate(&s, "/embed.js").await;
+
+    // Keyset pages of older comments are kept longer than first pages.
+    let (_, first_headers, _) = s.fetch("/products/p", &[]).await;
+    let (_, older_headers, _) = s.fetch(&older, &[]).await;
+    assert_eq!(first_headers[header::CACHE_CONTROL], "public, max-age=10");
+    assert_eq!(older_headers[header::CACHE_CONTROL], "public, max-age=300");
+    // The plan changes with every request: never cached.
+    let (_, explain, _) = s.fetch("/v1/products/p/comments?explain=true", &[]).await;
+    assert!(explain.get(header::ETAG).is_none());
+
+    // A 304 reads the product's partition, never a comment.
+    let before = s.comments.usage().items_read();
+    let (status, _, _) = s.fetch("/products/p", &[("If-None-Match", &tags[0])]).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED);
+    let read = s.comments.usage().items_read() - before;
+    assert!(read <= 2, "a 304 read {read} items: S and S#en at most");
+
+    // A changed comment changes every tag of its product; the oldest
+    // comment is on the older pages, whose tags change too.
+    let (status, _) = s
+        .json(
+            Method::PATCH,
+            &format!("/v1/comments/{}", ids[0]),
+            Some(json!({"rating": 5})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let started = Instant::now();
+    loop {
+        let (_, stats) = s.json(Method::GET, "/v1/products/p/stats", None).await;
+        if stats["counts"]["5"] == 1 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for (path, tag) in product_routes.iter().zip(&tags) {
+        let (status, _, _) = s.fetch(path, &[("If-None-Match", tag)]).await;
+        assert_eq!(status, StatusCode::OK, "{path} kept its ETag");
+    }
+    let (status, _, _) = s
+        .fetch("/v1/leaderboard", &[("If-None-Match", &leaderboard)])
+        .await;
+    assert_eq!(status, StatusCode::OK, "the leaderboard changed");
+
+    // An edit no count sees changes the tags too.
+    let tag = revalidate(&s, "/products/p").await;
+    s.json(
+        Method::PATCH,
+        &format!("/v1/comments/{}", ids[24]),
+        Some(json!({"title": "edited"})),
+    )
+    .await;
+    let started = Instant::now();
+    loop {
+        let (status, _, body) = s.fetch("/products/p", &[("If-None-Match", &tag)]).await;
+        if status == StatusCode::OK {
+            assert!(body.contains("edited"));
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the ETag stayed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn hostile_text_is_inert_in_the_page_the_fragment_and_the_json_ld() {
+    let s = start().await;
+    let author = "\"><script>alert('author')</script>";
+    let title = "<img src=x onerror=alert(1)> ' \" \u{202e}evil";
+    let body = "</script><script>alert('body')</script>\n<!-- \u{202e}txt.exe";
+    s.json(
+        Method::PUT,
+        "/v1/products/p",
+        Some(json!({"name": "</title><script>alert('name')</script>\u{202e}"})),
+    )
+    .await;
+    s.post("p", comment(author, "en", 3, title, body)).await;
+    s.settle("p", 1).await;
+    for path in ["/products/p", "/fragments/products/p"] {
+        let html = s.page(path).await;
+        assert_eq!(
+            html.matches("<script").count(),
+            1,
+            "{path}: only the JSON-LD"
+        );
+        assert!(!html.contains("<img"), "{path}");
+        // Outside the JSON-LD (whose strings need no HTML escapes), every
+        // quote is escaped, so no attribute is broken out of.
+        let open = html.find("<script type=\"application/ld+json\">").unwrap();
+        let close = open + html[open..].find("</script>").unwrap();
+        let markup = format!("{}{}", &html[..open], &html[close..]);
+        assert!(!markup.contains("alert('"), "{path}: quotes are escaped");
+        assert!(!markup.contains("\"><script"), "{path}");
+        // Every direction override is closed by an isolate around it.
+        for (at, _) in html.match_indices('\u{202e}') {
+            let before = &html[..at];
+            let bdi = before.rfind("<bdi>").unwrap_or(0);
+            let fsi = before.rfind('\u{2068}').unwrap_or(0);
+            let open = bdi.max(fsi);
+            assert!(open > 0, "{path}: an override outside any isolate");
+            let closed_bdi = before[bdi..].contains("</bdi>");
+            let closed_fsi = before[fsi..].contains('\u{2069}');
+            assert!(
+                (bdi > 0 && !closed_bdi) || (fsi > 0 && !closed_fsi),
+                "{path}: an override after its isolate closed"
+            );
+        }
+        let data = json_ld(&html);
+        assert_eq!(data["review"][0]["author"]["name"], author);
+        assert_eq!(data["review"][0]["reviewBody"], body);
+        assert_eq!(data["review"][0]["name"], title);
+    }
+}
+
+#[tokio::test]
+async fn product_records_need_the_admin_and_valid_links_and_problems_name_fields() {
+    let s = start().await;
+    let response = s
+        .client
+        .put(format!("{}/v1/products/p", s.base))
+        .json(&json!({"name": "x"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    let (status, problem) = s
+        .json(
+            Method::PUT,
+            "/v1/products/p",
+            Some(json!({"name": "Kettle", "url": "javascript:alert(1)"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(problem["field"], "url");
+    let (status, product) = s
+        .json(
+            Method::PUT,
+            "/v1/products/p",
+            Some(json!({"name": "Kettle"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(product["name"], "Kettle");
+    let html = s.page("/products/p").await;
+    assert!(html.contains("<title>\u{2068}Kettle\u{2069}: customer reviews</title>"));
+    let (_, unnamed) = s.json(Method::GET, "/v1/products/q", None).await;
+    assert_eq!(unnamed["name"], "q");
+
+    let (status, problem) = s
+        .json(
+            Method::POST,
+            "/v1/products/p/comments",
+            Some(comment("a", "en", 9, "", "b")),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(problem["field"], "rating");
+}
+
+#[tokio::test]
+async fn cors_preflights_succeed_for_allowed_origins_only() {
+    let s = start().await;
+    let preflight = |origin: &'static str| {
+        s.client
+            .request(
+                Method::OPTIONS,
+                format!("{}/v1/products/p/comments", s.base),
+            )
+            .header("Origin", origin)
+            .header("Access-Control-Request-Method", "POST")
+            .header(
+                "Access-Control-Request-Headers",
+                "content-type,idempotency-key",
+            )
+            .send()
+    };
+    let allowed = preflight(SHOP).await.unwrap();
+    assert!(allowed.status().is_success());
+    assert_eq!(allowed.headers()["access-control-allow-origin"], SHOP);
+    let methods = allowed.headers()["access-control-allow-methods"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(methods.contains("POST"), "{methods}");
+    let other = preflight("http://evil.test").await.unwrap();
+    assert!(other.headers().get("access-control-allow-origin").is_none());
+    // Simple requests get the header too, and caches are told it varies.
+    let (_, headers, _) = s.fetch("/v1/products/p/stats", &[("Origin", SHOP)]).await;
+    assert_eq!(headers["access-control-allow-origin"], SHOP);
+    assert!(
+        headers
+            .get_all(header::VARY)
+            .iter()
+            .any(|v| v.to_str().unwrap().contains("origin"))
+    );
+    // Admin calls stay same-origin: Authorization is not allowed across.
+    let admin = s
+        .client
+        .request(Method::OPTIONS, format!("{}/v1/products/p", s.base))
+        .header("Origin", SHOP)
+        .header("Access-Control-Request-Method", "PUT")
+        .header("Access-Control-Request-Headers", "authorization")
+        .send()
+        .await
+        .unwrap();
+    let allowed_headers = admin
+        .headers()
+        .get("access-control-allow-headers")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    assert!(!allowed_headers.contains("authorization"));
+}
+
+#[tokio::test]
+async fn every_new_route_is_in_the_openapi_document() {
+    let s = start().await;
+    let (_, document) = s.json(Method::GET, "/openapi.json", None).await;
+    let paths = &document["paths"];
+    for (path, method) in [
+        ("/products/{product_id}", "get"),
+        ("/fragments/products/{product_id}", "get"),
+        ("/embed.js", "get"),
+        ("/v1/products/{product_id}", "get"),
+        ("/v1/products/{product_id}", "put"),
+    ] {
+        assert!(paths[path][method].is_object(), "{method} {path}");
+    }
+    assert!(
+        document["components"]["schemas"]["ProductStatsBody"]["properties"]["average"].is_object()
+    );
+}

@@ -1,0 +1,595 @@
+//! The embed and the fragment on a shop's page, and the web page's fixed
+//! defects, in headless Chromium. For the embed, the
+//! shop's pages are served from another origin than rave, as they would
+//! be. The embed renders, loads more without duplicates, posts, shows
+//! errors inline, keeps its styles from the page's and the page's from it,
+//! and keeps hostile text inert; CORS lets the allowed origin in and no
+//! other. With `RAVE_SCREENSHOTS=<dir>`, the product page, the fragment in
+//! a shop's page and the embed are saved there (that is how `docs/` is
+//! made). chromedriver and Chromium as in tests/browser.rs.
+
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::{Path, State};
+use axum::response::Html;
+use fantoccini::{Client, ClientBuilder};
+use rave_comments::{Comments, Config, CursorKey, Moderation, NewComment};
+use rave_engine::{Engine, EngineFeed};
+use rave_server::{AllowedOrigin, AppState, ServerConfig};
+use rave_store::SharedStore;
+use serde_json::{Value, json};
+
+/// chromedriver, stopped when dropped.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+struct Session {
+    client: Client,
+    /// rave, at 127.0.0.1.
+    rave: String,
+    /// The shop whose origin is allowed, at `localhost`.
+    shop: String,
+    /// A shop whose origin is not allowed.
+    stranger: String,
+    comments: Arc<Comments<SharedStore>>,
+    _driver: Driver,
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A stylesheet of a shop that restyles everything it can reach.
+const HOSTILE_STYLE: &str = "<style>\
+* { color: rgb(255, 0, 0) !important; font-family: serif !important; \
+    line-height: 3 !important; letter-spacing: 4px !important; }\
+p { font-size: 40px !important; margin: 30px !important; display: inline !important; }\
+button { background: rgb(0, 255, 0) !important; width: 500px !important; }\
+</style>";
+
+/// The shop's pages: the embed with and without the hostile stylesheet,
+/// and the fragment included server-side.
+async fn shop_page(State(rave): State<String>, Path(kind): Path<String>) -> Html<String> {
+    let style = if kind == "hostile" { HOSTILE_STYLE } else { "" };
+    let content = if kind == "fragment" {
+        let fragment = reqwest::get(format!("{rave}/fragments/products/p"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        format!("<h1>Steel kettle</h1><p>Our best kettle.</p>{fragment}")
+    } else {
+        format!(
+            "<h1>Steel kettle</h1><p>Our best kettle.</p><button>Add to basket</button>\
+             <div data-rave-product=\"p\" style=\"--rave-accent: rgb(0, 90, 200)\"></div>\
+             <script src=\"{rave}/embed.js\" async></script>"
+        )
+    };
+    Html(format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Shop</title>{style}</head>\
+         <body style=\"font-family: sans-serif; max-width: 50rem; margin: 1rem auto\">{content}</body></html>"
+    ))
+}
+
+async fn serve_shop(rave: String, host: &str) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let app = axum::Router::new()
+        .route("/{kind}", axum::routing::get(shop_page))
+        .with_state(rave);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{host}:{port}")
+}
+
+async fn session() -> Session {
+    let data = tempfile::tempdir().unwrap();
+    let engine = Engine::open(data.path()).unwrap();
+    let comments = Arc::new(Comments::new(
+        SharedStore::new(engine.clone()),
+        Config {
+            table: "rave".into(),
+            cursor_key: CursorKey::new([6; 32]),
+            moderation: Moderation::Off,
+        },
+    ));
+    comments.ensure_table().await.unwrap();
+    let feed = EngineFeed::open(engine, "rave", "statistics")
+        .await
+        .unwrap();
+    {
+        let comments = comments.clone();
+        tokio::spawn(async move {
+            loop {
+                let _ = comments
+                    .aggregate_once(&feed, Duration::from_millis(50))
+                    .await;
+            }
+        });
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let rave = format!("http://{}", listener.local_addr().unwrap());
+    // `localhost` and 127.0.0.1 are different origins to the browser.
+    let shop = serve_shop(rave.clone(), "localhost").await;
+    let stranger = serve_shop(rave.clone(), "127.0.0.1").await;
+    let config = ServerConfig {
+        admin_token: None,
+        rate_limit_per_minute: 0,
+    };
+    let state = AppState::new(comments.clone(), &config)
+        .with_allowed_origins(vec![shop.parse::<AllowedOrigin>().unwrap()]);
+    tokio::spawn(rave_server::serve(listener, state, std::future::pending()));
+
+    let chromedriver =
+        std::env::var("RAVE_CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
+    let chromium = std::env::var("RAVE_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    let port = free_port();
+    let driver = Driver(
+        Command::new(&chromedriver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start {chromedriver} ({e}); ./scripts/test.sh installs chromium-driver"
+                )
+            }),
+    );
+    let profile = tempfile::tempdir().unwrap();
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": chromium,
+            "args": [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage", "--window-size=1000,1400",
+                format!("--user-data-dir={}", profile.path().display()),
+            ]
+        }),
+    );
+    let started = Instant::now();
+    let client = loop {
+        match ClientBuilder::rustls()
+            .expect("TLS set-up")
+            .capabilities(capabilities.clone())
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+        {
+            Ok(client) => break client,
+            Err(_) if started.elapsed() < Duration::from_secs(20) => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("cannot start a browser session: {e}"),
+        }
+    };
+    Session {
+        client,
+        rave,
+        shop,
+        stranger,
+        comments,
+        _driver: driver,
+        _dirs: (data, profile),
+    }
+}
+
+/// The widget's shadow root, in page scripts.
+const ROOT: &str = "document.querySelector('[data-rave-product]').shadowRoot";
+
+impl Session {
+    async fn goto(&self, url: &str) {
+        self.client.goto(url).await.unwrap();
+    }
+
+    async fn eval(&self, expression: &str) -> Value {
+        self.client
+            .execute(&format!("return ({expression});"), vec![])
+            .await
+            .unwrap()
+    }
+
+    async fn run(&self, statements: &str) {
+        self.client.execute(statements, vec![]).await.unwrap();
+    }
+
+    /// Waits until a JavaScript expression is true.
+    async fn until(&self, condition: &str) {
+        let started = Instant::now();
+        loop {
+            let value = self
+                .client
+                .execute(
+                    &format!(
+                        "try {{ return Boolean({condition}); }} catch (e) {{ return false; }}"
+                    ),
+                    vec![],
+                )
+                .await
+                .unwrap();
+            if value == Value::Bool(true) {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "timed out waiting for `{condition}`"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn create(&self, author: &str, rating: i64, title: &str, body: &str) {
+        self.create_in("p", "en", author, rating, title, body).await;
+    }
+
+    async fn create_in(
+        &self,
+        product: &str,
+        language: &str,
+        author: &str,
+        rating: i64,
+        title: &str,
+        body: &str,
+    ) {
+        self.comments
+            .create(
+                product,
+                NewComment {
+                    author: author.into(),
+                    language: language.into(),
+                    rating,
+                    title: Some(title.into()),
+                    body: body.into(),
+                    created_at: None,
+                },
+                None,
+            )
+            .await
+            .unwrap();
+    }
+
+    async fn screenshot(&self, name: &str) {
+        if let Ok(dir) = std::env::var("RAVE_SCREENSHOTS") {
+            let png = self.client.screenshot().await.unwrap();
+            std::fs::write(std::path::Path::new(&dir).join(name), png).unwrap();
+        }
+    }
+
+    /// Computed styles of the widget's parts that a page could try to change.
+    async fn widget_styles(&self) -> Value {
+        self.eval(&format!(
+            "(() => {{ const root = {ROOT}; const pick = (e) => {{ const s = getComputedStyle(e); \
+             return [s.color, s.fontFamily, s.fontSize, s.lineHeight, s.letterSpacing, s.margin, s.display, s.backgroundColor, s.width]; }}; \
+             return [pick(root.querySelector('.summary')), pick(root.querySelector('button.more')), \
+                     pick(root.querySelector('.comment .body')), pick(root.querySelector('h2'))]; }})()"
+        ))
+        .await
+    }
+}
+
+const ITEMS: &str =
+    "document.querySelector('[data-rave-product]').shadowRoot.querySelectorAll('li.comment')";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embed_on_a_shops_page() {
+    let s = session().await;
+    for i in 0..24 {
+        s.create(
+            &format!("buyer{i}"),
+            1 + i % 5,
+            &format!("title {i}"),
+            "fine",
+        )
+        .await;
+    }
+    s.create(
+        "</script><img src=x onerror=\"window.pwned=1\">",
+        5,
+        "<script>window.pwned=2</script>\u{202e}gnp.exe",
+        "<img src=x onerror=\"window.pwned=3\"> \" ' </p>",
+    )
+    .await;
+
+    // Renders: the newest 20, the statistics once the aggregator has them.
+    s.goto(&format!("{}/plain", s.shop)).await;
+    s.until(&format!("{ITEMS}.length === 20")).await;
+    s.until(&format!(
+        "{ROOT}.querySelector('.count').textContent === '25'"
+    ))
+    .await;
+    let average = s
+        .eval(&format!("{ROOT}.querySelector('.average').textContent"))
+        .await;
+    let stats = s.comments.product_stats("p", None).await.unwrap();
+    assert_eq!(average, format!("{:.2}", stats.average().unwrap()));
+    assert_eq!(
+        s.eval(&format!(
+            "{ROOT}.querySelectorAll('.histogram .bar').length"
+        ))
+        .await,
+        5
+    );
+
+    // Hostile text is text: no element, no script ran.
+    assert_eq!(
+        s.eval(&format!("{ROOT}.querySelectorAll('img, script').length"))
+            .await,
+        0
+    );
+    assert_eq!(s.eval("window.pwned === undefined").await, true);
+    let author = s
+        .eval(&format!(
+            "{ROOT}.querySelector('.comment .author').textContent"
+        ))
+        .await;
+    assert_eq!(author, "</script><img src=x onerror=\"window.pwned=1\">");
+    assert_eq!(
+        s.eval(&format!(
+            "{ROOT}.querySelector('.comment .title bdi').textContent.includes('\\u202e')"
+        ))
+        .await,
+        true,
+        "the override stays inside its isolate"
+    );
+    s.screenshot("embed.png").await;
+
+    // Two clicks in a row load one page: 25 comments, none twice.
+    s.run(&format!(
+        "const more = {ROOT}.querySelector('button.more'); more.click(); more.click();"
+    ))
+    .await;
+    s.until(&format!("{ITEMS}.length === 25")).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let ids = s
+        .eval(&format!(
+            "[...{ITEMS}].map(li => li.querySelector('.title').textContent + li.querySelector('.author').textContent)"
+        ))
+        .await;
+    let ids = ids.as_array().unwrap();
+    assert_eq!(ids.len(), 25);
+    let unique: std::collections::BTreeSet<String> =
+        ids.iter().map(|v| v.as_str().unwrap().to_owned()).collect();
+    assert_eq!(unique.len(), 25, "no duplicates");
+    assert_eq!(
+        s.eval(&format!("{ROOT}.querySelector('button.more').hidden"))
+            .await,
+        true
+    );
+
+    // A filter replaces the list.
+    s.run(&format!(
+        "const f = {ROOT}.querySelector('.filters select[name=rating]'); f.value = '5'; f.dispatchEvent(new Event('change'));"
+    ))
+    .await;
+    s.until(&format!("{ITEMS}.length === 5")).await;
+    s.run(&format!(
+        "const f = {ROOT}.querySelector('.filters select[name=rating]'); f.value = ''; f.dispatchEvent(new Event('change'));"
+    ))
+    .await;
+    s.until(&format!("{ITEMS}.length === 20")).await;
+
+    // Errors show beside their field, from the problem's field member.
+    let fill = |author: &str, body: &str| {
+        format!(
+            "const root = {ROOT}; root.querySelector('input[name=author]').value = {author}; \
+             root.querySelector('textarea[name=body]').value = {body}; \
+             root.querySelector('form select[name=rating]').value = '4'; \
+             root.querySelector('form').requestSubmit();",
+            author = json!(author),
+            body = json!(body),
+        )
+    };
+    s.run(&fill("carol", "")).await;
+    s.until(&format!(
+        "!{ROOT}.querySelector('.error[data-field=body]').hidden"
+    ))
+    .await;
+    assert_eq!(
+        s.eval(&format!(
+            "{ROOT}.querySelector('.error[data-field=author]').hidden"
+        ))
+        .await,
+        true
+    );
+    // Posting puts the comment first.
+    s.run(&fill("carol", "Posted from the shop")).await;
+    s.until(&format!(
+        "{ITEMS}[0].querySelector('.body').textContent === 'Posted from the shop'"
+    ))
+    .await;
+    assert_eq!(
+        s.eval(&format!(
+            "{ROOT}.querySelector('.error[data-field=body]').hidden"
+        ))
+        .await,
+        true
+    );
+
+    // The shop's stylesheet does not reach the widget.
+    let plain = s.widget_styles().await;
+    s.goto(&format!("{}/hostile", s.shop)).await;
+    s.until(&format!("{ITEMS}.length === 20")).await;
+    s.until(&format!("!{ROOT}.querySelector('button.more').hidden"))
+        .await;
+    let hostile = s.widget_styles().await;
+    assert_eq!(plain, hostile, "the page's styles leaked in");
+    // And the widget's styles stay in it: the shop's own button is the
+    // shop's.
+    let shop_button = s
+        .eval("getComputedStyle(document.querySelector('body > button')).backgroundColor")
+        .await;
+    assert_eq!(shop_button, "rgb(0, 255, 0)");
+    // Themable from the page: the accent comes from the host's property.
+    let accent = s
+        .eval(&format!(
+            "getComputedStyle({ROOT}.querySelector('button.more')).backgroundColor"
+        ))
+        .await;
+    assert_eq!(accent, "rgb(0, 90, 200)");
+
+    // CORS from the browser: the allowed origin may post (a preflighted
+    // request), another origin may not.
+    let post = format!(
+        "return await fetch('{}/v1/products/p/comments', {{method: 'POST', \
+         headers: {{'Content-Type': 'application/json', 'Idempotency-Key': 'k-' + Math.random()}}, \
+         body: JSON.stringify({{author: 'x', language: 'en', rating: 3, body: 'cors'}})}}) \
+         .then(r => r.status, e => 'blocked');",
+        s.rave
+    );
+    assert_eq!(s.client.execute(&post, vec![]).await.unwrap(), 201);
+    s.goto(&format!("{}/plain", s.stranger)).await;
+    s.until(&format!("!{ROOT}.querySelector('.rave .error').hidden"))
+        .await;
+    assert_eq!(s.eval(&format!("{ITEMS}.length")).await, 0);
+    assert_eq!(s.client.execute(&post, vec![]).await.unwrap(), "blocked");
+
+    // The fragment in a shop's page, and rave's own page: screenshots.
+    s.goto(&format!("{}/fragment", s.shop)).await;
+    s.until("document.querySelectorAll('.rave-comment').length === 20")
+        .await;
+    assert_eq!(s.eval("window.pwned === undefined").await, true);
+    s.screenshot("fragment.png").await;
+    s.goto(&format!("{}/products/p", s.rave)).await;
+    s.until("document.querySelectorAll('.rave-comment').length === 20")
+        .await;
+    assert_eq!(s.eval("window.pwned === undefined").await, true);
+    s.screenshot("product-page.png").await;
+    let _ = s.client.close().await;
+}
+
+const PAGE_ITEMS: &str = "document.querySelectorAll('#comments li')";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_pages_known_defects_are_gone() {
+    let s = session().await;
+    for i in 0..45 {
+        let language = if i % 2 == 0 { "en" } else { "de" };
+        s.create_in(
+            "w",
+            language,
+            "ann",
+            1 + i % 5,
+            "t",
+            &format!("comment {i}"),
+        )
+        .await;
+    }
+    s.create_in("w", "sv", "sven", 5, "t", "på svenska").await;
+
+    // A fresh page opens on a product (the leaderboard's first) by itself.
+    s.goto(&format!("{}/", s.rave)).await;
+    s.until(&format!("{PAGE_ITEMS}.length === 20")).await;
+    assert_eq!(
+        s.eval("document.querySelector('#product').value").await,
+        "w"
+    );
+    assert!(
+        s.eval("location.search")
+            .await
+            .as_str()
+            .unwrap()
+            .contains("product=w")
+    );
+
+    // The language filter offers the product's languages, from one list.
+    s.until("[...document.querySelectorAll('#language option')].some(o => o.value === 'sv')")
+        .await;
+    for select in ["#language", "#post-language", "#leaderboard-language"] {
+        let has_english = s
+            .eval(&format!(
+                "[...document.querySelectorAll('{select} option')].some(o => o.value === 'en')"
+            ))
+            .await;
+        assert_eq!(has_english, true, "{select}");
+    }
+
+    // Listings ask for their plan only while its panel is open.
+    s.run(
+        "window.requested = []; const original = window.fetch; \
+         window.fetch = (url, options) => { window.requested.push(String(url)); \
+           const delay = String(url).includes('language=de') ? 700 : 0; \
+           return new Promise((resolve) => setTimeout(resolve, delay)).then(() => original(url, options)); };",
+    )
+    .await;
+    s.run("const b = document.querySelector('input[name=rating][value=\"5\"]'); b.click();")
+        .await;
+    s.until(&format!("{PAGE_ITEMS}.length === 10")).await;
+    s.run("const b = document.querySelector('input[name=rating][value=\"5\"]'); b.click();")
+        .await;
+    s.until(&format!("{PAGE_ITEMS}.length === 20")).await;
+    let explained = s
+        .eval("window.requested.filter(u => u.includes('/comments') && u.includes('explain=true')).length")
+        .await;
+    assert_eq!(explained, 0, "the plan was asked for with its panel closed");
+    s.run("document.querySelector('#plan-panel summary').click();")
+        .await;
+    s.until("window.requested.some(u => u.includes('explain=true'))")
+        .await;
+    s.until("document.querySelector('#plan').textContent.includes('Strategy')")
+        .await;
+    s.run("document.querySelector('#plan-panel summary').click();")
+        .await;
+
+    // An older filter's answer arriving last does not replace the newer's.
+    s.run(
+        "const l = document.querySelector('#language'); \
+         l.value = 'de'; l.dispatchEvent(new Event('change')); \
+         l.value = 'en'; l.dispatchEvent(new Event('change'));",
+    )
+    .await;
+    s.until(&format!("{PAGE_ITEMS}.length === 20")).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let languages = s
+        .eval(&format!(
+            "[...new Set([...{PAGE_ITEMS}].map(li => li.querySelector('span[lang]').lang))]"
+        ))
+        .await;
+    assert_eq!(languages, json!(["en"]), "the late German answer won");
+
+    // Two clicks on "Load more" load one page, without duplicates.
+    s.run("const l = document.querySelector('#language'); l.value = ''; l.dispatchEvent(new Event('change'));")
+        .await;
+    s.until(&format!(
+        "{PAGE_ITEMS}.length === 20 && !document.querySelector('#load-more').hidden"
+    ))
+    .await;
+    s.run("const more = document.querySelector('#load-more'); more.click(); more.click();")
+        .await;
+    s.until(&format!("{PAGE_ITEMS}.length >= 40")).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let ids = s
+        .eval(&format!("[...{PAGE_ITEMS}].map(li => li.dataset.id)"))
+        .await;
+    let ids = ids.as_array().unwrap();
+    assert_eq!(ids.len(), 40);
+    let unique: std::collections::BTreeSet<&str> =
+        ids.iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(unique.len(), 40);
+
+    // A field error lands beside the field the problem's `field` names.
+    s.run("document.querySelector('#post-body').value = 'no name'; document.querySelector('#post-form').requestSubmit();")
+        .await;
+    s.until("document.querySelector('#error-author').textContent !== ''")
+        .await;
+    assert_eq!(
+        s.eval("document.querySelector('#error-form').textContent")
+            .await,
+        ""
+    );
+    let _ = s.client.close().await;
+}

@@ -1,0 +1,221 @@
+// rave's embed for shops' product pages:
+//   <div data-rave-product="42"></div>
+//   <script src="https://comments.example/embed.js" async></script>
+// renders the product's comments (histogram, average, filters, "load more",
+// the post form) in a shadow root, so the page's styles and the widget's
+// stay apart. Theme it from the page with custom properties on the host
+// element: --rave-font, --rave-text, --rave-muted, --rave-accent,
+// --rave-background, --rave-border, --rave-radius.
+// User text only ever goes in through textContent.
+(() => {
+  "use strict";
+  const script = document.currentScript;
+  const api = new URL(script ? script.src : location.href).origin;
+  const PAGE = 20;
+
+  const STYLE = `
+:host{all:initial;display:block}
+*{box-sizing:border-box;margin:0;padding:0;font:inherit;color:inherit;line-height:inherit}
+.rave{all:initial;display:grid;gap:.75rem;font:15px/1.5 var(--rave-font,system-ui,sans-serif);
+  color:var(--rave-text,#1d1d1f);background:var(--rave-background,transparent)}
+h2{font-size:1.25em;font-weight:700}
+.summary{font-size:1.1em}.average{font-weight:700}
+.histogram{display:grid;grid-template-columns:auto 1fr auto;gap:.25rem .5rem;align-items:center;max-width:24rem}
+.bar{height:.6rem;background:var(--rave-border,#ddd);border-radius:var(--rave-radius,4px);overflow:hidden}
+.bar span{display:block;height:100%;background:var(--rave-accent,#b36b00)}
+.filters,.form{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}
+select,input,textarea,button{border:1px solid var(--rave-border,#ccc);border-radius:var(--rave-radius,4px);
+  padding:.3rem .5rem;background:#fff}
+button{background:var(--rave-accent,#b36b00);color:#fff;border-color:transparent;cursor:pointer}
+button:disabled{opacity:.6;cursor:wait}
+label{display:flex;gap:.25rem;align-items:center}
+ol{list-style:none;display:grid;gap:.5rem}
+li{border-top:1px solid var(--rave-border,#ddd);padding-top:.5rem}
+h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{color:var(--rave-accent,#b36b00)}
+.body{white-space:pre-line}
+.form{display:grid;gap:.4rem;max-width:32rem}
+.error{color:#b00020;font-size:.9em}.notice{color:var(--rave-muted,#555)}
+[hidden]{display:none}`;
+
+  function el(tag, props, children) {
+    const node = document.createElement(tag);
+    Object.assign(node, props || {});
+    for (const child of children || []) node.append(child);
+    return node;
+  }
+
+  function stars(rating) {
+    return "★★★★★☆☆☆☆☆".slice(5 - rating, 10 - rating);
+  }
+
+  async function call(path, options) {
+    const response = await fetch(api + path, options);
+    const body = await response.json().catch(() => null);
+    if (!response.ok) throw Object.assign(new Error((body && body.detail) || response.statusText), { problem: body || {} });
+    return body;
+  }
+
+  function mount(host) {
+    const product = host.getAttribute("data-rave-product");
+    const base = "/v1/products/" + encodeURIComponent(product);
+    const root = host.attachShadow({ mode: "open" });
+    root.append(el("style", { textContent: STYLE }));
+
+    const average = el("span", { className: "average" });
+    const count = el("span", { className: "count" });
+    const histogram = el("div", { className: "histogram" });
+    const language = el("select", { name: "language" }, [el("option", { value: "", textContent: "All languages" })]);
+    const ratingFilter = el("select", { name: "rating" }, [el("option", { value: "", textContent: "All ratings" })]);
+    for (let r = 5; r >= 1; r--) ratingFilter.append(el("option", { value: String(r), textContent: stars(r) }));
+    const list = el("ol", { className: "comments" });
+    const empty = el("p", { className: "notice", textContent: "No comments yet.", hidden: true });
+    const more = el("button", { type: "button", className: "more", textContent: "Load more", hidden: true });
+    const listError = el("p", { className: "error", hidden: true });
+
+    const fields = {};
+    const errors = {};
+    function field(name, input, label) {
+      fields[name] = input;
+      errors[name] = el("span", { className: "error", hidden: true });
+      errors[name].dataset.field = name;
+      return el("label", {}, [label, input, errors[name]]);
+    }
+    const ratingInput = el("select", { name: "rating" });
+    for (let r = 5; r >= 1; r--) ratingInput.append(el("option", { value: String(r), textContent: stars(r) }));
+    const languageInput = el("input", { name: "language", value: (document.documentElement.lang || "en").slice(0, 2).toLowerCase(), size: 3 });
+    const submit = el("button", { type: "submit", textContent: "Post" });
+    const formError = el("p", { className: "error", hidden: true });
+    const notice = el("p", { className: "notice", hidden: true });
+    const form = el("form", { className: "form" }, [
+      field("author", el("input", { name: "author" }), "Name"),
+      field("language", languageInput, "Language"),
+      field("rating", ratingInput, "Rating"),
+      field("title", el("input", { name: "title" }), "Title"),
+      field("body", el("textarea", { name: "body", rows: 3 }), "Comment"),
+      submit, formError, notice,
+    ]);
+
+    root.append(el("section", { className: "rave" }, [
+      el("h2", { textContent: "Customer reviews" }),
+      el("p", { className: "summary" }, [average, " out of 5 · ", count, " reviews"]),
+      histogram,
+      el("div", { className: "filters" }, [language, ratingFilter]),
+      list, empty, listError, more,
+      el("h2", { textContent: "Write a review" }), form,
+    ]));
+
+    const shown = new Set();
+    let cursor = null;
+    // Every listing request takes a number; only the newest may change the list.
+    let sequence = 0;
+
+    function comment(c) {
+      return el("li", { className: "comment", lang: c.language }, [
+        el("h3", { className: "title" }, [el("bdi", { textContent: c.title || c.body.slice(0, 80) })]),
+        el("p", { className: "meta" }, [
+          el("span", { className: "stars", textContent: stars(c.rating) }), " by ",
+          el("bdi", { className: "author", textContent: c.author }), " on ",
+          el("time", { dateTime: c.created_at, textContent: c.created_at.slice(0, 10) }),
+        ]),
+        el("p", { className: "body", dir: "auto" }, [el("bdi", { textContent: c.body })]),
+      ]);
+    }
+
+    async function loadStats() {
+      const info = await call(base);
+      const stats = info.stats;
+      average.textContent = stats.average === null ? "–" : stats.average.toFixed(2);
+      count.textContent = String(stats.total);
+      histogram.replaceChildren();
+      for (let r = 5; r >= 1; r--) {
+        const n = stats.counts[String(r)];
+        const bar = el("div", { className: "bar" }, [el("span")]);
+        bar.firstChild.style.width = stats.total ? (100 * n / stats.total) + "%" : "0";
+        histogram.append(el("span", { textContent: stars(r) }), bar, el("span", { textContent: String(n) }));
+      }
+      const chosen = language.value;
+      language.replaceChildren(el("option", { value: "", textContent: "All languages" }));
+      for (const l of info.languages) language.append(el("option", { value: l.language, textContent: l.language + " (" + l.total + ")" }));
+      language.value = chosen;
+    }
+
+    async function load(reset) {
+      const mine = ++sequence;
+      more.disabled = true;
+      const query = new URLSearchParams({ limit: String(PAGE) });
+      if (language.value) query.set("language", language.value);
+      if (ratingFilter.value) query.set("rating", ratingFilter.value);
+      if (!reset && cursor) query.set("cursor", cursor);
+      try {
+        const page = await call(base + "/comments?" + query);
+        if (mine !== sequence) return;
+        if (reset) { list.replaceChildren(); shown.clear(); }
+        for (const c of page.items) {
+          if (shown.has(c.id)) continue;
+          shown.add(c.id);
+          list.append(comment(c));
+        }
+        cursor = page.next_cursor;
+        more.hidden = !cursor;
+        empty.hidden = shown.size > 0;
+        listError.hidden = true;
+      } catch (e) {
+        if (mine !== sequence) return;
+        listError.textContent = e.message;
+        listError.hidden = false;
+      } finally {
+        if (mine === sequence) more.disabled = false;
+      }
+    }
+
+    language.addEventListener("change", () => load(true));
+    ratingFilter.addEventListener("change", () => load(true));
+    more.addEventListener("click", () => { if (!more.disabled) load(false); });
+
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      for (const name in errors) { errors[name].hidden = true; errors[name].textContent = ""; }
+      formError.hidden = true;
+      notice.hidden = true;
+      submit.disabled = true;
+      const body = {
+        author: fields.author.value, language: fields.language.value,
+        rating: Number(fields.rating.value), title: fields.title.value, body: fields.body.value,
+      };
+      try {
+        const created = await call(base + "/comments", {
+          method: "POST",
+          headers: { "Content-Type": "application/json", "Idempotency-Key": crypto.randomUUID() },
+          body: JSON.stringify(body),
+        });
+        fields.title.value = "";
+        fields.body.value = "";
+        if (created.status === "pending") {
+          notice.textContent = "Thank you: your comment appears once a moderator approves it.";
+          notice.hidden = false;
+        } else if (!shown.has(created.id)) {
+          shown.add(created.id);
+          list.prepend(comment(created));
+          empty.hidden = true;
+        }
+      } catch (e) {
+        const target = errors[e.problem.field];
+        if (target) { target.textContent = e.message; target.hidden = false; }
+        else { formError.textContent = e.message; formError.hidden = false; }
+      } finally {
+        submit.disabled = false;
+      }
+    });
+
+    loadStats().catch((e) => { listError.textContent = e.message; listError.hidden = false; });
+    load(true);
+  }
+
+  function start() {
+    for (const host of document.querySelectorAll("[data-rave-product]")) {
+      if (!host.shadowRoot) mount(host);
+    }
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
