@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use axum::extract::{Path, State};
 use axum::response::Html;
 use fantoccini::{Client, ClientBuilder};
-use rave_comments::{Comments, Config, CursorKey, Moderation, NewComment};
+use rave_comments::{Comments, Config, CursorKey, Moderation, NewComment, ProductRecord};
 use rave_engine::{Engine, EngineFeed};
 use rave_server::{AllowedOrigin, AppState, ServerConfig};
 use rave_store::SharedStore;
@@ -288,6 +288,17 @@ const ITEMS: &str =
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_embed_on_a_shops_page() {
     let s = session().await;
+    s.comments
+        .put_product(
+            "p",
+            ProductRecord {
+                name: "Steel kettle".into(),
+                url: None,
+                image: None,
+            },
+        )
+        .await
+        .unwrap();
     for i in 0..24 {
         s.create(
             &format!("buyer{i}"),

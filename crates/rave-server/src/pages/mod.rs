@@ -308,6 +308,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_embed_stays_small() {
+        // 15 KB gzipped is the budget; held uncompressed, it cannot be
+        // broken by a change in compression.
+        assert!(EMBED_JS.len() <= 15 * 1024, "{} bytes", EMBED_JS.len());
+    }
+
+    #[test]
     fn views_normalise_their_filters_and_ignore_foreign_parameters() {
         let view = parse_view(Some("rating=5,1&rating=5&utm_source=x&language=&cursor=")).unwrap();
         assert_eq!(view.ratings, [1, 5]);
