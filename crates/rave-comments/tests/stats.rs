@@ -10,6 +10,7 @@ use std::time::Duration;
 use common::{fixture, new_comment};
 use proptest::prelude::*;
 use rave_comments::{Comments, Moderation};
+use rave_conformance::shards::ShardFeed;
 use rave_engine::{Engine, EngineFeed};
 use rave_store::ChangeFeed;
 
@@ -149,6 +150,27 @@ proptest! {
             let f = fixture(Moderation::Pre).await;
             let engine = f.engine.clone();
             rave_conformance::statistics::check_statistics(&f.comments, || feed(&engine), ops).await
+        })?;
+    }
+
+    /// The sharded oracle: three aggregators applying four shards at once,
+    /// with crashes and lost races, and the counts still exact.
+    #[test]
+    fn concurrent_aggregators_over_shards_keep_counts_exact(ops in rave_conformance::statistics::sharded_ops()) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let f = fixture(Moderation::Pre).await;
+            let engine = f.engine.clone();
+            let open = |shard| {
+                let engine = engine.clone();
+                async move {
+                    let consumer = EngineFeed::open(engine, "rave", &format!("stats-{shard}"))
+                        .await
+                        .unwrap();
+                    ShardFeed::new(consumer, shard, rave_conformance::statistics::SHARDS)
+                }
+            };
+            rave_conformance::statistics::check_statistics_sharded(&f.comments, open, ops).await
         })?;
     }
 }

@@ -20,7 +20,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rave_store::{
-    ChangeBatch, ChangeFeed, ChangeRecord, Item, Store, StoreError, TransactWriteAction,
+    CancellationReason, ChangeBatch, ChangeFeed, ChangeRecord, Item, Store, StoreError,
+    TransactWriteAction,
 };
 
 pub use self::reconcile::{Drift, ReconcileReport};
@@ -119,6 +120,22 @@ fn apply_delta(value: u64, delta: i64) -> u64 {
     (value as i64 + delta).max(0) as u64
 }
 
+/// Whether a commit failed only because another aggregator got there first.
+fn lost_race(error: &StoreError) -> bool {
+    match error {
+        StoreError::ConditionalCheckFailed | StoreError::TransactionConflict(_) => true,
+        StoreError::TransactionCanceled(reasons) => reasons.iter().all(|r| {
+            matches!(
+                r,
+                CancellationReason::None
+                    | CancellationReason::ConditionalCheckFailed
+                    | CancellationReason::TransactionConflict
+            )
+        }),
+        _ => false,
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct Aggregator<S> {
     access: Arc<TableAccess<S>>,
@@ -156,8 +173,10 @@ impl<S: Store> Aggregator<S> {
         let effects = self.effects(&deltas).await?;
         match feed.commit(batch, effects).await {
             Ok(()) => Ok(fit),
-            // Another aggregator got there first; the next read resumes from it.
-            Err(StoreError::ConditionalCheckFailed) => Ok(0),
+            // Another aggregator applied this batch, or wrote an item this
+            // batch read, first: the next read resumes from the stored
+            // position and reads the items again.
+            Err(e) if lost_race(&e) => Ok(0),
             Err(e) => Err(e.into()),
         }
     }
@@ -210,13 +229,14 @@ impl<S: Store> Aggregator<S> {
                     i64::from(after_total > 0) - i64::from(before_total > 0),
                 );
             }
-            actions.push(match after_total {
-                0 => self.access.delete_action(key),
-                _ => self.access.put_action(
-                    stats::encode_product(product, language.as_deref(), &after),
-                    None,
+            actions.push(
+                self.write_action(
+                    &current,
+                    key,
+                    (after_total > 0)
+                        .then(|| stats::encode_product(product, language.as_deref(), &after)),
                 ),
-            });
+            );
         }
         for (author, delta) in &deltas.authors {
             let key = stats::author_key(author);
@@ -236,15 +256,37 @@ impl<S: Store> Aggregator<S> {
                 totals.authors_total,
                 i64::from(after > 0) - i64::from(before > 0),
             );
-            actions.push(match after {
-                0 => self.access.delete_action(key),
-                _ => self
-                    .access
-                    .put_action(stats::encode_author(author, after), None),
-            });
+            actions.push(self.write_action(
+                &current,
+                key,
+                (after > 0).then(|| stats::encode_author(author, after)),
+            ));
         }
-        actions.push(self.access.put_action(stats::encode_totals(&totals), None));
+        actions.push(self.write_action(
+            &current,
+            stats::totals_key(),
+            Some(stats::encode_totals(&totals)),
+        ));
         Ok(actions)
+    }
+
+    /// The write that replaces the statistics item at `key` with `new` (or
+    /// deletes it), on the condition that no other write reached it since
+    /// it was read: aggregators of different shards touch the same items,
+    /// and an unconditional write would drop the other's count.
+    fn write_action(
+        &self,
+        read: &BTreeMap<String, Item>,
+        key: Item,
+        new: Option<Item>,
+    ) -> TransactWriteAction {
+        let condition = Some(stats::unchanged_since(read.get(&describe_key(&key))));
+        match new {
+            Some(item) => self
+                .access
+                .put_action(stats::with_new_version(item), condition),
+            None => self.access.delete_action(key, condition),
+        }
     }
 }
 

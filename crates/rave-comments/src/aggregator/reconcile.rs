@@ -167,7 +167,10 @@ impl<S: Store> Aggregator<S> {
                         }
                     }
                     ItemKind::ProductStats | ItemKind::AuthorStats | ItemKind::Totals => {
-                        recount.stored.insert(describe_key(&item), item);
+                        // Compared by value: the version token is not part of it.
+                        recount
+                            .stored
+                            .insert(describe_key(&item), stats::without_version(item));
                     }
                     ItemKind::Other => {}
                 }

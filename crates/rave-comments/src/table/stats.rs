@@ -3,7 +3,7 @@
 //! a sparse entry of the product statistics in the overloaded
 //! `byLangAndRating` index.
 
-use rave_store::{AttributeValue, Item};
+use rave_store::{AttributeValue, Condition, Item};
 
 use super::{GSISK, Index, Malformed, count, key, number, text};
 use crate::model::{AUTHOR_BUCKETS, GlobalStats};
@@ -20,6 +20,9 @@ const AUTHOR_COUNT: &str = "count";
 const COMMENTS_TOTAL: &str = "comments_total";
 const PRODUCTS_TOTAL: &str = "products_total";
 const AUTHORS_TOTAL: &str = "authors_total";
+/// A token no two writes of a statistics item share (a ULID), so that a
+/// write can be conditional on the item being exactly as it was read.
+const VERSION: &str = "version";
 
 fn count_attribute(rating: usize) -> String {
     format!("count_{rating}")
@@ -118,6 +121,32 @@ pub(crate) fn decode_totals(item: &Item) -> Result<GlobalStats, Malformed> {
     Ok(totals)
 }
 
+/// `item` with a fresh version token: the value of this very write.
+pub(crate) fn with_new_version(mut item: Item) -> Item {
+    item.insert(
+        VERSION.into(),
+        AttributeValue::S(ulid::Ulid::generate().to_string()),
+    );
+    item
+}
+
+/// `item` without its version token, to compare stored values.
+pub(crate) fn without_version(mut item: Item) -> Item {
+    item.remove(VERSION);
+    item
+}
+
+/// The condition that a statistics item is still as it was read: the same
+/// version token, or still without one when it was absent (absent means all
+/// zero, so an item deleted and not written again since also passes) or
+/// written before versions existed.
+pub(crate) fn unchanged_since(read: Option<&Item>) -> Condition {
+    match read.and_then(|item| item.get(VERSION)) {
+        Some(version) => Condition::eq(VERSION, version.clone()),
+        None => Condition::not_exists(VERSION),
+    }
+}
+
 /// The leaderboard partition of the overloaded `byLangAndRating` index.
 pub(crate) fn leaderboard_partition(language: Option<&str>) -> String {
     match language {
@@ -144,6 +173,23 @@ pub(crate) fn decode_leader(item: &Item) -> Result<(String, u64), Malformed> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_write_holds_only_on_the_version_it_read() {
+        let read = with_new_version(encode_author("a", 1));
+        let condition = unchanged_since(Some(&read));
+        assert!(condition.evaluate(&read));
+        assert!(!condition.evaluate(&with_new_version(encode_author("a", 1))));
+        assert!(!condition.evaluate(&encode_author("a", 1)));
+        let absent = unchanged_since(None);
+        assert!(absent.evaluate(&Item::new()));
+        assert!(
+            absent.evaluate(&encode_author("a", 1)),
+            "written before versions"
+        );
+        assert!(!absent.evaluate(&read));
+        assert_eq!(without_version(read), encode_author("a", 1));
+    }
 
     #[test]
     fn leaderboard_keys_sort_as_text_and_vanish_at_zero() {
