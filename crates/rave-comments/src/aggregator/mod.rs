@@ -193,7 +193,9 @@ impl<S: Store> Aggregator<S> {
             .map(|(p, l)| stats::product_key(p, l.as_deref()))
             .chain(deltas.authors.keys().map(|a| stats::author_key(a)))
             .collect();
-        wanted.push(stats::totals_key());
+        // Any partial will do; a random one seldom meets another aggregator.
+        let slot = (ulid::Ulid::generate().random() % stats::TOTALS_SLOTS as u128) as usize;
+        wanted.push(stats::totals_key(slot));
         let current: BTreeMap<String, Item> = self
             .access
             .get_many(&wanted)
@@ -202,7 +204,7 @@ impl<S: Store> Aggregator<S> {
             .map(|item| (describe_key(&item), item))
             .collect();
         let stored = |key: &Item| current.get(&describe_key(key));
-        let mut totals = stored(&stats::totals_key())
+        let mut totals = stored(&stats::totals_key(slot))
             .map(stats::decode_totals)
             .transpose()?
             .unwrap_or_default();
@@ -220,14 +222,8 @@ impl<S: Store> Aggregator<S> {
             let (before_total, after_total) =
                 (before.iter().sum::<u64>(), after.iter().sum::<u64>());
             if language.is_none() {
-                totals.comments_total = apply_delta(
-                    totals.comments_total,
-                    after_total as i64 - before_total as i64,
-                );
-                totals.products_total = apply_delta(
-                    totals.products_total,
-                    i64::from(after_total > 0) - i64::from(before_total > 0),
-                );
+                totals.comments += after_total as i64 - before_total as i64;
+                totals.products += i64::from(after_total > 0) - i64::from(before_total > 0);
             }
             actions.push(
                 self.write_action(
@@ -245,17 +241,14 @@ impl<S: Store> Aggregator<S> {
                 .transpose()?
                 .unwrap_or(0);
             let after = apply_delta(before, *delta);
+            // Partials are signed: never clamped, only their sum means anything.
             if before > 0 {
-                let slot = &mut totals.authors_by_comment_count[bucket(before)];
-                *slot = slot.saturating_sub(1);
+                totals.authors_by_comment_count[bucket(before)] -= 1;
             }
             if after > 0 {
                 totals.authors_by_comment_count[bucket(after)] += 1;
             }
-            totals.authors_total = apply_delta(
-                totals.authors_total,
-                i64::from(after > 0) - i64::from(before > 0),
-            );
+            totals.authors += i64::from(after > 0) - i64::from(before > 0);
             actions.push(self.write_action(
                 &current,
                 key,
@@ -264,8 +257,8 @@ impl<S: Store> Aggregator<S> {
         }
         actions.push(self.write_action(
             &current,
-            stats::totals_key(),
-            Some(stats::encode_totals(&totals)),
+            stats::totals_key(slot),
+            Some(stats::encode_totals(slot, &totals)),
         ));
         Ok(actions)
     }
@@ -346,7 +339,7 @@ mod tests {
             1,
         )
         .unwrap();
-        d.add(&change(None, Some(stats::totals_key())), 1).unwrap();
+        d.add(&change(None, Some(stats::totals_key(0))), 1).unwrap();
         d.prune();
         assert_eq!(d.items(), 0);
     }
