@@ -369,6 +369,21 @@ mod tests {
     }
 
     #[test]
+    fn only_a_lost_race_is_retried_silently() {
+        use CancellationReason::{ConditionalCheckFailed, None as Fine, ValidationError};
+        assert!(lost_race(&StoreError::ConditionalCheckFailed));
+        assert!(lost_race(&StoreError::TransactionCanceled(vec![
+            Fine,
+            ConditionalCheckFailed
+        ])));
+        assert!(!lost_race(&StoreError::TransactionCanceled(vec![
+            ConditionalCheckFailed,
+            ValidationError("item too large".into())
+        ])));
+        assert!(!lost_race(&StoreError::Unavailable("down".into())));
+    }
+
+    #[test]
     fn author_buckets() {
         assert_eq!(bucket(1), 0);
         assert_eq!(bucket(9), 8);
