@@ -130,11 +130,15 @@ impl<S: Store> TableAccess<S> {
     }
 
     /// A delete action of a transaction on the domain's table.
-    pub(crate) fn delete_action(&self, key: Item) -> TransactWriteAction {
+    pub(crate) fn delete_action(
+        &self,
+        key: Item,
+        condition: Option<Condition>,
+    ) -> TransactWriteAction {
         TransactWriteAction::Delete {
             table: self.table.clone(),
             key,
-            condition: None,
+            condition,
         }
     }
 

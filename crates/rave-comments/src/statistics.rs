@@ -1,9 +1,11 @@
 //! Reading the statistics the aggregator maintains: a product's counts by
-//! rating (AP7–AP10), the leaderboard (AP11) and the global aggregates.
+//! rating (AP7–AP10), the leaderboard (AP11, merged from its shards) and the
+//! global aggregates (summed from their partial items).
 //! Reads are eventually consistent, as statistics may be.
 
 use std::sync::Arc;
 
+use futures::future::try_join_all;
 use rave_store::{KeyCondition, Store};
 
 use crate::access::TableAccess;
@@ -96,6 +98,10 @@ impl<S: Store> Statistics<S> {
         Ok((RatingCounts(counts.unwrap_or_default()), units))
     }
 
+    /// The top `limit` products by 5-star count, ties by product id: the
+    /// top of every leaderboard shard, merged. Every product sits in one
+    /// shard, so the merge is the global top (among products tied at the
+    /// last row, which make the cut is up to each shard's index order).
     pub(crate) async fn leaderboard(
         &self,
         limit: usize,
@@ -104,35 +110,44 @@ impl<S: Store> Statistics<S> {
         let limit = check_page_size(limit)?;
         let language = language.map(Language::parse).transpose()?;
         let index = Index::ByLangAndRating;
-        let mut query = self.access.query_input(
-            Some(index.name()),
-            KeyCondition::partition(
-                index.partition_attribute(),
-                stats::leaderboard_partition(language.as_ref().map(Language::as_str)),
-            ),
-        );
-        query.scan_index_forward = false;
-        query.limit = Some(limit);
-        let page = self.access.query(query).await?;
-        page.items
-            .iter()
-            .map(|item| {
+        let shards = stats::leaderboard_partitions(language.as_ref().map(Language::as_str))
+            .into_iter()
+            .map(|partition| {
+                let mut query = self.access.query_input(
+                    Some(index.name()),
+                    KeyCondition::partition(index.partition_attribute(), partition),
+                );
+                query.scan_index_forward = false;
+                query.limit = Some(limit);
+                self.access.query(query)
+            });
+        let mut leaders = Vec::new();
+        for page in try_join_all(shards).await? {
+            for item in &page.items {
                 let (product_id, five_star) = stats::decode_leader(item)?;
-                Ok(Leader {
+                leaders.push(Leader {
                     product_id,
                     five_star,
-                })
-            })
-            .collect()
+                });
+            }
+        }
+        leaders.sort_by(|a, b| {
+            b.five_star
+                .cmp(&a.five_star)
+                .then_with(|| a.product_id.cmp(&b.product_id))
+        });
+        leaders.truncate(limit);
+        Ok(leaders)
     }
 
+    /// The sum of the partial totals items (and of the old layout's single
+    /// item, until `reconcile --fix` folds it in).
     pub(crate) async fn global_stats(&self) -> Result<GlobalStats> {
-        let (item, _) = self.access.get(stats::totals_key(), false).await?;
-        Ok(item
-            .as_ref()
-            .map(stats::decode_totals)
-            .transpose()?
-            .unwrap_or_default())
+        let mut sum = stats::TotalsPart::default();
+        for item in self.access.get_many(&stats::all_totals_keys()).await? {
+            sum.add(&stats::decode_totals(&item)?);
+        }
+        Ok(sum.to_stats())
     }
 }
 

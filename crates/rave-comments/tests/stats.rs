@@ -10,6 +10,7 @@ use std::time::Duration;
 use common::{fixture, new_comment};
 use proptest::prelude::*;
 use rave_comments::{Comments, Moderation};
+use rave_conformance::shards::ShardFeed;
 use rave_engine::{Engine, EngineFeed};
 use rave_store::ChangeFeed;
 
@@ -77,6 +78,156 @@ async fn reconcile_finds_and_repairs_drift() {
     assert_eq!(
         f.comments.leaderboard(10, None).await.unwrap()[0].five_star,
         2
+    );
+}
+
+/// The layout before leaderboard shards and partial totals: one `LEADERS`
+/// partition and one `AGGREGATES/TOTALS` item, as an older rave wrote them.
+async fn rewrite_in_the_old_layout(engine: &Engine) {
+    use rave_store::{DeleteItemInput, PutItemInput, ReturnValues, Store, item};
+    for slot in 0..64 {
+        engine
+            .delete_item(DeleteItemInput {
+                table: "rave".into(),
+                key: item! {"PK" => format!("AGGREGATES#{slot}"), "SK" => "TOTALS"},
+                condition: None,
+                return_values: ReturnValues::None,
+            })
+            .await
+            .unwrap();
+    }
+    let old = [
+        item! {"PK" => "PRODUCT#x", "SK" => "S", "product_id" => "x", "count_1" => 0i64, "count_2" => 0i64, "count_3" => 0i64, "count_4" => 0i64, "count_5" => 2i64, "count_total" => 2i64, "GSIPK" => "LEADERS", "GSISK" => "000000000002"},
+        item! {"PK" => "PRODUCT#x", "SK" => "S#en", "product_id" => "x", "language" => "en", "count_1" => 0i64, "count_2" => 0i64, "count_3" => 0i64, "count_4" => 0i64, "count_5" => 2i64, "count_total" => 2i64, "GSIPK" => "LEADERS#en", "GSISK" => "000000000002"},
+        item! {"PK" => "AGGREGATES", "SK" => "TOTALS", "comments_total" => 3i64, "products_total" => 2i64, "authors_total" => 1i64,
+        "authors_1" => 0i64, "authors_2" => 0i64, "authors_3" => 1i64, "authors_4" => 0i64, "authors_5" => 0i64,
+        "authors_6" => 0i64, "authors_7" => 0i64, "authors_8" => 0i64, "authors_9" => 0i64, "authors_10" => 0i64},
+    ];
+    for item in old {
+        engine
+            .put_item(PutItemInput {
+                table: "rave".into(),
+                item,
+                condition: None,
+                return_values: ReturnValues::None,
+            })
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn reconcile_fix_moves_the_old_layout_to_shards_and_partial_totals() {
+    let f = fixture(Moderation::Off).await;
+    let consumer = feed(&f.engine).await;
+    for (product, rating) in [("x", 5), ("x", 5), ("y", 1)] {
+        f.comments
+            .create(product, new_comment("en", rating, "t"), None)
+            .await
+            .unwrap();
+    }
+    catch_up(&f.comments, &consumer).await;
+    rewrite_in_the_old_layout(&f.engine).await;
+    // Readers see the old layout, and the aggregator builds on it.
+    let leaders = |language| {
+        let comments = &f.comments;
+        async move {
+            comments
+                .leaderboard(10, language)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|l| (l.product_id, l.five_star))
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(leaders(None).await, [("x".to_owned(), 2)]);
+    assert_eq!(f.comments.global_stats().await.unwrap().comments_total, 3);
+    f.comments
+        .create("z", new_comment("en", 5, "t"), None)
+        .await
+        .unwrap();
+    catch_up(&f.comments, &consumer).await;
+    let want = [("x".to_owned(), 2), ("z".to_owned(), 1)];
+    assert_eq!(leaders(None).await, want);
+    assert_eq!(leaders(Some("en")).await, want);
+    let before = f.comments.global_stats().await.unwrap();
+    assert_eq!(
+        (
+            before.comments_total,
+            before.products_total,
+            before.authors_total
+        ),
+        (4, 3, 1)
+    );
+    assert_eq!(before.authors_by_comment_count[3], 1);
+
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert!(
+        report
+            .drift
+            .iter()
+            .all(|d| d.key.starts_with("AGGREGATES") || d.key.starts_with("PRODUCT#x/"))
+    );
+    // The partials the last commit wrote are folded into partial 0 too.
+    let drifted: Vec<&str> = report
+        .drift
+        .iter()
+        .map(|d| d.key.as_str())
+        .filter(|k| !k.starts_with("AGGREGATES#") || *k == "AGGREGATES#0/TOTALS")
+        .collect();
+    assert_eq!(
+        drifted,
+        [
+            "AGGREGATES#0/TOTALS",
+            "AGGREGATES/TOTALS",
+            "PRODUCT#x/S",
+            "PRODUCT#x/S#en"
+        ]
+    );
+    f.comments.reconcile(2, true, &|_| {}).await.unwrap();
+    let after = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert!(after.drift.is_empty(), "{:?}", after.drift);
+    assert_eq!(f.comments.global_stats().await.unwrap(), before);
+    assert_eq!(leaders(None).await, want);
+    assert_eq!(leaders(Some("en")).await, want);
+}
+
+#[tokio::test]
+async fn reconcile_repairs_drifted_partial_totals() {
+    use rave_store::{PutItemInput, ReturnValues, Store, item};
+    let f = fixture(Moderation::Off).await;
+    let consumer = feed(&f.engine).await;
+    f.comments
+        .create("x", new_comment("en", 4, "t"), None)
+        .await
+        .unwrap();
+    catch_up(&f.comments, &consumer).await;
+    let stats = f.comments.global_stats().await.unwrap();
+    // A partial that no commit wrote: the sum is off by 5 comments.
+    f.engine
+        .put_item(PutItemInput {
+            table: "rave".into(),
+            item: item! {"PK" => "AGGREGATES#63", "SK" => "TOTALS", "comments_total" => 5i64, "products_total" => 0i64, "authors_total" => 0i64,
+                "authors_1" => 0i64, "authors_2" => 0i64, "authors_3" => 0i64, "authors_4" => 0i64, "authors_5" => 0i64,
+                "authors_6" => 0i64, "authors_7" => 0i64, "authors_8" => 0i64, "authors_9" => 0i64, "authors_10" => 0i64},
+            condition: None,
+            return_values: ReturnValues::None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(f.comments.global_stats().await.unwrap().comments_total, 6);
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert!(report.drift.iter().any(|d| d.key == "AGGREGATES#63/TOTALS"));
+    f.comments.reconcile(2, true, &|_| {}).await.unwrap();
+    assert_eq!(f.comments.global_stats().await.unwrap(), stats);
+    assert!(
+        f.comments
+            .reconcile(2, false, &|_| {})
+            .await
+            .unwrap()
+            .drift
+            .is_empty()
     );
 }
 
@@ -149,6 +300,27 @@ proptest! {
             let f = fixture(Moderation::Pre).await;
             let engine = f.engine.clone();
             rave_conformance::statistics::check_statistics(&f.comments, || feed(&engine), ops).await
+        })?;
+    }
+
+    /// The sharded oracle: three aggregators applying four shards at once,
+    /// with crashes and lost races, and the counts still exact.
+    #[test]
+    fn concurrent_aggregators_over_shards_keep_counts_exact(ops in rave_conformance::statistics::sharded_ops()) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let f = fixture(Moderation::Pre).await;
+            let engine = f.engine.clone();
+            let open = |shard| {
+                let engine = engine.clone();
+                async move {
+                    let consumer = EngineFeed::open(engine, "rave", &format!("stats-{shard}"))
+                        .await
+                        .unwrap();
+                    ShardFeed::new(consumer, shard, rave_conformance::statistics::SHARDS)
+                }
+            };
+            rave_conformance::statistics::check_statistics_sharded(&f.comments, open, ops).await
         })?;
     }
 }

@@ -13,6 +13,7 @@
 use rave_store::*;
 
 pub mod pagination;
+pub mod shards;
 pub mod statistics;
 
 /// The table every case runs on: string keys, three sparse indexes with

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use proptest::prelude::*;
 use rave_comments::{Comments, Config, CursorKey, Moderation};
 use rave_conformance::pagination::{check_walk, walk};
+use rave_conformance::shards::ShardFeed;
 use rave_dynamodb::DynamoStore;
 
 static TABLES: AtomicUsize = AtomicUsize::new(0);
@@ -58,6 +59,34 @@ proptest! {
                 async move { store.feed(&table, "statistics", rave_comments::aggregator_positions()).await.unwrap() }
             };
             rave_conformance::statistics::check_statistics(&comments, open, ops).await
+        })?;
+    }
+
+    /// The sharded oracle on DynamoDB Streams: three aggregators applying
+    /// four shards at once (each a consumer of the stream with positions of
+    /// its own) keep the counts exact.
+    #[test]
+    fn concurrent_aggregators_on_dynamodb_keep_counts_exact(ops in rave_conformance::statistics::sharded_ops()) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let table = format!("sharded-{}-{}", std::process::id(), TABLES.fetch_add(1, Ordering::Relaxed));
+            let store = DynamoStore::local(&endpoint());
+            let comments = Comments::new(
+                store.clone(),
+                Config { table: table.clone(), cursor_key: CursorKey::new([4; 32]), moderation: Moderation::Pre },
+            );
+            comments.ensure_table().await.unwrap();
+            let open = |shard| {
+                let (store, table) = (store.clone(), table.clone());
+                async move {
+                    let consumer = store
+                        .feed(&table, &format!("statistics-{shard}"), rave_comments::aggregator_positions())
+                        .await
+                        .unwrap();
+                    ShardFeed::new(consumer, shard, rave_conformance::statistics::SHARDS)
+                }
+            };
+            rave_conformance::statistics::check_statistics_sharded(&comments, open, ops).await
         })?;
     }
 }

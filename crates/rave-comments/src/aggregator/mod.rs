@@ -20,7 +20,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rave_store::{
-    ChangeBatch, ChangeFeed, ChangeRecord, Item, Store, StoreError, TransactWriteAction,
+    CancellationReason, ChangeBatch, ChangeFeed, ChangeRecord, Item, Store, StoreError,
+    TransactWriteAction,
 };
 
 pub use self::reconcile::{Drift, ReconcileReport};
@@ -174,6 +175,22 @@ fn apply_delta(value: u64, delta: i64) -> u64 {
     (value as i64 + delta).max(0) as u64
 }
 
+/// Whether a commit failed only because another aggregator got there first.
+fn lost_race(error: &StoreError) -> bool {
+    match error {
+        StoreError::ConditionalCheckFailed | StoreError::TransactionConflict(_) => true,
+        StoreError::TransactionCanceled(reasons) => reasons.iter().all(|r| {
+            matches!(
+                r,
+                CancellationReason::None
+                    | CancellationReason::ConditionalCheckFailed
+                    | CancellationReason::TransactionConflict
+            )
+        }),
+        _ => false,
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct Aggregator<S> {
     access: Arc<TableAccess<S>>,
@@ -211,8 +228,10 @@ impl<S: Store> Aggregator<S> {
         let effects = self.effects(&deltas).await?;
         match feed.commit(batch, effects).await {
             Ok(()) => Ok(fit),
-            // Another aggregator got there first; the next read resumes from it.
-            Err(StoreError::ConditionalCheckFailed) => Ok(0),
+            // Another aggregator applied this batch, or wrote an item this
+            // batch read, first: the next read resumes from the stored
+            // position and reads the items again.
+            Err(e) if lost_race(&e) => Ok(0),
             Err(e) => Err(e.into()),
         }
     }
@@ -230,7 +249,9 @@ impl<S: Store> Aggregator<S> {
             .chain(deltas.authors.keys().map(|a| stats::author_key(a)))
             .chain(deltas.touched_only().map(|p| stats::product_key(p, None)))
             .collect();
-        wanted.push(stats::totals_key());
+        // Any partial will do; a random one seldom meets another aggregator.
+        let slot = (ulid::Ulid::generate().random() % stats::TOTALS_SLOTS as u128) as usize;
+        wanted.push(stats::totals_key(slot));
         let current: BTreeMap<String, Item> = self
             .access
             .get_many(&wanted)
@@ -239,7 +260,7 @@ impl<S: Store> Aggregator<S> {
             .map(|item| (describe_key(&item), item))
             .collect();
         let stored = |key: &Item| current.get(&describe_key(key));
-        let mut totals = stored(&stats::totals_key())
+        let mut totals = stored(&stats::totals_key(slot))
             .map(stats::decode_totals)
             .transpose()?
             .unwrap_or_default();
@@ -257,20 +278,15 @@ impl<S: Store> Aggregator<S> {
             let (before_total, after_total) =
                 (before.iter().sum::<u64>(), after.iter().sum::<u64>());
             if language.is_none() {
-                totals.comments_total = apply_delta(
-                    totals.comments_total,
-                    after_total as i64 - before_total as i64,
-                );
-                totals.products_total = apply_delta(
-                    totals.products_total,
-                    i64::from(after_total > 0) - i64::from(before_total > 0),
-                );
+                totals.comments += after_total as i64 - before_total as i64;
+                totals.products += i64::from(after_total > 0) - i64::from(before_total > 0);
             }
             let revision = match language {
                 None => Some(deltas.revision(product, stored(&key))?),
                 Some(_) => None,
             };
-            actions.push(self.product_write(product, language.as_deref(), &after, revision));
+            let item = product_item(product, language.as_deref(), &after, revision);
+            actions.push(self.write_action(&current, key, item));
         }
         for product in deltas.touched_only() {
             let key = stats::product_key(product, None);
@@ -279,7 +295,8 @@ impl<S: Store> Aggregator<S> {
                 .transpose()?
                 .unwrap_or_default();
             let revision = deltas.revision(product, stored(&key))?;
-            actions.push(self.product_write(product, None, &counts, Some(revision)));
+            let item = product_item(product, None, &counts, Some(revision));
+            actions.push(self.write_action(&current, key, item));
         }
         for (author, delta) in &deltas.authors {
             let key = stats::author_key(author);
@@ -288,52 +305,64 @@ impl<S: Store> Aggregator<S> {
                 .transpose()?
                 .unwrap_or(0);
             let after = apply_delta(before, *delta);
+            // Partials are signed: never clamped, only their sum means anything.
             if before > 0 {
-                let slot = &mut totals.authors_by_comment_count[bucket(before)];
-                *slot = slot.saturating_sub(1);
+                totals.authors_by_comment_count[bucket(before)] -= 1;
             }
             if after > 0 {
                 totals.authors_by_comment_count[bucket(after)] += 1;
             }
-            totals.authors_total = apply_delta(
-                totals.authors_total,
-                i64::from(after > 0) - i64::from(before > 0),
-            );
-            actions.push(match after {
-                0 => self.access.delete_action(key),
-                _ => self
-                    .access
-                    .put_action(stats::encode_author(author, after), None),
-            });
+            totals.authors += i64::from(after > 0) - i64::from(before > 0);
+            actions.push(self.write_action(
+                &current,
+                key,
+                (after > 0).then(|| stats::encode_author(author, after)),
+            ));
         }
-        actions.push(self.access.put_action(stats::encode_totals(&totals), None));
+        actions.push(self.write_action(
+            &current,
+            stats::totals_key(slot),
+            Some(stats::encode_totals(slot, &totals)),
+        ));
         Ok(actions)
+    }
+
+    /// The write that replaces the statistics item at `key` with `new` (or
+    /// deletes it), on the condition that no other write reached it since
+    /// it was read: aggregators of different shards touch the same items,
+    /// and an unconditional write would drop the other's count.
+    fn write_action(
+        &self,
+        read: &BTreeMap<String, Item>,
+        key: Item,
+        new: Option<Item>,
+    ) -> TransactWriteAction {
+        let condition = Some(stats::unchanged_since(read.get(&describe_key(&key))));
+        match new {
+            Some(item) => self
+                .access
+                .put_action(stats::with_new_version(item), condition),
+            None => self.access.delete_action(key, condition),
+        }
     }
 }
 
-impl<S: Store> Aggregator<S> {
-    /// The write of a product's statistics item. The overall item carries
-    /// the revision and stays, with zero counts, when the last comment
-    /// goes; a language's item goes with its last comment.
-    fn product_write(
-        &self,
-        product: &str,
-        language: Option<&str>,
-        counts: &[u64; 5],
-        revision: Option<u64>,
-    ) -> TransactWriteAction {
-        let mut item = stats::encode_product(product, language, counts);
-        match revision {
-            Some(revision) => stats::set_revision(&mut item, revision),
-            None if counts.iter().all(|c| *c == 0) => {
-                return self
-                    .access
-                    .delete_action(stats::product_key(product, language));
-            }
-            None => {}
-        }
-        self.access.put_action(item, None)
+/// What a product's statistics item becomes (`None`: it goes). The overall
+/// item carries the revision and stays, with zero counts, when the last
+/// comment goes; a language's item goes with its last comment.
+fn product_item(
+    product: &str,
+    language: Option<&str>,
+    counts: &[u64; 5],
+    revision: Option<u64>,
+) -> Option<Item> {
+    let mut item = stats::encode_product(product, language, counts);
+    match revision {
+        Some(revision) => stats::set_revision(&mut item, revision),
+        None if counts.iter().all(|c| *c == 0) => return None,
+        None => {}
     }
+    Some(item)
 }
 
 /// Everything the statistics should hold, from the totals item's point of view.
@@ -393,7 +422,7 @@ mod tests {
             1,
         )
         .unwrap();
-        d.add(&change(None, Some(stats::totals_key())), 1).unwrap();
+        d.add(&change(None, Some(stats::totals_key(0))), 1).unwrap();
         d.prune();
         assert_eq!(d.items(), 0);
     }
@@ -449,6 +478,21 @@ mod tests {
         let pending = stored("p", "en", 5, "a", Status::Pending);
         d.add(&change(None, Some(pending)), 1).unwrap();
         assert!(d.touched.is_empty());
+    }
+
+    #[test]
+    fn only_a_lost_race_is_retried_silently() {
+        use CancellationReason::{ConditionalCheckFailed, None as Fine, ValidationError};
+        assert!(lost_race(&StoreError::ConditionalCheckFailed));
+        assert!(lost_race(&StoreError::TransactionCanceled(vec![
+            Fine,
+            ConditionalCheckFailed
+        ])));
+        assert!(!lost_race(&StoreError::TransactionCanceled(vec![
+            ConditionalCheckFailed,
+            ValidationError("item too large".into())
+        ])));
+        assert!(!lost_race(&StoreError::Unavailable("down".into())));
     }
 
     #[test]

@@ -8,8 +8,8 @@ use rave_store::{Item, Segment, Store, WriteRequest};
 
 use super::{Aggregator, StatsCounts, contribution, totals_of};
 use crate::error::Result;
-use crate::model::GlobalStats;
-use crate::table::{ItemKind, describe_key, primary_key, stats};
+use crate::table::stats::TotalsPart;
+use crate::table::{ItemKind, Malformed, describe_key, primary_key, stats};
 
 /// Items a recount scan reads per request.
 const SCAN_PAGE: usize = 1000;
@@ -75,8 +75,8 @@ impl Recount {
     }
 
     /// Every statistics item as the recount says it should be stored.
-    fn expected(&self) -> BTreeMap<String, Item> {
-        let mut expected = BTreeMap::new();
+    fn expected(&self) -> Result<BTreeMap<String, Item>, Malformed> {
+        let mut expected = self.expected_totals()?;
         for ((product, language), counts) in &self.stats {
             let item = stats::encode_product(product, language.as_deref(), counts);
             expected.insert(describe_key(&item), item);
@@ -85,13 +85,35 @@ impl Recount {
             let item = stats::encode_author(author, *count);
             expected.insert(describe_key(&item), item);
         }
-        // All-zero totals and no totals item at all mean the same.
-        let totals = totals_of(&self.stats, &self.authors);
-        let totals_key = describe_key(&stats::totals_key());
-        if totals != GlobalStats::default() || self.stored.contains_key(&totals_key) {
-            expected.insert(totals_key, stats::encode_totals(&totals));
+        Ok(expected)
+    }
+
+    /// The totals items as they should be stored: as they are while their
+    /// sum equals the recount and the old layout's single item is gone;
+    /// otherwise the recount in partial 0 and no other item (all-zero
+    /// totals and no totals item at all mean the same).
+    fn expected_totals(&self) -> Result<BTreeMap<String, Item>, Malformed> {
+        let stored: BTreeMap<String, Item> = self
+            .stored
+            .iter()
+            .filter(|(_, item)| ItemKind::of(item) == ItemKind::Totals)
+            .map(|(key, item)| (key.clone(), item.clone()))
+            .collect();
+        let mut sum = TotalsPart::default();
+        for item in stored.values() {
+            sum.add(&stats::decode_totals(item)?);
         }
-        expected
+        let recount = TotalsPart::of_stats(&totals_of(&self.stats, &self.authors));
+        let legacy = describe_key(&stats::legacy_totals_key());
+        if sum == recount && !stored.contains_key(&legacy) {
+            return Ok(stored);
+        }
+        let mut expected = BTreeMap::new();
+        if recount != TotalsPart::default() {
+            let item = stats::encode_totals(0, &recount);
+            expected.insert(describe_key(&item), item);
+        }
+        Ok(expected)
     }
 }
 
@@ -113,7 +135,7 @@ impl<S: Store> Aggregator<S> {
         for part in try_join_all(scans).await? {
             recount.merge(part);
         }
-        let expected = recount.expected();
+        let expected = recount.expected()?;
         let stored = recount.comparable_stored();
         let stored = &stored;
         let names: BTreeSet<&String> = expected.keys().chain(stored.keys()).collect();
@@ -192,7 +214,10 @@ impl<S: Store> Aggregator<S> {
                         }
                     }
                     ItemKind::ProductStats | ItemKind::AuthorStats | ItemKind::Totals => {
-                        recount.stored.insert(describe_key(&item), item);
+                        // Compared by value: the version token is not part of it.
+                        recount
+                            .stored
+                            .insert(describe_key(&item), stats::without_version(item));
                     }
                     ItemKind::Other => {}
                 }

@@ -12,11 +12,14 @@
 //! | comment            | `COMMENT#<id>`        | `COMMENT#<id>`    | visible: GSIPK, GSI2PK, GSI3PK, GSI4PK; GSISK always   |
 //! |                    |                       |                   | pending or flagged: MODPK, MODSK                       |
 //! | idempotency record | `IDEMPOTENCY#<key>`   | `IDEMPOTENCY`     | none; expires (TTL attribute `expires_at`)             |
-//! | product statistics | `PRODUCT#<p>`         | `S`, `S#<lang>`   | while 5-star count > 0: GSIPK = `LEADERS[#<lang>]`, GSISK = count (zero-padded) |
+//! | product statistics | `PRODUCT#<p>`         | `S`, `S#<lang>`   | while 5-star count > 0: GSIPK = `LEADERS[#<lang>]#<shard>`, GSISK = count (zero-padded) |
 //! | product record     | `PRODUCT#<p>`         | `PRODUCT`         | none                                                   |
 //! | author statistics  | `AUTHOR#<author>`     | `S`               | none                                                   |
-//! | totals             | `AGGREGATES`          | `TOTALS`          | none                                                   |
+//! | partial totals     | `AGGREGATES#<slot>`   | `TOTALS`          | none (summed on read; `AGGREGATES` alone: old layout)  |
 //! | aggregator position| `AGGREGATOR#<name>`   | `SHARD#<shard>`   | none (DynamoDB Streams only)                           |
+//!
+//! Every statistics item also carries a `version` token, new with each write,
+//! which the aggregator's writes are conditional on.
 //!
 //! `GSISK` is `<created_at>#<id>`: the fixed-width time, then the id, so the
 //! sort key orders comments by time with ties broken by id — a total order.
@@ -92,6 +95,13 @@ fn count(item: &Item, name: &str) -> Result<u64, Malformed> {
         .and_then(Number::to_i64)
         .and_then(|n| u64::try_from(n).ok())
         .ok_or_else(|| Malformed::new(item, format!("{name} is not a count")))
+}
+
+fn signed(item: &Item, name: &str) -> Result<i64, Malformed> {
+    item.get(name)
+        .and_then(AttributeValue::as_n)
+        .and_then(Number::to_i64)
+        .ok_or_else(|| Malformed::new(item, format!("{name} is not a whole number")))
 }
 
 fn number(value: u64) -> AttributeValue {
@@ -201,7 +211,7 @@ impl ItemKind {
             }
         } else if pk.starts_with(stats::AUTHOR_PREFIX) {
             ItemKind::AuthorStats
-        } else if pk == stats::TOTALS_PK {
+        } else if pk.split('#').next() == Some(stats::TOTALS_PK) {
             ItemKind::Totals
         } else {
             ItemKind::Other

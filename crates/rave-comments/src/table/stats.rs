@@ -1,16 +1,28 @@
 //! The statistics items the aggregator maintains: per product (overall and
-//! per language), per author, and the global totals; and the leaderboard,
-//! a sparse entry of the product statistics in the overloaded
-//! `byLangAndRating` index.
+//! per language), per author, and the global totals as partial items summed
+//! on read; and the leaderboard, a sparse entry of the product statistics in
+//! the overloaded `byLangAndRating` index, spread over shards merged on read
+//! (docs/capacity.md, 6.1 and 6.2).
 
-use rave_store::{AttributeValue, Item, KeyCondition};
+use rave_store::{AttributeValue, Condition, Item, KeyCondition};
+use sha2::{Digest, Sha256};
 
-use super::{GSISK, Index, Malformed, PK, SK, count, key, number, text};
+use super::{GSISK, Index, Malformed, PK, SK, count, key, number, signed, text};
 use crate::model::{AUTHOR_BUCKETS, GlobalStats};
 
 pub(super) const PRODUCT_PREFIX: &str = "PRODUCT#";
 pub(super) const AUTHOR_PREFIX: &str = "AUTHOR#";
+/// The partition of the single totals item of the old layout; the partial
+/// totals items are `AGGREGATES#<slot>`.
 pub(super) const TOTALS_PK: &str = "AGGREGATES";
+const TOTALS_SK: &str = "TOTALS";
+
+/// How many partial totals items there are: commits pick one at random, so
+/// that aggregators seldom write the same one (docs/capacity.md, 6.2).
+pub(crate) const TOTALS_SLOTS: usize = 64;
+/// How many shards each leaderboard is written over: every product's entry
+/// sits in the shard of its hash (docs/capacity.md, 6.1 derives 128).
+pub(crate) const LEADERBOARD_SHARDS: u64 = 128;
 
 const PRODUCT_ID: &str = "product_id";
 const LANGUAGE: &str = "language";
@@ -23,6 +35,9 @@ const AUTHORS_TOTAL: &str = "authors_total";
 /// On a product's overall item: increases with every change the aggregator
 /// applies to any visible comment of the product (see `revision`).
 const REVISION: &str = "revision";
+/// A token no two writes of a statistics item share (a ULID), so that a
+/// write can be conditional on the item being exactly as it was read.
+const VERSION: &str = "version";
 
 fn count_attribute(rating: usize) -> String {
     format!("count_{rating}")
@@ -59,7 +74,10 @@ pub(crate) fn encode_product(product: &str, language: Option<&str>, counts: &[u6
     if counts[4] > 0 {
         item.insert(
             Index::ByLangAndRating.partition_attribute().into(),
-            AttributeValue::S(leaderboard_partition(language)),
+            AttributeValue::S(leaderboard_partition(
+                language,
+                Some(leaderboard_shard(product)),
+            )),
         );
         item.insert(
             GSISK.into(),
@@ -165,40 +183,162 @@ pub(crate) fn decode_author(item: &Item) -> Result<u64, Malformed> {
     count(item, AUTHOR_COUNT)
 }
 
-pub(crate) fn totals_key() -> Item {
-    key(TOTALS_PK.to_owned(), "TOTALS".to_owned())
+/// One partial of the global totals: the net change the commits that wrote
+/// it applied. A partial can be negative (one commit counts a product's
+/// first comment into one partial, a later one its deletion into another);
+/// only the sum of all of them means anything.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct TotalsPart {
+    pub(crate) comments: i64,
+    pub(crate) products: i64,
+    pub(crate) authors: i64,
+    pub(crate) authors_by_comment_count: [i64; AUTHOR_BUCKETS],
 }
 
-pub(crate) fn encode_totals(totals: &GlobalStats) -> Item {
-    let mut item = totals_key();
-    item.insert(COMMENTS_TOTAL.into(), number(totals.comments_total));
-    item.insert(PRODUCTS_TOTAL.into(), number(totals.products_total));
-    item.insert(AUTHORS_TOTAL.into(), number(totals.authors_total));
-    for (i, authors) in totals.authors_by_comment_count.iter().enumerate() {
-        item.insert(authors_attribute(i), number(*authors));
+impl TotalsPart {
+    pub(crate) fn add(&mut self, other: &TotalsPart) {
+        self.comments += other.comments;
+        self.products += other.products;
+        self.authors += other.authors;
+        for (total, part) in self
+            .authors_by_comment_count
+            .iter_mut()
+            .zip(other.authors_by_comment_count)
+        {
+            *total += part;
+        }
+    }
+
+    /// The sum of all partials as the global statistics (a negative sum,
+    /// which only drifted data can produce, reads as zero).
+    pub(crate) fn to_stats(self) -> GlobalStats {
+        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        GlobalStats {
+            comments_total: count(self.comments),
+            products_total: count(self.products),
+            authors_total: count(self.authors),
+            authors_by_comment_count: self.authors_by_comment_count.map(count),
+        }
+    }
+
+    pub(crate) fn of_stats(stats: &GlobalStats) -> TotalsPart {
+        let signed = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        TotalsPart {
+            comments: signed(stats.comments_total),
+            products: signed(stats.products_total),
+            authors: signed(stats.authors_total),
+            authors_by_comment_count: stats.authors_by_comment_count.map(signed),
+        }
+    }
+}
+
+/// The partial totals item `slot` (`0..TOTALS_SLOTS`).
+pub(crate) fn totals_key(slot: usize) -> Item {
+    key(format!("{TOTALS_PK}#{slot}"), TOTALS_SK.to_owned())
+}
+
+/// The single totals item of the layout before partial totals: read (and
+/// counted) until `reconcile --fix` folds it into the partials.
+pub(crate) fn legacy_totals_key() -> Item {
+    key(TOTALS_PK.to_owned(), TOTALS_SK.to_owned())
+}
+
+/// Every totals item a reader sums: the partials and the legacy item.
+pub(crate) fn all_totals_keys() -> Vec<Item> {
+    (0..TOTALS_SLOTS)
+        .map(totals_key)
+        .chain([legacy_totals_key()])
+        .collect()
+}
+
+pub(crate) fn encode_totals(slot: usize, part: &TotalsPart) -> Item {
+    let mut item = totals_key(slot);
+    item.insert(COMMENTS_TOTAL.into(), signed_number(part.comments));
+    item.insert(PRODUCTS_TOTAL.into(), signed_number(part.products));
+    item.insert(AUTHORS_TOTAL.into(), signed_number(part.authors));
+    for (i, authors) in part.authors_by_comment_count.iter().enumerate() {
+        item.insert(authors_attribute(i), signed_number(*authors));
     }
     item
 }
 
-pub(crate) fn decode_totals(item: &Item) -> Result<GlobalStats, Malformed> {
-    let mut totals = GlobalStats {
-        comments_total: count(item, COMMENTS_TOTAL)?,
-        products_total: count(item, PRODUCTS_TOTAL)?,
-        authors_total: count(item, AUTHORS_TOTAL)?,
-        authors_by_comment_count: [0; AUTHOR_BUCKETS],
-    };
-    for (i, slot) in totals.authors_by_comment_count.iter_mut().enumerate() {
-        *slot = count(item, &authors_attribute(i))?;
-    }
-    Ok(totals)
+fn signed_number(value: i64) -> AttributeValue {
+    AttributeValue::N(rave_store::Number::from(value))
 }
 
-/// The leaderboard partition of the overloaded `byLangAndRating` index.
-pub(crate) fn leaderboard_partition(language: Option<&str>) -> String {
-    match language {
+/// A partial totals item, or the legacy totals item.
+pub(crate) fn decode_totals(item: &Item) -> Result<TotalsPart, Malformed> {
+    let mut part = TotalsPart {
+        comments: signed(item, COMMENTS_TOTAL)?,
+        products: signed(item, PRODUCTS_TOTAL)?,
+        authors: signed(item, AUTHORS_TOTAL)?,
+        authors_by_comment_count: [0; AUTHOR_BUCKETS],
+    };
+    for (i, slot) in part.authors_by_comment_count.iter_mut().enumerate() {
+        *slot = signed(item, &authors_attribute(i))?;
+    }
+    Ok(part)
+}
+
+/// `item` with a fresh version token: the value of this very write.
+pub(crate) fn with_new_version(mut item: Item) -> Item {
+    item.insert(
+        VERSION.into(),
+        AttributeValue::S(ulid::Ulid::generate().to_string()),
+    );
+    item
+}
+
+/// `item` without its version token, to compare stored values.
+pub(crate) fn without_version(mut item: Item) -> Item {
+    item.remove(VERSION);
+    item
+}
+
+/// The condition that a statistics item is still as it was read: the same
+/// version token, or still without one when it was absent (absent means all
+/// zero, so an item deleted and not written again since also passes) or
+/// written before versions existed.
+pub(crate) fn unchanged_since(read: Option<&Item>) -> Condition {
+    match read.and_then(|item| item.get(VERSION)) {
+        Some(version) => Condition::eq(VERSION, version.clone()),
+        None => Condition::not_exists(VERSION),
+    }
+}
+
+/// The leaderboard shard of a product: the first 8 bytes of SHA-256 of its
+/// id, big-endian, modulo [`LEADERBOARD_SHARDS`] — stable across processes
+/// and releases.
+fn leaderboard_shard(product: &str) -> u64 {
+    let digest = Sha256::digest(product.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(first) % LEADERBOARD_SHARDS
+}
+
+/// A leaderboard partition of the overloaded `byLangAndRating` index:
+/// `LEADERS[#<lang>]#<shard>`, or without a shard the single partition of
+/// the layout before sharding.
+fn leaderboard_partition(language: Option<&str>, shard: Option<u64>) -> String {
+    let board = match language {
         Some(l) => format!("LEADERS#{l}"),
         None => "LEADERS".to_owned(),
+    };
+    match shard {
+        Some(n) => format!("{board}#{n}"),
+        None => board,
     }
+}
+
+/// Every partition a reader merges for one leaderboard: its shards, and the
+/// unsharded partition of the old layout until `reconcile --fix` moves its
+/// entries (an item has one partition key, so no product is in two).
+pub(crate) fn leaderboard_partitions(language: Option<&str>) -> Vec<String> {
+    (0..LEADERBOARD_SHARDS)
+        .map(Some)
+        .chain([None])
+        .map(|shard| leaderboard_partition(language, shard))
+        .collect()
 }
 
 /// A 5-star count as a leaderboard sort key: `GSISK` holds strings (dates
@@ -219,11 +359,30 @@ pub(crate) fn decode_leader(item: &Item) -> Result<(String, u64), Malformed> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::table::describe_key;
+
+    #[test]
+    fn a_write_holds_only_on_the_version_it_read() {
+        let read = with_new_version(encode_author("a", 1));
+        let condition = unchanged_since(Some(&read));
+        assert!(condition.evaluate(&read));
+        assert!(!condition.evaluate(&with_new_version(encode_author("a", 1))));
+        assert!(!condition.evaluate(&encode_author("a", 1)));
+        let absent = unchanged_since(None);
+        assert!(absent.evaluate(&Item::new()));
+        assert!(
+            absent.evaluate(&encode_author("a", 1)),
+            "written before versions"
+        );
+        assert!(!absent.evaluate(&read));
+        assert_eq!(without_version(read), encode_author("a", 1));
+    }
 
     #[test]
     fn leaderboard_keys_sort_as_text_and_vanish_at_zero() {
         let item = encode_product("p", None, &[0, 0, 0, 0, 12]);
-        assert_eq!(item["GSIPK"], AttributeValue::s("LEADERS"));
+        let shard = leaderboard_shard("p");
+        assert_eq!(item["GSIPK"], AttributeValue::S(format!("LEADERS#{shard}")));
         assert_eq!(item["GSISK"], AttributeValue::s("000000000012"));
         assert_eq!(decode_leader(&item).unwrap(), ("p".to_owned(), 12));
         assert!(leaderboard_sort_key(9) < leaderboard_sort_key(10));
@@ -231,8 +390,22 @@ mod tests {
         assert!(!item.contains_key("GSIPK") && !item.contains_key("GSISK"));
         assert_eq!(
             encode_product("p", Some("en"), &[0, 0, 0, 0, 1])["GSIPK"],
-            AttributeValue::s("LEADERS#en")
+            AttributeValue::S(format!("LEADERS#en#{shard}"))
         );
+    }
+
+    #[test]
+    fn leaderboard_shards_are_stable_and_all_used() {
+        // SHA-256("p") begins 148de9c5a7a44d19: 0x148de9c5a7a44d19 mod 128 = 25.
+        assert_eq!(leaderboard_shard("p"), 0x148d_e9c5_a7a4_4d19 % 128);
+        let used: std::collections::BTreeSet<u64> = (0..5000)
+            .map(|i| leaderboard_shard(&format!("product-{i}")))
+            .collect();
+        assert_eq!(used.len() as u64, LEADERBOARD_SHARDS);
+        let partitions = leaderboard_partitions(Some("en"));
+        assert_eq!(partitions.len() as u64, LEADERBOARD_SHARDS + 1);
+        assert!(partitions.contains(&"LEADERS#en#127".to_owned()));
+        assert!(partitions.contains(&"LEADERS#en".to_owned()));
     }
 
     #[test]
@@ -243,13 +416,41 @@ mod tests {
             counts
         );
         assert_eq!(decode_author(&encode_author("a", 4)).unwrap(), 4);
-        let totals = GlobalStats {
+        let part = TotalsPart {
+            comments: 19,
+            products: -1,
+            authors: 3,
+            authors_by_comment_count: [1, -1, 0, 0, 0, 0, 0, 0, 0, 1],
+        };
+        let item = encode_totals(7, &part);
+        assert_eq!(describe_key(&item), "AGGREGATES#7/TOTALS");
+        assert_eq!(decode_totals(&item).unwrap(), part);
+    }
+
+    #[test]
+    fn partial_totals_sum_to_the_statistics() {
+        let stats = GlobalStats {
             comments_total: 19,
             products_total: 1,
             authors_total: 3,
             authors_by_comment_count: [1, 1, 0, 0, 0, 0, 0, 0, 0, 1],
         };
-        assert_eq!(decode_totals(&encode_totals(&totals)).unwrap(), totals);
+        let mut sum = TotalsPart::of_stats(&stats);
+        let moved = TotalsPart {
+            products: -1,
+            ..TotalsPart::default()
+        };
+        sum.add(&moved);
+        sum.add(&TotalsPart {
+            products: 1,
+            ..TotalsPart::default()
+        });
+        assert_eq!(sum.to_stats(), stats);
+        assert_eq!(
+            moved.to_stats(),
+            GlobalStats::default(),
+            "a negative sum reads as zero"
+        );
     }
 
     #[test]
