@@ -212,6 +212,9 @@ mod tests {
         assert_eq!(item_size(&item! {"a" => "hello"}), 6);
         // "n" (1) + 3 digits → 2 bytes + 1
         assert_eq!(item_size(&item! {"n" => 123i64}), 1 + 3);
+        // Zero is one byte; a negative number pays one more for its sign.
+        assert_eq!(item_size(&item! {"n" => 0i64}), 1 + 1);
+        assert_eq!(item_size(&item! {"n" => -5i64}), 1 + 3);
         // "b" (1) + BOOL (1)
         assert_eq!(item_size(&item! {"b" => true}), 2);
         let list = AttributeValue::L(vec!["ab".into(), AttributeValue::Null]);
