@@ -187,6 +187,27 @@ pub async fn update_creates_missing_items_and_refuses_key_changes<S: Store>(
     );
 }
 
+/// The API reference (AttributeValueUpdate): for a missing item, "DELETE -
+/// Nothing happens; there is no attribute to delete". An update that only
+/// removes creates no item; it returns no image.
+pub async fn update_that_only_removes_creates_nothing<S: Store>(store: &S, table: &str) {
+    let out = store
+        .update_item(update(table, key("ghost", "1"), Update::new().remove("x")))
+        .await
+        .unwrap();
+    assert_eq!(out.attributes, None);
+    assert_eq!(
+        store
+            .get_item(get(table, key("ghost", "1")))
+            .await
+            .unwrap()
+            .item,
+        None
+    );
+    let scanned = store.scan(ScanInput::new(table)).await.unwrap();
+    assert!(scanned.items.is_empty(), "{:?}", scanned.items);
+}
+
 pub async fn conditions_guard_writes<S: Store>(store: &S, table: &str) {
     let mut first = put(table, item! {"PK" => "c", "SK" => "1", "v" => 1i64});
     first.condition = Some(Condition::not_exists("PK"));
@@ -890,6 +911,7 @@ pub async fn capacity_follows_dynamodb_rules<S: Store>(store: &S, table: &str) {
 pub const CASES: &[&str] = &[
     "put_get_update_delete_round_trip",
     "update_creates_missing_items_and_refuses_key_changes",
+    "update_that_only_removes_creates_nothing",
     "conditions_guard_writes",
     "indexes_are_sparse_and_follow_changes",
     "projections_copy_what_they_promise",

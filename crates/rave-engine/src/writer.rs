@@ -301,11 +301,11 @@ impl Writer {
         let old = tx.get(&table, &key)?;
         check_condition(input.condition.as_ref(), old.as_ref())?;
         let new = updated_item(&table, &input.key, old.as_ref(), &input.update)?;
-        let consumed = tx.write_item(&table, &key, old.as_ref(), Some(&new))?;
+        let consumed = tx.write_item(&table, &key, old.as_ref(), new.as_ref())?;
         let attributes = match input.return_values {
             ReturnValues::None => None,
             ReturnValues::AllOld => old,
-            ReturnValues::AllNew => Some(new),
+            ReturnValues::AllNew => new,
         };
         Ok(WriteOutput {
             attributes,
@@ -437,7 +437,7 @@ impl Writer {
                     ..
                 } => (
                     condition.as_ref(),
-                    updated_item(table, item_key, old.as_ref(), update).map(Some),
+                    updated_item(table, item_key, old.as_ref(), update),
                 ),
                 TransactWriteAction::Delete { condition, .. } => (condition.as_ref(), Ok(None)),
                 TransactWriteAction::ConditionCheck { condition, .. } => {
@@ -656,19 +656,26 @@ fn check_update(table: &TableState, update: &Update) -> Result<()> {
     Ok(())
 }
 
-/// The item after `update`; an update of a missing item creates it from its key.
+/// The item after `update`. An update of a missing item creates it from its
+/// key, unless the update only removes: the API reference (AttributeValueUpdate)
+/// says that for a missing item "DELETE - Nothing happens; there is no
+/// attribute to delete", and REMOVE and DELETE-from-set on a missing item
+/// leave the key alone, so DynamoDB creates no item and no stream record.
 fn updated_item(
     table: &TableState,
     key: &Item,
     old: Option<&Item>,
     update: &Update,
-) -> Result<Item> {
+) -> Result<Option<Item>> {
     let base = old.unwrap_or(key);
     let new = update
         .apply(base)
         .map_err(|e| StoreError::Validation(e.to_string()))?;
     table.validate_item(&new)?;
-    Ok(new)
+    if old.is_none() && new == *key {
+        return Ok(None);
+    }
+    Ok(Some(new))
 }
 
 fn check_checkpoint(tx: &mut Tx<'_>, checkpoint: &Checkpoint) -> Applied<()> {

@@ -19,6 +19,7 @@ async fn setup(_case: &str) -> (Engine, String, tempfile::TempDir) {
 rave_conformance::conformance_tests!(setup; run: [
     put_get_update_delete_round_trip,
     update_creates_missing_items_and_refuses_key_changes,
+    update_that_only_removes_creates_nothing,
     conditions_guard_writes,
     indexes_are_sparse_and_follow_changes,
     projections_copy_what_they_promise,
@@ -70,6 +71,12 @@ async fn stream_records_every_change_once_in_order() {
         .unwrap();
     engine
         .delete_item(delete(TABLE, key("s", "1")))
+        .await
+        .unwrap();
+    // An update that only removes, on a missing item, creates nothing and
+    // records nothing (DELETE on a missing item: "Nothing happens").
+    engine
+        .update_item(update(TABLE, key("s", "1"), Update::new().remove("v")))
         .await
         .unwrap();
 

@@ -202,14 +202,18 @@ impl Model {
         condition.is_none_or(|c| c.evaluate(self.get(key).unwrap_or(&empty)))
     }
 
-    /// The item an update produces, or `None` if it is invalid.
-    fn updated(&self, key: &Item, update: &Update) -> Option<Item> {
-        let base = self.get(key).cloned().unwrap_or_else(|| key.clone());
+    /// The item an update produces (`Some(None)` when an update that only
+    /// removes meets a missing item: DynamoDB creates nothing), or `None` if
+    /// it is invalid.
+    fn updated(&self, key: &Item, update: &Update) -> Option<Option<Item>> {
+        let old = self.get(key);
+        let base = old.cloned().unwrap_or_else(|| key.clone());
         let touches_key = update.paths().any(|p| matches!(p.top(), Some("PK" | "SK")));
         if touches_key {
             return None;
         }
-        update.apply(&base).ok().filter(model_valid)
+        let new = update.apply(&base).ok().filter(model_valid)?;
+        Some(Some(new).filter(|new| old.is_some() || new != key))
     }
 
     /// Applies a single write; returns the outcome and the write units.
@@ -242,8 +246,8 @@ impl Model {
                 let Some(new) = self.updated(key, update) else {
                     return (Outcome::Validation, 0.0);
                 };
-                let units = units_for_change(self.get(key), Some(&new));
-                self.set(key, Some(new));
+                let units = units_for_change(self.get(key), new.as_ref());
+                self.set(key, new);
                 (Outcome::Ok, units)
             }
             Op::Delete { key, condition } => {
@@ -309,9 +313,7 @@ impl Model {
         for (action, key) in actions.iter().zip(&keys) {
             let (condition, new) = match action {
                 TxAction::Put(item, c) => (c.as_ref(), Some(Some(item.clone()))),
-                TxAction::Update(key, update, c) => {
-                    (c.as_ref(), self.updated(key, update).map(Some))
-                }
+                TxAction::Update(key, update, c) => (c.as_ref(), self.updated(key, update)),
                 TxAction::Delete(_, c) => (c.as_ref(), Some(None)),
                 TxAction::Check(_, c) => (Some(c), Some(self.get(key).cloned())),
             };

@@ -445,7 +445,10 @@ mod tests {
         let widest = "12345678901234567890123456789012345678";
         assert_eq!(n(widest).storage_size(), 20);
         assert_eq!(n(&format!("-{widest}")).storage_size(), 21);
-        assert_eq!(n("-1.2345678901234567890123456789012345678").storage_size(), 21);
+        assert_eq!(
+            n("-1.2345678901234567890123456789012345678").storage_size(),
+            21
+        );
     }
 
     proptest! {
