@@ -433,6 +433,29 @@ pub async fn filters_apply_after_limit_and_are_still_charged<S: Store>(store: &S
     assert!(page.last_evaluated_key.is_some());
 }
 
+/// The developer guide (Filter expressions for Query): "A filter expression
+/// cannot contain partition key or sort key attributes" — of the table or
+/// the index the Query reads.
+pub async fn query_filters_refuse_key_attributes<S: Store>(store: &S, table: &str) {
+    let mut on_table = QueryInput::new(table, None, KeyCondition::partition("PK", "p"));
+    on_table.filter = Some(Condition::eq("note", "x").and(Condition::exists("SK")));
+    assert_validation(store.query(on_table).await, "a filter on the sort key");
+    let mut on_index = by_group(table, "g");
+    on_index.filter = Some(Condition::eq("GROUP", "g"));
+    assert_validation(store.query(on_index).await, "a filter on the index's key");
+    // The table's key is an ordinary attribute in an index's Query.
+    let mut table_key_on_index = by_group(table, "g");
+    table_key_on_index.filter = Some(Condition::eq("PK", "p"));
+    assert!(
+        store
+            .query(table_key_on_index)
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+}
+
 pub async fn parallel_scan_segments_partition_the_table<S: Store>(store: &S, table: &str) {
     for i in 0..200 {
         store
@@ -918,6 +941,7 @@ pub const CASES: &[&str] = &[
     "numeric_sort_keys_order_numerically",
     "pagination_with_limits_and_start_keys",
     "filters_apply_after_limit_and_are_still_charged",
+    "query_filters_refuse_key_attributes",
     "parallel_scan_segments_partition_the_table",
     "batch_operations",
     "transactions_are_all_or_nothing",

@@ -37,6 +37,7 @@ rave_conformance::conformance_tests!(setup; run: [
     numeric_sort_keys_order_numerically,
     pagination_with_limits_and_start_keys,
     filters_apply_after_limit_and_are_still_charged,
+    query_filters_refuse_key_attributes,
     parallel_scan_segments_partition_the_table,
     batch_operations,
     transactions_are_all_or_nothing,

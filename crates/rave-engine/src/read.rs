@@ -140,6 +140,19 @@ pub(crate) fn query(txn: &ReadTransaction, table: &TableState, input: &QueryInpu
             ));
         }
     }
+    // The developer guide (Query, "Filter expressions for Query"): "A filter
+    // expression cannot contain partition key or sort key attributes."
+    if let Some(filter) = &input.filter
+        && let Some(key_attribute) = filter
+            .paths()
+            .into_iter()
+            .filter_map(|p| p.top())
+            .find(|top| schema.attributes().any(|a| a.name == *top))
+    {
+        return Err(StoreError::validation(format!(
+            "Filter Expression can only contain non-primary key attributes: Primary key attribute: {key_attribute}"
+        )));
+    }
     let (mut lower, mut upper) = query_range(
         &condition.partition_value,
         condition.sort.as_ref().map(|s| &s.op),

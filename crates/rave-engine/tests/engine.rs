@@ -26,6 +26,7 @@ rave_conformance::conformance_tests!(setup; run: [
     numeric_sort_keys_order_numerically,
     pagination_with_limits_and_start_keys,
     filters_apply_after_limit_and_are_still_charged,
+    query_filters_refuse_key_attributes,
     parallel_scan_segments_partition_the_table,
     batch_operations,
     transactions_are_all_or_nothing,
@@ -283,4 +284,18 @@ async fn concurrent_writers_share_commits_and_all_land() {
     }
     assert_eq!(total, 640);
     assert_eq!(engine.read_stream(TABLE, 0, 10_000).unwrap().len(), 640);
+}
+
+#[tokio::test]
+async fn a_query_filter_on_a_key_attribute_names_it_as_dynamodb_does() {
+    let (_dir, engine) = open().await;
+    let mut query = QueryInput::new(TABLE, None, KeyCondition::partition("PK", "p"));
+    query.filter = Some(Condition::exists("SK"));
+    assert_eq!(
+        engine.query(query).await,
+        Err(StoreError::Validation(
+            "Filter Expression can only contain non-primary key attributes: Primary key attribute: SK"
+                .into()
+        ))
+    );
 }

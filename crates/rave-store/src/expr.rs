@@ -173,6 +173,49 @@ impl Condition {
         Condition::Not(Box::new(self))
     }
 
+    /// Every attribute path the condition reads, in the order written.
+    pub fn paths(&self) -> Vec<&Path> {
+        let mut paths = Vec::new();
+        self.collect_paths(&mut paths);
+        paths
+    }
+
+    fn collect_paths<'a>(&'a self, paths: &mut Vec<&'a Path>) {
+        let operand = |o: &'a Operand, paths: &mut Vec<&'a Path>| match o {
+            Operand::Path(p) | Operand::Size(p) => paths.push(p),
+            Operand::Value(_) => {}
+        };
+        match self {
+            Condition::Compare(l, _, r) => {
+                operand(l, paths);
+                operand(r, paths);
+            }
+            Condition::Between(v, lo, hi) => {
+                for o in [v, lo, hi] {
+                    operand(o, paths);
+                }
+            }
+            Condition::In(v, list) => {
+                operand(v, paths);
+                for o in list {
+                    operand(o, paths);
+                }
+            }
+            Condition::AttributeExists(p)
+            | Condition::AttributeNotExists(p)
+            | Condition::AttributeType(p, _) => paths.push(p),
+            Condition::BeginsWith(p, o) | Condition::Contains(p, o) => {
+                paths.push(p);
+                operand(o, paths);
+            }
+            Condition::And(a, b) | Condition::Or(a, b) => {
+                a.collect_paths(paths);
+                b.collect_paths(paths);
+            }
+            Condition::Not(c) => c.collect_paths(paths),
+        }
+    }
+
     /// Evaluates the condition against `item` (an empty item when there is none).
     pub fn evaluate(&self, item: &Item) -> bool {
         match self {
@@ -687,6 +730,18 @@ fn remove(item: &mut Item, path: &Path) {
 mod tests {
     use super::*;
     use crate::item;
+
+    #[test]
+    fn a_condition_lists_every_path_it_reads() {
+        let condition = Condition::eq("a", 1i64)
+            .and(Condition::exists("b").or(Condition::BeginsWith(
+                Path::attr("c").key("d"),
+                Operand::Size(Path::attr("e")),
+            )))
+            .not();
+        let tops: Vec<_> = condition.paths().iter().filter_map(|p| p.top()).collect();
+        assert_eq!(tops, ["a", "b", "c", "e"]);
+    }
 
     #[test]
     fn missing_attributes_fail_every_comparison_but_not_equal() {
