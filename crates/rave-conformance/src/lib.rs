@@ -928,6 +928,36 @@ pub async fn capacity_follows_dynamodb_rules<S: Store>(store: &S, table: &str) {
         .await
         .unwrap();
     assert_eq!(out.consumed[0].write_units, 4.0);
+    // Only the table's units are doubled ("two underlying writes of every
+    // item"): the index entry is propagated once, 2 + 1.
+    let actions = vec![TransactWriteAction::Put {
+        table: table.into(),
+        item: item! {"PK" => "t", "SK" => "3", "GROUP" => "g", "AT" => "a"},
+        condition: None,
+    }];
+    let out = store
+        .transact_write_items(TransactWriteItemsInput { actions })
+        .await
+        .unwrap();
+    assert_eq!(out.consumed[0].index_units["byGroup"], 1.0);
+    assert_eq!(out.consumed[0].write_units, 3.0);
+
+    // An index entry rewritten in place costs the larger of its two sizes:
+    // shrinking p/2 from 1,509 bytes to 19 is 2 units in the table and 2 in byGroup.
+    store
+        .update_item(update(
+            table,
+            key("p", "2"),
+            Update::new().set_value("GROUP", "g").set_value("AT", "t"),
+        ))
+        .await
+        .unwrap();
+    let out = store
+        .update_item(update(table, key("p", "2"), Update::new().remove("body")))
+        .await
+        .unwrap();
+    assert_eq!(out.consumed.index_units["byGroup"], 2.0);
+    assert_eq!(out.consumed.write_units, 4.0);
 }
 
 /// Every case of the suite, by name.

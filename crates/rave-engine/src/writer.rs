@@ -372,7 +372,7 @@ impl Writer {
         }
         Ok(BatchWriteItemOutput {
             unprocessed: Vec::new(),
-            consumed: consumed.into_vec(1.0),
+            consumed: consumed.0,
         })
     }
 
@@ -474,7 +474,11 @@ impl Writer {
             write_checkpoint(tx, checkpoint)?;
         }
         Ok(TransactWriteItemsOutput {
-            consumed: consumed.into_vec(2.0),
+            consumed: consumed
+                .0
+                .into_iter()
+                .map(ConsumedCapacity::transactional)
+                .collect(),
         })
     }
 
@@ -620,10 +624,6 @@ struct Consumption(Vec<ConsumedCapacity>);
 impl Consumption {
     fn add(&mut self, units: ConsumedCapacity) {
         add_by_table(&mut self.0, units);
-    }
-
-    fn into_vec(self, factor: f64) -> Vec<ConsumedCapacity> {
-        self.0.into_iter().map(|c| c.scaled(factor)).collect()
     }
 }
 
@@ -840,7 +840,12 @@ impl<'t> Tx<'t> {
             let units = match (&before, &after) {
                 (None, None) => 0.0,
                 (Some(b), Some(a)) if b.key == a.key && b.projected == a.projected => 0.0,
-                (Some(b), Some(a)) if b.key == a.key => write_units(item_size(&a.projected)),
+                // An entry rewritten in place is charged like an UpdateItem
+                // (developer guide, "Item sizes and formats": "the larger of
+                // the item sizes before and after the update").
+                (Some(b), Some(a)) if b.key == a.key => {
+                    write_units(item_size(&b.projected).max(item_size(&a.projected)))
+                }
                 (b, a) => {
                     b.as_ref()
                         .map_or(0.0, |e| write_units(item_size(&e.projected)))

@@ -158,9 +158,14 @@ impl ModelIndex {
     }
 }
 
-fn units_for_change(old: Option<&Item>, new: Option<&Item>) -> f64 {
+/// The table's share of a write: the larger of the two images.
+fn table_units_for_change(old: Option<&Item>, new: Option<&Item>) -> f64 {
     let size = |i: Option<&Item>| i.map_or(0, item_size);
-    let mut units = write_units(size(old).max(size(new)));
+    write_units(size(old).max(size(new)))
+}
+
+fn units_for_change(old: Option<&Item>, new: Option<&Item>) -> f64 {
+    let mut units = table_units_for_change(old, new);
     if old == new {
         return units;
     }
@@ -180,7 +185,7 @@ fn units_for_change(old: Option<&Item>, new: Option<&Item>) -> f64 {
             (Some(b), Some(a)) if index_key(b) != index_key(a) => {
                 write_units(item_size(b)) + write_units(item_size(a))
             }
-            (Some(b), Some(a)) if b != a => write_units(item_size(a)),
+            (Some(b), Some(a)) if b != a => write_units(item_size(b).max(item_size(a))),
             _ => 0.0,
         };
     }
@@ -331,14 +336,17 @@ impl Model {
         }
         let mut units = 0.0;
         for ((action, key), new) in actions.iter().zip(&keys).zip(news) {
+            // A transaction doubles the table's units, not the indexes'.
             if let TxAction::Check(..) = action {
-                units += write_units(self.get(key).map_or(0, item_size));
+                units += 2.0 * write_units(self.get(key).map_or(0, item_size));
             } else {
-                units += units_for_change(self.get(key), new.as_ref());
+                let old = self.get(key);
+                units +=
+                    units_for_change(old, new.as_ref()) + table_units_for_change(old, new.as_ref());
                 self.set(key, new);
             }
         }
-        (Outcome::Ok, units * 2.0)
+        (Outcome::Ok, units)
     }
 
     /// Everything a query returns, in order, walking every page.
