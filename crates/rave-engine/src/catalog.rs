@@ -142,9 +142,7 @@ impl TableState {
                 }
             }
         }
-        for value in item.values() {
-            value.validate().map_err(StoreError::Validation)?;
-        }
+        rave_store::validate_attributes(item).map_err(StoreError::Validation)?;
         if item_size(item) > rave_store::MAX_ITEM_SIZE {
             return Err(StoreError::validation(
                 "Item size has exceeded the maximum allowed size",

@@ -7,8 +7,8 @@ use std::ops::Bound;
 
 use rave_store::{
     BatchGetItemInput, BatchGetItemOutput, ConsumedCapacity, GetItemInput, GetItemOutput, Item,
-    KeyType, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, Page, QueryInput, Result, ScanInput, SortOp,
-    StoreError, item_size, read_units,
+    KeyType, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, Page, QueryInput, Result,
+    ScanInput, SortOp, StoreError, TableKeys, item_size, read_units,
 };
 use redb::ReadTransaction;
 
@@ -48,6 +48,8 @@ pub(crate) fn batch_get(
     }
     let mut responses = Vec::with_capacity(input.requests.len());
     let mut consumed = Vec::with_capacity(input.requests.len());
+    let mut unprocessed = Vec::new();
+    let mut response_bytes = 0;
     for (request, table) in input.requests.iter().zip(tables) {
         let mut seen = Vec::with_capacity(request.keys.len());
         for key in &request.keys {
@@ -63,25 +65,45 @@ pub(crate) fn batch_get(
             .open_table(bytes_table(&table.items_table))
             .map_err(storage)?;
         let mut found = Vec::new();
+        let mut left = Vec::new();
         let mut units = ConsumedCapacity::new(table.name());
-        for key in seen {
-            let item: Option<Item> = match items.get(key.as_slice()).map_err(storage)? {
-                Some(bytes) => {
-                    Some(decode_item(bytes.value()).map_err(|e| table.corrupt_item(&key, e))?)
-                }
+        for (key, bytes_key) in request.keys.iter().zip(seen) {
+            if response_bytes > MAX_BATCH_GET_BYTES {
+                left.push(key.clone());
+                continue;
+            }
+            let item: Option<Item> = match items.get(bytes_key.as_slice()).map_err(storage)? {
+                Some(bytes) => Some(
+                    decode_item(bytes.value()).map_err(|e| table.corrupt_item(&bytes_key, e))?,
+                ),
                 None => None,
             };
+            let size = item.as_ref().map_or(0, item_size);
+            // The item that would carry the response past 16 MB is left for
+            // the caller's next round, like every key after it.
+            if response_bytes + size > MAX_BATCH_GET_BYTES {
+                response_bytes = MAX_BATCH_GET_BYTES + 1;
+                left.push(key.clone());
+                continue;
+            }
+            response_bytes += size;
             // Each key is charged on its own, rounded up to a whole unit.
-            units.read_units +=
-                read_units(item.as_ref().map_or(0, item_size), request.consistent_read);
+            units.read_units += read_units(size, request.consistent_read);
             found.extend(item);
         }
         responses.push((table.name().to_owned(), found));
         consumed.push(units);
+        if !left.is_empty() {
+            unprocessed.push(TableKeys {
+                table: request.table.clone(),
+                keys: left,
+                consistent_read: request.consistent_read,
+            });
+        }
     }
     Ok(BatchGetItemOutput {
         responses,
-        unprocessed: Vec::new(),
+        unprocessed,
         consumed,
     })
 }

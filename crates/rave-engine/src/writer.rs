@@ -21,10 +21,10 @@ use std::time::{Duration, Instant};
 
 use rave_store::{
     BatchWriteItemInput, BatchWriteItemOutput, CancellationReason, ConsumedCapacity,
-    DeleteItemInput, Item, MAX_BATCH_WRITE_REQUESTS, MAX_TRANSACT_ACTIONS, PutItemInput, Result,
-    ReturnValues, StoreError, TableDefinition, TransactWriteAction, TransactWriteItemsInput,
-    TransactWriteItemsOutput, Update, UpdateItemInput, WriteOutput, WriteRequest, add_by_table,
-    item_size, write_units,
+    DeleteItemInput, Item, MAX_BATCH_WRITE_REQUESTS, MAX_TRANSACT_ACTIONS, MAX_TRANSACTION_BYTES,
+    PutItemInput, Result, ReturnValues, StoreError, TableDefinition, TransactWriteAction,
+    TransactWriteItemsInput, TransactWriteItemsOutput, Update, UpdateItemInput, WriteOutput,
+    WriteRequest, add_by_table, item_size, write_units,
 };
 use redb::{Database, ReadableTable, WriteTransaction};
 use tokio::sync::{oneshot, watch};
@@ -455,6 +455,18 @@ impl Writer {
             reasons.push(reason);
             let is_check = matches!(action, TransactWriteAction::ConditionCheck { .. });
             writes.push((old, new.ok().flatten(), is_check));
+        }
+        let aggregate: usize = writes
+            .iter()
+            .map(|(old, new, _)| {
+                let size = |i: &Option<Item>| i.as_ref().map_or(0, item_size);
+                size(old).max(size(new))
+            })
+            .sum();
+        if checkpoint.is_none() && aggregate > MAX_TRANSACTION_BYTES {
+            return Err(Failure::Request(StoreError::validation(
+                "Transaction request cannot be larger than 4 MB",
+            )));
         }
         if reasons.iter().any(|r| *r != CancellationReason::None) {
             return Err(Failure::Request(StoreError::TransactionCanceled(reasons)));

@@ -299,3 +299,77 @@ async fn a_query_filter_on_a_key_attribute_names_it_as_dynamodb_does() {
         ))
     );
 }
+
+/// An item of about 390 KB under `pk`.
+fn big(pk: &str) -> Item {
+    item! {"PK" => pk, "SK" => "1", "body" => "b".repeat(390_000)}
+}
+
+#[tokio::test]
+async fn a_transaction_of_more_than_4_mb_is_refused() {
+    let (_dir, engine) = open().await;
+    let puts = |count: usize| TransactWriteItemsInput {
+        actions: (0..count)
+            .map(|i| TransactWriteAction::Put {
+                table: TABLE.into(),
+                item: big(&format!("t{i}")),
+                condition: None,
+            })
+            .collect(),
+    };
+    // Ten items of 390 KB are 3.9 MB; eleven are 4.3 MB.
+    engine.transact_write_items(puts(10)).await.unwrap();
+    assert_eq!(
+        engine.transact_write_items(puts(11)).await,
+        Err(StoreError::Validation(
+            "Transaction request cannot be larger than 4 MB".into()
+        ))
+    );
+    assert_eq!(
+        engine
+            .get_item(get(TABLE, key("t10", "1")))
+            .await
+            .unwrap()
+            .item,
+        None
+    );
+}
+
+#[tokio::test]
+async fn batch_get_returns_at_most_16_mb_and_the_rest_unprocessed() {
+    let (_dir, engine) = open().await;
+    let keys: Vec<Item> = (0..50).map(|i| key(&format!("b{i}"), "1")).collect();
+    for chunk in keys.chunks(10) {
+        let actions = chunk
+            .iter()
+            .map(|k| TransactWriteAction::Put {
+                table: TABLE.into(),
+                item: big(k["PK"].as_s().unwrap()),
+                condition: None,
+            })
+            .collect();
+        engine
+            .transact_write_items(TransactWriteItemsInput { actions })
+            .await
+            .unwrap();
+    }
+    let out = engine
+        .batch_get_item(BatchGetItemInput {
+            requests: vec![TableKeys {
+                table: TABLE.into(),
+                keys: keys.clone(),
+                consistent_read: true,
+            }],
+        })
+        .await
+        .unwrap();
+    let returned = &out.responses[0].1;
+    let bytes: usize = returned.iter().map(item_size).sum();
+    // 43 items of 390 KB fit in 16 MB; the 44th would not.
+    assert_eq!(returned.len(), 43);
+    assert!(bytes <= MAX_BATCH_GET_BYTES);
+    assert_eq!(out.unprocessed.len(), 1);
+    assert_eq!(out.unprocessed[0].keys, keys[43..]);
+    // Only what was read is charged: 390,013 bytes are 96 units each.
+    assert_eq!(out.consumed[0].read_units, 43.0 * 96.0);
+}

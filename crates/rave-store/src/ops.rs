@@ -235,5 +235,11 @@ pub struct TransactWriteItemsOutput {
 pub const MAX_BATCH_GET_KEYS: usize = 100;
 pub const MAX_BATCH_WRITE_REQUESTS: usize = 25;
 pub const MAX_TRANSACT_ACTIONS: usize = 100;
+/// Most data one BatchGetItem returns; the keys past it come back
+/// unprocessed (API reference, BatchGetItem: "up to 16 MB of data").
+pub const MAX_BATCH_GET_BYTES: usize = 16 * 1024 * 1024;
+/// Largest aggregate size of the items of one transaction (API reference,
+/// TransactWriteItems: "cannot exceed 4 MB").
+pub const MAX_TRANSACTION_BYTES: usize = 4 * 1024 * 1024;
 /// Most data one Query or Scan call reads before it returns a page.
 pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
