@@ -433,6 +433,50 @@ pub async fn filters_apply_after_limit_and_are_still_charged<S: Store>(store: &S
     assert!(page.last_evaluated_key.is_some());
 }
 
+/// An ExclusiveStartKey must be a key of what is read (the table's key
+/// attributes, and the index's) and lie inside the Query's key condition.
+pub async fn exclusive_start_keys_must_fit_the_read<S: Store>(store: &S, table: &str) {
+    let on_table = |start: Item, condition: KeyCondition| {
+        let mut query = QueryInput::new(table, None, condition);
+        query.exclusive_start_key = Some(start);
+        query
+    };
+    let in_p = || KeyCondition::partition("PK", "p");
+    // The right shape inside the condition is accepted.
+    store.query(on_table(key("p", "5"), in_p())).await.unwrap();
+    // Another partition, or a sort key the condition excludes.
+    assert_validation(
+        store.query(on_table(key("q", "5"), in_p())).await,
+        "a start key in another partition",
+    );
+    let after_7 = in_p().with_sort("SK", SortOp::Gt("7".into()));
+    assert_validation(
+        store.query(on_table(key("p", "5"), after_7)).await,
+        "a start key outside the sort condition",
+    );
+    // Too few or too many attributes.
+    assert_validation(
+        store.query(on_table(item! {"PK" => "p"}, in_p())).await,
+        "a start key without its sort key",
+    );
+    let mut extra = key("p", "5");
+    extra.insert("note".into(), "x".into());
+    assert_validation(
+        store.query(on_table(extra, in_p())).await,
+        "a start key with a non-key attribute",
+    );
+    // On an index: its key and the table's, nothing less.
+    let mut query = by_group(table, "g");
+    query.exclusive_start_key = Some(item! {"GROUP" => "g", "AT" => "a"});
+    assert_validation(
+        store.query(query).await,
+        "an index start key without the table key",
+    );
+    let mut query = by_group(table, "g");
+    query.exclusive_start_key = Some(item! {"GROUP" => "g", "AT" => "a", "PK" => "p", "SK" => "1"});
+    store.query(query).await.unwrap();
+}
+
 /// The developer guide (Filter expressions for Query): "A filter expression
 /// cannot contain partition key or sort key attributes" — of the table or
 /// the index the Query reads.
@@ -972,6 +1016,7 @@ pub const CASES: &[&str] = &[
     "pagination_with_limits_and_start_keys",
     "filters_apply_after_limit_and_are_still_charged",
     "query_filters_refuse_key_attributes",
+    "exclusive_start_keys_must_fit_the_read",
     "parallel_scan_segments_partition_the_table",
     "batch_operations",
     "transactions_are_all_or_nothing",

@@ -38,6 +38,7 @@ rave_conformance::conformance_tests!(setup; run: [
     pagination_with_limits_and_start_keys,
     filters_apply_after_limit_and_are_still_charged,
     query_filters_refuse_key_attributes,
+    exclusive_start_keys_must_fit_the_read,
     parallel_scan_segments_partition_the_table,
     batch_operations,
     transactions_are_all_or_nothing,

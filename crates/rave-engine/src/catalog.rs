@@ -194,12 +194,25 @@ impl TableState {
         keys
     }
 
-    /// The stored key a Query or Scan resumes after, from an ExclusiveStartKey.
+    /// The stored key a Query or Scan resumes after, from an ExclusiveStartKey:
+    /// it must hold exactly the key attributes of the table (and of the
+    /// index read), as DynamoDB requires.
     pub fn start_key_bytes(&self, index: Option<&IndexState>, start: &Item) -> Result<Vec<u8>> {
-        let invalid = || StoreError::validation("The provided starting key is invalid");
+        let invalid = || {
+            StoreError::validation(
+                "The provided starting key is invalid: The provided key element does not match the schema",
+            )
+        };
         let table_schema = self.schema();
         match index {
-            None => self.key_bytes(start).map_err(|_| invalid()),
+            None => {
+                if start.len() != table_schema.attributes().count() {
+                    return Err(StoreError::validation(
+                        "The provided starting key is invalid: Exclusive Start Key must have same size as table's key schema",
+                    ));
+                }
+                self.key_bytes(start).map_err(|_| invalid())
+            }
             Some(index) => {
                 let expected: Vec<&KeyAttribute> = index
                     .index
@@ -207,6 +220,12 @@ impl TableState {
                     .attributes()
                     .chain(table_schema.attributes())
                     .collect();
+                let mut names: Vec<&str> = expected.iter().map(|a| a.name.as_str()).collect();
+                names.sort_unstable();
+                names.dedup();
+                if start.len() != names.len() {
+                    return Err(invalid());
+                }
                 let mut values = Vec::with_capacity(expected.len());
                 for attr in &expected {
                     let value = start.get(&attr.name).ok_or_else(invalid)?;

@@ -3,7 +3,7 @@
 //! acknowledged sees it, so every read here is strongly consistent; reads
 //! asked for as eventually consistent are only charged as such.
 
-use std::ops::Bound;
+use std::ops::{Bound, RangeBounds};
 
 use rave_store::{
     BatchGetItemInput, BatchGetItemOutput, ConsumedCapacity, GetItemInput, GetItemOutput, Item,
@@ -180,6 +180,7 @@ pub(crate) fn query(txn: &ReadTransaction, table: &TableState, input: &QueryInpu
         condition.sort.as_ref().map(|s| &s.op),
     );
     if let Some(start) = &input.exclusive_start_key {
+        check_start_in_condition(start, condition)?;
         let start = table.start_key_bytes(index, start)?;
         if input.scan_index_forward {
             lower = tighter_lower(lower, Bound::Excluded(start));
@@ -201,6 +202,23 @@ pub(crate) fn query(txn: &ReadTransaction, table: &TableState, input: &QueryInpu
     )
 }
 
+/// A Query resumes only inside what its key condition selects: the start
+/// key's partition is the one queried and its sort key meets the condition.
+fn check_start_in_condition(start: &Item, condition: &rave_store::KeyCondition) -> Result<()> {
+    let outside = || {
+        StoreError::validation("The provided starting key does not match the range key predicate")
+    };
+    if start.get(&condition.partition_name) != Some(&condition.partition_value) {
+        return Err(outside());
+    }
+    if let Some(sort) = &condition.sort
+        && !start.get(&sort.name).is_some_and(|v| sort.op.matches(v))
+    {
+        return Err(outside());
+    }
+    Ok(())
+}
+
 pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput) -> Result<Page> {
     let index = index_to_read(table, input.index.as_deref(), input.consistent_read)?;
     let (mut lower, upper) = match input.segment {
@@ -218,7 +236,16 @@ pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput)
         None => (Bound::Unbounded, Bound::Unbounded),
     };
     if let Some(start) = &input.exclusive_start_key {
-        lower = tighter_lower(lower, Bound::Excluded(table.start_key_bytes(index, start)?));
+        let start = table.start_key_bytes(index, start)?;
+        if let Some(segment) = input.segment
+            && !(lower.clone(), upper.clone()).contains(&start)
+        {
+            return Err(StoreError::validation(format!(
+                "The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. TotalSegments: {} Segment: {}",
+                segment.total_segments, segment.segment
+            )));
+        }
+        lower = tighter_lower(lower, Bound::Excluded(start));
     }
     let redb_name = index.map_or(&table.items_table, |i| &i.redb_table);
     read_range(

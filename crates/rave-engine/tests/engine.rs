@@ -27,6 +27,7 @@ rave_conformance::conformance_tests!(setup; run: [
     pagination_with_limits_and_start_keys,
     filters_apply_after_limit_and_are_still_charged,
     query_filters_refuse_key_attributes,
+    exclusive_start_keys_must_fit_the_read,
     parallel_scan_segments_partition_the_table,
     batch_operations,
     transactions_are_all_or_nothing,
@@ -372,4 +373,55 @@ async fn batch_get_returns_at_most_16_mb_and_the_rest_unprocessed() {
     assert_eq!(out.unprocessed[0].keys, keys[43..]);
     // Only what was read is charged: 390,013 bytes are 96 units each.
     assert_eq!(out.consumed[0].read_units, 43.0 * 96.0);
+}
+
+#[tokio::test]
+async fn a_scan_start_key_outside_its_segment_is_refused() {
+    let (_dir, engine) = open().await;
+    for i in 0..20 {
+        engine
+            .put_item(put(TABLE, item! {"PK" => format!("s{i}"), "SK" => "1"}))
+            .await
+            .unwrap();
+    }
+    let segment = |segment: u32, start: Option<Item>| {
+        let mut scan = ScanInput::new(TABLE);
+        scan.segment = Some(Segment {
+            segment,
+            total_segments: 2,
+        });
+        scan.exclusive_start_key = start;
+        scan
+    };
+    let first = engine.scan(segment(0, None)).await.unwrap();
+    let inside = first.items[0].clone();
+    // Resuming the segment from one of its own keys works; from the other's does not.
+    engine.scan(segment(0, Some(inside.clone()))).await.unwrap();
+    assert_eq!(
+        engine.scan(segment(1, Some(inside))).await,
+        Err(StoreError::Validation(
+            "The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. TotalSegments: 2 Segment: 1"
+                .into()
+        ))
+    );
+}
+
+#[tokio::test]
+async fn start_keys_are_refused_with_dynamodbs_messages() {
+    let (_dir, engine) = open().await;
+    let mut query = QueryInput::new(TABLE, None, KeyCondition::partition("PK", "p"));
+    query.exclusive_start_key = Some(item! {"PK" => "p"});
+    assert_eq!(
+        engine.query(query.clone()).await,
+        Err(StoreError::Validation(
+            "The provided starting key is invalid: Exclusive Start Key must have same size as table's key schema".into()
+        ))
+    );
+    query.exclusive_start_key = Some(key("q", "1"));
+    assert_eq!(
+        engine.query(query).await,
+        Err(StoreError::Validation(
+            "The provided starting key does not match the range key predicate".into()
+        ))
+    );
 }
