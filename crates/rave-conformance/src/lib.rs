@@ -433,6 +433,121 @@ pub async fn filters_apply_after_limit_and_are_still_charged<S: Store>(store: &S
     assert!(page.last_evaluated_key.is_some());
 }
 
+/// ProjectionExpression keeps nested paths in place (list elements in index
+/// order); Select=COUNT returns counts and no items; SPECIFIC_ATTRIBUTES
+/// needs a projection; ALL_ATTRIBUTES needs an index that projects ALL.
+pub async fn projections_and_select_shape_what_reads_return<S: Store>(store: &S, table: &str) {
+    let doc = AttributeValue::M(item! {"x" => 1i64, "y" => 2i64});
+    let list = AttributeValue::L(vec!["l0".into(), "l1".into(), "l2".into()]);
+    for (sk, even) in [("1", false), ("2", true), ("3", true)] {
+        store
+            .put_item(put(
+                table,
+                item! {"PK" => "pr", "SK" => sk, "doc" => doc.clone(), "list" => list.clone(),
+                "even" => even, "KIND" => "k", "SCORE" => 5i64},
+            ))
+            .await
+            .unwrap();
+    }
+    let mut query = QueryInput::new(table, None, KeyCondition::partition("PK", "pr"));
+    query.projection = Some(vec![
+        Path::attr("SK"),
+        Path::attr("doc").key("y"),
+        Path::attr("list").index(2),
+        Path::attr("list").index(0),
+    ]);
+    let page = store.query(query).await.unwrap();
+    assert_eq!(page.count, 3);
+    assert_eq!(
+        page.items[0],
+        item! {"SK" => "1", "doc" => AttributeValue::M(item! {"y" => 2i64}),
+        "list" => AttributeValue::L(vec!["l0".into(), "l2".into()])}
+    );
+
+    let mut count = QueryInput::new(table, None, KeyCondition::partition("PK", "pr"));
+    count.select = Some(Select::Count);
+    count.filter = Some(Condition::eq("even", true));
+    let page = store.query(count).await.unwrap();
+    assert!(page.items.is_empty());
+    assert_eq!((page.count, page.scanned_count), (2, 3));
+
+    let mut scan = ScanInput::new(table);
+    scan.select = Some(Select::SpecificAttributes);
+    scan.projection = Some(vec![Path::attr("even")]);
+    let page = store.scan(scan).await.unwrap();
+    assert_eq!(page.items.len(), 3);
+    assert!(
+        page.items
+            .iter()
+            .all(|i| i.len() == 1 && i.contains_key("even"))
+    );
+
+    let mut unnamed = QueryInput::new(table, None, KeyCondition::partition("PK", "pr"));
+    unnamed.select = Some(Select::SpecificAttributes);
+    assert_validation(
+        store.query(unnamed).await,
+        "SPECIFIC_ATTRIBUTES without a projection",
+    );
+    let mut both = QueryInput::new(table, None, KeyCondition::partition("PK", "pr"));
+    both.select = Some(Select::Count);
+    both.projection = Some(vec![Path::attr("SK")]);
+    assert_validation(store.query(both).await, "COUNT with a projection");
+    let mut keys_only =
+        QueryInput::new(table, Some("byScore"), KeyCondition::partition("KIND", "k"));
+    keys_only.select = Some(Select::AllAttributes);
+    assert_validation(
+        store.query(keys_only).await,
+        "ALL_ATTRIBUTES on a KEYS_ONLY index",
+    );
+    let mut projected =
+        QueryInput::new(table, Some("byScore"), KeyCondition::partition("KIND", "k"));
+    projected.select = Some(Select::AllProjectedAttributes);
+    let page = store.query(projected).await.unwrap();
+    assert_eq!(page.items.len(), 3);
+    assert!(page.items.iter().all(|i| !i.contains_key("doc")));
+}
+
+/// UPDATED_OLD and UPDATED_NEW return only the attributes the update wrote
+/// (nested ones in place), and nothing when there are none.
+pub async fn updates_return_only_the_updated_attributes<S: Store>(store: &S, table: &str) {
+    store
+        .put_item(put(
+            table,
+            item! {"PK" => "up", "SK" => "1", "a" => 1i64, "b" => "kept",
+            "m" => AttributeValue::M(item! {"x" => 1i64, "y" => 2i64})},
+        ))
+        .await
+        .unwrap();
+    let mut request = update(
+        table,
+        key("up", "1"),
+        Update::new()
+            .set_value("a", 2i64)
+            .set("m", SetValue::value(AttributeValue::M(item! {"x" => 9i64})))
+            .remove("gone"),
+    );
+    request.return_values = ReturnValues::UpdatedOld;
+    let out = store.update_item(request.clone()).await.unwrap();
+    assert_eq!(
+        out.attributes,
+        Some(item! {"a" => 1i64, "m" => AttributeValue::M(item! {"x" => 1i64, "y" => 2i64})})
+    );
+    request.update = Update::new().add("a", 5i64).remove("m");
+    request.return_values = ReturnValues::UpdatedNew;
+    let out = store.update_item(request.clone()).await.unwrap();
+    assert_eq!(out.attributes, Some(item! {"a" => 7i64}));
+    // Only a removal: nothing new to return.
+    request.update = Update::new().remove("b");
+    let out = store.update_item(request).await.unwrap();
+    assert_eq!(out.attributes, None);
+    let mut put_updated = put(table, item! {"PK" => "up", "SK" => "2"});
+    put_updated.return_values = ReturnValues::UpdatedNew;
+    assert_validation(
+        store.put_item(put_updated).await,
+        "UPDATED_NEW on a PutItem",
+    );
+}
+
 /// An ExclusiveStartKey must be a key of what is read (the table's key
 /// attributes, and the index's) and lie inside the Query's key condition.
 pub async fn exclusive_start_keys_must_fit_the_read<S: Store>(store: &S, table: &str) {
@@ -1016,6 +1131,8 @@ pub const CASES: &[&str] = &[
     "pagination_with_limits_and_start_keys",
     "filters_apply_after_limit_and_are_still_charged",
     "query_filters_refuse_key_attributes",
+    "projections_and_select_shape_what_reads_return",
+    "updates_return_only_the_updated_attributes",
     "exclusive_start_keys_must_fit_the_read",
     "parallel_scan_segments_partition_the_table",
     "batch_operations",

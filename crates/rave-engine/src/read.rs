@@ -7,8 +7,9 @@ use std::ops::{Bound, RangeBounds};
 
 use rave_store::{
     BatchGetItemInput, BatchGetItemOutput, ConsumedCapacity, GetItemInput, GetItemOutput, Item,
-    KeyType, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, Page, QueryInput, Result,
-    ScanInput, SortOp, StoreError, TableKeys, item_size, read_units,
+    KeyType, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, Page, Path, Projection,
+    QueryInput, Result, ScanInput, Select, SortOp, StoreError, TableKeys, item_size, project,
+    read_units,
 };
 use redb::ReadTransaction;
 
@@ -188,8 +189,9 @@ pub(crate) fn query(txn: &ReadTransaction, table: &TableState, input: &QueryInpu
             upper = tighter_upper(upper, Bound::Excluded(start));
         }
     }
+    let shape = Shape::new(index, input.select, input.projection.as_deref(), "Querying")?;
     let redb_name = index.map_or(&table.items_table, |i| &i.redb_table);
-    read_range(
+    let page = read_range(
         txn,
         table,
         index,
@@ -199,7 +201,8 @@ pub(crate) fn query(txn: &ReadTransaction, table: &TableState, input: &QueryInpu
         input.limit,
         input.filter.as_ref(),
         input.consistent_read,
-    )
+    )?;
+    Ok(shape.apply(page))
 }
 
 /// A Query resumes only inside what its key condition selects: the start
@@ -247,8 +250,9 @@ pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput)
         }
         lower = tighter_lower(lower, Bound::Excluded(start));
     }
+    let shape = Shape::new(index, input.select, input.projection.as_deref(), "Scanning")?;
     let redb_name = index.map_or(&table.items_table, |i| &i.redb_table);
-    read_range(
+    let page = read_range(
         txn,
         table,
         index,
@@ -258,7 +262,72 @@ pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput)
         input.limit,
         input.filter.as_ref(),
         input.consistent_read,
-    )
+    )?;
+    Ok(shape.apply(page))
+}
+
+/// What a Query or Scan returns of the items it keeps, from its Select and
+/// ProjectionExpression, checked as DynamoDB checks them.
+enum Shape<'a> {
+    Whole,
+    Paths(&'a [Path]),
+    Count,
+}
+
+impl<'a> Shape<'a> {
+    fn new(
+        index: Option<&IndexState>,
+        select: Option<Select>,
+        projection: Option<&'a [Path]>,
+        reading: &str,
+    ) -> Result<Shape<'a>> {
+        let named = |select: &str| {
+            StoreError::validation(format!(
+                "Cannot specify the ProjectionExpression when choosing to get {select}"
+            ))
+        };
+        match (select, projection) {
+            (None | Some(Select::SpecificAttributes), Some(paths)) => Ok(Shape::Paths(paths)),
+            (Some(Select::SpecificAttributes), None) => Err(StoreError::validation(
+                "Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES",
+            )),
+            (Some(Select::AllAttributes), Some(_)) => Err(named("ALL_ATTRIBUTES")),
+            (Some(Select::AllProjectedAttributes), Some(_)) => {
+                Err(named("ALL_PROJECTED_ATTRIBUTES"))
+            }
+            (Some(Select::Count), Some(_)) => Err(named("COUNT")),
+            (Some(Select::Count), None) => Ok(Shape::Count),
+            (Some(Select::AllProjectedAttributes), None) if index.is_none() => {
+                Err(StoreError::validation(format!(
+                    "One or more parameter values were invalid: Select type ALL_PROJECTED_ATTRIBUTES can be used only when {reading} using an IndexName"
+                )))
+            }
+            (Some(Select::AllAttributes), None) => match index {
+                // A global secondary index holds only what it projects.
+                Some(index) if index.index.projection != Projection::All => {
+                    Err(StoreError::validation(format!(
+                        "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index {} because its projection type is not ALL",
+                        index.index.name
+                    )))
+                }
+                _ => Ok(Shape::Whole),
+            },
+            (None | Some(Select::AllProjectedAttributes), None) => Ok(Shape::Whole),
+        }
+    }
+
+    fn apply(&self, mut page: Page) -> Page {
+        match self {
+            Shape::Whole => {}
+            Shape::Paths(paths) => {
+                for item in &mut page.items {
+                    *item = project(item, paths);
+                }
+            }
+            Shape::Count => page.items.clear(),
+        }
+        page
+    }
 }
 
 /// One entry of a redb range over byte keys and byte values.
@@ -380,6 +449,7 @@ fn read_range(
             .insert(index.index.name.clone(), consumed.read_units);
     }
     Ok(Page {
+        count: items.len(),
         items,
         scanned_count: scanned,
         last_evaluated_key,

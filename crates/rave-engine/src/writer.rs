@@ -279,7 +279,10 @@ impl Writer {
 
     fn put(&self, tx: &mut Tx<'_>, input: &PutItemInput) -> Applied<WriteOutput> {
         let table = self.catalog.get(&input.table)?;
-        if input.return_values == ReturnValues::AllNew {
+        if !matches!(
+            input.return_values,
+            ReturnValues::None | ReturnValues::AllOld
+        ) {
             return Err(Failure::Request(StoreError::validation(
                 "ReturnValues can only be ALL_OLD or NONE for PutItem",
             )));
@@ -306,6 +309,8 @@ impl Writer {
             ReturnValues::None => None,
             ReturnValues::AllOld => old,
             ReturnValues::AllNew => new,
+            ReturnValues::UpdatedOld => updated_attributes(old.as_ref(), &input.update),
+            ReturnValues::UpdatedNew => updated_attributes(new.as_ref(), &input.update),
         };
         Ok(WriteOutput {
             attributes,
@@ -315,7 +320,10 @@ impl Writer {
 
     fn delete(&self, tx: &mut Tx<'_>, input: &DeleteItemInput) -> Applied<WriteOutput> {
         let table = self.catalog.get(&input.table)?;
-        if input.return_values == ReturnValues::AllNew {
+        if !matches!(
+            input.return_values,
+            ReturnValues::None | ReturnValues::AllOld
+        ) {
             return Err(Failure::Request(StoreError::validation(
                 "ReturnValues can only be ALL_OLD or NONE for DeleteItem",
             )));
@@ -688,6 +696,14 @@ fn updated_item(
         return Ok(None);
     }
     Ok(Some(new))
+}
+
+/// What UPDATED_OLD and UPDATED_NEW return: the attributes the update
+/// wrote, taken from `image` (API reference, UpdateItem: "Returns only the
+/// updated attributes"); nothing when none of them is there.
+fn updated_attributes(image: Option<&Item>, update: &Update) -> Option<Item> {
+    let paths: Vec<rave_store::Path> = update.paths().cloned().collect();
+    Some(rave_store::project(image?, &paths)).filter(|item| !item.is_empty())
 }
 
 fn check_checkpoint(tx: &mut Tx<'_>, checkpoint: &Checkpoint) -> Applied<()> {

@@ -27,6 +27,8 @@ rave_conformance::conformance_tests!(setup; run: [
     pagination_with_limits_and_start_keys,
     filters_apply_after_limit_and_are_still_charged,
     query_filters_refuse_key_attributes,
+    projections_and_select_shape_what_reads_return,
+    updates_return_only_the_updated_attributes,
     exclusive_start_keys_must_fit_the_read,
     parallel_scan_segments_partition_the_table,
     batch_operations,

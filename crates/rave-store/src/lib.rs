@@ -29,7 +29,7 @@ pub use capacity::{
 pub use error::{CancellationReason, Result, StoreError};
 pub use expr::{
     Comparator, Condition, KeyCondition, Operand, Path, PathElement, SetValue, SortKeyCondition,
-    SortOp, Update, UpdateError, UpdateOperand, order,
+    SortOp, Update, UpdateError, UpdateOperand, order, project,
 };
 pub use feed::{ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, MAX_EFFECTS_PER_COMMIT};
 pub use number::{Number, NumberError};
@@ -37,8 +37,9 @@ pub use ops::{
     BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
     DeleteItemInput, GetItemInput, GetItemOutput, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS,
     MAX_BATCH_WRITE_REQUESTS, MAX_PAGE_BYTES, MAX_TRANSACT_ACTIONS, MAX_TRANSACTION_BYTES, Page,
-    PutItemInput, QueryInput, ReturnValues, ScanInput, Segment, TableKeys, TransactWriteAction,
-    TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput, WriteOutput, WriteRequest,
+    PutItemInput, QueryInput, ReturnValues, ScanInput, Segment, Select, TableKeys,
+    TransactWriteAction, TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput,
+    WriteOutput, WriteRequest,
 };
 pub use parse::{DocumentPath, ExpressionError, ExpressionKind, ExpressionParser, PlaceholderMap};
 pub use position::PositionLayout;
