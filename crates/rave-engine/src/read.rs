@@ -122,6 +122,9 @@ fn index_to_read<'t>(
             "Consistent reads are not supported on global secondary indexes",
         ));
     }
+    if let Some(index) = index {
+        crate::index_build::check_readable(index)?;
+    }
     Ok(index)
 }
 

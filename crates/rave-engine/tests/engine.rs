@@ -4,7 +4,9 @@
 //! and group commit.
 
 use rave_conformance::{by_group, delete, get, key, put, table_definition, update};
-use rave_engine::{Checkpoint, Engine, EngineOptions, EventName, StartPosition};
+use rave_engine::{
+    Checkpoint, Engine, EngineOptions, EventName, IndexChange, IndexStatus, StartPosition,
+};
 use rave_store::*;
 
 const TABLE: &str = "things";
@@ -426,4 +428,69 @@ async fn start_keys_are_refused_with_dynamodbs_messages() {
             "The provided starting key does not match the range key predicate".into()
         ))
     );
+}
+
+#[tokio::test]
+async fn update_table_adds_an_index_that_becomes_active_and_survives_a_reopen() {
+    let (dir, engine) = open().await;
+    for i in 0..50 {
+        let mut item = item! {"PK" => format!("u{i}"), "SK" => "1"};
+        if i % 2 == 0 {
+            item.insert("SHADE".into(), "dark".into());
+        }
+        engine.put_item(put(TABLE, item)).await.unwrap();
+    }
+    let by_shade = GlobalSecondaryIndex {
+        name: "byShade".into(),
+        key_schema: KeySchema::new(KeyAttribute::new("SHADE", KeyType::S), None),
+        projection: Projection::All,
+    };
+    engine
+        .update_table(TABLE, IndexChange::Create(by_shade.clone()))
+        .await
+        .unwrap();
+    let status = |engine: &Engine| {
+        engine
+            .describe_indexes(TABLE)
+            .unwrap()
+            .into_iter()
+            .find(|d| d.index.name == "byShade")
+            .map(|d| d.status)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while status(&engine) != Some(IndexStatus::Active) {
+        assert!(std::time::Instant::now() < deadline, "backfill never ended");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let shaded = || {
+        QueryInput::new(
+            TABLE,
+            Some("byShade"),
+            KeyCondition::partition("SHADE", "dark"),
+        )
+    };
+    assert_eq!(engine.query(shaded()).await.unwrap().items.len(), 25);
+    assert!(
+        engine
+            .describe_table(TABLE)
+            .await
+            .unwrap()
+            .global_secondary_indexes
+            .contains(&by_shade)
+    );
+    drop(engine);
+    let engine = Engine::open(dir.path()).unwrap();
+    assert_eq!(status(&engine), Some(IndexStatus::Active));
+    assert_eq!(engine.query(shaded()).await.unwrap().items.len(), 25);
+    engine
+        .update_table(TABLE, IndexChange::Delete("byShade".into()))
+        .await
+        .unwrap();
+    assert_eq!(status(&engine), None);
+    assert!(matches!(
+        engine
+            .update_table(TABLE, IndexChange::Delete("byShade".into()))
+            .await,
+        Err(StoreError::ResourceNotFound(_))
+    ));
 }
