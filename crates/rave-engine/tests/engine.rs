@@ -494,3 +494,44 @@ async fn update_table_adds_an_index_that_becomes_active_and_survives_a_reopen() 
         Err(StoreError::ResourceNotFound(_))
     ));
 }
+
+#[tokio::test]
+async fn items_nested_too_deep_or_with_too_long_names_are_refused() {
+    let (_dir, engine) = open().await;
+    let nested = |depth: usize| {
+        (0..depth).fold(AttributeValue::s("leaf"), |inner, _| {
+            AttributeValue::M(item! {"n" => inner})
+        })
+    };
+    let with = |name: String, value: AttributeValue| {
+        let mut item = key("deep", "1");
+        item.insert(name, value);
+        item
+    };
+    // 31 documents put the leaf at level 32, DynamoDB's deepest.
+    engine
+        .put_item(put(TABLE, with("doc".into(), nested(31))))
+        .await
+        .unwrap();
+    assert_eq!(
+        engine.put_item(put(TABLE, with("doc".into(), nested(32)))).await,
+        Err(StoreError::Validation(
+            "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit".into()
+        ))
+    );
+    // An update that nests one level deeper is refused as well.
+    let deeper = Update::new().set_value("doc", nested(32));
+    assert!(matches!(
+        engine
+            .update_item(update(TABLE, key("deep", "1"), deeper))
+            .await,
+        Err(StoreError::Validation(_))
+    ));
+    let long_name = "a".repeat(MAX_ATTRIBUTE_NAME_BYTES + 1);
+    assert!(matches!(
+        engine
+            .put_item(put(TABLE, with(long_name, AttributeValue::Null)))
+            .await,
+        Err(StoreError::Validation(_))
+    ));
+}
