@@ -150,7 +150,8 @@ impl Writer {
         loop {
             let first = match carried.take() {
                 Some(job) => job,
-                // A backfill runs only while no request waits.
+                // While an index builds, one backfill chunk commits between
+                // groups of requests.
                 None if self.backfill_step() => match jobs.try_recv() {
                     Ok(job) => job,
                     Err(TryRecvError::Empty) => continue,
