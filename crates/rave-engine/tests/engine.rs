@@ -535,3 +535,62 @@ async fn items_nested_too_deep_or_with_too_long_names_are_refused() {
         Err(StoreError::Validation(_))
     ));
 }
+
+#[tokio::test]
+async fn a_backfill_cut_short_by_closing_the_engine_resumes_on_reopen() {
+    let (dir, engine) = open().await;
+    // 5,000 items: five backfill chunks, far more than one commit.
+    for chunk in 0..50 {
+        let actions = (0..100)
+            .map(|i| TransactWriteAction::Put {
+                table: TABLE.into(),
+                item: item! {"PK" => format!("r{chunk}-{i}"), "SK" => "1", "TONE" => "warm"},
+                condition: None,
+            })
+            .collect();
+        engine
+            .transact_write_items(TransactWriteItemsInput { actions })
+            .await
+            .unwrap();
+    }
+    let by_tone = GlobalSecondaryIndex {
+        name: "byTone".into(),
+        key_schema: KeySchema::new(KeyAttribute::new("TONE", KeyType::S), None),
+        projection: Projection::KeysOnly,
+    };
+    engine
+        .update_table(TABLE, IndexChange::Create(by_tone))
+        .await
+        .unwrap();
+    // Closing stops the writer after the chunk it is on.
+    drop(engine);
+    let engine = Engine::open(dir.path()).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while engine
+        .describe_indexes(TABLE)
+        .unwrap()
+        .iter()
+        .any(|d| d.status == IndexStatus::Creating)
+    {
+        assert!(std::time::Instant::now() < deadline, "backfill never ended");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let mut entries = 0;
+    let mut start = None;
+    loop {
+        let mut query = QueryInput::new(
+            TABLE,
+            Some("byTone"),
+            KeyCondition::partition("TONE", "warm"),
+        );
+        query.exclusive_start_key = start.take();
+        query.select = Some(Select::Count);
+        let page = engine.query(query).await.unwrap();
+        entries += page.count;
+        match page.last_evaluated_key {
+            Some(key) => start = Some(key),
+            None => break,
+        }
+    }
+    assert_eq!(entries, 5_000);
+}
