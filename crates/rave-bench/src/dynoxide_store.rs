@@ -201,12 +201,14 @@ fn page(
     consumed: Option<&dynoxide::types::ConsumedCapacity>,
     table: &str,
 ) -> Result<Page> {
+    let items: Vec<Item> = items
+        .into_iter()
+        .flatten()
+        .map(item_from_dx)
+        .collect::<Result<_>>()?;
     Ok(Page {
-        items: items
-            .into_iter()
-            .flatten()
-            .map(item_from_dx)
-            .collect::<Result<_>>()?,
+        count: items.len(),
+        items,
         scanned_count,
         last_evaluated_key: last_evaluated_key.map(item_from_dx).transpose()?,
         consumed: capacity(consumed, table),
@@ -218,6 +220,8 @@ fn return_values(rv: ReturnValues) -> Option<String> {
         ReturnValues::None => None,
         ReturnValues::AllOld => Some("ALL_OLD".into()),
         ReturnValues::AllNew => Some("ALL_NEW".into()),
+        ReturnValues::UpdatedOld => Some("UPDATED_OLD".into()),
+        ReturnValues::UpdatedNew => Some("UPDATED_NEW".into()),
     }
 }
 

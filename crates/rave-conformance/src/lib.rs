@@ -188,6 +188,27 @@ pub async fn update_creates_missing_items_and_refuses_key_changes<S: Store>(
     );
 }
 
+/// The API reference (AttributeValueUpdate): for a missing item, "DELETE -
+/// Nothing happens; there is no attribute to delete". An update that only
+/// removes creates no item; it returns no image.
+pub async fn update_that_only_removes_creates_nothing<S: Store>(store: &S, table: &str) {
+    let out = store
+        .update_item(update(table, key("ghost", "1"), Update::new().remove("x")))
+        .await
+        .unwrap();
+    assert_eq!(out.attributes, None);
+    assert_eq!(
+        store
+            .get_item(get(table, key("ghost", "1")))
+            .await
+            .unwrap()
+            .item,
+        None
+    );
+    let scanned = store.scan(ScanInput::new(table)).await.unwrap();
+    assert!(scanned.items.is_empty(), "{:?}", scanned.items);
+}
+
 pub async fn conditions_guard_writes<S: Store>(store: &S, table: &str) {
     let mut first = put(table, item! {"PK" => "c", "SK" => "1", "v" => 1i64});
     first.condition = Some(Condition::not_exists("PK"));
@@ -411,6 +432,188 @@ pub async fn filters_apply_after_limit_and_are_still_charged<S: Store>(store: &S
     assert_eq!(page.scanned_count, 4);
     assert_eq!(page.items.len(), 2);
     assert!(page.last_evaluated_key.is_some());
+}
+
+/// ProjectionExpression keeps nested paths in place (list elements in index
+/// order); Select=COUNT returns counts and no items; SPECIFIC_ATTRIBUTES
+/// needs a projection; ALL_ATTRIBUTES needs an index that projects ALL.
+pub async fn projections_and_select_shape_what_reads_return<S: Store>(store: &S, table: &str) {
+    let doc = AttributeValue::M(item! {"x" => 1i64, "y" => 2i64});
+    let list = AttributeValue::L(vec!["l0".into(), "l1".into(), "l2".into()]);
+    for (sk, even) in [("1", false), ("2", true), ("3", true)] {
+        store
+            .put_item(put(
+                table,
+                item! {"PK" => "pr", "SK" => sk, "doc" => doc.clone(), "list" => list.clone(),
+                "even" => even, "KIND" => "k", "SCORE" => 5i64},
+            ))
+            .await
+            .unwrap();
+    }
+    let mut query = QueryInput::new(table, None, KeyCondition::partition("PK", "pr"));
+    query.projection = Some(vec![
+        Path::attr("SK"),
+        Path::attr("doc").key("y"),
+        Path::attr("list").index(2),
+        Path::attr("list").index(0),
+    ]);
+    let page = store.query(query).await.unwrap();
+    assert_eq!(page.count, 3);
+    assert_eq!(
+        page.items[0],
+        item! {"SK" => "1", "doc" => AttributeValue::M(item! {"y" => 2i64}),
+        "list" => AttributeValue::L(vec!["l0".into(), "l2".into()])}
+    );
+
+    let mut count = QueryInput::new(table, None, KeyCondition::partition("PK", "pr"));
+    count.select = Some(Select::Count);
+    count.filter = Some(Condition::eq("even", true));
+    let page = store.query(count).await.unwrap();
+    assert!(page.items.is_empty());
+    assert_eq!((page.count, page.scanned_count), (2, 3));
+
+    let mut scan = ScanInput::new(table);
+    scan.select = Some(Select::SpecificAttributes);
+    scan.projection = Some(vec![Path::attr("even")]);
+    let page = store.scan(scan).await.unwrap();
+    assert_eq!(page.items.len(), 3);
+    assert!(
+        page.items
+            .iter()
+            .all(|i| i.len() == 1 && i.contains_key("even"))
+    );
+
+    let mut unnamed = QueryInput::new(table, None, KeyCondition::partition("PK", "pr"));
+    unnamed.select = Some(Select::SpecificAttributes);
+    assert_validation(
+        store.query(unnamed).await,
+        "SPECIFIC_ATTRIBUTES without a projection",
+    );
+    let mut both = QueryInput::new(table, None, KeyCondition::partition("PK", "pr"));
+    both.select = Some(Select::Count);
+    both.projection = Some(vec![Path::attr("SK")]);
+    assert_validation(store.query(both).await, "COUNT with a projection");
+    let mut keys_only =
+        QueryInput::new(table, Some("byScore"), KeyCondition::partition("KIND", "k"));
+    keys_only.select = Some(Select::AllAttributes);
+    assert_validation(
+        store.query(keys_only).await,
+        "ALL_ATTRIBUTES on a KEYS_ONLY index",
+    );
+    let mut projected =
+        QueryInput::new(table, Some("byScore"), KeyCondition::partition("KIND", "k"));
+    projected.select = Some(Select::AllProjectedAttributes);
+    let page = store.query(projected).await.unwrap();
+    assert_eq!(page.items.len(), 3);
+    assert!(page.items.iter().all(|i| !i.contains_key("doc")));
+}
+
+/// UPDATED_OLD and UPDATED_NEW return only the attributes the update wrote
+/// (nested ones in place), and nothing when there are none.
+pub async fn updates_return_only_the_updated_attributes<S: Store>(store: &S, table: &str) {
+    store
+        .put_item(put(
+            table,
+            item! {"PK" => "up", "SK" => "1", "a" => 1i64, "b" => "kept",
+            "m" => AttributeValue::M(item! {"x" => 1i64, "y" => 2i64})},
+        ))
+        .await
+        .unwrap();
+    let mut request = update(
+        table,
+        key("up", "1"),
+        Update::new()
+            .set_value("a", 2i64)
+            .set("m", SetValue::value(AttributeValue::M(item! {"x" => 9i64})))
+            .remove("gone"),
+    );
+    request.return_values = ReturnValues::UpdatedOld;
+    let out = store.update_item(request.clone()).await.unwrap();
+    assert_eq!(
+        out.attributes,
+        Some(item! {"a" => 1i64, "m" => AttributeValue::M(item! {"x" => 1i64, "y" => 2i64})})
+    );
+    request.update = Update::new().add("a", 5i64).remove("m");
+    request.return_values = ReturnValues::UpdatedNew;
+    let out = store.update_item(request.clone()).await.unwrap();
+    assert_eq!(out.attributes, Some(item! {"a" => 7i64}));
+    // Only a removal: nothing new to return.
+    request.update = Update::new().remove("b");
+    let out = store.update_item(request).await.unwrap();
+    assert_eq!(out.attributes, None);
+    let mut put_updated = put(table, item! {"PK" => "up", "SK" => "2"});
+    put_updated.return_values = ReturnValues::UpdatedNew;
+    assert_validation(
+        store.put_item(put_updated).await,
+        "UPDATED_NEW on a PutItem",
+    );
+}
+
+/// An ExclusiveStartKey must be a key of what is read (the table's key
+/// attributes, and the index's) and lie inside the Query's key condition.
+pub async fn exclusive_start_keys_must_fit_the_read<S: Store>(store: &S, table: &str) {
+    let on_table = |start: Item, condition: KeyCondition| {
+        let mut query = QueryInput::new(table, None, condition);
+        query.exclusive_start_key = Some(start);
+        query
+    };
+    let in_p = || KeyCondition::partition("PK", "p");
+    // The right shape inside the condition is accepted.
+    store.query(on_table(key("p", "5"), in_p())).await.unwrap();
+    // Another partition, or a sort key the condition excludes.
+    assert_validation(
+        store.query(on_table(key("q", "5"), in_p())).await,
+        "a start key in another partition",
+    );
+    let after_7 = in_p().with_sort("SK", SortOp::Gt("7".into()));
+    assert_validation(
+        store.query(on_table(key("p", "5"), after_7)).await,
+        "a start key outside the sort condition",
+    );
+    // Too few or too many attributes.
+    assert_validation(
+        store.query(on_table(item! {"PK" => "p"}, in_p())).await,
+        "a start key without its sort key",
+    );
+    let mut extra = key("p", "5");
+    extra.insert("note".into(), "x".into());
+    assert_validation(
+        store.query(on_table(extra, in_p())).await,
+        "a start key with a non-key attribute",
+    );
+    // On an index: its key and the table's, nothing less.
+    let mut query = by_group(table, "g");
+    query.exclusive_start_key = Some(item! {"GROUP" => "g", "AT" => "a"});
+    assert_validation(
+        store.query(query).await,
+        "an index start key without the table key",
+    );
+    let mut query = by_group(table, "g");
+    query.exclusive_start_key = Some(item! {"GROUP" => "g", "AT" => "a", "PK" => "p", "SK" => "1"});
+    store.query(query).await.unwrap();
+}
+
+/// The developer guide (Filter expressions for Query): "A filter expression
+/// cannot contain partition key or sort key attributes" — of the table or
+/// the index the Query reads.
+pub async fn query_filters_refuse_key_attributes<S: Store>(store: &S, table: &str) {
+    let mut on_table = QueryInput::new(table, None, KeyCondition::partition("PK", "p"));
+    on_table.filter = Some(Condition::eq("note", "x").and(Condition::exists("SK")));
+    assert_validation(store.query(on_table).await, "a filter on the sort key");
+    let mut on_index = by_group(table, "g");
+    on_index.filter = Some(Condition::eq("GROUP", "g"));
+    assert_validation(store.query(on_index).await, "a filter on the index's key");
+    // The table's key is an ordinary attribute in an index's Query.
+    let mut table_key_on_index = by_group(table, "g");
+    table_key_on_index.filter = Some(Condition::eq("PK", "p"));
+    assert!(
+        store
+            .query(table_key_on_index)
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
 }
 
 pub async fn parallel_scan_segments_partition_the_table<S: Store>(store: &S, table: &str) {
@@ -885,18 +1088,53 @@ pub async fn capacity_follows_dynamodb_rules<S: Store>(store: &S, table: &str) {
         .await
         .unwrap();
     assert_eq!(out.consumed[0].write_units, 4.0);
+    // Only the table's units are doubled ("two underlying writes of every
+    // item"): the index entry is propagated once, 2 + 1.
+    let actions = vec![TransactWriteAction::Put {
+        table: table.into(),
+        item: item! {"PK" => "t", "SK" => "3", "GROUP" => "g", "AT" => "a"},
+        condition: None,
+    }];
+    let out = store
+        .transact_write_items(TransactWriteItemsInput { actions })
+        .await
+        .unwrap();
+    assert_eq!(out.consumed[0].index_units["byGroup"], 1.0);
+    assert_eq!(out.consumed[0].write_units, 3.0);
+
+    // An index entry rewritten in place costs the larger of its two sizes:
+    // shrinking p/2 from 1,509 bytes to 19 is 2 units in the table and 2 in byGroup.
+    store
+        .update_item(update(
+            table,
+            key("p", "2"),
+            Update::new().set_value("GROUP", "g").set_value("AT", "t"),
+        ))
+        .await
+        .unwrap();
+    let out = store
+        .update_item(update(table, key("p", "2"), Update::new().remove("body")))
+        .await
+        .unwrap();
+    assert_eq!(out.consumed.index_units["byGroup"], 2.0);
+    assert_eq!(out.consumed.write_units, 4.0);
 }
 
 /// Every case of the suite, by name.
 pub const CASES: &[&str] = &[
     "put_get_update_delete_round_trip",
     "update_creates_missing_items_and_refuses_key_changes",
+    "update_that_only_removes_creates_nothing",
     "conditions_guard_writes",
     "indexes_are_sparse_and_follow_changes",
     "projections_copy_what_they_promise",
     "numeric_sort_keys_order_numerically",
     "pagination_with_limits_and_start_keys",
     "filters_apply_after_limit_and_are_still_charged",
+    "query_filters_refuse_key_attributes",
+    "projections_and_select_shape_what_reads_return",
+    "updates_return_only_the_updated_attributes",
+    "exclusive_start_keys_must_fit_the_read",
     "parallel_scan_segments_partition_the_table",
     "batch_operations",
     "transactions_are_all_or_nothing",

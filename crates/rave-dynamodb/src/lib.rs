@@ -24,8 +24,8 @@ use rave_store::{
     BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
     CancellationReason, ConsumedCapacity, DeleteItemInput, GetItemInput, GetItemOutput,
     GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Page, PositionLayout, Projection,
-    PutItemInput, QueryInput, Renderer, Result, Retry, ReturnValues, ScanInput, Store, StoreError,
-    TableDefinition, TableKeys, TransactWriteAction, TransactWriteItemsInput,
+    PutItemInput, QueryInput, Renderer, Result, Retry, ReturnValues, ScanInput, Select, Store,
+    StoreError, TableDefinition, TableKeys, TransactWriteAction, TransactWriteItemsInput,
     TransactWriteItemsOutput, UpdateItemInput, WriteOutput, WriteRequest, add_by_table,
 };
 
@@ -502,6 +502,17 @@ fn return_values(rv: ReturnValues) -> sdk::ReturnValue {
         ReturnValues::None => sdk::ReturnValue::None,
         ReturnValues::AllOld => sdk::ReturnValue::AllOld,
         ReturnValues::AllNew => sdk::ReturnValue::AllNew,
+        ReturnValues::UpdatedOld => sdk::ReturnValue::UpdatedOld,
+        ReturnValues::UpdatedNew => sdk::ReturnValue::UpdatedNew,
+    }
+}
+
+fn select(select: Select) -> sdk::Select {
+    match select {
+        Select::AllAttributes => sdk::Select::AllAttributes,
+        Select::AllProjectedAttributes => sdk::Select::AllProjectedAttributes,
+        Select::SpecificAttributes => sdk::Select::SpecificAttributes,
+        Select::Count => sdk::Select::Count,
     }
 }
 
@@ -702,6 +713,7 @@ impl Store for DynamoStore {
         let mut r = Renderer::default();
         let key = r.key_condition(&input.key_condition);
         let filter = input.filter.as_ref().map(|c| r.condition(c));
+        let projection = input.projection.as_ref().map(|p| r.projection(p));
         let (names, values) = sdk_placeholders(r);
         let limit = input.limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX));
         let out = self
@@ -711,6 +723,8 @@ impl Store for DynamoStore {
             .set_index_name(input.index.clone())
             .key_condition_expression(key)
             .set_filter_expression(filter)
+            .set_projection_expression(projection)
+            .set_select(input.select.map(select))
             .set_expression_attribute_names(names)
             .set_expression_attribute_values(values)
             .set_limit(limit)
@@ -727,6 +741,7 @@ impl Store for DynamoStore {
                 .iter()
                 .map(item_from_sdk)
                 .collect::<Result<_>>()?,
+            count: out.count().max(0) as usize,
             scanned_count: out.scanned_count().max(0) as usize,
             last_evaluated_key: out.last_evaluated_key().map(item_from_sdk).transpose()?,
             consumed: capacity(out.consumed_capacity(), &input.table),
@@ -736,6 +751,7 @@ impl Store for DynamoStore {
     async fn scan(&self, input: ScanInput) -> Result<Page> {
         let mut r = Renderer::default();
         let filter = input.filter.as_ref().map(|c| r.condition(c));
+        let projection = input.projection.as_ref().map(|p| r.projection(p));
         let (names, values) = sdk_placeholders(r);
         let limit = input.limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX));
         let out = self
@@ -744,6 +760,8 @@ impl Store for DynamoStore {
             .table_name(&input.table)
             .set_index_name(input.index.clone())
             .set_filter_expression(filter)
+            .set_projection_expression(projection)
+            .set_select(input.select.map(select))
             .set_expression_attribute_names(names)
             .set_expression_attribute_values(values)
             .set_limit(limit)
@@ -761,6 +779,7 @@ impl Store for DynamoStore {
                 .iter()
                 .map(item_from_sdk)
                 .collect::<Result<_>>()?,
+            count: out.count().max(0) as usize,
             scanned_count: out.scanned_count().max(0) as usize,
             last_evaluated_key: out.last_evaluated_key().map(item_from_sdk).transpose()?,
             consumed: capacity(out.consumed_capacity(), &input.table),

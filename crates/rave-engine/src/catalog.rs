@@ -10,6 +10,7 @@ use rave_store::{
 };
 
 use crate::codec::Undecodable;
+use crate::index_build::IndexStatus;
 use crate::keys::{describe_stored_key, stored_key};
 
 /// Largest partition-key value DynamoDB accepts, in bytes.
@@ -30,6 +31,7 @@ pub struct TableState {
 pub struct IndexState {
     pub index: GlobalSecondaryIndex,
     pub redb_table: String,
+    pub status: IndexStatus,
 }
 
 /// One item's entry in one index: where it is stored and what is projected.
@@ -51,10 +53,40 @@ impl TableState {
                 .map(|index| IndexState {
                     redb_table: format!("index/{name}/{}", index.name),
                     index: index.clone(),
+                    status: IndexStatus::Active,
                 })
                 .collect(),
             definition,
         }
+    }
+
+    /// The state of this table under a changed definition: indexes it
+    /// already had keep their status; `creating` names one that starts
+    /// backfilling.
+    pub fn successor(&self, definition: TableDefinition, creating: Option<&str>) -> TableState {
+        let mut next = TableState::new(definition);
+        for index in &mut next.indexes {
+            let name = index.index.name.as_str();
+            let before = self.indexes.iter().find(|i| i.index.name == name);
+            if let Some(before) = before {
+                index.status = before.status;
+            }
+            if creating == Some(name) {
+                index.status = IndexStatus::Creating;
+            }
+        }
+        next
+    }
+
+    /// The same table with index `name` set to `status`.
+    pub fn with_status(&self, name: &str, status: IndexStatus) -> TableState {
+        let mut next = self.successor(self.definition.clone(), None);
+        for index in &mut next.indexes {
+            if index.index.name == name {
+                index.status = status;
+            }
+        }
+        next
     }
 
     pub fn name(&self) -> &str {
@@ -142,9 +174,7 @@ impl TableState {
                 }
             }
         }
-        for value in item.values() {
-            value.validate().map_err(StoreError::Validation)?;
-        }
+        rave_store::validate_attributes(item).map_err(StoreError::Validation)?;
         if item_size(item) > rave_store::MAX_ITEM_SIZE {
             return Err(StoreError::validation(
                 "Item size has exceeded the maximum allowed size",
@@ -196,12 +226,25 @@ impl TableState {
         keys
     }
 
-    /// The stored key a Query or Scan resumes after, from an ExclusiveStartKey.
+    /// The stored key a Query or Scan resumes after, from an ExclusiveStartKey:
+    /// it must hold exactly the key attributes of the table (and of the
+    /// index read), as DynamoDB requires.
     pub fn start_key_bytes(&self, index: Option<&IndexState>, start: &Item) -> Result<Vec<u8>> {
-        let invalid = || StoreError::validation("The provided starting key is invalid");
+        let invalid = || {
+            StoreError::validation(
+                "The provided starting key is invalid: The provided key element does not match the schema",
+            )
+        };
         let table_schema = self.schema();
         match index {
-            None => self.key_bytes(start).map_err(|_| invalid()),
+            None => {
+                if start.len() != table_schema.attributes().count() {
+                    return Err(StoreError::validation(
+                        "The provided starting key is invalid: Exclusive Start Key must have same size as table's key schema",
+                    ));
+                }
+                self.key_bytes(start).map_err(|_| invalid())
+            }
             Some(index) => {
                 let expected: Vec<&KeyAttribute> = index
                     .index
@@ -209,6 +252,12 @@ impl TableState {
                     .attributes()
                     .chain(table_schema.attributes())
                     .collect();
+                let mut names: Vec<&str> = expected.iter().map(|a| a.name.as_str()).collect();
+                names.sort_unstable();
+                names.dedup();
+                if start.len() != names.len() {
+                    return Err(invalid());
+                }
                 let mut values = Vec::with_capacity(expected.len());
                 for attr in &expected {
                     let value = start.get(&attr.name).ok_or_else(invalid)?;
@@ -333,6 +382,19 @@ impl Catalog {
             .map_err(|_| StoreError::Internal("catalog lock poisoned".into()))?
             .remove(name);
         Ok(())
+    }
+
+    /// A table with an index being created, and that index's position in
+    /// its `indexes`.
+    pub fn index_being_created(&self) -> Option<(Arc<TableState>, usize)> {
+        let tables = self.tables.read().ok()?;
+        tables.values().find_map(|table| {
+            let position = table
+                .indexes
+                .iter()
+                .position(|i| i.status == IndexStatus::Creating)?;
+            Some((table.clone(), position))
+        })
     }
 
     pub fn names(&self) -> Result<Vec<String>> {

@@ -16,6 +16,7 @@
 //! | `stream/<table>`        | sequence number                       | change record      |
 //! | `consumers`             | `table \0 consumer`                   | checkpoint         |
 //! | `meta`                  | `next_sequence`                       | next sequence      |
+//! | `index_builds`          | `table \0 index`                      | backfill position  |
 //!
 //! Reads run on the caller's thread against a snapshot; writes go to one
 //! writer thread that batches concurrent requests into a shared commit
@@ -25,6 +26,7 @@ mod catalog;
 mod clock;
 mod codec;
 mod feed;
+mod index_build;
 mod keys;
 mod read;
 mod stream;
@@ -50,10 +52,12 @@ use tokio::sync::{oneshot, watch};
 pub use catalog::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 pub use clock::{Clock, ManualClock};
 pub use feed::{EngineBatch, EngineFeed};
+pub use index_build::{IndexChange, IndexDescription, IndexStatus};
 pub use stream::{Checkpoint, EventName, StartPosition, StreamRecord};
 pub use ttl::{TimeToLiveDescription, TimeToLiveSpecification, TimeToLiveStatus};
 
 use catalog::{Catalog, TableState};
+use index_build::INDEX_BUILDS;
 use stream::consumer_key;
 use writer::{Job, WriteOp, WriteReply, Writer};
 
@@ -250,6 +254,16 @@ impl Engine {
                     catalog.insert(TableState::new(definition))?;
                 }
                 txn.open_table(CONSUMERS).map_err(storage)?;
+                // Backfills a stopped engine left unfinished resume.
+                let builds = txn.open_table(INDEX_BUILDS).map_err(storage)?;
+                for entry in builds.iter().map_err(storage)? {
+                    let (key, _) = entry.map_err(storage)?;
+                    if let Some((table, index)) = key.value().split_once('\u{0}')
+                        && let Ok(state) = catalog.get(table)
+                    {
+                        catalog.insert(state.with_status(index, IndexStatus::Creating))?;
+                    }
+                }
             }
             let next = txn
                 .open_table(META)
@@ -322,6 +336,36 @@ impl Engine {
         self.submit(WriteOp::DeleteTable(table.to_owned()))
             .await
             .map(|_| ())
+    }
+
+    /// Adds or deletes a global secondary index of `table` (UpdateTable).
+    /// An added index is CREATING until the writer has backfilled it from
+    /// the table's items, then ACTIVE (see [`Engine::describe_indexes`]);
+    /// a Query or Scan of it is refused until then. One index is created at
+    /// a time per table.
+    pub async fn update_table(&self, table: &str, change: IndexChange) -> Result<()> {
+        self.submit(WriteOp::UpdateTable {
+            table: table.to_owned(),
+            change,
+        })
+        .await
+        .map(|_| ())
+    }
+
+    /// The global secondary indexes of `table` with their status, as
+    /// DescribeTable reports them.
+    pub fn describe_indexes(&self, table: &str) -> Result<Vec<IndexDescription>> {
+        Ok(self
+            .inner
+            .catalog
+            .get(table)?
+            .indexes
+            .iter()
+            .map(|i| IndexDescription {
+                index: i.index.clone(),
+                status: i.status,
+            })
+            .collect())
     }
 
     /// Enables or disables Time to Live on `table` (UpdateTimeToLive), under

@@ -3,12 +3,13 @@
 //! acknowledged sees it, so every read here is strongly consistent; reads
 //! asked for as eventually consistent are only charged as such.
 
-use std::ops::Bound;
+use std::ops::{Bound, RangeBounds};
 
 use rave_store::{
     BatchGetItemInput, BatchGetItemOutput, ConsumedCapacity, GetItemInput, GetItemOutput, Item,
-    KeyType, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, Page, QueryInput, Result, ScanInput, SortOp,
-    StoreError, item_size, read_units,
+    KeyType, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, Page, Path, Projection,
+    QueryInput, Result, ScanInput, Select, SortOp, StoreError, TableKeys, item_size, project,
+    read_units,
 };
 use redb::ReadTransaction;
 
@@ -48,6 +49,8 @@ pub(crate) fn batch_get(
     }
     let mut responses = Vec::with_capacity(input.requests.len());
     let mut consumed = Vec::with_capacity(input.requests.len());
+    let mut unprocessed = Vec::new();
+    let mut response_bytes = 0;
     for (request, table) in input.requests.iter().zip(tables) {
         let mut seen = Vec::with_capacity(request.keys.len());
         for key in &request.keys {
@@ -63,25 +66,45 @@ pub(crate) fn batch_get(
             .open_table(bytes_table(&table.items_table))
             .map_err(storage)?;
         let mut found = Vec::new();
+        let mut left = Vec::new();
         let mut units = ConsumedCapacity::new(table.name());
-        for key in seen {
-            let item: Option<Item> = match items.get(key.as_slice()).map_err(storage)? {
-                Some(bytes) => {
-                    Some(decode_item(bytes.value()).map_err(|e| table.corrupt_item(&key, e))?)
-                }
+        for (key, bytes_key) in request.keys.iter().zip(seen) {
+            if response_bytes > MAX_BATCH_GET_BYTES {
+                left.push(key.clone());
+                continue;
+            }
+            let item: Option<Item> = match items.get(bytes_key.as_slice()).map_err(storage)? {
+                Some(bytes) => Some(
+                    decode_item(bytes.value()).map_err(|e| table.corrupt_item(&bytes_key, e))?,
+                ),
                 None => None,
             };
+            let size = item.as_ref().map_or(0, item_size);
+            // The item that would carry the response past 16 MB is left for
+            // the caller's next round, like every key after it.
+            if response_bytes + size > MAX_BATCH_GET_BYTES {
+                response_bytes = MAX_BATCH_GET_BYTES + 1;
+                left.push(key.clone());
+                continue;
+            }
+            response_bytes += size;
             // Each key is charged on its own, rounded up to a whole unit.
-            units.read_units +=
-                read_units(item.as_ref().map_or(0, item_size), request.consistent_read);
+            units.read_units += read_units(size, request.consistent_read);
             found.extend(item);
         }
         responses.push((table.name().to_owned(), found));
         consumed.push(units);
+        if !left.is_empty() {
+            unprocessed.push(TableKeys {
+                table: request.table.clone(),
+                keys: left,
+                consistent_read: request.consistent_read,
+            });
+        }
     }
     Ok(BatchGetItemOutput {
         responses,
-        unprocessed: Vec::new(),
+        unprocessed,
         consumed,
     })
 }
@@ -98,6 +121,9 @@ fn index_to_read<'t>(
         return Err(StoreError::validation(
             "Consistent reads are not supported on global secondary indexes",
         ));
+    }
+    if let Some(index) = index {
+        crate::index_build::check_readable(index)?;
     }
     Ok(index)
 }
@@ -140,11 +166,25 @@ pub(crate) fn query(txn: &ReadTransaction, table: &TableState, input: &QueryInpu
             ));
         }
     }
+    // The developer guide (Query, "Filter expressions for Query"): "A filter
+    // expression cannot contain partition key or sort key attributes."
+    if let Some(filter) = &input.filter
+        && let Some(key_attribute) = filter
+            .paths()
+            .into_iter()
+            .filter_map(|p| p.top())
+            .find(|top| schema.attributes().any(|a| a.name == *top))
+    {
+        return Err(StoreError::validation(format!(
+            "Filter Expression can only contain non-primary key attributes: Primary key attribute: {key_attribute}"
+        )));
+    }
     let (mut lower, mut upper) = query_range(
         &condition.partition_value,
         condition.sort.as_ref().map(|s| &s.op),
     );
     if let Some(start) = &input.exclusive_start_key {
+        check_start_in_condition(start, condition)?;
         let start = table.start_key_bytes(index, start)?;
         if input.scan_index_forward {
             lower = tighter_lower(lower, Bound::Excluded(start));
@@ -152,8 +192,9 @@ pub(crate) fn query(txn: &ReadTransaction, table: &TableState, input: &QueryInpu
             upper = tighter_upper(upper, Bound::Excluded(start));
         }
     }
+    let shape = Shape::new(index, input.select, input.projection.as_deref(), "Querying")?;
     let redb_name = index.map_or(&table.items_table, |i| &i.redb_table);
-    read_range(
+    let page = read_range(
         txn,
         table,
         index,
@@ -163,7 +204,25 @@ pub(crate) fn query(txn: &ReadTransaction, table: &TableState, input: &QueryInpu
         input.limit,
         input.filter.as_ref(),
         input.consistent_read,
-    )
+    )?;
+    Ok(shape.apply(page))
+}
+
+/// A Query resumes only inside what its key condition selects: the start
+/// key's partition is the one queried and its sort key meets the condition.
+fn check_start_in_condition(start: &Item, condition: &rave_store::KeyCondition) -> Result<()> {
+    let outside = || {
+        StoreError::validation("The provided starting key does not match the range key predicate")
+    };
+    if start.get(&condition.partition_name) != Some(&condition.partition_value) {
+        return Err(outside());
+    }
+    if let Some(sort) = &condition.sort
+        && !start.get(&sort.name).is_some_and(|v| sort.op.matches(v))
+    {
+        return Err(outside());
+    }
+    Ok(())
 }
 
 pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput) -> Result<Page> {
@@ -183,10 +242,20 @@ pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput)
         None => (Bound::Unbounded, Bound::Unbounded),
     };
     if let Some(start) = &input.exclusive_start_key {
-        lower = tighter_lower(lower, Bound::Excluded(table.start_key_bytes(index, start)?));
+        let start = table.start_key_bytes(index, start)?;
+        if let Some(segment) = input.segment
+            && !(lower.clone(), upper.clone()).contains(&start)
+        {
+            return Err(StoreError::validation(format!(
+                "The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. TotalSegments: {} Segment: {}",
+                segment.total_segments, segment.segment
+            )));
+        }
+        lower = tighter_lower(lower, Bound::Excluded(start));
     }
+    let shape = Shape::new(index, input.select, input.projection.as_deref(), "Scanning")?;
     let redb_name = index.map_or(&table.items_table, |i| &i.redb_table);
-    read_range(
+    let page = read_range(
         txn,
         table,
         index,
@@ -196,7 +265,72 @@ pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput)
         input.limit,
         input.filter.as_ref(),
         input.consistent_read,
-    )
+    )?;
+    Ok(shape.apply(page))
+}
+
+/// What a Query or Scan returns of the items it keeps, from its Select and
+/// ProjectionExpression, checked as DynamoDB checks them.
+enum Shape<'a> {
+    Whole,
+    Paths(&'a [Path]),
+    Count,
+}
+
+impl<'a> Shape<'a> {
+    fn new(
+        index: Option<&IndexState>,
+        select: Option<Select>,
+        projection: Option<&'a [Path]>,
+        reading: &str,
+    ) -> Result<Shape<'a>> {
+        let named = |select: &str| {
+            StoreError::validation(format!(
+                "Cannot specify the ProjectionExpression when choosing to get {select}"
+            ))
+        };
+        match (select, projection) {
+            (None | Some(Select::SpecificAttributes), Some(paths)) => Ok(Shape::Paths(paths)),
+            (Some(Select::SpecificAttributes), None) => Err(StoreError::validation(
+                "Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES",
+            )),
+            (Some(Select::AllAttributes), Some(_)) => Err(named("ALL_ATTRIBUTES")),
+            (Some(Select::AllProjectedAttributes), Some(_)) => {
+                Err(named("ALL_PROJECTED_ATTRIBUTES"))
+            }
+            (Some(Select::Count), Some(_)) => Err(named("COUNT")),
+            (Some(Select::Count), None) => Ok(Shape::Count),
+            (Some(Select::AllProjectedAttributes), None) if index.is_none() => {
+                Err(StoreError::validation(format!(
+                    "One or more parameter values were invalid: Select type ALL_PROJECTED_ATTRIBUTES can be used only when {reading} using an IndexName"
+                )))
+            }
+            (Some(Select::AllAttributes), None) => match index {
+                // A global secondary index holds only what it projects.
+                Some(index) if index.index.projection != Projection::All => {
+                    Err(StoreError::validation(format!(
+                        "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index {} because its projection type is not ALL",
+                        index.index.name
+                    )))
+                }
+                _ => Ok(Shape::Whole),
+            },
+            (None | Some(Select::AllProjectedAttributes), None) => Ok(Shape::Whole),
+        }
+    }
+
+    fn apply(&self, mut page: Page) -> Page {
+        match self {
+            Shape::Whole => {}
+            Shape::Paths(paths) => {
+                for item in &mut page.items {
+                    *item = project(item, paths);
+                }
+            }
+            Shape::Count => page.items.clear(),
+        }
+        page
+    }
 }
 
 /// One entry of a redb range over byte keys and byte values.
@@ -318,6 +452,7 @@ fn read_range(
             .insert(index.index.name.clone(), consumed.read_units);
     }
     Ok(Page {
+        count: items.len(),
         items,
         scanned_count: scanned,
         last_evaluated_key,

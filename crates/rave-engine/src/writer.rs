@@ -21,10 +21,10 @@ use std::time::{Duration, Instant};
 
 use rave_store::{
     BatchWriteItemInput, BatchWriteItemOutput, CancellationReason, ConsumedCapacity,
-    DeleteItemInput, Item, MAX_BATCH_WRITE_REQUESTS, MAX_TRANSACT_ACTIONS, PutItemInput, Result,
-    ReturnValues, StoreError, TableDefinition, TransactWriteAction, TransactWriteItemsInput,
-    TransactWriteItemsOutput, Update, UpdateItemInput, WriteOutput, WriteRequest, add_by_table,
-    item_size, write_units,
+    DeleteItemInput, Item, MAX_BATCH_WRITE_REQUESTS, MAX_TRANSACT_ACTIONS, MAX_TRANSACTION_BYTES,
+    PutItemInput, Result, ReturnValues, StoreError, TableDefinition, TransactWriteAction,
+    TransactWriteItemsInput, TransactWriteItemsOutput, Update, UpdateItemInput, WriteOutput,
+    WriteRequest, add_by_table, item_size, write_units,
 };
 use redb::{Database, ReadableTable, WriteTransaction};
 use tokio::sync::{oneshot, watch};
@@ -32,6 +32,7 @@ use tokio::sync::{oneshot, watch};
 use crate::catalog::{Catalog, TableState};
 use crate::clock::Clock;
 use crate::codec::{decode_item, decode_record, encode_item, encode_record};
+use crate::index_build::{self, INDEX_BUILDS, IndexChange, IndexStatus, build_key};
 use crate::stream::{Checkpoint, EventName, StartPosition, StoredRecord, consumer_key};
 use crate::ttl::{self, Expired, TimeToLiveSpecification};
 use crate::{CATALOG, CONSUMERS, META, NEXT_SEQUENCE, bytes_table, encode, storage};
@@ -59,6 +60,10 @@ pub(crate) enum WriteOp {
         table: String,
         change: TimeToLiveSpecification,
     },
+    UpdateTable {
+        table: String,
+        change: IndexChange,
+    },
     /// The sweeper's deletion of items it found expired by `attribute`.
     Expire {
         table: String,
@@ -71,7 +76,10 @@ impl WriteOp {
     fn changes_catalog(&self) -> bool {
         matches!(
             self,
-            WriteOp::CreateTable(_) | WriteOp::DeleteTable(_) | WriteOp::UpdateTimeToLive { .. }
+            WriteOp::CreateTable(_)
+                | WriteOp::DeleteTable(_)
+                | WriteOp::UpdateTimeToLive { .. }
+                | WriteOp::UpdateTable { .. }
         )
     }
 }
@@ -142,6 +150,13 @@ impl Writer {
         loop {
             let first = match carried.take() {
                 Some(job) => job,
+                // While an index builds, one backfill chunk commits between
+                // groups of requests.
+                None if self.backfill_step() => match jobs.try_recv() {
+                    Ok(job) => job,
+                    Err(TryRecvError::Empty) => continue,
+                    Err(TryRecvError::Disconnected) => return,
+                },
                 None => match jobs.recv() {
                     Ok(job) => job,
                     Err(_) => return,
@@ -166,6 +181,38 @@ impl Writer {
             }
             self.run_group(group);
         }
+    }
+
+    /// Copies one chunk of items into an index that is being created, if
+    /// any is; returns whether there was one. The index turns ACTIVE with
+    /// its last chunk. A failure is logged and retried on the next call.
+    fn backfill_step(&mut self) -> bool {
+        let Some((table, index)) = self.catalog.index_being_created() else {
+            return false;
+        };
+        let done = self.db.begin_write().map_err(storage).and_then(|txn| {
+            let done = index_build::backfill_chunk(&txn, &table, &table.indexes[index])?;
+            txn.commit().map_err(storage)?;
+            Ok(done)
+        });
+        match done {
+            Ok(true) => {
+                let name = &table.indexes[index].index.name;
+                if let Err(error) = self
+                    .catalog
+                    .insert(table.with_status(name, IndexStatus::Active))
+                {
+                    tracing::error!(%error, "index backfill could not finish");
+                }
+            }
+            Ok(false) => {}
+            Err(error) => {
+                tracing::error!(%error, table = table.name(), "index backfill failed; retrying");
+                // Leave the writer free for requests before trying again.
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        true
     }
 
     fn run_group(&mut self, group: Vec<Job>) {
@@ -271,7 +318,8 @@ impl Writer {
                 .map(WriteReply::Expired),
             WriteOp::CreateTable(_)
             | WriteOp::DeleteTable(_)
-            | WriteOp::UpdateTimeToLive { .. } => Err(Failure::Request(StoreError::Internal(
+            | WriteOp::UpdateTimeToLive { .. }
+            | WriteOp::UpdateTable { .. } => Err(Failure::Request(StoreError::Internal(
                 "catalog change inside a group".into(),
             ))),
         }
@@ -279,7 +327,10 @@ impl Writer {
 
     fn put(&self, tx: &mut Tx<'_>, input: &PutItemInput) -> Applied<WriteOutput> {
         let table = self.catalog.get(&input.table)?;
-        if input.return_values == ReturnValues::AllNew {
+        if !matches!(
+            input.return_values,
+            ReturnValues::None | ReturnValues::AllOld
+        ) {
             return Err(Failure::Request(StoreError::validation(
                 "ReturnValues can only be ALL_OLD or NONE for PutItem",
             )));
@@ -301,11 +352,13 @@ impl Writer {
         let old = tx.get(&table, &key)?;
         check_condition(input.condition.as_ref(), old.as_ref())?;
         let new = updated_item(&table, &input.key, old.as_ref(), &input.update)?;
-        let consumed = tx.write_item(&table, &key, old.as_ref(), Some(&new))?;
+        let consumed = tx.write_item(&table, &key, old.as_ref(), new.as_ref())?;
         let attributes = match input.return_values {
             ReturnValues::None => None,
             ReturnValues::AllOld => old,
-            ReturnValues::AllNew => Some(new),
+            ReturnValues::AllNew => new,
+            ReturnValues::UpdatedOld => updated_attributes(old.as_ref(), &input.update),
+            ReturnValues::UpdatedNew => updated_attributes(new.as_ref(), &input.update),
         };
         Ok(WriteOutput {
             attributes,
@@ -315,7 +368,10 @@ impl Writer {
 
     fn delete(&self, tx: &mut Tx<'_>, input: &DeleteItemInput) -> Applied<WriteOutput> {
         let table = self.catalog.get(&input.table)?;
-        if input.return_values == ReturnValues::AllNew {
+        if !matches!(
+            input.return_values,
+            ReturnValues::None | ReturnValues::AllOld
+        ) {
             return Err(Failure::Request(StoreError::validation(
                 "ReturnValues can only be ALL_OLD or NONE for DeleteItem",
             )));
@@ -372,7 +428,7 @@ impl Writer {
         }
         Ok(BatchWriteItemOutput {
             unprocessed: Vec::new(),
-            consumed: consumed.into_vec(1.0),
+            consumed: consumed.0,
         })
     }
 
@@ -437,7 +493,7 @@ impl Writer {
                     ..
                 } => (
                     condition.as_ref(),
-                    updated_item(table, item_key, old.as_ref(), update).map(Some),
+                    updated_item(table, item_key, old.as_ref(), update),
                 ),
                 TransactWriteAction::Delete { condition, .. } => (condition.as_ref(), Ok(None)),
                 TransactWriteAction::ConditionCheck { condition, .. } => {
@@ -455,6 +511,18 @@ impl Writer {
             reasons.push(reason);
             let is_check = matches!(action, TransactWriteAction::ConditionCheck { .. });
             writes.push((old, new.ok().flatten(), is_check));
+        }
+        let aggregate: usize = writes
+            .iter()
+            .map(|(old, new, _)| {
+                let size = |i: &Option<Item>| i.as_ref().map_or(0, item_size);
+                size(old).max(size(new))
+            })
+            .sum();
+        if checkpoint.is_none() && aggregate > MAX_TRANSACTION_BYTES {
+            return Err(Failure::Request(StoreError::validation(
+                "Transaction request cannot be larger than 4 MB",
+            )));
         }
         if reasons.iter().any(|r| *r != CancellationReason::None) {
             return Err(Failure::Request(StoreError::TransactionCanceled(reasons)));
@@ -474,7 +542,11 @@ impl Writer {
             write_checkpoint(tx, checkpoint)?;
         }
         Ok(TransactWriteItemsOutput {
-            consumed: consumed.into_vec(2.0),
+            consumed: consumed
+                .0
+                .into_iter()
+                .map(ConsumedCapacity::transactional)
+                .collect(),
         })
     }
 
@@ -592,6 +664,11 @@ impl Writer {
                     consumers
                         .retain(|k, _| !k.starts_with(&prefix))
                         .map_err(storage)?;
+                    let mut builds = txn.open_table(INDEX_BUILDS).map_err(storage)?;
+                    let prefix = build_key(name, "");
+                    builds
+                        .retain(|k, _| !k.starts_with(&prefix))
+                        .map_err(storage)?;
                 }
                 txn.commit().map_err(storage)?;
                 self.catalog.remove(name)
@@ -606,11 +683,85 @@ impl Writer {
                     .insert(table.as_str(), encode(&definition)?.as_slice())
                     .map_err(storage)?;
                 txn.commit().map_err(storage)?;
-                self.catalog.insert(TableState::new(definition))
+                self.catalog.insert(state.successor(definition, None))
+            }
+            WriteOp::UpdateTable { table, change } => {
+                let state = self.catalog.get(table)?;
+                let next = change_indexes(&txn, &state, change)?;
+                txn.commit().map_err(storage)?;
+                self.catalog.insert(next)
             }
             _ => Err(StoreError::Internal("not a catalog change".into())),
         }
     }
+}
+
+/// Applies UpdateTable's `change` to `state` inside `txn` and returns the
+/// table's next state: a new index is created empty, CREATING, with a
+/// backfill record; a deleted one loses its entries and any backfill.
+fn change_indexes(
+    txn: &WriteTransaction,
+    state: &TableState,
+    change: &IndexChange,
+) -> Result<TableState> {
+    let mut definition = state.definition.clone();
+    let mut builds = txn.open_table(INDEX_BUILDS).map_err(storage)?;
+    let next = match change {
+        IndexChange::Create(index) => {
+            if state
+                .indexes
+                .iter()
+                .any(|i| i.status == IndexStatus::Creating)
+            {
+                return Err(StoreError::ResourceInUse(format!(
+                    "Attempt to change a resource which is still in use: Table is being updated: {}",
+                    state.name()
+                )));
+            }
+            if state.index(&index.name).is_ok() {
+                return Err(StoreError::validation(format!(
+                    "One or more parameter values were invalid: Attempting to create an index which already exists: {}",
+                    index.name
+                )));
+            }
+            definition.global_secondary_indexes.push(index.clone());
+            definition.validate().map_err(StoreError::Validation)?;
+            let next = state.successor(definition.clone(), Some(&index.name));
+            let created = next.index(&index.name)?;
+            txn.open_table(bytes_table(&created.redb_table))
+                .map_err(storage)?;
+            builds
+                .insert(build_key(state.name(), &index.name).as_str(), [].as_slice())
+                .map_err(storage)?;
+            next
+        }
+        IndexChange::Delete(name) => {
+            let deleted = state
+                .indexes
+                .iter()
+                .find(|i| i.index.name == *name)
+                .ok_or_else(|| {
+                    StoreError::ResourceNotFound(format!(
+                        "Requested resource not found: Index: {name} not found on table {}",
+                        state.name()
+                    ))
+                })?;
+            txn.delete_table(bytes_table(&deleted.redb_table))
+                .map_err(storage)?;
+            builds
+                .remove(build_key(state.name(), name).as_str())
+                .map_err(storage)?;
+            definition
+                .global_secondary_indexes
+                .retain(|i| i.name != *name);
+            state.successor(definition.clone(), None)
+        }
+    };
+    txn.open_table(CATALOG)
+        .map_err(storage)?
+        .insert(state.name(), encode(&definition)?.as_slice())
+        .map_err(storage)?;
+    Ok(next)
 }
 
 /// Capacity summed per table, in the order tables were first touched.
@@ -620,10 +771,6 @@ struct Consumption(Vec<ConsumedCapacity>);
 impl Consumption {
     fn add(&mut self, units: ConsumedCapacity) {
         add_by_table(&mut self.0, units);
-    }
-
-    fn into_vec(self, factor: f64) -> Vec<ConsumedCapacity> {
-        self.0.into_iter().map(|c| c.scaled(factor)).collect()
     }
 }
 
@@ -656,19 +803,34 @@ fn check_update(table: &TableState, update: &Update) -> Result<()> {
     Ok(())
 }
 
-/// The item after `update`; an update of a missing item creates it from its key.
+/// The item after `update`. An update of a missing item creates it from its
+/// key, unless the update only removes: the API reference (AttributeValueUpdate)
+/// says that for a missing item "DELETE - Nothing happens; there is no
+/// attribute to delete", and REMOVE and DELETE-from-set on a missing item
+/// leave the key alone, so DynamoDB creates no item and no stream record.
 fn updated_item(
     table: &TableState,
     key: &Item,
     old: Option<&Item>,
     update: &Update,
-) -> Result<Item> {
+) -> Result<Option<Item>> {
     let base = old.unwrap_or(key);
     let new = update
         .apply(base)
         .map_err(|e| StoreError::Validation(e.to_string()))?;
     table.validate_item(&new)?;
-    Ok(new)
+    if old.is_none() && new == *key {
+        return Ok(None);
+    }
+    Ok(Some(new))
+}
+
+/// What UPDATED_OLD and UPDATED_NEW return: the attributes the update
+/// wrote, taken from `image` (API reference, UpdateItem: "Returns only the
+/// updated attributes"); nothing when none of them is there.
+fn updated_attributes(image: Option<&Item>, update: &Update) -> Option<Item> {
+    let paths: Vec<rave_store::Path> = update.paths().cloned().collect();
+    Some(rave_store::project(image?, &paths)).filter(|item| !item.is_empty())
 }
 
 fn check_checkpoint(tx: &mut Tx<'_>, checkpoint: &Checkpoint) -> Applied<()> {
@@ -833,7 +995,12 @@ impl<'t> Tx<'t> {
             let units = match (&before, &after) {
                 (None, None) => 0.0,
                 (Some(b), Some(a)) if b.key == a.key && b.projected == a.projected => 0.0,
-                (Some(b), Some(a)) if b.key == a.key => write_units(item_size(&a.projected)),
+                // An entry rewritten in place is charged like an UpdateItem
+                // (developer guide, "Item sizes and formats": "the larger of
+                // the item sizes before and after the update").
+                (Some(b), Some(a)) if b.key == a.key => {
+                    write_units(item_size(&b.projected).max(item_size(&a.projected)))
+                }
                 (b, a) => {
                     b.as_ref()
                         .map_or(0.0, |e| write_units(item_size(&e.projected)))
@@ -1000,6 +1167,99 @@ mod tests {
             read(&writer, "bad"),
             Err(StoreError::Corrupt { .. })
         ));
+    }
+
+    #[test]
+    fn an_added_index_is_creating_until_backfilled_in_chunks_then_active() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut writer = writer(dir.path());
+        // 2,500 items: three backfill chunks. Every third has a colour; one
+        // has a colour of the wrong type and stays out of the index.
+        let items: Vec<WriteOp> = (0..2_500)
+            .map(|i| {
+                let mut item = thing(&format!("p{i}"), i);
+                if i % 3 == 0 {
+                    item.insert("COLOR".into(), "red".into());
+                }
+                if i == 1 {
+                    item.insert("COLOR".into(), 7i64.into());
+                }
+                WriteOp::Put(put(TABLE, item))
+            })
+            .collect();
+        assert!(group(&mut writer, items).iter().all(Result::is_ok));
+        let by_color = rave_store::GlobalSecondaryIndex {
+            name: "byColor".into(),
+            key_schema: rave_store::KeySchema::new(
+                rave_store::KeyAttribute::new("COLOR", rave_store::KeyType::S),
+                None,
+            ),
+            projection: rave_store::Projection::KeysOnly,
+        };
+        writer
+            .change_catalog(&WriteOp::UpdateTable {
+                table: TABLE.into(),
+                change: IndexChange::Create(by_color.clone()),
+            })
+            .expect("index added");
+        let query = |writer: &Writer| {
+            let table = writer.catalog.get(TABLE)?;
+            let txn = writer.db.begin_read().map_err(storage)?;
+            let condition = rave_store::KeyCondition::partition("COLOR", "red");
+            read::query(
+                &txn,
+                &table,
+                &rave_store::QueryInput::new(TABLE, Some("byColor"), condition),
+            )
+        };
+        let status = |writer: &Writer| {
+            let table = writer.catalog.get(TABLE).expect("the table");
+            table.index("byColor").expect("the index").status
+        };
+        assert_eq!(status(&writer), IndexStatus::Creating);
+        assert_eq!(
+            query(&writer),
+            Err(StoreError::validation(
+                "Cannot read from backfilling global secondary index: byColor"
+            ))
+        );
+        // A second index cannot start while this one builds.
+        let mut second = by_color.clone();
+        second.name = "byColour".into();
+        assert!(matches!(
+            writer.change_catalog(&WriteOp::UpdateTable {
+                table: TABLE.into(),
+                change: IndexChange::Create(second),
+            }),
+            Err(StoreError::ResourceInUse(_))
+        ));
+        // Writes meanwhile maintain the new index.
+        let late = item! {"PK" => "late", "SK" => "s", "COLOR" => "red"};
+        assert!(group(&mut writer, vec![WriteOp::Put(put(TABLE, late))])[0].is_ok());
+        let mut steps = 0;
+        while writer.backfill_step() {
+            steps += 1;
+            assert!(steps <= 3, "three chunks of at most 1,000 items");
+        }
+        assert_eq!(steps, 3);
+        assert_eq!(status(&writer), IndexStatus::Active);
+        let page = query(&writer).expect("the index is readable");
+        // p0, p3, ... p2499: 834 items, and the late one.
+        assert_eq!(page.items.len(), 835);
+
+        writer
+            .change_catalog(&WriteOp::UpdateTable {
+                table: TABLE.into(),
+                change: IndexChange::Delete("byColor".into()),
+            })
+            .expect("index deleted");
+        assert_eq!(
+            query(&writer),
+            Err(StoreError::validation(
+                "The table does not have the specified index: byColor"
+            ))
+        );
+        assert!(!writer.backfill_step());
     }
 
     #[test]

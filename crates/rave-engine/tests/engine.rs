@@ -4,7 +4,9 @@
 //! and group commit.
 
 use rave_conformance::{by_group, delete, get, key, put, table_definition, update};
-use rave_engine::{Checkpoint, Engine, EngineOptions, EventName, StartPosition};
+use rave_engine::{
+    Checkpoint, Engine, EngineOptions, EventName, IndexChange, IndexStatus, StartPosition,
+};
 use rave_store::*;
 
 const TABLE: &str = "things";
@@ -19,12 +21,17 @@ async fn setup(_case: &str) -> (Engine, String, tempfile::TempDir) {
 rave_conformance::conformance_tests!(setup; run: [
     put_get_update_delete_round_trip,
     update_creates_missing_items_and_refuses_key_changes,
+    update_that_only_removes_creates_nothing,
     conditions_guard_writes,
     indexes_are_sparse_and_follow_changes,
     projections_copy_what_they_promise,
     numeric_sort_keys_order_numerically,
     pagination_with_limits_and_start_keys,
     filters_apply_after_limit_and_are_still_charged,
+    query_filters_refuse_key_attributes,
+    projections_and_select_shape_what_reads_return,
+    updates_return_only_the_updated_attributes,
+    exclusive_start_keys_must_fit_the_read,
     parallel_scan_segments_partition_the_table,
     batch_operations,
     transactions_are_all_or_nothing,
@@ -70,6 +77,12 @@ async fn stream_records_every_change_once_in_order() {
         .unwrap();
     engine
         .delete_item(delete(TABLE, key("s", "1")))
+        .await
+        .unwrap();
+    // An update that only removes, on a missing item, creates nothing and
+    // records nothing (DELETE on a missing item: "Nothing happens").
+    engine
+        .update_item(update(TABLE, key("s", "1"), Update::new().remove("v")))
         .await
         .unwrap();
 
@@ -276,4 +289,308 @@ async fn concurrent_writers_share_commits_and_all_land() {
     }
     assert_eq!(total, 640);
     assert_eq!(engine.read_stream(TABLE, 0, 10_000).unwrap().len(), 640);
+}
+
+#[tokio::test]
+async fn a_query_filter_on_a_key_attribute_names_it_as_dynamodb_does() {
+    let (_dir, engine) = open().await;
+    let mut query = QueryInput::new(TABLE, None, KeyCondition::partition("PK", "p"));
+    query.filter = Some(Condition::exists("SK"));
+    assert_eq!(
+        engine.query(query).await,
+        Err(StoreError::Validation(
+            "Filter Expression can only contain non-primary key attributes: Primary key attribute: SK"
+                .into()
+        ))
+    );
+}
+
+/// An item of about 390 KB under `pk`.
+fn big(pk: &str) -> Item {
+    item! {"PK" => pk, "SK" => "1", "body" => "b".repeat(390_000)}
+}
+
+#[tokio::test]
+async fn a_transaction_of_more_than_4_mb_is_refused() {
+    let (_dir, engine) = open().await;
+    let puts = |count: usize| TransactWriteItemsInput {
+        actions: (0..count)
+            .map(|i| TransactWriteAction::Put {
+                table: TABLE.into(),
+                item: big(&format!("t{i}")),
+                condition: None,
+            })
+            .collect(),
+    };
+    // Ten items of 390 KB are 3.9 MB; eleven are 4.3 MB.
+    engine.transact_write_items(puts(10)).await.unwrap();
+    assert_eq!(
+        engine.transact_write_items(puts(11)).await,
+        Err(StoreError::Validation(
+            "Transaction request cannot be larger than 4 MB".into()
+        ))
+    );
+    assert_eq!(
+        engine
+            .get_item(get(TABLE, key("t10", "1")))
+            .await
+            .unwrap()
+            .item,
+        None
+    );
+}
+
+#[tokio::test]
+async fn batch_get_returns_at_most_16_mb_and_the_rest_unprocessed() {
+    let (_dir, engine) = open().await;
+    let keys: Vec<Item> = (0..50).map(|i| key(&format!("b{i}"), "1")).collect();
+    for chunk in keys.chunks(10) {
+        let actions = chunk
+            .iter()
+            .map(|k| TransactWriteAction::Put {
+                table: TABLE.into(),
+                item: big(k["PK"].as_s().unwrap()),
+                condition: None,
+            })
+            .collect();
+        engine
+            .transact_write_items(TransactWriteItemsInput { actions })
+            .await
+            .unwrap();
+    }
+    let out = engine
+        .batch_get_item(BatchGetItemInput {
+            requests: vec![TableKeys {
+                table: TABLE.into(),
+                keys: keys.clone(),
+                consistent_read: true,
+            }],
+        })
+        .await
+        .unwrap();
+    let returned = &out.responses[0].1;
+    let bytes: usize = returned.iter().map(item_size).sum();
+    // 43 items of 390 KB fit in 16 MB; the 44th would not.
+    assert_eq!(returned.len(), 43);
+    assert!(bytes <= MAX_BATCH_GET_BYTES);
+    assert_eq!(out.unprocessed.len(), 1);
+    assert_eq!(out.unprocessed[0].keys, keys[43..]);
+    // Only what was read is charged: 390,013 bytes are 96 units each.
+    assert_eq!(out.consumed[0].read_units, 43.0 * 96.0);
+}
+
+#[tokio::test]
+async fn a_scan_start_key_outside_its_segment_is_refused() {
+    let (_dir, engine) = open().await;
+    for i in 0..20 {
+        engine
+            .put_item(put(TABLE, item! {"PK" => format!("s{i}"), "SK" => "1"}))
+            .await
+            .unwrap();
+    }
+    let segment = |segment: u32, start: Option<Item>| {
+        let mut scan = ScanInput::new(TABLE);
+        scan.segment = Some(Segment {
+            segment,
+            total_segments: 2,
+        });
+        scan.exclusive_start_key = start;
+        scan
+    };
+    let first = engine.scan(segment(0, None)).await.unwrap();
+    let inside = first.items[0].clone();
+    // Resuming the segment from one of its own keys works; from the other's does not.
+    engine.scan(segment(0, Some(inside.clone()))).await.unwrap();
+    assert_eq!(
+        engine.scan(segment(1, Some(inside))).await,
+        Err(StoreError::Validation(
+            "The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. TotalSegments: 2 Segment: 1"
+                .into()
+        ))
+    );
+}
+
+#[tokio::test]
+async fn start_keys_are_refused_with_dynamodbs_messages() {
+    let (_dir, engine) = open().await;
+    let mut query = QueryInput::new(TABLE, None, KeyCondition::partition("PK", "p"));
+    query.exclusive_start_key = Some(item! {"PK" => "p"});
+    assert_eq!(
+        engine.query(query.clone()).await,
+        Err(StoreError::Validation(
+            "The provided starting key is invalid: Exclusive Start Key must have same size as table's key schema".into()
+        ))
+    );
+    query.exclusive_start_key = Some(key("q", "1"));
+    assert_eq!(
+        engine.query(query).await,
+        Err(StoreError::Validation(
+            "The provided starting key does not match the range key predicate".into()
+        ))
+    );
+}
+
+#[tokio::test]
+async fn update_table_adds_an_index_that_becomes_active_and_survives_a_reopen() {
+    let (dir, engine) = open().await;
+    for i in 0..50 {
+        let mut item = item! {"PK" => format!("u{i}"), "SK" => "1"};
+        if i % 2 == 0 {
+            item.insert("SHADE".into(), "dark".into());
+        }
+        engine.put_item(put(TABLE, item)).await.unwrap();
+    }
+    let by_shade = GlobalSecondaryIndex {
+        name: "byShade".into(),
+        key_schema: KeySchema::new(KeyAttribute::new("SHADE", KeyType::S), None),
+        projection: Projection::All,
+    };
+    engine
+        .update_table(TABLE, IndexChange::Create(by_shade.clone()))
+        .await
+        .unwrap();
+    let status = |engine: &Engine| {
+        engine
+            .describe_indexes(TABLE)
+            .unwrap()
+            .into_iter()
+            .find(|d| d.index.name == "byShade")
+            .map(|d| d.status)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while status(&engine) != Some(IndexStatus::Active) {
+        assert!(std::time::Instant::now() < deadline, "backfill never ended");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let shaded = || {
+        QueryInput::new(
+            TABLE,
+            Some("byShade"),
+            KeyCondition::partition("SHADE", "dark"),
+        )
+    };
+    assert_eq!(engine.query(shaded()).await.unwrap().items.len(), 25);
+    assert!(
+        engine
+            .describe_table(TABLE)
+            .await
+            .unwrap()
+            .global_secondary_indexes
+            .contains(&by_shade)
+    );
+    drop(engine);
+    let engine = Engine::open(dir.path()).unwrap();
+    assert_eq!(status(&engine), Some(IndexStatus::Active));
+    assert_eq!(engine.query(shaded()).await.unwrap().items.len(), 25);
+    engine
+        .update_table(TABLE, IndexChange::Delete("byShade".into()))
+        .await
+        .unwrap();
+    assert_eq!(status(&engine), None);
+    assert!(matches!(
+        engine
+            .update_table(TABLE, IndexChange::Delete("byShade".into()))
+            .await,
+        Err(StoreError::ResourceNotFound(_))
+    ));
+}
+
+#[tokio::test]
+async fn items_nested_too_deep_or_with_too_long_names_are_refused() {
+    let (_dir, engine) = open().await;
+    let nested = |depth: usize| {
+        (0..depth).fold(AttributeValue::s("leaf"), |inner, _| {
+            AttributeValue::M(item! {"n" => inner})
+        })
+    };
+    let with = |name: String, value: AttributeValue| {
+        let mut item = key("deep", "1");
+        item.insert(name, value);
+        item
+    };
+    // 31 documents put the leaf at level 32, DynamoDB's deepest.
+    engine
+        .put_item(put(TABLE, with("doc".into(), nested(31))))
+        .await
+        .unwrap();
+    assert_eq!(
+        engine.put_item(put(TABLE, with("doc".into(), nested(32)))).await,
+        Err(StoreError::Validation(
+            "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit".into()
+        ))
+    );
+    // An update that nests one level deeper is refused as well.
+    let deeper = Update::new().set_value("doc", nested(32));
+    assert!(matches!(
+        engine
+            .update_item(update(TABLE, key("deep", "1"), deeper))
+            .await,
+        Err(StoreError::Validation(_))
+    ));
+    let long_name = "a".repeat(MAX_ATTRIBUTE_NAME_BYTES + 1);
+    assert!(matches!(
+        engine
+            .put_item(put(TABLE, with(long_name, AttributeValue::Null)))
+            .await,
+        Err(StoreError::Validation(_))
+    ));
+}
+
+#[tokio::test]
+async fn a_backfill_cut_short_by_closing_the_engine_resumes_on_reopen() {
+    let (dir, engine) = open().await;
+    // 5,000 items: five backfill chunks, far more than one commit.
+    for chunk in 0..50 {
+        let actions = (0..100)
+            .map(|i| TransactWriteAction::Put {
+                table: TABLE.into(),
+                item: item! {"PK" => format!("r{chunk}-{i}"), "SK" => "1", "TONE" => "warm"},
+                condition: None,
+            })
+            .collect();
+        engine
+            .transact_write_items(TransactWriteItemsInput { actions })
+            .await
+            .unwrap();
+    }
+    let by_tone = GlobalSecondaryIndex {
+        name: "byTone".into(),
+        key_schema: KeySchema::new(KeyAttribute::new("TONE", KeyType::S), None),
+        projection: Projection::KeysOnly,
+    };
+    engine
+        .update_table(TABLE, IndexChange::Create(by_tone))
+        .await
+        .unwrap();
+    // Closing stops the writer after the chunk it is on.
+    drop(engine);
+    let engine = Engine::open(dir.path()).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while engine
+        .describe_indexes(TABLE)
+        .unwrap()
+        .iter()
+        .any(|d| d.status == IndexStatus::Creating)
+    {
+        assert!(std::time::Instant::now() < deadline, "backfill never ended");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let mut entries = 0;
+    let mut start = None;
+    loop {
+        let mut query = QueryInput::new(
+            TABLE,
+            Some("byTone"),
+            KeyCondition::partition("TONE", "warm"),
+        );
+        query.exclusive_start_key = start.take();
+        query.select = Some(Select::Count);
+        let page = engine.query(query).await.unwrap();
+        entries += page.count;
+        match page.last_evaluated_key {
+            Some(key) => start = Some(key),
+            None => break,
+        }
+    }
+    assert_eq!(entries, 5_000);
 }

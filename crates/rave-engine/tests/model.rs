@@ -158,9 +158,14 @@ impl ModelIndex {
     }
 }
 
-fn units_for_change(old: Option<&Item>, new: Option<&Item>) -> f64 {
+/// The table's share of a write: the larger of the two images.
+fn table_units_for_change(old: Option<&Item>, new: Option<&Item>) -> f64 {
     let size = |i: Option<&Item>| i.map_or(0, item_size);
-    let mut units = write_units(size(old).max(size(new)));
+    write_units(size(old).max(size(new)))
+}
+
+fn units_for_change(old: Option<&Item>, new: Option<&Item>) -> f64 {
+    let mut units = table_units_for_change(old, new);
     if old == new {
         return units;
     }
@@ -180,7 +185,7 @@ fn units_for_change(old: Option<&Item>, new: Option<&Item>) -> f64 {
             (Some(b), Some(a)) if index_key(b) != index_key(a) => {
                 write_units(item_size(b)) + write_units(item_size(a))
             }
-            (Some(b), Some(a)) if b != a => write_units(item_size(a)),
+            (Some(b), Some(a)) if b != a => write_units(item_size(b).max(item_size(a))),
             _ => 0.0,
         };
     }
@@ -202,14 +207,18 @@ impl Model {
         condition.is_none_or(|c| c.evaluate(self.get(key).unwrap_or(&empty)))
     }
 
-    /// The item an update produces, or `None` if it is invalid.
-    fn updated(&self, key: &Item, update: &Update) -> Option<Item> {
-        let base = self.get(key).cloned().unwrap_or_else(|| key.clone());
+    /// The item an update produces (`Some(None)` when an update that only
+    /// removes meets a missing item: DynamoDB creates nothing), or `None` if
+    /// it is invalid.
+    fn updated(&self, key: &Item, update: &Update) -> Option<Option<Item>> {
+        let old = self.get(key);
+        let base = old.cloned().unwrap_or_else(|| key.clone());
         let touches_key = update.paths().any(|p| matches!(p.top(), Some("PK" | "SK")));
         if touches_key {
             return None;
         }
-        update.apply(&base).ok().filter(model_valid)
+        let new = update.apply(&base).ok().filter(model_valid)?;
+        Some(Some(new).filter(|new| old.is_some() || new != key))
     }
 
     /// Applies a single write; returns the outcome and the write units.
@@ -242,8 +251,8 @@ impl Model {
                 let Some(new) = self.updated(key, update) else {
                     return (Outcome::Validation, 0.0);
                 };
-                let units = units_for_change(self.get(key), Some(&new));
-                self.set(key, Some(new));
+                let units = units_for_change(self.get(key), new.as_ref());
+                self.set(key, new);
                 (Outcome::Ok, units)
             }
             Op::Delete { key, condition } => {
@@ -309,9 +318,7 @@ impl Model {
         for (action, key) in actions.iter().zip(&keys) {
             let (condition, new) = match action {
                 TxAction::Put(item, c) => (c.as_ref(), Some(Some(item.clone()))),
-                TxAction::Update(key, update, c) => {
-                    (c.as_ref(), self.updated(key, update).map(Some))
-                }
+                TxAction::Update(key, update, c) => (c.as_ref(), self.updated(key, update)),
                 TxAction::Delete(_, c) => (c.as_ref(), Some(None)),
                 TxAction::Check(_, c) => (Some(c), Some(self.get(key).cloned())),
             };
@@ -329,14 +336,17 @@ impl Model {
         }
         let mut units = 0.0;
         for ((action, key), new) in actions.iter().zip(&keys).zip(news) {
+            // A transaction doubles the table's units, not the indexes'.
             if let TxAction::Check(..) = action {
-                units += write_units(self.get(key).map_or(0, item_size));
+                units += 2.0 * write_units(self.get(key).map_or(0, item_size));
             } else {
-                units += units_for_change(self.get(key), new.as_ref());
+                let old = self.get(key);
+                units +=
+                    units_for_change(old, new.as_ref()) + table_units_for_change(old, new.as_ref());
                 self.set(key, new);
             }
         }
-        (Outcome::Ok, units * 2.0)
+        (Outcome::Ok, units)
     }
 
     /// Everything a query returns, in order, walking every page.

@@ -53,13 +53,16 @@ impl ConsumedCapacity {
         }
     }
 
-    /// Multiplies every figure (transactions cost double).
-    pub fn scaled(mut self, factor: f64) -> ConsumedCapacity {
-        self.read_units *= factor;
-        self.write_units *= factor;
-        for units in self.index_units.values_mut() {
-            *units *= factor;
-        }
+    /// The units of the same work done in a transaction. The developer
+    /// guide (Capacity management for transactions): DynamoDB "performs two
+    /// underlying reads or writes of every item in the transaction: one to
+    /// prepare the transaction and one to commit the transaction". That
+    /// doubles the table's units; index entries are propagated as for any
+    /// write, after the commit, so their units stay as they are.
+    pub fn transactional(mut self) -> ConsumedCapacity {
+        let index_units: f64 = self.index_units.values().sum();
+        self.read_units *= 2.0;
+        self.write_units = 2.0 * (self.write_units - index_units) + index_units;
         self
     }
 }
@@ -88,5 +91,16 @@ mod tests {
         assert_eq!(write_units(1024), 1.0);
         assert_eq!(write_units(1025), 2.0);
         assert_eq!(write_units(3500), 4.0);
+    }
+
+    #[test]
+    fn a_transaction_doubles_the_table_units_but_not_the_index_units() {
+        let mut units = ConsumedCapacity::new("t");
+        units.write_units = 5.0;
+        units.index_units.insert("byGroup".into(), 2.0);
+        let units = units.transactional();
+        // Table: 3 units × 2; the index: 2 units once.
+        assert_eq!(units.write_units, 8.0);
+        assert_eq!(units.index_units["byGroup"], 2.0);
     }
 }

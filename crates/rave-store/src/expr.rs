@@ -8,7 +8,7 @@
 //! `<>`, which is true; values of different types are never ordered.
 
 use std::cmp::Ordering;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -71,6 +71,88 @@ impl Path {
     /// whose actions touch overlapping paths).
     fn overlaps(&self, other: &Path) -> bool {
         self.0.iter().zip(&other.0).all(|(a, b)| a == b)
+    }
+}
+
+/// The parts of `item` a ProjectionExpression names, as DynamoDB returns
+/// them: each path keeps its place in the document (`a.b` gives
+/// `{a: {b: ..}}`), list elements picked by index come back in index order
+/// with the others left out (`l[2], l[0]` of `[x, y, z]` gives `[x, z]`),
+/// and a path that resolves to nothing adds nothing.
+pub fn project(item: &Item, paths: &[Path]) -> Item {
+    let mut wanted = Selection::Fields(BTreeMap::new());
+    for path in paths {
+        wanted.insert(&path.0);
+    }
+    let Selection::Fields(top) = wanted else {
+        return item.clone();
+    };
+    top.iter()
+        .filter_map(|(name, selection)| {
+            let value = item.get(name)?;
+            Some((name.clone(), selection.apply(value)?))
+        })
+        .collect()
+}
+
+/// Which parts of a value a projection keeps.
+enum Selection {
+    /// The whole value.
+    Whole,
+    /// Some entries of a map (or the attributes of the item).
+    Fields(BTreeMap<String, Selection>),
+    /// Some elements of a list.
+    Elements(BTreeMap<usize, Selection>),
+}
+
+impl Selection {
+    fn insert(&mut self, path: &[PathElement]) {
+        let Some((first, rest)) = path.split_first() else {
+            *self = Selection::Whole;
+            return;
+        };
+        let child = match (&mut *self, first) {
+            (Selection::Whole, _) => return,
+            (Selection::Fields(fields), PathElement::Attr(name)) => fields
+                .entry(name.clone())
+                .or_insert_with(|| Selection::empty_for(rest)),
+            (Selection::Elements(elements), PathElement::Index(i)) => elements
+                .entry(*i)
+                .or_insert_with(|| Selection::empty_for(rest)),
+            // A map and a list at the same place cannot both match: the
+            // parser refuses such conflicting paths, so keep the first.
+            _ => return,
+        };
+        child.insert(rest);
+    }
+
+    fn empty_for(rest: &[PathElement]) -> Selection {
+        match rest.first() {
+            None => Selection::Whole,
+            Some(PathElement::Attr(_)) => Selection::Fields(BTreeMap::new()),
+            Some(PathElement::Index(_)) => Selection::Elements(BTreeMap::new()),
+        }
+    }
+
+    fn apply(&self, value: &AttributeValue) -> Option<AttributeValue> {
+        match (self, value) {
+            (Selection::Whole, v) => Some(v.clone()),
+            (Selection::Fields(fields), AttributeValue::M(map)) => {
+                let kept: BTreeMap<String, AttributeValue> = fields
+                    .iter()
+                    .filter_map(|(name, s)| Some((name.clone(), s.apply(map.get(name)?)?)))
+                    .collect();
+                (!kept.is_empty()).then_some(AttributeValue::M(kept))
+            }
+            (Selection::Elements(elements), AttributeValue::L(list)) => {
+                let kept: Vec<AttributeValue> = elements
+                    .iter()
+                    .filter_map(|(i, s)| s.apply(list.get(*i)?))
+                    .collect();
+                (!kept.is_empty()).then_some(AttributeValue::L(kept))
+            }
+            _ => None,
+        }
     }
 }
 
@@ -171,6 +253,49 @@ impl Condition {
     #[allow(clippy::should_implement_trait)]
     pub fn not(self) -> Condition {
         Condition::Not(Box::new(self))
+    }
+
+    /// Every attribute path the condition reads, in the order written.
+    pub fn paths(&self) -> Vec<&Path> {
+        let mut paths = Vec::new();
+        self.collect_paths(&mut paths);
+        paths
+    }
+
+    fn collect_paths<'a>(&'a self, paths: &mut Vec<&'a Path>) {
+        let operand = |o: &'a Operand, paths: &mut Vec<&'a Path>| match o {
+            Operand::Path(p) | Operand::Size(p) => paths.push(p),
+            Operand::Value(_) => {}
+        };
+        match self {
+            Condition::Compare(l, _, r) => {
+                operand(l, paths);
+                operand(r, paths);
+            }
+            Condition::Between(v, lo, hi) => {
+                for o in [v, lo, hi] {
+                    operand(o, paths);
+                }
+            }
+            Condition::In(v, list) => {
+                operand(v, paths);
+                for o in list {
+                    operand(o, paths);
+                }
+            }
+            Condition::AttributeExists(p)
+            | Condition::AttributeNotExists(p)
+            | Condition::AttributeType(p, _) => paths.push(p),
+            Condition::BeginsWith(p, o) | Condition::Contains(p, o) => {
+                paths.push(p);
+                operand(o, paths);
+            }
+            Condition::And(a, b) | Condition::Or(a, b) => {
+                a.collect_paths(paths);
+                b.collect_paths(paths);
+            }
+            Condition::Not(c) => c.collect_paths(paths),
+        }
     }
 
     /// Evaluates the condition against `item` (an empty item when there is none).
@@ -687,6 +812,50 @@ fn remove(item: &mut Item, path: &Path) {
 mod tests {
     use super::*;
     use crate::item;
+
+    #[test]
+    fn projection_keeps_nested_paths_in_place_and_compacts_lists() {
+        let item = item! {
+            "a" => AttributeValue::M(item! {"b" => 1i64, "c" => 2i64}),
+            "l" => AttributeValue::L(vec!["x".into(), "y".into(), "z".into()]),
+            "s" => "kept",
+            "gone" => "not asked for",
+        };
+        let paths = [
+            Path::attr("a").key("b"),
+            Path::attr("l").index(2),
+            Path::attr("l").index(0),
+            Path::attr("s"),
+            Path::attr("missing").key("x"),
+            Path::attr("a").key("nothing"),
+        ];
+        assert_eq!(
+            project(&item, &paths),
+            item! {
+                "a" => AttributeValue::M(item! {"b" => 1i64}),
+                "l" => AttributeValue::L(vec!["x".into(), "z".into()]),
+                "s" => "kept",
+            }
+        );
+        // A path into a scalar, or past the end of a list, adds nothing.
+        let nothing = [Path::attr("s").key("x"), Path::attr("l").index(9)];
+        assert_eq!(project(&item, &nothing), Item::new());
+        // A whole attribute wins over a path inside it, in either order.
+        let whole = [Path::attr("a").key("b"), Path::attr("a")];
+        assert_eq!(project(&item, &whole)["a"], item["a"]);
+    }
+
+    #[test]
+    fn a_condition_lists_every_path_it_reads() {
+        let condition = Condition::eq("a", 1i64)
+            .and(Condition::exists("b").or(Condition::BeginsWith(
+                Path::attr("c").key("d"),
+                Operand::Size(Path::attr("e")),
+            )))
+            .not();
+        let tops: Vec<_> = condition.paths().iter().filter_map(|p| p.top()).collect();
+        assert_eq!(tops, ["a", "b", "c", "e"]);
+    }
 
     #[test]
     fn missing_attributes_fail_every_comparison_but_not_equal() {

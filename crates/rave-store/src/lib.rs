@@ -29,27 +29,31 @@ pub use capacity::{
 pub use error::{CancellationReason, Result, StoreError};
 pub use expr::{
     Comparator, Condition, KeyCondition, Operand, Path, PathElement, SetValue, SortKeyCondition,
-    SortOp, Update, UpdateError, UpdateOperand, order,
+    SortOp, Update, UpdateError, UpdateOperand, order, project,
 };
 pub use feed::{ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, MAX_EFFECTS_PER_COMMIT};
 pub use number::{Number, NumberError};
 pub use ops::{
     BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
-    DeleteItemInput, GetItemInput, GetItemOutput, MAX_BATCH_GET_KEYS, MAX_BATCH_WRITE_REQUESTS,
-    MAX_PAGE_BYTES, MAX_TRANSACT_ACTIONS, Page, PutItemInput, QueryInput, ReturnValues, ScanInput,
-    Segment, TableKeys, TransactWriteAction, TransactWriteItemsInput, TransactWriteItemsOutput,
-    UpdateItemInput, WriteOutput, WriteRequest,
+    DeleteItemInput, GetItemInput, GetItemOutput, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS,
+    MAX_BATCH_WRITE_REQUESTS, MAX_PAGE_BYTES, MAX_TRANSACT_ACTIONS, MAX_TRANSACTION_BYTES, Page,
+    PutItemInput, QueryInput, ReturnValues, ScanInput, Segment, Select, TableKeys,
+    TransactWriteAction, TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput,
+    WriteOutput, WriteRequest,
 };
 pub use parse::{DocumentPath, ExpressionError, ExpressionKind, ExpressionParser, PlaceholderMap};
 pub use position::PositionLayout;
 pub use render::{Placeholders, Renderer};
 pub use retry::{Batch, Retry};
 pub use schema::{
-    GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Projection, TableDefinition,
-    valid_time_to_live_attribute,
+    GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, MAX_KEY_ATTRIBUTE_NAME_BYTES,
+    Projection, TableDefinition, valid_time_to_live_attribute,
 };
 pub use shared::SharedStore;
-pub use value::{AttributeType, AttributeValue, Item, MAX_ITEM_SIZE, item_size};
+pub use value::{
+    AttributeType, AttributeValue, Item, MAX_ATTRIBUTE_NAME_BYTES, MAX_ITEM_SIZE,
+    MAX_NESTING_LEVELS, check_attribute_name, item_size, validate_attributes,
+};
 
 /// DynamoDB's operations, as the domain uses them.
 ///

@@ -129,14 +129,26 @@ impl Number {
         }
     }
 
-    /// Bytes DynamoDB charges for the value: one per two significant digits, plus one.
+    /// Bytes DynamoDB charges for the value.
+    ///
+    /// The developer guide's rule ("Item sizes and formats") is "1 byte per
+    /// two significant digits, plus 1 byte"; measurements of DynamoDB (the
+    /// community's item-size calculators) refine it: digits are stored in
+    /// pairs aligned on the decimal point (so `1.5` takes two pairs, `01`
+    /// and `50`), a negative number takes one more byte, zero takes one
+    /// byte in all, and no number takes more than 21.
     pub fn storage_size(&self) -> usize {
-        let digits = if self.is_zero() {
-            1
-        } else {
-            digit_count(self.coefficient) as usize
-        };
-        digits.div_ceil(2) + 1
+        const LARGEST: usize = 21;
+        if self.is_zero() {
+            return 1;
+        }
+        // Powers of ten of the last and the first significant digit; a
+        // pair holds the digits of powers 2k and 2k + 1.
+        let lowest = i64::from(self.exponent);
+        let highest = i64::from(self.leading_exponent());
+        let pairs = (highest.div_euclid(2) - lowest.div_euclid(2) + 1) as usize;
+        let sign = usize::from(self.negative);
+        (pairs + 1 + sign).min(LARGEST)
     }
 
     pub fn negated(&self) -> Number {
@@ -408,12 +420,35 @@ mod tests {
     }
 
     #[test]
-    fn charges_bytes_per_two_digits() {
-        assert_eq!(n("0").storage_size(), 2);
+    fn charges_bytes_per_two_digits_aligned_on_the_decimal_point() {
+        // Zero is one byte.
+        assert_eq!(n("0").storage_size(), 1);
+        // One pair plus the byte of the exponent.
         assert_eq!(n("7").storage_size(), 2);
         assert_eq!(n("12").storage_size(), 2);
+        // "1" "23": two pairs.
         assert_eq!(n("123").storage_size(), 3);
+        // Trailing zero pairs are not stored: "1" "23" (00 00).
         assert_eq!(n("1230000").storage_size(), 3);
+        assert_eq!(n("100").storage_size(), 2);
+        // The sign costs a byte.
+        assert_eq!(n("-7").storage_size(), 3);
+        assert_eq!(n("-123").storage_size(), 4);
+        // Digits straddling the point: "1" . "5" are two pairs, "01" "50".
+        assert_eq!(n("1.5").storage_size(), 3);
+        assert_eq!(n("12.34").storage_size(), 3);
+        assert_eq!(n("0.5").storage_size(), 2);
+        // Leading zero pairs after the point are not stored: (00) "5" + "0".
+        assert_eq!(n("0.005").storage_size(), 2);
+        assert_eq!(n("0.05").storage_size(), 2);
+        // 38 digits: 19 pairs + 1, and never more than 21 bytes.
+        let widest = "12345678901234567890123456789012345678";
+        assert_eq!(n(widest).storage_size(), 20);
+        assert_eq!(n(&format!("-{widest}")).storage_size(), 21);
+        assert_eq!(
+            n("-1.2345678901234567890123456789012345678").storage_size(),
+            21
+        );
     }
 
     proptest! {

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::capacity::ConsumedCapacity;
-use crate::expr::{Condition, KeyCondition, Update};
+use crate::expr::{Condition, KeyCondition, Path, Update};
 use crate::value::Item;
 
 /// Which image of the item a write returns.
@@ -16,6 +16,24 @@ pub enum ReturnValues {
     None,
     AllOld,
     AllNew,
+    /// UpdateItem only: the attributes the update wrote, as they were.
+    UpdatedOld,
+    /// UpdateItem only: the attributes the update wrote, as they are now.
+    UpdatedNew,
+}
+
+/// What a Query or Scan returns of each item it keeps (DynamoDB's `Select`).
+/// Left unset, a read returns every attribute, or the projected ones on an
+/// index, or the paths of its projection when it has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Select {
+    AllAttributes,
+    /// Only with an index: what the index projects.
+    AllProjectedAttributes,
+    /// The paths of the read's projection (which it must have).
+    SpecificAttributes,
+    /// No items: only [`Page::count`] and [`Page::scanned_count`].
+    Count,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -77,6 +95,9 @@ pub struct QueryInput {
     pub scan_index_forward: bool,
     pub exclusive_start_key: Option<Item>,
     pub consistent_read: bool,
+    /// The document paths to return of each item (a ProjectionExpression).
+    pub projection: Option<Vec<Path>>,
+    pub select: Option<Select>,
 }
 
 impl QueryInput {
@@ -95,6 +116,8 @@ impl QueryInput {
             scan_index_forward: true,
             exclusive_start_key: None,
             consistent_read: false,
+            projection: None,
+            select: None,
         }
     }
 }
@@ -115,6 +138,9 @@ pub struct ScanInput {
     pub exclusive_start_key: Option<Item>,
     pub segment: Option<Segment>,
     pub consistent_read: bool,
+    /// The document paths to return of each item (a ProjectionExpression).
+    pub projection: Option<Vec<Path>>,
+    pub select: Option<Select>,
 }
 
 impl ScanInput {
@@ -127,6 +153,8 @@ impl ScanInput {
             exclusive_start_key: None,
             segment: None,
             consistent_read: false,
+            projection: None,
+            select: None,
         }
     }
 }
@@ -134,7 +162,10 @@ impl ScanInput {
 /// A page of a Query or a Scan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Page {
+    /// The items kept, shaped by the projection; empty with [`Select::Count`].
     pub items: Vec<Item>,
+    /// Items kept by the filter (`items.len()` unless counting).
+    pub count: usize,
     /// Items read before the filter.
     pub scanned_count: usize,
     /// Where the next page starts; `None` when the read reached the end.
@@ -235,5 +266,11 @@ pub struct TransactWriteItemsOutput {
 pub const MAX_BATCH_GET_KEYS: usize = 100;
 pub const MAX_BATCH_WRITE_REQUESTS: usize = 25;
 pub const MAX_TRANSACT_ACTIONS: usize = 100;
+/// Most data one BatchGetItem returns; the keys past it come back
+/// unprocessed (API reference, BatchGetItem: "up to 16 MB of data").
+pub const MAX_BATCH_GET_BYTES: usize = 16 * 1024 * 1024;
+/// Largest aggregate size of the items of one transaction (API reference,
+/// TransactWriteItems: "cannot exceed 4 MB").
+pub const MAX_TRANSACTION_BYTES: usize = 4 * 1024 * 1024;
 /// Most data one Query or Scan call reads before it returns a page.
 pub const MAX_PAGE_BYTES: usize = 1024 * 1024;

@@ -159,6 +159,13 @@ impl TableDefinition {
                 .iter()
                 .flat_map(|i| i.key_schema.attributes()),
         ) {
+            // Naming rules: key attribute names are 1 to 255 bytes long.
+            if !(1..=MAX_KEY_ATTRIBUTE_NAME_BYTES).contains(&attribute.name.len()) {
+                return Err(format!(
+                    "1 validation error detected: Value '{}' at 'keySchema.member.attributeName' failed to satisfy constraint: Member must have length between 1 and {MAX_KEY_ATTRIBUTE_NAME_BYTES}",
+                    attribute.name
+                ));
+            }
             if let Some(other) = seen.iter().find(|a| a.name == attribute.name)
                 && other.key_type != attribute.key_type
             {
@@ -181,6 +188,9 @@ impl TableDefinition {
     }
 }
 
+/// Longest name of a key attribute, of the table or of an index.
+pub const MAX_KEY_ATTRIBUTE_NAME_BYTES: usize = 255;
+
 /// DynamoDB's constraint on a TTL attribute name (TimeToLiveSpecification).
 pub fn valid_time_to_live_attribute(name: &str) -> Result<(), String> {
     if (1..=255).contains(&name.len()) {
@@ -197,4 +207,31 @@ fn valid_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_index_key(name: &str) -> TableDefinition {
+        TableDefinition {
+            name: "things".into(),
+            key_schema: KeySchema::new(KeyAttribute::new("PK", KeyType::S), None),
+            global_secondary_indexes: vec![GlobalSecondaryIndex {
+                name: "byName".into(),
+                key_schema: KeySchema::new(KeyAttribute::new(name, KeyType::S), None),
+                projection: Projection::KeysOnly,
+            }],
+            stream_enabled: false,
+            time_to_live_attribute: None,
+        }
+    }
+
+    #[test]
+    fn key_attribute_names_are_at_most_255_bytes() {
+        let longest = "k".repeat(MAX_KEY_ATTRIBUTE_NAME_BYTES);
+        assert_eq!(with_index_key(&longest).validate(), Ok(()));
+        let refused = with_index_key(&format!("{longest}k")).validate();
+        assert!(refused.is_err_and(|e| e.contains("Member must have length between 1 and 255")));
+    }
 }

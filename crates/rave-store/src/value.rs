@@ -10,6 +10,14 @@ use crate::number::Number;
 /// Largest item DynamoDB stores (400 KB).
 pub const MAX_ITEM_SIZE: usize = 400 * 1024;
 
+/// Deepest nesting DynamoDB stores, counting the attribute itself as level 1
+/// (developer guide, "Nested attribute depth": 32 levels). A value holding
+/// 31 documents one inside the other is the deepest allowed.
+pub const MAX_NESTING_LEVELS: usize = 32;
+
+/// Longest attribute name (developer guide, naming rules: "less than 64 KB").
+pub const MAX_ATTRIBUTE_NAME_BYTES: usize = 65_535;
+
 /// One attribute value, with DynamoDB's ten types.
 ///
 /// Sets are kept ordered so that equality and serialisation are
@@ -120,8 +128,38 @@ impl AttributeValue {
     }
 
     /// Checks the rules DynamoDB applies to every stored value: sets are
-    /// never empty (nested ones included).
+    /// never empty, names in maps are at most 64 KB and documents nest at
+    /// most [`MAX_NESTING_LEVELS`] deep.
     pub fn validate(&self) -> Result<(), String> {
+        if self.document_depth() >= MAX_NESTING_LEVELS {
+            return Err("Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit".into());
+        }
+        self.validate_contents()
+    }
+
+    /// How many documents (lists and maps) hold one another at the deepest
+    /// point of this value: 0 for a scalar or a set.
+    pub fn document_depth(&self) -> usize {
+        match self {
+            AttributeValue::L(l) => {
+                1 + l
+                    .iter()
+                    .map(AttributeValue::document_depth)
+                    .max()
+                    .unwrap_or(0)
+            }
+            AttributeValue::M(m) => {
+                1 + m
+                    .values()
+                    .map(AttributeValue::document_depth)
+                    .max()
+                    .unwrap_or(0)
+            }
+            _ => 0,
+        }
+    }
+
+    fn validate_contents(&self) -> Result<(), String> {
         match self {
             AttributeValue::Ss(s) if s.is_empty() => Err(
                 "One or more parameter values were invalid: a string set may not be empty".into(),
@@ -132,11 +170,37 @@ impl AttributeValue {
             AttributeValue::Bs(s) if s.is_empty() => Err(
                 "One or more parameter values were invalid: a binary set may not be empty".into(),
             ),
-            AttributeValue::L(l) => l.iter().try_for_each(AttributeValue::validate),
-            AttributeValue::M(m) => m.values().try_for_each(AttributeValue::validate),
+            AttributeValue::L(l) => l.iter().try_for_each(AttributeValue::validate_contents),
+            AttributeValue::M(m) => m.iter().try_for_each(|(name, value)| {
+                check_attribute_name(name)?;
+                value.validate_contents()
+            }),
             _ => Ok(()),
         }
     }
+}
+
+/// Checks an attribute name's length (64 KB at most; names are never empty).
+pub fn check_attribute_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("One or more parameter values were invalid: An AttributeValue may not contain an empty attribute name".into());
+    }
+    if name.len() > MAX_ATTRIBUTE_NAME_BYTES {
+        return Err(format!(
+            "One or more parameter values were invalid: Attribute name is too large, must be less than {} bytes",
+            MAX_ATTRIBUTE_NAME_BYTES + 1
+        ));
+    }
+    Ok(())
+}
+
+/// Checks every rule DynamoDB applies to a stored item's attributes, other
+/// than its key and its size: names, sets, nesting.
+pub fn validate_attributes(item: &Item) -> Result<(), String> {
+    item.iter().try_for_each(|(name, value)| {
+        check_attribute_name(name)?;
+        value.validate()
+    })
 }
 
 /// Bytes DynamoDB charges for an item: names plus values.
@@ -212,6 +276,9 @@ mod tests {
         assert_eq!(item_size(&item! {"a" => "hello"}), 6);
         // "n" (1) + 3 digits → 2 bytes + 1
         assert_eq!(item_size(&item! {"n" => 123i64}), 1 + 3);
+        // Zero is one byte; a negative number pays one more for its sign.
+        assert_eq!(item_size(&item! {"n" => 0i64}), 1 + 1);
+        assert_eq!(item_size(&item! {"n" => -5i64}), 1 + 3);
         // "b" (1) + BOOL (1)
         assert_eq!(item_size(&item! {"b" => true}), 2);
         let list = AttributeValue::L(vec!["ab".into(), AttributeValue::Null]);
@@ -229,5 +296,41 @@ mod tests {
         let nested = AttributeValue::M(item! {"x" => AttributeValue::Ns(BTreeSet::new())});
         assert!(nested.validate().is_err());
         assert!(AttributeValue::s("").validate().is_ok());
+    }
+
+    /// Wraps a string in `depth` maps, one inside the other.
+    fn nested_maps(depth: usize) -> AttributeValue {
+        (0..depth).fold(AttributeValue::s("leaf"), |inner, _| {
+            AttributeValue::M(item! {"n" => inner})
+        })
+    }
+
+    #[test]
+    fn nesting_stops_at_thirty_two_levels_counting_the_attribute() {
+        // 31 maps put the leaf at level 32: the deepest DynamoDB stores.
+        assert_eq!(nested_maps(31).document_depth(), 31);
+        assert!(validate_attributes(&item! {"data" => nested_maps(31)}).is_ok());
+        let refused = validate_attributes(&item! {"data" => nested_maps(32)});
+        assert!(
+            refused.is_err_and(|e| e.starts_with("Nesting Levels have exceeded supported limits"))
+        );
+        let lists = (0..32).fold(AttributeValue::Null, |inner, _| {
+            AttributeValue::L(vec![inner])
+        });
+        assert!(lists.validate().is_err());
+    }
+
+    #[test]
+    fn attribute_names_are_at_most_64_kb_at_any_depth() {
+        let longest = "a".repeat(MAX_ATTRIBUTE_NAME_BYTES);
+        let too_long = "a".repeat(MAX_ATTRIBUTE_NAME_BYTES + 1);
+        let mut item = Item::new();
+        item.insert(longest.clone(), AttributeValue::Null);
+        assert!(validate_attributes(&item).is_ok());
+        item.insert(too_long.clone(), AttributeValue::Null);
+        assert!(validate_attributes(&item).is_err());
+        let nested = AttributeValue::M(BTreeMap::from([(too_long, AttributeValue::Null)]));
+        assert!(nested.validate().is_err());
+        assert!(validate_attributes(&item! {"" => 1i64}).is_err());
     }
 }
