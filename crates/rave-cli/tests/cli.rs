@@ -51,8 +51,7 @@ async fn sigkill_under_load_loses_no_acknowledged_comment() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // SIGKILL while the writers are still posting.
-    server.child.kill().unwrap();
-    server.child.wait().unwrap();
+    server.kill();
     stop.store(true, Ordering::Relaxed);
     for writer in writers {
         writer.await.unwrap();
@@ -312,8 +311,7 @@ async fn statistics_stay_exact_across_a_sigkill_under_load() {
         }));
     }
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    server.child.kill().unwrap();
-    server.child.wait().unwrap();
+    server.kill();
     stop.store(true, Ordering::Relaxed);
     for writer in writers {
         writer.await.unwrap();

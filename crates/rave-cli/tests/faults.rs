@@ -472,7 +472,7 @@ impl Client {
         self.created += 1;
         let body = json!({
             "author": format!("client{}", self.number),
-            "language": if self.created % 3 == 0 { "de" } else { "en" },
+            "language": if self.created.is_multiple_of(3) { "de" } else { "en" },
             "rating": 1 + self.rng.below(5),
             "body": format!("client {} comment {}", self.number, self.created),
         });
