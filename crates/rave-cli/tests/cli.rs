@@ -2,58 +2,15 @@
 //! load loses no acknowledged comment; `load`, `export`, `import` and
 //! `query` round-trip a data set; bad import lines are reported by number.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use common::{RAVE, serve};
 use serde_json::{Value, json};
-
-const RAVE: &str = env!("CARGO_BIN_EXE_rave");
-
-/// A running `rave serve`, killed when dropped (also when a test fails).
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(data: &Path, extra: &[&str]) -> Server {
-    let mut child = Command::new(RAVE)
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--rate-limit-per-minute",
-            "0",
-            "--data",
-        ])
-        .arg(data)
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start rave serve");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("read the listening line");
-    let base = line
-        .trim()
-        .strip_prefix("rave listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_owned();
-    Server { child, base }
-}
+use std::process::Command;
 
 fn rave(args: &[&str]) -> std::process::Output {
     Command::new(RAVE).args(args).output().expect("run rave")
@@ -94,8 +51,7 @@ async fn sigkill_under_load_loses_no_acknowledged_comment() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // SIGKILL while the writers are still posting.
-    server.child.kill().unwrap();
-    server.child.wait().unwrap();
+    server.kill();
     stop.store(true, Ordering::Relaxed);
     for writer in writers {
         writer.await.unwrap();
@@ -355,8 +311,7 @@ async fn statistics_stay_exact_across_a_sigkill_under_load() {
         }));
     }
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    server.child.kill().unwrap();
-    server.child.wait().unwrap();
+    server.kill();
     stop.store(true, Ordering::Relaxed);
     for writer in writers {
         writer.await.unwrap();

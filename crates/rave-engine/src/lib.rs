@@ -25,6 +25,7 @@
 mod catalog;
 mod clock;
 mod codec;
+mod database;
 mod feed;
 mod index_build;
 mod keys;
@@ -45,7 +46,7 @@ use rave_store::{
     ScanInput, Store, StoreError, TableDefinition, TransactWriteItemsInput,
     TransactWriteItemsOutput, UpdateItemInput, WriteOutput,
 };
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition as RedbTable};
+use redb::{ReadableTable, TableDefinition as RedbTable};
 use serde::Serialize;
 use tokio::sync::{oneshot, watch};
 
@@ -57,6 +58,7 @@ pub use stream::{Checkpoint, EventName, StartPosition, StreamRecord};
 pub use ttl::{TimeToLiveDescription, TimeToLiveSpecification, TimeToLiveStatus};
 
 use catalog::{Catalog, TableState};
+use database::SharedDatabase;
 use index_build::INDEX_BUILDS;
 use stream::consumer_key;
 use writer::{Job, WriteOp, WriteReply, Writer};
@@ -184,7 +186,7 @@ pub struct Engine {
 #[derive(Debug)]
 struct Inner {
     path: PathBuf,
-    db: Arc<Database>,
+    db: Arc<SharedDatabase>,
     catalog: Arc<Catalog>,
     /// `None` only while shutting down.
     jobs: Option<Sender<Job>>,
@@ -233,15 +235,12 @@ impl Engine {
             StoreError::Unavailable(format!("cannot create {}: {e}", dir.display()))
         })?;
         let path = dir.join(DATABASE_FILE);
-        let db = Database::builder()
-            .set_cache_size(options.cache_size)
-            .create(&path)
-            .map_err(|e| match storage(e) {
-                StoreError::Unavailable(why) => {
-                    StoreError::Unavailable(format!("cannot open {}: {why}", path.display()))
-                }
-                other => other,
-            })?;
+        let db = SharedDatabase::open(&path, options.cache_size).map_err(|e| match storage(e) {
+            StoreError::Unavailable(why) => {
+                StoreError::Unavailable(format!("cannot open {}: {why}", path.display()))
+            }
+            other => other,
+        })?;
         let db = Arc::new(db);
         let catalog = Arc::new(Catalog::default());
         let next_sequence = {

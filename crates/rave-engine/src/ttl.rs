@@ -17,12 +17,12 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::Duration;
 
 use rave_store::{AttributeValue, Item, Number, Result, StoreError, valid_time_to_live_attribute};
-use redb::{Database, ReadableDatabase};
 use tokio::sync::oneshot;
 
 use crate::catalog::{Catalog, TableState};
 use crate::clock::Clock;
 use crate::codec::decode_item;
+use crate::database::SharedDatabase;
 use crate::writer::{Job, WriteOp, WriteReply};
 use crate::{bytes_table, storage, unexpected};
 
@@ -127,7 +127,7 @@ impl SweepPass {
     /// not hold up the engine's shutdown).
     pub fn next_request(
         &mut self,
-        db: &Database,
+        db: &SharedDatabase,
         now_ms: u64,
         stopping: impl Fn() -> bool,
     ) -> Result<Option<WriteOp>> {
@@ -162,7 +162,7 @@ impl SweepPass {
 /// next scan resumes (`None` at the end of the table). An item that does
 /// not decode is reported and skipped: it is not the sweeper's to judge.
 fn find_expired(
-    db: &Database,
+    db: &SharedDatabase,
     table: &TableState,
     attribute: &str,
     after: Option<&[u8]>,
@@ -207,7 +207,7 @@ fn find_expired(
 
 /// The background sweeper: a pass every `interval`, until `stop` closes.
 pub(crate) struct Sweeper {
-    pub db: Arc<Database>,
+    pub db: Arc<SharedDatabase>,
     pub catalog: Arc<Catalog>,
     pub jobs: Sender<Job>,
     pub clock: Clock,

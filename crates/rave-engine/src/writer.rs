@@ -13,6 +13,9 @@
 //! alone. Only a failure of redb itself inside the shared transaction (an
 //! I/O error, a full disk, a damaged page) or of its commit aborts the
 //! whole group, and every request in it gets that error ([`Failure`]).
+//! redb then refuses every later transaction, so the writer reopens the
+//! database before the next group ([`crate::database`]): a full disk
+//! refuses writes while it is full, not until a restart.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,12 +29,13 @@ use rave_store::{
     TransactWriteItemsInput, TransactWriteItemsOutput, Update, UpdateItemInput, WriteOutput,
     WriteRequest, add_by_table, item_size, write_units,
 };
-use redb::{Database, ReadableTable, WriteTransaction};
+use redb::{ReadableTable, WriteTransaction};
 use tokio::sync::{oneshot, watch};
 
 use crate::catalog::{Catalog, TableState};
 use crate::clock::Clock;
 use crate::codec::{decode_item, decode_record, encode_item, encode_record};
+use crate::database::SharedDatabase;
 use crate::index_build::{self, INDEX_BUILDS, IndexChange, IndexStatus, build_key};
 use crate::stream::{Checkpoint, EventName, StartPosition, StoredRecord, consumer_key};
 use crate::ttl::{self, Expired, TimeToLiveSpecification};
@@ -133,7 +137,7 @@ macro_rules! redb_failures {
 redb_failures!(redb::StorageError, redb::TableError);
 
 pub(crate) struct Writer {
-    pub db: Arc<Database>,
+    pub db: Arc<SharedDatabase>,
     pub catalog: Arc<Catalog>,
     pub next_sequence: u64,
     pub retention: Duration,
@@ -216,6 +220,9 @@ impl Writer {
     }
 
     fn run_group(&mut self, group: Vec<Job>) {
+        if !self.db.is_open() {
+            self.reopen();
+        }
         let first_sequence = self.next_sequence;
         let (ops, replies): (Vec<WriteOp>, Vec<_>) =
             group.into_iter().map(|j| (j.op, j.reply)).unzip();
@@ -242,7 +249,34 @@ impl Writer {
                 for reply in replies {
                     let _ = reply.send(Err(error.clone()));
                 }
+                if matches!(error, StoreError::Unavailable(_)) {
+                    self.reopen();
+                }
             }
+        }
+    }
+
+    /// Recovers the database from a failed commit, which redb latches (see
+    /// [`crate::database`]). The sequence is read back from the file: a
+    /// commit that reported an error may still have reached the disk.
+    fn reopen(&mut self) {
+        let reopened = self.db.reopen().map_err(storage).and_then(|()| {
+            let txn = self.db.begin_read().map_err(storage)?;
+            let meta = txn.open_table(META).map_err(storage)?;
+            Ok(meta
+                .get(NEXT_SEQUENCE)
+                .map_err(storage)?
+                .map_or(1, |v| v.value()))
+        });
+        match reopened {
+            Ok(next_sequence) => {
+                tracing::warn!("database reopened after a failed commit");
+                if next_sequence != self.next_sequence {
+                    self.next_sequence = next_sequence;
+                    self.latest_sequence.send_replace(next_sequence - 1);
+                }
+            }
+            Err(error) => tracing::error!(%error, "database reopen failed; the next write retries"),
         }
     }
 
@@ -1054,7 +1088,6 @@ impl<'t> Tx<'t> {
 mod tests {
     use rave_conformance::{delete, get, key, put, table_definition};
     use rave_store::{Number, item};
-    use redb::ReadableDatabase;
 
     use super::*;
     use crate::read;
@@ -1064,7 +1097,7 @@ mod tests {
     /// A writer driven directly, so a test decides exactly which requests
     /// share a group.
     fn writer(dir: &std::path::Path) -> Writer {
-        let db = Database::create(dir.join("test.redb")).expect("a database");
+        let db = SharedDatabase::open(&dir.join("test.redb"), 1 << 20).expect("a database");
         let mut writer = Writer {
             db: Arc::new(db),
             catalog: Arc::new(Catalog::default()),

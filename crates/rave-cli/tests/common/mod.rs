@@ -1,0 +1,74 @@
+//! Running the real `rave` binary: a `rave serve` child that says where it
+//! listens, killed when dropped.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+pub const RAVE: &str = env!("CARGO_BIN_EXE_rave");
+
+/// A running `rave serve`, killed when dropped (also when a test fails).
+pub struct Server {
+    pub child: Child,
+    pub base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Starts `command` (a `rave serve` on port 0, perhaps behind a
+    /// wrapper) and waits for its listening line.
+    pub fn start(mut command: Command) -> Server {
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start rave serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the listening line");
+        let base = line
+            .trim()
+            .strip_prefix("rave listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_owned();
+        Server { child, base }
+    }
+
+    /// SIGKILL, and wait until the process is gone.
+    pub fn kill(&mut self) {
+        self.child.kill().expect("SIGKILL rave serve");
+        self.child.wait().expect("reap rave serve");
+    }
+}
+
+/// The arguments of `rave serve` on a free port over `data`, unlimited rate.
+pub fn serve_args(data: &Path, extra: &[&str]) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = [
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--rate-limit-per-minute",
+        "0",
+        "--data",
+    ]
+    .iter()
+    .map(Into::into)
+    .collect();
+    args.push(data.into());
+    args.extend(extra.iter().map(Into::into));
+    args
+}
+
+pub fn serve(data: &Path, extra: &[&str]) -> Server {
+    let mut command = Command::new(RAVE);
+    command.args(serve_args(data, extra));
+    Server::start(command)
+}

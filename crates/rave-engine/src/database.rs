@@ -1,0 +1,109 @@
+//! The redb database behind the engine, and its reopening after an I/O
+//! failure.
+//!
+//! redb latches the first I/O error of a write (a full disk, EFBIG, EIO):
+//! from then on every transaction, reads included, fails with `PreviousIo`
+//! until the database is closed and opened again. Opening it again
+//! recovers the file exactly as after a crash: the last durable commit is
+//! the state, and nothing acknowledged is lost, since the writer replies
+//! only after a commit succeeds. So the writer, after a failed commit,
+//! reopens the database in place ([`SharedDatabase::reopen`]) instead of
+//! asking for a restart: once the disk has room again, writes succeed.
+//!
+//! Readers reach the database through a read lock held only while they
+//! begin a transaction, so the writer can swap it between two of them; a
+//! read transaction already begun keeps its snapshot of the old file and
+//! may fail with `DatabaseClosed` (an `Unavailable`, retried by the domain).
+
+use std::path::{Path, PathBuf};
+use std::sync::{PoisonError, RwLock};
+
+use redb::{
+    Database, DatabaseError, ReadTransaction, ReadableDatabase, StorageError, TransactionError,
+    WriteTransaction,
+};
+
+#[derive(Debug)]
+pub(crate) struct SharedDatabase {
+    path: PathBuf,
+    cache_size: usize,
+    /// `None` after a reopen failed; the next reopen tries again.
+    current: RwLock<Option<Database>>,
+}
+
+impl SharedDatabase {
+    pub fn open(path: &Path, cache_size: usize) -> Result<SharedDatabase, DatabaseError> {
+        let database = open(path, cache_size)?;
+        Ok(SharedDatabase {
+            path: path.to_owned(),
+            cache_size,
+            current: RwLock::new(Some(database)),
+        })
+    }
+
+    pub fn begin_read(&self) -> Result<ReadTransaction, TransactionError> {
+        let current = self.current.read().unwrap_or_else(PoisonError::into_inner);
+        current.as_ref().ok_or_else(closed)?.begin_read()
+    }
+
+    pub fn begin_write(&self) -> Result<WriteTransaction, TransactionError> {
+        let current = self.current.read().unwrap_or_else(PoisonError::into_inner);
+        current.as_ref().ok_or_else(closed)?.begin_write()
+    }
+
+    /// False after a reopen failed, until one succeeds.
+    pub fn is_open(&self) -> bool {
+        let current = self.current.read().unwrap_or_else(PoisonError::into_inner);
+        current.is_some()
+    }
+
+    /// Closes the database and opens it again, which recovers it from a
+    /// latched I/O error. Only the writer calls it, between two commits.
+    pub fn reopen(&self) -> Result<(), DatabaseError> {
+        let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
+        // The old database must be closed first: it holds the file's lock.
+        drop(current.take());
+        *current = Some(open(&self.path, self.cache_size)?);
+        Ok(())
+    }
+}
+
+fn open(path: &Path, cache_size: usize) -> Result<Database, DatabaseError> {
+    Database::builder().set_cache_size(cache_size).create(path)
+}
+
+fn closed() -> TransactionError {
+    TransactionError::Storage(StorageError::DatabaseClosed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reopened_database_keeps_its_commits() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("test.redb");
+        let database = SharedDatabase::open(&path, 1 << 20).expect("opened");
+        let table: redb::TableDefinition<&str, u64> = redb::TableDefinition::new("t");
+        let txn = database.begin_write().expect("a write");
+        txn.open_table(table)
+            .expect("a table")
+            .insert("a", 1)
+            .expect("inserted");
+        txn.commit().expect("committed");
+        let reader = database.begin_read().expect("a read");
+        database.reopen().expect("reopened");
+        assert!(database.is_open());
+        let txn = database.begin_read().expect("a read");
+        let value = txn
+            .open_table(table)
+            .expect("the table")
+            .get("a")
+            .expect("read")
+            .map(|v| v.value());
+        assert_eq!(value, Some(1));
+        // A snapshot begun before the reopen does not hold the file's lock.
+        drop(reader);
+    }
+}
