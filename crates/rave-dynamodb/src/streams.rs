@@ -78,7 +78,7 @@ impl ChangeBatch for StreamsBatch {
 fn from_stream(value: &StreamValue) -> Result<AttributeValue> {
     let number = |text: &str| -> Result<Number> {
         text.parse()
-            .map_err(|e| StoreError::Internal(format!("malformed number in a stream record: {e}")))
+            .map_err(|e| StoreError::corrupt("a stream record", format!("malformed number: {e}")))
     };
     Ok(match value {
         StreamValue::S(s) => AttributeValue::S(s.clone()),
@@ -94,9 +94,10 @@ fn from_stream(value: &StreamValue) -> Result<AttributeValue> {
         }
         StreamValue::Bs(s) => AttributeValue::Bs(s.iter().map(|b| b.as_ref().to_vec()).collect()),
         other => {
-            return Err(StoreError::Internal(format!(
-                "unknown value in a stream record: {other:?}"
-            )));
+            return Err(StoreError::corrupt(
+                "a stream record",
+                format!("unknown value {other:?}"),
+            ));
         }
     })
 }
