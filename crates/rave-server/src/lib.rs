@@ -141,7 +141,9 @@ impl AppState {
         (name = "admin", description = "Moderation and edits; need the admin token"),
         (name = "operations", description = "Health, metrics, this document")
     ),
-    components(schemas(Problem))
+    // The schemas only parameters name: bodies' schemas are collected from
+    // the handlers, parameters' are not.
+    components(schemas(Problem, api::PageSize, api::Cursor, api::QueueState))
 )]
 struct ApiDoc;
 
