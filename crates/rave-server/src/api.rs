@@ -114,7 +114,12 @@ impl From<Comment> for CommentBody {
 #[serde(deny_unknown_fields)]
 pub struct CreateCommentBody {
     /// 1-64 characters, no control characters.
-    #[schema(min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1f\x7f-\x9f]{1,64}$", example = "alice")]
+    #[schema(
+        min_length = 1,
+        max_length = 64,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]{1,64}$",
+        example = "alice"
+    )]
     pub author: String,
     #[schema(value_type = LanguageCode)]
     pub language: String,
@@ -132,7 +137,10 @@ pub struct CreateCommentBody {
     /// RFC 3339 time in UTC (ending in `Z`) from 1970 to 9999, to the
     /// millisecond at most.
     #[serde(default)]
-    #[schema(pattern = r"^((19[7-9][0-9]|[2-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(19[7-9][0-9]|[2-9][0-9]{3})-(0[13-9]|1[0-2])-(29|30)|(19[7-9][0-9]|[2-9][0-9]{3})-(0[13578]|1[02])-31|(19(7[26]|8[048]|9[26])|[2-9][0-9](0[48]|[2468][048]|[13579][26])|([2468][048]|[3579][26])00)-02-29)T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,3}0{0,6})?Z$", example = "2026-11-21T10:00:00.123Z")]
+    #[schema(
+        pattern = r"^((19[7-9][0-9]|[2-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(19[7-9][0-9]|[2-9][0-9]{3})-(0[13-9]|1[0-2])-(29|30)|(19[7-9][0-9]|[2-9][0-9]{3})-(0[13578]|1[02])-31|(19(7[26]|8[048]|9[26])|[2-9][0-9](0[48]|[2468][048]|[13579][26])|([2468][048]|[3579][26])00)-02-29)T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,3}0{0,6})?Z$",
+        example = "2026-11-21T10:00:00.123Z"
+    )]
     pub created_at: Option<String>,
 }
 
@@ -376,4 +384,89 @@ pub struct AggregatorStatus {
     pub lag_ms: u64,
     /// Changes applied since this process started.
     pub applied: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use regex::Regex;
+    use utoipa::PartialSchema;
+
+    use super::*;
+
+    /// The `pattern` the document states for `schema`, compiled.
+    fn pattern_of(schema: serde_json::Value) -> Regex {
+        let pattern = schema["pattern"]
+            .as_str()
+            .expect("the schema states a pattern");
+        Regex::new(pattern).expect("the pattern compiles")
+    }
+
+    fn field_schema(body: serde_json::Value, field: &str) -> serde_json::Value {
+        body["properties"][field].clone()
+    }
+
+    fn to_json(schema: impl serde::Serialize) -> serde_json::Value {
+        serde_json::to_value(schema).expect("a schema serializes")
+    }
+
+    fn create_body(rating: &str) -> Result<CreateCommentBody, serde_json::Error> {
+        serde_json::from_str(&format!(
+            r#"{{"author": "a", "language": "en", "rating": {rating}, "body": "b"}}"#
+        ))
+    }
+
+    #[test]
+    fn a_rating_is_an_integer_as_json_schema_counts_them() {
+        assert_eq!(create_body("4").map(|b| b.rating).ok(), Some(4));
+        assert_eq!(create_body("4.0").map(|b| b.rating).ok(), Some(4));
+        assert_eq!(create_body("-2e0").map(|b| b.rating).ok(), Some(-2));
+        for refused in ["4.5", "\"4\"", "null", "1e300", "true"] {
+            assert!(create_body(refused).is_err(), "{refused}");
+        }
+        let edit = |text: &str| serde_json::from_str::<EditCommentBody>(text).map(|b| b.rating);
+        assert_eq!(edit(r#"{"rating": 5.0}"#).ok(), Some(Some(5)));
+        assert_eq!(edit(r#"{"rating": null}"#).ok(), Some(None));
+        assert_eq!(edit("{}").ok(), Some(None));
+        assert!(edit(r#"{"rating": 0.5}"#).is_err());
+    }
+
+    /// Text shaped like an RFC 3339 time, near and across every boundary
+    /// the domain checks.
+    fn time_like() -> impl Strategy<Value = String> {
+        (
+            1965u32..=10_001,
+            0u32..=13,
+            0u32..=32,
+            0u32..=24,
+            0u32..=60,
+            0u32..=61,
+            prop::option::of("[0-9]{0,10}"),
+            prop::sample::select(vec!["Z", "z", "+00:00", "-01:00", ""]),
+        )
+            .prop_map(|(y, mo, d, h, mi, s, fraction, zone)| {
+                let fraction = fraction.map(|f| format!(".{f}")).unwrap_or_default();
+                format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}{fraction}{zone}")
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn the_documented_created_at_is_what_the_domain_accepts(text in time_like()) {
+            let pattern = pattern_of(field_schema(to_json(CreateCommentBody::schema()), "created_at"));
+            prop_assert_eq!(pattern.is_match(&text), rave_comments::Timestamp::parse(&text).is_ok());
+        }
+
+        #[test]
+        fn the_documented_product_id_is_what_the_domain_accepts(text in "[A-Za-z0-9_/ #ü-]{0,66}") {
+            let pattern = pattern_of(to_json(ProductId::schema()));
+            prop_assert_eq!(pattern.is_match(&text), rave_comments::ProductId::parse(&text).is_ok());
+        }
+
+        #[test]
+        fn the_documented_language_is_what_the_domain_accepts(text in "[a-zA-Z0-9é]{0,4}") {
+            let pattern = pattern_of(to_json(LanguageCode::schema()));
+            prop_assert_eq!(pattern.is_match(&text), rave_comments::Language::parse(&text).is_ok());
+        }
+    }
 }

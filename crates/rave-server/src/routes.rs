@@ -151,7 +151,7 @@ pub async fn list_comments(
     description = "With moderation `pre` the comment is pending and invisible until approved. An `Idempotency-Key` makes retries safe. `created_at` is accepted only with the admin token.",
     params(
         ("product_id" = ProductId, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
-        ("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 128, pattern = r"^[\x21-\x7e]([\x20-\x7e]{0,126}[\x21-\x7e])?$", description = "1-128 visible ASCII characters; the same key and body return the first result"),
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, min_length = 1, max_length = 128, pattern = r"^[\x21-\x7e]([\x20-\x7e]{0,126}[\x21-\x7e])?$", description = "1-128 visible ASCII characters; the same key and body return the first result"),
     ),
     request_body = CreateCommentBody,
     responses(
