@@ -54,6 +54,16 @@ pub struct BadToken(Problem);
 )]
 pub struct NotFound(Problem);
 
+/// What a change to one comment answers when other writers kept changing
+/// it between each read and write, past the retries.
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 409,
+    description = "The comment kept changing under concurrent writes; try again",
+    content_type = "application/problem+json"
+)]
+pub struct Contended(Problem);
+
 #[derive(Debug, IntoResponses)]
 #[response(
     status = 429,

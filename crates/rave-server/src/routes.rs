@@ -17,7 +17,8 @@ use crate::api::*;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{Admin, Caller, JsonBody, Writer};
 use crate::responses::{
-    AdminRefused, BadRequest, BadToken, BodyRefused, NotFound, TooManyRequests, Unavailable,
+    AdminRefused, BadRequest, BadToken, BodyRefused, Contended, NotFound, TooManyRequests,
+    Unavailable,
 };
 
 /// A path segment, refused with a problem document if it is not valid UTF-8.
@@ -171,7 +172,7 @@ pub async fn list_comments(
         ),
         BadRequest,
         BadToken,
-        (status = 409, description = "The Idempotency-Key was used with another body", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The Idempotency-Key was used with another request, is in use by a concurrent one, or its comment has since been deleted", body = Problem, content_type = "application/problem+json"),
         BodyRefused,
         TooManyRequests,
         Unavailable,
@@ -258,6 +259,7 @@ pub async fn get_comment(
         BadRequest,
         AdminRefused,
         NotFound,
+        Contended,
         BodyRefused,
         Unavailable,
     )
@@ -311,6 +313,7 @@ pub async fn delete_comment(
         (status = 200, description = "The comment", body = CommentBody),
         BadToken,
         NotFound,
+        Contended,
         TooManyRequests,
         Unavailable,
     )
@@ -334,6 +337,7 @@ pub async fn flag_comment(
         (status = 200, description = "The published comment", body = CommentBody),
         AdminRefused,
         NotFound,
+        Contended,
         Unavailable,
     )
 )]
