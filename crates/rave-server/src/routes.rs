@@ -17,7 +17,8 @@ use crate::api::*;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{Admin, Caller, JsonBody, Writer};
 use crate::responses::{
-    AdminRefused, BadRequest, BodyRefused, NotFound, TooManyRequests, Unavailable,
+    AdminRefused, BadRequest, BadToken, BodyRefused, Contended, NotFound, TooManyRequests,
+    Unavailable,
 };
 
 /// A path segment, refused with a problem document if it is not valid UTF-8.
@@ -82,11 +83,11 @@ fn parse_limit(value: Option<&str>, default: usize) -> ApiResult<usize> {
     summary = "List a product's comments, newest first",
     description = "Published and flagged comments, newest first (ties by id). Filter by one language and any set of ratings; page with `cursor`. Every page but the last holds exactly `limit` items.",
     params(
-        ("product_id" = String, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
-        ("language" = Option<String>, Query, description = "One language code; absent = all languages"),
-        ("rating" = Option<Vec<u8>>, Query, description = "Repeatable (rating=1&rating=5) or comma-separated (rating=1,5); absent = all ratings"),
-        ("limit" = Option<usize>, Query, description = "1-100, default 20"),
-        ("cursor" = Option<String>, Query, description = "The next_cursor of the previous page"),
+        ("product_id" = ProductId, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
+        ("language" = Option<LanguageCode>, Query, description = "One language code; absent = all languages"),
+        ("rating" = Option<Vec<StarRating>>, Query, style = Form, explode, description = "Repeatable (rating=1&rating=5; rating=1,5 works too); absent = all ratings"),
+        ("limit" = Option<PageSize>, Query, description = "1-100, default 20"),
+        ("cursor" = Option<Cursor>, Query, description = "The next_cursor of the previous page, for the same query"),
         ("explain" = Option<bool>, Query, description = "true adds the plan used"),
     ),
     responses(
@@ -150,14 +151,28 @@ pub async fn list_comments(
     summary = "Post a comment",
     description = "With moderation `pre` the comment is pending and invisible until approved. An `Idempotency-Key` makes retries safe. `created_at` is accepted only with the admin token.",
     params(
-        ("product_id" = String, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
-        ("Idempotency-Key" = Option<String>, Header, description = "1-128 characters; the same key and body return the first result"),
+        ("product_id" = ProductId, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, min_length = 1, max_length = 128, pattern = r"^[\x21-\x7e]([\x20-\x7e]{0,126}[\x21-\x7e])?$", description = "1-128 visible ASCII characters; the same key and body return the first result"),
     ),
     request_body = CreateCommentBody,
     responses(
-        (status = 201, description = "Created (or replayed)", body = CommentBody, headers(("Location" = String, description = "/v1/comments/{id}"))),
+        (
+            status = 201,
+            description = "Created (or replayed)",
+            body = CommentBody,
+            headers(("Location" = String, description = "/v1/comments/{id}")),
+            links(
+                ("GetComment" = (operation_id = "get_comment", parameters(("id" = "$response.body#/id")))),
+                ("EditComment" = (operation_id = "edit_comment", parameters(("id" = "$response.body#/id")))),
+                ("DeleteComment" = (operation_id = "delete_comment", parameters(("id" = "$response.body#/id")))),
+                ("FlagComment" = (operation_id = "flag_comment", parameters(("id" = "$response.body#/id")))),
+                ("ApproveComment" = (operation_id = "approve_comment", parameters(("id" = "$response.body#/id")))),
+                ("RejectComment" = (operation_id = "reject_comment", parameters(("id" = "$response.body#/id"))))
+            )
+        ),
         BadRequest,
-        (status = 409, description = "The Idempotency-Key was used with another body", body = Problem, content_type = "application/problem+json"),
+        BadToken,
+        (status = 409, description = "The Idempotency-Key was used with another request, is in use by a concurrent one, or its comment has since been deleted", body = Problem, content_type = "application/problem+json"),
         BodyRefused,
         TooManyRequests,
         Unavailable,
@@ -244,6 +259,8 @@ pub async fn get_comment(
         BadRequest,
         AdminRefused,
         NotFound,
+        Contended,
+        BodyRefused,
         Unavailable,
     )
 )]
@@ -294,7 +311,9 @@ pub async fn delete_comment(
     params(("id" = String, Path, description = "Comment id")),
     responses(
         (status = 200, description = "The comment", body = CommentBody),
+        BadToken,
         NotFound,
+        Contended,
         TooManyRequests,
         Unavailable,
     )
@@ -318,6 +337,7 @@ pub async fn flag_comment(
         (status = 200, description = "The published comment", body = CommentBody),
         AdminRefused,
         NotFound,
+        Contended,
         Unavailable,
     )
 )]
@@ -357,10 +377,10 @@ pub async fn reject_comment(
     tag = "admin",
     summary = "The moderation queue, oldest first (admin)",
     params(
-        ("state" = Option<String>, Query, description = "pending (default) or flagged"),
-        ("since" = Option<String>, Query, description = "A prefix of an RFC 3339 time: 2026, 2026-11, 2026-11-21 or 2026-11-21T08"),
-        ("limit" = Option<usize>, Query, description = "1-100, default 20"),
-        ("cursor" = Option<String>, Query, description = "The next_cursor of the previous page"),
+        ("state" = Option<QueueState>, Query, description = "pending (default) or flagged"),
+        ("since" = Option<String>, Query, pattern = "^[0-9]{4}(-[0-9]{2}(-[0-9]{2}(T[0-9]{2})?)?)?$", description = "A prefix of an RFC 3339 time: 2026, 2026-11, 2026-11-21 or 2026-11-21T08"),
+        ("limit" = Option<PageSize>, Query, description = "1-100, default 20"),
+        ("cursor" = Option<Cursor>, Query, description = "The next_cursor of the previous page, for the same query"),
     ),
     security(("admin_token" = [])),
     responses(
@@ -400,8 +420,8 @@ pub async fn moderation_queue(
     summary = "Counts by rating of a product, overall or in one language",
     description = "Published and flagged comments. Maintained from the change stream: eventually consistent, normally within a second.",
     params(
-        ("product_id" = String, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
-        ("language" = Option<String>, Query, description = "One language code; absent = all languages"),
+        ("product_id" = ProductId, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
+        ("language" = Option<LanguageCode>, Query, description = "One language code; absent = all languages"),
     ),
     responses(
         (status = 200, description = "The counts (all zero for a product without comments)", body = ProductStatsBody),
@@ -431,8 +451,8 @@ const LEADERBOARD_SIZE: usize = 10;
     tag = "statistics",
     summary = "The products with the most 5-star comments",
     params(
-        ("limit" = Option<usize>, Query, description = "1-100, default 10"),
-        ("language" = Option<String>, Query, description = "One language code; absent = all languages"),
+        ("limit" = Option<PageSize>, Query, description = "1-100, default 10"),
+        ("language" = Option<LanguageCode>, Query, description = "One language code; absent = all languages"),
     ),
     responses(
         (status = 200, description = "Most 5-star comments first; products with none are absent", body = LeaderboardBody),
@@ -522,7 +542,7 @@ pub async fn healthz(State(state): State<AppState>) -> ApiResult<Json<HealthBody
     path = "/metrics",
     tag = "operations",
     summary = "Prometheus metrics",
-    responses((status = 200, description = "Prometheus text exposition", body = String, content_type = "text/plain"))
+    responses((status = 200, description = "OpenMetrics text exposition", body = String, content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8"))
 )]
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let aggregator = state.aggregator.as_ref().map(|status| *status.borrow());
