@@ -75,8 +75,11 @@ start_dynamodb_local() {
   exit 1
 }
 
-# The AWS CLI (PyPI awscli, pinned) drives rave's DynamoDB API in its tests.
+# The AWS CLI and boto3 (PyPI awscli and boto3, pinned to versions that
+# share one botocore) drive rave's DynamoDB API in its tests, and run the
+# example systems under examples/.
 AWSCLI_VERSION=1.45.11
+BOTO3_VERSION=1.43.11
 ensure_awscli() {
   local venv=.tools/awscli
   if [ ! -x "$venv/bin/aws" ]; then
@@ -84,7 +87,12 @@ ensure_awscli() {
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check "awscli==$AWSCLI_VERSION"
   fi
+  if ! "$venv/bin/python" -c "import boto3, sys; sys.exit(boto3.__version__ != '$BOTO3_VERSION')" 2>/dev/null; then
+    step "installing boto3 (PyPI boto3==$BOTO3_VERSION)"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "boto3==$BOTO3_VERSION"
+  fi
   export RAVE_AWSCLI="$PWD/$venv/bin/aws"
+  export RAVE_PYTHON="$PWD/$venv/bin/python"
 }
 
 # The structured-data test reads product pages with extruct (PyPI), which

@@ -1,5 +1,6 @@
 //! `rave dynamodb-api`: DynamoDB's JSON protocol over the embedded engine's
-//! data directory, for the AWS CLI and the AWS SDKs.
+//! data directory, for the AWS CLI and the AWS SDKs; and the same API
+//! beside `rave serve` (`--dynamodb-api`), over the engine it serves.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -10,6 +11,8 @@ use clap::Args;
 use rave_dynamodb_api::DynamoApi;
 use rave_engine::Engine;
 use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 
 #[derive(Debug, Args)]
 pub struct DynamodbApiArgs {
@@ -40,4 +43,38 @@ pub async fn run(args: DynamodbApiArgs) -> anyhow::Result<()> {
     rave_dynamodb_api::serve(listener, api, crate::shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The DynamoDB API running beside `rave serve` until it is stopped.
+pub struct Beside {
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl Beside {
+    /// Serves the API on `addr` over `engine`, the engine `rave serve`
+    /// serves, so what one writes the other reads at once.
+    pub async fn start(engine: Engine, addr: SocketAddr) -> anyhow::Result<Beside> {
+        let api = Arc::new(DynamoApi::new(engine).context("cannot read the table metadata")?);
+        let listener = TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr} (--dynamodb-api)"))?;
+        let addr = listener.local_addr()?;
+        tracing::info!(%addr, "rave's DynamoDB API is listening beside the comments API");
+        println!("rave dynamodb-api listening on http://{addr}");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(rave_dynamodb_api::serve(listener, api, async {
+            let _ = stopped.await;
+        }));
+        Ok(Beside { stop, task })
+    }
+
+    /// Stops taking requests and finishes those in flight.
+    pub async fn stop(self) -> anyhow::Result<()> {
+        let _ = self.stop.send(());
+        self.task
+            .await
+            .context("the DynamoDB API task failed")?
+            .context("the DynamoDB API stopped with an error")
+    }
 }

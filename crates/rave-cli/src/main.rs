@@ -231,6 +231,10 @@ struct ServeArgs {
     /// (for credentials that may not create tables).
     #[arg(long, env = "RAVE_NO_INIT")]
     no_init: bool,
+    /// Also serve DynamoDB's API on this address, over the same embedded
+    /// store, so the AWS CLI and SDKs can inspect the live data.
+    #[arg(long, env = "RAVE_DYNAMODB_API", value_name = "ADDR")]
+    dynamodb_api: Option<SocketAddr>,
 }
 
 impl ServeArgs {
@@ -487,6 +491,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         ModerationArg::Pre => Moderation::Pre,
     };
     if args.store_kind == StoreKind::Dynamodb {
+        if args.dynamodb_api.is_some() {
+            bail!(
+                "--dynamodb-api serves the embedded store; with --store dynamodb, use DynamoDB's own endpoint"
+            );
+        }
         return serve_dynamodb(args, moderation).await;
     }
     let (engine, comments) = open_engine(&args.store, moderation, args.idempotency_ttl())?;
@@ -498,11 +507,20 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if args.demo {
         load_demo(&comments).await?;
     }
+    let dynamodb_api = match args.dynamodb_api {
+        Some(addr) => Some(dynamodb_api::Beside::start(engine.clone(), addr).await?),
+        None => None,
+    };
     let feed = match args.no_aggregator {
         true => None,
         false => Some(EngineFeed::open(engine, &args.store.table, aggregator::CONSUMER).await?),
     };
-    run_service(&args, comments, feed).await
+    let served = run_service(&args, comments, feed).await;
+    // The comments API stops on the signal; the DynamoDB API stops with it.
+    if let Some(api) = dynamodb_api {
+        api.stop().await?;
+    }
+    served
 }
 
 /// Serves `comments` until SIGTERM or Ctrl-C, with the statistics aggregator

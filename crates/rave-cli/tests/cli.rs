@@ -1,6 +1,7 @@
 //! The `rave` binary as a user runs it: `serve` killed with SIGKILL under
 //! load loses no acknowledged comment; `load`, `export`, `import` and
-//! `query` round-trip a data set; bad import lines are reported by number.
+//! `query` round-trip a data set; bad import lines are reported by number;
+//! `serve --dynamodb-api` shows the live data through DynamoDB's API.
 
 mod common;
 
@@ -8,9 +9,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{RAVE, serve};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use common::{RAVE, Server, serve};
 use serde_json::{Value, json};
-use std::process::Command;
 
 fn rave(args: &[&str]) -> std::process::Output {
     Command::new(RAVE).args(args).output().expect("run rave")
@@ -272,6 +275,113 @@ fn serve_demo_fills_an_empty_store_and_stops_on_sigterm() {
             "rave did not stop on SIGTERM"
         );
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_with_dynamodb_api_shows_the_live_data_through_dynamodbs_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(RAVE)
+        .args(["serve", "--addr", "127.0.0.1:0", "--demo", "--data"])
+        .arg(dir.path())
+        .args(["--dynamodb-api", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start rave serve");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut next_line = || lines.next().expect("a line").expect("readable");
+    let dynamodb = next_line()
+        .strip_prefix("rave dynamodb-api listening on ")
+        .expect("the DynamoDB API's listening line")
+        .to_owned();
+    let comments = next_line()
+        .strip_prefix("rave listening on ")
+        .expect("the comments API's listening line")
+        .to_owned();
+    let server = Server {
+        child,
+        base: comments,
+    };
+    let client = ::reqwest::Client::new();
+    let call = |operation: &str, body: Value| {
+        client
+            .post(format!("{dynamodb}/"))
+            .header("content-type", "application/x-amz-json-1.0")
+            .header("x-amz-target", format!("DynamoDB_20120810.{operation}"))
+            .body(body.to_string())
+            .send()
+    };
+    let tables: Value = call("ListTables", json!({}))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(tables["TableNames"], json!(["rave"]));
+    // A comment posted to the comments API is at once in DynamoDB's view.
+    let posted = client
+        .post(format!("{}/v1/products/inspect/comments", server.base))
+        .json(&json!({"author": "ada", "rating": 5, "language": "en", "body": "seen from the AWS CLI"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        posted.status().is_success(),
+        "{}",
+        posted.text().await.unwrap()
+    );
+    let mut found = 0;
+    let mut start: Option<Value> = None;
+    loop {
+        let mut request = json!({
+            "TableName": "rave",
+            "FilterExpression": "contains(#b, :text)",
+            "ExpressionAttributeNames": {"#b": "body"},
+            "ExpressionAttributeValues": {":text": {"S": "seen from the AWS CLI"}},
+        });
+        if let Some(start) = start.take() {
+            request["ExclusiveStartKey"] = start;
+        }
+        let page: Value = call("Scan", request).await.unwrap().json().await.unwrap();
+        found += page["Count"].as_u64().expect("a count");
+        match page.get("LastEvaluatedKey") {
+            Some(key) => start = Some(key.clone()),
+            None => break,
+        }
+    }
+    assert_eq!(found, 1);
+    let described: Value = call("DescribeTable", json!({"TableName": "rave"}))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        described["Table"]["ItemCount"].as_u64().unwrap() > 3_000,
+        "the demo's comments and the new one: {described}"
+    );
+    let mut server = server;
+    let pid = server.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let started = Instant::now();
+    // Both APIs stop on SIGTERM and rave exits cleanly.
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            assert!(status.success(), "rave exited with {status}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "rave did not stop on SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

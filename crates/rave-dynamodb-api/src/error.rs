@@ -23,6 +23,10 @@ pub enum ErrorKind {
     TransactionInProgress,
     IdempotentParameterMismatch,
     ProvisionedThroughputExceeded,
+    /// Too many tags, or another account quota.
+    LimitExceeded,
+    /// A shard iterator older than fifteen minutes.
+    ExpiredIterator,
     InternalServerError,
     /// The storage cannot serve now (a full disk, a stopped writer).
     ServiceUnavailable,
@@ -44,6 +48,8 @@ impl ErrorKind {
             ErrorKind::TransactionInProgress => "TransactionInProgressException",
             ErrorKind::IdempotentParameterMismatch => "IdempotentParameterMismatchException",
             ErrorKind::ProvisionedThroughputExceeded => "ProvisionedThroughputExceededException",
+            ErrorKind::LimitExceeded => "LimitExceededException",
+            ErrorKind::ExpiredIterator => "ExpiredIteratorException",
             ErrorKind::InternalServerError => "InternalServerError",
             ErrorKind::ServiceUnavailable => "ServiceUnavailableException",
             ErrorKind::UnknownOperation => "UnknownOperationException",

@@ -9,9 +9,11 @@
 //!   rendering consumed capacity;
 //! * `expressions` — placeholder maps, the expression parser, projections;
 //! * `tables`, `items`, `batch`, `pages`, `transact` — the operations;
+//! * `ttl` — the Time to Live pair and DescribeLimits; `tags` — tagging;
+//! * `streams` — DynamoDB Streams on the engine's change stream;
 //! * `idempotency` — TransactWriteItems' client request tokens;
 //! * `metadata` — what DynamoDB describes about a table that the engine
-//!   does not keep (creation time, billing mode).
+//!   does not keep (creation time, billing mode, tags, stream view type).
 
 mod batch;
 mod error;
@@ -22,8 +24,11 @@ mod metadata;
 mod pages;
 mod protocol;
 mod request;
+mod streams;
 mod tables;
+mod tags;
 mod transact;
+mod ttl;
 mod wire;
 
 use std::future::Future;

@@ -1,5 +1,5 @@
 //! What DynamoDB describes about a table beyond its definition: when it was
-//! created and how it is billed. The engine stores only what its semantics
+//! created, how it is billed, its tags and its stream's view type. The engine stores only what its semantics
 //! need, so these live beside its database, in `dynamodb-tables.json`.
 //!
 //! A table created some other way (by `rave serve`) has no entry; it is
@@ -22,20 +22,66 @@ pub struct Throughput {
     pub write: i64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Billing {
+    #[default]
     PayPerRequest,
     /// With the table's own throughput.
     Provisioned(Throughput),
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What a stream record carries of the item (DynamoDB's `StreamViewType`).
+/// The engine records both images; the view is applied when read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StreamViewType {
+    KeysOnly,
+    NewImage,
+    OldImage,
+    #[default]
+    NewAndOldImages,
+}
+
+impl StreamViewType {
+    pub fn named(name: &str) -> Option<StreamViewType> {
+        Some(match name {
+            "KEYS_ONLY" => StreamViewType::KeysOnly,
+            "NEW_IMAGE" => StreamViewType::NewImage,
+            "OLD_IMAGE" => StreamViewType::OldImage,
+            "NEW_AND_OLD_IMAGES" => StreamViewType::NewAndOldImages,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            StreamViewType::KeysOnly => "KEYS_ONLY",
+            StreamViewType::NewImage => "NEW_IMAGE",
+            StreamViewType::OldImage => "OLD_IMAGE",
+            StreamViewType::NewAndOldImages => "NEW_AND_OLD_IMAGES",
+        }
+    }
+}
+
+/// Every field defaults, so that a table created some other way (by `rave
+/// serve`) gets an entry when it is first tagged, and entries written
+/// before a field existed still read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TableMetadata {
-    /// Seconds since the Unix epoch, as DynamoDB's `CreationDateTime`.
-    pub created: f64,
+    /// Seconds since the Unix epoch, as DynamoDB's `CreationDateTime`;
+    /// unknown for a table created some other way.
+    #[serde(default)]
+    pub created: Option<f64>,
+    #[serde(default)]
     pub billing: Billing,
     /// Each index's throughput on a provisioned table.
+    #[serde(default)]
     pub index_throughput: BTreeMap<String, Throughput>,
+    /// TagResource's tags, by key.
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+    /// The stream's view type, when the table has a stream.
+    #[serde(default)]
+    pub stream_view_type: StreamViewType,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -96,6 +142,15 @@ impl MetadataStore {
         })
     }
 
+    /// Edits `table`'s entry, starting from the defaults if it has none.
+    pub fn update(
+        &self,
+        table: &str,
+        edit: impl FnOnce(&mut TableMetadata),
+    ) -> Result<(), MetadataError> {
+        self.change(|tables| edit(tables.entry(table.to_owned()).or_default()))
+    }
+
     pub fn remove(&self, table: &str) -> Result<(), MetadataError> {
         self.change(|tables| {
             tables.remove(table);
@@ -136,12 +191,14 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let store = MetadataStore::open(dir.path()).expect("opens empty");
         let metadata = TableMetadata {
-            created: 1_700_000_000.5,
+            created: Some(1_700_000_000.5),
             billing: Billing::Provisioned(Throughput { read: 5, write: 7 }),
             index_throughput: BTreeMap::from([(
                 "byX".to_owned(),
                 Throughput { read: 1, write: 2 },
             )]),
+            tags: BTreeMap::from([("team".to_owned(), "rave".to_owned())]),
+            stream_view_type: StreamViewType::KeysOnly,
         };
         store.insert("t1", metadata.clone()).expect("written");
         store
@@ -167,5 +224,18 @@ mod tests {
             MetadataStore::open(dir.path()),
             Err(MetadataError::Damaged { .. })
         ));
+    }
+
+    #[test]
+    fn entries_written_before_tags_and_streams_still_read() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let older =
+            r#"{"t": {"created": 1.5, "billing": "PayPerRequest", "index_throughput": {}}}"#;
+        std::fs::write(dir.path().join(METADATA_FILE), older).expect("written");
+        let store = MetadataStore::open(dir.path()).expect("opens");
+        let read = store.get("t").expect("readable").expect("present");
+        assert_eq!(read.created, Some(1.5));
+        assert!(read.tags.is_empty());
+        assert_eq!(read.stream_view_type, StreamViewType::NewAndOldImages);
     }
 }

@@ -19,10 +19,11 @@ use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::request::Members;
-use crate::{DynamoApi, batch, items, pages, tables, transact};
+use crate::{DynamoApi, batch, items, pages, streams, tables, tags, transact, ttl};
 
-/// The prefix of every DynamoDB operation's target.
+/// The prefixes of DynamoDB's and DynamoDB Streams' operations' targets.
 const DYNAMODB_TARGET: &str = "DynamoDB_20120810.";
+const STREAMS_TARGET: &str = "DynamoDBStreams_20120810.";
 const CONTENT_TYPE: &str = "application/x-amz-json-1.0";
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-amzn-requestid");
 const CRC32: HeaderName = HeaderName::from_static("x-amz-crc32");
@@ -38,7 +39,6 @@ pub async fn handle(
     let operation = headers
         .get("x-amz-target")
         .and_then(|target| target.to_str().ok())
-        .and_then(|target| target.strip_prefix(DYNAMODB_TARGET))
         .unwrap_or_default();
     let outcome = answer(&api, operation, &body).await;
     let elapsed_us = started.elapsed().as_micros() as u64;
@@ -85,11 +85,33 @@ enum Operation {
     Query,
     Scan,
     TransactWriteItems,
+    TransactGetItems,
+    UpdateTimeToLive,
+    DescribeTimeToLive,
+    DescribeLimits,
+    TagResource,
+    UntagResource,
+    ListTagsOfResource,
+    ListStreams,
+    DescribeStream,
+    GetShardIterator,
+    GetRecords,
 }
 
 impl Operation {
-    fn named(name: &str) -> Option<Operation> {
-        Some(match name {
+    /// The operation an `X-Amz-Target` names: each service's operations
+    /// only under its own prefix.
+    fn targeted(target: &str) -> Option<Operation> {
+        if let Some(name) = target.strip_prefix(STREAMS_TARGET) {
+            return Some(match name {
+                "ListStreams" => Operation::ListStreams,
+                "DescribeStream" => Operation::DescribeStream,
+                "GetShardIterator" => Operation::GetShardIterator,
+                "GetRecords" => Operation::GetRecords,
+                _ => return None,
+            });
+        }
+        Some(match target.strip_prefix(DYNAMODB_TARGET)? {
             "CreateTable" => Operation::CreateTable,
             "DescribeTable" => Operation::DescribeTable,
             "ListTables" => Operation::ListTables,
@@ -103,6 +125,13 @@ impl Operation {
             "Query" => Operation::Query,
             "Scan" => Operation::Scan,
             "TransactWriteItems" => Operation::TransactWriteItems,
+            "TransactGetItems" => Operation::TransactGetItems,
+            "UpdateTimeToLive" => Operation::UpdateTimeToLive,
+            "DescribeTimeToLive" => Operation::DescribeTimeToLive,
+            "DescribeLimits" => Operation::DescribeLimits,
+            "TagResource" => Operation::TagResource,
+            "UntagResource" => Operation::UntagResource,
+            "ListTagsOfResource" => Operation::ListTagsOfResource,
             _ => return None,
         })
     }
@@ -112,7 +141,7 @@ impl Operation {
 /// target, as DynamoDB answers; only an empty one leaves an unknown target
 /// to be reported as such.
 async fn answer(api: &DynamoApi, operation: &str, body: &[u8]) -> Result<Value, ApiError> {
-    let operation = Operation::named(operation);
+    let operation = Operation::targeted(operation);
     let request: Value = match serde_json::from_slice(body) {
         Ok(request) => request,
         Err(_) if body.is_empty() && operation.is_none() => {
@@ -147,6 +176,17 @@ async fn dispatch(
         Operation::Query => pages::query(api, body).await,
         Operation::Scan => pages::scan(api, body).await,
         Operation::TransactWriteItems => transact::transact_write_items(api, body).await,
+        Operation::TransactGetItems => transact::transact_get_items(api, body).await,
+        Operation::UpdateTimeToLive => ttl::update_time_to_live(api, body).await,
+        Operation::DescribeTimeToLive => ttl::describe_time_to_live(api, body).await,
+        Operation::DescribeLimits => ttl::describe_limits(api, body).await,
+        Operation::TagResource => tags::tag_resource(api, body).await,
+        Operation::UntagResource => tags::untag_resource(api, body).await,
+        Operation::ListTagsOfResource => tags::list_tags_of_resource(api, body).await,
+        Operation::ListStreams => streams::list_streams(api, body).await,
+        Operation::DescribeStream => streams::describe_stream(api, body).await,
+        Operation::GetShardIterator => streams::get_shard_iterator(api, body).await,
+        Operation::GetRecords => streams::get_records(api, body).await,
     }
 }
 

@@ -12,12 +12,12 @@ use serde_json::{Value, json};
 
 use crate::DynamoApi;
 use crate::error::ApiError;
-use crate::metadata::{Billing, MetadataError, TableMetadata, Throughput};
+use crate::metadata::{Billing, MetadataError, StreamViewType, TableMetadata, Throughput};
 use crate::request::{Members, missing};
 
 /// The account and region in every ARN rave hands out: rave is one local
 /// database, not a region of an account.
-const ARN_PREFIX: &str = "arn:aws:dynamodb:local:000000000000:table/";
+pub const ARN_PREFIX: &str = "arn:aws:dynamodb:local:000000000000:table/";
 
 /// Most table names one ListTables page holds.
 const MAX_LIST_TABLES: i64 = 100;
@@ -34,7 +34,6 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
     body.refuse(&[
         "LocalSecondaryIndexes",
         "SSESpecification",
-        "Tags",
         "TableClass",
         "DeletionProtectionEnabled",
         "OnDemandThroughput",
@@ -51,6 +50,7 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
         &mut used,
     )?;
     let billing = billing(body)?;
+    let tags = crate::tags::read_tags(body.list("Tags")?.unwrap_or_default())?;
     let mut indexes = Vec::new();
     let mut index_throughput = BTreeMap::new();
     for index in body.list("GlobalSecondaryIndexes")?.unwrap_or_default() {
@@ -88,18 +88,21 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
             "{INVALID}: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions"
         )));
     }
+    let stream_view_type = stream_view_type(body)?;
     let definition = TableDefinition {
         name: name.to_owned(),
         key_schema: table_keys,
         global_secondary_indexes: indexes,
-        stream_enabled: stream_enabled(body)?,
+        stream_enabled: stream_view_type.is_some(),
         time_to_live_attribute: None,
     };
     api.engine.create_table(definition.clone()).await?;
     let metadata = TableMetadata {
-        created: now(),
+        created: Some(now()),
         billing,
         index_throughput,
+        tags: tags.into_iter().collect(),
+        stream_view_type: stream_view_type.unwrap_or_default(),
     };
     api.metadata.insert(name, metadata.clone())?;
     let description = describe(&definition, Some(&metadata), "ACTIVE", Counts::default());
@@ -215,16 +218,20 @@ fn describe(
         },
         "DeletionProtectionEnabled": false,
     });
-    if let Some(metadata) = metadata {
-        description["CreationDateTime"] = json!(metadata.created);
+    if let Some(created) = metadata.and_then(|m| m.created) {
+        description["CreationDateTime"] = json!(created);
         if billing == Billing::PayPerRequest {
-            description["BillingModeSummary"]["LastUpdateToPayPerRequestDateTime"] =
-                json!(metadata.created);
+            description["BillingModeSummary"]["LastUpdateToPayPerRequestDateTime"] = json!(created);
         }
     }
     if definition.stream_enabled {
+        let view = metadata.map(|m| m.stream_view_type).unwrap_or_default();
         description["StreamSpecification"] =
-            json!({"StreamEnabled": true, "StreamViewType": "NEW_AND_OLD_IMAGES"});
+            json!({"StreamEnabled": true, "StreamViewType": view.name()});
+        let label = crate::streams::stream_label(metadata);
+        description["LatestStreamLabel"] = json!(label);
+        description["LatestStreamArn"] =
+            json!(crate::streams::stream_arn(&definition.name, &label));
     }
     if !definition.global_secondary_indexes.is_empty() {
         description["GlobalSecondaryIndexes"] = definition
@@ -261,7 +268,7 @@ fn throughput_json(throughput: Option<Throughput>) -> Value {
     json!({"NumberOfDecreasesToday": 0, "ReadCapacityUnits": read, "WriteCapacityUnits": write})
 }
 
-fn key_schema_json(schema: &KeySchema) -> Value {
+pub fn key_schema_json(schema: &KeySchema) -> Value {
     let mut elements = vec![json!({"AttributeName": schema.partition.name, "KeyType": "HASH"})];
     if let Some(sort) = &schema.sort {
         elements.push(json!({"AttributeName": sort.name, "KeyType": "RANGE"}));
@@ -453,20 +460,21 @@ fn billing(body: Members<'_>) -> Result<Billing, ApiError> {
     }
 }
 
-/// The engine records every change with both images, so that is the one
-/// view type it can describe truthfully.
-fn stream_enabled(body: Members<'_>) -> Result<bool, ApiError> {
+/// The stream's view type, if the table is to have a stream. The engine
+/// records every change with both images; the view is applied on read.
+fn stream_view_type(body: Members<'_>) -> Result<Option<StreamViewType>, ApiError> {
     let Some(stream) = body.object("StreamSpecification")? else {
-        return Ok(false);
+        return Ok(None);
     };
     if !stream.bool("StreamEnabled")? {
-        return Ok(false);
+        return Ok(None);
     }
-    match stream.string("StreamViewType")? {
-        Some("NEW_AND_OLD_IMAGES") => Ok(true),
-        Some(other) => Err(ApiError::not_supported_yet(&format!(
-            "StreamViewType {other} (only NEW_AND_OLD_IMAGES)"
-        ))),
+    let view = stream.choice(
+        "StreamViewType",
+        &["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"],
+    )?;
+    match view.and_then(StreamViewType::named) {
+        Some(view) => Ok(Some(view)),
         None => Err(ApiError::validation(format!(
             "{INVALID}: You must specify a StreamViewType when enabling streams"
         ))),

@@ -1,14 +1,21 @@
 //! TransactWriteItems: up to 100 puts, updates, deletes and condition
-//! checks that commit together or not at all.
+//! checks that commit together or not at all; TransactGetItems: up to 100
+//! reads from one snapshot.
 
-use rave_store::{Store, TransactWriteAction, TransactWriteItemsInput};
+use rave_store::{
+    BatchGetItemInput, Item, Store, TableKeys, TransactWriteAction, TransactWriteItemsInput,
+};
 use serde_json::{Value, json};
 
 use crate::DynamoApi;
 use crate::error::ApiError;
-use crate::expressions::{Placeholders, refuse_old_values_on_failure};
+use crate::expressions::{Placeholders, project, read_expressions, refuse_old_values_on_failure};
 use crate::idempotency::{Claim, fingerprint};
 use crate::request::{Members, missing};
+use crate::wire::item_to_json;
+
+/// Most actions one transaction holds.
+const MAX_TRANSACT_ITEMS: usize = 100;
 
 /// The action members of a `TransactWriteItem`, exactly one of which is set.
 const ACTIONS: [&str; 4] = ["ConditionCheck", "Put", "Delete", "Update"];
@@ -96,4 +103,89 @@ fn action(item: &Value) -> Result<TransactWriteAction, ApiError> {
     };
     parser.finish()?;
     Ok(action)
+}
+
+/// The engine's BatchGetItem reads every key from one read snapshot, which
+/// is what makes these reads a transaction: they all see the same commit.
+pub async fn transact_get_items(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+    let detail = body.capacity_detail()?;
+    let listed = body
+        .list("TransactItems")?
+        .ok_or_else(|| missing("TransactItems"))?;
+    if listed.is_empty() || listed.len() > MAX_TRANSACT_ITEMS {
+        return Err(ApiError::validation(format!(
+            "1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length between 1 and {MAX_TRANSACT_ITEMS}"
+        )));
+    }
+    let mut requests: Vec<TableKeys> = Vec::with_capacity(listed.len());
+    let mut projections = Vec::with_capacity(listed.len());
+    for entry in listed {
+        let Value::Object(entry) = entry else {
+            return Err(ApiError::serialization("TransactItems must be structures"));
+        };
+        let get = Members(entry).required_object("Get")?;
+        let table = get.table_name()?.to_owned();
+        let key = get.required_item("Key")?;
+        if requests
+            .iter()
+            .any(|r| r.table == table && r.keys == [key.clone()])
+        {
+            return Err(ApiError::validation(
+                "Transaction request cannot include multiple operations on one item",
+            ));
+        }
+        projections.push(read_expressions(get)?.projection);
+        requests.push(TableKeys {
+            table,
+            keys: vec![key],
+            consistent_read: true,
+        });
+    }
+    let output = api
+        .engine
+        .batch_get_item(BatchGetItemInput {
+            requests: requests.clone(),
+        })
+        .await?;
+    if !output.unprocessed.is_empty() {
+        return Err(ApiError::validation(
+            "Transaction request size exceeds the limit of what one request may read",
+        ));
+    }
+    let responses: Vec<Value> = requests
+        .iter()
+        .zip(&projections)
+        .map(|(request, projection)| {
+            let found = output
+                .responses
+                .iter()
+                .filter(|(table, _)| *table == request.table)
+                .flat_map(|(_, items)| items)
+                .find(|item| request.keys.iter().any(|key| holds_key(item, key)));
+            match (found, projection) {
+                (Some(item), Some(paths)) => json!({"Item": item_to_json(&project(item, paths))}),
+                (Some(item), None) => json!({"Item": item_to_json(item)}),
+                (None, _) => json!({}),
+            }
+        })
+        .collect();
+    // A transactional read costs twice a strongly consistent one.
+    let mut consumed = output.consumed;
+    for entry in &mut consumed {
+        entry.read_units *= 2.0;
+        entry
+            .index_units
+            .values_mut()
+            .for_each(|units| *units *= 2.0);
+    }
+    let mut response = json!({ "Responses": responses });
+    if let Some(rendered) = detail.render_per_table(&consumed) {
+        response["ConsumedCapacity"] = rendered;
+    }
+    Ok(response)
+}
+
+fn holds_key(item: &Item, key: &Item) -> bool {
+    key.iter()
+        .all(|(name, value)| item.get(name) == Some(value))
 }

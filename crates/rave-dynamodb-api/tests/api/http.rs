@@ -687,7 +687,8 @@ async fn protocol_errors_are_answered_as_dynamodb_answers_them() {
     let server = Server::start().await;
     for target in [
         "DynamoDB_20120810.NoSuchOperation",
-        "DynamoDBStreams_20120810.ListStreams",
+        "DynamoDBStreams_20120810.GetItem",
+        "DynamoDB_20120810.ListStreams",
         "",
     ] {
         let answer = server.send(target, "{}".into()).await;

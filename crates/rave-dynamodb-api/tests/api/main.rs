@@ -1,9 +1,14 @@
 //! rave's DynamoDB API through its real HTTP server: hand-written DynamoDB
 //! JSON requests (`http`, `expressions`), random writes against a model
-//! (`model`), and the AWS CLI (`awscli`).
+//! (`model`), Time to Live, limits, tags and TransactGetItems (`control`),
+//! DynamoDB Streams (`streams`), the AWS CLI (`awscli`), and boto3 with the
+//! example systems (`boto3`).
 
 mod awscli;
+mod boto3;
+mod control;
 mod expressions;
 mod http;
 mod model;
+mod streams;
 mod support;

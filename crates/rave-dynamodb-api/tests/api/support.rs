@@ -11,6 +11,9 @@ use tokio::sync::oneshot;
 
 pub struct Server {
     pub url: String,
+    /// The engine the server serves, for what only the engine can do
+    /// (sweeping expired items now).
+    pub engine: Engine,
     dir: tempfile::TempDir,
     client: reqwest::Client,
     stop: oneshot::Sender<()>,
@@ -33,7 +36,7 @@ impl Server {
     /// Serves the data directory `dir` (which may hold tables already).
     pub async fn start_in(dir: tempfile::TempDir) -> Server {
         let engine = Engine::open(dir.path()).expect("the engine opens");
-        let api = Arc::new(DynamoApi::new(engine).expect("the metadata opens"));
+        let api = Arc::new(DynamoApi::new(engine.clone()).expect("the metadata opens"));
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
         let url = format!("http://{}", listener.local_addr().expect("an address"));
         let (stop, stopped) = oneshot::channel::<()>();
@@ -46,6 +49,7 @@ impl Server {
         });
         Server {
             url,
+            engine,
             dir,
             client: reqwest::Client::new(),
             stop,
@@ -56,10 +60,15 @@ impl Server {
     /// Stops serving, closes the engine and hands back the data directory.
     pub async fn stop(self) -> tempfile::TempDir {
         let Server {
-            dir, stop, task, ..
+            dir,
+            stop,
+            task,
+            engine,
+            ..
         } = self;
         let _ = stop.send(());
         task.await.expect("the server task ends cleanly");
+        drop(engine);
         dir
     }
 
@@ -68,6 +77,15 @@ impl Server {
     pub async fn call(&self, operation: &str, body: Value) -> Answer {
         self.send(&format!("DynamoDB_20120810.{operation}"), body.to_string())
             .await
+    }
+
+    /// Sends `body` as DynamoDB Streams operation `operation`.
+    pub async fn call_streams(&self, operation: &str, body: Value) -> Answer {
+        self.send(
+            &format!("DynamoDBStreams_20120810.{operation}"),
+            body.to_string(),
+        )
+        .await
     }
 
     pub async fn send(&self, target: &str, body: String) -> Answer {

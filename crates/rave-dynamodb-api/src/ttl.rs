@@ -1,0 +1,62 @@
+//! UpdateTimeToLive and DescribeTimeToLive over the engine's Time to Live,
+//! and DescribeLimits.
+
+use rave_engine::{TimeToLiveSpecification, TimeToLiveStatus};
+use serde_json::{Value, json};
+
+use crate::DynamoApi;
+use crate::error::ApiError;
+use crate::request::Members;
+
+/// DynamoDB's default quotas, as DescribeLimits reports them for an
+/// account that never asked for more.
+const ACCOUNT_MAX_CAPACITY_UNITS: u64 = 80_000;
+const TABLE_MAX_CAPACITY_UNITS: u64 = 40_000;
+
+pub async fn update_time_to_live(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+    let table = body.table_name()?;
+    let specification = body.required_object("TimeToLiveSpecification")?;
+    let change = TimeToLiveSpecification {
+        attribute_name: specification.required_string("AttributeName")?.to_owned(),
+        enabled: required_bool(specification, "Enabled")?,
+    };
+    let applied = api.engine.update_time_to_live(table, change).await?;
+    Ok(json!({
+        "TimeToLiveSpecification": {
+            "AttributeName": applied.attribute_name,
+            "Enabled": applied.enabled,
+        }
+    }))
+}
+
+pub async fn describe_time_to_live(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+    let table = body.table_name()?;
+    let description = api.engine.describe_time_to_live(table)?;
+    let mut described = json!({
+        "TimeToLiveStatus": match description.status {
+            TimeToLiveStatus::Enabled => "ENABLED",
+            TimeToLiveStatus::Disabled => "DISABLED",
+        }
+    });
+    if let Some(attribute) = description.attribute_name {
+        described["AttributeName"] = json!(attribute);
+    }
+    Ok(json!({ "TimeToLiveDescription": described }))
+}
+
+pub async fn describe_limits(_api: &DynamoApi, _body: Members<'_>) -> Result<Value, ApiError> {
+    Ok(json!({
+        "AccountMaxReadCapacityUnits": ACCOUNT_MAX_CAPACITY_UNITS,
+        "AccountMaxWriteCapacityUnits": ACCOUNT_MAX_CAPACITY_UNITS,
+        "TableMaxReadCapacityUnits": TABLE_MAX_CAPACITY_UNITS,
+        "TableMaxWriteCapacityUnits": TABLE_MAX_CAPACITY_UNITS,
+    }))
+}
+
+/// `Enabled` has no default: DynamoDB refuses a specification without it.
+fn required_bool(members: Members<'_>, member: &str) -> Result<bool, ApiError> {
+    if members.0.get(member).is_none_or(Value::is_null) {
+        return Err(crate::request::missing(member));
+    }
+    members.bool(member)
+}

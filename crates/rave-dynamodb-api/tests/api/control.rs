@@ -1,0 +1,268 @@
+//! Time to Live, DescribeLimits, tagging and TransactGetItems through the
+//! HTTP server.
+
+use serde_json::{Value, json};
+
+use crate::support::Server;
+
+const ARN: &str = "arn:aws:dynamodb:local:000000000000:table/";
+
+async fn create_table(server: &Server, name: &str, extra: Value) -> Value {
+    let mut request = json!({
+        "TableName": name,
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "BillingMode": "PAY_PER_REQUEST",
+    });
+    if let (Value::Object(request), Value::Object(extra)) = (&mut request, extra) {
+        request.extend(extra);
+    }
+    server.call("CreateTable", request).await.ok()
+}
+
+#[tokio::test]
+async fn time_to_live_is_enabled_described_and_disabled_under_dynamodbs_rules() {
+    let server = Server::start().await;
+    create_table(&server, "sessions", json!({})).await;
+    let describe = || server.call("DescribeTimeToLive", json!({"TableName": "sessions"}));
+    assert_eq!(
+        describe().await.ok(),
+        json!({"TimeToLiveDescription": {"TimeToLiveStatus": "DISABLED"}})
+    );
+    let enable = json!({"TableName": "sessions", "TimeToLiveSpecification": {"AttributeName": "expires", "Enabled": true}});
+    assert_eq!(
+        server.call("UpdateTimeToLive", enable.clone()).await.ok(),
+        json!({"TimeToLiveSpecification": {"AttributeName": "expires", "Enabled": true}})
+    );
+    assert_eq!(
+        describe().await.ok(),
+        json!({"TimeToLiveDescription": {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}})
+    );
+    server.call("UpdateTimeToLive", enable).await.error(
+        400,
+        "ValidationException",
+        "TimeToLive is already enabled",
+    );
+    server
+        .call(
+            "UpdateTimeToLive",
+            json!({"TableName": "sessions", "TimeToLiveSpecification": {"AttributeName": "other", "Enabled": false}}),
+        )
+        .await
+        .error(
+            400,
+            "ValidationException",
+            "TimeToLive is enabled on attribute expires, not other",
+        );
+    server
+        .call("UpdateTimeToLive", json!({"TableName": "sessions"}))
+        .await
+        .error(
+            400,
+            "ValidationException",
+            "1 validation error detected: Value null at 'timeToLiveSpecification' failed to satisfy constraint: Member must not be null",
+        );
+    server
+        .call(
+            "UpdateTimeToLive",
+            json!({"TableName": "sessions", "TimeToLiveSpecification": {"AttributeName": "expires"}}),
+        )
+        .await
+        .error(
+            400,
+            "ValidationException",
+            "1 validation error detected: Value null at 'enabled' failed to satisfy constraint: Member must not be null",
+        );
+    assert_eq!(
+        server
+            .call(
+                "UpdateTimeToLive",
+                json!({"TableName": "sessions", "TimeToLiveSpecification": {"AttributeName": "expires", "Enabled": false}}),
+            )
+            .await
+            .ok(),
+        json!({"TimeToLiveSpecification": {"AttributeName": "expires", "Enabled": false}})
+    );
+    assert_eq!(
+        describe().await.ok()["TimeToLiveDescription"]["TimeToLiveStatus"],
+        "DISABLED"
+    );
+    let missing = server
+        .call("DescribeTimeToLive", json!({"TableName": "nothing"}))
+        .await;
+    assert_eq!(missing.status, 400);
+    assert_eq!(
+        missing.body["__type"],
+        "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException"
+    );
+}
+
+#[tokio::test]
+async fn describe_limits_reports_dynamodbs_default_quotas() {
+    let server = Server::start().await;
+    assert_eq!(
+        server.call("DescribeLimits", json!({})).await.ok(),
+        json!({
+            "AccountMaxReadCapacityUnits": 80000,
+            "AccountMaxWriteCapacityUnits": 80000,
+            "TableMaxReadCapacityUnits": 40000,
+            "TableMaxWriteCapacityUnits": 40000,
+        })
+    );
+}
+
+async fn list_tags(server: &Server, arn: &str) -> Value {
+    server
+        .call("ListTagsOfResource", json!({"ResourceArn": arn}))
+        .await
+        .ok()
+}
+
+#[tokio::test]
+async fn tags_are_added_listed_removed_and_survive_a_restart() {
+    let server = Server::start().await;
+    create_table(
+        &server,
+        "orders",
+        json!({"Tags": [{"Key": "team", "Value": "shop"}]}),
+    )
+    .await;
+    let arn = format!("{ARN}orders");
+    assert_eq!(
+        list_tags(&server, &arn).await,
+        json!({"Tags": [{"Key": "team", "Value": "shop"}]})
+    );
+    server
+        .call(
+            "TagResource",
+            json!({"ResourceArn": arn, "Tags": [{"Key": "env", "Value": "test"}, {"Key": "team", "Value": "orders"}]}),
+        )
+        .await
+        .ok();
+    assert_eq!(
+        list_tags(&server, &arn).await,
+        json!({"Tags": [{"Key": "env", "Value": "test"}, {"Key": "team", "Value": "orders"}]})
+    );
+    server
+        .call(
+            "UntagResource",
+            json!({"ResourceArn": arn, "TagKeys": ["env", "absent"]}),
+        )
+        .await
+        .ok();
+    let server = Server::start_in(server.stop().await).await;
+    assert_eq!(
+        list_tags(&server, &arn).await,
+        json!({"Tags": [{"Key": "team", "Value": "orders"}]})
+    );
+    server
+        .call(
+            "ListTagsOfResource",
+            json!({"ResourceArn": format!("{ARN}nothing")}),
+        )
+        .await
+        .error(
+            400,
+            "ResourceNotFoundException",
+            &format!("Requested resource not found: ResourceArn: {ARN}nothing not found"),
+        );
+    server
+        .call("ListTagsOfResource", json!({"ResourceArn": "orders"}))
+        .await
+        .error(
+            400,
+            "ValidationException",
+            "Invalid TableArn: Invalid ResourceArn provided as input orders",
+        );
+    let too_many: Vec<Value> = (0..51)
+        .map(|n| json!({"Key": format!("k{n}"), "Value": "v"}))
+        .collect();
+    server
+        .call("TagResource", json!({"ResourceArn": arn, "Tags": too_many}))
+        .await
+        .error(
+            400,
+            "LimitExceededException",
+            "The number of tags on a resource cannot exceed 50",
+        );
+}
+
+#[tokio::test]
+async fn transact_get_items_reads_each_key_in_order_and_charges_double() {
+    let server = Server::start().await;
+    create_table(&server, "orders", json!({})).await;
+    create_table(&server, "customers", json!({})).await;
+    for (table, item) in [
+        (
+            "orders",
+            json!({"pk": {"S": "o1"}, "total": {"N": "12"}, "note": {"S": "gift"}}),
+        ),
+        (
+            "customers",
+            json!({"pk": {"S": "c1"}, "name": {"S": "Ada"}}),
+        ),
+    ] {
+        server
+            .call("PutItem", json!({"TableName": table, "Item": item}))
+            .await
+            .ok();
+    }
+    let answer = server
+        .call(
+            "TransactGetItems",
+            json!({
+                "TransactItems": [
+                    {"Get": {"TableName": "customers", "Key": {"pk": {"S": "c1"}}}},
+                    {"Get": {"TableName": "orders", "Key": {"pk": {"S": "missing"}}}},
+                    {"Get": {
+                        "TableName": "orders",
+                        "Key": {"pk": {"S": "o1"}},
+                        "ProjectionExpression": "#t",
+                        "ExpressionAttributeNames": {"#t": "total"},
+                    }},
+                ],
+                "ReturnConsumedCapacity": "TOTAL",
+            }),
+        )
+        .await
+        .ok();
+    assert_eq!(
+        answer["Responses"],
+        json!([
+            {"Item": {"pk": {"S": "c1"}, "name": {"S": "Ada"}}},
+            {},
+            {"Item": {"total": {"N": "12"}}},
+        ])
+    );
+    assert_eq!(
+        answer["ConsumedCapacity"],
+        json!([
+            {"TableName": "customers", "CapacityUnits": 2.0},
+            {"TableName": "orders", "CapacityUnits": 4.0},
+        ])
+    );
+    server
+        .call(
+            "TransactGetItems",
+            json!({"TransactItems": [
+                {"Get": {"TableName": "orders", "Key": {"pk": {"S": "o1"}}}},
+                {"Get": {"TableName": "orders", "Key": {"pk": {"S": "o1"}}}},
+            ]}),
+        )
+        .await
+        .error(
+            400,
+            "ValidationException",
+            "Transaction request cannot include multiple operations on one item",
+        );
+    let missing_table = server
+        .call(
+            "TransactGetItems",
+            json!({"TransactItems": [{"Get": {"TableName": "nothing", "Key": {"pk": {"S": "x"}}}}]}),
+        )
+        .await;
+    assert_eq!(
+        missing_table.body["__type"],
+        "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException"
+    );
+}
