@@ -575,8 +575,10 @@ async fn the_web_pages_known_defects_are_gone() {
     // Two clicks on "Load more" load one page, without duplicates.
     s.run("const l = document.querySelector('#language'); l.value = ''; l.dispatchEvent(new Event('change'));")
         .await;
+    // The unfiltered page has arrived (the English one had 20 items too).
     s.until(&format!(
-        "{PAGE_ITEMS}.length === 20 && !document.querySelector('#load-more').hidden"
+        "{PAGE_ITEMS}.length === 20 && !document.querySelector('#load-more').hidden \
+         && [...{PAGE_ITEMS}].some(li => li.querySelector('span[lang]').lang === 'de')"
     ))
     .await;
     s.run("const more = document.querySelector('#load-more'); more.click(); more.click();")
