@@ -4,11 +4,13 @@
 //! With `RAVE_SCREENSHOTS=<dir>`, the main views are saved as PNGs there
 //! (that is how `docs/` is made).
 
-use std::process::{Child, Command, Stdio};
+#[path = "common/browser.rs"]
+mod browser;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fantoccini::{Client, ClientBuilder, Locator};
+use fantoccini::{Client, Locator};
 use rave_comments::{Comments, Config, CursorKey, Moderation};
 use rave_engine::{Engine, EngineFeed};
 use rave_server::{AppState, ServerConfig};
@@ -17,30 +19,12 @@ use serde_json::{Value, json};
 
 const TOKEN: &str = "browser-admin-token";
 
-/// chromedriver, stopped when dropped.
-struct Driver(Child);
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 struct Session {
     client: Client,
     base: String,
     comments: Arc<Comments<SharedStore>>,
-    _driver: Driver,
-    _dirs: (tempfile::TempDir, tempfile::TempDir),
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    _browser: browser::Browser,
+    _data: tempfile::TempDir,
 }
 
 async fn session(moderation: Moderation) -> Session {
@@ -59,16 +43,7 @@ async fn session(moderation: Moderation) -> Session {
     let feed = EngineFeed::open(engine, "rave", "statistics")
         .await
         .unwrap();
-    {
-        let comments = comments.clone();
-        tokio::spawn(async move {
-            loop {
-                let _ = comments
-                    .aggregate_once(&feed, Duration::from_millis(50))
-                    .await;
-            }
-        });
-    }
+    browser::spawn_aggregator(comments.clone(), feed);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let config = ServerConfig {
@@ -81,59 +56,13 @@ async fn session(moderation: Moderation) -> Session {
         std::future::pending(),
     ));
 
-    // The browser.
-    let chromedriver =
-        std::env::var("RAVE_CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
-    let chromium = std::env::var("RAVE_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    let port = free_port();
-    let driver = Driver(
-        Command::new(&chromedriver)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "cannot start {chromedriver} ({e}); ./scripts/test.sh installs chromium-driver"
-                )
-            }),
-    );
-    let profile = tempfile::tempdir().unwrap();
-    let mut capabilities = serde_json::Map::new();
-    capabilities.insert(
-        "goog:chromeOptions".into(),
-        json!({
-            "binary": chromium,
-            "args": [
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", "--window-size=1200,1000",
-                format!("--user-data-dir={}", profile.path().display()),
-            ]
-        }),
-    );
-    let started = Instant::now();
-    let client = loop {
-        match ClientBuilder::rustls()
-            .expect("TLS set-up")
-            .capabilities(capabilities.clone())
-            .connect(&format!("http://127.0.0.1:{port}"))
-            .await
-        {
-            Ok(client) => break client,
-            Err(e) if started.elapsed() < Duration::from_secs(20) => {
-                let _ = e;
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            Err(e) => panic!("cannot start a browser session: {e}"),
-        }
-    };
+    let (client, browser) = browser::start("1200,1000").await;
     Session {
         client,
         base,
         comments,
-        _driver: driver,
-        _dirs: (data, profile),
+        _browser: browser,
+        _data: data,
     }
 }
 

@@ -8,28 +8,20 @@
 //! a shop's page and the embed are saved there (that is how `docs/` is
 //! made). chromedriver and Chromium as in tests/browser.rs.
 
-use std::process::{Child, Command, Stdio};
+#[path = "common/browser.rs"]
+mod browser;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::{Path, State};
 use axum::response::Html;
-use fantoccini::{Client, ClientBuilder};
+use fantoccini::Client;
 use rave_comments::{Comments, Config, CursorKey, Moderation, NewComment, ProductRecord};
 use rave_engine::{Engine, EngineFeed};
 use rave_server::{AllowedOrigin, AppState, ServerConfig};
 use rave_store::SharedStore;
 use serde_json::{Value, json};
-
-/// chromedriver, stopped when dropped.
-struct Driver(Child);
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 struct Session {
     client: Client,
@@ -40,16 +32,8 @@ struct Session {
     /// A shop whose origin is not allowed.
     stranger: String,
     comments: Arc<Comments<SharedStore>>,
-    _driver: Driver,
-    _dirs: (tempfile::TempDir, tempfile::TempDir),
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    _browser: browser::Browser,
+    _data: tempfile::TempDir,
 }
 
 /// A stylesheet of a shop that restyles everything it can reach.
@@ -110,16 +94,7 @@ async fn session() -> Session {
     let feed = EngineFeed::open(engine, "rave", "statistics")
         .await
         .unwrap();
-    {
-        let comments = comments.clone();
-        tokio::spawn(async move {
-            loop {
-                let _ = comments
-                    .aggregate_once(&feed, Duration::from_millis(50))
-                    .await;
-            }
-        });
-    }
+    browser::spawn_aggregator(comments.clone(), feed);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let rave = format!("http://{}", listener.local_addr().unwrap());
     // `localhost` and 127.0.0.1 are different origins to the browser.
@@ -133,59 +108,15 @@ async fn session() -> Session {
         .with_allowed_origins(vec![shop.parse::<AllowedOrigin>().unwrap()]);
     tokio::spawn(rave_server::serve(listener, state, std::future::pending()));
 
-    let chromedriver =
-        std::env::var("RAVE_CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
-    let chromium = std::env::var("RAVE_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    let port = free_port();
-    let driver = Driver(
-        Command::new(&chromedriver)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "cannot start {chromedriver} ({e}); ./scripts/test.sh installs chromium-driver"
-                )
-            }),
-    );
-    let profile = tempfile::tempdir().unwrap();
-    let mut capabilities = serde_json::Map::new();
-    capabilities.insert(
-        "goog:chromeOptions".into(),
-        json!({
-            "binary": chromium,
-            "args": [
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", "--window-size=1000,1400",
-                format!("--user-data-dir={}", profile.path().display()),
-            ]
-        }),
-    );
-    let started = Instant::now();
-    let client = loop {
-        match ClientBuilder::rustls()
-            .expect("TLS set-up")
-            .capabilities(capabilities.clone())
-            .connect(&format!("http://127.0.0.1:{port}"))
-            .await
-        {
-            Ok(client) => break client,
-            Err(_) if started.elapsed() < Duration::from_secs(20) => {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            Err(e) => panic!("cannot start a browser session: {e}"),
-        }
-    };
+    let (client, browser) = browser::start("1000,1400").await;
     Session {
         client,
         rave,
         shop,
         stranger,
         comments,
-        _driver: driver,
-        _dirs: (data, profile),
+        _browser: browser,
+        _data: data,
     }
 }
 

@@ -1,0 +1,94 @@
+//! Headless Chromium for the browser tests: chromedriver and a fresh
+//! profile per session (Debian's packages, which scripts/test.sh installs),
+//! and the aggregator task that keeps the statistics a page shows current.
+
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder};
+use rave_comments::Comments;
+use rave_engine::EngineFeed;
+use rave_store::SharedStore;
+use serde_json::json;
+
+/// chromedriver and the browser's profile, both gone when dropped.
+pub struct Browser {
+    driver: Child,
+    _profile: tempfile::TempDir,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A WebDriver session in headless Chromium with a `width,height` window.
+pub async fn start(window_size: &str) -> (Client, Browser) {
+    let chromedriver =
+        std::env::var("RAVE_CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
+    let chromium = std::env::var("RAVE_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    let port = free_port();
+    let driver = Command::new(&chromedriver)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("cannot start {chromedriver} ({e}); ./scripts/test.sh installs chromium-driver")
+        });
+    let profile = tempfile::tempdir().unwrap();
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": chromium,
+            "args": [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage", format!("--window-size={window_size}"),
+                format!("--user-data-dir={}", profile.path().display()),
+            ]
+        }),
+    );
+    let browser = Browser {
+        driver,
+        _profile: profile,
+    };
+    let started = Instant::now();
+    loop {
+        match ClientBuilder::rustls()
+            .expect("TLS set-up")
+            .capabilities(capabilities.clone())
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+        {
+            Ok(client) => return (client, browser),
+            Err(_) if started.elapsed() < Duration::from_secs(20) => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("cannot start a browser session: {e}"),
+        }
+    }
+}
+
+/// Applies the change stream to the statistics for as long as the test runs.
+pub fn spawn_aggregator(comments: Arc<Comments<SharedStore>>, feed: EngineFeed) {
+    tokio::spawn(async move {
+        loop {
+            let _ = comments
+                .aggregate_once(&feed, Duration::from_millis(50))
+                .await;
+        }
+    });
+}
