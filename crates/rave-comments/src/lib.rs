@@ -20,6 +20,7 @@
 
 mod access;
 mod aggregator;
+mod changes;
 pub mod dataset;
 mod error;
 mod listing;
@@ -35,6 +36,7 @@ use std::time::Duration;
 use rave_store::{ChangeFeed, PositionLayout, Store, StoreError};
 
 pub use aggregator::{Drift, ReconcileReport};
+pub use changes::{CommentChange, comment_change};
 pub use error::{CommentsError, Result};
 pub use listing::cursor::CursorKey;
 pub use listing::planner::{
