@@ -8,7 +8,8 @@
 //! * `client_addr` — the client's address, behind trusted proxies too;
 //! * `limiter` — the per-client rate limit, in bounded memory;
 //! * `error` — problem documents;
-//! * `metrics` — Prometheus metrics.
+//! * `metrics` — Prometheus metrics;
+//! * `webhooks` — the admin API of webhook endpoints and deliveries.
 
 mod api;
 mod client_addr;
@@ -18,6 +19,7 @@ mod limiter;
 mod metrics;
 mod responses;
 mod routes;
+mod webhooks;
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
@@ -31,6 +33,7 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use rave_comments::Comments;
 use rave_store::SharedStore;
+use rave_webhooks::Webhooks;
 use tokio::net::TcpListener;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
@@ -78,6 +81,8 @@ pub struct AppState {
     openapi: Arc<OnceLock<String>>,
     /// The in-process aggregator's status, when one runs here.
     aggregator: Option<tokio::sync::watch::Receiver<AggregatorStatus>>,
+    /// Webhook endpoints and deliveries; `None` answers their routes 404.
+    webhooks: Option<Arc<Webhooks<SharedStore>>>,
 }
 
 impl AppState {
@@ -98,6 +103,7 @@ impl AppState {
             trusted_proxies: TrustedProxies::default(),
             openapi: Arc::new(OnceLock::new()),
             aggregator: None,
+            webhooks: None,
         }
     }
 
@@ -107,6 +113,12 @@ impl AppState {
         status: tokio::sync::watch::Receiver<AggregatorStatus>,
     ) -> AppState {
         self.aggregator = Some(status);
+        self
+    }
+
+    /// Serves the webhooks admin API over `webhooks`.
+    pub fn with_webhooks(mut self, webhooks: Arc<Webhooks<SharedStore>>) -> AppState {
+        self.webhooks = Some(webhooks);
         self
     }
 
@@ -174,6 +186,10 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(routes::leaderboard))
         .routes(routes!(routes::global_stats))
         .routes(routes!(routes::aggregator_status))
+        .routes(routes!(webhooks::create_webhook, webhooks::list_webhooks))
+        .routes(routes!(webhooks::delete_webhook))
+        .routes(routes!(webhooks::list_deliveries))
+        .routes(routes!(webhooks::retry_delivery))
         .routes(routes!(routes::healthz))
         .routes(routes!(routes::metrics))
         .routes(routes!(openapi_json))

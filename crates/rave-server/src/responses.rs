@@ -76,3 +76,19 @@ pub enum BodyRefused {
     content_type = "application/problem+json"
 )]
 pub struct Unavailable(Problem);
+
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 404,
+    description = "No such webhook endpoint or delivery, or webhooks are not enabled",
+    content_type = "application/problem+json"
+)]
+pub struct NoSuchWebhook(Problem);
+
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 409,
+    description = "The request does not fit the resource's state; `detail` says why",
+    content_type = "application/problem+json"
+)]
+pub struct Conflict(Problem);
