@@ -31,6 +31,11 @@ pub struct CommentBody {
     /// `published`, `pending` (awaiting moderation) or `flagged` (reported, still visible).
     #[schema(example = "published")]
     pub status: String,
+    /// The moderation rule that held a pending comment (`too_many_links`,
+    /// `blocked_words`, `duplicate`, `too_fast`, `moderation_hook`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "too_many_links")]
+    pub held_by: Option<String>,
 }
 
 impl From<Comment> for CommentBody {
@@ -45,6 +50,7 @@ impl From<Comment> for CommentBody {
             body: c.body,
             created_at: c.created_at.to_string(),
             status: c.status.as_str().to_owned(),
+            held_by: c.held_by,
         }
     }
 }

@@ -92,3 +92,11 @@ pub struct NoSuchWebhook(Problem);
     content_type = "application/problem+json"
 )]
 pub struct Conflict(Problem);
+
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 422,
+    description = "A moderation rule refused the comment; `detail` names the rule",
+    content_type = "application/problem+json"
+)]
+pub struct RefusedByRule(Problem);

@@ -17,7 +17,7 @@ use crate::api::*;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{Admin, Caller, JsonBody, Writer};
 use crate::responses::{
-    AdminRefused, BadRequest, BodyRefused, NotFound, TooManyRequests, Unavailable,
+    AdminRefused, BadRequest, BodyRefused, NotFound, RefusedByRule, TooManyRequests, Unavailable,
 };
 
 /// A path segment, refused with a problem document if it is not valid UTF-8.
@@ -158,6 +158,7 @@ pub async fn list_comments(
         (status = 201, description = "Created (or replayed)", body = CommentBody, headers(("Location" = String, description = "/v1/comments/{id}"))),
         BadRequest,
         (status = 409, description = "The Idempotency-Key was used with another body", body = Problem, content_type = "application/problem+json"),
+        RefusedByRule,
         BodyRefused,
         TooManyRequests,
         Unavailable,

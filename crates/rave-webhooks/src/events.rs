@@ -146,6 +146,7 @@ mod tests {
             body: "b".into(),
             created_at: Timestamp::from_millis(1_700_000_000_000).unwrap(),
             status,
+            held_by: None,
         }
     }
 
