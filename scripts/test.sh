@@ -121,6 +121,19 @@ ensure_schemathesis() {
   export RAVE_SCHEMATHESIS="$PWD/$dir/bin/st"
 }
 
+# The Standard Webhooks library (PyPI standardwebhooks, pinned) verifies the
+# signatures of rave's webhook deliveries in the CLI's tests.
+STANDARDWEBHOOKS_VERSION=1.1.0
+ensure_standardwebhooks() {
+  local venv=.tools/standardwebhooks
+  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import standardwebhooks' 2>/dev/null; then
+    step "installing the Standard Webhooks library (PyPI standardwebhooks==$STANDARDWEBHOOKS_VERSION)"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "standardwebhooks==$STANDARDWEBHOOKS_VERSION"
+  fi
+  export RAVE_STANDARDWEBHOOKS_PYTHON="$PWD/$venv/bin/python"
+}
+
 step "formatting"
 cargo fmt --all -- --check
 
@@ -130,6 +143,7 @@ cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 ensure_debian_packages
 ensure_awscli
 ensure_extruct
+ensure_standardwebhooks
 start_dynamodb_local
 ensure_schemathesis
 

@@ -5,6 +5,7 @@
 //! `RAVE_ADMIN_TOKEN`).
 
 mod aggregator;
+mod deliver;
 mod dynamodb_api;
 mod io;
 
@@ -63,6 +64,8 @@ enum Command {
     Query(QueryArgs),
     /// Run the statistics aggregator alone (for a `serve --no-aggregator`).
     Aggregate(AggregateArgs),
+    /// Deliver webhooks alone (for a `serve --no-webhook-delivery`).
+    Deliver(DeliverArgs),
     /// Create the DynamoDB table, its indexes and its stream (idempotent).
     Init(InitArgs),
     /// Recompute every statistic from the comments, print the drift, repair it with --fix.
@@ -112,6 +115,19 @@ enum StoreKind {
     Embedded,
     /// Amazon DynamoDB, or an endpoint that speaks its API.
     Dynamodb,
+}
+
+#[derive(Debug, Args)]
+struct DeliverArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+    #[command(flatten)]
+    webhooks: deliver::WebhookArgs,
+    /// Where comments are stored.
+    #[arg(long = "store", env = "RAVE_STORE", value_enum, default_value_t = StoreKind::Embedded)]
+    store_kind: StoreKind,
+    #[command(flatten)]
+    dynamo: DynamoArgs,
 }
 
 #[derive(Debug, Args)]
@@ -222,6 +238,12 @@ struct ServeArgs {
     /// Do not run the statistics aggregator in this process.
     #[arg(long, env = "RAVE_NO_AGGREGATOR")]
     no_aggregator: bool,
+    /// Do not deliver webhooks in this process (the admin API still
+    /// registers endpoints; `rave deliver` sends).
+    #[arg(long, env = "RAVE_NO_WEBHOOK_DELIVERY")]
+    no_webhook_delivery: bool,
+    #[command(flatten)]
+    webhooks: deliver::WebhookArgs,
     /// Where comments are stored.
     #[arg(long = "store", env = "RAVE_STORE", value_enum, default_value_t = StoreKind::Embedded)]
     store_kind: StoreKind,
@@ -321,6 +343,7 @@ fn main() -> anyhow::Result<()> {
             }
             Command::Query(args) => query(args).await,
             Command::Aggregate(args) => aggregate(args).await,
+            Command::Deliver(args) => deliver(args).await,
             Command::Init(args) => init(args).await,
             Command::Reconcile(args) => reconcile(args).await,
             Command::DynamodbApi(args) => dynamodb_api::run(args).await,
@@ -513,9 +536,19 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let feed = match args.no_aggregator {
         true => None,
-        false => Some(EngineFeed::open(engine, &args.store.table, aggregator::CONSUMER).await?),
+        false => {
+            Some(EngineFeed::open(engine.clone(), &args.store.table, aggregator::CONSUMER).await?)
+        }
     };
-    let served = run_service(&args, comments, feed).await;
+    let webhooks = args
+        .webhooks
+        .webhooks(SharedStore::new(engine.clone()), &args.store.table)
+        .await?;
+    let webhook_feed = match args.no_webhook_delivery {
+        true => None,
+        false => Some(EngineFeed::open(engine, &args.store.table, rave_webhooks::CONSUMER).await?),
+    };
+    let served = run_service(&args, comments, feed, webhooks, webhook_feed).await;
     // The comments API stops on the signal; the DynamoDB API stops with it.
     if let Some(api) = dynamodb_api {
         api.stop().await?;
@@ -525,10 +558,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 
 /// Serves `comments` until SIGTERM or Ctrl-C, with the statistics aggregator
 /// on `feed` running in the same process when there is one.
-async fn run_service<F: ChangeFeed>(
+async fn run_service<F: ChangeFeed, W: ChangeFeed>(
     args: &ServeArgs,
     comments: Arc<Comments<SharedStore>>,
     feed: Option<F>,
+    webhooks: Arc<rave_webhooks::Webhooks<SharedStore>>,
+    webhook_feed: Option<W>,
 ) -> anyhow::Result<()> {
     let config = ServerConfig {
         admin_token: args.admin_token.clone(),
@@ -546,7 +581,10 @@ async fn run_service<F: ChangeFeed>(
         .with_cache_policy(CachePolicy {
             first_pages: Duration::from_secs(args.cache_first_pages),
             older_pages: Duration::from_secs(args.cache_older_pages),
-        });
+        })
+        .with_webhooks(webhooks.clone());
+    let delivery_task =
+        webhook_feed.map(|feed| args.webhooks.spawn(webhooks, feed, stopped.clone()));
     let aggregator_task = feed.map(|feed| {
         let (status, receiver) = tokio::sync::watch::channel(AggregatorStatus::default());
         state = state.clone().with_aggregator(receiver);
@@ -562,6 +600,9 @@ async fn run_service<F: ChangeFeed>(
     rave_server::serve(listener, state, shutdown_signal()).await?;
     let _ = stop_aggregator.send(true);
     if let Some(task) = aggregator_task {
+        let _ = task.await;
+    }
+    if let Some(task) = delivery_task {
         let _ = task.await;
     }
     tracing::info!("stopped");
@@ -711,6 +752,56 @@ async fn aggregate(args: AggregateArgs) -> anyhow::Result<()> {
     let _ = stop.send(true);
     task.await?;
     Ok(())
+}
+
+async fn deliver(args: DeliverArgs) -> anyhow::Result<()> {
+    if args.store_kind == StoreKind::Dynamodb {
+        return deliver_dynamodb(args).await;
+    }
+    let (engine, comments) = open_engine(&args.store, Moderation::Off, DEFAULT_IDEMPOTENCY_TTL)?;
+    comments.ensure_table().await?;
+    let webhooks = args
+        .webhooks
+        .webhooks(SharedStore::new(engine.clone()), &args.store.table)
+        .await?;
+    let feed = EngineFeed::open(engine, &args.store.table, rave_webhooks::CONSUMER).await?;
+    deliver_until_stopped(&args.webhooks, webhooks, feed).await
+}
+
+async fn deliver_until_stopped<F: ChangeFeed>(
+    args: &deliver::WebhookArgs,
+    webhooks: Arc<rave_webhooks::Webhooks<SharedStore>>,
+    feed: F,
+) -> anyhow::Result<()> {
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let task = args.spawn(webhooks, feed, stopped);
+    tracing::info!("delivering webhooks");
+    shutdown_signal().await;
+    let _ = stop.send(true);
+    task.await?;
+    Ok(())
+}
+
+#[cfg(feature = "dynamodb")]
+async fn deliver_dynamodb(args: DeliverArgs) -> anyhow::Result<()> {
+    let store = connect_dynamodb(&args.dynamo).await;
+    let webhooks = args
+        .webhooks
+        .webhooks(SharedStore::new(store.clone()), &args.store.table)
+        .await?;
+    let feed = store
+        .feed(
+            &args.store.table,
+            rave_webhooks::CONSUMER,
+            rave_comments::aggregator_positions(),
+        )
+        .await?;
+    deliver_until_stopped(&args.webhooks, webhooks, feed).await
+}
+
+#[cfg(not(feature = "dynamodb"))]
+async fn deliver_dynamodb(_args: DeliverArgs) -> anyhow::Result<()> {
+    bail!("this rave was built without DynamoDB support: build it with `--features dynamodb`")
 }
 
 async fn reconcile(args: ReconcileArgs) -> anyhow::Result<()> {
@@ -875,7 +966,23 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
                 .await?,
         ),
     };
-    run_service(&args, comments, feed).await
+    let webhooks = args
+        .webhooks
+        .webhooks(SharedStore::new(store_handle.clone()), &args.store.table)
+        .await?;
+    let webhook_feed = match args.no_webhook_delivery {
+        true => None,
+        false => Some(
+            store_handle
+                .feed(
+                    &args.store.table,
+                    rave_webhooks::CONSUMER,
+                    rave_comments::aggregator_positions(),
+                )
+                .await?,
+        ),
+    };
+    run_service(&args, comments, feed, webhooks, webhook_feed).await
 }
 
 #[cfg(not(feature = "dynamodb"))]

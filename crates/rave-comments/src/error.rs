@@ -18,6 +18,9 @@ pub enum CommentsError {
     },
     #[error("comment not found")]
     NotFound,
+    /// A moderation rule refused the comment; `rule` names it.
+    #[error("refused by the moderation rule {rule}")]
+    Refused { rule: &'static str },
     /// The idempotency key was used before with a different request, or a
     /// comment kept changing under a read-modify-write.
     #[error("{0}")]

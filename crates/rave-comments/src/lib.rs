@@ -23,10 +23,12 @@
 mod access;
 mod aggregator;
 mod catalog;
+mod changes;
 pub mod dataset;
 mod error;
 mod listing;
 mod model;
+pub mod rules;
 mod statistics;
 mod table;
 mod usage;
@@ -39,6 +41,7 @@ use rave_store::{ChangeFeed, PositionLayout, Store, StoreError};
 
 pub use aggregator::{Drift, ReconcileReport};
 pub use catalog::ProductOverview;
+pub use changes::{CommentChange, comment_change};
 pub use error::{CommentsError, Result};
 pub use listing::cursor::CursorKey;
 pub use listing::planner::{
@@ -119,6 +122,14 @@ impl<S: Store> Comments<S> {
     /// How long a create's `Idempotency-Key` is remembered (24 hours by
     /// default); after that the store's Time to Live deletes the record and
     /// the same key makes a new comment.
+    /// Checks every public create against `rules` before it is stored:
+    /// a comment a rule holds is stored pending (naming the rule), one a
+    /// rule refuses is not stored.
+    pub fn with_rules(mut self, rules: Arc<rules::Rules>) -> Comments<S> {
+        self.writes.set_rules(rules);
+        self
+    }
+
     pub fn with_idempotency_ttl(mut self, ttl: Duration) -> Comments<S> {
         self.writes.set_idempotency_ttl(ttl);
         self

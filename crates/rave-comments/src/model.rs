@@ -223,6 +223,10 @@ pub struct Comment {
     pub body: String,
     pub created_at: Timestamp,
     pub status: Status,
+    /// The moderation rule that held the comment for moderation, until it
+    /// is approved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<String>,
 }
 
 /// A new comment, before it is stored.
@@ -267,6 +271,7 @@ impl ValidNewComment {
             body: self.body,
             created_at,
             status,
+            held_by: None,
         }
     }
 }

@@ -12,6 +12,7 @@ use ulid::Ulid;
 use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
 use crate::model::{Comment, CommentPatch, NewComment, ProductId, Status, Timestamp};
+use crate::rules::{Rules, Verdict};
 use crate::table::{comment, idempotency};
 
 /// Whether new comments need a moderator's approval before they show.
@@ -55,6 +56,8 @@ pub(crate) struct Writes<S> {
     moderation: Moderation,
     idempotency_ttl: Duration,
     ids: Mutex<ulid::Generator>,
+    /// Checked on every create that is not an import (see `rules`).
+    rules: Option<Arc<Rules>>,
 }
 
 impl<S: Store> Writes<S> {
@@ -64,7 +67,12 @@ impl<S: Store> Writes<S> {
             moderation,
             idempotency_ttl: DEFAULT_IDEMPOTENCY_TTL,
             ids: Mutex::new(ulid::Generator::new()),
+            rules: None,
         }
+    }
+
+    pub(crate) fn set_rules(&mut self, rules: Arc<Rules>) {
+        self.rules = Some(rules);
     }
 
     pub(crate) fn set_idempotency_ttl(&mut self, ttl: Duration) {
@@ -109,12 +117,31 @@ impl<S: Store> Writes<S> {
                 message: "must be 1-128 characters long".into(),
             });
         }
-        let (id, created_at) = self.new_id(valid.created_at)?;
-        let status = match self.moderation {
-            Moderation::Off => Status::Published,
-            Moderation::Pre => Status::Pending,
+        // A created_at only a trusted import sets: the rules judge posts.
+        let verdict = match (&self.rules, valid.created_at) {
+            (Some(rules), None) => {
+                rules.check(&valid.author, &valid.title, &valid.body, Timestamp::now())
+            }
+            _ => Verdict::Pass,
         };
-        let comment = valid.into_comment(id.to_string(), product.clone(), created_at, status);
+        if let Verdict::Refuse(rule) = verdict {
+            // A retry of a create that was accepted replays it.
+            if let Some(key) = idempotency_key
+                && let Ok(created) = self.replay(key, &fingerprint(&product, &new)).await
+            {
+                return Ok(created);
+            }
+            return Err(CommentsError::Refused { rule });
+        }
+        let (id, created_at) = self.new_id(valid.created_at)?;
+        let status = match (self.moderation, verdict) {
+            (_, Verdict::Hold(_)) | (Moderation::Pre, _) => Status::Pending,
+            (Moderation::Off, _) => Status::Published,
+        };
+        let mut comment = valid.into_comment(id.to_string(), product.clone(), created_at, status);
+        if let Verdict::Hold(rule) = verdict {
+            comment.held_by = Some(rule.to_owned());
+        }
         let item = comment::encode(&comment, 1);
         let Some(key) = idempotency_key else {
             self.access.put(item, Some(comment::absent())).await?;
@@ -240,6 +267,7 @@ impl<S: Store> Writes<S> {
         self.modify(id, |current| {
             Ok((current.status != Status::Published).then(|| Comment {
                 status: Status::Published,
+                held_by: None,
                 ..current.clone()
             }))
         })

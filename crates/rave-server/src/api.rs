@@ -27,6 +27,20 @@ pub struct ProductId(String);
 #[allow(dead_code, reason = "a schema only; never built")]
 pub struct LanguageCode(String);
 
+/// A language code, or empty for all languages (what a page's GET form
+/// sends when "all" is chosen).
+#[derive(ToSchema)]
+#[schema(value_type = String, pattern = "^([a-z]{2,3})?$", max_length = 3, example = "en")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub struct LanguageFilter(String);
+
+/// A page's cursor: from its "Older comments" link, or empty for the first
+/// page (what a form sends).
+#[derive(ToSchema)]
+#[schema(value_type = String, pattern = "^[A-Za-z0-9_-]*$")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub struct PageCursor(String);
+
 /// A star rating.
 #[derive(ToSchema)]
 #[schema(value_type = i64, minimum = 1, maximum = 5, example = 5)]
@@ -93,6 +107,11 @@ pub struct CommentBody {
     pub created_at: String,
     #[schema(value_type = CommentStatus)]
     pub status: String,
+    /// The moderation rule that held a pending comment (`too_many_links`,
+    /// `blocked_words`, `duplicate`, `too_fast`, `moderation_hook`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "too_many_links")]
+    pub held_by: Option<String>,
 }
 
 impl From<Comment> for CommentBody {
@@ -107,6 +126,7 @@ impl From<Comment> for CommentBody {
             body: c.body,
             created_at: c.created_at.to_string(),
             status: c.status.as_str().to_owned(),
+            held_by: c.held_by,
         }
     }
 }
@@ -399,14 +419,26 @@ pub struct AggregatorStatus {
 #[serde(deny_unknown_fields)]
 pub struct PutProductBody {
     /// The display name: 1-200 characters, no control characters.
-    #[schema(example = "Stainless kettle, 1.7 l")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]{1,200}$",
+        example = "Stainless kettle, 1.7 l"
+    )]
     pub name: String,
-    /// The product's page in the shop: an absolute http(s) URL.
+    /// The product's page in the shop: an absolute http(s) URL of at most
+    /// 2048 characters, without spaces.
     #[serde(default)]
-    #[schema(example = "https://shop.example/kettle")]
+    #[schema(
+        max_length = 2048,
+        pattern = r"^https?://[^\s\x00-\x1f\x7f-\x9f]+$",
+        example = "https://shop.example/kettle"
+    )]
     pub url: Option<String>,
-    /// An image of the product: an absolute http(s) URL.
+    /// An image of the product: an absolute http(s) URL of at most 2048
+    /// characters, without spaces.
     #[serde(default)]
+    #[schema(max_length = 2048, pattern = r"^https?://[^\s\x00-\x1f\x7f-\x9f]+$")]
     pub image: Option<String>,
 }
 

@@ -92,6 +92,10 @@ impl From<CommentsError> for ApiError {
                 ..ApiError::bad_request(format!("{field}: {message}"))
             },
             CommentsError::NotFound => ApiError::not_found("no comment with this id"),
+            CommentsError::Refused { rule } => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!("refused by the moderation rule {rule}"),
+            ),
             CommentsError::Conflict(detail) => ApiError::new(StatusCode::CONFLICT, detail),
             CommentsError::BadCursor(why) => ApiError::bad_request(format!("cursor: {why}")),
             CommentsError::Unavailable {

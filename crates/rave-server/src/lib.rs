@@ -12,7 +12,8 @@
 //! * `client_addr` — the client's address, behind trusted proxies too;
 //! * `limiter` — the per-client rate limit, in bounded memory;
 //! * `error` — problem documents;
-//! * `metrics` — Prometheus metrics.
+//! * `metrics` — Prometheus metrics;
+//! * `webhooks` — the admin API of webhook endpoints and deliveries.
 
 mod api;
 mod caching;
@@ -25,6 +26,7 @@ mod metrics;
 mod pages;
 mod responses;
 mod routes;
+mod webhooks;
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
@@ -38,6 +40,7 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use rave_comments::Comments;
 use rave_store::SharedStore;
+use rave_webhooks::Webhooks;
 use tokio::net::TcpListener;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
@@ -90,6 +93,8 @@ pub struct AppState {
     cache_policy: CachePolicy,
     /// Origins whose pages may call the public API; none by default.
     allowed_origins: Vec<AllowedOrigin>,
+    /// Webhook endpoints and deliveries; `None` answers their routes 404.
+    webhooks: Option<Arc<Webhooks<SharedStore>>>,
 }
 
 impl AppState {
@@ -112,6 +117,7 @@ impl AppState {
             aggregator: None,
             cache_policy: CachePolicy::default(),
             allowed_origins: Vec::new(),
+            webhooks: None,
         }
     }
 
@@ -133,6 +139,12 @@ impl AppState {
         status: tokio::sync::watch::Receiver<AggregatorStatus>,
     ) -> AppState {
         self.aggregator = Some(status);
+        self
+    }
+
+    /// Serves the webhooks admin API over `webhooks`.
+    pub fn with_webhooks(mut self, webhooks: Arc<Webhooks<SharedStore>>) -> AppState {
+        self.webhooks = Some(webhooks);
         self
     }
 
@@ -170,7 +182,7 @@ impl AppState {
     ),
     // The schemas only parameters name: bodies' schemas are collected from
     // the handlers, parameters' are not.
-    components(schemas(Problem, api::PageSize, api::Cursor, api::QueueState))
+    components(schemas(Problem, api::PageSize, api::Cursor, api::QueueState, api::LanguageFilter, api::PageCursor))
 )]
 struct ApiDoc;
 
@@ -203,6 +215,10 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(routes::leaderboard))
         .routes(routes!(routes::global_stats))
         .routes(routes!(routes::aggregator_status))
+        .routes(routes!(webhooks::create_webhook, webhooks::list_webhooks))
+        .routes(routes!(webhooks::delete_webhook))
+        .routes(routes!(webhooks::list_deliveries))
+        .routes(routes!(webhooks::retry_delivery))
         .routes(routes!(routes::healthz))
         .routes(routes!(routes::metrics))
         .routes(routes!(openapi_json))

@@ -96,3 +96,27 @@ pub enum BodyRefused {
     content_type = "application/problem+json"
 )]
 pub struct Unavailable(Problem);
+
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 404,
+    description = "No such webhook endpoint or delivery, or webhooks are not enabled",
+    content_type = "application/problem+json"
+)]
+pub struct NoSuchWebhook(Problem);
+
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 409,
+    description = "The request does not fit the resource's state; `detail` says why",
+    content_type = "application/problem+json"
+)]
+pub struct Conflict(Problem);
+
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 422,
+    description = "A moderation rule refused the comment; `detail` names the rule",
+    content_type = "application/problem+json"
+)]
+pub struct RefusedByRule(Problem);

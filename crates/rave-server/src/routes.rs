@@ -17,8 +17,8 @@ use crate::api::*;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{Admin, Caller, JsonBody, Writer};
 use crate::responses::{
-    AdminRefused, BadRequest, BadToken, BodyRefused, Contended, NotFound, TooManyRequests,
-    Unavailable,
+    AdminRefused, BadRequest, BadToken, BodyRefused, Contended, NotFound, RefusedByRule,
+    TooManyRequests, Unavailable,
 };
 
 /// A path segment, refused with a problem document if it is not valid UTF-8.
@@ -173,6 +173,7 @@ pub async fn list_comments(
         BadRequest,
         BadToken,
         (status = 409, description = "The Idempotency-Key was used with another request, is in use by a concurrent one, or its comment has since been deleted", body = Problem, content_type = "application/problem+json"),
+        RefusedByRule,
         BodyRefused,
         TooManyRequests,
         Unavailable,

@@ -400,6 +400,7 @@ mod tests {
                 body: "b".into(),
                 created_at: Timestamp::from_millis(0).unwrap(),
                 status,
+                held_by: None,
             },
             1,
         )

@@ -21,12 +21,14 @@ const TITLE: &str = "title";
 const BODY: &str = "body";
 const CREATED_AT: &str = "created_at";
 const STATUS: &str = "status";
+/// The moderation rule that held the comment; only while it is held.
+const HELD_BY: &str = "held_by";
 
 /// The attributes a listing page shows. Indexes project exactly these (plus
 /// keys), so a page is one query with no second read per comment, and the
 /// other indexes' keys are not copied into every index.
-pub(super) const LISTED: [&str; 9] = [
-    ID, PRODUCT_ID, AUTHOR, LANGUAGE, RATING, TITLE, BODY, CREATED_AT, STATUS,
+pub(super) const LISTED: [&str; 10] = [
+    ID, PRODUCT_ID, AUTHOR, LANGUAGE, RATING, TITLE, BODY, CREATED_AT, STATUS, HELD_BY,
 ];
 
 pub(crate) fn key(id: &str) -> Item {
@@ -120,6 +122,9 @@ pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
         AttributeValue::S(comment.created_at.to_string()),
     );
     set(STATUS, AttributeValue::s(comment.status.as_str()));
+    if let Some(rule) = &comment.held_by {
+        set(HELD_BY, AttributeValue::s(rule));
+    }
     set(VERSION, AttributeValue::N(Number::from(version)));
     item
 }
@@ -142,6 +147,10 @@ pub(crate) fn decode(item: &Item) -> Result<Comment, Malformed> {
         body: text(item, BODY)?.to_owned(),
         created_at: Timestamp::parse(text(item, CREATED_AT)?).map_err(|_| bad(CREATED_AT))?,
         status: Status::parse(text(item, STATUS)?).ok_or_else(|| bad(STATUS))?,
+        held_by: match item.get(HELD_BY) {
+            Some(value) => Some(value.as_s().ok_or_else(|| bad(HELD_BY))?.to_owned()),
+            None => None,
+        },
     })
 }
 
@@ -197,6 +206,7 @@ mod tests {
             body: "Works well.".into(),
             created_at: Timestamp::parse("2026-11-21T10:00:00.123Z").unwrap(),
             status,
+            held_by: None,
         }
     }
 

@@ -21,10 +21,11 @@ use axum::response::{IntoResponse, Response};
 use rave_comments::{DEFAULT_PAGE_SIZE, Filter, Language, ListRequest, ProductOverview};
 
 use crate::AppState;
-use crate::api::{ProductBody, PutProductBody};
+use crate::api::{LanguageFilter, PageCursor, ProductBody, ProductId, PutProductBody, StarRating};
 use crate::caching;
-use crate::error::{ApiError, ApiResult, Problem};
+use crate::error::{ApiError, ApiResult};
 use crate::extract::{Admin, JsonBody};
+use crate::responses::{AdminRefused, BadRequest, BodyRefused, Unavailable};
 use crate::routes::Segment;
 
 pub use html::View;
@@ -166,16 +167,17 @@ async fn listing(
     summary = "A product's comments as a page, for crawlers and readers without JavaScript",
     description = "Newest first, 20 a page, with the rating histogram, the average, the count, filters as a GET form and links, and \"Older comments\" as a link to a keyset URL that names the same comments for as long as they exist. Carries schema.org Product/AggregateRating/Review JSON-LD, a canonical link (filtered views point at the unfiltered listing and carry noindex), an ETag and Cache-Control.",
     params(
-        ("product_id" = String, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
-        ("language" = Option<String>, Query, description = "One language code; absent or empty = all languages"),
-        ("rating" = Option<Vec<u8>>, Query, description = "Repeatable or comma-separated; absent = all ratings"),
-        ("cursor" = Option<String>, Query, description = "From the page's \"Older comments\" link"),
+        ("product_id" = ProductId, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
+        ("language" = Option<LanguageFilter>, Query, description = "One language code; absent or empty = all languages"),
+        ("rating" = Option<Vec<StarRating>>, Query, style = Form, explode, description = "Repeatable (rating=1&rating=5; rating=1,5 works too); absent = all ratings"),
+        ("cursor" = Option<PageCursor>, Query, description = "From the page's \"Older comments\" link"),
         ("If-None-Match" = Option<String>, Header, description = "An ETag of this URL: 304 while it still holds"),
     ),
     responses(
         (status = 200, description = "The page", body = String, content_type = "text/html"),
         (status = 304, description = "Not modified since the ETag given"),
-        (status = 400, description = "A parameter or the cursor is not valid", body = Problem, content_type = "application/problem+json"),
+        BadRequest,
+        Unavailable,
     )
 )]
 pub async fn product_page(
@@ -194,16 +196,17 @@ pub async fn product_page(
     summary = "A product's listing as an HTML fragment, for server-side or edge includes",
     description = "The listing of /products/{product_id} (with its JSON-LD) without the page around it; no JavaScript needed. Its links lead to the product record's url when it has one (pass language, rating and cursor on to the include), else to /products/{product_id}.",
     params(
-        ("product_id" = String, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
-        ("language" = Option<String>, Query, description = "One language code; absent or empty = all languages"),
-        ("rating" = Option<Vec<u8>>, Query, description = "Repeatable or comma-separated; absent = all ratings"),
-        ("cursor" = Option<String>, Query, description = "From the listing's \"Older comments\" link"),
+        ("product_id" = ProductId, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
+        ("language" = Option<LanguageFilter>, Query, description = "One language code; absent or empty = all languages"),
+        ("rating" = Option<Vec<StarRating>>, Query, style = Form, explode, description = "Repeatable (rating=1&rating=5; rating=1,5 works too); absent = all ratings"),
+        ("cursor" = Option<PageCursor>, Query, description = "From the listing's \"Older comments\" link"),
         ("If-None-Match" = Option<String>, Header, description = "An ETag of this URL: 304 while it still holds"),
     ),
     responses(
         (status = 200, description = "The fragment", body = String, content_type = "text/html"),
         (status = 304, description = "Not modified since the ETag given"),
-        (status = 400, description = "A parameter or the cursor is not valid", body = Problem, content_type = "application/problem+json"),
+        BadRequest,
+        Unavailable,
     )
 )]
 pub async fn product_fragment(
@@ -227,10 +230,11 @@ pub async fn product_fragment(
     path = "/v1/products/{product_id}",
     tag = "statistics",
     summary = "A product: its name, page, image and statistics, overall and per language",
-    params(("product_id" = String, Path, description = "1-64 characters of A-Z a-z 0-9 _ -")),
+    params(("product_id" = ProductId, Path, description = "1-64 characters of A-Z a-z 0-9 _ -")),
     responses(
         (status = 200, description = "The product (the id as its name until an admin sets one)", body = ProductBody),
-        (status = 400, description = "The id is not valid", body = Problem, content_type = "application/problem+json"),
+        BadRequest,
+        Unavailable,
     )
 )]
 pub async fn get_product(
@@ -248,14 +252,15 @@ pub async fn get_product(
     tag = "admin",
     summary = "Set a product's display name, page and image (admin)",
     description = "What the product pages and their structured data name the product by.",
-    params(("product_id" = String, Path, description = "1-64 characters of A-Z a-z 0-9 _ -")),
+    params(("product_id" = ProductId, Path, description = "1-64 characters of A-Z a-z 0-9 _ -")),
     request_body = PutProductBody,
     security(("admin_token" = [])),
     responses(
         (status = 200, description = "The product", body = ProductBody),
-        (status = 400, description = "A field breaks a rule", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or wrong admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "No admin token is configured", body = Problem, content_type = "application/problem+json"),
+        BadRequest,
+        AdminRefused,
+        BodyRefused,
+        Unavailable,
     )
 )]
 pub async fn put_product(

@@ -1,0 +1,290 @@
+//! Moderation rules: checked on every public create before anything is
+//! stored, each with its own outcome — hold the comment for moderation
+//! (it is stored `pending`, naming the rule in `held_by`) or refuse it.
+//!
+//! * `too_many_links` — more links (`http://`, `https://`, `www.`) in the
+//!   title and body than allowed.
+//! * `blocked_words` — a word of a list kept in a file (one word per line,
+//!   `#` starts a comment, case-insensitive), re-read when the file changes.
+//! * `duplicate` — the same body (trimmed, case-insensitive) from the same
+//!   author within a window.
+//! * `too_fast` — typing speed: the body's characters divided by the
+//!   seconds since the same author's previous comment (a person cannot
+//!   type a new comment faster than that). An author's first comment
+//!   within the horizon is not judged.
+//!
+//! The memory of recent comments (`duplicate`, `too_fast`) is this
+//! process's: bounded, and not shared between servers.
+
+mod words;
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Mutex;
+use std::time::Duration;
+
+pub use words::WordList;
+
+use crate::model::Timestamp;
+
+/// What a rule does to a comment it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Stored `pending`, with the rule's name in `held_by`.
+    Hold,
+    /// Not stored: 422 naming the rule.
+    Refuse,
+}
+
+/// A comment's fate under the rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Hold(&'static str),
+    Refuse(&'static str),
+}
+
+pub const TOO_MANY_LINKS: &str = "too_many_links";
+pub const BLOCKED_WORDS: &str = "blocked_words";
+pub const DUPLICATE: &str = "duplicate";
+pub const TOO_FAST: &str = "too_fast";
+
+/// Most authors remembered; past it, the oldest memories are dropped.
+const MAX_REMEMBERED_AUTHORS: usize = 65_536;
+/// How long an author's last comment counts for `too_fast`.
+const TYPING_HORIZON: Duration = Duration::from_secs(600);
+
+#[derive(Debug, Default)]
+pub struct Rules {
+    pub max_links: Option<(usize, Outcome)>,
+    pub blocked_words: Option<(WordList, Outcome)>,
+    pub duplicate_window: Option<(Duration, Outcome)>,
+    /// Most characters per second since the author's previous comment.
+    pub max_typing_speed: Option<(f64, Outcome)>,
+    recent: Mutex<HashMap<String, Recent>>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Recent {
+    last_ms: i64,
+    /// Body fingerprints with the time they were posted.
+    bodies: Vec<(u64, i64)>,
+}
+
+fn links(text: &str) -> usize {
+    let lower = text.to_lowercase();
+    ["http://", "https://", "www."]
+        .iter()
+        .map(|p| lower.matches(p).count())
+        .sum::<usize>()
+        // `https://www.` is one link.
+        - lower.matches("://www.").count()
+}
+
+fn fingerprint(body: &str) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    body.trim().to_lowercase().hash(&mut hasher);
+    hasher.finish()
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+impl Rules {
+    pub fn new() -> Rules {
+        Rules::default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.max_links.is_none()
+            && self.blocked_words.is_none()
+            && self.duplicate_window.is_none()
+            && self.max_typing_speed.is_none()
+    }
+
+    /// Judges a comment `author` posts at `now`, and remembers it unless it
+    /// is refused. A refusal outranks a hold; otherwise the first rule in
+    /// the order above names the hold.
+    pub fn check(&self, author: &str, title: &str, body: &str, now: Timestamp) -> Verdict {
+        let now_ms = now.millis();
+        let mut matched: Vec<(&'static str, Outcome)> = Vec::new();
+        if let Some((max, outcome)) = self.max_links
+            && links(title) + links(body) > max
+        {
+            matched.push((TOO_MANY_LINKS, outcome));
+        }
+        if let Some((list, outcome)) = &self.blocked_words
+            && (list.matches(title) || list.matches(body))
+        {
+            matched.push((BLOCKED_WORDS, *outcome));
+        }
+        let print = fingerprint(body);
+        let mut recent = match self.recent.lock() {
+            Ok(recent) => recent,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let previous = recent.get(author).cloned().unwrap_or_default();
+        if let Some((window, outcome)) = self.duplicate_window {
+            let since = now_ms.saturating_sub(millis(window));
+            if previous
+                .bodies
+                .iter()
+                .any(|(p, t)| *p == print && *t >= since)
+            {
+                matched.push((DUPLICATE, outcome));
+            }
+        }
+        if let Some((max_speed, outcome)) = self.max_typing_speed {
+            let elapsed_ms = now_ms.saturating_sub(previous.last_ms);
+            if previous.last_ms > 0 && elapsed_ms < millis(TYPING_HORIZON) {
+                let chars = body.chars().count() as f64;
+                let seconds = (elapsed_ms.max(1) as f64) / 1000.0;
+                if chars / seconds > max_speed {
+                    matched.push((TOO_FAST, outcome));
+                }
+            }
+        }
+        let verdict = match matched.iter().find(|(_, o)| *o == Outcome::Refuse) {
+            Some((rule, _)) => Verdict::Refuse(rule),
+            None => matched
+                .first()
+                .map_or(Verdict::Pass, |(rule, _)| Verdict::Hold(rule)),
+        };
+        if !matches!(verdict, Verdict::Refuse(_)) {
+            self.remember(&mut recent, author, print, now_ms);
+        }
+        verdict
+    }
+
+    fn remember(
+        &self,
+        recent: &mut HashMap<String, Recent>,
+        author: &str,
+        print: u64,
+        now_ms: i64,
+    ) {
+        let keep_ms = self
+            .duplicate_window
+            .map_or(0, |(w, _)| millis(w))
+            .max(millis(TYPING_HORIZON));
+        if recent.len() >= MAX_REMEMBERED_AUTHORS && !recent.contains_key(author) {
+            recent.retain(|_, r| now_ms.saturating_sub(r.last_ms) < keep_ms);
+            if recent.len() >= MAX_REMEMBERED_AUTHORS {
+                // Still full of recent authors: forget them rather than grow.
+                recent.clear();
+            }
+        }
+        let entry = recent.entry(author.to_owned()).or_default();
+        entry.last_ms = now_ms;
+        entry
+            .bodies
+            .retain(|(_, t)| now_ms.saturating_sub(*t) < keep_ms);
+        entry.bodies.push((print, now_ms));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_millis(1_700_000_000_000 + seconds * 1000).unwrap()
+    }
+
+    #[test]
+    fn links_are_counted_once_each() {
+        assert_eq!(
+            links("see https://www.a.com and http://b.org or www.c.net"),
+            3
+        );
+        assert_eq!(links("no links here"), 0);
+    }
+
+    #[test]
+    fn too_many_links_holds_or_refuses_as_configured() {
+        let mut rules = Rules::new();
+        rules.max_links = Some((1, Outcome::Hold));
+        assert_eq!(
+            rules.check("a", "", "one http://x.io", at(0)),
+            Verdict::Pass
+        );
+        let two = "http://x.io http://y.io";
+        assert_eq!(
+            rules.check("b", "", two, at(0)),
+            Verdict::Hold(TOO_MANY_LINKS)
+        );
+        rules.max_links = Some((1, Outcome::Refuse));
+        assert_eq!(
+            rules.check("c", "", two, at(0)),
+            Verdict::Refuse(TOO_MANY_LINKS)
+        );
+    }
+
+    #[test]
+    fn the_same_body_from_the_same_author_within_the_window_is_a_duplicate() {
+        let mut rules = Rules::new();
+        rules.duplicate_window = Some((Duration::from_secs(60), Outcome::Refuse));
+        assert_eq!(rules.check("ann", "", "Buy now", at(0)), Verdict::Pass);
+        assert_eq!(
+            rules.check("bob", "", "Buy now", at(1)),
+            Verdict::Pass,
+            "another author"
+        );
+        assert_eq!(
+            rules.check("ann", "", " buy NOW ", at(30)),
+            Verdict::Refuse(DUPLICATE)
+        );
+        assert_eq!(
+            rules.check("ann", "", "Buy now", at(61)),
+            Verdict::Pass,
+            "after the window"
+        );
+    }
+
+    #[test]
+    fn typing_faster_than_a_person_is_too_fast() {
+        let mut rules = Rules::new();
+        rules.max_typing_speed = Some((10.0, Outcome::Hold));
+        let body = "x".repeat(100);
+        assert_eq!(
+            rules.check("ann", "", &body, at(0)),
+            Verdict::Pass,
+            "first comment"
+        );
+        assert_eq!(
+            rules.check("ann", "", &body, at(5)),
+            Verdict::Hold(TOO_FAST),
+            "20 chars/s"
+        );
+        assert_eq!(
+            rules.check("ann", "", &body, at(20)),
+            Verdict::Pass,
+            "6.7 chars/s"
+        );
+    }
+
+    #[test]
+    fn a_refusal_outranks_a_hold_and_is_not_remembered() {
+        let mut rules = Rules::new();
+        rules.max_links = Some((0, Outcome::Hold));
+        rules.duplicate_window = Some((Duration::from_secs(60), Outcome::Refuse));
+        assert_eq!(
+            rules.check("ann", "", "http://a.io", at(0)),
+            Verdict::Hold(TOO_MANY_LINKS)
+        );
+        assert_eq!(
+            rules.check("ann", "", "http://a.io", at(1)),
+            Verdict::Refuse(DUPLICATE)
+        );
+        rules.max_typing_speed = Some((0.001, Outcome::Refuse));
+        assert_eq!(rules.check("bob", "", "hi", at(0)), Verdict::Pass);
+        assert_eq!(
+            rules.check("bob", "", "hello", at(1)),
+            Verdict::Refuse(TOO_FAST)
+        );
+        // The refused comment did not count as bob's latest.
+        rules.max_typing_speed = Some((1.0, Outcome::Refuse));
+        assert_eq!(rules.check("bob", "", "hey", at(10)), Verdict::Pass);
+    }
+}

@@ -1,0 +1,315 @@
+//! The webhooks admin API through real HTTP, delivering to a receiver on
+//! loopback (the server allows private targets, as a test must); the
+//! OpenAPI document lists every webhook route.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode as AxumStatus};
+use axum::routing::post;
+use rave_comments::{Comments, Config, CursorKey, Moderation};
+use rave_engine::{Engine, EngineFeed};
+use rave_server::{AppState, ServerConfig};
+use rave_store::SharedStore;
+use rave_webhooks::{RetryPolicy, Secret, TargetPolicy, Timeouts, WebhookConfig, Webhooks};
+use reqwest::{Client, Method, StatusCode};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "webhook-admin-token";
+
+type Inbox = Arc<Mutex<Vec<(HeaderMap, String)>>>;
+
+async fn receiver() -> (String, Inbox) {
+    let inbox = Inbox::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let app = Router::new()
+        .route(
+            "/hook",
+            post(
+                |State(inbox): State<Inbox>, headers: HeaderMap, body: Bytes| async move {
+                    inbox
+                        .lock()
+                        .unwrap()
+                        .push((headers, String::from_utf8(body.to_vec()).unwrap()));
+                    AxumStatus::OK
+                },
+            ),
+        )
+        .with_state(inbox.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, inbox)
+}
+
+struct Server {
+    base: String,
+    client: Client,
+    _stop: tokio::sync::watch::Sender<bool>,
+    _dir: tempfile::TempDir,
+}
+
+async fn start() -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path()).unwrap();
+    let store = SharedStore::new(engine.clone());
+    let comments = Arc::new(Comments::new(
+        store.clone(),
+        Config {
+            table: "rave".into(),
+            cursor_key: CursorKey::new([4; 32]),
+            moderation: Moderation::Off,
+        },
+    ));
+    comments.ensure_table().await.unwrap();
+    let webhooks = Arc::new(Webhooks::new(
+        store,
+        WebhookConfig {
+            comments_table: "rave".into(),
+            targets: TargetPolicy {
+                allow_private: true,
+            },
+            retry: RetryPolicy::default(),
+        },
+    ));
+    webhooks.ensure_table().await.unwrap();
+    let feed = EngineFeed::open(engine, "rave", rave_webhooks::CONSUMER)
+        .await
+        .unwrap();
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    tokio::spawn(rave_webhooks::run(
+        webhooks.clone(),
+        feed,
+        Timeouts::default(),
+        stopped,
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let config = ServerConfig {
+        admin_token: Some(TOKEN.into()),
+        rate_limit_per_minute: 0,
+    };
+    let state = AppState::new(comments, &config).with_webhooks(webhooks);
+    tokio::spawn(rave_server::serve(listener, state, std::future::pending()));
+    Server {
+        base,
+        client: Client::new(),
+        _stop: stop,
+        _dir: dir,
+    }
+}
+
+impl Server {
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+        admin: bool,
+    ) -> (StatusCode, Value) {
+        let mut request = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        if admin {
+            request = request.bearer_auth(TOKEN);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let text = response.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+}
+
+#[tokio::test]
+async fn endpoints_are_registered_listed_delivered_to_and_removed() {
+    let server = start().await;
+    let (url, inbox) = receiver().await;
+    let (status, created) = server
+        .call(
+            Method::POST,
+            "/v1/admin/webhooks",
+            Some(json!({"url": url, "events": ["comment.created", "comment.published"]})),
+            true,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let id = created["id"].as_str().unwrap().to_owned();
+    let secret = Secret::parse(created["secret"].as_str().unwrap()).unwrap();
+
+    let (status, listed) = server
+        .call(Method::GET, "/v1/admin/webhooks", None, true)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(listed["webhooks"][0]["id"], id.as_str());
+    assert!(
+        listed["webhooks"][0].get("secret").is_none(),
+        "the secret is shown once"
+    );
+
+    let (status, comment) = server
+        .call(
+            Method::POST,
+            "/v1/products/p1/comments",
+            Some(json!({"author": "ann", "language": "en", "rating": 5, "body": "great"})),
+            false,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{comment}");
+    for _ in 0..100 {
+        if inbox.lock().unwrap().len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let received = inbox.lock().unwrap().clone();
+    let types: Vec<String> = received
+        .iter()
+        .map(|(_, body)| {
+            serde_json::from_str::<Value>(body).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(types, ["comment.created", "comment.published"]);
+    for (headers, body) in &received {
+        let header = |name: &str| headers[name].to_str().unwrap().to_owned();
+        let timestamp: i64 = header("webhook-timestamp").parse().unwrap();
+        assert_eq!(
+            header("webhook-signature"),
+            secret.sign(&header("webhook-id"), timestamp, body.as_bytes())
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(body).unwrap()["data"]["id"],
+            comment["id"]
+        );
+    }
+
+    let mut deliveries = Value::Null;
+    for _ in 0..100 {
+        let (status, body) = server
+            .call(
+                Method::GET,
+                &format!("/v1/admin/webhooks/{id}/deliveries"),
+                None,
+                true,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        deliveries = body;
+        let all_delivered = deliveries["deliveries"]
+            .as_array()
+            .is_some_and(|d| d.len() == 2 && d.iter().all(|d| d["status"] == "delivered"));
+        if all_delivered {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let first = &deliveries["deliveries"][0];
+    assert_eq!(first["status"], "delivered", "{deliveries}");
+    assert_eq!(first["attempts"], 1);
+    let (status, problem) = server
+        .call(
+            Method::POST,
+            &format!(
+                "/v1/admin/webhooks/{id}/deliveries/{}/retry",
+                first["id"].as_str().unwrap()
+            ),
+            None,
+            true,
+        )
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::CONFLICT,
+        "only a failed delivery is sent again: {problem}"
+    );
+
+    let path = format!("/v1/admin/webhooks/{id}");
+    assert_eq!(
+        server.call(Method::DELETE, &path, None, true).await.0,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        server.call(Method::DELETE, &path, None, true).await.0,
+        StatusCode::NOT_FOUND
+    );
+    let (_, listed) = server
+        .call(Method::GET, "/v1/admin/webhooks", None, true)
+        .await;
+    assert_eq!(listed["webhooks"], json!([]));
+}
+
+#[tokio::test]
+async fn bad_registrations_are_refused_with_problems() {
+    let server = start().await;
+    let cases = [
+        (
+            json!({"url": "ftp://example.com/", "events": ["comment.created"]}),
+            "http",
+        ),
+        (
+            json!({"url": "http://example.com/", "events": []}),
+            "events",
+        ),
+        (
+            json!({"url": "http://example.com/", "events": ["comment.liked"]}),
+            "events",
+        ),
+        (
+            json!({"url": "not a url", "events": ["comment.created"]}),
+            "url",
+        ),
+    ];
+    for (body, mentions) in cases {
+        let (status, problem) = server
+            .call(Method::POST, "/v1/admin/webhooks", Some(body.clone()), true)
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {problem}");
+        assert!(
+            problem["detail"].as_str().unwrap().contains(mentions),
+            "{problem}"
+        );
+    }
+    let (status, _) = server
+        .call(Method::GET, "/v1/admin/webhooks", None, false)
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, _) = server
+        .call(
+            Method::GET,
+            "/v1/admin/webhooks/nope/deliveries",
+            None,
+            true,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_openapi_document_lists_the_webhook_routes() {
+    let server = start().await;
+    let (_, document) = server.call(Method::GET, "/openapi.json", None, false).await;
+    let paths = &document["paths"];
+    for (path, method) in [
+        ("/v1/admin/webhooks", "post"),
+        ("/v1/admin/webhooks", "get"),
+        ("/v1/admin/webhooks/{id}", "delete"),
+        ("/v1/admin/webhooks/{id}/deliveries", "get"),
+        (
+            "/v1/admin/webhooks/{id}/deliveries/{delivery_id}/retry",
+            "post",
+        ),
+    ] {
+        assert!(
+            paths[path][method].is_object(),
+            "{method} {path} is documented"
+        );
+    }
+}

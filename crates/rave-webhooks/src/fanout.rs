@@ -1,0 +1,115 @@
+//! The webhooks consumer of the change stream: turns each change into
+//! deliveries, one per event and subscribed endpoint, written in the same
+//! commit that moves the consumer's stream position.
+//!
+//! It never speaks HTTP: writing deliveries is as fast as the store, so a
+//! slow or dead endpoint holds back only its own queue (see `sender`), never
+//! the stream. A crash before the commit writes nothing and the batch is
+//! read again; a batch read twice fails the position's compare-and-set and
+//! writes nothing: every event becomes exactly one delivery per endpoint.
+
+use std::time::Duration;
+
+use rave_comments::{Timestamp, comment_change};
+use rave_store::{
+    ChangeBatch, ChangeFeed, ChangeRecord, Condition, StoreError, TransactWriteAction,
+};
+use serde::Serialize;
+
+use crate::delivery::{Delivery, DeliveryStatus};
+use crate::endpoint::Endpoint;
+use crate::error::{Result, WebhookError};
+use crate::events::{Event, events_of};
+use crate::service::{Webhooks, now_ms};
+use crate::table::deliveries;
+
+/// The consumer's name on the change stream.
+pub const CONSUMER: &str = "webhooks";
+
+const MAX_RECORDS: usize = 500;
+
+/// The body every receiver gets: the Standard Webhooks payload shape.
+#[derive(Serialize)]
+struct Payload<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    timestamp: Timestamp,
+    data: &'a rave_comments::Comment,
+}
+
+fn body(event: &Event, committed_ms: u64) -> Result<String> {
+    let millis = i64::try_from(committed_ms).unwrap_or(i64::MAX);
+    let timestamp = Timestamp::from_millis(millis)
+        .map_err(|e| WebhookError::Internal(format!("a change's commit time: {e}")))?;
+    serde_json::to_string(&Payload {
+        kind: event.kind.as_str(),
+        timestamp,
+        data: &event.comment,
+    })
+    .map_err(|e| WebhookError::Internal(format!("a payload does not serialize: {e}")))
+}
+
+impl<S: rave_store::Store> Webhooks<S> {
+    fn deliveries_of(
+        &self,
+        record: &ChangeRecord,
+        endpoints: &[Endpoint],
+    ) -> Result<Vec<Delivery>> {
+        let Some(change) = comment_change(record)? else {
+            return Ok(Vec::new());
+        };
+        let now = now_ms();
+        let mut made = Vec::new();
+        for event in events_of(change) {
+            let body = body(&event, record.commit_time_ms)?;
+            for endpoint in endpoints.iter().filter(|e| e.wants(event.kind)) {
+                made.push(Delivery {
+                    endpoint_id: endpoint.id.clone(),
+                    id: self.next_id()?,
+                    event: event.kind,
+                    body: body.clone(),
+                    status: DeliveryStatus::Pending,
+                    attempts: 0,
+                    last_error: None,
+                    created_at_ms: now,
+                    next_attempt_at_ms: now,
+                    give_up_at_ms: now.saturating_add(self.config().retry.retry_for_ms()),
+                    finished_at_ms: None,
+                });
+            }
+        }
+        Ok(made)
+    }
+
+    /// Reads one batch (waiting up to `wait`), writes its deliveries and
+    /// moves past it. Returns how many deliveries it wrote.
+    pub async fn fan_out_once<F: ChangeFeed>(&self, feed: &F, wait: Duration) -> Result<usize> {
+        let Some(mut batch) = feed.next(MAX_RECORDS, wait).await? else {
+            return Ok(0);
+        };
+        let endpoints = self.endpoints().await?;
+        let mut effects = Vec::new();
+        let mut kept = 0;
+        for record in batch.records() {
+            let made = self.deliveries_of(record, &endpoints)?;
+            // A commit carries whole changes only; the rest come next time.
+            if kept > 0 && effects.len() + made.len() > feed.max_effects() {
+                break;
+            }
+            effects.extend(made.iter().map(|d| TransactWriteAction::Put {
+                table: self.table().to_owned(),
+                item: deliveries::encode(d),
+                condition: Some(Condition::not_exists("PK")),
+            }));
+            kept += 1;
+        }
+        batch.truncate(kept);
+        let written = effects.len();
+        match feed.commit(batch, effects).await {
+            Ok(()) => Ok(written),
+            // Another reader moved the position first: read again from there.
+            Err(StoreError::ConditionalCheckFailed) => Ok(0),
+            Err(e) => Err(e.into()),
+        }
+    }
+}

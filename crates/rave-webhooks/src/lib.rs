@@ -1,0 +1,36 @@
+//! rave's webhooks: the comments table's change stream delivered to
+//! registered endpoints as signed HTTP requests.
+//!
+//! * `events` — what a change of the table means: `comment.created`,
+//!   `comment.published`, `comment.flagged`, `comment.updated`,
+//!   `comment.deleted`.
+//! * `signing` — the Standard Webhooks signature and `whsec_` secrets.
+//! * `target` — safe targets: http/https only, internal addresses refused
+//!   after resolution, no redirects, timeouts.
+//! * `table` — the webhooks table's layout (endpoints, deliveries, the
+//!   sparse queue of pending deliveries).
+//! * `service` — `Webhooks`: endpoints and deliveries in that table.
+//! * `fanout` — the change-stream consumer that writes deliveries.
+//! * `sender` — one task per endpoint sending its queue in order.
+
+mod delivery;
+mod endpoint;
+mod error;
+pub mod events;
+mod fanout;
+mod sender;
+mod service;
+pub mod signing;
+mod table;
+pub mod target;
+
+pub use delivery::{Delivery, DeliveryStatus, RetryPolicy};
+pub use endpoint::{Endpoint, MAX_ENDPOINTS};
+pub use error::{Malformed, Result, WebhookError};
+pub use events::{Event, EventType, UnknownEvent, events_of};
+pub use fanout::CONSUMER;
+pub use sender::{Sender, attempt, run};
+pub use service::{MAX_LISTED_DELIVERIES, WebhookConfig, Webhooks};
+pub use signing::{Secret, SecretError};
+pub use table::table_name;
+pub use target::{TargetError, TargetPolicy, Timeouts, is_forbidden};
