@@ -4,10 +4,12 @@
 //! carries the same `webhook-id`); without `--webhook-allow-private` a
 //! loopback target is refused.
 
+mod common;
+
 use std::collections::{BTreeMap, HashSet};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,50 +18,16 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
+use common::Server;
 use serde_json::{Value, json};
 
-const RAVE: &str = env!("CARGO_BIN_EXE_rave");
 const TOKEN: &str = "webhook-test-token";
 
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
+/// `rave serve` with the admin token the tests use.
 fn serve(data: &Path, extra: &[&str]) -> Server {
-    let mut child = Command::new(RAVE)
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--rate-limit-per-minute",
-            "0",
-        ])
-        .args(["--admin-token", TOKEN, "--data"])
-        .arg(data)
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start rave serve");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("read the listening line");
-    let base = line
-        .trim()
-        .strip_prefix("rave listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_owned();
-    Server { child, base }
+    let mut args = vec!["--admin-token", TOKEN];
+    args.extend_from_slice(extra);
+    common::serve(data, &args)
 }
 
 #[derive(Debug, Clone)]

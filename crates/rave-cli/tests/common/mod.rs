@@ -1,6 +1,9 @@
 //! Running the real `rave` binary: a `rave serve` child that says where it
 //! listens, killed when dropped.
 
+// Each test binary compiles this module and uses its own subset of it.
+#![allow(dead_code)]
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
