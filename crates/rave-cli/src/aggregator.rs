@@ -2,33 +2,70 @@
 //! position and lag, stop when asked.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rave_comments::Comments;
 use rave_server::AggregatorStatus;
 use rave_store::{ChangeFeed, SharedStore};
 use tokio::sync::watch;
+use tokio::task::JoinSet;
 
 /// The consumer name of the statistics aggregator on the stream.
 pub const CONSUMER: &str = "statistics";
 
-/// Applies changes until `stop` turns true; publishes its status after every
-/// step. Errors are logged and retried after a pause: the position only
-/// moves with a successful commit, so nothing is lost.
+/// Applies changes until `stop` turns true, with as many readers as the
+/// feed can hand batches to at once (one per shard on DynamoDB Streams);
+/// publishes its status after every step. Errors are logged and retried
+/// after a pause: the position only moves with a successful commit, so
+/// nothing is lost.
 pub async fn run<F: ChangeFeed>(
     comments: Arc<Comments<SharedStore>>,
     feed: F,
     status: watch::Sender<AggregatorStatus>,
+    stop: watch::Receiver<bool>,
+) {
+    let feed = Arc::new(feed);
+    let status = Arc::new(status);
+    let applied = Arc::new(AtomicU64::new(0));
+    let mut readers = JoinSet::new();
+    for _ in 0..feed.concurrent_readers().max(1) {
+        readers.spawn(apply_until_stopped(
+            Arc::clone(&comments),
+            Arc::clone(&feed),
+            Arc::clone(&status),
+            Arc::clone(&applied),
+            stop.clone(),
+        ));
+    }
+    while let Some(finished) = readers.join_next().await {
+        if let Err(error) = finished {
+            tracing::error!(%error, "an aggregator reader ended abnormally");
+        }
+    }
+    tracing::info!(
+        applied = applied.load(Ordering::Relaxed),
+        "aggregator stopped"
+    );
+}
+
+/// One reader of the aggregator: takes batches until `stop` turns true.
+async fn apply_until_stopped<F: ChangeFeed>(
+    comments: Arc<Comments<SharedStore>>,
+    feed: Arc<F>,
+    status: Arc<watch::Sender<AggregatorStatus>>,
+    applied: Arc<AtomicU64>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let mut applied = 0u64;
     while !*stop.borrow() {
         let step = tokio::select! {
-            step = comments.aggregate_once(&feed, Duration::from_millis(500)) => step,
+            step = comments.aggregate_once(feed.as_ref(), Duration::from_millis(500)) => step,
             _ = stop.changed() => break,
         };
         match step {
-            Ok(n) => applied += n as u64,
+            Ok(n) => {
+                applied.fetch_add(n as u64, Ordering::Relaxed);
+            }
             Err(error) => {
                 tracing::error!(%error, "aggregator step failed; retrying");
                 tokio::time::sleep(Duration::from_secs(1)).await;
@@ -41,13 +78,12 @@ pub async fn run<F: ChangeFeed>(
                     latest: lag.latest,
                     lag_events: lag.events,
                     lag_ms: lag.millis,
-                    applied,
+                    applied: applied.load(Ordering::Relaxed),
                 });
             }
             Err(error) => tracing::warn!(%error, "cannot read the aggregator's lag"),
         }
     }
-    tracing::info!(applied, "aggregator stopped");
 }
 
 /// Applies every change committed so far, with a progress bar, then returns.

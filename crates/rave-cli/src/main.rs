@@ -83,6 +83,11 @@ struct DynamoArgs {
     /// The AWS region (default: from the environment or profile).
     #[arg(long, env = "RAVE_REGION")]
     region: Option<String>,
+    /// How many shards of the table's stream the aggregator reads and
+    /// applies at the same time (a busy table's stream has many).
+    #[arg(long, env = "RAVE_STREAM_READERS", default_value_t = 4,
+          value_parser = clap::value_parser!(u16).range(1..=64))]
+    stream_readers: u16,
 }
 
 #[derive(Debug, Args)]
@@ -963,7 +968,8 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
                     aggregator::CONSUMER,
                     rave_comments::aggregator_positions(),
                 )
-                .await?,
+                .await?
+                .with_concurrent_shards(args.dynamo.stream_readers.into()),
         ),
     };
     let webhooks = args
@@ -1010,7 +1016,8 @@ async fn aggregate_dynamodb(args: AggregateArgs) -> anyhow::Result<()> {
             aggregator::CONSUMER,
             rave_comments::aggregator_positions(),
         )
-        .await?;
+        .await?
+        .with_concurrent_shards(args.dynamo.stream_readers.into());
     let (status, _) = tokio::sync::watch::channel(AggregatorStatus::default());
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(aggregator::run(comments, feed, status, stopped));

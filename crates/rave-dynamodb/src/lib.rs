@@ -83,9 +83,8 @@ impl DynamoStore {
         }
     }
 
-    /// A durable consumer of `table`'s stream named `consumer`.
-    /// A consumer of `table`'s stream that keeps its position in items laid
-    /// out by `positions` (the table's owner decides their keys).
+    /// A durable consumer of `table`'s stream that keeps its position in
+    /// items laid out by `positions` (the table's owner decides their keys).
     pub async fn feed(
         &self,
         table: &str,

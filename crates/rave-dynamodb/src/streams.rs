@@ -11,6 +11,7 @@
 //! applies nothing.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use aws_sdk_dynamodbstreams::types::{AttributeValue as StreamValue, ShardIteratorType};
@@ -18,7 +19,6 @@ use rave_store::{
     AttributeValue, ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, GetItemInput, Item, Number,
     PositionLayout, Result, Store, StoreError, TransactWriteAction, TransactWriteItemsInput,
 };
-use tokio::sync::Mutex;
 
 use crate::{DynamoStore, map_error};
 
@@ -26,6 +26,12 @@ use crate::{DynamoStore, map_error};
 const SHARD_REFRESH: Duration = Duration::from_secs(10);
 
 /// A durable consumer of a table's DynamoDB stream.
+///
+/// Several readers may share one feed (see [`ChangeFeed::concurrent_readers`]):
+/// each [`ChangeFeed::next`] leases a shard no other reader holds, so the
+/// shards of a busy stream are read and applied side by side while each
+/// shard's records stay in order. The lease ends when the batch is
+/// committed or dropped.
 #[derive(Debug)]
 pub struct StreamsFeed {
     streams: aws_sdk_dynamodbstreams::Client,
@@ -35,7 +41,9 @@ pub struct StreamsFeed {
     /// How the table's owner keys and writes the position items.
     positions: Box<dyn PositionLayout>,
     stream_arn: String,
-    state: Mutex<State>,
+    readers: usize,
+    /// Never held across an await.
+    state: Arc<Mutex<State>>,
 }
 
 #[derive(Debug, Default)]
@@ -46,14 +54,53 @@ struct State {
     /// The iterator to continue each shard with, when known.
     iterators: HashMap<String, String>,
     finished: HashSet<String>,
+    /// Shards with a batch out to a reader.
+    leased: HashSet<String>,
+    /// Where the next reader starts looking, so that one busy shard does
+    /// not starve the others.
+    turn: usize,
     /// Age of the newest record applied, for the lag report.
     lag_ms: u64,
+}
+
+impl State {
+    /// Continues `shard` with `next`, or marks it finished when the stream
+    /// closed it.
+    fn continue_with(&mut self, shard: &str, next: Option<String>) {
+        match next {
+            Some(next) => {
+                self.iterators.insert(shard.to_owned(), next);
+            }
+            None => {
+                self.finished.insert(shard.to_owned());
+            }
+        }
+    }
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    // The state holds only positions to resume from; a reader that
+    // panicked mid-update leaves nothing that a re-read cannot repair.
+    state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One reader's hold on a shard, from its read to its batch's end.
+#[derive(Debug)]
+struct Lease {
+    state: Arc<Mutex<State>>,
+    shard: String,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        lock(&self.state).leased.remove(&self.shard);
+    }
 }
 
 /// Records of one shard, read after `after` (None: the shard's start).
 #[derive(Debug)]
 pub struct StreamsBatch {
-    shard: String,
+    lease: Lease,
     after: Option<String>,
     records: Vec<ChangeRecord>,
     sequences: Vec<String>,
@@ -149,8 +196,16 @@ impl StreamsFeed {
             consumer: consumer.to_owned(),
             positions,
             stream_arn,
-            state: Mutex::new(State::default()),
+            readers: 1,
+            state: Arc::default(),
         })
+    }
+
+    /// Lets `readers` readers (at least one; one unless told) take shards
+    /// at the same time.
+    pub fn with_concurrent_shards(mut self, readers: usize) -> StreamsFeed {
+        self.readers = readers.max(1);
+        self
     }
 
     async fn position(&self, shard: &str) -> Result<Option<String>> {
@@ -167,8 +222,8 @@ impl StreamsFeed {
             .transpose()
     }
 
-    async fn refresh_shards(&self, state: &mut State) -> Result<()> {
-        if state
+    async fn refresh_shards(&self) -> Result<()> {
+        if lock(&self.state)
             .refreshed
             .is_some_and(|at| at.elapsed() < SHARD_REFRESH)
         {
@@ -198,6 +253,7 @@ impl StreamsFeed {
                 None => break,
             }
         }
+        let mut state = lock(&self.state);
         state.shards = shards;
         state.refreshed = Some(Instant::now());
         Ok(())
@@ -222,22 +278,142 @@ impl StreamsFeed {
             .shard_iterator()
             .map(str::to_owned))
     }
+
+    /// Up to `limit` records of the leased shard after its durable
+    /// position; `None` (and the lease given back) when it has none new.
+    async fn read(&self, lease: Lease, limit: i32) -> Result<Option<StreamsBatch>> {
+        let shard = lease.shard.clone();
+        let after = self.position(&shard).await?;
+        let cached = lock(&self.state).iterators.get(&shard).cloned();
+        let iterator = match cached {
+            Some(iterator) => Some(iterator),
+            None => self.iterator(&shard, after.as_deref()).await?,
+        };
+        let Some(iterator) = iterator else {
+            lock(&self.state).finished.insert(shard);
+            return Ok(None);
+        };
+        let out = match self
+            .streams
+            .get_records()
+            .shard_iterator(iterator)
+            .limit(limit)
+            .send()
+            .await
+        {
+            Ok(out) => out,
+            // An iterator that expired, or that points before what the
+            // stream still keeps: start again from what it keeps. Records
+            // at or before the durable position are dropped below, so a
+            // re-read never applies anything twice.
+            Err(error)
+                if matches!(
+                    aws_sdk_dynamodbstreams::error::ProvideErrorMetadata::code(&error),
+                    Some("ExpiredIteratorException" | "TrimmedDataAccessException")
+                ) =>
+            {
+                tracing::warn!(shard, %error, "re-reading the shard from the oldest record kept");
+                lock(&self.state).iterators.remove(&shard);
+                let Some(fresh) = self.iterator(&shard, None).await? else {
+                    lock(&self.state).finished.insert(shard);
+                    return Ok(None);
+                };
+                self.streams
+                    .get_records()
+                    .shard_iterator(fresh)
+                    .limit(limit)
+                    .send()
+                    .await
+                    .map_err(map_error)?
+            }
+            Err(error) => return Err(map_error(error)),
+        };
+        let next_iterator = out.next_shard_iterator().map(str::to_owned);
+        let mut records = Vec::with_capacity(out.records().len());
+        let mut sequences = Vec::with_capacity(out.records().len());
+        for record in out.records() {
+            let Some(change) = record.dynamodb() else {
+                continue;
+            };
+            let sequence = change.sequence_number().unwrap_or_default();
+            if after
+                .as_deref()
+                .is_some_and(|after| !sequence_after(sequence, after))
+            {
+                continue;
+            }
+            records.push(ChangeRecord {
+                old_image: change.old_image().map(image).transpose()?,
+                new_image: change.new_image().map(image).transpose()?,
+                commit_time_ms: change
+                    .approximate_creation_date_time()
+                    .map_or(0, |t| t.to_millis().unwrap_or(0).max(0) as u64),
+                removed_by_ttl: crate::convert::removed_by_ttl(record),
+            });
+            sequences.push(sequence.to_owned());
+        }
+        if records.is_empty() {
+            // Nothing new, or everything read was applied before.
+            lock(&self.state).continue_with(&shard, next_iterator);
+            return Ok(None);
+        }
+        Ok(Some(StreamsBatch {
+            lease,
+            after,
+            records,
+            sequences,
+            next_iterator,
+            truncated: false,
+        }))
+    }
+}
+
+/// The shards a reader may take now: not finished, not leased, their
+/// parent (if still listed) finished. Each call starts at another one.
+fn readable_shards(state: &Mutex<State>) -> Vec<String> {
+    let mut state = lock(state);
+    let known: HashSet<&str> = state.shards.iter().map(|(id, _)| id.as_str()).collect();
+    let mut readable: Vec<String> = state
+        .shards
+        .iter()
+        .filter(|(shard, parent)| {
+            let parent_done = parent
+                .as_deref()
+                .is_none_or(|p| !known.contains(p) || state.finished.contains(p));
+            parent_done && !state.finished.contains(shard) && !state.leased.contains(shard)
+        })
+        .map(|(shard, _)| shard.clone())
+        .collect();
+    state.turn = state.turn.wrapping_add(1);
+    if !readable.is_empty() {
+        let start = state.turn % readable.len();
+        readable.rotate_left(start);
+    }
+    readable
+}
+
+/// Takes `shard` for one reader, unless another holds it or it finished
+/// since it was listed.
+fn lease(state: &Arc<Mutex<State>>, shard: String) -> Option<Lease> {
+    let mut guard = lock(state);
+    if guard.finished.contains(&shard) || !guard.leased.insert(shard.clone()) {
+        return None;
+    }
+    Some(Lease {
+        state: Arc::clone(state),
+        shard,
+    })
 }
 
 /// Moves a shard's iterator past an applied batch.
 fn advance(state: &mut State, batch: &StreamsBatch) {
+    let shard = &batch.lease.shard;
     // A whole batch continues with the iterator GetRecords returned; a
     // truncated one resumes from its position (read again from the table).
-    match (&batch.next_iterator, batch.truncated) {
-        (Some(next), false) => {
-            state.iterators.insert(batch.shard.clone(), next.clone());
-        }
-        (None, false) => {
-            state.finished.insert(batch.shard.clone());
-        }
-        (_, true) => {
-            state.iterators.remove(&batch.shard);
-        }
+    if batch.truncated {
+        state.iterators.remove(shard);
+    } else {
+        state.continue_with(shard, batch.next_iterator.clone());
     }
     if let Some(newest) = batch.records.last() {
         state.lag_ms = now_ms().saturating_sub(newest.commit_time_ms);
@@ -248,119 +424,16 @@ impl ChangeFeed for StreamsFeed {
     type Batch = StreamsBatch;
 
     async fn next(&self, max_records: usize, wait: Duration) -> Result<Option<StreamsBatch>> {
-        let mut state = self.state.lock().await;
-        self.refresh_shards(&mut state).await?;
-        let known: HashSet<String> = state.shards.iter().map(|(id, _)| id.clone()).collect();
-        let shards = state.shards.clone();
-        for (shard, parent) in shards {
-            // Parents first: a child waits until its parent (if still listed) is done.
-            let parent_done = parent
-                .as_ref()
-                .is_none_or(|p| !known.contains(p) || state.finished.contains(p));
-            if state.finished.contains(&shard) || !parent_done {
-                continue;
-            }
-            let after = self.position(&shard).await?;
-            let iterator = match state.iterators.get(&shard) {
-                Some(iterator) => Some(iterator.clone()),
-                None => self.iterator(&shard, after.as_deref()).await?,
-            };
-            let Some(iterator) = iterator else {
-                state.finished.insert(shard);
+        self.refresh_shards().await?;
+        let limit = i32::try_from(max_records).unwrap_or(1000).clamp(1, 1000);
+        for shard in readable_shards(&self.state) {
+            let Some(lease) = lease(&self.state, shard) else {
                 continue;
             };
-            let limit = i32::try_from(max_records).unwrap_or(1000).clamp(1, 1000);
-            let out = match self
-                .streams
-                .get_records()
-                .shard_iterator(iterator)
-                .limit(limit)
-                .send()
-                .await
-            {
-                Ok(out) => out,
-                // An iterator that expired, or that points before what the
-                // stream still keeps: start again from what it keeps. Records
-                // at or before the durable position are dropped below, so a
-                // re-read never applies anything twice.
-                Err(error)
-                    if matches!(
-                        aws_sdk_dynamodbstreams::error::ProvideErrorMetadata::code(&error),
-                        Some("ExpiredIteratorException" | "TrimmedDataAccessException")
-                    ) =>
-                {
-                    tracing::warn!(shard, %error, "re-reading the shard from the oldest record kept");
-                    state.iterators.remove(&shard);
-                    let Some(fresh) = self.iterator(&shard, None).await? else {
-                        state.finished.insert(shard);
-                        continue;
-                    };
-                    self.streams
-                        .get_records()
-                        .shard_iterator(fresh)
-                        .limit(limit)
-                        .send()
-                        .await
-                        .map_err(map_error)?
-                }
-                Err(error) => return Err(map_error(error)),
-            };
-            let next_iterator = out.next_shard_iterator().map(str::to_owned);
-            if out.records().is_empty() {
-                match &next_iterator {
-                    Some(next) => {
-                        state.iterators.insert(shard, next.clone());
-                    }
-                    None => {
-                        state.finished.insert(shard);
-                    }
-                }
-                continue;
+            if let Some(batch) = self.read(lease, limit).await? {
+                return Ok(Some(batch));
             }
-            let mut records = Vec::with_capacity(out.records().len());
-            let mut sequences = Vec::with_capacity(out.records().len());
-            for record in out.records() {
-                let Some(change) = record.dynamodb() else {
-                    continue;
-                };
-                let sequence = change.sequence_number().unwrap_or_default();
-                if after
-                    .as_deref()
-                    .is_some_and(|after| !sequence_after(sequence, after))
-                {
-                    continue;
-                }
-                records.push(ChangeRecord {
-                    old_image: change.old_image().map(image).transpose()?,
-                    new_image: change.new_image().map(image).transpose()?,
-                    commit_time_ms: change
-                        .approximate_creation_date_time()
-                        .map_or(0, |t| t.to_millis().unwrap_or(0).max(0) as u64),
-                    removed_by_ttl: crate::convert::removed_by_ttl(record),
-                });
-                sequences.push(sequence.to_owned());
-            }
-            if records.is_empty() {
-                // Everything read was applied before.
-                match next_iterator {
-                    Some(next) => state.iterators.insert(shard, next),
-                    None => {
-                        state.finished.insert(shard);
-                        continue;
-                    }
-                };
-                continue;
-            }
-            return Ok(Some(StreamsBatch {
-                shard,
-                after,
-                records,
-                sequences,
-                next_iterator,
-                truncated: false,
-            }));
         }
-        drop(state);
         tokio::time::sleep(wait).await;
         Ok(None)
     }
@@ -379,13 +452,12 @@ impl ChangeFeed for StreamsFeed {
             // writing the position would put yet another record on the
             // stream. After a restart they are read again and still change
             // nothing; every batch with effects moves the durable position.
-            let mut state = self.state.lock().await;
-            advance(&mut state, &batch);
+            advance(&mut lock(&self.state), &batch);
             return Ok(());
         }
         effects.push(TransactWriteAction::Update {
             table: self.table.clone(),
-            key: self.positions.key(&self.consumer, &batch.shard),
+            key: self.positions.key(&self.consumer, &batch.lease.shard),
             update: self.positions.store(&last),
             condition: Some(self.positions.holds(batch.after.as_deref())),
         });
@@ -393,7 +465,7 @@ impl ChangeFeed for StreamsFeed {
             .store
             .transact_write_items(TransactWriteItemsInput { actions: effects })
             .await;
-        let mut state = self.state.lock().await;
+        let mut state = lock(&self.state);
         match outcome {
             Ok(_) => {
                 advance(&mut state, &batch);
@@ -402,25 +474,90 @@ impl ChangeFeed for StreamsFeed {
             Err(StoreError::TransactionCanceled(_) | StoreError::ConditionalCheckFailed) => {
                 // Applied already (by us before a restart, or by another
                 // consumer): read the position again next time.
-                state.iterators.remove(&batch.shard);
+                state.iterators.remove(&batch.lease.shard);
                 Err(StoreError::ConditionalCheckFailed)
             }
             Err(e) => {
-                state.iterators.remove(&batch.shard);
+                state.iterators.remove(&batch.lease.shard);
                 Err(e)
             }
         }
+        // `state` is released before `batch` (and its lease) drops: locals
+        // drop before parameters.
     }
 
     /// DynamoDB Streams does not say how many records are pending, so only
     /// the age of the newest applied record is reported.
     async fn lag(&self) -> Result<FeedLag> {
-        let state = self.state.lock().await;
         Ok(FeedLag {
             position: 0,
             latest: 0,
             events: 0,
-            millis: state.lag_ms,
+            millis: lock(&self.state).lag_ms,
         })
+    }
+
+    fn concurrent_readers(&self) -> usize {
+        self.readers
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stream(shards: &[(&str, Option<&str>)]) -> Arc<Mutex<State>> {
+        Arc::new(Mutex::new(State {
+            shards: shards
+                .iter()
+                .map(|(id, parent)| ((*id).to_owned(), parent.map(str::to_owned)))
+                .collect(),
+            ..State::default()
+        }))
+    }
+
+    #[test]
+    fn each_shard_goes_to_one_reader_until_its_lease_ends() {
+        let state = stream(&[("a", None), ("b", None), ("c", None)]);
+        let first = lease(&state, "a".into()).expect("a is free");
+        assert!(lease(&state, "a".into()).is_none(), "a is taken");
+        let mut readable = readable_shards(&state);
+        readable.sort();
+        assert_eq!(readable, ["b", "c"]);
+        drop(first);
+        assert_eq!(readable_shards(&state).len(), 3, "a is free again");
+    }
+
+    #[test]
+    fn a_child_shard_waits_for_its_parent() {
+        let state = stream(&[
+            ("parent", None),
+            ("child", Some("parent")),
+            ("orphan", Some("gone")),
+        ]);
+        let mut readable = readable_shards(&state);
+        readable.sort();
+        assert_eq!(
+            readable,
+            ["orphan", "parent"],
+            "a parent no longer listed counts as done"
+        );
+        lock(&state).finished.insert("parent".into());
+        assert!(
+            lease(&state, "parent".into()).is_none(),
+            "finished shards are not leased"
+        );
+        assert!(readable_shards(&state).contains(&"child".to_owned()));
+    }
+
+    #[test]
+    fn readers_start_at_a_different_shard_each_time() {
+        let state = stream(&[("a", None), ("b", None), ("c", None)]);
+        let firsts: HashSet<String> = (0..3).map(|_| readable_shards(&state)[0].clone()).collect();
+        assert_eq!(
+            firsts.len(),
+            3,
+            "a busy first shard does not starve the rest"
+        );
     }
 }

@@ -229,3 +229,110 @@ async fn read_batch(feed: &rave_dynamodb::StreamsFeed) -> rave_dynamodb::Streams
         }
     }
 }
+
+#[tokio::test]
+async fn a_shard_is_read_by_one_reader_at_a_time() {
+    use rave_store::{ChangeBatch, ChangeFeed};
+    let store = DynamoStore::local(&endpoint());
+    let table = format!("lease-{}", std::process::id());
+    let comments = Comments::new(
+        store.clone(),
+        Config {
+            table: table.clone(),
+            cursor_key: CursorKey::new([2; 32]),
+            moderation: Moderation::Off,
+        },
+    );
+    comments.ensure_table().await.unwrap();
+    comments
+        .create("p", comment("en", 5, "ann"), None)
+        .await
+        .unwrap();
+    let feed = store
+        .feed(&table, "c", rave_comments::aggregator_positions())
+        .await
+        .unwrap()
+        .with_concurrent_shards(4);
+    assert_eq!(feed.concurrent_readers(), 4);
+    let held = read_batch(&feed).await;
+    assert!(
+        feed.next(100, Duration::from_millis(50))
+            .await
+            .unwrap()
+            .is_none(),
+        "the shard with the records is leased to the first reader"
+    );
+    let records = held.records().len();
+    drop(held);
+    let again = read_batch(&feed).await;
+    assert_eq!(
+        again.records().len(),
+        records,
+        "a batch dropped uncommitted ends its lease and is read again"
+    );
+}
+
+#[tokio::test]
+async fn concurrent_readers_of_one_feed_keep_the_statistics_exact() {
+    use std::sync::Arc;
+    let store = DynamoStore::local(&endpoint());
+    let table = format!("readers-{}", std::process::id());
+    let comments = Arc::new(Comments::new(
+        store.clone(),
+        Config {
+            table: table.clone(),
+            cursor_key: CursorKey::new([2; 32]),
+            moderation: Moderation::Off,
+        },
+    ));
+    comments.ensure_table().await.unwrap();
+    for i in 0..24 {
+        let product = format!("p{}", i % 4);
+        comments
+            .create(
+                &product,
+                comment("en", 1 + i % 5, &format!("a{}", i % 3)),
+                None,
+            )
+            .await
+            .unwrap();
+    }
+    let feed = Arc::new(
+        store
+            .feed(&table, "statistics", rave_comments::aggregator_positions())
+            .await
+            .unwrap()
+            .with_concurrent_shards(4),
+    );
+    let started = Instant::now();
+    while comments.global_stats().await.unwrap().comments_total < 24 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "did not converge"
+        );
+        let readers: Vec<_> = (0..4)
+            .map(|_| {
+                let (comments, feed) = (Arc::clone(&comments), Arc::clone(&feed));
+                tokio::spawn(async move {
+                    comments
+                        .aggregate_once(feed.as_ref(), Duration::from_millis(50))
+                        .await
+                })
+            })
+            .collect();
+        for reader in readers {
+            reader.await.unwrap().unwrap();
+        }
+    }
+    for product in 0..4 {
+        let counts = comments
+            .product_stats(&format!("p{product}"), None)
+            .await
+            .unwrap()
+            .counts
+            .0;
+        assert_eq!(counts.iter().sum::<u64>(), 6, "p{product}: {counts:?}");
+    }
+    let global = comments.global_stats().await.unwrap();
+    assert_eq!((global.comments_total, global.authors_total), (24, 3));
+}

@@ -72,6 +72,13 @@ pub trait ChangeFeed: Send + Sync + 'static {
     fn max_effects(&self) -> usize {
         MAX_EFFECTS_PER_COMMIT
     }
+
+    /// How many readers may call [`ChangeFeed::next`] and commit at the same
+    /// time without taking the same records: a feed of independent shards
+    /// hands each reader a shard of its own. One ordered log has one reader.
+    fn concurrent_readers(&self) -> usize {
+        1
+    }
 }
 
 /// Most actions a DynamoDB transaction may carry besides the position itself.
