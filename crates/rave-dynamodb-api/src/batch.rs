@@ -1,11 +1,11 @@
 //! BatchGetItem and BatchWriteItem.
 
-use rave_store::{BatchGetItemInput, BatchWriteItemInput, Store, TableKeys, WriteRequest};
+use rave_store::{BatchGetItemInput, BatchWriteItemInput, Store, TableKeys, WriteRequest, project};
 use serde_json::{Map, Value, json};
 
 use crate::DynamoApi;
 use crate::error::ApiError;
-use crate::expressions::{project, read_expressions};
+use crate::expressions::read_expressions;
 use crate::request::{Members, missing};
 use crate::wire::{item_from_json, item_to_json};
 

@@ -1,11 +1,10 @@
-//! Expression strings of a request: its placeholder maps, the parser over
-//! them, and projections, which the engine leaves to its callers.
+//! Expression strings of a request: its placeholder maps and the parser
+//! over them (projections are applied with `rave_store::project`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use rave_store::{
-    AttributeValue, Condition, ExpressionError, ExpressionParser, Item, KeyCondition, Path,
-    PathElement,
+    AttributeValue, Condition, ExpressionError, ExpressionParser, KeyCondition, Path,
 };
 use serde_json::Value;
 
@@ -152,112 +151,5 @@ pub fn refuse_old_values_on_failure(members: Members<'_>) -> Result<(), ApiError
             "ReturnValuesOnConditionCheckFailure ALL_OLD",
         )),
         _ => Ok(()),
-    }
-}
-
-/// Only the attributes `paths` name, nested where the paths are: a path
-/// into a list keeps the elements it names, in their order, without gaps
-/// (as DynamoDB projects).
-pub fn project(item: &Item, paths: &[Path]) -> Item {
-    let mut root: BTreeMap<String, Node> = BTreeMap::new();
-    for path in paths {
-        let (Some(value), Some((PathElement::Attr(top), rest))) =
-            (path.resolve(item), path.0.split_first())
-        else {
-            continue;
-        };
-        let node = root.entry(top.clone()).or_insert(Node::Empty);
-        node.place(rest, value);
-    }
-    root.into_iter()
-        .filter_map(|(name, node)| node.into_value().map(|value| (name, value)))
-        .collect()
-}
-
-/// The projected part of one value.
-#[derive(Debug)]
-enum Node {
-    Empty,
-    Whole(AttributeValue),
-    Map(BTreeMap<String, Node>),
-    List(BTreeMap<usize, Node>),
-}
-
-impl Node {
-    fn place(&mut self, path: &[PathElement], value: &AttributeValue) {
-        let Some((first, rest)) = path.split_first() else {
-            *self = Node::Whole(value.clone());
-            return;
-        };
-        if matches!(self, Node::Empty) {
-            *self = match first {
-                PathElement::Attr(_) => Node::Map(BTreeMap::new()),
-                PathElement::Index(_) => Node::List(BTreeMap::new()),
-            };
-        }
-        let child = match (self, first) {
-            (Node::Map(children), PathElement::Attr(key)) => {
-                children.entry(key.clone()).or_insert(Node::Empty)
-            }
-            (Node::List(children), PathElement::Index(index)) => {
-                children.entry(*index).or_insert(Node::Empty)
-            }
-            // Already whole, or a shape the item does not have.
-            _ => return,
-        };
-        child.place(rest, value);
-    }
-
-    fn into_value(self) -> Option<AttributeValue> {
-        match self {
-            Node::Empty => None,
-            Node::Whole(value) => Some(value),
-            Node::Map(children) => Some(AttributeValue::M(
-                children
-                    .into_iter()
-                    .filter_map(|(key, node)| node.into_value().map(|value| (key, value)))
-                    .collect(),
-            )),
-            Node::List(children) => Some(AttributeValue::L(
-                children
-                    .into_values()
-                    .filter_map(Node::into_value)
-                    .collect(),
-            )),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use rave_store::item;
-
-    use super::*;
-
-    #[test]
-    fn projections_keep_the_named_parts_only() {
-        let item = item! {
-            "a" => "x",
-            "b" => 1i64,
-            "m" => AttributeValue::M(item! {"k" => "v", "other" => "w"}),
-            "l" => AttributeValue::L(vec!["zero".into(), "one".into(), "two".into()]),
-        };
-        let paths = [
-            Path::attr("a"),
-            Path::attr("m").key("k"),
-            Path::attr("l").index(2),
-            Path::attr("l").index(0),
-            Path::attr("missing"),
-            Path::attr("l").index(9),
-        ];
-        assert_eq!(
-            project(&item, &paths),
-            item! {
-                "a" => "x",
-                "m" => AttributeValue::M(item! {"k" => "v"}),
-                "l" => AttributeValue::L(vec!["zero".into(), "two".into()]),
-            }
-        );
-        assert_eq!(project(&item, &[Path::attr("nothing")]), Item::new());
     }
 }

@@ -2,13 +2,13 @@
 
 use rave_store::{
     DeleteItemInput, GetItemInput, Path, PutItemInput, ReturnValues, Store, UpdateItemInput,
-    WriteOutput,
+    WriteOutput, project,
 };
 use serde_json::{Value, json};
 
 use crate::DynamoApi;
 use crate::error::ApiError;
-use crate::expressions::{Placeholders, project, read_expressions, write_condition};
+use crate::expressions::{Placeholders, read_expressions, write_condition};
 use crate::request::{CapacityDetail, Members};
 use crate::wire::item_to_json;
 

@@ -1,12 +1,14 @@
 //! Query and Scan: pages of items, filtered and projected after reading
-//! (what a filter drops is still read and charged, as in DynamoDB).
+//! (what a filter drops is still read and charged, as in DynamoDB). The
+//! engine checks `Select` against the projection and the index and shapes
+//! the items.
 
-use rave_store::{Page, Path, QueryInput, ScanInput, Segment, Store};
+use rave_store::{Page, QueryInput, ScanInput, Segment, Select, Store};
 use serde_json::{Value, json};
 
 use crate::DynamoApi;
 use crate::error::ApiError;
-use crate::expressions::{ReadExpressions, project, read_expressions};
+use crate::expressions::read_expressions;
 use crate::request::{CapacityDetail, Members};
 use crate::wire::item_to_json;
 
@@ -14,7 +16,7 @@ pub async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError
     let detail = body.capacity_detail()?;
     let table = body.table_name()?;
     let expressions = read_expressions(body)?;
-    let select = select(body, &expressions)?;
+    let select = select(body)?;
     let key_condition = expressions.key_condition.ok_or_else(|| {
         ApiError::validation(
             "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
@@ -29,13 +31,10 @@ pub async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError
     };
     input.exclusive_start_key = body.item("ExclusiveStartKey")?;
     input.consistent_read = body.bool("ConsistentRead")?;
+    input.select = select;
+    input.projection = expressions.projection;
     let page = api.engine.query(input).await?;
-    Ok(page_response(
-        &page,
-        select,
-        expressions.projection.as_deref(),
-        detail,
-    ))
+    Ok(page_response(&page, select, detail))
 }
 
 pub async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
@@ -47,30 +46,20 @@ pub async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError>
             "KeyConditionExpression is a Query parameter, not a Scan one",
         ));
     }
-    let select = select(body, &expressions)?;
+    let select = select(body)?;
     input.index = body.string("IndexName")?.map(str::to_owned);
     input.filter = expressions.filter;
     input.limit = limit(body)?;
     input.exclusive_start_key = body.item("ExclusiveStartKey")?;
     input.segment = segment(body)?;
     input.consistent_read = body.bool("ConsistentRead")?;
+    input.select = select;
+    input.projection = expressions.projection;
     let page = api.engine.scan(input).await?;
-    Ok(page_response(
-        &page,
-        select,
-        expressions.projection.as_deref(),
-        detail,
-    ))
+    Ok(page_response(&page, select, detail))
 }
 
-/// What a page returns of its items.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Select {
-    Items,
-    Count,
-}
-
-fn select(body: Members<'_>, expressions: &ReadExpressions) -> Result<Select, ApiError> {
+fn select(body: Members<'_>) -> Result<Option<Select>, ApiError> {
     let choice = body.choice(
         "Select",
         &[
@@ -80,13 +69,12 @@ fn select(body: Members<'_>, expressions: &ReadExpressions) -> Result<Select, Ap
             "COUNT",
         ],
     )?;
-    match (choice, expressions.projection.is_some()) {
-        (Some("COUNT"), false) => Ok(Select::Count),
-        (Some("SPECIFIC_ATTRIBUTES") | None, _) | (Some(_), false) => Ok(Select::Items),
-        (Some(other), true) => Err(ApiError::validation(format!(
-            "Cannot specify the AttributesToGet or ProjectionExpression when choosing to get {other}"
-        ))),
-    }
+    Ok(choice.map(|choice| match choice {
+        "ALL_ATTRIBUTES" => Select::AllAttributes,
+        "ALL_PROJECTED_ATTRIBUTES" => Select::AllProjectedAttributes,
+        "SPECIFIC_ATTRIBUTES" => Select::SpecificAttributes,
+        _ => Select::Count,
+    }))
 }
 
 fn limit(body: Members<'_>) -> Result<Option<usize>, ApiError> {
@@ -98,25 +86,13 @@ fn limit(body: Members<'_>) -> Result<Option<usize>, ApiError> {
     }
 }
 
-fn page_response(
-    page: &Page,
-    select: Select,
-    projection: Option<&[Path]>,
-    detail: CapacityDetail,
-) -> Value {
+fn page_response(page: &Page, select: Option<Select>, detail: CapacityDetail) -> Value {
     let mut response = json!({
-        "Count": page.items.len(),
+        "Count": page.count,
         "ScannedCount": page.scanned_count,
     });
-    if select == Select::Items {
-        response["Items"] = page
-            .items
-            .iter()
-            .map(|item| match projection {
-                Some(paths) => item_to_json(&project(item, paths)),
-                None => item_to_json(item),
-            })
-            .collect();
+    if select != Some(Select::Count) {
+        response["Items"] = page.items.iter().map(item_to_json).collect();
     }
     if let Some(key) = &page.last_evaluated_key {
         response["LastEvaluatedKey"] = item_to_json(key);

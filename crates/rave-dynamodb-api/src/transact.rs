@@ -4,12 +4,13 @@
 
 use rave_store::{
     BatchGetItemInput, Item, Store, TableKeys, TransactWriteAction, TransactWriteItemsInput,
+    project,
 };
 use serde_json::{Value, json};
 
 use crate::DynamoApi;
 use crate::error::ApiError;
-use crate::expressions::{Placeholders, project, read_expressions, refuse_old_values_on_failure};
+use crate::expressions::{Placeholders, read_expressions, refuse_old_values_on_failure};
 use crate::idempotency::{Claim, fingerprint};
 use crate::request::{Members, missing};
 use crate::wire::item_to_json;
