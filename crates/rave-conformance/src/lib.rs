@@ -1150,8 +1150,34 @@ pub const CASES: &[&str] = &[
 /// as ignored tests carrying the reason (where the backend itself departs
 /// from DynamoDB's documented behaviour), and a generated test checks that
 /// every case of [`CASES`] is either run or skipped with a reason.
+/// `conformance_tests!(setup; every_case)` runs them all.
 #[macro_export]
 macro_rules! conformance_tests {
+    // A backend that follows DynamoDB's documented behaviour in every case.
+    ($setup:path; every_case) => {
+        $crate::conformance_tests!($setup; run: [
+            put_get_update_delete_round_trip,
+            update_creates_missing_items_and_refuses_key_changes,
+            update_that_only_removes_creates_nothing,
+            conditions_guard_writes,
+            indexes_are_sparse_and_follow_changes,
+            projections_copy_what_they_promise,
+            numeric_sort_keys_order_numerically,
+            pagination_with_limits_and_start_keys,
+            filters_apply_after_limit_and_are_still_charged,
+            query_filters_refuse_key_attributes,
+            projections_and_select_shape_what_reads_return,
+            updates_return_only_the_updated_attributes,
+            exclusive_start_keys_must_fit_the_read,
+            parallel_scan_segments_partition_the_table,
+            batch_operations,
+            transactions_are_all_or_nothing,
+            transactions_refuse_two_actions_on_one_item,
+            validation_rejects_bad_keys_and_items,
+            capacity_follows_dynamodb_rules,
+            expired_items_are_still_read_until_deleted,
+        ]; skip: []);
+    };
     ($setup:path; run: [$($case:ident),* $(,)?]; skip: [$($skipped:ident = $why:literal),* $(,)?]) => {
         $(
             #[tokio::test]

@@ -49,29 +49,7 @@ async fn setup(case: &str) -> (DynamoStore, String, RaveEndpoint) {
     (store, case.to_owned(), endpoint)
 }
 
-rave_conformance::conformance_tests!(setup; run: [
-    put_get_update_delete_round_trip,
-    update_creates_missing_items_and_refuses_key_changes,
-    update_that_only_removes_creates_nothing,
-    conditions_guard_writes,
-    indexes_are_sparse_and_follow_changes,
-    projections_copy_what_they_promise,
-    numeric_sort_keys_order_numerically,
-    pagination_with_limits_and_start_keys,
-    filters_apply_after_limit_and_are_still_charged,
-    query_filters_refuse_key_attributes,
-    projections_and_select_shape_what_reads_return,
-    updates_return_only_the_updated_attributes,
-    exclusive_start_keys_must_fit_the_read,
-    parallel_scan_segments_partition_the_table,
-    batch_operations,
-    transactions_are_all_or_nothing,
-    transactions_refuse_two_actions_on_one_item,
-    capacity_follows_dynamodb_rules,
-    validation_rejects_bad_keys_and_items,
-    expired_items_are_still_read_until_deleted,
-];
-skip: []);
+rave_conformance::conformance_tests!(setup; every_case);
 
 fn comments(store: DynamoStore, moderation: Moderation) -> Comments<DynamoStore> {
     Comments::new(

@@ -15,6 +15,22 @@ fn endpoint() -> String {
     })
 }
 
+/// A store on DynamoDB Local and a fresh comments table named after `prefix`.
+async fn fresh(prefix: &str) -> (DynamoStore, String, Comments<DynamoStore>) {
+    let store = DynamoStore::local(&endpoint());
+    let table = format!("{prefix}-{}", std::process::id());
+    let comments = Comments::new(
+        store.clone(),
+        Config {
+            table: table.clone(),
+            cursor_key: CursorKey::new([2; 32]),
+            moderation: Moderation::Off,
+        },
+    );
+    comments.ensure_table().await.unwrap();
+    (store, table, comments)
+}
+
 fn comment(language: &str, rating: i64, author: &str) -> NewComment {
     NewComment {
         author: author.into(),
@@ -28,17 +44,7 @@ fn comment(language: &str, rating: i64, author: &str) -> NewComment {
 
 #[tokio::test]
 async fn statistics_from_dynamodb_streams_are_exact_despite_a_duplicate_consumer() {
-    let store = DynamoStore::local(&endpoint());
-    let table = format!("streams-{}", std::process::id());
-    let comments = Comments::new(
-        store.clone(),
-        Config {
-            table: table.clone(),
-            cursor_key: CursorKey::new([2; 32]),
-            moderation: Moderation::Off,
-        },
-    );
-    comments.ensure_table().await.unwrap();
+    let (store, table, comments) = fresh("streams").await;
     let mut ids = Vec::new();
     for (product, language, rating, author) in [
         ("a", "en", 5, "ann"),
@@ -157,17 +163,7 @@ async fn a_batch_read_twice_is_applied_once() {
     use rave_store::{
         ChangeBatch, ChangeFeed, GetItemInput, Store, StoreError, TransactWriteAction, item,
     };
-    let store = DynamoStore::local(&endpoint());
-    let table = format!("twice-{}", std::process::id());
-    let comments = Comments::new(
-        store.clone(),
-        Config {
-            table: table.clone(),
-            cursor_key: CursorKey::new([2; 32]),
-            moderation: Moderation::Off,
-        },
-    );
-    comments.ensure_table().await.unwrap();
+    let (store, table, comments) = fresh("twice").await;
     comments
         .create("p", comment("en", 5, "ann"), None)
         .await
@@ -233,17 +229,7 @@ async fn read_batch(feed: &rave_dynamodb::StreamsFeed) -> rave_dynamodb::Streams
 #[tokio::test]
 async fn a_shard_is_read_by_one_reader_at_a_time() {
     use rave_store::{ChangeBatch, ChangeFeed};
-    let store = DynamoStore::local(&endpoint());
-    let table = format!("lease-{}", std::process::id());
-    let comments = Comments::new(
-        store.clone(),
-        Config {
-            table: table.clone(),
-            cursor_key: CursorKey::new([2; 32]),
-            moderation: Moderation::Off,
-        },
-    );
-    comments.ensure_table().await.unwrap();
+    let (store, table, comments) = fresh("lease").await;
     comments
         .create("p", comment("en", 5, "ann"), None)
         .await
@@ -275,17 +261,8 @@ async fn a_shard_is_read_by_one_reader_at_a_time() {
 #[tokio::test]
 async fn concurrent_readers_of_one_feed_keep_the_statistics_exact() {
     use std::sync::Arc;
-    let store = DynamoStore::local(&endpoint());
-    let table = format!("readers-{}", std::process::id());
-    let comments = Arc::new(Comments::new(
-        store.clone(),
-        Config {
-            table: table.clone(),
-            cursor_key: CursorKey::new([2; 32]),
-            moderation: Moderation::Off,
-        },
-    ));
-    comments.ensure_table().await.unwrap();
+    let (store, table, comments) = fresh("readers").await;
+    let comments = Arc::new(comments);
     for i in 0..24 {
         let product = format!("p{}", i % 4);
         comments
