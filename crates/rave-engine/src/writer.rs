@@ -68,6 +68,11 @@ pub(crate) enum WriteOp {
         table: String,
         change: IndexChange,
     },
+    /// Turns the table's change stream on or off.
+    UpdateStream {
+        table: String,
+        enabled: bool,
+    },
     /// The sweeper's deletion of items it found expired by `attribute`.
     Expire {
         table: String,
@@ -84,6 +89,7 @@ impl WriteOp {
                 | WriteOp::DeleteTable(_)
                 | WriteOp::UpdateTimeToLive { .. }
                 | WriteOp::UpdateTable { .. }
+                | WriteOp::UpdateStream { .. }
         )
     }
 }
@@ -353,7 +359,8 @@ impl Writer {
             WriteOp::CreateTable(_)
             | WriteOp::DeleteTable(_)
             | WriteOp::UpdateTimeToLive { .. }
-            | WriteOp::UpdateTable { .. } => Err(Failure::Request(StoreError::Internal(
+            | WriteOp::UpdateTable { .. }
+            | WriteOp::UpdateStream { .. } => Err(Failure::Request(StoreError::Internal(
                 "catalog change inside a group".into(),
             ))),
         }
@@ -724,6 +731,30 @@ impl Writer {
                 let next = change_indexes(&txn, &state, change)?;
                 txn.commit().map_err(storage)?;
                 self.catalog.insert(next)
+            }
+            WriteOp::UpdateStream { table, enabled } => {
+                let state = self.catalog.get(table)?;
+                match (state.definition.stream_enabled, enabled) {
+                    (true, true) => {
+                        return Err(StoreError::validation(format!(
+                            "Table already has an enabled stream: TableName: {table}"
+                        )));
+                    }
+                    (false, false) => {
+                        return Err(StoreError::validation(format!(
+                            "Table has no stream to disable: TableName: {table}"
+                        )));
+                    }
+                    _ => {}
+                }
+                let mut definition = state.definition.clone();
+                definition.stream_enabled = *enabled;
+                txn.open_table(CATALOG)
+                    .map_err(storage)?
+                    .insert(table.as_str(), encode(&definition)?.as_slice())
+                    .map_err(storage)?;
+                txn.commit().map_err(storage)?;
+                self.catalog.insert(state.successor(definition, None))
             }
             _ => Err(StoreError::Internal("not a catalog change".into())),
         }
