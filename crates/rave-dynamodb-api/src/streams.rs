@@ -158,9 +158,7 @@ pub async fn get_shard_iterator(api: &DynamoApi, body: Members<'_>) -> Result<Va
         ("AT_SEQUENCE_NUMBER", Some(number)) => parse_sequence(number)?
             .saturating_sub(1)
             .max(stream.starts_after),
-        ("AFTER_SEQUENCE_NUMBER", Some(number)) => {
-            parse_sequence(number)?.max(stream.starts_after)
-        }
+        ("AFTER_SEQUENCE_NUMBER", Some(number)) => parse_sequence(number)?.max(stream.starts_after),
         ("TRIM_HORIZON" | "LATEST", Some(_)) => {
             return Err(ApiError::validation(
                 "Exactly one of SequenceNumber and a ShardIteratorType of AT_SEQUENCE_NUMBER or AFTER_SEQUENCE_NUMBER must be provided",
@@ -199,13 +197,11 @@ pub async fn get_records(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
     }
     let iterator = ShardIterator::decode(text, now_ms())?;
     let stream = Stream::named(api, &stream_arn(&iterator.table, &iterator.label)).await?;
-    let records = api
-        .engine
-        .read_stream(
-            &iterator.table,
-            iterator.after.max(stream.starts_after),
-            limit as usize,
-        )?;
+    let records = api.engine.read_stream(
+        &iterator.table,
+        iterator.after.max(stream.starts_after),
+        limit as usize,
+    )?;
     let next = ShardIterator {
         after: records.last().map_or(iterator.after, |r| r.sequence),
         issued_ms: now_ms(),
@@ -260,7 +256,9 @@ impl Stream {
                 .as_ref()
                 .map(|m| m.stream_view_type)
                 .unwrap_or_default(),
-            created: metadata.as_ref().and_then(|m| m.stream_enabled_at.or(m.created)),
+            created: metadata
+                .as_ref()
+                .and_then(|m| m.stream_enabled_at.or(m.created)),
             starts_after: metadata.as_ref().map_or(0, |m| m.stream_starts_after),
             definition,
         })

@@ -497,9 +497,7 @@ fn billing(body: Members<'_>) -> Result<Billing, ApiError> {
 /// A `StreamSpecification`, if given: the view type of a stream to enable,
 /// or `None` for a stream disabled. The engine records every change with
 /// both images; the view is applied on read.
-pub fn stream_specification(
-    body: Members<'_>,
-) -> Result<Option<Option<StreamViewType>>, ApiError> {
+pub fn stream_specification(body: Members<'_>) -> Result<Option<Option<StreamViewType>>, ApiError> {
     let Some(stream) = body.object("StreamSpecification")? else {
         return Ok(None);
     };

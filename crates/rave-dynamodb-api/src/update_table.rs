@@ -31,8 +31,13 @@ enum IndexUpdate {
         throughput: Option<Throughput>,
     },
     /// A new provisioned throughput for an existing index.
-    Update { name: String, throughput: Throughput },
-    Delete { name: String },
+    Update {
+        name: String,
+        throughput: Throughput,
+    },
+    Delete {
+        name: String,
+    },
 }
 
 impl IndexUpdate {
@@ -59,7 +64,8 @@ pub async fn update_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
     let mode = body.choice("BillingMode", &["PROVISIONED", "PAY_PER_REQUEST"])?;
     let requested = throughput(body)?;
     let stream = stream_specification(body)?;
-    let definitions = attribute_definitions(body.list("AttributeDefinitions")?.unwrap_or_default())?;
+    let definitions =
+        attribute_definitions(body.list("AttributeDefinitions")?.unwrap_or_default())?;
     let updates = index_updates(body, &definitions)?;
     if mode.is_none() && requested.is_none() && stream.is_none() && updates.is_empty() {
         return Err(ApiError::validation(
@@ -111,7 +117,10 @@ fn index_updates(
     definitions: &[(String, rave_store::KeyType)],
 ) -> Result<Vec<IndexUpdate>, ApiError> {
     let mut updates: Vec<IndexUpdate> = Vec::new();
-    for entry in body.list("GlobalSecondaryIndexUpdates")?.unwrap_or_default() {
+    for entry in body
+        .list("GlobalSecondaryIndexUpdates")?
+        .unwrap_or_default()
+    {
         let entry = object(entry, "GlobalSecondaryIndexUpdates")?;
         let actions = (
             entry.object("Create")?,
@@ -135,8 +144,7 @@ fn index_updates(
             }
             (None, Some(update), None) => IndexUpdate::Update {
                 name: update.required_string("IndexName")?.to_owned(),
-                throughput: throughput(update)?
-                    .ok_or_else(|| missing("ProvisionedThroughput"))?,
+                throughput: throughput(update)?.ok_or_else(|| missing("ProvisionedThroughput"))?,
             },
             (None, None, Some(delete)) => IndexUpdate::Delete {
                 name: delete.required_string("IndexName")?.to_owned(),
