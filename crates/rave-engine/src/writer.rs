@@ -853,6 +853,11 @@ fn check_condition(condition: Option<&rave_store::Condition>, old: Option<&Item>
 
 /// Rejects updates DynamoDB rejects before looking at the item.
 fn check_update(table: &TableState, update: &Update) -> Result<()> {
+    if update.is_empty() {
+        // DynamoDB's UpdateItem without an UpdateExpression: it writes the
+        // bare key.
+        return Ok(());
+    }
     update
         .validate()
         .map_err(|e| StoreError::Validation(e.to_string()))?;
@@ -873,6 +878,9 @@ fn check_update(table: &TableState, update: &Update) -> Result<()> {
 /// says that for a missing item "DELETE - Nothing happens; there is no
 /// attribute to delete", and REMOVE and DELETE-from-set on a missing item
 /// leave the key alone, so DynamoDB creates no item and no stream record.
+/// An update without actions (UpdateItem without an UpdateExpression)
+/// writes the bare key: a missing item is created with only its key, an
+/// existing one stays as it is.
 fn updated_item(
     table: &TableState,
     key: &Item,
@@ -880,6 +888,9 @@ fn updated_item(
     update: &Update,
 ) -> Result<Option<Item>> {
     let base = old.unwrap_or(key);
+    if update.is_empty() {
+        return Ok(Some(base.clone()));
+    }
     let new = update
         .apply(base)
         .map_err(|e| StoreError::Validation(e.to_string()))?;
