@@ -22,6 +22,7 @@ rave_conformance::conformance_tests!(setup; run: [
     put_get_update_delete_round_trip,
     update_creates_missing_items_and_refuses_key_changes,
     update_that_only_removes_creates_nothing,
+    update_without_actions_writes_the_bare_key,
     conditions_guard_writes,
     indexes_are_sparse_and_follow_changes,
     projections_copy_what_they_promise,
