@@ -418,7 +418,8 @@ impl Store for DynoxideStore {
 
     async fn update_item(&self, input: UpdateItemInput) -> Result<WriteOutput> {
         let mut r = Renderer::default();
-        let update = r.update(&input.update);
+        // An update without actions is UpdateItem without an expression.
+        let update = Some(r.update(&input.update)).filter(|_| !input.update.is_empty());
         let condition = input.condition.as_ref().map(|c| r.condition(c));
         let (names, values) = placeholders(r);
         let out = self
@@ -426,7 +427,7 @@ impl Store for DynoxideStore {
             .update_item(UpdateItemRequest {
                 table_name: input.table.clone(),
                 key: item_to_dx(&input.key),
-                update_expression: Some(update),
+                update_expression: update,
                 condition_expression: condition,
                 expression_attribute_names: names,
                 expression_attribute_values: values,
@@ -776,6 +777,7 @@ mod tests {
         exclusive_start_keys_must_fit_the_read,
         query_filters_refuse_key_attributes,
         updates_return_only_the_updated_attributes,
+        update_without_actions_writes_the_bare_key,
     ];
     skip: [
         projections_and_select_shape_what_reads_return = "this adapter does not pass ProjectionExpression or Select to dynoxide (the harness reads whole items)",

@@ -209,6 +209,28 @@ pub async fn update_that_only_removes_creates_nothing<S: Store>(store: &S, table
     assert!(scanned.items.is_empty(), "{:?}", scanned.items);
 }
 
+/// An update without actions is DynamoDB's UpdateItem without an
+/// UpdateExpression: it writes the bare key, creating a missing item with
+/// only its key and leaving an existing one as it is.
+pub async fn update_without_actions_writes_the_bare_key<S: Store>(store: &S, table: &str) {
+    let mut touch = update(table, key("bare", "1"), Update::new());
+    touch.return_values = ReturnValues::AllNew;
+    let out = store.update_item(touch.clone()).await.unwrap();
+    assert_eq!(out.attributes, Some(key("bare", "1")));
+    store
+        .put_item(put(table, item! {"PK" => "bare", "SK" => "2", "v" => 1i64}))
+        .await
+        .unwrap();
+    touch.key = key("bare", "2");
+    let out = store.update_item(touch).await.unwrap();
+    assert_eq!(
+        out.attributes,
+        Some(item! {"PK" => "bare", "SK" => "2", "v" => 1i64})
+    );
+    let scanned = store.scan(ScanInput::new(table)).await.unwrap();
+    assert_eq!(scanned.items.len(), 2, "{:?}", scanned.items);
+}
+
 pub async fn conditions_guard_writes<S: Store>(store: &S, table: &str) {
     let mut first = put(table, item! {"PK" => "c", "SK" => "1", "v" => 1i64});
     first.condition = Some(Condition::not_exists("PK"));
@@ -1125,6 +1147,7 @@ pub const CASES: &[&str] = &[
     "put_get_update_delete_round_trip",
     "update_creates_missing_items_and_refuses_key_changes",
     "update_that_only_removes_creates_nothing",
+    "update_without_actions_writes_the_bare_key",
     "conditions_guard_writes",
     "indexes_are_sparse_and_follow_changes",
     "projections_copy_what_they_promise",
@@ -1159,6 +1182,7 @@ macro_rules! conformance_tests {
             put_get_update_delete_round_trip,
             update_creates_missing_items_and_refuses_key_changes,
             update_that_only_removes_creates_nothing,
+            update_without_actions_writes_the_bare_key,
             conditions_guard_writes,
             indexes_are_sparse_and_follow_changes,
             projections_copy_what_they_promise,

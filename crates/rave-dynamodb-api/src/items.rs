@@ -86,16 +86,13 @@ pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
         .unwrap_or("NONE");
     let placeholders = Placeholders::read(body)?;
     let mut parser = placeholders.parser()?;
-    let Some(update) = body
+    // Without an UpdateExpression DynamoDB writes the bare key: an update
+    // without actions, which the engine applies so.
+    let update = body
         .string("UpdateExpression")?
         .map(|text| parser.update(text))
         .transpose()?
-    else {
-        // DynamoDB would write the bare key; the engine needs an action.
-        return Err(ApiError::not_supported_yet(
-            "UpdateItem without an UpdateExpression",
-        ));
-    };
+        .unwrap_or_default();
     let condition = body
         .string("ConditionExpression")?
         .map(|text| parser.condition(text))

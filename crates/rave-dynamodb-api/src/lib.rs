@@ -8,7 +8,8 @@
 //! * `request` — reading request members with DynamoDB's errors, and
 //!   rendering consumed capacity;
 //! * `expressions` — placeholder maps, the expression parser, projections;
-//! * `tables`, `items`, `batch`, `pages`, `transact` — the operations;
+//! * `tables`, `update_table`, `items`, `batch`, `pages`, `transact` — the
+//!   operations;
 //! * `ttl` — the Time to Live pair and DescribeLimits; `tags` — tagging;
 //! * `streams` — DynamoDB Streams on the engine's change stream;
 //! * `idempotency` — TransactWriteItems' client request tokens;
@@ -29,6 +30,7 @@ mod tables;
 mod tags;
 mod transact;
 mod ttl;
+mod update_table;
 mod wire;
 
 use std::future::Future;

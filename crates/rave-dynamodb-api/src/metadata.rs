@@ -82,6 +82,16 @@ pub struct TableMetadata {
     /// The stream's view type, when the table has a stream.
     #[serde(default)]
     pub stream_view_type: StreamViewType,
+    /// When UpdateTable last enabled the stream (seconds since the Unix
+    /// epoch): the label of that stream. Unset, the stream is the one the
+    /// table was created with, labelled by `created`.
+    #[serde(default)]
+    pub stream_enabled_at: Option<f64>,
+    /// The engine's last sequence number before UpdateTable enabled the
+    /// stream: a new stream starts empty, so records up to this one belong
+    /// to an earlier stream of the table.
+    #[serde(default)]
+    pub stream_starts_after: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -199,6 +209,8 @@ mod tests {
             )]),
             tags: BTreeMap::from([("team".to_owned(), "rave".to_owned())]),
             stream_view_type: StreamViewType::KeysOnly,
+            stream_enabled_at: Some(1_700_000_100.25),
+            stream_starts_after: 42,
         };
         store.insert("t1", metadata.clone()).expect("written");
         store

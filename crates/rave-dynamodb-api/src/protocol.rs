@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::request::Members;
-use crate::{DynamoApi, batch, items, pages, streams, tables, tags, transact, ttl};
+use crate::{DynamoApi, batch, items, pages, streams, tables, tags, transact, ttl, update_table};
 
 /// The prefixes of DynamoDB's and DynamoDB Streams' operations' targets.
 const DYNAMODB_TARGET: &str = "DynamoDB_20120810.";
@@ -74,6 +74,7 @@ pub async fn handle(
 enum Operation {
     CreateTable,
     DescribeTable,
+    UpdateTable,
     ListTables,
     DeleteTable,
     GetItem,
@@ -114,6 +115,7 @@ impl Operation {
         Some(match target.strip_prefix(DYNAMODB_TARGET)? {
             "CreateTable" => Operation::CreateTable,
             "DescribeTable" => Operation::DescribeTable,
+            "UpdateTable" => Operation::UpdateTable,
             "ListTables" => Operation::ListTables,
             "DeleteTable" => Operation::DeleteTable,
             "GetItem" => Operation::GetItem,
@@ -165,6 +167,7 @@ async fn dispatch(
     match operation {
         Operation::CreateTable => tables::create_table(api, body).await,
         Operation::DescribeTable => tables::describe_table(api, body).await,
+        Operation::UpdateTable => update_table::update_table(api, body).await,
         Operation::ListTables => tables::list_tables(api, body).await,
         Operation::DeleteTable => tables::delete_table(api, body).await,
         Operation::GetItem => items::get_item(api, body).await,

@@ -37,10 +37,11 @@ const REGION: &str = "local";
 /// Digits of a rendered sequence number: DynamoDB's are at least 21 long.
 const SEQUENCE_DIGITS: usize = 21;
 
-/// `YYYY-MM-DDTHH:MM:SS.mmm` of the table's creation: a stream's label.
+/// `YYYY-MM-DDTHH:MM:SS.mmm` of the stream's creation (with the table, or
+/// by UpdateTable since): a stream's label.
 pub fn stream_label(metadata: Option<&TableMetadata>) -> String {
     let created_ms = metadata
-        .and_then(|m| m.created)
+        .and_then(|m| m.stream_enabled_at.or(m.created))
         .map_or(0, |seconds| (seconds * 1000.0) as i128);
     let format = time::macros::format_description!(
         "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]"
@@ -102,7 +103,7 @@ pub async fn describe_stream(api: &DynamoApi, body: Members<'_>) -> Result<Value
     let stream = Stream::named(api, body.required_string("StreamArn")?).await?;
     let starting = api
         .engine
-        .read_stream(&stream.definition.name, 0, 1)?
+        .read_stream(&stream.definition.name, stream.starts_after, 1)?
         .first()
         .map_or_else(
             || api.engine.latest_sequence() + 1,
@@ -152,10 +153,12 @@ pub async fn get_shard_iterator(api: &DynamoApi, body: Members<'_>) -> Result<Va
     }
     let given = body.string("SequenceNumber")?;
     let after = match (kind, given) {
-        ("TRIM_HORIZON", None) => 0,
+        ("TRIM_HORIZON", None) => stream.starts_after,
         ("LATEST", None) => api.engine.latest_sequence(),
-        ("AT_SEQUENCE_NUMBER", Some(number)) => parse_sequence(number)?.saturating_sub(1),
-        ("AFTER_SEQUENCE_NUMBER", Some(number)) => parse_sequence(number)?,
+        ("AT_SEQUENCE_NUMBER", Some(number)) => parse_sequence(number)?
+            .saturating_sub(1)
+            .max(stream.starts_after),
+        ("AFTER_SEQUENCE_NUMBER", Some(number)) => parse_sequence(number)?.max(stream.starts_after),
         ("TRIM_HORIZON" | "LATEST", Some(_)) => {
             return Err(ApiError::validation(
                 "Exactly one of SequenceNumber and a ShardIteratorType of AT_SEQUENCE_NUMBER or AFTER_SEQUENCE_NUMBER must be provided",
@@ -194,9 +197,11 @@ pub async fn get_records(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
     }
     let iterator = ShardIterator::decode(text, now_ms())?;
     let stream = Stream::named(api, &stream_arn(&iterator.table, &iterator.label)).await?;
-    let records = api
-        .engine
-        .read_stream(&iterator.table, iterator.after, limit as usize)?;
+    let records = api.engine.read_stream(
+        &iterator.table,
+        iterator.after.max(stream.starts_after),
+        limit as usize,
+    )?;
     let next = ShardIterator {
         after: records.last().map_or(iterator.after, |r| r.sequence),
         issued_ms: now_ms(),
@@ -215,6 +220,8 @@ struct Stream {
     label: String,
     view: StreamViewType,
     created: Option<f64>,
+    /// The last sequence number of the table's earlier streams.
+    starts_after: u64,
     definition: TableDefinition,
 }
 
@@ -249,7 +256,10 @@ impl Stream {
                 .as_ref()
                 .map(|m| m.stream_view_type)
                 .unwrap_or_default(),
-            created: metadata.and_then(|m| m.created),
+            created: metadata
+                .as_ref()
+                .and_then(|m| m.stream_enabled_at.or(m.created)),
+            starts_after: metadata.as_ref().map_or(0, |m| m.stream_starts_after),
             definition,
         })
     }

@@ -1,9 +1,11 @@
-//! CreateTable, DescribeTable, ListTables and DeleteTable, and the
-//! `TableDescription` they answer with.
+//! CreateTable, DescribeTable, ListTables and DeleteTable, the
+//! `TableDescription` they (and UpdateTable) answer with, and the readers of
+//! table shapes both CreateTable and UpdateTable take.
 
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use rave_engine::IndexStatus;
 use rave_store::{
     GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Projection, ScanInput, Store,
     TableDefinition, item_size,
@@ -22,7 +24,7 @@ pub const ARN_PREFIX: &str = "arn:aws:dynamodb:local:000000000000:table/";
 /// Most table names one ListTables page holds.
 const MAX_LIST_TABLES: i64 = 100;
 
-const INVALID: &str = "One or more parameter values were invalid";
+pub const INVALID: &str = "One or more parameter values were invalid";
 
 impl From<MetadataError> for ApiError {
     fn from(error: MetadataError) -> ApiError {
@@ -41,7 +43,10 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
         "ResourcePolicy",
     ])?;
     let name = body.table_name()?;
-    let definitions = attribute_definitions(body)?;
+    let definitions = attribute_definitions(
+        body.list("AttributeDefinitions")?
+            .ok_or_else(|| missing("AttributeDefinitions"))?,
+    )?;
     let mut used = Vec::new();
     let table_keys = key_schema(
         body.list("KeySchema")?
@@ -61,21 +66,8 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
             .ok_or_else(|| missing("KeySchema"))?;
         let index_keys = key_schema(keys, &definitions, &mut used)?;
         let projection = projection(index.required_object("Projection")?)?;
-        match (billing, throughput(index)?) {
-            (Billing::Provisioned(_), Some(throughput)) => {
-                index_throughput.insert(index_name.to_owned(), throughput);
-            }
-            (Billing::Provisioned(_), None) => {
-                return Err(ApiError::validation(format!(
-                    "{INVALID}: ProvisionedThroughput must be specified for index: {index_name}"
-                )));
-            }
-            (Billing::PayPerRequest, Some(_)) => {
-                return Err(ApiError::validation(format!(
-                    "{INVALID}: ProvisionedThroughput should not be specified for index: {index_name} when BillingMode is PAY_PER_REQUEST"
-                )));
-            }
-            (Billing::PayPerRequest, None) => {}
+        if let Some(throughput) = index_throughput_for(billing, index_name, throughput(index)?)? {
+            index_throughput.insert(index_name.to_owned(), throughput);
         }
         indexes.push(GlobalSecondaryIndex {
             name: index_name.to_owned(),
@@ -88,7 +80,7 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
             "{INVALID}: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions"
         )));
     }
-    let stream_view_type = stream_view_type(body)?;
+    let stream_view_type = stream_specification(body)?.flatten();
     let definition = TableDefinition {
         name: name.to_owned(),
         key_schema: table_keys,
@@ -103,6 +95,7 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
         index_throughput,
         tags: tags.into_iter().collect(),
         stream_view_type: stream_view_type.unwrap_or_default(),
+        ..TableMetadata::default()
     };
     api.metadata.insert(name, metadata.clone())?;
     let description = describe(&definition, Some(&metadata), "ACTIVE", Counts::default());
@@ -111,13 +104,13 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
 
 pub async fn describe_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let name = body.table_name()?;
-    let description = current_description(api, name, "ACTIVE").await?;
+    let description = current_description(api, name, "ACTIVE", None).await?;
     Ok(json!({ "Table": description }))
 }
 
 pub async fn delete_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let name = body.table_name()?;
-    let description = current_description(api, name, "DELETING").await?;
+    let description = current_description(api, name, "DELETING", None).await?;
     api.engine.delete_table(name).await?;
     api.metadata.remove(name)?;
     Ok(json!({ "TableDescription": description }))
@@ -152,25 +145,41 @@ pub async fn list_tables(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
 }
 
 /// The description of an existing table, counting its items now.
-async fn current_description(api: &DynamoApi, name: &str, status: &str) -> Result<Value, ApiError> {
+/// `just_created` names an index UpdateTable has just added, described as
+/// DynamoDB answers the request that adds one: CREATING, even if the
+/// backfill of a small table is already over.
+pub async fn current_description(
+    api: &DynamoApi,
+    name: &str,
+    status: &str,
+    just_created: Option<&str>,
+) -> Result<Value, ApiError> {
     let definition = api.engine.describe_table(name).await?;
     let metadata = api.metadata.get(name)?;
     let mut counts = Counts {
         table: count(api, name, None).await?,
-        indexes: BTreeMap::new(),
+        ..Counts::default()
     };
-    for index in &definition.global_secondary_indexes {
-        let counted = count(api, name, Some(&index.name)).await?;
-        counts.indexes.insert(index.name.clone(), counted);
+    for index in api.engine.describe_indexes(name)? {
+        // An index still backfilling cannot be read, so not counted either:
+        // DynamoDB too reports its figures only once it is active.
+        if index.status == IndexStatus::Creating || just_created == Some(&index.index.name) {
+            counts.backfilling.push(index.index.name);
+            continue;
+        }
+        let counted = count(api, name, Some(&index.index.name)).await?;
+        counts.indexes.insert(index.index.name, counted);
     }
     Ok(describe(&definition, metadata.as_ref(), status, counts))
 }
 
-/// Items and bytes of a table and of each of its indexes.
+/// Items and bytes of a table and of each of its indexes, and which
+/// indexes are still backfilling.
 #[derive(Debug, Default)]
 struct Counts {
     table: (u64, u64),
     indexes: BTreeMap<String, (u64, u64)>,
+    backfilling: Vec<String>,
 }
 
 /// Counts by scanning. DynamoDB refreshes these figures every six hours or
@@ -228,6 +237,10 @@ fn describe(
         let view = metadata.map(|m| m.stream_view_type).unwrap_or_default();
         description["StreamSpecification"] =
             json!({"StreamEnabled": true, "StreamViewType": view.name()});
+    }
+    // A disabled stream is still the table's latest, as DynamoDB describes
+    // it, if the table ever had one.
+    if definition.stream_enabled || metadata.is_some_and(|m| m.stream_enabled_at.is_some()) {
         let label = crate::streams::stream_label(metadata);
         description["LatestStreamLabel"] = json!(label);
         description["LatestStreamArn"] =
@@ -240,27 +253,31 @@ fn describe(
             .map(|index| {
                 let (items, bytes) = counts.indexes.get(&index.name).copied().unwrap_or_default();
                 let throughput = metadata.and_then(|m| m.index_throughput.get(&index.name));
-                json!({
+                let backfilling = counts.backfilling.contains(&index.name);
+                let mut described = json!({
                     "IndexName": index.name,
                     "IndexArn": format!("{arn}/index/{}", index.name),
-                    "IndexStatus": status_of_index(status),
+                    "IndexStatus": match (status, backfilling) {
+                        ("DELETING", _) => "DELETING",
+                        (_, true) => "CREATING",
+                        (_, false) => "ACTIVE",
+                    },
                     "KeySchema": key_schema_json(&index.key_schema),
                     "Projection": projection_json(&index.projection),
                     "ProvisionedThroughput": throughput_json(throughput.copied()),
                     "ItemCount": items,
                     "IndexSizeBytes": bytes,
-                })
+                });
+                // DynamoDB shows the flag only on an index UpdateTable added,
+                // while it builds.
+                if backfilling {
+                    described["Backfilling"] = json!(true);
+                }
+                described
             })
             .collect();
     }
     description
-}
-
-fn status_of_index(table_status: &str) -> &str {
-    match table_status {
-        "DELETING" => "DELETING",
-        _ => "ACTIVE",
-    }
 }
 
 fn throughput_json(throughput: Option<Throughput>) -> Value {
@@ -306,7 +323,7 @@ fn projection_json(projection: &Projection) -> Value {
     }
 }
 
-fn object<'a>(value: &'a Value, member: &str) -> Result<Members<'a>, ApiError> {
+pub fn object<'a>(value: &'a Value, member: &str) -> Result<Members<'a>, ApiError> {
     match value {
         Value::Object(members) => Ok(Members(members)),
         _ => Err(ApiError::serialization(format!(
@@ -315,11 +332,9 @@ fn object<'a>(value: &'a Value, member: &str) -> Result<Members<'a>, ApiError> {
     }
 }
 
-fn attribute_definitions(body: Members<'_>) -> Result<Vec<(String, KeyType)>, ApiError> {
+/// An `AttributeDefinitions` list: each attribute's name and type.
+pub fn attribute_definitions(listed: &[Value]) -> Result<Vec<(String, KeyType)>, ApiError> {
     let mut definitions: Vec<(String, KeyType)> = Vec::new();
-    let listed = body
-        .list("AttributeDefinitions")?
-        .ok_or_else(|| missing("AttributeDefinitions"))?;
     for definition in listed {
         let definition = object(definition, "AttributeDefinitions")?;
         let name = definition.required_string("AttributeName")?;
@@ -341,7 +356,7 @@ fn attribute_definitions(body: Members<'_>) -> Result<Vec<(String, KeyType)>, Ap
 
 /// A `KeySchema`, each attribute typed by its definition; `used` collects
 /// the attributes that some key schema names.
-fn key_schema(
+pub fn key_schema(
     elements: &[Value],
     definitions: &[(String, KeyType)],
     used: &mut Vec<String>,
@@ -398,7 +413,7 @@ fn key_schema(
     }
 }
 
-fn projection(projection: Members<'_>) -> Result<Projection, ApiError> {
+pub fn projection(projection: Members<'_>) -> Result<Projection, ApiError> {
     let projection_type = projection
         .choice("ProjectionType", &["ALL", "KEYS_ONLY", "INCLUDE"])?
         .ok_or_else(|| missing("ProjectionType"))?;
@@ -426,7 +441,7 @@ fn projection(projection: Members<'_>) -> Result<Projection, ApiError> {
 }
 
 /// A `ProvisionedThroughput` member, if present.
-fn throughput(members: Members<'_>) -> Result<Option<Throughput>, ApiError> {
+pub fn throughput(members: Members<'_>) -> Result<Option<Throughput>, ApiError> {
     let Some(throughput) = members.object("ProvisionedThroughput")? else {
         return Ok(None);
     };
@@ -446,6 +461,25 @@ fn throughput(members: Members<'_>) -> Result<Option<Throughput>, ApiError> {
     }))
 }
 
+/// An index's throughput under the table's billing: required when
+/// provisioned, refused when on demand.
+pub fn index_throughput_for(
+    billing: Billing,
+    index: &str,
+    given: Option<Throughput>,
+) -> Result<Option<Throughput>, ApiError> {
+    match (billing, given) {
+        (Billing::Provisioned(_), Some(throughput)) => Ok(Some(throughput)),
+        (Billing::Provisioned(_), None) => Err(ApiError::validation(format!(
+            "{INVALID}: ProvisionedThroughput must be specified for index: {index}"
+        ))),
+        (Billing::PayPerRequest, Some(_)) => Err(ApiError::validation(format!(
+            "{INVALID}: ProvisionedThroughput should not be specified for index: {index} when BillingMode is PAY_PER_REQUEST"
+        ))),
+        (Billing::PayPerRequest, None) => Ok(None),
+    }
+}
+
 fn billing(body: Members<'_>) -> Result<Billing, ApiError> {
     let mode = body.choice("BillingMode", &["PROVISIONED", "PAY_PER_REQUEST"])?;
     match (mode, throughput(body)?) {
@@ -460,28 +494,29 @@ fn billing(body: Members<'_>) -> Result<Billing, ApiError> {
     }
 }
 
-/// The stream's view type, if the table is to have a stream. The engine
-/// records every change with both images; the view is applied on read.
-fn stream_view_type(body: Members<'_>) -> Result<Option<StreamViewType>, ApiError> {
+/// A `StreamSpecification`, if given: the view type of a stream to enable,
+/// or `None` for a stream disabled. The engine records every change with
+/// both images; the view is applied on read.
+pub fn stream_specification(body: Members<'_>) -> Result<Option<Option<StreamViewType>>, ApiError> {
     let Some(stream) = body.object("StreamSpecification")? else {
         return Ok(None);
     };
     if !stream.bool("StreamEnabled")? {
-        return Ok(None);
+        return Ok(Some(None));
     }
     let view = stream.choice(
         "StreamViewType",
         &["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"],
     )?;
     match view.and_then(StreamViewType::named) {
-        Some(view) => Ok(Some(view)),
+        Some(view) => Ok(Some(Some(view))),
         None => Err(ApiError::validation(format!(
             "{INVALID}: You must specify a StreamViewType when enabling streams"
         ))),
     }
 }
 
-fn now() -> f64 {
+pub fn now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |elapsed| (elapsed.as_millis() as f64) / 1000.0)

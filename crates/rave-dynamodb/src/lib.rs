@@ -662,7 +662,8 @@ impl Store for DynamoStore {
 
     async fn update_item(&self, input: UpdateItemInput) -> Result<WriteOutput> {
         let mut r = Renderer::default();
-        let update = r.update(&input.update);
+        // An update without actions is UpdateItem without an expression.
+        let update = Some(r.update(&input.update)).filter(|_| !input.update.is_empty());
         let condition = input.condition.as_ref().map(|c| r.condition(c));
         let (names, values) = sdk_placeholders(r);
         let out = self
@@ -670,7 +671,7 @@ impl Store for DynamoStore {
             .update_item()
             .table_name(&input.table)
             .set_key(Some(item_to_sdk(&input.key)))
-            .update_expression(update)
+            .set_update_expression(update)
             .set_condition_expression(condition)
             .set_expression_attribute_names(names)
             .set_expression_attribute_values(values)

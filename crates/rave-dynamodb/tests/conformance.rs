@@ -30,6 +30,7 @@ async fn setup(case: &str) -> (DynamoStore, String, ()) {
 rave_conformance::conformance_tests!(setup; run: [
     put_get_update_delete_round_trip,
     update_creates_missing_items_and_refuses_key_changes,
+    update_without_actions_writes_the_bare_key,
     conditions_guard_writes,
     indexes_are_sparse_and_follow_changes,
     projections_copy_what_they_promise,

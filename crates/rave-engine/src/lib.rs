@@ -351,6 +351,20 @@ impl Engine {
         .map(|_| ())
     }
 
+    /// Turns `table`'s change stream on or off (UpdateTable's
+    /// StreamSpecification). Records of earlier changes stay readable until
+    /// the retention trims them; a table's stream records nothing while off.
+    /// Enabling an enabled stream, or disabling one that is off, is refused
+    /// with DynamoDB's message.
+    pub async fn update_stream(&self, table: &str, enabled: bool) -> Result<()> {
+        self.submit(WriteOp::UpdateStream {
+            table: table.to_owned(),
+            enabled,
+        })
+        .await
+        .map(|_| ())
+    }
+
     /// The global secondary indexes of `table` with their status, as
     /// DescribeTable reports them.
     pub fn describe_indexes(&self, table: &str) -> Result<Vec<IndexDescription>> {

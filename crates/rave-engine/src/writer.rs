@@ -68,6 +68,11 @@ pub(crate) enum WriteOp {
         table: String,
         change: IndexChange,
     },
+    /// Turns the table's change stream on or off.
+    UpdateStream {
+        table: String,
+        enabled: bool,
+    },
     /// The sweeper's deletion of items it found expired by `attribute`.
     Expire {
         table: String,
@@ -84,6 +89,7 @@ impl WriteOp {
                 | WriteOp::DeleteTable(_)
                 | WriteOp::UpdateTimeToLive { .. }
                 | WriteOp::UpdateTable { .. }
+                | WriteOp::UpdateStream { .. }
         )
     }
 }
@@ -353,7 +359,8 @@ impl Writer {
             WriteOp::CreateTable(_)
             | WriteOp::DeleteTable(_)
             | WriteOp::UpdateTimeToLive { .. }
-            | WriteOp::UpdateTable { .. } => Err(Failure::Request(StoreError::Internal(
+            | WriteOp::UpdateTable { .. }
+            | WriteOp::UpdateStream { .. } => Err(Failure::Request(StoreError::Internal(
                 "catalog change inside a group".into(),
             ))),
         }
@@ -725,6 +732,30 @@ impl Writer {
                 txn.commit().map_err(storage)?;
                 self.catalog.insert(next)
             }
+            WriteOp::UpdateStream { table, enabled } => {
+                let state = self.catalog.get(table)?;
+                match (state.definition.stream_enabled, enabled) {
+                    (true, true) => {
+                        return Err(StoreError::validation(format!(
+                            "Table already has an enabled stream: TableName: {table}"
+                        )));
+                    }
+                    (false, false) => {
+                        return Err(StoreError::validation(format!(
+                            "Table has no stream to disable: TableName: {table}"
+                        )));
+                    }
+                    _ => {}
+                }
+                let mut definition = state.definition.clone();
+                definition.stream_enabled = *enabled;
+                txn.open_table(CATALOG)
+                    .map_err(storage)?
+                    .insert(table.as_str(), encode(&definition)?.as_slice())
+                    .map_err(storage)?;
+                txn.commit().map_err(storage)?;
+                self.catalog.insert(state.successor(definition, None))
+            }
             _ => Err(StoreError::Internal("not a catalog change".into())),
         }
     }
@@ -822,6 +853,11 @@ fn check_condition(condition: Option<&rave_store::Condition>, old: Option<&Item>
 
 /// Rejects updates DynamoDB rejects before looking at the item.
 fn check_update(table: &TableState, update: &Update) -> Result<()> {
+    if update.is_empty() {
+        // DynamoDB's UpdateItem without an UpdateExpression: it writes the
+        // bare key.
+        return Ok(());
+    }
     update
         .validate()
         .map_err(|e| StoreError::Validation(e.to_string()))?;
@@ -842,6 +878,9 @@ fn check_update(table: &TableState, update: &Update) -> Result<()> {
 /// says that for a missing item "DELETE - Nothing happens; there is no
 /// attribute to delete", and REMOVE and DELETE-from-set on a missing item
 /// leave the key alone, so DynamoDB creates no item and no stream record.
+/// An update without actions (UpdateItem without an UpdateExpression)
+/// writes the bare key: a missing item is created with only its key, an
+/// existing one stays as it is.
 fn updated_item(
     table: &TableState,
     key: &Item,
@@ -849,6 +888,9 @@ fn updated_item(
     update: &Update,
 ) -> Result<Option<Item>> {
     let base = old.unwrap_or(key);
+    if update.is_empty() {
+        return Ok(Some(base.clone()));
+    }
     let new = update
         .apply(base)
         .map_err(|e| StoreError::Validation(e.to_string()))?;

@@ -573,3 +573,38 @@ async fn a_backfill_cut_short_by_closing_the_engine_resumes_on_reopen() {
     }
     assert_eq!(entries, 5_000);
 }
+
+#[tokio::test]
+async fn a_stream_turned_off_records_nothing_until_turned_on_again() {
+    let (dir, engine) = open().await;
+    assert!(engine.describe_table(TABLE).await.unwrap().stream_enabled);
+    let write = |v: i64| put(TABLE, item! {"PK" => "s", "SK" => "1", "v" => v});
+    engine.put_item(write(1)).await.unwrap();
+    assert_eq!(
+        engine.update_stream(TABLE, true).await,
+        Err(StoreError::validation(
+            "Table already has an enabled stream: TableName: things"
+        ))
+    );
+    engine.update_stream(TABLE, false).await.unwrap();
+    assert_eq!(
+        engine.update_stream(TABLE, false).await,
+        Err(StoreError::validation(
+            "Table has no stream to disable: TableName: things"
+        ))
+    );
+    engine.put_item(write(2)).await.unwrap();
+    assert_eq!(engine.read_stream(TABLE, 0, 10).unwrap().len(), 1);
+    drop(engine);
+    // The change is in the catalog: a reopened engine keeps it.
+    let engine = Engine::open(dir.path()).unwrap();
+    assert!(!engine.describe_table(TABLE).await.unwrap().stream_enabled);
+    engine.update_stream(TABLE, true).await.unwrap();
+    engine.put_item(write(3)).await.unwrap();
+    let records = engine.read_stream(TABLE, 0, 10).unwrap();
+    assert_eq!(records.len(), 2);
+    assert_eq!(
+        records[1].new_image.as_ref().and_then(|i| i.get("v")),
+        Some(&AttributeValue::from(3i64))
+    );
+}

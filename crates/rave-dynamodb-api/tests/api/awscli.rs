@@ -41,9 +41,10 @@ fn ok(cli: &OsString, url: &str, args: &[&str]) -> Value {
     aws(cli, url, args).unwrap_or_else(|stderr| panic!("aws dynamodb {args:?} failed: {stderr}"))
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn the_aws_cli_creates_writes_reads_and_deletes() {
-    let Some(cli) = std::env::var_os("RAVE_AWSCLI") else {
+/// The CLI `RAVE_AWSCLI` names, if set.
+fn cli() -> Option<OsString> {
+    let cli = std::env::var_os("RAVE_AWSCLI");
+    if cli.is_none() {
         // scripts/test.sh installs the CLI and sets RAVE_AWSCLI; in CI its
         // absence is a failure, not a skip.
         assert!(
@@ -51,13 +52,174 @@ async fn the_aws_cli_creates_writes_reads_and_deletes() {
             "RAVE_AWSCLI is not set: run the tests through scripts/test.sh"
         );
         eprintln!("RAVE_AWSCLI is not set: the AWS CLI test does not run");
+    }
+    cli
+}
+
+/// Runs `session` with the CLI against a fresh server.
+async fn with_cli(session: fn(&OsString, &str)) {
+    let Some(cli) = cli() else {
         return;
     };
     let server = Server::start().await;
     let url = server.url.clone();
-    tokio::task::spawn_blocking(move || drive(&cli, &url))
+    tokio::task::spawn_blocking(move || session(&cli, &url))
         .await
         .expect("the AWS CLI session completes");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_aws_cli_creates_writes_reads_and_deletes() {
+    with_cli(drive).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_aws_cli_adds_an_index_changes_billing_and_enables_a_stream() {
+    with_cli(update_table).await;
+}
+
+fn update_table(cli: &OsString, url: &str) {
+    ok(
+        cli,
+        url,
+        &[
+            "create-table",
+            "--table-name",
+            "orders",
+            "--attribute-definitions",
+            "AttributeName=id,AttributeType=S",
+            "--key-schema",
+            "AttributeName=id,KeyType=HASH",
+            "--billing-mode",
+            "PAY_PER_REQUEST",
+        ],
+    );
+    // 25 orders, a full BatchWriteItem; every tenth one active.
+    let orders = json!({"orders": (0..25)
+        .map(|i| {
+            let mut item = json!({"id": {"S": format!("o{i:02}")}});
+            if i % 10 == 0 {
+                item["status"] = json!({"S": "ACTIVE"});
+            }
+            json!({"PutRequest": {"Item": item}})
+        })
+        .collect::<Vec<Value>>()});
+    ok(
+        cli,
+        url,
+        &["batch-write-item", "--request-items", &orders.to_string()],
+    );
+    let created = ok(
+        cli,
+        url,
+        &[
+            "update-table",
+            "--table-name",
+            "orders",
+            "--attribute-definitions",
+            "AttributeName=status,AttributeType=S",
+            "--global-secondary-index-updates",
+            r#"[{"Create":{"IndexName":"byStatus","KeySchema":[{"AttributeName":"status","KeyType":"HASH"}],"Projection":{"ProjectionType":"KEYS_ONLY"}}}]"#,
+        ],
+    );
+    assert_eq!(
+        created["TableDescription"]["GlobalSecondaryIndexes"][0]["IndexStatus"],
+        "CREATING"
+    );
+    let mut polls = 0;
+    while ok(cli, url, &["describe-table", "--table-name", "orders"])["Table"]["GlobalSecondaryIndexes"]
+        [0]["IndexStatus"]
+        != "ACTIVE"
+    {
+        polls += 1;
+        assert!(polls < 100, "the index becomes active");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let active = ok(
+        cli,
+        url,
+        &[
+            "query",
+            "--table-name",
+            "orders",
+            "--index-name",
+            "byStatus",
+            "--key-condition-expression",
+            "#s = :s",
+            "--expression-attribute-names",
+            r##"{"#s":"status"}"##,
+            "--expression-attribute-values",
+            r#"{":s":{"S":"ACTIVE"}}"#,
+        ],
+    );
+    assert_eq!(active["Count"], 3, "o00, o10 and o20");
+
+    let provisioned = ok(
+        cli,
+        url,
+        &[
+            "update-table",
+            "--table-name",
+            "orders",
+            "--billing-mode",
+            "PROVISIONED",
+            "--provisioned-throughput",
+            "ReadCapacityUnits=4,WriteCapacityUnits=2",
+            "--global-secondary-index-updates",
+            r#"[{"Update":{"IndexName":"byStatus","ProvisionedThroughput":{"ReadCapacityUnits":1,"WriteCapacityUnits":1}}}]"#,
+        ],
+    );
+    assert_eq!(
+        provisioned["TableDescription"]["BillingModeSummary"]["BillingMode"],
+        "PROVISIONED"
+    );
+    let streamed = ok(
+        cli,
+        url,
+        &[
+            "update-table",
+            "--table-name",
+            "orders",
+            "--stream-specification",
+            "StreamEnabled=true,StreamViewType=NEW_IMAGE",
+        ],
+    );
+    assert_eq!(
+        streamed["TableDescription"]["StreamSpecification"]["StreamViewType"],
+        "NEW_IMAGE"
+    );
+    let refused = aws(
+        cli,
+        url,
+        &[
+            "update-table",
+            "--table-name",
+            "orders",
+            "--global-secondary-index-updates",
+            r#"[{"Delete":{"IndexName":"byNothing"}}]"#,
+        ],
+    )
+    .expect_err("an unknown index cannot be deleted");
+    assert!(
+        refused.contains("ResourceNotFoundException")
+            && refused.contains("Index: byNothing not found on table orders"),
+        "{refused}"
+    );
+    let deleted = ok(
+        cli,
+        url,
+        &[
+            "update-table",
+            "--table-name",
+            "orders",
+            "--global-secondary-index-updates",
+            r#"[{"Delete":{"IndexName":"byStatus"}}]"#,
+        ],
+    );
+    assert_eq!(
+        deleted["TableDescription"].get("GlobalSecondaryIndexes"),
+        None
+    );
 }
 
 fn drive(cli: &OsString, url: &str) {

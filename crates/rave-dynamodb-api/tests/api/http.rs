@@ -733,17 +733,83 @@ async fn protocol_errors_are_answered_as_dynamodb_answers_them() {
         "ValidationException",
         "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
     );
+}
+
+#[tokio::test]
+async fn an_update_without_an_expression_writes_the_bare_key() {
+    let server = Server::start().await;
     server
         .call(
-            "UpdateItem",
-            json!({"TableName": "nowhere", "Key": {"pk": {"S": "p"}}}),
+            "CreateTable",
+            json!({
+                "TableName": "bare",
+                "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+                "BillingMode": "PAY_PER_REQUEST",
+                "StreamSpecification": {"StreamEnabled": true, "StreamViewType": "NEW_IMAGE"},
+            }),
         )
         .await
-        .error(
-            400,
-            "ValidationException",
-            "rave does not support UpdateItem without an UpdateExpression yet",
-        );
+        .ok();
+    let touch = |pk: &str| {
+        server.call(
+            "UpdateItem",
+            json!({"TableName": "bare", "Key": {"pk": {"S": pk}}, "ReturnValues": "ALL_NEW"}),
+        )
+    };
+    assert_eq!(
+        touch("new").await.ok(),
+        json!({"Attributes": {"pk": {"S": "new"}}})
+    );
+    server
+        .call(
+            "PutItem",
+            json!({"TableName": "bare", "Item": {"pk": {"S": "kept"}, "v": {"N": "1"}}}),
+        )
+        .await
+        .ok();
+    assert_eq!(
+        touch("kept").await.ok(),
+        json!({"Attributes": {"pk": {"S": "kept"}, "v": {"N": "1"}}}),
+        "an existing item stays as it is"
+    );
+    let scanned = server.call("Scan", json!({"TableName": "bare"})).await.ok();
+    assert_eq!(scanned["Count"], 2);
+    // Two INSERTs; the update that changed nothing left no record.
+    let arn = server
+        .call("DescribeTable", json!({"TableName": "bare"}))
+        .await
+        .ok()["Table"]["LatestStreamArn"]
+        .clone();
+    let described = server
+        .call_streams("DescribeStream", json!({"StreamArn": arn}))
+        .await
+        .ok();
+    let iterator = server
+        .call_streams(
+            "GetShardIterator",
+            json!({
+                "StreamArn": arn,
+                "ShardId": described["StreamDescription"]["Shards"][0]["ShardId"],
+                "ShardIteratorType": "TRIM_HORIZON",
+            }),
+        )
+        .await
+        .ok();
+    let records = server
+        .call_streams(
+            "GetRecords",
+            json!({"ShardIterator": iterator["ShardIterator"]}),
+        )
+        .await
+        .ok();
+    let events: Vec<&Value> = records["Records"]
+        .as_array()
+        .expect("records")
+        .iter()
+        .map(|r| &r["eventName"])
+        .collect();
+    assert_eq!(events, [&json!("INSERT"), &json!("INSERT")]);
 }
 
 #[tokio::test]

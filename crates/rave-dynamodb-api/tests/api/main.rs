@@ -1,7 +1,7 @@
 //! rave's DynamoDB API through its real HTTP server: hand-written DynamoDB
 //! JSON requests (`http`, `expressions`), random writes against a model
 //! (`model`), Time to Live, limits, tags and TransactGetItems (`control`),
-//! DynamoDB Streams (`streams`), the AWS CLI (`awscli`), and boto3 with the
+//! DynamoDB Streams (`streams`), UpdateTable (`update_table`), the AWS CLI (`awscli`), and boto3 with the
 //! example systems (`boto3`).
 
 mod awscli;
@@ -12,3 +12,4 @@ mod http;
 mod model;
 mod streams;
 mod support;
+mod update_table;

@@ -345,3 +345,83 @@ async fn removals_by_time_to_live_name_dynamodb_as_their_author() {
     );
     assert_eq!(records[1]["dynamodb"]["OldImage"]["pk"], json!({"S": "s"}));
 }
+
+#[tokio::test]
+async fn update_table_enables_a_new_empty_stream_and_disables_it() {
+    let server = Server::start().await;
+    let created = create_table(&server, "later", None).await;
+    assert_eq!(created.get("LatestStreamArn"), None);
+    put(&server, "later", "before", 1).await;
+    let update = |stream: Value| {
+        server.call(
+            "UpdateTable",
+            json!({"TableName": "later", "StreamSpecification": stream}),
+        )
+    };
+    update(json!({"StreamEnabled": false})).await.error(
+        400,
+        "ValidationException",
+        "Table has no stream to disable: TableName: later",
+    );
+    let enabled = update(json!({"StreamEnabled": true, "StreamViewType": "KEYS_ONLY"}))
+        .await
+        .ok()["TableDescription"]
+        .clone();
+    assert_eq!(
+        enabled["StreamSpecification"],
+        json!({"StreamEnabled": true, "StreamViewType": "KEYS_ONLY"})
+    );
+    let first = enabled["LatestStreamArn"]
+        .as_str()
+        .expect("a stream")
+        .to_owned();
+    update(json!({"StreamEnabled": true, "StreamViewType": "NEW_IMAGE"}))
+        .await
+        .error(
+            400,
+            "ValidationException",
+            "Table already has an enabled stream: TableName: later",
+        );
+    put(&server, "later", "during", 2).await;
+    let (seen, _) = records(
+        &server,
+        &iterator(&server, &first, "TRIM_HORIZON", None).await,
+        None,
+    )
+    .await;
+    assert_eq!(seen.len(), 1, "only what the stream saw: {seen:?}");
+    assert_eq!(seen[0]["dynamodb"]["Keys"], json!({"pk": {"S": "during"}}));
+    assert_eq!(seen[0]["dynamodb"].get("NewImage"), None, "KEYS_ONLY");
+
+    let disabled = update(json!({"StreamEnabled": false})).await.ok()["TableDescription"].clone();
+    assert_eq!(disabled.get("StreamSpecification"), None);
+    assert_eq!(
+        disabled["LatestStreamArn"], first,
+        "still the latest stream"
+    );
+    put(&server, "later", "off", 3).await;
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let again = update(json!({"StreamEnabled": true, "StreamViewType": "NEW_IMAGE"}))
+        .await
+        .ok()["TableDescription"]
+        .clone();
+    let second = again["LatestStreamArn"]
+        .as_str()
+        .expect("a stream")
+        .to_owned();
+    assert_ne!(second, first, "a new stream, with a new label");
+    put(&server, "later", "after", 4).await;
+    let (seen, _) = records(
+        &server,
+        &iterator(&server, &second, "TRIM_HORIZON", None).await,
+        None,
+    )
+    .await;
+    assert_eq!(seen.len(), 1, "the new stream starts empty: {seen:?}");
+    assert_eq!(seen[0]["dynamodb"]["NewImage"]["pk"], json!({"S": "after"}));
+    let listed = server
+        .call_streams("ListStreams", json!({"TableName": "later"}))
+        .await
+        .ok();
+    assert_eq!(listed["Streams"][0]["StreamArn"], second);
+}
