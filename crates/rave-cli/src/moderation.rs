@@ -1,5 +1,5 @@
 //! Moderation in the binary: the `serve` options that turn on each
-//! moderation rule with its outcome, and the `Rules` they make.
+//! moderation rule with its outcome, and the moderation hook.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -59,6 +59,14 @@ pub struct ModerationArgs {
     /// What `too_fast` does.
     #[arg(long, env = "RAVE_MAX_TYPING_SPEED_OUTCOME", value_enum, default_value_t = OutcomeArg::Hold)]
     pub max_typing_speed_outcome: OutcomeArg,
+    /// A service asked about every public comment the rules let pass: it
+    /// receives `{"comment": …}` and answers `{"decision": "publish" |
+    /// "hold" | "refuse"}`; without an answer the comment is held.
+    #[arg(long, env = "RAVE_MODERATION_HOOK", value_name = "URL")]
+    pub moderation_hook: Option<String>,
+    /// How long the moderation hook may take to answer, in seconds.
+    #[arg(long, env = "RAVE_MODERATION_HOOK_TIMEOUT", default_value_t = 2.0)]
+    pub moderation_hook_timeout: f64,
 }
 
 impl ModerationArgs {
@@ -84,12 +92,25 @@ impl ModerationArgs {
         Ok(rules)
     }
 
-    /// `comments`, checking public creates against the rules turned on.
-    pub fn apply<S: rave_store::Store>(&self, comments: Comments<S>) -> anyhow::Result<Comments<S>> {
+    /// `comments`, checking public creates against the rules turned on and
+    /// the moderation hook.
+    pub fn apply<S: rave_store::Store>(
+        &self,
+        comments: Comments<S>,
+    ) -> anyhow::Result<Comments<S>> {
         let rules = self.rules()?;
-        if rules.is_empty() {
-            return Ok(comments);
+        let mut comments = match rules.is_empty() {
+            true => comments,
+            false => comments.with_rules(Arc::new(rules)),
+        };
+        if let Some(url) = &self.moderation_hook {
+            let timeout = Duration::try_from_secs_f64(self.moderation_hook_timeout)
+                .ok()
+                .filter(|t| !t.is_zero())
+                .context("--moderation-hook-timeout must be a positive number of seconds")?;
+            let hook = rave_server::HttpModerationHook::new(url, timeout)?;
+            comments = comments.with_moderation_hook(Arc::new(hook));
         }
-        Ok(comments.with_rules(Arc::new(rules)))
+        Ok(comments)
     }
 }

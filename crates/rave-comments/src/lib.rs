@@ -127,6 +127,14 @@ impl<S: Store> Comments<S> {
         self
     }
 
+    /// Asks `hook` about every public create the rules let pass: it
+    /// publishes, holds or refuses the comment; when it gives no decision
+    /// the comment is held (see [`rules::ModerationHook`]).
+    pub fn with_moderation_hook(mut self, hook: Arc<dyn rules::ModerationHook>) -> Comments<S> {
+        self.writes.set_moderation_hook(hook);
+        self
+    }
+
     /// How long a create's `Idempotency-Key` is remembered (24 hours by
     /// default); after that the store's Time to Live deletes the record and
     /// the same key makes a new comment.
