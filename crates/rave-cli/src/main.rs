@@ -54,7 +54,7 @@ enum LogFormat {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the HTTP service.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Generate a deterministic data set (BENCH.md) into the store.
     Load(LoadArgs),
     /// Import comments from NDJSON (one comment per line, as `export` writes them).
@@ -335,7 +335,7 @@ fn main() -> anyhow::Result<()> {
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
         match cli.command {
-            Command::Serve(args) => serve(args).await,
+            Command::Serve(args) => serve(*args).await,
             Command::Load(args) => load(args).await,
             Command::Import(args) => {
                 let comments = open(&args.store, Moderation::Off)?;
