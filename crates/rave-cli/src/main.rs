@@ -8,6 +8,7 @@ mod aggregator;
 mod deliver;
 mod dynamodb_api;
 mod io;
+mod moderation;
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -53,7 +54,7 @@ enum LogFormat {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the HTTP service.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Generate a deterministic data set (BENCH.md) into the store.
     Load(LoadArgs),
     /// Import comments from NDJSON (one comment per line, as `export` writes them).
@@ -196,6 +197,8 @@ struct ServeArgs {
     /// `pre`: new comments wait for approval before they show.
     #[arg(long, env = "RAVE_MODERATION", value_enum, default_value_t = ModerationArg::Off)]
     moderation: ModerationArg,
+    #[command(flatten)]
+    rules: moderation::ModerationArgs,
     /// Public POSTs allowed per client address and minute (0: no limit).
     #[arg(long, env = "RAVE_RATE_LIMIT_PER_MINUTE", default_value_t = 600)]
     rate_limit_per_minute: u32,
@@ -337,7 +340,7 @@ fn main() -> anyhow::Result<()> {
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
         match cli.command {
-            Command::Serve(args) => serve(args).await,
+            Command::Serve(args) => serve(*args).await,
             Command::Load(args) => load(args).await,
             Command::Import(args) => {
                 let comments = open(&args.store, Moderation::Off)?;
@@ -417,7 +420,9 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 
 /// The domain on the embedded store.
 fn open(store: &StoreArgs, moderation: Moderation) -> anyhow::Result<Arc<Comments<SharedStore>>> {
-    Ok(open_engine(store, moderation, DEFAULT_IDEMPOTENCY_TTL)?.1)
+    Ok(Arc::new(
+        open_engine(store, moderation, DEFAULT_IDEMPOTENCY_TTL)?.1,
+    ))
 }
 
 /// The embedded engine and the domain on it. The planner may skip ratings
@@ -426,7 +431,7 @@ fn open_engine(
     store: &StoreArgs,
     moderation: Moderation,
     idempotency_ttl: Duration,
-) -> anyhow::Result<(Engine, Arc<Comments<SharedStore>>)> {
+) -> anyhow::Result<(Engine, Comments<SharedStore>)> {
     let engine = Engine::open(&store.data).with_context(|| {
         format!(
             "cannot open the store in {} (is another rave using it?)",
@@ -450,7 +455,7 @@ fn open_engine(
         idempotency_ttl,
     )?
     .with_stats_freshness(fresh);
-    Ok((engine, Arc::new(comments)))
+    Ok((engine, comments))
 }
 
 /// Turns on the table's Time to Live in a store created before rave let
@@ -527,6 +532,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         return serve_dynamodb(args, moderation).await;
     }
     let (engine, comments) = open_engine(&args.store, moderation, args.idempotency_ttl())?;
+    let comments = Arc::new(args.rules.apply(comments)?);
     comments
         .ensure_table()
         .await
@@ -743,6 +749,7 @@ async fn aggregate(args: AggregateArgs) -> anyhow::Result<()> {
         return aggregate_dynamodb(args).await;
     }
     let (engine, comments) = open_engine(&args.store, Moderation::Off, DEFAULT_IDEMPOTENCY_TTL)?;
+    let comments = Arc::new(comments);
     comments.ensure_table().await?;
     let feed = EngineFeed::open(engine, &args.store.table, aggregator::CONSUMER).await?;
     if args.until_caught_up {
@@ -764,6 +771,7 @@ async fn deliver(args: DeliverArgs) -> anyhow::Result<()> {
         return deliver_dynamodb(args).await;
     }
     let (engine, comments) = open_engine(&args.store, Moderation::Off, DEFAULT_IDEMPOTENCY_TTL)?;
+    let comments = Arc::new(comments);
     comments.ensure_table().await?;
     let webhooks = args
         .webhooks
@@ -811,6 +819,7 @@ async fn deliver_dynamodb(_args: DeliverArgs) -> anyhow::Result<()> {
 
 async fn reconcile(args: ReconcileArgs) -> anyhow::Result<()> {
     let (engine, comments) = open_engine(&args.store, Moderation::Off, DEFAULT_IDEMPOTENCY_TTL)?;
+    let comments = Arc::new(comments);
     comments.ensure_table().await?;
     // Apply what is pending first, so the recount compares like with like.
     let feed = EngineFeed::open(engine, &args.store.table, aggregator::CONSUMER).await?;
@@ -950,12 +959,12 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
         tracing::info!("{done}");
     }
     let store_handle = store.clone();
-    let comments = Arc::new(domain(
+    let comments = Arc::new(args.rules.apply(domain(
         SharedStore::new(store),
         &args.store,
         moderation,
         args.idempotency_ttl(),
-    )?);
+    )?)?);
     if args.demo {
         load_demo(&comments).await?;
     }

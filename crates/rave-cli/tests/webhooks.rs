@@ -2,7 +2,8 @@
 //! loopback, verified by the Standard Webhooks library from PyPI, in order;
 //! `serve` killed with SIGKILL mid-delivery loses no event (a duplicate
 //! carries the same `webhook-id`); without `--webhook-allow-private` a
-//! loopback target is refused.
+//! loopback target is refused; on DynamoDB the events come from DynamoDB
+//! Streams, signed and in order.
 
 mod common;
 
@@ -258,4 +259,108 @@ async fn loopback_targets_are_refused_without_the_flag() {
         assert_eq!(problem["status"], 400);
     }
     assert!(inbox.lock().unwrap().is_empty());
+}
+
+/// DynamoDB Local's address, from `RAVE_DYNAMODB_ENDPOINT` (scripts/test.sh
+/// starts it); without it the test is skipped, except in CI, where that is
+/// a failure.
+#[cfg(feature = "dynamodb")]
+fn dynamodb_endpoint() -> Option<String> {
+    let endpoint = std::env::var("RAVE_DYNAMODB_ENDPOINT").ok();
+    if endpoint.is_none() {
+        assert!(
+            std::env::var("CI").map_or(true, |ci| ci != "true"),
+            "RAVE_DYNAMODB_ENDPOINT is not set: run ./scripts/test.sh, which starts DynamoDB Local"
+        );
+        eprintln!("RAVE_DYNAMODB_ENDPOINT is not set: skipping the DynamoDB webhook test");
+    }
+    endpoint
+}
+
+#[cfg(feature = "dynamodb")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_dynamodb_the_receiver_gets_every_event_from_the_stream_signed_and_in_order() {
+    let Some(endpoint) = dynamodb_endpoint() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let started_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let table = format!("rave-webhooks-{}-{started_at}", std::process::id());
+    let mut command = Command::new(common::RAVE);
+    command
+        .args(common::serve_args(
+            dir.path(),
+            &[
+                "--store",
+                "dynamodb",
+                "--table",
+                &table,
+                "--admin-token",
+                TOKEN,
+                "--webhook-allow-private",
+                "--webhook-first-retry-seconds",
+                "0.1",
+            ],
+        ))
+        // DynamoDB Local takes any credentials; keep the SDK off instance metadata.
+        .env("AWS_ACCESS_KEY_ID", "local")
+        .env("AWS_SECRET_ACCESS_KEY", "local")
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("RAVE_REGION", "us-east-1")
+        .env("RAVE_ENDPOINT", endpoint);
+    let server = Server::start(command);
+    let client = reqwest::Client::new();
+    let (url, inbox) = receiver().await;
+    let (status, registered) = register(&client, &server.base, &url).await;
+    assert_eq!(status, reqwest::StatusCode::CREATED, "{registered}");
+    let secret = registered["secret"].as_str().unwrap().to_owned();
+
+    let mut want = Vec::new();
+    for n in 0..5 {
+        let response = client
+            .post(format!("{}/v1/products/ddb/comments", server.base))
+            .json(&json!({"author": "dee", "language": "en", "rating": 5, "body": format!("streamed {n}")}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), reqwest::StatusCode::CREATED);
+        let body: Value = response.json().await.unwrap();
+        let id = body["id"].as_str().unwrap().to_owned();
+        want.push(("comment.created".to_owned(), id.clone()));
+        want.push(("comment.published".to_owned(), id));
+    }
+    let expected: HashSet<(String, String)> = want.iter().cloned().collect();
+    let started = std::time::Instant::now();
+    loop {
+        let got: HashSet<(String, String)> = inbox.lock().unwrap().iter().map(event_of).collect();
+        if got == expected {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "events from DynamoDB Streams did not all arrive: {got:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let received = inbox.lock().unwrap().clone();
+    let mut seen = HashSet::new();
+    let first_arrivals: Vec<(String, String)> = received
+        .iter()
+        .filter(|r| seen.insert(r.headers["webhook-id"].clone()))
+        .map(event_of)
+        .collect();
+    assert_eq!(first_arrivals, want, "in stream order");
+    let key = rave_webhooks::Secret::parse(&secret).unwrap();
+    for r in &received {
+        let timestamp: i64 = r.headers["webhook-timestamp"].parse().unwrap();
+        assert_eq!(
+            r.headers["webhook-signature"],
+            key.sign(&r.headers["webhook-id"], timestamp, r.body.as_bytes())
+        );
+    }
+    verify_with_the_library(&secret, &received);
 }

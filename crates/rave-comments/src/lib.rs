@@ -119,17 +119,25 @@ impl<S: Store> Comments<S> {
         self
     }
 
-    /// How long a create's `Idempotency-Key` is remembered (24 hours by
-    /// default); after that the store's Time to Live deletes the record and
-    /// the same key makes a new comment.
     /// Checks every public create against `rules` before it is stored:
     /// a comment a rule holds is stored pending (naming the rule), one a
-    /// rule refuses is not stored.
+    /// rule refuses is not stored. Imports are not judged.
     pub fn with_rules(mut self, rules: Arc<rules::Rules>) -> Comments<S> {
         self.writes.set_rules(rules);
         self
     }
 
+    /// Asks `hook` about every public create the rules let pass: it
+    /// publishes, holds or refuses the comment; when it gives no decision
+    /// the comment is held (see [`rules::ModerationHook`]).
+    pub fn with_moderation_hook(mut self, hook: Arc<dyn rules::ModerationHook>) -> Comments<S> {
+        self.writes.set_moderation_hook(hook);
+        self
+    }
+
+    /// How long a create's `Idempotency-Key` is remembered (24 hours by
+    /// default); after that the store's Time to Live deletes the record and
+    /// the same key makes a new comment.
     pub fn with_idempotency_ttl(mut self, ttl: Duration) -> Comments<S> {
         self.writes.set_idempotency_ttl(ttl);
         self

@@ -12,7 +12,7 @@ use ulid::Ulid;
 use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
 use crate::model::{Comment, CommentPatch, NewComment, ProductId, Status, Timestamp};
-use crate::rules::{Rules, Verdict};
+use crate::rules::{HookDecision, MODERATION_HOOK, ModerationHook, Rules, Verdict};
 use crate::table::{comment, idempotency};
 
 /// Whether new comments need a moderator's approval before they show.
@@ -58,6 +58,8 @@ pub(crate) struct Writes<S> {
     ids: Mutex<ulid::Generator>,
     /// Checked on every create that is not an import (see `rules`).
     rules: Option<Arc<Rules>>,
+    /// Asked about every create the rules let pass, imports excepted.
+    hook: Option<Arc<dyn ModerationHook>>,
 }
 
 impl<S: Store> Writes<S> {
@@ -68,11 +70,16 @@ impl<S: Store> Writes<S> {
             idempotency_ttl: DEFAULT_IDEMPOTENCY_TTL,
             ids: Mutex::new(ulid::Generator::new()),
             rules: None,
+            hook: None,
         }
     }
 
     pub(crate) fn set_rules(&mut self, rules: Arc<Rules>) {
         self.rules = Some(rules);
+    }
+
+    pub(crate) fn set_moderation_hook(&mut self, hook: Arc<dyn ModerationHook>) {
+        self.hook = Some(hook);
     }
 
     pub(crate) fn set_idempotency_ttl(&mut self, ttl: Duration) {
@@ -117,30 +124,42 @@ impl<S: Store> Writes<S> {
                 message: "must be 1-128 characters long".into(),
             });
         }
-        // A created_at only a trusted import sets: the rules judge posts.
-        let verdict = match (&self.rules, valid.created_at) {
-            (Some(rules), None) => {
+        // A created_at only a trusted import sets: the rules and the hook
+        // judge posts.
+        let public = valid.created_at.is_none();
+        let verdict = match &self.rules {
+            Some(rules) if public => {
                 rules.check(&valid.author, &valid.title, &valid.body, Timestamp::now())
             }
             _ => Verdict::Pass,
         };
         if let Verdict::Refuse(rule) = verdict {
-            // A retry of a create that was accepted replays it.
-            if let Some(key) = idempotency_key
-                && let Ok(created) = self.replay(key, &fingerprint(&product, &new)).await
-            {
-                return Ok(created);
-            }
-            return Err(CommentsError::Refused { rule });
+            return self.refuse(rule, &product, &new, idempotency_key).await;
         }
         let (id, created_at) = self.new_id(valid.created_at)?;
-        let status = match (self.moderation, verdict) {
-            (_, Verdict::Hold(_)) | (Moderation::Pre, _) => Status::Pending,
-            (Moderation::Off, _) => Status::Published,
+        let status = match self.moderation {
+            Moderation::Pre => Status::Pending,
+            Moderation::Off => Status::Published,
         };
         let mut comment = valid.into_comment(id.to_string(), product.clone(), created_at, status);
-        if let Verdict::Hold(rule) = verdict {
-            comment.held_by = Some(rule.to_owned());
+        let verdict = match (&self.hook, verdict) {
+            (Some(hook), Verdict::Pass) if public => match hook.decide(&comment).await {
+                Ok(HookDecision::Publish) => Verdict::Pass,
+                Ok(HookDecision::Refuse) => Verdict::Refuse(MODERATION_HOOK),
+                // No decision is no permission: the comment waits for a person.
+                Ok(HookDecision::Hold) | Err(_) => Verdict::Hold(MODERATION_HOOK),
+            },
+            _ => verdict,
+        };
+        match verdict {
+            Verdict::Pass => {}
+            Verdict::Hold(rule) => {
+                comment.status = Status::Pending;
+                comment.held_by = Some(rule.to_owned());
+            }
+            Verdict::Refuse(rule) => {
+                return self.refuse(rule, &product, &new, idempotency_key).await;
+            }
         }
         let item = comment::encode(&comment, 1);
         let Some(key) = idempotency_key else {
@@ -176,6 +195,23 @@ impl<S: Store> Writes<S> {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// A create `rule` refused, unless it retries one that was accepted:
+    /// that one is replayed.
+    async fn refuse(
+        &self,
+        rule: &'static str,
+        product: &ProductId,
+        new: &NewComment,
+        idempotency_key: Option<&str>,
+    ) -> Result<Created> {
+        if let Some(key) = idempotency_key
+            && let Ok(created) = self.replay(key, &fingerprint(product, new)).await
+        {
+            return Ok(created);
+        }
+        Err(CommentsError::Refused { rule })
     }
 
     async fn replay(&self, key: &str, fingerprint: &str) -> Result<Created> {

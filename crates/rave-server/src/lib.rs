@@ -13,7 +13,8 @@
 //! * `limiter` — the per-client rate limit, in bounded memory;
 //! * `error` — problem documents;
 //! * `metrics` — Prometheus metrics;
-//! * `webhooks` — the admin API of webhook endpoints and deliveries.
+//! * `webhooks` — the admin API of webhook endpoints and deliveries;
+//! * `moderation_hook` — the moderation hook over HTTP.
 
 mod api;
 mod caching;
@@ -23,6 +24,7 @@ mod error;
 mod extract;
 mod limiter;
 mod metrics;
+mod moderation_hook;
 mod pages;
 mod responses;
 mod routes;
@@ -59,6 +61,7 @@ pub use cors::{AllowedOrigin, InvalidOrigin};
 pub use error::{ApiError, Problem};
 pub use extract::{AdminToken, MAX_BODY_BYTES};
 pub use metrics::Metrics;
+pub use moderation_hook::{HookSetupError, HttpModerationHook};
 
 /// How the service is configured beyond the domain.
 #[derive(Debug, Clone)]

@@ -116,7 +116,7 @@ pub struct Conflict(Problem);
 #[derive(Debug, IntoResponses)]
 #[response(
     status = 422,
-    description = "A moderation rule refused the comment; `detail` names the rule",
+    description = "A moderation rule or the moderation hook refused the comment; `detail` names it (`moderation_hook` for the hook)",
     content_type = "application/problem+json"
 )]
 pub struct RefusedByRule(Problem);

@@ -4,6 +4,7 @@
 //! comments domain's.
 
 use axum::Json;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use rave_webhooks::{Delivery, Endpoint, EventType, WebhookError, Webhooks};
@@ -202,7 +203,16 @@ pub struct DeliveryListBody {
     request_body = NewWebhookBody,
     security(("admin_token" = [])),
     responses(
-        (status = 201, description = "The endpoint, with its secret", body = WebhookBody),
+        (
+            status = 201,
+            description = "The endpoint, with its secret",
+            body = WebhookBody,
+            links(
+                ("ListDeliveries" = (operation_id = "list_deliveries", parameters(("id" = "$response.body#/id")))),
+                ("DeleteWebhook" = (operation_id = "delete_webhook", parameters(("id" = "$response.body#/id")))),
+                ("RetryDelivery" = (operation_id = "retry_delivery", parameters(("id" = "$response.body#/id"))))
+            )
+        ),
         BadRequest,
         AdminRefused,
         Conflict,
@@ -255,7 +265,8 @@ pub async fn list_webhooks(
     params(("id" = String, Path, description = "Endpoint id")),
     security(("admin_token" = [])),
     responses(
-        (status = 204, description = "Removed; nothing more is sent to it"),
+        (status = 204, description = "Removed, with its deliveries; nothing more is sent to it"),
+        BadRequest,
         AdminRefused,
         NoSuchWebhook,
         Unavailable,
@@ -279,6 +290,7 @@ pub async fn delete_webhook(
     security(("admin_token" = [])),
     responses(
         (status = 200, description = "Up to 100 deliveries, newest first", body = DeliveryListBody),
+        BadRequest,
         AdminRefused,
         NoSuchWebhook,
         Unavailable,
@@ -310,6 +322,7 @@ pub async fn list_deliveries(
     security(("admin_token" = [])),
     responses(
         (status = 200, description = "The delivery, pending again", body = DeliveryBody),
+        BadRequest,
         AdminRefused,
         NoSuchWebhook,
         Conflict,
@@ -319,8 +332,9 @@ pub async fn list_deliveries(
 pub async fn retry_delivery(
     State(state): State<AppState>,
     _admin: Admin,
-    Path((id, delivery_id)): Path<(String, String)>,
+    path: Result<Path<(String, String)>, PathRejection>,
 ) -> ApiResult<Json<DeliveryBody>> {
+    let Path((id, delivery_id)) = path.map_err(|e| ApiError::bad_request(format!("path: {e}")))?;
     let delivery = webhooks(&state)?.retry_delivery(&id, &delivery_id).await?;
     Ok(Json(DeliveryBody::from(&delivery)))
 }

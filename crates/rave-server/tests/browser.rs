@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, Locator};
+use rave_comments::rules::{Outcome, Rules};
 use rave_comments::{Comments, Config, CursorKey, Moderation};
 use rave_engine::{Engine, EngineFeed};
 use rave_server::{AppState, ServerConfig};
@@ -28,17 +29,25 @@ struct Session {
 }
 
 async fn session(moderation: Moderation) -> Session {
+    session_with_rules(moderation, None).await
+}
+
+async fn session_with_rules(moderation: Moderation, rules: Option<Rules>) -> Session {
     // The server, with its statistics kept current by an aggregator task.
     let data = tempfile::tempdir().unwrap();
     let engine = Engine::open(data.path()).unwrap();
-    let comments = Arc::new(Comments::new(
+    let mut comments = Comments::new(
         SharedStore::new(engine.clone()),
         Config {
             table: "rave".into(),
             cursor_key: CursorKey::new([5; 32]),
             moderation,
         },
-    ));
+    );
+    if let Some(rules) = rules {
+        comments = comments.with_rules(Arc::new(rules));
+    }
+    let comments = Arc::new(comments);
     comments.ensure_table().await.unwrap();
     let feed = EngineFeed::open(engine, "rave", "statistics")
         .await
@@ -322,6 +331,38 @@ async fn approving_a_pending_comment_makes_it_appear() {
     s.until("document.querySelectorAll('#leaderboard tr a').length === 1")
         .await;
     s.screenshot("leaderboard.png").await;
+    s.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_queue_shows_which_rule_held_a_comment() {
+    let mut rules = Rules::new();
+    rules.max_links = Some((0, Outcome::Hold));
+    let s = session_with_rules(Moderation::Off, Some(rules)).await;
+    let held = s.create("mod", "en", 1, "buy at http://spam.example").await;
+    s.goto("/?view=moderation").await;
+    s.client
+        .find(Locator::Css("#admin-token"))
+        .await
+        .unwrap()
+        .send_keys(TOKEN)
+        .await
+        .unwrap();
+    s.click("#token-form button[type=submit]").await;
+    s.until("document.querySelectorAll('#queue li').length === 1")
+        .await;
+    assert_eq!(
+        s.eval("document.querySelector('#queue li').dataset.id")
+            .await,
+        json!(held)
+    );
+    let shown = s
+        .eval(
+            "(() => { const h = document.querySelector('#queue li .held-by'); \
+             return h && [h.textContent, h.children.length]; })()",
+        )
+        .await;
+    assert_eq!(shown, json!(["held by too_many_links", 0]), "shown as text");
     s.close().await;
 }
 

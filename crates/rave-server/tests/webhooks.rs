@@ -312,4 +312,27 @@ async fn the_openapi_document_lists_the_webhook_routes() {
             "{method} {path} is documented"
         );
     }
+    // A created endpoint leads to the operations on it, by its id.
+    let links = &paths["/v1/admin/webhooks"]["post"]["responses"]["201"]["links"];
+    for (link, operation) in [
+        ("ListDeliveries", "list_deliveries"),
+        ("DeleteWebhook", "delete_webhook"),
+        ("RetryDelivery", "retry_delivery"),
+    ] {
+        assert_eq!(links[link]["operationId"], operation, "{links}");
+        assert_eq!(links[link]["parameters"]["id"], "$response.body#/id");
+    }
+    for path in [
+        "/v1/admin/webhooks/{id}",
+        "/v1/admin/webhooks/{id}/deliveries",
+        "/v1/admin/webhooks/{id}/deliveries/{delivery_id}/retry",
+    ] {
+        let operation = paths[path].as_object().unwrap().values().next().unwrap();
+        for status in ["400", "403", "404", "503"] {
+            assert!(
+                operation["responses"][status].is_object(),
+                "{path} documents {status}"
+            );
+        }
+    }
 }

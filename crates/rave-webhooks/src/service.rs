@@ -6,8 +6,8 @@ use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rave_store::{
-    Condition, DeleteItemInput, GetItemInput, KeyCondition, PutItemInput, QueryInput, ReturnValues,
-    Store, StoreError,
+    BatchWriteItemInput, Condition, DeleteItemInput, GetItemInput, KeyCondition, PutItemInput,
+    QueryInput, ReturnValues, Store, StoreError, WriteRequest,
 };
 use ulid::Generator;
 
@@ -174,8 +174,60 @@ impl<S: Store> Webhooks<S> {
         Ok(endpoints::decode(&item)?)
     }
 
-    /// Removes an endpoint: nothing more is delivered to it.
+    /// Removes an endpoint and its deliveries (its queue, which is its
+    /// position, included): nothing more is delivered to it.
     pub async fn delete_endpoint(&self, id: &str) -> Result<()> {
+        self.delete_endpoint_item(id).await?;
+        self.delete_deliveries(id).await
+    }
+
+    /// Deletes every delivery of `endpoint_id`, 25 at a time (a batch
+    /// write's most). Run after the endpoint is gone, so the fan-out, which
+    /// reads the endpoints first, makes no more for it after its current
+    /// batch.
+    async fn delete_deliveries(&self, endpoint_id: &str) -> Result<()> {
+        loop {
+            let (name, value) = deliveries::partition(endpoint_id);
+            let page = self
+                .store
+                .query(QueryInput {
+                    table: self.table.clone(),
+                    index: None,
+                    key_condition: KeyCondition::partition(name, value),
+                    filter: None,
+                    limit: Some(25),
+                    scan_index_forward: true,
+                    exclusive_start_key: None,
+                    consistent_read: true,
+                    projection: None,
+                    select: None,
+                })
+                .await?;
+            if page.items.is_empty() {
+                return Ok(());
+            }
+            let mut requests = page
+                .items
+                .iter()
+                .map(|item| {
+                    let id = deliveries::id_of(item)?;
+                    Ok((
+                        self.table.clone(),
+                        WriteRequest::Delete(deliveries::key(endpoint_id, id)),
+                    ))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            while !requests.is_empty() {
+                requests = self
+                    .store
+                    .batch_write_item(BatchWriteItemInput { requests })
+                    .await?
+                    .unprocessed;
+            }
+        }
+    }
+
+    async fn delete_endpoint_item(&self, id: &str) -> Result<()> {
         let outcome = self
             .store
             .delete_item(DeleteItemInput {

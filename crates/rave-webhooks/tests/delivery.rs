@@ -1,7 +1,8 @@
 //! Deliveries on the embedded engine to a receiver on loopback: every event
 //! arrives signed, in order per endpoint; a receiver answering 500 gets the
 //! same messages later; a dead endpoint holds back only itself; failed
-//! deliveries are sent again on request.
+//! deliveries are sent again on request; deleting an endpoint deletes its
+//! deliveries.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,6 +14,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use rave_comments::{Comments, Config, CursorKey, Moderation, NewComment};
 use rave_engine::{Engine, EngineFeed};
+use rave_store::{AttributeValue, ScanInput, Store};
 use rave_webhooks::{
     DeliveryStatus, EventType, RetryPolicy, TargetPolicy, Timeouts, WebhookConfig, Webhooks,
 };
@@ -460,4 +462,83 @@ async fn loopback_is_refused_at_registration_and_at_delivery_without_the_flag() 
         .unwrap_err();
     assert!(error.contains("loopback"), "{error}");
     assert!(receiver.received.lock().unwrap().is_empty());
+}
+
+/// The partition keys of every item in the webhooks table.
+async fn webhook_partitions(engine: &Engine) -> Vec<String> {
+    let mut partitions = Vec::new();
+    let mut start = None;
+    loop {
+        let mut input = ScanInput::new(rave_webhooks::table_name("rave"));
+        input.consistent_read = true;
+        input.exclusive_start_key = start;
+        let page = Store::scan(engine, input).await.unwrap();
+        for item in &page.items {
+            match item.get("PK") {
+                Some(AttributeValue::S(pk)) => partitions.push(pk.clone()),
+                other => panic!("no PK: {other:?}"),
+            }
+        }
+        start = page.last_evaluated_key;
+        if start.is_none() {
+            return partitions;
+        }
+    }
+}
+
+#[tokio::test]
+async fn deleting_an_endpoint_deletes_its_deliveries_and_its_queue() {
+    let w = world(FAST_RETRY).await;
+    let dead = Receiver {
+        failures_left: Arc::new(Mutex::new(usize::MAX)),
+        ..Receiver::default()
+    };
+    let healthy = Receiver::default();
+    let dead_base = start_receiver(dead.clone()).await;
+    let healthy_base = start_receiver(healthy.clone()).await;
+    let gone = w
+        .webhooks
+        .create_endpoint(&format!("{dead_base}/hook"), &[EventType::Created])
+        .await
+        .unwrap();
+    let kept = w
+        .webhooks
+        .create_endpoint(&format!("{healthy_base}/hook"), &[EventType::Created])
+        .await
+        .unwrap();
+    w.start_delivering().await;
+    // More than one batch write's worth of deliveries.
+    for n in 0..30 {
+        w.comments
+            .create("p1", comment(&format!("c{n}")), None)
+            .await
+            .unwrap();
+    }
+    wait_for("the healthy endpoint's thirty", || {
+        healthy.received.lock().unwrap().len() == 30
+    })
+    .await;
+    let gone_partition = format!("DELIVERIES#{}", gone.id);
+    let count = |partitions: &[String], pk: &str| partitions.iter().filter(|p| *p == pk).count();
+    let before = webhook_partitions(&w.engine).await;
+    assert_eq!(
+        count(&before, &gone_partition),
+        30,
+        "the dead endpoint's queue"
+    );
+
+    w.webhooks.delete_endpoint(&gone.id).await.unwrap();
+
+    let after = webhook_partitions(&w.engine).await;
+    assert_eq!(count(&after, &gone_partition), 0, "{after:?}");
+    assert_eq!(
+        count(&after, &format!("DELIVERIES#{}", kept.id)),
+        30,
+        "another endpoint's deliveries stay"
+    );
+    assert!(matches!(
+        w.webhooks.deliveries(&gone.id, 10).await,
+        Err(rave_webhooks::WebhookError::NotFound(_))
+    ));
+    w.stop.send(true).unwrap();
 }

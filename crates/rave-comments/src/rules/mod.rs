@@ -15,7 +15,11 @@
 //!
 //! The memory of recent comments (`duplicate`, `too_fast`) is this
 //! process's: bounded, and not shared between servers.
+//!
+//! A comment the rules let pass may then go to the moderation hook (`hook`),
+//! whose failure holds it.
 
+mod hook;
 mod words;
 
 use std::collections::HashMap;
@@ -23,6 +27,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 use std::time::Duration;
 
+pub use hook::{HookDecision, HookError, MODERATION_HOOK, ModerationHook};
 pub use words::WordList;
 
 use crate::model::Timestamp;
