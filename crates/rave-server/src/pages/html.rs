@@ -399,6 +399,34 @@ mod tests {
         );
     }
 
+    fn comment(title: &str, body: &str) -> Comment {
+        Comment {
+            id: "c1".into(),
+            product_id: rave_comments::ProductId::parse("p").unwrap(),
+            author: "a".into(),
+            language: Language::parse("en").unwrap(),
+            rating: rave_comments::Rating::new(4).unwrap(),
+            title: title.into(),
+            body: body.into(),
+            created_at: rave_comments::Timestamp::parse("2026-01-02T03:04:05.006Z").unwrap(),
+            status: rave_comments::Status::Published,
+            held_by: None,
+        }
+    }
+
+    #[test]
+    fn a_review_is_named_by_its_title_or_the_first_80_characters_of_its_body() {
+        assert_eq!(review_name(&comment("Good", "x")), "Good");
+        let exactly = "é".repeat(NAME_FROM_BODY);
+        assert_eq!(review_name(&comment(" ", &exactly)), exactly);
+        let longer = format!("{exactly}ü");
+        assert_eq!(review_name(&comment("", &longer)), format!("{exactly}…"));
+        let unnamed = comment("", &longer);
+        let shown = Shown::new(&unnamed);
+        assert_eq!(shown.published, "2026-01-02T03:04:05.006Z");
+        assert_eq!(stars(4), "★★★★☆");
+    }
+
     #[test]
     fn view_urls_keep_filters_and_encode_cursors() {
         let view = View {
