@@ -4,6 +4,7 @@
 //! [`isolated`]: escaped, and in its own bidirectional isolate, so neither
 //! markup nor direction overrides in a comment reach the page around it.
 
+use std::borrow::Cow;
 use std::fmt::{self, Display, Write};
 
 use rave_comments::{Comment, Language, ProductOverview, ProductStats, RatingSet};
@@ -102,15 +103,34 @@ impl Display for IsolatedPlain<'_> {
 }
 
 /// A review's name: its title, or the start of its body.
-pub fn review_name(comment: &Comment) -> String {
+fn review_name(comment: &Comment) -> Cow<'_, str> {
     if !comment.title.trim().is_empty() {
-        return comment.title.clone();
+        return Cow::Borrowed(&comment.title);
     }
-    let mut name: String = comment.body.chars().take(NAME_FROM_BODY).collect();
-    if comment.body.chars().count() > NAME_FROM_BODY {
-        name.push('…');
+    match comment.body.char_indices().nth(NAME_FROM_BODY) {
+        Some((end, _)) => Cow::Owned(format!("{}…", &comment.body[..end])),
+        None => Cow::Borrowed(&comment.body),
     }
-    name
+}
+
+/// What the page and its structured data both show of a comment, worked
+/// out once for both.
+pub struct Shown<'a> {
+    pub comment: &'a Comment,
+    /// Its title, or the start of its body.
+    pub name: Cow<'a, str>,
+    /// When it was written, as RFC 3339.
+    pub published: String,
+}
+
+impl<'a> Shown<'a> {
+    pub fn new(comment: &'a Comment) -> Shown<'a> {
+        Shown {
+            comment,
+            name: review_name(comment),
+            published: comment.created_at.to_string(),
+        }
+    }
 }
 
 /// Everything one rendering needs.
@@ -119,16 +139,15 @@ pub struct Listing<'a> {
     /// The statistics shown: the view's language, or all languages.
     pub stats: &'a ProductStats,
     pub view: &'a View,
-    pub comments: &'a [Comment],
+    pub comments: &'a [Shown<'a>],
     pub next_cursor: Option<&'a str>,
     /// Where the listing's links point: rave's page, or the shop's.
     pub base: &'a str,
 }
 
-fn stars(rating: u8) -> String {
-    (1..=5)
-        .map(|i| if i <= rating { '★' } else { '☆' })
-        .collect()
+fn stars(rating: u8) -> &'static str {
+    const STARS: [&str; 6] = ["☆☆☆☆☆", "★☆☆☆☆", "★★☆☆☆", "★★★☆☆", "★★★★☆", "★★★★★"];
+    STARS[usize::from(rating.min(5))]
 }
 
 fn format_average(stats: &ProductStats) -> String {
@@ -142,7 +161,7 @@ impl Listing<'_> {
     fn structured_data(&self, out: &mut String) {
         let data = jsonld::product(self.overview, self.stats, self.comments);
         out.push_str("<script type=\"application/ld+json\">");
-        out.push_str(&jsonld::script_safe(&data));
+        jsonld::write_script_safe(&data, out);
         out.push_str("</script>");
     }
 
@@ -151,7 +170,7 @@ impl Listing<'_> {
         let text: usize = self
             .comments
             .iter()
-            .map(|c| c.title.len() + c.body.len() + c.author.len())
+            .map(|s| s.comment.title.len() + s.comment.body.len() + s.comment.author.len())
             .sum();
         8192 + 2 * text + self.comments.len() * 900
     }
@@ -235,9 +254,10 @@ impl Listing<'_> {
         );
     }
 
-    fn comment(&self, comment: &Comment, out: &mut String) {
+    fn comment(&self, shown: &Shown<'_>, out: &mut String) {
+        let comment = shown.comment;
         let rating = comment.rating.get();
-        let created = comment.created_at.to_string();
+        let created = &shown.published;
         let _ = write!(
             out,
             "<li class=\"rave-comment\" id=\"comment-{id}\" lang=\"{lang}\"><article>\
@@ -248,11 +268,11 @@ impl Listing<'_> {
              <p class=\"rave-body\" dir=\"auto\">{body}</p></article></li>",
             id = Text(&comment.id),
             lang = Text(comment.language.as_str()),
-            name = Isolated(&review_name(comment)),
+            name = Isolated(&shown.name),
             stars = stars(rating),
             author = Isolated(&comment.author),
-            created = Text(&created),
-            day = Text(created.get(..10).unwrap_or(&created)),
+            created = Text(created),
+            day = Text(created.get(..10).unwrap_or(created)),
             body = Isolated(&comment.body),
         );
     }
@@ -377,6 +397,34 @@ mod tests {
             Text("<a href=\"x\" onclick='y'>&</a>").to_string(),
             "&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;"
         );
+    }
+
+    fn comment(title: &str, body: &str) -> Comment {
+        Comment {
+            id: "c1".into(),
+            product_id: rave_comments::ProductId::parse("p").unwrap(),
+            author: "a".into(),
+            language: Language::parse("en").unwrap(),
+            rating: rave_comments::Rating::new(4).unwrap(),
+            title: title.into(),
+            body: body.into(),
+            created_at: rave_comments::Timestamp::parse("2026-01-02T03:04:05.006Z").unwrap(),
+            status: rave_comments::Status::Published,
+            held_by: None,
+        }
+    }
+
+    #[test]
+    fn a_review_is_named_by_its_title_or_the_first_80_characters_of_its_body() {
+        assert_eq!(review_name(&comment("Good", "x")), "Good");
+        let exactly = "é".repeat(NAME_FROM_BODY);
+        assert_eq!(review_name(&comment(" ", &exactly)), exactly);
+        let longer = format!("{exactly}ü");
+        assert_eq!(review_name(&comment("", &longer)), format!("{exactly}…"));
+        let unnamed = comment("", &longer);
+        let shown = Shown::new(&unnamed);
+        assert_eq!(shown.published, "2026-01-02T03:04:05.006Z");
+        assert_eq!(stars(4), "★★★★☆");
     }
 
     #[test]

@@ -2,12 +2,12 @@
 //! `AggregateRating` and the page's comments as `Review`s, as JSON-LD,
 //! safe to put inside a `<script>` element.
 
-use std::fmt::Write;
+use std::io;
 
-use rave_comments::{Comment, ProductOverview, ProductStats};
+use rave_comments::{ProductOverview, ProductStats};
 use serde::Serialize;
 
-use super::html::review_name;
+use super::html::Shown;
 
 /// schema.org `Product`, with what a listing page shows of it.
 #[derive(Debug, Serialize)]
@@ -49,10 +49,10 @@ struct Review<'a> {
     kind: &'static str,
     author: Person<'a>,
     #[serde(rename = "datePublished")]
-    date_published: String,
+    date_published: &'a str,
     #[serde(rename = "reviewRating")]
     review_rating: Rating,
-    name: String,
+    name: &'a str,
     #[serde(rename = "reviewBody")]
     review_body: &'a str,
     #[serde(rename = "inLanguage")]
@@ -81,7 +81,7 @@ struct Rating {
 pub fn product<'a>(
     overview: &'a ProductOverview,
     stats: &ProductStats,
-    comments: &'a [Comment],
+    comments: &'a [Shown<'a>],
 ) -> Product<'a> {
     let record = overview.record.as_ref();
     Product {
@@ -102,76 +102,131 @@ pub fn product<'a>(
     }
 }
 
-fn review(comment: &Comment) -> Review<'_> {
+fn review<'a>(shown: &'a Shown<'a>) -> Review<'a> {
+    let comment = shown.comment;
     Review {
         kind: "Review",
         author: Person {
             kind: "Person",
             name: &comment.author,
         },
-        date_published: comment.created_at.to_string(),
+        date_published: &shown.published,
         review_rating: Rating {
             kind: "Rating",
             rating_value: comment.rating.get(),
         },
-        name: review_name(comment),
+        name: &shown.name,
         review_body: &comment.body,
         in_language: comment.language.as_str(),
     }
 }
 
-/// JSON that cannot end or confuse the `<script>` element it sits in: `<`,
-/// `>` and `&` as `\u` escapes (so no `</script>` or `<!--`), and the line
-/// and bidirectional-control characters as escapes too. The JSON means the
-/// same after parsing.
-pub fn script_safe(value: &impl Serialize) -> String {
-    let text = serde_json::to_string(value).unwrap_or_else(|_| "{}".to_owned());
-    let bytes = text.as_bytes();
-    let mut out = String::new();
-    let mut written = 0;
-    let mut at = 0;
-    // Every character escaped is `<`, `>`, `&`, or three bytes from 0xE2.
-    while at < bytes.len() {
-        let escaped = match bytes[at] {
-            b'<' | b'>' | b'&' => Some((u32::from(bytes[at]), 1)),
-            0xE2 => text[at..].chars().next().and_then(|c| {
-                matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-                    .then(|| (u32::from(c), c.len_utf8()))
-            }),
-            _ => None,
-        };
-        match escaped {
-            Some((code, len)) => {
-                if out.is_empty() {
-                    out.reserve(text.len() + 64);
+/// Writes `value` as JSON that cannot end or confuse the `<script>` element
+/// it sits in: `<`, `>` and `&` as `\u` escapes (so no `</script>` or
+/// `<!--`), and the line and bidirectional-control characters as escapes
+/// too. The JSON means the same after parsing. Escaping happens while
+/// serialising, in the string pieces serde_json hands over, so the JSON is
+/// written and scanned once.
+pub fn write_script_safe(value: &impl Serialize, out: &mut String) {
+    let mut json = Vec::with_capacity(4096);
+    let mut serializer = serde_json::Serializer::with_formatter(&mut json, ScriptSafe);
+    // Serialising these types into memory cannot fail, and the formatter
+    // writes only whole UTF-8 sequences: the fallbacks are never taken.
+    if value.serialize(&mut serializer).is_err() {
+        json = b"{}".to_vec();
+    }
+    out.push_str(std::str::from_utf8(&json).unwrap_or("{}"));
+}
+
+/// serde_json's compact output, with the escapes of [`write_script_safe`].
+struct ScriptSafe;
+
+impl serde_json::ser::Formatter for ScriptSafe {
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        let bytes = fragment.as_bytes();
+        // Every character escaped is `<`, `>`, `&`, or three bytes from 0xE2.
+        // Most text has none: two vectorised scans, each resumed only once
+        // passed, so a fragment is read about twice however many it holds.
+        let markup_from =
+            |from: usize| memchr::memchr3(b'<', b'>', b'&', &bytes[from..]).map(|at| from + at);
+        let lead_from = |from: usize| memchr::memchr(0xE2, &bytes[from..]).map(|at| from + at);
+        let mut next_markup = markup_from(0);
+        let mut next_lead = lead_from(0);
+        let mut written = 0;
+        loop {
+            let at = match (next_markup, next_lead) {
+                (Some(m), Some(l)) => m.min(l),
+                (Some(found), None) | (None, Some(found)) => found,
+                (None, None) => break,
+            };
+            let escaped = match bytes[at] {
+                0xE2 => fragment[at..].chars().next().filter(|c| {
+                    matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+                }),
+                byte => Some(char::from(byte)),
+            };
+            let after = match escaped {
+                Some(c) => {
+                    writer.write_all(&bytes[written..at])?;
+                    write!(writer, "\\u{:04x}", u32::from(c))?;
+                    written = at + c.len_utf8();
+                    written
                 }
-                out.push_str(&text[written..at]);
-                let _ = write!(out, "\\u{code:04x}");
-                at += len;
-                written = at;
+                None => at + 1,
+            };
+            if next_markup == Some(at) {
+                next_markup = markup_from(after);
+            } else {
+                next_lead = lead_from(after);
             }
-            None => at += 1,
         }
+        writer.write_all(&bytes[written..])
     }
-    if written == 0 {
-        return text;
-    }
-    out.push_str(&text[written..]);
-    out
 }
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
     use serde_json::{Value, json};
 
     use super::*;
 
+    fn script_safe(value: &Value) -> String {
+        let mut text = String::new();
+        write_script_safe(value, &mut text);
+        text
+    }
+
+    fn assert_inert_and_equal(value: &Value) {
+        let text = script_safe(value);
+        assert!(!text.contains(['<', '>', '&']), "{text}");
+        assert!(
+            !text.contains([
+                '\u{2028}', '\u{2029}', '\u{202a}', '\u{202e}', '\u{2066}', '\u{2069}'
+            ]),
+            "{text}"
+        );
+        assert_eq!(&serde_json::from_str::<Value>(&text).unwrap(), value);
+    }
+
     #[test]
     fn script_safe_json_cannot_close_its_script_and_parses_back() {
-        let value = json!({"body": "</script><script>alert(1)</script> & <!-- \u{202e}x \u{2028}"});
-        let text = script_safe(&value);
-        assert!(!text.contains('<') && !text.contains('>') && !text.contains('&'));
-        assert!(!text.contains('\u{202e}') && !text.contains('\u{2028}'));
-        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), value);
+        assert_inert_and_equal(&json!({
+            "body": "</script><script>alert(1)</script> & <!-- \u{202e}x \u{2028}",
+            "name": "…a<b>c…\u{2066}d&&\u{2069}…",
+        }));
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_is_inert_and_parses_back(
+            text in "[a-z<>&\"\\\n…★\u{2028}\u{2029}\u{202a}-\u{202e}\u{2066}-\u{2069}]{0,40}"
+        ) {
+            assert_inert_and_equal(&json!({ "body": text.clone(), text: 1 }));
+        }
     }
 }

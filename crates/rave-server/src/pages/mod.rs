@@ -72,47 +72,76 @@ fn parse_view(raw: Option<&str>) -> ApiResult<View> {
     Ok(view)
 }
 
-/// What a listing page is rendered as.
+/// What a listing is rendered as: the one thing the page and the fragment
+/// routes differ in.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Shape {
     Page,
     Fragment,
 }
 
+impl Shape {
+    /// Keeps the page's and the fragment's `ETag`s apart.
+    fn tag_kind(self) -> &'static [u8] {
+        match self {
+            Shape::Page => b"page",
+            Shape::Fragment => b"fragment",
+        }
+    }
+
+    /// Where the listing's links point. A fragment's lead to the shop's
+    /// page when the record names it: the shop passes `language`, `rating`
+    /// and `cursor` on to its include.
+    fn link_base(self, overview: &ProductOverview, page_path: &str) -> String {
+        match self {
+            Shape::Page => page_path.to_owned(),
+            Shape::Fragment => overview
+                .record
+                .as_ref()
+                .and_then(|r| r.url.clone())
+                .unwrap_or_else(|| page_path.to_owned()),
+        }
+    }
+
+    fn render(self, listing: &html::Listing<'_>, page_path: &str) -> String {
+        match self {
+            Shape::Page => listing.page(page_path),
+            Shape::Fragment => listing.fragment(),
+        }
+    }
+}
+
+/// The product page and the fragment: one listing, two shapes.
 async fn listing(
-    state: &AppState,
-    product: &str,
-    raw: Option<&str>,
-    headers: &HeaderMap,
     shape: Shape,
+    State(state): State<AppState>,
+    Segment(product): Segment,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
 ) -> ApiResult<Response> {
-    let view = parse_view(raw)?;
-    let kind: &[u8] = match shape {
-        Shape::Page => b"page",
-        Shape::Fragment => b"fragment",
-    };
+    let view = parse_view(raw.as_deref())?;
     let tag_of = |revision: &str| {
         caching::entity_tag(&[
-            kind,
+            shape.tag_kind(),
             revision.as_bytes(),
             product.as_bytes(),
-            raw.unwrap_or("").as_bytes(),
+            raw.as_deref().unwrap_or("").as_bytes(),
         ])
     };
     let cache_control = state.cache_policy.cache_control(view.cursor.is_some());
     // A revalidation reads the revision alone; a page, the whole overview.
     if headers.contains_key(header::IF_NONE_MATCH) {
-        let tag = tag_of(&state.comments.product_revision(product).await?);
-        if caching::not_modified(headers, &tag) {
+        let tag = tag_of(&state.comments.product_revision(&product).await?);
+        if caching::not_modified(&headers, &tag) {
             return Ok(caching::not_modified_response(tag, cache_control));
         }
     }
-    let overview: ProductOverview = state.comments.product_overview(product).await?;
+    let overview: ProductOverview = state.comments.product_overview(&product).await?;
     let tag = tag_of(&overview.revision);
     let page = state
         .comments
         .list(&ListRequest {
-            product,
+            product: &product,
             filter: Filter {
                 language: view.language.clone(),
                 ratings: view.rating_set(),
@@ -126,28 +155,19 @@ async fn listing(
         None => overview.overall.clone(),
     };
     let page_path = format!("/products/{}", overview.product_id);
-    // A fragment's links lead to the shop's page when the record names it:
-    // the shop passes `language`, `rating` and `cursor` on to its include.
-    let base = match shape {
-        Shape::Page => page_path.clone(),
-        Shape::Fragment => overview
-            .record
-            .as_ref()
-            .and_then(|r| r.url.clone())
-            .unwrap_or_else(|| page_path.clone()),
-    };
-    let rendered = html::Listing {
-        overview: &overview,
-        stats: &stats,
-        view: &view,
-        comments: &page.items,
-        next_cursor: page.next_cursor.as_deref(),
-        base: &base,
-    };
-    let body = match shape {
-        Shape::Page => rendered.page(&page_path),
-        Shape::Fragment => rendered.fragment(),
-    };
+    let base = shape.link_base(&overview, &page_path);
+    let comments: Vec<html::Shown> = page.items.iter().map(html::Shown::new).collect();
+    let body = shape.render(
+        &html::Listing {
+            overview: &overview,
+            stats: &stats,
+            view: &view,
+            comments: &comments,
+            next_cursor: page.next_cursor.as_deref(),
+            base: &base,
+        },
+        &page_path,
+    );
     let mut response = (
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
@@ -181,12 +201,12 @@ async fn listing(
     )
 )]
 pub async fn product_page(
-    State(state): State<AppState>,
-    Segment(product_id): Segment,
-    RawQuery(raw): RawQuery,
+    state: State<AppState>,
+    product: Segment,
+    query: RawQuery,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    listing(&state, &product_id, raw.as_deref(), &headers, Shape::Page).await
+    listing(Shape::Page, state, product, query, headers).await
 }
 
 #[utoipa::path(
@@ -210,19 +230,12 @@ pub async fn product_page(
     )
 )]
 pub async fn product_fragment(
-    State(state): State<AppState>,
-    Segment(product_id): Segment,
-    RawQuery(raw): RawQuery,
+    state: State<AppState>,
+    product: Segment,
+    query: RawQuery,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    listing(
-        &state,
-        &product_id,
-        raw.as_deref(),
-        &headers,
-        Shape::Fragment,
-    )
-    .await
+    listing(Shape::Fragment, state, product, query, headers).await
 }
 
 #[utoipa::path(
