@@ -1,6 +1,6 @@
 //! The write path: creating comments (idempotently), reading one back,
-//! editing and moderating them with versioned read-modify-writes, deleting
-//! them, and importing many at once.
+//! editing, moderating and replying to them with versioned
+//! read-modify-writes, deleting them, and importing many at once.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, UNIX_EPOCH};
@@ -11,7 +11,7 @@ use ulid::Ulid;
 
 use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
-use crate::model::{Comment, CommentPatch, NewComment, ProductId, Status, Timestamp};
+use crate::model::{Comment, CommentPatch, NewComment, ProductId, Reply, Status, Timestamp};
 use crate::rules::{Rules, Verdict};
 use crate::table::{comment, idempotency};
 
@@ -268,6 +268,29 @@ impl<S: Store> Writes<S> {
             Ok((current.status != Status::Published).then(|| Comment {
                 status: Status::Published,
                 held_by: None,
+                ..current.clone()
+            }))
+        })
+        .await
+    }
+
+    /// Sets the merchant's reply (a first one, or a new text for it).
+    pub(crate) async fn set_reply(&self, id: &str, body: &str) -> Result<Comment> {
+        self.modify(id, |current| {
+            let reply = Reply::write(current.reply.as_ref(), body, Timestamp::now())?;
+            Ok(Some(Comment {
+                reply: Some(reply),
+                ..current.clone()
+            }))
+        })
+        .await
+    }
+
+    /// Removes the merchant's reply; a comment without one stays as it is.
+    pub(crate) async fn delete_reply(&self, id: &str) -> Result<Comment> {
+        self.modify(id, |current| {
+            Ok(current.reply.is_some().then(|| Comment {
+                reply: None,
                 ..current.clone()
             }))
         })
