@@ -22,7 +22,7 @@ use rave_comments::{
     Comments, Config, CursorKey, DEFAULT_IDEMPOTENCY_TTL, Filter, Language, ListRequest,
     Moderation, Rating, RatingSet,
 };
-use rave_engine::{Engine, EngineFeed, TimeToLiveSpecification};
+use rave_engine::{Engine, EngineFeed, IndexChange, IndexStatus, TimeToLiveSpecification};
 use rave_server::{AggregatorStatus, AppState, CachePolicy, ServerConfig};
 use rave_store::{ChangeFeed, SharedStore};
 use tokio::net::TcpListener;
@@ -468,6 +468,52 @@ async fn ensure_engine_time_to_live(engine: &Engine, table: &str) -> anyhow::Res
     Ok(())
 }
 
+/// Brings the indexes of a store created by an older rave up to the
+/// current layout: a missing index is added, one whose keys or projected
+/// attributes changed is deleted and built again from the table's items.
+/// Returns once every index is ACTIVE, so listings served afterwards read
+/// complete indexes.
+async fn ensure_engine_indexes(engine: &Engine, table: &str) -> anyhow::Result<()> {
+    let wanted = rave_comments::table_definition(table);
+    let current: Vec<_> = engine
+        .describe_indexes(table)?
+        .into_iter()
+        .map(|description| description.index)
+        .collect();
+    // One index builds at a time: finish one left building by a crash first.
+    wait_for_engine_indexes(engine, table).await?;
+    for drift in wanted.index_drift(&current) {
+        let index = match drift {
+            rave_store::IndexDrift::Missing(index) => index,
+            rave_store::IndexDrift::Changed(index) => {
+                tracing::info!(index = %index.name, "index layout changed: rebuilding it");
+                engine
+                    .update_table(table, IndexChange::Delete(index.name.clone()))
+                    .await?;
+                index
+            }
+        };
+        tracing::info!(index = %index.name, "building index from the table's items");
+        engine
+            .update_table(table, IndexChange::Create(index))
+            .await?;
+        wait_for_engine_indexes(engine, table).await?;
+    }
+    Ok(())
+}
+
+/// Waits until no index of `table` is still being built.
+async fn wait_for_engine_indexes(engine: &Engine, table: &str) -> anyhow::Result<()> {
+    while engine
+        .describe_indexes(table)?
+        .iter()
+        .any(|description| description.status == IndexStatus::Creating)
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
+}
+
 /// The domain on `store`, with the table and the cursor secret `args` name.
 fn domain(
     store: SharedStore,
@@ -527,6 +573,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .context("cannot create the table")?;
     ensure_engine_time_to_live(&engine, &args.store.table).await?;
+    ensure_engine_indexes(&engine, &args.store.table).await?;
     if args.demo {
         load_demo(&comments).await?;
     }

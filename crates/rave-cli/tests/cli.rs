@@ -531,3 +531,63 @@ fn reconcile_reports_no_drift_after_a_load() {
         "{stdout}"
     );
 }
+
+/// A data directory written by a rave whose listing indexes did not project
+/// the merchant's reply: `serve` rebuilds them before it listens, so
+/// listings show replies written before the upgrade.
+#[tokio::test]
+async fn serve_rebuilds_listing_indexes_of_an_older_layout() {
+    use rave_comments::{Comments, Config, CursorKey, Filter, ListRequest, Moderation, NewComment};
+    use rave_store::{Projection, Store};
+
+    let dir = tempfile::tempdir().unwrap();
+    let id = {
+        let engine = rave_engine::Engine::open(dir.path()).unwrap();
+        let mut older = rave_comments::table_definition("rave");
+        for index in &mut older.global_secondary_indexes {
+            if let Projection::Include(names) = &mut index.projection {
+                names.retain(|name| name != "reply");
+            }
+        }
+        engine.create_table(older).await.unwrap();
+        let comments = Comments::new(
+            engine,
+            Config {
+                table: "rave".into(),
+                cursor_key: CursorKey::new([1; 32]),
+                moderation: Moderation::Off,
+            },
+        );
+        let new = NewComment {
+            author: "ann".into(),
+            language: "en".into(),
+            rating: 4,
+            title: None,
+            body: "Sturdy.".into(),
+            created_at: None,
+        };
+        let id = comments.create("p", new, None).await.unwrap().comment.id;
+        comments.set_reply(&id, "Thank you!").await.unwrap();
+        let request = ListRequest {
+            product: "p",
+            filter: Filter::default(),
+            limit: 20,
+            cursor: None,
+        };
+        let listed = comments.list(&request).await.unwrap().items;
+        assert_eq!(listed[0].reply, None, "the older index lacks the reply");
+        id
+    };
+
+    let server = serve(dir.path(), &[]);
+    for query in ["", "?language=en", "?rating=4", "?language=en&rating=4"] {
+        let page: Value = reqwest::get(format!("{}/v1/products/p/comments{query}", server.base))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(page["items"][0]["id"], id.as_str(), "{query}: {page}");
+        assert_eq!(page["items"][0]["reply"]["body"], "Thank you!", "{query}");
+    }
+}
