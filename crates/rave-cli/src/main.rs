@@ -904,8 +904,9 @@ async fn connect_dynamodb(args: &DynamoArgs) -> rave_dynamodb::DynamoStore {
     .await
 }
 
-/// Creates the table with its indexes and stream, unless it exists, and
-/// says what it did.
+/// Creates the table with its indexes and stream, unless it exists; an
+/// existing table gets Time to Live and the indexes of the current layout
+/// (missing ones created, changed ones rebuilt). Says what it did.
 #[cfg(feature = "dynamodb")]
 async fn ensure_dynamodb_table(
     store: &rave_dynamodb::DynamoStore,
@@ -915,21 +916,30 @@ async fn ensure_dynamodb_table(
     use rave_store::{Store, StoreError};
     let wanted = rave_comments::table_definition(table);
     match store.describe_table(table).await {
-        Ok(existing) => match (
-            existing.time_to_live_attribute,
-            wanted.time_to_live_attribute,
-        ) {
-            (None, Some(attribute)) => {
+        Ok(existing) => {
+            let mut done = Vec::new();
+            if let (None, Some(attribute)) = (
+                existing.time_to_live_attribute,
+                &wanted.time_to_live_attribute,
+            ) {
                 store
-                    .enable_time_to_live(table, &attribute)
+                    .enable_time_to_live(table, attribute)
                     .await
                     .context("cannot enable Time to Live")?;
-                Ok(format!(
-                    "table {table} exists; enabled Time to Live on {attribute}"
-                ))
+                done.push(format!("enabled Time to Live on {attribute}"));
             }
-            _ => Ok(format!("table {table} exists; nothing to do")),
-        },
+            done.extend(
+                store
+                    .update_indexes(&wanted)
+                    .await
+                    .context("cannot bring the indexes up to date")?,
+            );
+            if done.is_empty() {
+                Ok(format!("table {table} exists; nothing to do"))
+            } else {
+                Ok(format!("table {table} exists; {}", done.join("; ")))
+            }
+        }
         Err(StoreError::ResourceNotFound(_)) => {
             let definition = wanted;
             let expiry = definition
