@@ -250,6 +250,16 @@ impl Reply {
             updated_at: now,
         })
     }
+
+    /// Checks a reply that comes whole (an import) by the rules a written
+    /// one follows.
+    pub(crate) fn validate(self) -> Result<Reply> {
+        validate_body(&self.body)?;
+        if self.updated_at < self.created_at {
+            return Err(invalid("reply", "updated_at must not be before created_at"));
+        }
+        Ok(self)
+    }
 }
 
 /// A new comment, before it is stored.

@@ -33,14 +33,15 @@ pub struct Created {
     pub replayed: bool,
 }
 
-/// A comment to import: its own time, and optionally its id and status
-/// (as `rave export` writes them).
+/// A comment to import: its own time, and optionally its id, status and
+/// the merchant's reply (as `rave export` writes them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportComment {
     pub product: String,
     pub id: Option<String>,
     pub status: Option<Status>,
     pub comment: NewComment,
+    pub reply: Option<Reply>,
 }
 
 /// How often a read-modify-write reads again when another write got in
@@ -337,7 +338,8 @@ impl<S: Store> Writes<S> {
                 None => self.new_id(Some(created_at))?.0,
             };
             let status = entry.status.unwrap_or(Status::Published);
-            let comment = valid.into_comment(id.to_string(), product, created_at, status);
+            let mut comment = valid.into_comment(id.to_string(), product, created_at, status);
+            comment.reply = entry.reply.map(Reply::validate).transpose()?;
             writes.push(WriteRequest::Put(comment::encode(&comment, 1)));
             ids.push(comment.id);
         }
