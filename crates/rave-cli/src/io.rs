@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use rave_comments::{Comments, ImportComment, NewComment, Status, Timestamp};
+use rave_comments::{Comments, ImportComment, NewComment, Reply, Status, Timestamp};
 use rave_store::SharedStore;
 use serde::Deserialize;
 
@@ -28,6 +28,28 @@ struct Line {
     created_at: String,
     #[serde(default)]
     status: Option<String>,
+    /// The merchant's reply; absent or null when there is none.
+    #[serde(default)]
+    reply: Option<ReplyLine>,
+}
+
+/// The merchant's reply, as the API shows it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReplyLine {
+    body: String,
+    created_at: String,
+    updated_at: String,
+}
+
+impl ReplyLine {
+    fn into_reply(self) -> anyhow::Result<Reply> {
+        Ok(Reply {
+            body: self.body,
+            created_at: Timestamp::parse(&self.created_at).context("reply.created_at")?,
+            updated_at: Timestamp::parse(&self.updated_at).context("reply.updated_at")?,
+        })
+    }
 }
 
 impl Line {
@@ -39,10 +61,12 @@ impl Line {
                     .with_context(|| format!("status {s:?} is not published, pending or flagged"))
             })
             .transpose()?;
+        let reply = self.reply.map(ReplyLine::into_reply).transpose()?;
         Ok(ImportComment {
             product: self.product_id,
             id: self.id,
             status,
+            reply,
             comment: NewComment {
                 author: self.author,
                 language: self.language,

@@ -23,7 +23,7 @@ use rave_comments::{
     Comments, Config, CursorKey, DEFAULT_IDEMPOTENCY_TTL, Filter, Language, ListRequest,
     Moderation, Rating, RatingSet,
 };
-use rave_engine::{Engine, EngineFeed, TimeToLiveSpecification};
+use rave_engine::{Engine, EngineFeed, IndexChange, IndexStatus, TimeToLiveSpecification};
 use rave_server::{AggregatorStatus, AppState, CachePolicy, ServerConfig};
 use rave_store::{ChangeFeed, SharedStore};
 use tokio::net::TcpListener;
@@ -478,6 +478,52 @@ async fn ensure_engine_time_to_live(engine: &Engine, table: &str) -> anyhow::Res
     Ok(())
 }
 
+/// Brings the indexes of a store created by an older rave up to the
+/// current layout: a missing index is added, one whose keys or projected
+/// attributes changed is deleted and built again from the table's items.
+/// Returns once every index is ACTIVE, so listings served afterwards read
+/// complete indexes.
+async fn ensure_engine_indexes(engine: &Engine, table: &str) -> anyhow::Result<()> {
+    let wanted = rave_comments::table_definition(table);
+    let current: Vec<_> = engine
+        .describe_indexes(table)?
+        .into_iter()
+        .map(|description| description.index)
+        .collect();
+    // One index builds at a time: finish one left building by a crash first.
+    wait_for_engine_indexes(engine, table).await?;
+    for drift in wanted.index_drift(&current) {
+        let index = match drift {
+            rave_store::IndexDrift::Missing(index) => index,
+            rave_store::IndexDrift::Changed(index) => {
+                tracing::info!(index = %index.name, "index layout changed: rebuilding it");
+                engine
+                    .update_table(table, IndexChange::Delete(index.name.clone()))
+                    .await?;
+                index
+            }
+        };
+        tracing::info!(index = %index.name, "building index from the table's items");
+        engine
+            .update_table(table, IndexChange::Create(index))
+            .await?;
+        wait_for_engine_indexes(engine, table).await?;
+    }
+    Ok(())
+}
+
+/// Waits until no index of `table` is still being built.
+async fn wait_for_engine_indexes(engine: &Engine, table: &str) -> anyhow::Result<()> {
+    while engine
+        .describe_indexes(table)?
+        .iter()
+        .any(|description| description.status == IndexStatus::Creating)
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
+}
+
 /// The domain on `store`, with the table and the cursor secret `args` name.
 fn domain(
     store: SharedStore,
@@ -538,6 +584,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .context("cannot create the table")?;
     ensure_engine_time_to_live(&engine, &args.store.table).await?;
+    ensure_engine_indexes(&engine, &args.store.table).await?;
     if args.demo {
         load_demo(&comments).await?;
     }
@@ -871,8 +918,9 @@ async fn connect_dynamodb(args: &DynamoArgs) -> rave_dynamodb::DynamoStore {
     .await
 }
 
-/// Creates the table with its indexes and stream, unless it exists, and
-/// says what it did.
+/// Creates the table with its indexes and stream, unless it exists; an
+/// existing table gets Time to Live and the indexes of the current layout
+/// (missing ones created, changed ones rebuilt). Says what it did.
 #[cfg(feature = "dynamodb")]
 async fn ensure_dynamodb_table(
     store: &rave_dynamodb::DynamoStore,
@@ -882,21 +930,30 @@ async fn ensure_dynamodb_table(
     use rave_store::{Store, StoreError};
     let wanted = rave_comments::table_definition(table);
     match store.describe_table(table).await {
-        Ok(existing) => match (
-            existing.time_to_live_attribute,
-            wanted.time_to_live_attribute,
-        ) {
-            (None, Some(attribute)) => {
+        Ok(existing) => {
+            let mut done = Vec::new();
+            if let (None, Some(attribute)) = (
+                existing.time_to_live_attribute,
+                &wanted.time_to_live_attribute,
+            ) {
                 store
-                    .enable_time_to_live(table, &attribute)
+                    .enable_time_to_live(table, attribute)
                     .await
                     .context("cannot enable Time to Live")?;
-                Ok(format!(
-                    "table {table} exists; enabled Time to Live on {attribute}"
-                ))
+                done.push(format!("enabled Time to Live on {attribute}"));
             }
-            _ => Ok(format!("table {table} exists; nothing to do")),
-        },
+            done.extend(
+                store
+                    .update_indexes(&wanted)
+                    .await
+                    .context("cannot bring the indexes up to date")?,
+            );
+            if done.is_empty() {
+                Ok(format!("table {table} exists; nothing to do"))
+            } else {
+                Ok(format!("table {table} exists; {}", done.join("; ")))
+            }
+        }
         Err(StoreError::ResourceNotFound(_)) => {
             let definition = wanted;
             let expiry = definition

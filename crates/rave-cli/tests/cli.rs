@@ -531,3 +531,170 @@ fn reconcile_reports_no_drift_after_a_load() {
         "{stdout}"
     );
 }
+
+/// A data directory written by a rave whose listing indexes did not project
+/// the merchant's reply: `serve` rebuilds them before it listens, so
+/// listings show replies written before the upgrade.
+#[tokio::test]
+async fn serve_rebuilds_listing_indexes_of_an_older_layout() {
+    use rave_comments::{Comments, Config, CursorKey, Filter, ListRequest, Moderation, NewComment};
+    use rave_store::{Projection, Store};
+
+    let dir = tempfile::tempdir().unwrap();
+    let id = {
+        let engine = rave_engine::Engine::open(dir.path()).unwrap();
+        let mut older = rave_comments::table_definition("rave");
+        for index in &mut older.global_secondary_indexes {
+            if let Projection::Include(names) = &mut index.projection {
+                names.retain(|name| name != "reply");
+            }
+        }
+        engine.create_table(older).await.unwrap();
+        let comments = Comments::new(
+            engine,
+            Config {
+                table: "rave".into(),
+                cursor_key: CursorKey::new([1; 32]),
+                moderation: Moderation::Off,
+            },
+        );
+        let new = NewComment {
+            author: "ann".into(),
+            language: "en".into(),
+            rating: 4,
+            title: None,
+            body: "Sturdy.".into(),
+            created_at: None,
+        };
+        let id = comments.create("p", new, None).await.unwrap().comment.id;
+        comments.set_reply(&id, "Thank you!").await.unwrap();
+        let request = ListRequest {
+            product: "p",
+            filter: Filter::default(),
+            limit: 20,
+            cursor: None,
+        };
+        let listed = comments.list(&request).await.unwrap().items;
+        assert_eq!(listed[0].reply, None, "the older index lacks the reply");
+        id
+    };
+
+    let server = serve(dir.path(), &[]);
+    for query in ["", "?language=en", "?rating=4", "?language=en&rating=4"] {
+        let page: Value = reqwest::get(format!("{}/v1/products/p/comments{query}", server.base))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(page["items"][0]["id"], id.as_str(), "{query}: {page}");
+        assert_eq!(page["items"][0]["reply"]["body"], "Thank you!", "{query}");
+    }
+}
+
+/// `rave export` writes the merchant's reply with its comment, and
+/// `rave import` restores it; a reply that breaks the rules is refused.
+#[tokio::test]
+async fn export_and_import_keep_the_merchants_reply() {
+    use rave_comments::{Comments, Config, CursorKey, Moderation, NewComment};
+
+    let source = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    {
+        let engine = rave_engine::Engine::open(source.path()).unwrap();
+        let comments = Comments::new(
+            engine,
+            Config {
+                table: "rave".into(),
+                cursor_key: CursorKey::new([1; 32]),
+                moderation: Moderation::Off,
+            },
+        );
+        comments.ensure_table().await.unwrap();
+        for body in ["Replied to.", "Not replied to."] {
+            let new = NewComment {
+                author: "ann".into(),
+                language: "en".into(),
+                rating: 3,
+                title: None,
+                body: body.into(),
+                created_at: None,
+            };
+            let id = comments.create("p", new, None).await.unwrap().comment.id;
+            if body == "Replied to." {
+                comments.set_reply(&id, "We are on it.").await.unwrap();
+            }
+        }
+    }
+    let export = source.path().join("export.ndjson");
+    let out = rave(&[
+        "export",
+        "--data",
+        source.path().to_str().unwrap(),
+        "--output",
+        export.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = std::fs::read_to_string(&export)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let replies: Vec<&Value> = lines.iter().map(|line| &line["reply"]).collect();
+    assert_eq!(
+        replies.iter().filter(|r| r.is_null()).count(),
+        1,
+        "{lines:?}"
+    );
+    let out = rave(&[
+        "import",
+        "--data",
+        target.path().to_str().unwrap(),
+        export.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = |dir: &std::path::Path| -> Value {
+        let out = rave(&["query", "p", "--data", dir.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let (before, after) = (listed(source.path()), listed(target.path()));
+    assert_eq!(before["items"], after["items"]);
+    let replied = after["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["body"] == "Replied to.")
+        .unwrap();
+    assert_eq!(replied["reply"]["body"], "We are on it.");
+
+    let mut bad = lines[0].clone();
+    bad["reply"] = json!({"body": "", "created_at": "2026-01-01T00:00:00.000Z", "updated_at": "2026-01-01T00:00:00.000Z"});
+    let file = source.path().join("bad.ndjson");
+    std::fs::write(&file, format!("{bad}\n")).unwrap();
+    let refused = tempfile::tempdir().unwrap();
+    let out = rave(&[
+        "import",
+        "--data",
+        refused.path().to_str().unwrap(),
+        file.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("line 1") && stderr.contains("body"),
+        "{stderr}"
+    );
+}

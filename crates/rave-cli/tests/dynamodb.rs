@@ -184,3 +184,47 @@ async fn init_is_idempotent_and_serve_runs_on_dynamodb() {
         json!([{"product_id": "ddb", "five_star": 2}])
     );
 }
+
+/// A table created before rave's layout had one of its indexes: `rave init`
+/// creates it, waits until DynamoDB has backfilled it, and touches nothing
+/// else. DynamoDB Local accepts UpdateTable's index changes but never
+/// finishes them (a created index stays CREATING, a deleted one DELETING,
+/// after which its writes fail): the case is ignored, with that reason,
+/// until the endpoint the tests run against completes them. The engine's
+/// side of the upgrade runs in `serve_rebuilds_listing_indexes_of_an_older_layout`.
+#[tokio::test]
+#[ignore = "DynamoDB Local never finishes an online index change"]
+async fn init_creates_indexes_the_table_lacks() {
+    use rave_store::Store;
+
+    let table = format!("rave-cli-layout-{}", std::process::id());
+    let store = rave_dynamodb::DynamoStore::local(&endpoint());
+    let wanted = rave_comments::table_definition(&table);
+    let mut older = wanted.clone();
+    older
+        .global_secondary_indexes
+        .retain(|index| index.name != "byRating");
+    store
+        .create_table_with(older, rave_dynamodb::Billing::OnDemand)
+        .await
+        .unwrap();
+    let out = rave().args(["init", "--table", &table]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("created index byRating; it is ACTIVE"),
+        "{said}"
+    );
+    assert_eq!(said.matches("created index").count(), 1, "{said}");
+    let now = store.describe_table(&table).await.unwrap();
+    assert!(
+        wanted.index_drift(&now.global_secondary_indexes).is_empty(),
+        "{now:?}"
+    );
+    let out = rave().args(["init", "--table", &table]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("exists; nothing to do"));
+}

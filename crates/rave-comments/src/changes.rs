@@ -54,6 +54,7 @@ mod tests {
             created_at: Timestamp::from_millis(1_700_000_000_000).unwrap(),
             status,
             held_by: None,
+            reply: None,
         }
     }
 

@@ -170,6 +170,7 @@ impl Generator {
                 body,
                 created_at: Timestamp::from_millis(created_ms).ok(),
             },
+            reply: None,
         }
     }
 }

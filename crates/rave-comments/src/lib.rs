@@ -8,7 +8,8 @@
 //!   names an attribute or builds a key.
 //! * `access` — the one door to the store: the table's name, bounded
 //!   retries with backoff, capacity accounting.
-//! * `write` — create (idempotent), get, edit, moderate, delete, import.
+//! * `write` — create (idempotent), get, edit, moderate, reply, delete,
+//!   import.
 //! * `listing` — the planner, the executor and the cursors: pages of a
 //!   product's comments, the moderation queue, export scans.
 //! * `statistics` — reading counts, the leaderboard, the global aggregates.
@@ -50,7 +51,7 @@ pub use listing::planner::{
 pub use listing::{ExportPosition, ListPage, ListRequest, QueuePage};
 pub use model::{
     AUTHOR_BUCKETS, Comment, CommentPatch, DEFAULT_PAGE_SIZE, GlobalStats, Language, MAX_PAGE_SIZE,
-    NewComment, ProductId, ProductRecord, Rating, Status, Timestamp, check_page_size,
+    NewComment, ProductId, ProductRecord, Rating, Reply, Status, Timestamp, check_page_size,
 };
 pub use statistics::{Leader, ProductStats};
 pub use table::table_definition;
@@ -201,6 +202,18 @@ impl<S: Store> Comments<S> {
     /// Publishes a pending or flagged comment; it leaves the queue.
     pub async fn approve(&self, id: &str) -> Result<Comment> {
         self.writes.approve(id).await
+    }
+
+    /// Sets the merchant's one official reply to a comment (replacing its
+    /// text if there is one). Neither the comment's place in listings nor
+    /// any count changes.
+    pub async fn set_reply(&self, id: &str, body: &str) -> Result<Comment> {
+        self.writes.set_reply(id, body).await
+    }
+
+    /// Removes the merchant's reply, if the comment has one.
+    pub async fn delete_reply(&self, id: &str) -> Result<Comment> {
+        self.writes.delete_reply(id).await
     }
 
     /// Deletes a comment; its index entries go with it.

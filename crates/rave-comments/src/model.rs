@@ -227,6 +227,39 @@ pub struct Comment {
     /// is approved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub held_by: Option<String>,
+    /// The merchant's one official reply, if any.
+    pub reply: Option<Reply>,
+}
+
+/// The merchant's official reply to a comment. It changes neither where
+/// the comment sorts nor what it counts for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reply {
+    pub body: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Reply {
+    /// The reply `body` makes at `now`: a first reply, or an edit of
+    /// `earlier` that keeps its creation time.
+    pub(crate) fn write(earlier: Option<&Reply>, body: &str, now: Timestamp) -> Result<Reply> {
+        Ok(Reply {
+            body: validate_body(body)?,
+            created_at: earlier.map_or(now, |r| r.created_at),
+            updated_at: now,
+        })
+    }
+
+    /// Checks a reply that comes whole (an import) by the rules a written
+    /// one follows.
+    pub(crate) fn validate(self) -> Result<Reply> {
+        validate_body(&self.body)?;
+        if self.updated_at < self.created_at {
+            return Err(invalid("reply", "updated_at must not be before created_at"));
+        }
+        Ok(self)
+    }
 }
 
 /// A new comment, before it is stored.
@@ -272,6 +305,7 @@ impl ValidNewComment {
             created_at,
             status,
             held_by: None,
+            reply: None,
         }
     }
 }
@@ -474,6 +508,23 @@ mod tests {
         );
         // Characters, not bytes: 10,000 two-byte characters are fine.
         assert!(new("alice", None, &"é".repeat(10_000)).validate().is_ok());
+    }
+
+    #[test]
+    fn a_reply_keeps_its_creation_time_and_follows_the_body_rules() {
+        let at = |ms| Timestamp::from_millis(ms).unwrap();
+        let first = Reply::write(None, "Thanks!", at(1_000)).unwrap();
+        assert_eq!((first.created_at, first.updated_at), (at(1_000), at(1_000)));
+        let edited = Reply::write(Some(&first), "Thank you!", at(2_000)).unwrap();
+        assert_eq!(
+            (edited.body.as_str(), edited.created_at, edited.updated_at),
+            ("Thank you!", at(1_000), at(2_000))
+        );
+        assert_eq!(field_of(Reply::write(None, "", at(1))), "body");
+        assert_eq!(
+            field_of(Reply::write(None, &"r".repeat(10_001), at(1))),
+            "body"
+        );
     }
 
     #[test]

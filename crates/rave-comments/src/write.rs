@@ -1,6 +1,6 @@
 //! The write path: creating comments (idempotently), reading one back,
-//! editing and moderating them with versioned read-modify-writes, deleting
-//! them, and importing many at once.
+//! editing, moderating and replying to them with versioned
+//! read-modify-writes, deleting them, and importing many at once.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, UNIX_EPOCH};
@@ -11,7 +11,7 @@ use ulid::Ulid;
 
 use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
-use crate::model::{Comment, CommentPatch, NewComment, ProductId, Status, Timestamp};
+use crate::model::{Comment, CommentPatch, NewComment, ProductId, Reply, Status, Timestamp};
 use crate::rules::{HookDecision, MODERATION_HOOK, ModerationHook, Rules, Verdict};
 use crate::table::{comment, idempotency};
 
@@ -33,14 +33,15 @@ pub struct Created {
     pub replayed: bool,
 }
 
-/// A comment to import: its own time, and optionally its id and status
-/// (as `rave export` writes them).
+/// A comment to import: its own time, and optionally its id, status and
+/// the merchant's reply (as `rave export` writes them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportComment {
     pub product: String,
     pub id: Option<String>,
     pub status: Option<Status>,
     pub comment: NewComment,
+    pub reply: Option<Reply>,
 }
 
 /// How often a read-modify-write reads again when another write got in
@@ -310,6 +311,29 @@ impl<S: Store> Writes<S> {
         .await
     }
 
+    /// Sets the merchant's reply (a first one, or a new text for it).
+    pub(crate) async fn set_reply(&self, id: &str, body: &str) -> Result<Comment> {
+        self.modify(id, |current| {
+            let reply = Reply::write(current.reply.as_ref(), body, Timestamp::now())?;
+            Ok(Some(Comment {
+                reply: Some(reply),
+                ..current.clone()
+            }))
+        })
+        .await
+    }
+
+    /// Removes the merchant's reply; a comment without one stays as it is.
+    pub(crate) async fn delete_reply(&self, id: &str) -> Result<Comment> {
+        self.modify(id, |current| {
+            Ok(current.reply.is_some().then(|| Comment {
+                reply: None,
+                ..current.clone()
+            }))
+        })
+        .await
+    }
+
     pub(crate) async fn delete(&self, id: &str) -> Result<()> {
         let id = parse_id(id)?.to_string();
         match self
@@ -350,7 +374,8 @@ impl<S: Store> Writes<S> {
                 None => self.new_id(Some(created_at))?.0,
             };
             let status = entry.status.unwrap_or(Status::Published);
-            let comment = valid.into_comment(id.to_string(), product, created_at, status);
+            let mut comment = valid.into_comment(id.to_string(), product, created_at, status);
+            comment.reply = entry.reply.map(Reply::validate).transpose()?;
             writes.push(WriteRequest::Put(comment::encode(&comment, 1)));
             ids.push(comment.id);
         }

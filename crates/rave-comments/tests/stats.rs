@@ -33,6 +33,35 @@ async fn catch_up(comments: &Comments<Engine>, feed: &EngineFeed) {
 }
 
 #[tokio::test]
+async fn a_reply_changes_no_count() {
+    let f = fixture(Moderation::Off).await;
+    let consumer = feed(&f.engine).await;
+    let comment = f
+        .comments
+        .create("x", new_comment("en", 4, "t"), None)
+        .await
+        .unwrap()
+        .comment;
+    catch_up(&f.comments, &consumer).await;
+    async fn counts(comments: &Comments<Engine>) -> impl PartialEq + std::fmt::Debug {
+        (
+            comments.product_stats("x", None).await.unwrap(),
+            comments.product_stats("x", Some("en")).await.unwrap(),
+            comments.global_stats().await.unwrap(),
+        )
+    }
+    let before = counts(&f.comments).await;
+    f.comments.set_reply(&comment.id, "Thanks").await.unwrap();
+    catch_up(&f.comments, &consumer).await;
+    assert_eq!(counts(&f.comments).await, before);
+    f.comments.delete_reply(&comment.id).await.unwrap();
+    catch_up(&f.comments, &consumer).await;
+    assert_eq!(counts(&f.comments).await, before);
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert!(report.drift.is_empty(), "{report:?}");
+}
+
+#[tokio::test]
 async fn reconcile_finds_and_repairs_drift() {
     let f = fixture(Moderation::Off).await;
     let engine = f.engine.clone();

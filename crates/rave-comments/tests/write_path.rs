@@ -171,6 +171,88 @@ async fn deletes_remove_from_every_listing() {
 }
 
 #[tokio::test]
+async fn replies_show_in_every_listing_and_change_no_order() {
+    let f = fixture(Moderation::Off).await;
+    let mut created = Vec::new();
+    for (rating, body) in [(5, "older"), (3, "newer")] {
+        let comment = f
+            .comments
+            .create("p", new_comment("en", rating, body), None)
+            .await
+            .unwrap()
+            .comment;
+        created.push(comment.id);
+    }
+    let order = ids(&f.comments, list("p", None, &[], 20)).await;
+    let replied = f
+        .comments
+        .set_reply(&created[0], "Thanks for the review!")
+        .await
+        .unwrap();
+    let reply = replied.reply.clone().unwrap();
+    assert_eq!(reply.body, "Thanks for the review!");
+    assert_eq!(reply.created_at, reply.updated_at);
+    assert_eq!(f.comments.get(&created[0]).await.unwrap(), replied);
+    for query in [
+        list("p", None, &[], 20),
+        list("p", Some("en"), &[], 20),
+        list("p", None, &[5], 20),
+        list("p", Some("en"), &[5], 20),
+        list("p", None, &[3, 5], 20),
+    ] {
+        let request = ListRequest {
+            product: &query.0,
+            filter: query.1,
+            limit: query.2,
+            cursor: None,
+        };
+        let page = f.comments.list(&request).await.unwrap();
+        let shown = page.items.iter().find(|c| c.id == created[0]).unwrap();
+        assert_eq!(shown.reply.as_ref(), Some(&reply));
+    }
+    assert_eq!(ids(&f.comments, list("p", None, &[], 20)).await, order);
+
+    let edited = f
+        .comments
+        .set_reply(&created[0], "Thank you!")
+        .await
+        .unwrap();
+    let edited_reply = edited.reply.unwrap();
+    assert_eq!(edited_reply.created_at, reply.created_at);
+    assert!(edited_reply.updated_at >= reply.updated_at);
+    assert!(matches!(
+        f.comments.set_reply(&created[0], "").await,
+        Err(CommentsError::Invalid { field: "body", .. })
+    ));
+    assert_eq!(
+        f.comments
+            .get(&created[0])
+            .await
+            .unwrap()
+            .reply
+            .unwrap()
+            .body,
+        "Thank you!",
+        "a refused reply changes nothing"
+    );
+
+    let removed = f.comments.delete_reply(&created[0]).await.unwrap();
+    assert_eq!(removed.reply, None);
+    assert_eq!(f.comments.delete_reply(&created[0]).await.unwrap(), removed);
+    assert_eq!(f.comments.get(&created[0]).await.unwrap().reply, None);
+    for missing in ["01JD3X0000000000000000000A", "not-an-id"] {
+        assert!(matches!(
+            f.comments.set_reply(missing, "hi").await,
+            Err(CommentsError::NotFound)
+        ));
+        assert!(matches!(
+            f.comments.delete_reply(missing).await,
+            Err(CommentsError::NotFound)
+        ));
+    }
+}
+
+#[tokio::test]
 async fn pre_moderation_hides_until_approved() {
     let f = fixture(Moderation::Pre).await;
     let c = f

@@ -23,9 +23,9 @@ use aws_sdk_dynamodb::types as sdk;
 use rave_store::{
     BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
     CancellationReason, ConsumedCapacity, DeleteItemInput, GetItemInput, GetItemOutput,
-    GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Page, PositionLayout, Projection,
-    PutItemInput, QueryInput, Renderer, Result, Retry, ReturnValues, ScanInput, Select, Store,
-    StoreError, TableDefinition, TableKeys, TransactWriteAction, TransactWriteItemsInput,
+    GlobalSecondaryIndex, IndexDrift, KeyAttribute, KeySchema, KeyType, Page, PositionLayout,
+    Projection, PutItemInput, QueryInput, Renderer, Result, Retry, ReturnValues, ScanInput, Select,
+    Store, StoreError, TableDefinition, TableKeys, TransactWriteAction, TransactWriteItemsInput,
     TransactWriteItemsOutput, UpdateItemInput, WriteOutput, WriteRequest, add_by_table,
 };
 
@@ -260,22 +260,11 @@ impl DynamoStore {
             );
         }
         for index in &definition.global_secondary_indexes {
-            let projection = match &index.projection {
-                Projection::All => {
-                    sdk::Projection::builder().projection_type(sdk::ProjectionType::All)
-                }
-                Projection::KeysOnly => {
-                    sdk::Projection::builder().projection_type(sdk::ProjectionType::KeysOnly)
-                }
-                Projection::Include(names) => sdk::Projection::builder()
-                    .projection_type(sdk::ProjectionType::Include)
-                    .set_non_key_attributes(Some(names.clone())),
-            };
             request = request.global_secondary_indexes(
                 sdk::GlobalSecondaryIndex::builder()
                     .index_name(&index.name)
                     .set_key_schema(Some(key_schema(&index.key_schema)?))
-                    .projection(projection.build())
+                    .projection(projection(&index.projection))
                     .set_provisioned_throughput(match billing {
                         Billing::OnDemand => None,
                         Billing::Provisioned { .. } => Some(throughput(billing)?),
@@ -297,6 +286,133 @@ impl DynamoStore {
                 .await?;
         }
         Ok(())
+    }
+
+    /// Brings the global secondary indexes of the existing table
+    /// `definition` names up to the definition (UpdateTable): a missing
+    /// index is created, one whose keys or projection differ is deleted
+    /// and created again, one at a time, each waited for until ACTIVE
+    /// (backfilled). A new index of a provisioned table gets the table's
+    /// units. Returns what it did, one line per index, for the operator.
+    pub async fn update_indexes(&self, definition: &TableDefinition) -> Result<Vec<String>> {
+        let table = &definition.name;
+        let current = Store::describe_table(self, table).await?;
+        let billing = self.billing(table).await?;
+        let mut done = Vec::new();
+        for drift in definition.index_drift(&current.global_secondary_indexes) {
+            let index = match drift {
+                IndexDrift::Missing(index) => index,
+                IndexDrift::Changed(index) => {
+                    let delete = sdk::DeleteGlobalSecondaryIndexAction::builder()
+                        .index_name(&index.name)
+                        .build()
+                        .map_err(build_error)?;
+                    self.client
+                        .update_table()
+                        .table_name(table)
+                        .global_secondary_index_updates(
+                            sdk::GlobalSecondaryIndexUpdate::builder()
+                                .delete(delete)
+                                .build(),
+                        )
+                        .send()
+                        .await
+                        .map_err(map_error)?;
+                    self.wait_index(table, &index.name, IndexWait::Gone).await?;
+                    done.push(format!("deleted index {} (its layout changed)", index.name));
+                    index
+                }
+            };
+            let mut create = sdk::CreateGlobalSecondaryIndexAction::builder()
+                .index_name(&index.name)
+                .set_key_schema(Some(key_schema(&index.key_schema)?))
+                .projection(projection(&index.projection));
+            if let Billing::Provisioned { .. } = billing {
+                create = create.provisioned_throughput(throughput(billing)?);
+            }
+            let mut request = self.client.update_table().table_name(table);
+            for attribute in index.key_schema.attributes() {
+                request = request.attribute_definitions(
+                    sdk::AttributeDefinition::builder()
+                        .attribute_name(&attribute.name)
+                        .attribute_type(key_type(attribute.key_type))
+                        .build()
+                        .map_err(build_error)?,
+                );
+            }
+            request
+                .global_secondary_index_updates(
+                    sdk::GlobalSecondaryIndexUpdate::builder()
+                        .create(create.build().map_err(build_error)?)
+                        .build(),
+                )
+                .send()
+                .await
+                .map_err(map_error)?;
+            self.wait_index(table, &index.name, IndexWait::Active)
+                .await?;
+            done.push(format!("created index {}; it is ACTIVE", index.name));
+        }
+        Ok(done)
+    }
+
+    /// How `table` is billed, as DescribeTable reports it.
+    async fn billing(&self, table: &str) -> Result<Billing> {
+        let out = self
+            .client
+            .describe_table()
+            .table_name(table)
+            .send()
+            .await
+            .map_err(map_error)?;
+        let t = out
+            .table()
+            .ok_or_else(|| StoreError::ResourceNotFound(format!("Table: {table} not found")))?;
+        let on_demand = t.billing_mode_summary().and_then(|b| b.billing_mode())
+            == Some(&sdk::BillingMode::PayPerRequest);
+        Ok(match t.provisioned_throughput() {
+            Some(units) if !on_demand && units.read_capacity_units().unwrap_or(0) > 0 => {
+                Billing::Provisioned {
+                    read: units.read_capacity_units().unwrap_or(0),
+                    write: units.write_capacity_units().unwrap_or(0),
+                }
+            }
+            _ => Billing::OnDemand,
+        })
+    }
+
+    /// Waits until index `name` of `table` is gone or ACTIVE.
+    async fn wait_index(&self, table: &str, name: &str, until: IndexWait) -> Result<()> {
+        for _ in 0..1200 {
+            let out = self
+                .client
+                .describe_table()
+                .table_name(table)
+                .send()
+                .await
+                .map_err(map_error)?;
+            let t = out.table();
+            let index = t
+                .map(|t| t.global_secondary_indexes())
+                .unwrap_or_default()
+                .iter()
+                .find(|i| i.index_name() == Some(name));
+            let table_active = t.and_then(|t| t.table_status()) == Some(&sdk::TableStatus::Active);
+            let reached = match until {
+                IndexWait::Gone => index.is_none() && table_active,
+                IndexWait::Active => index.is_some_and(|i| {
+                    i.index_status() == Some(&sdk::IndexStatus::Active)
+                        && i.backfilling() != Some(true)
+                }),
+            };
+            if reached {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        Err(StoreError::Unavailable(format!(
+            "index {name} of table {table} did not settle in ten minutes"
+        )))
     }
 
     /// Turns on Time to Live for `table` on `attribute` (UpdateTimeToLive).
@@ -356,6 +472,26 @@ impl DynamoStore {
             "table {table} did not become ACTIVE in five minutes"
         )))
     }
+}
+
+/// What [`DynamoStore::wait_index`] waits for.
+#[derive(Debug, Clone, Copy)]
+enum IndexWait {
+    Gone,
+    Active,
+}
+
+fn projection(projection: &Projection) -> sdk::Projection {
+    match projection {
+        Projection::All => sdk::Projection::builder().projection_type(sdk::ProjectionType::All),
+        Projection::KeysOnly => {
+            sdk::Projection::builder().projection_type(sdk::ProjectionType::KeysOnly)
+        }
+        Projection::Include(names) => sdk::Projection::builder()
+            .projection_type(sdk::ProjectionType::Include)
+            .set_non_key_attributes(Some(names.clone())),
+    }
+    .build()
 }
 
 /// How a table created by rave is billed.

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use rave_comments::{
     Comment, GlobalStats, Leader, Plan, ProductOverview, ProductRecord, ProductStats, QueuePage,
+    Reply,
 };
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -112,6 +113,44 @@ pub struct CommentBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = "too_many_links")]
     pub held_by: Option<String>,
+    /// The merchant's official reply, or null.
+    pub reply: Option<ReplyBody>,
+}
+
+/// The merchant's official reply to a comment.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReplyBody {
+    #[schema(example = "Thank you for the kind words!")]
+    pub body: String,
+    /// When the reply was first written: RFC 3339, UTC, milliseconds.
+    #[schema(format = DateTime, example = "2026-11-22T08:00:00.000Z")]
+    pub created_at: String,
+    /// When its text was last set.
+    #[schema(format = DateTime, example = "2026-11-22T08:00:00.000Z")]
+    pub updated_at: String,
+}
+
+impl From<Reply> for ReplyBody {
+    fn from(r: Reply) -> ReplyBody {
+        ReplyBody {
+            body: r.body,
+            created_at: r.created_at.to_string(),
+            updated_at: r.updated_at.to_string(),
+        }
+    }
+}
+
+/// The text of the merchant's reply.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetReplyBody {
+    /// 1-10,000 characters.
+    #[schema(
+        min_length = 1,
+        max_length = 10000,
+        example = "Thank you for the kind words!"
+    )]
+    pub body: String,
 }
 
 impl From<Comment> for CommentBody {
@@ -127,6 +166,7 @@ impl From<Comment> for CommentBody {
             created_at: c.created_at.to_string(),
             status: c.status.as_str().to_owned(),
             held_by: c.held_by,
+            reply: c.reply.map(ReplyBody::from),
         }
     }
 }

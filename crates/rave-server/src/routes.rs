@@ -167,7 +167,9 @@ pub async fn list_comments(
                 ("DeleteComment" = (operation_id = "delete_comment", parameters(("id" = "$response.body#/id")))),
                 ("FlagComment" = (operation_id = "flag_comment", parameters(("id" = "$response.body#/id")))),
                 ("ApproveComment" = (operation_id = "approve_comment", parameters(("id" = "$response.body#/id")))),
-                ("RejectComment" = (operation_id = "reject_comment", parameters(("id" = "$response.body#/id"))))
+                ("RejectComment" = (operation_id = "reject_comment", parameters(("id" = "$response.body#/id")))),
+                ("SetReply" = (operation_id = "set_reply", parameters(("id" = "$response.body#/id")))),
+                ("DeleteReply" = (operation_id = "delete_reply", parameters(("id" = "$response.body#/id"))))
             )
         ),
         BadRequest,
@@ -370,6 +372,60 @@ pub async fn reject_comment(
     id: Segment,
 ) -> ApiResult<StatusCode> {
     delete_comment(state, admin, id).await
+}
+
+#[utoipa::path(
+    put,
+    path = "/v1/comments/{id}/reply",
+    tag = "admin",
+    summary = "Set the merchant's reply to a comment (admin)",
+    description = "A comment has at most one official reply; this sets it or replaces its text (keeping its `created_at`). It changes neither the comment's place in listings nor any count.",
+    params(("id" = String, Path, description = "Comment id")),
+    request_body = SetReplyBody,
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "The comment with its reply", body = CommentBody),
+        BadRequest,
+        AdminRefused,
+        NotFound,
+        Contended,
+        BodyRefused,
+        Unavailable,
+    )
+)]
+pub async fn set_reply(
+    State(state): State<AppState>,
+    _admin: Admin,
+    Segment(id): Segment,
+    JsonBody(body): JsonBody<SetReplyBody>,
+) -> ApiResult<Json<CommentBody>> {
+    Ok(Json(
+        state.comments.set_reply(&id, &body.body).await?.into(),
+    ))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/comments/{id}/reply",
+    tag = "admin",
+    summary = "Remove the merchant's reply to a comment (admin)",
+    description = "Removing the reply of a comment that has none changes nothing.",
+    params(("id" = String, Path, description = "Comment id")),
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "The comment, without a reply", body = CommentBody),
+        AdminRefused,
+        NotFound,
+        Contended,
+        Unavailable,
+    )
+)]
+pub async fn delete_reply(
+    State(state): State<AppState>,
+    _admin: Admin,
+    Segment(id): Segment,
+) -> ApiResult<Json<CommentBody>> {
+    Ok(Json(state.comments.delete_reply(&id).await?.into()))
 }
 
 #[utoipa::path(

@@ -288,6 +288,36 @@ async fn a_script_in_a_comment_is_shown_as_text() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_merchants_reply_shows_under_its_comment_as_text() {
+    let s = session(Moderation::Off).await;
+    let replied = s.create("r", "en", 2, "It broke.").await;
+    s.create("r", "en", 5, "Lovely.").await;
+    let reply = "Sorry! <b>We</b> sent a new one.";
+    s.comments.set_reply(&replied, reply).await.unwrap();
+    s.goto("/?view=product&product=r").await;
+    s.until(&format!("{LIST_LEN} === 2")).await;
+    assert_eq!(
+        s.eval(&format!(
+            "document.querySelector('#comments li[data-id=\"{replied}\"] .reply .body').textContent"
+        ))
+        .await,
+        json!(reply)
+    );
+    assert_eq!(
+        s.eval("document.querySelectorAll('#comments .reply').length")
+            .await,
+        json!(1),
+        "only the replied comment has a reply, and no markup was made of it"
+    );
+    assert_eq!(
+        s.eval("document.querySelectorAll('#comments .reply b').length")
+            .await,
+        json!(0)
+    );
+    s.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approving_a_pending_comment_makes_it_appear() {
     let s = session(Moderation::Pre).await;
     let id = s.create("mod", "en", 5, "waiting for a moderator").await;

@@ -466,6 +466,12 @@ async fn admin_endpoints_need_the_token() {
         (Method::DELETE, c.clone(), None),
         (Method::POST, format!("{c}/approve"), None),
         (Method::POST, format!("{c}/reject"), None),
+        (
+            Method::PUT,
+            format!("{c}/reply"),
+            Some(json!({"body": "Thanks"})),
+        ),
+        (Method::DELETE, format!("{c}/reply"), None),
         (Method::GET, "/v1/moderation/queue".to_owned(), None),
     ];
     for (method, path, body) in &admin_calls {
@@ -663,6 +669,86 @@ async fn edit_delete_flag_approve_reject() {
 }
 
 #[tokio::test]
+async fn merchant_replies_show_everywhere_and_change_no_order() {
+    let s = start().await;
+    let older = s.create("p", "en", 5).await;
+    let newer = s.create("p", "en", 2).await;
+    assert_eq!(older["reply"], Value::Null, "no reply is null, not absent");
+    let reply_path = format!("/v1/comments/{}/reply", older["id"].as_str().unwrap());
+    let (status, replied) = s
+        .call(
+            Method::PUT,
+            &reply_path,
+            Some(json!({"body": "Thank you!"})),
+            true,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{replied}");
+    let reply = replied["reply"].clone();
+    assert_eq!(reply["body"], "Thank you!");
+    assert_eq!(reply["created_at"], reply["updated_at"]);
+    assert!(reply["created_at"].as_str().unwrap().ends_with('Z'));
+
+    let (_, fetched) = s
+        .get(&format!("/v1/comments/{}", older["id"].as_str().unwrap()))
+        .await;
+    assert_eq!(fetched, replied);
+    for query in ["", "?language=en", "?rating=5", "?rating=2&rating=5"] {
+        let (_, page) = s.get(&format!("/v1/products/p/comments{query}")).await;
+        let items = page["items"].as_array().unwrap();
+        let shown = items.iter().find(|c| c["id"] == older["id"]).unwrap();
+        assert_eq!(shown["reply"], reply, "{query}");
+    }
+    let (_, page) = s.get("/v1/products/p/comments").await;
+    let order: Vec<&Value> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["id"])
+        .collect();
+    assert_eq!(
+        order,
+        [&newer["id"], &older["id"]],
+        "newest first, as before"
+    );
+
+    for (body, field) in [
+        (json!({"body": ""}), "body"),
+        (json!({"body": "x".repeat(10_001)}), "body"),
+        (json!({"body": "ok", "author": "x"}), "author"),
+        (json!({}), "body"),
+    ] {
+        assert_problem(
+            s.call(Method::PUT, &reply_path, Some(body), true).await,
+            StatusCode::BAD_REQUEST,
+            field,
+        );
+    }
+    let (_, unchanged) = s
+        .get(&format!("/v1/comments/{}", older["id"].as_str().unwrap()))
+        .await;
+    assert_eq!(unchanged["reply"], reply, "a refused reply changes nothing");
+
+    let (status, removed) = s.call(Method::DELETE, &reply_path, None, true).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(removed["reply"], Value::Null);
+    let (status, again) = s.call(Method::DELETE, &reply_path, None, true).await;
+    assert_eq!((status, again), (StatusCode::OK, removed));
+    let missing = "/v1/comments/01JD3X0000000000000000000Z/reply";
+    assert_problem(
+        s.call(Method::PUT, missing, Some(json!({"body": "hi"})), true)
+            .await,
+        StatusCode::NOT_FOUND,
+        "comment",
+    );
+    assert_problem(
+        s.call(Method::DELETE, missing, None, true).await,
+        StatusCode::NOT_FOUND,
+        "comment",
+    );
+}
+
+#[tokio::test]
 async fn idempotent_posts_replay_and_conflict() {
     let s = start().await;
     let post = |key: &str, body: Value| {
@@ -834,6 +920,8 @@ async fn health_metrics_and_openapi() {
         ("post", "/v1/comments/{id}/flag"),
         ("post", "/v1/comments/{id}/approve"),
         ("post", "/v1/comments/{id}/reject"),
+        ("put", "/v1/comments/{id}/reply"),
+        ("delete", "/v1/comments/{id}/reply"),
         ("get", "/v1/moderation/queue"),
         ("get", "/v1/products/{product_id}/stats"),
         ("get", "/v1/leaderboard"),

@@ -554,7 +554,16 @@ async fn hostile_text_is_inert_in_the_page_the_fragment_and_the_json_ld() {
         Some(json!({"name": "</title><script>alert('name')</script>\u{202e}"})),
     )
     .await;
-    s.post("p", comment(author, "en", 3, title, body)).await;
+    let created = s.post("p", comment(author, "en", 3, title, body)).await;
+    let reply = "<script>alert('reply')</script>\u{202e}thanks";
+    let (status, _) = s
+        .json(
+            Method::PUT,
+            &format!("/v1/comments/{}/reply", created["id"].as_str().unwrap()),
+            Some(json!({"body": reply})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
     s.settle("p", 1).await;
     for path in ["/products/p", "/fragments/products/p"] {
         let html = s.page(path).await;
@@ -571,6 +580,10 @@ async fn hostile_text_is_inert_in_the_page_the_fragment_and_the_json_ld() {
         let markup = format!("{}{}", &html[..open], &html[close..]);
         assert!(!markup.contains("alert('"), "{path}: quotes are escaped");
         assert!(!markup.contains("\"><script"), "{path}");
+        assert!(
+            markup.contains("&lt;script&gt;alert(&#39;reply&#39;)&lt;/script&gt;"),
+            "{path}: the reply is shown, as text"
+        );
         // Every direction override is closed by an isolate around it.
         for (at, _) in html.match_indices('\u{202e}') {
             let before = &html[..at];

@@ -164,8 +164,8 @@ impl Session {
         }
     }
 
-    async fn create(&self, author: &str, rating: i64, title: &str, body: &str) {
-        self.create_in("p", "en", author, rating, title, body).await;
+    async fn create(&self, author: &str, rating: i64, title: &str, body: &str) -> String {
+        self.create_in("p", "en", author, rating, title, body).await
     }
 
     async fn create_in(
@@ -176,7 +176,7 @@ impl Session {
         rating: i64,
         title: &str,
         body: &str,
-    ) {
+    ) -> String {
         self.comments
             .create(
                 product,
@@ -191,7 +191,9 @@ impl Session {
                 None,
             )
             .await
-            .unwrap();
+            .unwrap()
+            .comment
+            .id
     }
 
     async fn screenshot(&self, name: &str) {
@@ -239,13 +241,16 @@ async fn the_embed_on_a_shops_page() {
         )
         .await;
     }
-    s.create(
-        "</script><img src=x onerror=\"window.pwned=1\">",
-        5,
-        "<script>window.pwned=2</script>\u{202e}gnp.exe",
-        "<img src=x onerror=\"window.pwned=3\"> \" ' </p>",
-    )
-    .await;
+    let hostile = s
+        .create(
+            "</script><img src=x onerror=\"window.pwned=1\">",
+            5,
+            "<script>window.pwned=2</script>\u{202e}gnp.exe",
+            "<img src=x onerror=\"window.pwned=3\"> \" ' </p>",
+        )
+        .await;
+    let reply = "<img src=x onerror=\"window.pwned=4\"> Thanks!";
+    s.comments.set_reply(&hostile, reply).await.unwrap();
 
     // Renders: the newest 20, the statistics once the aggregator has them.
     s.goto(&format!("{}/plain", s.shop)).await;
@@ -280,6 +285,19 @@ async fn the_embed_on_a_shops_page() {
         ))
         .await;
     assert_eq!(author, "</script><img src=x onerror=\"window.pwned=1\">");
+    assert_eq!(
+        s.eval(&format!(
+            "{ROOT}.querySelector('.comment .reply bdi').textContent"
+        ))
+        .await,
+        reply,
+        "the merchant's reply shows under its comment, as text"
+    );
+    assert_eq!(
+        s.eval(&format!("{ROOT}.querySelectorAll('.reply').length"))
+            .await,
+        1
+    );
     assert_eq!(
         s.eval(&format!(
             "{ROOT}.querySelector('.comment .title bdi').textContent.includes('\\u202e')"

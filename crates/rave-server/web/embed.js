@@ -33,6 +33,7 @@ ol{list-style:none;display:grid;gap:.5rem}
 li{border-top:1px solid var(--rave-border,#ddd);padding-top:.5rem}
 h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{color:var(--rave-accent,#b36b00)}
 .body{white-space:pre-line}
+.reply{margin-left:1rem;padding-left:.75rem;border-left:3px solid var(--rave-border,#ddd)}
 .form{display:grid;gap:.4rem;max-width:32rem}
 .error{color:#b00020;font-size:.9em}.notice{color:var(--rave-muted,#555)}
 [hidden]{display:none}`;
@@ -118,6 +119,10 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
           el("time", { dateTime: c.created_at, textContent: c.created_at.slice(0, 10) }),
         ]),
         el("p", { className: "body", dir: "auto" }, [el("bdi", { textContent: c.body })]),
+        ...(c.reply ? [el("div", { className: "reply" }, [
+          el("p", { className: "meta", textContent: "Reply from the shop" }),
+          el("p", { className: "body", dir: "auto" }, [el("bdi", { textContent: c.reply.body })]),
+        ])] : []),
       ]);
     }
 

@@ -46,8 +46,8 @@ pub use position::PositionLayout;
 pub use render::{Placeholders, Renderer};
 pub use retry::{Batch, Retry};
 pub use schema::{
-    GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, MAX_KEY_ATTRIBUTE_NAME_BYTES,
-    Projection, TableDefinition, valid_time_to_live_attribute,
+    GlobalSecondaryIndex, IndexDrift, KeyAttribute, KeySchema, KeyType,
+    MAX_KEY_ATTRIBUTE_NAME_BYTES, Projection, TableDefinition, valid_time_to_live_attribute,
 };
 pub use shared::SharedStore;
 pub use value::{

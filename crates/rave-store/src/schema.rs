@@ -91,6 +91,37 @@ pub struct GlobalSecondaryIndex {
     pub projection: Projection,
 }
 
+impl GlobalSecondaryIndex {
+    /// Whether `other` is the same index: same name, keys and projected
+    /// attributes (an INCLUDE list in any order, as DescribeTable may list
+    /// it in another order than it was created with).
+    pub fn same_as(&self, other: &GlobalSecondaryIndex) -> bool {
+        let projected = |index: &GlobalSecondaryIndex| match &index.projection {
+            Projection::Include(names) => {
+                let mut names = names.clone();
+                names.sort();
+                names.dedup();
+                Projection::Include(names)
+            }
+            other => other.clone(),
+        };
+        self.name == other.name
+            && self.key_schema == other.key_schema
+            && projected(self) == projected(other)
+    }
+}
+
+/// What a table lacks of the indexes its definition wants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexDrift {
+    /// No index of that name exists: create it.
+    Missing(GlobalSecondaryIndex),
+    /// An index of that name exists with other keys or another projection:
+    /// it must be deleted and created again (DynamoDB cannot change either
+    /// in place).
+    Changed(GlobalSecondaryIndex),
+}
+
 /// Everything needed to create a table.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TableDefinition {
@@ -112,6 +143,24 @@ impl TableDefinition {
         self.global_secondary_indexes
             .iter()
             .find(|i| i.name == name)
+    }
+
+    /// How the indexes `current` (a table's, as described) fall short of
+    /// the ones this definition wants, in the definition's order. Indexes
+    /// the definition does not name are left alone.
+    pub fn index_drift(&self, current: &[GlobalSecondaryIndex]) -> Vec<IndexDrift> {
+        self.global_secondary_indexes
+            .iter()
+            .filter_map(
+                |wanted| match current.iter().find(|i| i.name == wanted.name) {
+                    None => Some(IndexDrift::Missing(wanted.clone())),
+                    Some(existing) if !existing.same_as(wanted) => {
+                        Some(IndexDrift::Changed(wanted.clone()))
+                    }
+                    Some(_) => None,
+                },
+            )
+            .collect()
     }
 
     /// The declared type of `attribute` if it is a key of the table or of
@@ -225,6 +274,44 @@ mod tests {
             stream_enabled: false,
             time_to_live_attribute: None,
         }
+    }
+
+    #[test]
+    fn index_drift_names_missing_and_changed_indexes_only() {
+        let index = |name: &str, projection: Projection| GlobalSecondaryIndex {
+            name: name.into(),
+            key_schema: KeySchema::new(KeyAttribute::new("K", KeyType::S), None),
+            projection,
+        };
+        let include =
+            |names: &[&str]| Projection::Include(names.iter().map(|n| n.to_string()).collect());
+        let wanted = TableDefinition {
+            global_secondary_indexes: vec![
+                index("same", include(&["a", "b"])),
+                index("reordered", include(&["a", "b"])),
+                index("widened", include(&["a", "b"])),
+                index("absent", Projection::KeysOnly),
+            ],
+            ..with_index_key("K")
+        };
+        let current = [
+            index("same", include(&["a", "b"])),
+            index("reordered", include(&["b", "a"])),
+            index("widened", include(&["a"])),
+            index("extra", Projection::All),
+        ];
+        assert_eq!(
+            wanted.index_drift(&current),
+            vec![
+                IndexDrift::Changed(index("widened", include(&["a", "b"]))),
+                IndexDrift::Missing(index("absent", Projection::KeysOnly)),
+            ]
+        );
+        assert!(
+            wanted
+                .index_drift(&wanted.global_secondary_indexes)
+                .is_empty()
+        );
     }
 
     #[test]

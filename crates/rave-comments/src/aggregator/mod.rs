@@ -401,6 +401,7 @@ mod tests {
                 created_at: Timestamp::from_millis(0).unwrap(),
                 status,
                 held_by: None,
+                reply: None,
             },
             1,
         )

@@ -6,7 +6,7 @@ use rave_store::{AttributeValue, Condition, Item, Number};
 use ulid::Ulid;
 
 use super::{GSISK, Index, Malformed, PK, text};
-use crate::model::{Comment, Language, ProductId, Rating, Status, Timestamp};
+use crate::model::{Comment, Language, ProductId, Rating, Reply, Status, Timestamp};
 
 pub(super) const PREFIX: &str = "COMMENT#";
 /// Increases with every change of a comment; writes are conditional on it.
@@ -23,12 +23,18 @@ const CREATED_AT: &str = "created_at";
 const STATUS: &str = "status";
 /// The moderation rule that held the comment; only while it is held.
 const HELD_BY: &str = "held_by";
+/// The merchant's reply: a map of `body`, `created_at` and `updated_at`,
+/// on the comment item so that listings show it without a second read.
+const REPLY: &str = "reply";
+const REPLY_BODY: &str = "body";
+const REPLY_CREATED_AT: &str = "created_at";
+const REPLY_UPDATED_AT: &str = "updated_at";
 
 /// The attributes a listing page shows. Indexes project exactly these (plus
 /// keys), so a page is one query with no second read per comment, and the
 /// other indexes' keys are not copied into every index.
-pub(super) const LISTED: [&str; 10] = [
-    ID, PRODUCT_ID, AUTHOR, LANGUAGE, RATING, TITLE, BODY, CREATED_AT, STATUS, HELD_BY,
+pub(super) const LISTED: [&str; 11] = [
+    ID, PRODUCT_ID, AUTHOR, LANGUAGE, RATING, TITLE, BODY, CREATED_AT, STATUS, HELD_BY, REPLY,
 ];
 
 pub(crate) fn key(id: &str) -> Item {
@@ -125,8 +131,54 @@ pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
     if let Some(rule) = &comment.held_by {
         set(HELD_BY, AttributeValue::s(rule));
     }
+    if let Some(reply) = &comment.reply {
+        set(REPLY, encode_reply(reply));
+    }
     set(VERSION, AttributeValue::N(Number::from(version)));
     item
+}
+
+fn encode_reply(reply: &Reply) -> AttributeValue {
+    AttributeValue::M(
+        [
+            (REPLY_BODY, AttributeValue::s(&reply.body)),
+            (
+                REPLY_CREATED_AT,
+                AttributeValue::S(reply.created_at.to_string()),
+            ),
+            (
+                REPLY_UPDATED_AT,
+                AttributeValue::S(reply.updated_at.to_string()),
+            ),
+        ]
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value))
+        .collect(),
+    )
+}
+
+/// The reply a comment item carries, if any; `item` names the comment in
+/// the error when the reply does not decode.
+fn decode_reply(item: &Item) -> Result<Option<Reply>, Malformed> {
+    let Some(value) = item.get(REPLY) else {
+        return Ok(None);
+    };
+    let bad = |what: &str| Malformed::new(item, format!("{REPLY}.{what} is not valid"));
+    let AttributeValue::M(reply) = value else {
+        return Err(bad("map"));
+    };
+    let field = |name: &str| {
+        reply
+            .get(name)
+            .and_then(AttributeValue::as_s)
+            .ok_or_else(|| bad(name))
+    };
+    let time = |name: &str| Timestamp::parse(field(name)?).map_err(|_| bad(name));
+    Ok(Some(Reply {
+        body: field(REPLY_BODY)?.to_owned(),
+        created_at: time(REPLY_CREATED_AT)?,
+        updated_at: time(REPLY_UPDATED_AT)?,
+    }))
 }
 
 /// Reads a comment back from a table item, an index entry or a stream image.
@@ -151,6 +203,7 @@ pub(crate) fn decode(item: &Item) -> Result<Comment, Malformed> {
             Some(value) => Some(value.as_s().ok_or_else(|| bad(HELD_BY))?.to_owned()),
             None => None,
         },
+        reply: decode_reply(item)?,
     })
 }
 
@@ -207,6 +260,7 @@ mod tests {
             created_at: Timestamp::parse("2026-11-21T10:00:00.123Z").unwrap(),
             status,
             held_by: None,
+            reply: None,
         }
     }
 
@@ -254,6 +308,37 @@ mod tests {
         assert!(error.what.contains("rating"), "{error}");
         item.remove(VERSION);
         assert!(version(&item).is_err());
+    }
+
+    #[test]
+    fn a_reply_is_listed_and_round_trips() {
+        let time = |t| Timestamp::parse(t).unwrap();
+        let replied = Comment {
+            reply: Some(Reply {
+                body: "Thank you!".into(),
+                created_at: time("2026-11-22T08:00:00.000Z"),
+                updated_at: time("2026-11-22T09:30:00.500Z"),
+            }),
+            ..comment(Status::Published)
+        };
+        let item = encode(&replied, 2);
+        assert!(LISTED.contains(&REPLY));
+        assert_eq!(decode(&item).unwrap(), replied);
+        assert!(!encode(&comment(Status::Published), 1).contains_key(REPLY));
+    }
+
+    #[test]
+    fn a_malformed_reply_names_the_comment_and_the_field() {
+        let mut item = encode(&comment(Status::Published), 1);
+        item.insert(REPLY.into(), AttributeValue::s("thanks"));
+        let error = decode(&item).unwrap_err();
+        assert!(error.key.starts_with("COMMENT#01JD3X"), "{error}");
+        item.insert(
+            REPLY.into(),
+            AttributeValue::M([("body".to_owned(), AttributeValue::s("x"))].into()),
+        );
+        let error = decode(&item).unwrap_err();
+        assert!(error.what.contains("reply.created_at"), "{error}");
     }
 
     #[test]

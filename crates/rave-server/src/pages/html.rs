@@ -265,7 +265,7 @@ impl Listing<'_> {
              <p class=\"rave-meta\"><span class=\"rave-rating\" role=\"img\" aria-label=\"{rating} of 5 stars\">{stars}</span> \
              by <span class=\"rave-author\">{author}</span> \
              on <time datetime=\"{created}\">{day}</time></p>\
-             <p class=\"rave-body\" dir=\"auto\">{body}</p></article></li>",
+             <p class=\"rave-body\" dir=\"auto\">{body}</p>",
             id = Text(&comment.id),
             lang = Text(comment.language.as_str()),
             name = Isolated(&shown.name),
@@ -275,6 +275,15 @@ impl Listing<'_> {
             day = Text(created.get(..10).unwrap_or(created)),
             body = Isolated(&comment.body),
         );
+        if let Some(reply) = &comment.reply {
+            let _ = write!(
+                out,
+                "<div class=\"rave-reply\"><p class=\"rave-meta\">Reply from the shop</p>\
+                 <p class=\"rave-body\" dir=\"auto\">{}</p></div>",
+                Isolated(&reply.body)
+            );
+        }
+        out.push_str("</article></li>");
     }
 
     /// The listing itself: summary, histogram, filters, comments, pages.
@@ -385,6 +394,7 @@ main{max-width:46rem;margin:0 auto;padding:1rem}\
 .rave-comment h3{font-size:1rem;margin:.25rem 0}\
 .rave-meta{color:#555;margin:0}.rave-rating{color:#b36b00}\
 .rave-body{white-space:pre-line}\
+.rave-reply{margin-left:1rem;padding-left:.75rem;border-left:3px solid #ddd}\
 .rave-pages a{margin-right:1rem}";
 
 #[cfg(test)]
@@ -411,6 +421,7 @@ mod tests {
             created_at: rave_comments::Timestamp::parse("2026-01-02T03:04:05.006Z").unwrap(),
             status: rave_comments::Status::Published,
             held_by: None,
+            reply: None,
         }
     }
 
