@@ -70,6 +70,8 @@ pub enum WebhookEvent {
     Updated,
     #[serde(rename = "comment.deleted")]
     Deleted,
+    #[serde(rename = "comment.replied")]
+    Replied,
 }
 
 impl From<WebhookEvent> for EventType {
@@ -80,6 +82,7 @@ impl From<WebhookEvent> for EventType {
             WebhookEvent::Flagged => EventType::Flagged,
             WebhookEvent::Updated => EventType::Updated,
             WebhookEvent::Deleted => EventType::Deleted,
+            WebhookEvent::Replied => EventType::Replied,
         }
     }
 }
@@ -92,6 +95,7 @@ impl From<EventType> for WebhookEvent {
             EventType::Flagged => WebhookEvent::Flagged,
             EventType::Updated => WebhookEvent::Updated,
             EventType::Deleted => WebhookEvent::Deleted,
+            EventType::Replied => WebhookEvent::Replied,
         }
     }
 }

@@ -9,6 +9,7 @@
 //! | its status becomes published (approval)   | `comment.published`                      |
 //! | its status becomes flagged                | `comment.flagged`                        |
 //! | its text, title, rating or language change, or it goes back to pending | `comment.updated` |
+//! | its merchant reply is set, changed or removed | `comment.replied` (`reply` is null after a removal) |
 //! | it is removed                             | `comment.deleted` (carrying the last image) |
 //!
 //! Items that are not comments mean nothing here; a rewrite that changes
@@ -32,15 +33,18 @@ pub enum EventType {
     Updated,
     #[serde(rename = "comment.deleted")]
     Deleted,
+    #[serde(rename = "comment.replied")]
+    Replied,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 5] = [
+    pub const ALL: [EventType; 6] = [
         EventType::Created,
         EventType::Published,
         EventType::Flagged,
         EventType::Updated,
         EventType::Deleted,
+        EventType::Replied,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -50,6 +54,7 @@ impl EventType {
             EventType::Flagged => "comment.flagged",
             EventType::Updated => "comment.updated",
             EventType::Deleted => "comment.deleted",
+            EventType::Replied => "comment.replied",
         }
     }
 }
@@ -62,7 +67,7 @@ impl fmt::Display for EventType {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown event type {0:?}; known: comment.created, comment.published, comment.flagged, comment.updated, comment.deleted"
+    "unknown event type {0:?}; known: comment.created, comment.published, comment.flagged, comment.updated, comment.deleted, comment.replied"
 )]
 pub struct UnknownEvent(pub String);
 
@@ -122,6 +127,9 @@ pub fn events_of(change: CommentChange) -> Vec<Event> {
                     Status::Flagged => events.push(event(EventType::Flagged, &after)),
                     Status::Pending => {}
                 }
+            }
+            if before.reply != after.reply {
+                events.push(event(EventType::Replied, &after));
             }
             events
         }
@@ -200,6 +208,27 @@ mod tests {
                 comment: before
             }]
         );
+    }
+
+    #[test]
+    fn setting_changing_or_removing_the_reply_is_replied() {
+        let before = comment(Status::Published);
+        let mut replied = before.clone();
+        replied.reply = Some(rave_comments::Reply {
+            body: "Thanks!".into(),
+            created_at: Timestamp::from_millis(1_700_000_001_000).unwrap(),
+            updated_at: Timestamp::from_millis(1_700_000_001_000).unwrap(),
+        });
+        assert_eq!(
+            kinds(Some(before.clone()), Some(replied.clone())),
+            [Replied]
+        );
+        let mut changed = replied.clone();
+        if let Some(reply) = &mut changed.reply {
+            reply.body = "Thank you!".into();
+        }
+        assert_eq!(kinds(Some(replied.clone()), Some(changed)), [Replied]);
+        assert_eq!(kinds(Some(replied), Some(before)), [Replied]);
     }
 
     #[test]

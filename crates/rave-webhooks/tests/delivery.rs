@@ -198,6 +198,7 @@ async fn every_event_arrives_signed_and_in_order() {
         .await
         .unwrap()
         .comment;
+    w.comments.set_reply(&b.id, "Thanks!").await.unwrap();
     w.comments.delete(&a.id).await.unwrap();
 
     let expected = [
@@ -205,10 +206,11 @@ async fn every_event_arrives_signed_and_in_order() {
         ("comment.published", &a.id),
         ("comment.flagged", &a.id),
         ("comment.created", &b.id),
+        ("comment.replied", &b.id),
         ("comment.deleted", &a.id),
     ];
-    wait_for("five deliveries", || {
-        receiver.received.lock().unwrap().len() >= 5
+    wait_for("six deliveries", || {
+        receiver.received.lock().unwrap().len() >= 6
     })
     .await;
     let received = receiver.received.lock().unwrap().clone();
@@ -236,7 +238,7 @@ async fn every_event_arrives_signed_and_in_order() {
         assert!(r.id.starts_with("msg_"));
     }
     let history = w.webhooks.deliveries(&endpoint.id, 10).await.unwrap();
-    assert_eq!(history.len(), 5);
+    assert_eq!(history.len(), 6);
     w.stop.send(true).unwrap();
 }
 
