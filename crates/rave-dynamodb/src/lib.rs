@@ -356,18 +356,21 @@ impl DynamoStore {
         Ok(done)
     }
 
-    /// How `table` is billed, as DescribeTable reports it.
-    async fn billing(&self, table: &str) -> Result<Billing> {
-        let out = self
-            .client
+    /// DescribeTable's description of `table`.
+    pub(crate) async fn description(&self, table: &str) -> Result<sdk::TableDescription> {
+        self.client
             .describe_table()
             .table_name(table)
             .send()
             .await
-            .map_err(map_error)?;
-        let t = out
-            .table()
-            .ok_or_else(|| StoreError::ResourceNotFound(format!("Table: {table} not found")))?;
+            .map_err(map_error)?
+            .table
+            .ok_or_else(|| StoreError::ResourceNotFound(format!("Table: {table} not found")))
+    }
+
+    /// How `table` is billed, as DescribeTable reports it.
+    async fn billing(&self, table: &str) -> Result<Billing> {
+        let t = self.description(table).await?;
         let on_demand = t.billing_mode_summary().and_then(|b| b.billing_mode())
             == Some(&sdk::BillingMode::PayPerRequest);
         Ok(match t.provisioned_throughput() {
@@ -384,20 +387,12 @@ impl DynamoStore {
     /// Waits until index `name` of `table` is gone or ACTIVE.
     async fn wait_index(&self, table: &str, name: &str, until: IndexWait) -> Result<()> {
         for _ in 0..1200 {
-            let out = self
-                .client
-                .describe_table()
-                .table_name(table)
-                .send()
-                .await
-                .map_err(map_error)?;
-            let t = out.table();
+            let t = self.description(table).await?;
             let index = t
-                .map(|t| t.global_secondary_indexes())
-                .unwrap_or_default()
+                .global_secondary_indexes()
                 .iter()
                 .find(|i| i.index_name() == Some(name));
-            let table_active = t.and_then(|t| t.table_status()) == Some(&sdk::TableStatus::Active);
+            let table_active = t.table_status() == Some(&sdk::TableStatus::Active);
             let reached = match until {
                 IndexWait::Gone => index.is_none() && table_active,
                 IndexWait::Active => index.is_some_and(|i| {
@@ -455,15 +450,8 @@ impl DynamoStore {
     /// Waits until the table is ACTIVE.
     pub async fn wait_active(&self, table: &str) -> Result<()> {
         for _ in 0..600 {
-            let description = self
-                .client
-                .describe_table()
-                .table_name(table)
-                .send()
-                .await
-                .map_err(map_error)?;
-            if description.table().and_then(|t| t.table_status()) == Some(&sdk::TableStatus::Active)
-            {
+            let description = self.description(table).await?;
+            if description.table_status() == Some(&sdk::TableStatus::Active) {
                 return Ok(());
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
@@ -708,16 +696,7 @@ impl Store for DynamoStore {
     }
 
     async fn describe_table(&self, table: &str) -> Result<TableDefinition> {
-        let out = self
-            .client
-            .describe_table()
-            .table_name(table)
-            .send()
-            .await
-            .map_err(map_error)?;
-        let t = out
-            .table()
-            .ok_or_else(|| StoreError::ResourceNotFound(format!("Table: {table} not found")))?;
+        let t = self.description(table).await?;
         let types: HashMap<String, KeyType> = t
             .attribute_definitions()
             .iter()

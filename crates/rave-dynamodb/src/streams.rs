@@ -177,16 +177,10 @@ impl StreamsFeed {
         consumer: &str,
         positions: Box<dyn PositionLayout>,
     ) -> Result<StreamsFeed> {
-        let description = store
-            .client()
-            .describe_table()
-            .table_name(table)
-            .send()
-            .await
-            .map_err(map_error)?;
-        let stream_arn = description
-            .table()
-            .and_then(|t| t.latest_stream_arn())
+        let stream_arn = store
+            .description(table)
+            .await?
+            .latest_stream_arn()
             .ok_or_else(|| StoreError::Validation(format!("table {table} has no stream")))?
             .to_owned();
         Ok(StreamsFeed {
