@@ -256,26 +256,8 @@ fn serve_demo_fills_an_empty_store_and_stops_on_sigterm() {
         "the demo data shows"
     );
     // SIGTERM drains and exits cleanly.
-    let pid = server.child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let started = Instant::now();
-    loop {
-        if let Some(status) = server.child.try_wait().unwrap() {
-            assert!(status.success(), "rave exited with {status}");
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "rave did not stop on SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let status = server.terminate();
+    assert!(status.success(), "rave exited with {status}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -367,28 +349,10 @@ async fn serve_with_dynamodb_api_shows_the_live_data_through_dynamodbs_api() {
         described["Table"]["ItemCount"].as_u64().unwrap() > 3_000,
         "the demo's comments and the new one: {described}"
     );
-    let mut server = server;
-    let pid = server.child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let started = Instant::now();
     // Both APIs stop on SIGTERM and rave exits cleanly.
-    loop {
-        if let Some(status) = server.child.try_wait().unwrap() {
-            assert!(status.success(), "rave exited with {status}");
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "rave did not stop on SIGTERM"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let mut server = server;
+    let status = server.terminate();
+    assert!(status.success(), "rave exited with {status}");
 }
 
 mod reqwest {

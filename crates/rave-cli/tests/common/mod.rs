@@ -6,7 +6,8 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 pub const RAVE: &str = env!("CARGO_BIN_EXE_rave");
 
@@ -43,6 +44,28 @@ impl Server {
             .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
             .to_owned();
         Server { child, base }
+    }
+
+    /// SIGTERM, then waits (at most 20 s) for rave to drain and exit;
+    /// answers how it exited.
+    pub fn terminate(&mut self) -> ExitStatus {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("run kill");
+        assert!(sent.success(), "kill -TERM {pid} failed");
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("poll rave serve") {
+                return status;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "rave did not stop on SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// SIGKILL, and wait until the process is gone.
