@@ -9,30 +9,7 @@ use crate::support::Server;
 /// items p/1..=5 (`title` t1..t5, `gsi` "g" on odd ones) and q/1.
 async fn seeded() -> Server {
     let server = Server::start().await;
-    server
-        .call(
-            "CreateTable",
-            json!({
-                "TableName": "things",
-                "AttributeDefinitions": [
-                    {"AttributeName": "pk", "AttributeType": "S"},
-                    {"AttributeName": "sk", "AttributeType": "N"},
-                    {"AttributeName": "gsi", "AttributeType": "S"},
-                ],
-                "KeySchema": [
-                    {"AttributeName": "pk", "KeyType": "HASH"},
-                    {"AttributeName": "sk", "KeyType": "RANGE"},
-                ],
-                "GlobalSecondaryIndexes": [{
-                    "IndexName": "byGsi",
-                    "KeySchema": [{"AttributeName": "gsi", "KeyType": "HASH"}],
-                    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["title"]},
-                }],
-                "BillingMode": "PAY_PER_REQUEST",
-            }),
-        )
-        .await
-        .ok();
+    server.create_comments_table("things").await;
     let mut writes: Vec<Value> = (1..=5)
         .map(|sk| json!({"PutRequest": {"Item": item("p", sk)}}))
         .collect();

@@ -8,35 +8,6 @@ use crate::support::Server;
 
 const CORAL: &str = "com.amazon.coral.service";
 
-/// A table keyed by `pk` (S) and `sk` (N), on demand, with one index on
-/// `gsi` (S) that projects `title`.
-async fn create_comments_table(server: &Server, name: &str) -> Value {
-    server
-        .call(
-            "CreateTable",
-            json!({
-                "TableName": name,
-                "AttributeDefinitions": [
-                    {"AttributeName": "pk", "AttributeType": "S"},
-                    {"AttributeName": "sk", "AttributeType": "N"},
-                    {"AttributeName": "gsi", "AttributeType": "S"},
-                ],
-                "KeySchema": [
-                    {"AttributeName": "pk", "KeyType": "HASH"},
-                    {"AttributeName": "sk", "KeyType": "RANGE"},
-                ],
-                "GlobalSecondaryIndexes": [{
-                    "IndexName": "byGsi",
-                    "KeySchema": [{"AttributeName": "gsi", "KeyType": "HASH"}],
-                    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["title"]},
-                }],
-                "BillingMode": "PAY_PER_REQUEST",
-            }),
-        )
-        .await
-        .ok()
-}
-
 fn comment(pk: &str, sk: i64, gsi: Option<&str>, title: &str) -> Value {
     let mut item = json!({"pk": {"S": pk}, "sk": {"N": sk.to_string()}, "title": {"S": title}});
     if let Some(gsi) = gsi {
@@ -48,7 +19,7 @@ fn comment(pk: &str, sk: i64, gsi: Option<&str>, title: &str) -> Value {
 #[tokio::test]
 async fn create_table_describes_the_table_it_made() {
     let server = Server::start().await;
-    let created = create_comments_table(&server, "comments").await;
+    let created = server.create_comments_table("comments").await;
     let table = &created["TableDescription"];
     assert_eq!(table["TableName"], "comments");
     assert_eq!(table["TableStatus"], "ACTIVE");
@@ -120,7 +91,7 @@ async fn create_table_describes_the_table_it_made() {
 #[tokio::test]
 async fn describe_table_counts_items_and_index_entries() {
     let server = Server::start().await;
-    create_comments_table(&server, "comments").await;
+    server.create_comments_table("comments").await;
     for (sk, gsi) in [(1, Some("g")), (2, None), (3, Some("h"))] {
         server
             .call(
@@ -273,7 +244,7 @@ async fn create_table_refuses_malformed_definitions() {
 async fn list_tables_pages_in_name_order_and_delete_table_removes() {
     let server = Server::start().await;
     for name in ["cherry", "apple", "banana"] {
-        create_comments_table(&server, name).await;
+        server.create_comments_table(name).await;
     }
     let first = server.call("ListTables", json!({"Limit": 2})).await.ok();
     assert_eq!(
@@ -323,7 +294,7 @@ async fn list_tables_pages_in_name_order_and_delete_table_removes() {
 #[tokio::test]
 async fn items_are_put_read_and_deleted_with_their_capacity() {
     let server = Server::start().await;
-    create_comments_table(&server, "comments").await;
+    server.create_comments_table("comments").await;
     let item = json!({
         "pk": {"S": "p"}, "sk": {"N": "1"}, "gsi": {"S": "g"}, "title": {"S": "hi"},
         "n": {"N": "-12.50"}, "b": {"B": "AAEC"}, "yes": {"BOOL": true}, "none": {"NULL": true},
@@ -406,7 +377,7 @@ async fn items_are_put_read_and_deleted_with_their_capacity() {
 #[tokio::test]
 async fn item_requests_get_dynamodbs_validation_errors() {
     let server = Server::start().await;
-    create_comments_table(&server, "comments").await;
+    server.create_comments_table("comments").await;
     let cases = [
         (
             "PutItem",
@@ -496,8 +467,8 @@ async fn item_requests_get_dynamodbs_validation_errors() {
 #[tokio::test]
 async fn batches_write_and_read_across_tables() {
     let server = Server::start().await;
-    create_comments_table(&server, "one").await;
-    create_comments_table(&server, "two").await;
+    server.create_comments_table("one").await;
+    server.create_comments_table("two").await;
     let written = server
         .call(
             "BatchWriteItem",
@@ -593,7 +564,7 @@ async fn batches_write_and_read_across_tables() {
 #[tokio::test]
 async fn scan_pages_and_segments_cover_the_table_once() {
     let server = Server::start().await;
-    create_comments_table(&server, "comments").await;
+    server.create_comments_table("comments").await;
     let mut expected = Vec::new();
     for chunk in 0..4 {
         let writes: Vec<Value> = (0..10)
@@ -815,7 +786,7 @@ async fn an_update_without_an_expression_writes_the_bare_key() {
 #[tokio::test]
 async fn a_full_batch_of_large_items_fits_in_one_request() {
     let server = Server::start().await;
-    create_comments_table(&server, "large").await;
+    server.create_comments_table("large").await;
     let body_text = "x".repeat(100 * 1024);
     let writes: Vec<Value> = (0..25)
         .map(|i| json!({"PutRequest": {"Item": comment("big", i, None, &body_text)}}))

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rave_dynamodb_api::DynamoApi;
 use rave_engine::Engine;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
@@ -55,6 +55,34 @@ impl Server {
             stop,
             task,
         }
+    }
+
+    /// A table keyed by `pk` (S) and `sk` (N), on demand, with one index on
+    /// `gsi` (S) that projects `title`.
+    pub async fn create_comments_table(&self, name: &str) -> Value {
+        self.call(
+            "CreateTable",
+            json!({
+                "TableName": name,
+                "AttributeDefinitions": [
+                    {"AttributeName": "pk", "AttributeType": "S"},
+                    {"AttributeName": "sk", "AttributeType": "N"},
+                    {"AttributeName": "gsi", "AttributeType": "S"},
+                ],
+                "KeySchema": [
+                    {"AttributeName": "pk", "KeyType": "HASH"},
+                    {"AttributeName": "sk", "KeyType": "RANGE"},
+                ],
+                "GlobalSecondaryIndexes": [{
+                    "IndexName": "byGsi",
+                    "KeySchema": [{"AttributeName": "gsi", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["title"]},
+                }],
+                "BillingMode": "PAY_PER_REQUEST",
+            }),
+        )
+        .await
+        .ok()
     }
 
     /// Stops serving, closes the engine and hands back the data directory.
