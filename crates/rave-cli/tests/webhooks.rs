@@ -119,6 +119,64 @@ fn verify_with_the_library(secret: &str, received: &[Received]) {
     );
 }
 
+/// Posts `count` comments to `product` (published at once); answers their
+/// ids in the order they were created.
+async fn post_comments(
+    client: &reqwest::Client,
+    base: &str,
+    product: &str,
+    count: usize,
+) -> Vec<String> {
+    let mut ids = Vec::with_capacity(count);
+    for n in 0..count {
+        let response = client
+            .post(format!("{base}/v1/products/{product}/comments"))
+            .json(&json!({"author": "ann", "language": "en", "rating": 4, "body": format!("comment {n}")}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), reqwest::StatusCode::CREATED);
+        let body: Value = response.json().await.unwrap();
+        ids.push(body["id"].as_str().unwrap().to_owned());
+    }
+    ids
+}
+
+/// Each comment's `comment.created` then `comment.published`, in order.
+fn created_and_published(ids: &[String]) -> Vec<(String, String)> {
+    ids.iter()
+        .flat_map(|id| {
+            [
+                ("comment.created".to_owned(), id.clone()),
+                ("comment.published".to_owned(), id.clone()),
+            ]
+        })
+        .collect()
+}
+
+/// Waits (at most `limit`) until the inbox holds exactly the `expected`
+/// events, duplicates aside; answers everything that arrived.
+async fn wait_for_events(
+    inbox: &Inbox,
+    expected: &[(String, String)],
+    limit: Duration,
+) -> Vec<Received> {
+    let expected: HashSet<&(String, String)> = expected.iter().collect();
+    let started = std::time::Instant::now();
+    loop {
+        let received = inbox.lock().unwrap().clone();
+        let got: Vec<(String, String)> = received.iter().map(event_of).collect();
+        if got.iter().collect::<HashSet<_>>() == expected {
+            return received;
+        }
+        assert!(
+            started.elapsed() < limit,
+            "not every event arrived: {got:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 fn event_of(r: &Received) -> (String, String) {
     let body: Value = serde_json::from_str(&r.body).unwrap();
     (
@@ -142,18 +200,7 @@ async fn sigkill_during_delivery_loses_no_event() {
     assert_eq!(status, reqwest::StatusCode::CREATED, "{endpoint}");
     let secret = endpoint["secret"].as_str().unwrap().to_owned();
 
-    let mut ids = Vec::new();
-    for n in 0..40 {
-        let response = client
-            .post(format!("{}/v1/products/p1/comments", server.base))
-            .json(&json!({"author": "ann", "language": "en", "rating": 4, "body": format!("comment {n}")}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), reqwest::StatusCode::CREATED);
-        let body: Value = response.json().await.unwrap();
-        ids.push(body["id"].as_str().unwrap().to_owned());
-    }
+    let ids = post_comments(&client, &server.base, "p1", 40).await;
     for _ in 0..400 {
         if inbox.lock().unwrap().len() >= 20 {
             break;
@@ -169,25 +216,12 @@ async fn sigkill_during_delivery_loses_no_event() {
     );
 
     let _restarted = serve(dir.path(), &flags);
-    let expected: HashSet<(String, String)> = ids
-        .iter()
-        .flat_map(|id| {
-            [
-                ("comment.created".to_owned(), id.clone()),
-                ("comment.published".to_owned(), id.clone()),
-            ]
-        })
-        .collect();
-    for _ in 0..600 {
-        let got: HashSet<(String, String)> = inbox.lock().unwrap().iter().map(event_of).collect();
-        if got == expected {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let received = inbox.lock().unwrap().clone();
-    let got: HashSet<(String, String)> = received.iter().map(event_of).collect();
-    assert_eq!(got, expected, "every event arrived");
+    let received = wait_for_events(
+        &inbox,
+        &created_and_published(&ids),
+        Duration::from_secs(12),
+    )
+    .await;
 
     // One webhook-id per event, however often it arrived.
     let mut id_of_event = BTreeMap::new();
@@ -318,35 +352,9 @@ async fn on_dynamodb_the_receiver_gets_every_event_from_the_stream_signed_and_in
     assert_eq!(status, reqwest::StatusCode::CREATED, "{registered}");
     let secret = registered["secret"].as_str().unwrap().to_owned();
 
-    let mut want = Vec::new();
-    for n in 0..5 {
-        let response = client
-            .post(format!("{}/v1/products/ddb/comments", server.base))
-            .json(&json!({"author": "dee", "language": "en", "rating": 5, "body": format!("streamed {n}")}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), reqwest::StatusCode::CREATED);
-        let body: Value = response.json().await.unwrap();
-        let id = body["id"].as_str().unwrap().to_owned();
-        want.push(("comment.created".to_owned(), id.clone()));
-        want.push(("comment.published".to_owned(), id));
-    }
-    let expected: HashSet<(String, String)> = want.iter().cloned().collect();
-    let started = std::time::Instant::now();
-    loop {
-        let got: HashSet<(String, String)> = inbox.lock().unwrap().iter().map(event_of).collect();
-        if got == expected {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "events from DynamoDB Streams did not all arrive: {got:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-
-    let received = inbox.lock().unwrap().clone();
+    let ids = post_comments(&client, &server.base, "ddb", 5).await;
+    let want = created_and_published(&ids);
+    let received = wait_for_events(&inbox, &want, Duration::from_secs(60)).await;
     let mut seen = HashSet::new();
     let first_arrivals: Vec<(String, String)> = received
         .iter()
