@@ -10,6 +10,9 @@ use rave_store::SharedStore;
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
 
+#[path = "common/client.rs"]
+mod client;
+
 const TOKEN: &str = "s3cret-admin-token";
 
 struct TestServer {
@@ -60,20 +63,14 @@ impl TestServer {
         body: Option<Value>,
         admin: bool,
     ) -> (StatusCode, Value) {
-        let mut request = self.client.request(method, format!("{}{path}", self.base));
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        if admin {
-            request = request.bearer_auth(TOKEN);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status();
-        let text = response.text().await.unwrap();
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        client::call(
+            &self.client,
+            method,
+            format!("{}{path}", self.base),
+            body,
+            admin.then_some(TOKEN),
         )
+        .await
     }
 
     async fn get(&self, path: &str) -> (StatusCode, Value) {

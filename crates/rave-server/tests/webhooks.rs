@@ -18,6 +18,9 @@ use rave_webhooks::{RetryPolicy, Secret, TargetPolicy, Timeouts, WebhookConfig, 
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
 
+#[path = "common/client.rs"]
+mod client;
+
 const TOKEN: &str = "webhook-admin-token";
 
 type Inbox = Arc<Mutex<Vec<(HeaderMap, String)>>>;
@@ -109,20 +112,14 @@ impl Server {
         body: Option<Value>,
         admin: bool,
     ) -> (StatusCode, Value) {
-        let mut request = self.client.request(method, format!("{}{path}", self.base));
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        if admin {
-            request = request.bearer_auth(TOKEN);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status();
-        let text = response.text().await.unwrap();
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        client::call(
+            &self.client,
+            method,
+            format!("{}{path}", self.base),
+            body,
+            admin.then_some(TOKEN),
         )
+        .await
     }
 }
 
