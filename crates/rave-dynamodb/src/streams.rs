@@ -53,6 +53,11 @@ struct State {
     refreshed: Option<Instant>,
     /// The iterator to continue each shard with, when known.
     iterators: HashMap<String, String>,
+    /// Each shard's durable position as this feed last read or wrote it
+    /// (`None` inside: the shard's start), so that a poll costs no read of
+    /// the table; dropped whenever a commit fails, as another consumer may
+    /// have moved it.
+    positions: HashMap<String, Option<String>>,
     finished: HashSet<String>,
     /// Shards with a batch out to a reader.
     leased: HashSet<String>,
@@ -277,7 +282,17 @@ impl StreamsFeed {
     /// position; `None` (and the lease given back) when it has none new.
     async fn read(&self, lease: Lease, limit: i32) -> Result<Option<StreamsBatch>> {
         let shard = lease.shard.clone();
-        let after = self.position(&shard).await?;
+        let cached = lock(&self.state).positions.get(&shard).cloned();
+        let after = match cached {
+            Some(after) => after,
+            None => {
+                let after = self.position(&shard).await?;
+                lock(&self.state)
+                    .positions
+                    .insert(shard.clone(), after.clone());
+                after
+            }
+        };
         let cached = lock(&self.state).iterators.get(&shard).cloned();
         let iterator = match cached {
             Some(iterator) => Some(iterator),
@@ -403,7 +418,7 @@ fn lease(state: &Arc<Mutex<State>>, shard: String) -> Option<Lease> {
 fn advance(state: &mut State, batch: &StreamsBatch) {
     let shard = &batch.lease.shard;
     // A whole batch continues with the iterator GetRecords returned; a
-    // truncated one resumes from its position (read again from the table).
+    // truncated one resumes after the position it committed.
     if batch.truncated {
         state.iterators.remove(shard);
     } else {
@@ -463,16 +478,21 @@ impl ChangeFeed for StreamsFeed {
         match outcome {
             Ok(_) => {
                 advance(&mut state, &batch);
+                state
+                    .positions
+                    .insert(batch.lease.shard.clone(), Some(last));
                 Ok(())
             }
             Err(StoreError::TransactionCanceled(_) | StoreError::ConditionalCheckFailed) => {
                 // Applied already (by us before a restart, or by another
                 // consumer): read the position again next time.
                 state.iterators.remove(&batch.lease.shard);
+                state.positions.remove(&batch.lease.shard);
                 Err(StoreError::ConditionalCheckFailed)
             }
             Err(e) => {
                 state.iterators.remove(&batch.lease.shard);
+                state.positions.remove(&batch.lease.shard);
                 Err(e)
             }
         }
