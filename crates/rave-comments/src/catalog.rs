@@ -10,10 +10,9 @@ use ulid::Ulid;
 
 use crate::access::TableAccess;
 use crate::error::Result;
-use crate::listing::planner::RatingCounts;
 use crate::model::{Language, ProductId, ProductRecord};
 use crate::statistics::ProductStats;
-use crate::table::stats::ProductItem;
+use crate::table::stats::{ProductCounts, ProductItem};
 use crate::table::{product, stats};
 
 /// A product's record, statistics and revision.
@@ -44,11 +43,12 @@ impl ProductOverview {
             .iter()
             .find(|s| s.language.as_ref() == Some(language))
             .cloned()
-            .unwrap_or_else(|| ProductStats {
-                product_id: self.product_id.clone(),
-                language: Some(language.clone()),
-                counts: RatingCounts::default(),
-                total: 0,
+            .unwrap_or_else(|| {
+                ProductStats::of(
+                    self.product_id.clone(),
+                    Some(language.clone()),
+                    &ProductCounts::default(),
+                )
             })
     }
 }
@@ -101,7 +101,7 @@ impl<S: Store> Catalog<S> {
         let product_id = ProductId::parse(product)?;
         let mut record = None;
         let mut record_revision = String::new();
-        let mut overall = RatingCounts::default();
+        let mut overall = ProductCounts::default();
         let mut stats_revision = 0;
         let mut languages = Vec::new();
         let mut start = None;
@@ -119,17 +119,15 @@ impl<S: Store> Catalog<S> {
                         record_revision = revision;
                     }
                     ProductItem::Overall => {
-                        overall = RatingCounts(stats::decode_product(item)?);
+                        overall = stats::decode_product(item)?;
                         stats_revision = stats::decode_revision(item)?;
                     }
                     ProductItem::Language(language) => {
-                        let counts = RatingCounts(stats::decode_product(item)?);
-                        languages.push(ProductStats {
-                            product_id: product_id.clone(),
-                            language: Some(Language::parse(language)?),
-                            total: counts.0.iter().sum(),
-                            counts,
-                        });
+                        languages.push(ProductStats::of(
+                            product_id.clone(),
+                            Some(Language::parse(language)?),
+                            &stats::decode_product(item)?,
+                        ));
                     }
                 }
             }
@@ -140,12 +138,7 @@ impl<S: Store> Catalog<S> {
         }
         languages.retain(|s| s.total > 0);
         Ok(ProductOverview {
-            overall: ProductStats {
-                product_id: product_id.clone(),
-                language: None,
-                total: overall.0.iter().sum(),
-                counts: overall,
-            },
+            overall: ProductStats::of(product_id.clone(), None, &overall),
             revision: revision(stats_revision, &record_revision),
             product_id,
             record,

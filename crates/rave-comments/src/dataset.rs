@@ -171,6 +171,7 @@ impl Generator {
                 created_at: Timestamp::from_millis(created_ms).ok(),
             },
             reply: None,
+            verified_purchase: false,
         }
     }
 }

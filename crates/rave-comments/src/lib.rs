@@ -17,6 +17,7 @@
 //!   revision read together for its pages.
 //! * `aggregator` — applying the change stream to the statistics, and
 //!   reconciling them with a recount.
+//! * `erasure` — deleting an author's comments with their partitions.
 //!
 //! Each part depends only on the parts listed before it; none reaches back
 //! up to the façade.
@@ -26,6 +27,7 @@ mod aggregator;
 mod catalog;
 mod changes;
 pub mod dataset;
+mod erasure;
 mod error;
 mod listing;
 mod model;
@@ -51,7 +53,8 @@ pub use listing::planner::{
 pub use listing::{ExportPosition, ListPage, ListRequest, QueuePage};
 pub use model::{
     AUTHOR_BUCKETS, Comment, CommentPatch, DEFAULT_PAGE_SIZE, GlobalStats, Language, MAX_PAGE_SIZE,
-    NewComment, ProductId, ProductRecord, Rating, Reply, Status, Timestamp, check_page_size,
+    NewComment, OrderId, ProductId, ProductRecord, Rating, Reply, Status, Timestamp,
+    check_page_size,
 };
 pub use statistics::{Leader, ProductStats};
 pub use table::table_definition;
@@ -61,6 +64,7 @@ pub use write::{Created, DEFAULT_IDEMPOTENCY_TTL, ImportComment, Moderation};
 use access::TableAccess;
 use aggregator::Aggregator;
 use catalog::Catalog;
+use erasure::Erasure;
 use listing::Listings;
 use statistics::Statistics;
 use write::Writes;
@@ -82,6 +86,7 @@ pub struct Comments<S> {
     statistics: Statistics<S>,
     catalog: Catalog<S>,
     aggregator: Aggregator<S>,
+    erasure: Erasure<S>,
 }
 
 /// The size DynamoDB counts for a comment's table item (capacity is
@@ -105,6 +110,7 @@ impl<S: Store> Comments<S> {
             listings: Listings::new(Arc::clone(&access), statistics.clone(), config.cursor_key),
             aggregator: Aggregator::new(Arc::clone(&access)),
             catalog: Catalog::new(Arc::clone(&access)),
+            erasure: Erasure::new(Arc::clone(&access)),
             statistics,
             access,
         }
@@ -181,7 +187,25 @@ impl<S: Store> Comments<S> {
         new: NewComment,
         idempotency_key: Option<&str>,
     ) -> Result<Created> {
-        self.writes.create(product, new, idempotency_key).await
+        self.writes
+            .create(product, new, idempotency_key, None)
+            .await
+    }
+
+    /// [`Comments::create`] of a comment whose purchase `order` proves (the
+    /// caller has checked the shop's proof): the comment is
+    /// `verified_purchase`, and the order is used up for this product — a
+    /// second verified create with it is a conflict and stores nothing.
+    pub async fn create_verified(
+        &self,
+        product: &str,
+        new: NewComment,
+        idempotency_key: Option<&str>,
+        order: &OrderId,
+    ) -> Result<Created> {
+        self.writes
+            .create(product, new, idempotency_key, Some(order))
+            .await
     }
 
     /// A comment by id, whatever its status.
@@ -257,6 +281,24 @@ impl<S: Store> Comments<S> {
         self.listings
             .moderation_queue(state, since, limit, cursor)
             .await
+    }
+
+    /// Every comment whose author is exactly `author`, whatever its
+    /// status, newest first, from the `byAuthor` index (never a scan).
+    pub async fn author_comments(
+        &self,
+        author: &str,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<QueuePage> {
+        self.listings.author_comments(author, limit, cursor).await
+    }
+
+    /// Erases every comment of `author` with its votes and reply, and
+    /// returns how many comments there were; statistics follow through the
+    /// change stream. Erasing again erases nothing and returns 0.
+    pub async fn erase_author(&self, author: &str) -> Result<u64> {
+        self.erasure.erase_author(author).await
     }
 
     /// One page of segment `segment` of `total` of a parallel scan over all

@@ -229,6 +229,8 @@ pub struct Comment {
     pub held_by: Option<String>,
     /// The merchant's one official reply, if any.
     pub reply: Option<Reply>,
+    /// Whether a purchase proof the shop signed came with the comment.
+    pub verified_purchase: bool,
 }
 
 /// The merchant's official reply to a comment. It changes neither where
@@ -259,6 +261,26 @@ impl Reply {
             return Err(invalid("reply", "updated_at must not be before created_at"));
         }
         Ok(self)
+    }
+}
+
+/// The shop's id of an order whose purchase verified a comment: 1-128
+/// characters, no control characters. It keys the order's one verification
+/// per product (see `table::order`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OrderId(String);
+
+impl OrderId {
+    pub fn parse(value: &str) -> Result<OrderId> {
+        char_count_between(value, "order_id", 1, 128)?;
+        if value.chars().any(char::is_control) {
+            return Err(invalid("order_id", "must not contain control characters"));
+        }
+        Ok(OrderId(value.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 
@@ -306,6 +328,7 @@ impl ValidNewComment {
             status,
             held_by: None,
             reply: None,
+            verified_purchase: false,
         }
     }
 }
@@ -363,7 +386,7 @@ fn char_count_between(value: &str, field: &'static str, min: usize, max: usize) 
     Ok(())
 }
 
-fn validate_author(author: &str) -> Result<String> {
+pub(crate) fn validate_author(author: &str) -> Result<String> {
     char_count_between(author, "author", 1, 64)?;
     if author.chars().any(char::is_control) {
         return Err(invalid("author", "must not contain control characters"));

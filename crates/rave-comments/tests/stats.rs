@@ -293,6 +293,7 @@ async fn fresh_statistics_let_the_planner_skip_empty_ratings() {
             ratings: rave_comments::RatingSet::from_ratings(
                 [1, 5].map(|r| rave_comments::Rating::new(r).unwrap()),
             ),
+            verified: false,
         },
         limit: 20,
         cursor: None,

@@ -15,6 +15,7 @@ fn list(
     let filter = Filter {
         language: language.map(|l| Language::parse(l).unwrap()),
         ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).unwrap())),
+        verified: false,
     };
     (product.to_owned(), filter, limit)
 }
@@ -625,6 +626,7 @@ async fn explain_shows_the_plan_and_its_cost() {
     let filter = Filter {
         language: Some(Language::parse("en").unwrap()),
         ratings: RatingSet::from_ratings([1, 2].map(|r| Rating::new(r).unwrap())),
+        verified: false,
     };
     let request = ListRequest {
         product: "p",

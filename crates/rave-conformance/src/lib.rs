@@ -12,6 +12,7 @@
 
 use rave_store::*;
 
+pub mod erasure;
 pub mod pagination;
 pub mod shards;
 pub mod statistics;

@@ -7,6 +7,10 @@
 //! per-rating counts, as the statistics will, so zero-count skipping,
 //! share-sized limits and refills are exercised too.
 //!
+//! A quarter of the comments are verified purchases, and a third of the
+//! walks list only those (the sparse verified indexes, sized by the counts
+//! of all comments, as the statistics give them).
+//!
 //! What must hold: no comment twice; strictly newest first (time, then id);
 //! every page with a next cursor is full; the last page is not empty unless
 //! the walk is empty or lost items to deletes; every comment that matched
@@ -14,10 +18,12 @@
 //! returned fails the filter.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use proptest::prelude::*;
 use rave_comments::{
-    Comments, Filter, Language, ListRequest, NewComment, Rating, RatingCounts, RatingSet, Timestamp,
+    Comments, Filter, Language, ListRequest, NewComment, OrderId, Rating, RatingCounts, RatingSet,
+    Timestamp,
 };
 use rave_store::Store;
 
@@ -30,6 +36,7 @@ pub struct Spec {
     rating: i64,
     /// Index into a handful of timestamps, or `None` for "now".
     time: Option<usize>,
+    verified: bool,
 }
 
 fn time(index: usize) -> String {
@@ -42,8 +49,15 @@ pub fn spec() -> impl Strategy<Value = Spec> {
         prop_oneof![6 => Just(0usize), 2 => Just(1usize), 1 => Just(2usize), 1 => Just(3usize)],
         prop_oneof![5 => Just(5i64), 3 => Just(1i64), 1 => Just(2i64), 1 => Just(3i64), 1 => Just(4i64)],
         proptest::option::weighted(0.9, 0usize..4),
+        proptest::bool::weighted(0.25),
     )
-        .prop_map(|(product, language, rating, time)| Spec { product, language, rating, time })
+        .prop_map(|(product, language, rating, time, verified)| Spec {
+            product,
+            language,
+            rating,
+            time,
+            verified,
+        })
 }
 
 #[derive(Debug, Clone)]
@@ -67,6 +81,7 @@ struct Row {
     product: usize,
     language: usize,
     rating: i64,
+    verified: bool,
 }
 
 fn matches(row: &Row, product: usize, language: Option<usize>, ratings: &BTreeSet<i64>) -> bool {
@@ -74,6 +89,14 @@ fn matches(row: &Row, product: usize, language: Option<usize>, ratings: &BTreeSe
         && language.is_none_or(|l| row.language == l)
         && (ratings.is_empty() || ratings.contains(&row.rating))
 }
+
+fn listed(row: &Row, walk: (usize, Option<usize>, &BTreeSet<i64>, bool)) -> bool {
+    let (product, language, ratings, verified) = walk;
+    matches(row, product, language, ratings) && (!verified || row.verified)
+}
+
+/// Order ids unique in the process, so every verified create uses a new one.
+static ORDERS: AtomicU64 = AtomicU64::new(0);
 
 fn counts(rows: &[Row], product: usize, language: Option<usize>) -> RatingCounts {
     let mut counts = [0u64; 5];
@@ -94,6 +117,8 @@ pub struct Walk {
     pub product: usize,
     pub language: Option<usize>,
     pub ratings: BTreeSet<i64>,
+    /// Only verified purchases.
+    pub verified: bool,
     pub limit: usize,
     pub with_counts: bool,
     pub changes: Vec<Between>,
@@ -105,16 +130,18 @@ pub fn walk() -> impl Strategy<Value = Walk> {
         0usize..2,
         proptest::option::of(0usize..4),
         proptest::collection::btree_set(1i64..=5, 0..5),
+        proptest::bool::weighted(0.35),
         1usize..7,
         any::<bool>(),
         proptest::collection::vec(between(), 0..12),
     )
         .prop_map(
-            |(initial, product, language, ratings, limit, with_counts, changes)| Walk {
+            |(initial, product, language, ratings, verified, limit, with_counts, changes)| Walk {
                 initial,
                 product,
                 language,
                 ratings,
+                verified,
                 limit,
                 with_counts,
                 changes,
@@ -146,6 +173,7 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
         product,
         language,
         ratings,
+        verified,
         limit,
         with_counts,
         changes,
@@ -156,16 +184,23 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
         if let Some(t) = spec.time {
             new = at(new, &time(t));
         }
-        let c = comments
-            .create(&format!("p{}", spec.product), new, None)
-            .await
-            .unwrap()
-            .comment;
+        let product = format!("p{}", spec.product);
+        let created = if spec.verified {
+            let order =
+                OrderId::parse(&format!("order-{}", ORDERS.fetch_add(1, Ordering::Relaxed)))
+                    .unwrap();
+            comments.create_verified(&product, new, None, &order).await
+        } else {
+            comments.create(&product, new, None).await
+        };
+        let c = created.unwrap().comment;
+        assert_eq!(c.verified_purchase, spec.verified);
         Row {
             key: (c.created_at.to_string(), c.id),
             product: spec.product,
             language: spec.language,
             rating: spec.rating,
+            verified: spec.verified,
         }
     };
     for s in initial {
@@ -174,10 +209,12 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
     let filter = Filter {
         language: language.map(|l| Language::parse(LANGUAGES[l]).unwrap()),
         ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).unwrap())),
+        verified,
     };
+    let listing = (product, language, &ratings, verified);
     let at_start: Vec<Row> = rows
         .iter()
-        .filter(|r| matches(r, product, language, &ratings))
+        .filter(|r| listed(r, listing))
         .cloned()
         .collect();
     let product_id = format!("p{product}");
@@ -212,11 +249,8 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
         for c in &page.items {
             let row = rows.iter().find(|r| r.key.1 == c.id);
             let row = row.expect("returned comments exist");
-            prop_assert!(
-                matches(row, product, language, &ratings),
-                "{:?} fails the filter",
-                c
-            );
+            prop_assert!(listed(row, listing), "{:?} fails the filter", c);
+            prop_assert_eq!(c.verified_purchase, row.verified);
             seen.push((c.created_at.to_string(), c.id.clone()));
         }
         let Some(next) = page.next_cursor else { break };

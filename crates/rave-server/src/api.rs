@@ -115,6 +115,8 @@ pub struct CommentBody {
     pub held_by: Option<String>,
     /// The merchant's official reply, or null.
     pub reply: Option<ReplyBody>,
+    /// Whether the comment came with a valid purchase proof.
+    pub verified_purchase: bool,
 }
 
 /// The merchant's official reply to a comment.
@@ -167,6 +169,7 @@ impl From<Comment> for CommentBody {
             status: c.status.as_str().to_owned(),
             held_by: c.held_by,
             reply: c.reply.map(ReplyBody::from),
+            verified_purchase: c.verified_purchase,
         }
     }
 }
@@ -204,6 +207,16 @@ pub struct CreateCommentBody {
         example = "2026-11-21T10:00:00.123Z"
     )]
     pub created_at: Option<String>,
+    /// A JWT the shop issued after an order: signed HS256 with the shop's
+    /// purchase secret, with the claims `product_id` (this product),
+    /// `order_id` and `exp`. A valid one makes the comment a verified
+    /// purchase; one order verifies one comment per product.
+    #[serde(default)]
+    #[schema(
+        min_length = 1,
+        example = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJwcm9kdWN0X2lkIjoicDEiLCJvcmRlcl9pZCI6Im8tMSIsImV4cCI6NDEwMjQ0NDgwMH0.c2lnbmF0dXJl"
+    )]
+    pub purchase_proof: Option<String>,
 }
 
 /// An edit: any of these fields.
@@ -322,11 +335,18 @@ pub struct CommentPageBody {
     pub plan: Option<PlanBody>,
 }
 
-/// A page of the moderation queue.
+/// A page of the moderation queue, or of an author's comments.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct QueuePageBody {
     pub items: Vec<CommentBody>,
     pub next_cursor: Option<String>,
+}
+
+/// What erasing an author's data did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErasedBody {
+    /// Comments erased (0 when the author had none left).
+    pub erased: u64,
 }
 
 impl From<QueuePage> for QueuePageBody {
@@ -353,6 +373,8 @@ pub struct ProductStatsBody {
     #[schema(example = json!({"1": 0, "2": 3, "3": 1, "4": 0, "5": 10}))]
     pub counts: BTreeMap<String, u64>,
     pub total: u64,
+    /// How many of the counted comments are verified purchases.
+    pub verified_total: u64,
     /// The mean rating of the counted comments, rounded to two decimals;
     /// null without any.
     #[schema(example = 4.25)]
@@ -369,6 +391,7 @@ impl From<ProductStats> for ProductStatsBody {
                 .map(|r| (r.to_string(), stats.counts.0[r - 1]))
                 .collect(),
             total: stats.total,
+            verified_total: stats.verified_total,
             average,
         }
     }

@@ -67,6 +67,17 @@ fn single<'a>(pairs: &'a [(String, String)], name: &str) -> ApiResult<Option<&'a
     Ok(first)
 }
 
+/// A `true` / `false` parameter; absent is false.
+fn flag(pairs: &[(String, String)], name: &str) -> ApiResult<bool> {
+    match single(pairs, name)? {
+        None | Some("false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(_) => Err(ApiError::bad_request(format!(
+            "{name}: must be true or false"
+        ))),
+    }
+}
+
 /// The page size a request asks for (`default` when it does not say); the
 /// domain checks its range.
 fn parse_limit(value: Option<&str>, default: usize) -> ApiResult<usize> {
@@ -86,6 +97,7 @@ fn parse_limit(value: Option<&str>, default: usize) -> ApiResult<usize> {
         ("product_id" = ProductId, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
         ("language" = Option<LanguageCode>, Query, description = "One language code; absent = all languages"),
         ("rating" = Option<Vec<StarRating>>, Query, style = Form, explode, description = "Repeatable (rating=1&rating=5; rating=1,5 works too); absent = all ratings"),
+        ("verified" = Option<bool>, Query, description = "true lists only verified purchases"),
         ("limit" = Option<PageSize>, Query, description = "1-100, default 20"),
         ("cursor" = Option<Cursor>, Query, description = "The next_cursor of the previous page, for the same query"),
         ("explain" = Option<bool>, Query, description = "true adds the plan used"),
@@ -103,7 +115,9 @@ pub async fn list_comments(
 ) -> ApiResult<Json<CommentPageBody>> {
     let pairs = query_pairs(
         raw.as_deref(),
-        &["language", "rating", "limit", "cursor", "explain"],
+        &[
+            "language", "rating", "verified", "limit", "cursor", "explain",
+        ],
     )?;
     let language = single(&pairs, "language")?
         .map(Language::parse)
@@ -122,16 +136,13 @@ pub async fn list_comments(
             ratings.push(rating);
         }
     }
-    let explain = match single(&pairs, "explain")? {
-        None | Some("false") => false,
-        Some("true") => true,
-        Some(_) => return Err(ApiError::bad_request("explain: must be true or false")),
-    };
+    let explain = flag(&pairs, "explain")?;
     let request = ListRequest {
         product: &product_id,
         filter: Filter {
             language,
             ratings: RatingSet::from_ratings(ratings),
+            verified: flag(&pairs, "verified")?,
         },
         limit: parse_limit(single(&pairs, "limit")?, DEFAULT_PAGE_SIZE)?,
         cursor: single(&pairs, "cursor")?,
@@ -149,7 +160,7 @@ pub async fn list_comments(
     path = "/v1/products/{product_id}/comments",
     tag = "comments",
     summary = "Post a comment",
-    description = "With moderation `pre` the comment is pending and invisible until approved. An `Idempotency-Key` makes retries safe. `created_at` is accepted only with the admin token.",
+    description = "With moderation `pre` the comment is pending and invisible until approved. An `Idempotency-Key` makes retries safe. `created_at` is accepted only with the admin token. A `purchase_proof` (a JWT signed HS256 with the server's purchase secret, for this product, not expired) makes the comment a verified purchase; a proof that does not verify, or one sent to a server without a purchase secret, is a 400 and stores nothing; an order already used for a comment on this product is a 409.",
     params(
         ("product_id" = ProductId, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
         ("Idempotency-Key" = Option<String>, Header, nullable = false, min_length = 1, max_length = 128, pattern = r"^[\x21-\x7e]([\x20-\x7e]{0,126}[\x21-\x7e])?$", description = "1-128 visible ASCII characters; the same key and body return the first result"),
@@ -174,7 +185,7 @@ pub async fn list_comments(
         ),
         BadRequest,
         BadToken,
-        (status = 409, description = "The Idempotency-Key was used with another request, is in use by a concurrent one, or its comment has since been deleted", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The Idempotency-Key was used with another request, is in use by a concurrent one, or its comment has since been deleted; or the purchase proof's order has already verified a comment on this product", body = Problem, content_type = "application/problem+json"),
         RefusedByRule,
         BodyRefused,
         TooManyRequests,
@@ -205,6 +216,17 @@ pub async fn create_comment(
         .as_deref()
         .map(Timestamp::parse)
         .transpose()?;
+    let order = body
+        .purchase_proof
+        .as_deref()
+        .map(|proof| match &state.purchases {
+            Some(verifier) => verifier.verify(proof, &product_id),
+            None => Err(ApiError::from(rave_comments::CommentsError::Invalid {
+                field: "purchase_proof",
+                message: "this server verifies no purchases (it has no purchase secret)".into(),
+            })),
+        })
+        .transpose()?;
     let new = NewComment {
         author: body.author,
         language: body.language,
@@ -213,10 +235,20 @@ pub async fn create_comment(
         body: body.body,
         created_at,
     };
-    let created = state
-        .comments
-        .create(&product_id, new, idempotency_key)
-        .await?;
+    let created = match &order {
+        None => {
+            state
+                .comments
+                .create(&product_id, new, idempotency_key)
+                .await?
+        }
+        Some(order) => {
+            state
+                .comments
+                .create_verified(&product_id, new, idempotency_key, order)
+                .await?
+        }
+    };
     let location = format!("/v1/comments/{}", created.comment.id);
     let mut response = (
         StatusCode::CREATED,
@@ -468,6 +500,69 @@ pub async fn moderation_queue(
         )
         .await?;
     Ok(Json(page.into()))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/authors/{author}/comments",
+    tag = "admin",
+    summary = "Every comment of an author, any status, newest first (admin)",
+    description = "The comments whose `author` is exactly this value (percent-encoded in the path), read from an index of authors. For handing a person their data.",
+    params(
+        ("author" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1f\x7f-\x9f]{1,64}$", description = "The author, exactly as stored"),
+        ("limit" = Option<PageSize>, Query, description = "1-100, default 20"),
+        ("cursor" = Option<Cursor>, Query, description = "The next_cursor of the previous page, for the same author"),
+    ),
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "A page of the author's comments", body = QueuePageBody),
+        BadRequest,
+        AdminRefused,
+        Unavailable,
+    )
+)]
+pub async fn author_comments(
+    State(state): State<AppState>,
+    _admin: Admin,
+    Segment(author): Segment,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Json<QueuePageBody>> {
+    let pairs = query_pairs(raw.as_deref(), &["limit", "cursor"])?;
+    let page = state
+        .comments
+        .author_comments(
+            &author,
+            parse_limit(single(&pairs, "limit")?, DEFAULT_PAGE_SIZE)?,
+            single(&pairs, "cursor")?,
+        )
+        .await?;
+    Ok(Json(page.into()))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/authors/{author}/comments",
+    tag = "admin",
+    summary = "Erase every comment of an author (admin)",
+    description = "Deletes the comments whose `author` is exactly this value, with their votes and replies; statistics, leaderboards and global aggregates follow from the change stream. Erasing again erases nothing.",
+    params(
+        ("author" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1f\x7f-\x9f]{1,64}$", description = "The author, exactly as stored"),
+    ),
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "How many comments were erased", body = ErasedBody),
+        BadRequest,
+        AdminRefused,
+        Unavailable,
+    )
+)]
+pub async fn erase_author(
+    State(state): State<AppState>,
+    _admin: Admin,
+    Segment(author): Segment,
+) -> ApiResult<Json<ErasedBody>> {
+    let erased = state.comments.erase_author(&author).await?;
+    Ok(Json(ErasedBody { erased }))
 }
 
 #[utoipa::path(

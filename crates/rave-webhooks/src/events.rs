@@ -156,6 +156,7 @@ mod tests {
             status,
             held_by: None,
             reply: None,
+            verified_purchase: false,
         }
     }
 

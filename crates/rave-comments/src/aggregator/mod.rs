@@ -28,6 +28,7 @@ pub use self::reconcile::{Drift, ReconcileReport};
 use crate::access::TableAccess;
 use crate::error::Result;
 use crate::model::{AUTHOR_BUCKETS, GlobalStats};
+use crate::table::stats::ProductCounts;
 use crate::table::{ItemKind, Malformed, comment, describe_key, stats};
 
 /// Most records one read from the feed asks for.
@@ -41,6 +42,7 @@ struct Contribution {
     /// 1..=5
     rating: usize,
     author: String,
+    verified: bool,
 }
 
 /// What a stored item counts for: nothing unless it is a visible comment.
@@ -58,11 +60,26 @@ fn contribution(image: Option<&Item>) -> Result<Option<Contribution>, Malformed>
         language: comment.language.as_str().to_owned(),
         rating: usize::from(comment.rating.get()),
         author: comment.author,
+        verified: comment.verified_purchase,
     }))
 }
 
-/// Per (product, language or `None` for all languages), counts by rating.
-type StatsCounts<T> = BTreeMap<(String, Option<String>), [T; 5]>;
+/// Per (product, language or `None` for all languages), counts by rating
+/// and of verified comments.
+type StatsCounts<T> = BTreeMap<(String, Option<String>), ProductCounts<T>>;
+
+impl Contribution {
+    /// What this comment adds to its product's counts, `one` being 1 (or
+    /// -1 to take it away).
+    fn counts<T: Default + Copy>(&self, one: T) -> ProductCounts<T> {
+        let mut counts = ProductCounts::<T>::default();
+        counts.ratings[self.rating - 1] = one;
+        if self.verified {
+            counts.verified = one;
+        }
+        counts
+    }
+}
 
 /// Differences a set of changes makes, keyed by the item they change.
 #[derive(Debug, Default, Clone)]
@@ -84,7 +101,10 @@ struct Touch {
 impl Deltas {
     fn count(&mut self, c: &Contribution, sign: i64) {
         for language in [None, Some(c.language.clone())] {
-            self.stats.entry((c.product.clone(), language)).or_default()[c.rating - 1] += sign;
+            self.stats
+                .entry((c.product.clone(), language))
+                .or_default()
+                .add(&c.counts(sign));
         }
         *self.authors.entry(c.author.clone()).or_default() += sign;
     }
@@ -106,17 +126,13 @@ impl Deltas {
     }
 
     fn prune(&mut self) {
-        self.stats.retain(|_, d| d.iter().any(|v| *v != 0));
+        self.stats.retain(|_, d| !d.is_zero());
         self.authors.retain(|_, d| *d != 0);
     }
 
     /// Items a commit of these deltas writes (the totals item included).
     fn items(&self) -> usize {
-        let changed = self
-            .stats
-            .values()
-            .filter(|d| d.iter().any(|v| *v != 0))
-            .count()
+        let changed = self.stats.values().filter(|d| !d.is_zero()).count()
             + self.authors.values().filter(|d| **d != 0).count()
             + self.touched_only().count();
         if changed == 0 { 0 } else { changed + 1 }
@@ -153,7 +169,7 @@ impl Deltas {
         self.touched.keys().filter(|product| {
             self.stats
                 .get(&((*product).clone(), None))
-                .is_none_or(|d| d.iter().all(|v| *v == 0))
+                .is_none_or(ProductCounts::is_zero)
         })
     }
 
@@ -272,11 +288,14 @@ impl<S: Store> Aggregator<S> {
                 .transpose()?
                 .unwrap_or_default();
             let mut after = before;
-            for (count, d) in after.iter_mut().zip(delta) {
-                *count = apply_delta(*count, *d);
+            for (count, d) in after.ratings.iter_mut().zip(delta.ratings) {
+                *count = apply_delta(*count, d);
             }
-            let (before_total, after_total) =
-                (before.iter().sum::<u64>(), after.iter().sum::<u64>());
+            after.verified = apply_delta(after.verified, delta.verified);
+            let (before_total, after_total) = (
+                before.ratings.iter().sum::<u64>(),
+                after.ratings.iter().sum::<u64>(),
+            );
             if language.is_none() {
                 totals.comments += after_total as i64 - before_total as i64;
                 totals.products += i64::from(after_total > 0) - i64::from(before_total > 0);
@@ -353,13 +372,13 @@ impl<S: Store> Aggregator<S> {
 fn product_item(
     product: &str,
     language: Option<&str>,
-    counts: &[u64; 5],
+    counts: &ProductCounts,
     revision: Option<u64>,
 ) -> Option<Item> {
     let mut item = stats::encode_product(product, language, counts);
     match revision {
         Some(revision) => stats::set_revision(&mut item, revision),
-        None if counts.iter().all(|c| *c == 0) => return None,
+        None if counts.is_zero() => return None,
         None => {}
     }
     Some(item)
@@ -370,7 +389,7 @@ fn totals_of(stats: &StatsCounts<u64>, authors: &BTreeMap<String, u64>) -> Globa
     let mut totals = GlobalStats::default();
     for ((_, language), counts) in stats {
         if language.is_none() {
-            totals.comments_total += counts.iter().sum::<u64>();
+            totals.comments_total += counts.ratings.iter().sum::<u64>();
             totals.products_total += 1;
         }
     }
@@ -402,6 +421,7 @@ mod tests {
                 status,
                 held_by: None,
                 reply: None,
+                verified_purchase: false,
             },
             1,
         )
@@ -436,9 +456,15 @@ mod tests {
         let after = stored("p", "de", 4, "a", Status::Flagged);
         d.add(&change(Some(before), Some(after)), 1).unwrap();
         d.prune();
-        assert_eq!(d.stats[&("p".into(), None)], [0, 0, 0, 1, -1]);
-        assert_eq!(d.stats[&("p".into(), Some("en".into()))], [0, 0, 0, 0, -1]);
-        assert_eq!(d.stats[&("p".into(), Some("de".into()))], [0, 0, 0, 1, 0]);
+        assert_eq!(d.stats[&("p".into(), None)].ratings, [0, 0, 0, 1, -1]);
+        assert_eq!(
+            d.stats[&("p".into(), Some("en".into()))].ratings,
+            [0, 0, 0, 0, -1]
+        );
+        assert_eq!(
+            d.stats[&("p".into(), Some("de".into()))].ratings,
+            [0, 0, 0, 1, 0]
+        );
         assert!(d.authors.is_empty(), "same author, still counted");
         assert_eq!(d.items(), 4);
     }
@@ -467,7 +493,7 @@ mod tests {
         assert_eq!(d.touched_only().collect::<Vec<_>>(), ["p"]);
         assert_eq!(d.items(), 2, "the product's overall item and the totals");
         assert_eq!(d.revision("p", None).unwrap(), 1_000);
-        let mut newer = stats::encode_product("p", None, &[0; 5]);
+        let mut newer = stats::encode_product("p", None, &ProductCounts::default());
         stats::set_revision(&mut newer, 1_000);
         assert_eq!(d.revision("p", Some(&newer)).unwrap(), 1_001);
         d.add(&edit, -1).unwrap();

@@ -46,10 +46,7 @@ struct Recount {
 impl Recount {
     fn merge(&mut self, other: Recount) {
         for (key, counts) in other.stats {
-            let total = self.stats.entry(key).or_default();
-            for (t, c) in total.iter_mut().zip(counts) {
-                *t += c;
-            }
+            self.stats.entry(key).or_default().add(&counts);
         }
         for (author, count) in other.authors {
             *self.authors.entry(author).or_default() += count;
@@ -208,7 +205,8 @@ impl<S: Store> Aggregator<S> {
                                 recount
                                     .stats
                                     .entry((c.product.clone(), language))
-                                    .or_default()[c.rating - 1] += 1;
+                                    .or_default()
+                                    .add(&c.counts(1u64));
                             }
                             *recount.authors.entry(c.author).or_default() += 1;
                         }

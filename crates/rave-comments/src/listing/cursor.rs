@@ -61,14 +61,21 @@ impl std::fmt::Debug for CursorKey {
     }
 }
 
-/// What a listing cursor is bound to: the product, language and rating set.
+/// What a listing cursor is bound to: the product, language, rating set and
+/// whether only verified comments are listed.
 pub(crate) fn listing_binding(product: &ProductId, filter: &Filter) -> Vec<u8> {
     format!(
-        "list\u{0}{product}\u{0}{}\u{0}{}",
+        "list\u{0}{product}\u{0}{}\u{0}{}{}",
         filter.language.as_ref().map_or("", Language::as_str),
-        filter.ratings.mask()
+        filter.ratings.mask(),
+        if filter.verified { "\u{0}verified" } else { "" }
     )
     .into_bytes()
+}
+
+/// What an author's listing cursor is bound to.
+pub(crate) fn author_binding(author: &str) -> Vec<u8> {
+    format!("author\u{0}{author}").into_bytes()
 }
 
 /// What a moderation queue cursor is bound to: the state and time prefix.

@@ -12,12 +12,12 @@ use std::sync::Arc;
 
 use rave_store::{Item, Segment, Store};
 
-use self::cursor::{Cursor, CursorKey, Position, listing_binding, queue_binding};
+use self::cursor::{Cursor, CursorKey, Position, author_binding, listing_binding, queue_binding};
 use self::executor::{Source, read_page};
 use self::planner::{Filter, Plan, RatingCounts};
 use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
-use crate::model::{Comment, ProductId, Status, check_page_size};
+use crate::model::{Comment, ProductId, Status, check_page_size, validate_author};
 use crate::statistics::Statistics;
 use crate::table::{ItemKind, comment};
 
@@ -30,7 +30,7 @@ pub struct ListPage {
     pub plan: Plan,
 }
 
-/// One page of the moderation queue.
+/// One page of the moderation queue, or of an author's comments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueuePage {
     pub items: Vec<Comment>,
@@ -209,6 +209,51 @@ impl<S: Store> Listings<S> {
             start,
         };
         let merged = read_page(&self.access, vec![source], limit, true).await?;
+        Ok(QueuePage {
+            items: decode_all(&merged.items)?,
+            next_cursor: merged
+                .next
+                .map(|positions| Cursor { positions }.encode(&self.cursor_key, &binding)),
+            items_read: merged.items_read,
+            read_units: merged.read_units,
+        })
+    }
+
+    /// Every comment whose author is exactly `author`, any status, newest
+    /// first: one query of the `byAuthor` index per page.
+    pub(crate) async fn author_comments(
+        &self,
+        author: &str,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<QueuePage> {
+        let author = validate_author(author)?;
+        let limit = check_page_size(limit)?;
+        let binding = author_binding(&author);
+        let start = match cursor {
+            Some(text) => Cursor::decode(text, &self.cursor_key, &binding)?
+                .position(0)
+                .ok_or(CommentsError::BadCursor("the cursor is malformed"))?,
+            None => Position::Start,
+        };
+        if start == Position::Exhausted {
+            return Ok(QueuePage {
+                items: Vec::new(),
+                next_cursor: None,
+                items_read: 0,
+                read_units: 0.0,
+            });
+        }
+        let source = Source {
+            tag: 0,
+            index: crate::table::Index::ByAuthor,
+            partition: comment::author_partition(&author),
+            sort_prefix: None,
+            first_limit: limit + 1,
+            share: 1.0,
+            start,
+        };
+        let merged = read_page(&self.access, vec![source], limit, false).await?;
         Ok(QueuePage {
             items: decode_all(&merged.items)?,
             next_cursor: merged

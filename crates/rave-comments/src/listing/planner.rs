@@ -6,6 +6,12 @@
 //! * one rating: one query on `byRating` / `byLangAndRating`;
 //! * several ratings: one query per rating, merged newest first (fan-out).
 //!
+//! `verified` runs the same plan on the verified copies of these indexes,
+//! which hold only verified comments. A fan-out is sized by the product's
+//! counts of all comments (verified ones are not counted per rating): a
+//! rating without comments has no verified ones either, and a share that
+//! is off is made up by the executor's refills, at the cost EXPLAIN shows.
+//!
 //! Given per-rating counts, ratings with no comments are skipped, and each
 //! sub-query's limit is its expected share of the page instead of the whole
 //! page, so a fan-out reads close to what it returns rather than k × 20
@@ -54,6 +60,9 @@ impl RatingSet {
 pub struct Filter {
     pub language: Option<Language>,
     pub ratings: RatingSet,
+    /// Only comments a purchase verified: the same plan on the verified
+    /// copies of the indexes.
+    pub verified: bool,
 }
 
 /// Visible comments per rating (index 0 = 1 star), for the listing's language or overall.
@@ -136,12 +145,19 @@ pub fn plan(
 ) -> Plan {
     let want = page_size + 1;
     let language = filter.language.as_ref();
+    let on = |index: Index| {
+        if filter.verified {
+            index.verified()
+        } else {
+            index
+        }
+    };
     let query = |index: Index, rating: Option<Rating>, limit: usize| PlannedQuery {
-        index: index.name(),
+        index: on(index).name(),
         partition_key: listing_partition(index, product, language, rating),
         limit,
         tag: rating.map_or(0, Rating::get),
-        index_kind: index,
+        index_kind: on(index),
         share: 1.0,
     };
     let plan = |strategy, queries, skipped| Plan {
@@ -272,6 +288,7 @@ mod tests {
         Filter {
             language: language.map(|l| Language::parse(l).unwrap()),
             ratings: ratings(list),
+            verified: false,
         }
     }
 
@@ -368,6 +385,43 @@ mod tests {
                 ("byRating", "PRODUCT#42/1", 1),
                 ("byRating", "PRODUCT#42/3", 10),
                 ("byRating", "PRODUCT#42/5", 10)
+            ]
+        );
+    }
+
+    #[test]
+    fn verified_listings_plan_the_same_queries_on_the_verified_indexes() {
+        let verified = |language, list| Filter {
+            verified: true,
+            ..filter(language, list)
+        };
+        let p = plan(&product(), &verified(None, &[]), 20, None, true);
+        assert_eq!(p.strategy, Strategy::All);
+        assert_eq!(partitions(&p), vec![("verifiedAll", "PRODUCT#42", 21)]);
+        let p = plan(&product(), &verified(Some("en"), &[]), 20, None, true);
+        assert_eq!(
+            partitions(&p),
+            vec![("verifiedByLang", "PRODUCT#42/en", 21)]
+        );
+        let p = plan(&product(), &verified(None, &[4]), 20, None, true);
+        assert_eq!(
+            partitions(&p),
+            vec![("verifiedByRating", "PRODUCT#42/4", 21)]
+        );
+        let counts = RatingCounts([0, 0, 5, 0, 15]);
+        let p = plan(
+            &product(),
+            &verified(Some("de"), &[1, 3, 5]),
+            20,
+            Some(&counts),
+            true,
+        );
+        assert_eq!(p.strategy, Strategy::LanguageRatingsFanOut);
+        assert_eq!(
+            partitions(&p),
+            vec![
+                ("verifiedByLangAndRating", "PRODUCT#42/de/3", 5),
+                ("verifiedByLangAndRating", "PRODUCT#42/de/5", 15)
             ]
         );
     }

@@ -11,7 +11,10 @@
 //! |--------------------|-----------------------|-------------------|--------------------------------------------------------|
 //! | comment            | `COMMENT#<id>`        | `COMMENT#<id>`    | visible: GSIPK, GSI2PK, GSI3PK, GSI4PK; GSISK always   |
 //! |                    |                       |                   | pending or flagged: MODPK, MODSK                       |
+//! |                    |                       |                   | visible and verified: VGSIPK, VGSI2PK, VGSI3PK, VGSI4PK |
+//! |                    |                       |                   | always: AUTHORPK = `AUTHOR#<author>`                   |
 //! | idempotency record | `IDEMPOTENCY#<key>`   | `IDEMPOTENCY`     | none; expires (TTL attribute `expires_at`)             |
+//! | order verification | `ORDER#<p>#<order>`   | `ORDER`           | none                                                   |
 //! | product statistics | `PRODUCT#<p>`         | `S`, `S#<lang>`   | while 5-star count > 0: GSIPK = `LEADERS[#<lang>]#<shard>`, GSISK = count (zero-padded) |
 //! | product record     | `PRODUCT#<p>`         | `PRODUCT`         | none                                                   |
 //! | author statistics  | `AUTHOR#<author>`     | `S`               | none                                                   |
@@ -30,6 +33,7 @@
 
 pub(crate) mod comment;
 pub(crate) mod idempotency;
+pub(crate) mod order;
 pub(crate) mod position;
 pub(crate) mod product;
 pub(crate) mod stats;
@@ -108,7 +112,8 @@ fn number(value: u64) -> AttributeValue {
     AttributeValue::N(Number::from(value))
 }
 
-/// The four listing indexes of part 2 and the sparse moderation index.
+/// The four listing indexes of part 2, their sparse verified copies, the
+/// sparse moderation index and the author index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Index {
     /// `PRODUCT#<p>/<lang>/<rating>`; overloaded by the leaderboard.
@@ -121,6 +126,16 @@ pub(crate) enum Index {
     All,
     /// `MODERATION#<status>`, sorted by `MODSK` = `<created_at>#<id>`
     Moderation,
+    /// The verified copies of the four listing indexes: the same
+    /// partitions, holding only visible comments a purchase verified (the
+    /// sparse-index pattern), so a `verified=true` listing reads nothing it
+    /// throws away.
+    VerifiedByLangAndRating,
+    VerifiedByLang,
+    VerifiedByRating,
+    VerifiedAll,
+    /// `AUTHOR#<author>`: every comment of an author, any status.
+    ByAuthor,
 }
 
 impl Index {
@@ -131,6 +146,36 @@ impl Index {
         Index::All,
     ];
 
+    pub(crate) const VERIFIED_LISTINGS: [Index; 4] = [
+        Index::VerifiedByLangAndRating,
+        Index::VerifiedByLang,
+        Index::VerifiedByRating,
+        Index::VerifiedAll,
+    ];
+
+    /// The verified copy of a listing index (itself for the others).
+    pub(crate) fn verified(self) -> Index {
+        match self {
+            Index::ByLangAndRating => Index::VerifiedByLangAndRating,
+            Index::ByLang => Index::VerifiedByLang,
+            Index::ByRating => Index::VerifiedByRating,
+            Index::All => Index::VerifiedAll,
+            other => other,
+        }
+    }
+
+    /// The listing index a verified copy copies (itself for the others):
+    /// a copy's partitions are named as its original's.
+    pub(crate) fn unverified(self) -> Index {
+        match self {
+            Index::VerifiedByLangAndRating => Index::ByLangAndRating,
+            Index::VerifiedByLang => Index::ByLang,
+            Index::VerifiedByRating => Index::ByRating,
+            Index::VerifiedAll => Index::All,
+            other => other,
+        }
+    }
+
     pub(crate) fn name(self) -> &'static str {
         match self {
             Index::ByLangAndRating => "byLangAndRating",
@@ -138,6 +183,11 @@ impl Index {
             Index::ByRating => "byRating",
             Index::All => "all",
             Index::Moderation => "moderation",
+            Index::VerifiedByLangAndRating => "verifiedByLangAndRating",
+            Index::VerifiedByLang => "verifiedByLang",
+            Index::VerifiedByRating => "verifiedByRating",
+            Index::VerifiedAll => "verifiedAll",
+            Index::ByAuthor => "byAuthor",
         }
     }
 
@@ -148,6 +198,11 @@ impl Index {
             Index::ByRating => "GSI3PK",
             Index::All => "GSI4PK",
             Index::Moderation => "MODPK",
+            Index::VerifiedByLangAndRating => "VGSIPK",
+            Index::VerifiedByLang => "VGSI2PK",
+            Index::VerifiedByRating => "VGSI3PK",
+            Index::VerifiedAll => "VGSI4PK",
+            Index::ByAuthor => "AUTHORPK",
         }
     }
 
@@ -178,6 +233,8 @@ pub fn table_definition(name: &str) -> TableDefinition {
         global_secondary_indexes: Index::LISTINGS
             .iter()
             .chain([&Index::Moderation])
+            .chain(&Index::VERIFIED_LISTINGS)
+            .chain([&Index::ByAuthor])
             .map(|i| index(*i))
             .collect(),
         stream_enabled: true,

@@ -145,6 +145,7 @@ async fn listing(
             filter: Filter {
                 language: view.language.clone(),
                 ratings: view.rating_set(),
+                verified: false,
             },
             limit: DEFAULT_PAGE_SIZE,
             cursor: view.cursor.as_deref(),
