@@ -47,7 +47,7 @@ impl<S: Store> Erasure<S> {
             let page = self.access.query(input).await?;
             for entry in &page.items {
                 erased += self
-                    .erase_partition(&comment::id_of(entry)?.to_string())
+                    .erase_partition(&comment::id_of_key(entry)?.to_string())
                     .await?;
             }
             match page.last_evaluated_key {

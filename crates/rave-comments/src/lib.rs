@@ -50,7 +50,7 @@ pub use listing::cursor::CursorKey;
 pub use listing::planner::{
     Filter, Plan, PlannedQuery, RatingCounts, RatingSet, Skipped, Strategy,
 };
-pub use listing::{ExportPosition, ListPage, ListRequest, QueuePage};
+pub use listing::{AuthorPage, ExportPosition, ListPage, ListRequest, QueuePage};
 pub use model::{
     AUTHOR_BUCKETS, Comment, CommentPatch, DEFAULT_PAGE_SIZE, GlobalStats, Language, MAX_PAGE_SIZE,
     NewComment, OrderId, ProductId, ProductRecord, Rating, Reply, Status, Timestamp,
@@ -290,7 +290,7 @@ impl<S: Store> Comments<S> {
         author: &str,
         limit: usize,
         cursor: Option<&str>,
-    ) -> Result<QueuePage> {
+    ) -> Result<AuthorPage> {
         self.listings.author_comments(author, limit, cursor).await
     }
 

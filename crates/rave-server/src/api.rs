@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use rave_comments::{
-    Comment, GlobalStats, Leader, Plan, ProductOverview, ProductRecord, ProductStats, QueuePage,
-    Reply,
+    AuthorPage, Comment, GlobalStats, Leader, Plan, ProductOverview, ProductRecord, ProductStats,
+    QueuePage, Reply,
 };
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -340,6 +340,15 @@ pub struct CommentPageBody {
 pub struct QueuePageBody {
     pub items: Vec<CommentBody>,
     pub next_cursor: Option<String>,
+}
+
+impl From<AuthorPage> for QueuePageBody {
+    fn from(page: AuthorPage) -> QueuePageBody {
+        QueuePageBody {
+            items: page.items.into_iter().map(CommentBody::from).collect(),
+            next_cursor: page.next_cursor,
+        }
+    }
 }
 
 /// What erasing an author's data did.

@@ -189,7 +189,7 @@ pub(crate) async fn read_page<S: Store>(
     // surface behind comments already shown.
     let next = match taken.last() {
         Some((_, last)) if has_more => {
-            let last = comment::id_of(last)?;
+            let last = comment::id_of_key(last)?;
             Some(
                 readers
                     .iter()

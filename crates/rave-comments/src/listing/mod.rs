@@ -8,6 +8,7 @@ pub(crate) mod cursor;
 mod executor;
 pub(crate) mod planner;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rave_store::{Item, Segment, Store};
@@ -19,7 +20,7 @@ use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
 use crate::model::{Comment, ProductId, Status, check_page_size, validate_author};
 use crate::statistics::Statistics;
-use crate::table::{ItemKind, comment};
+use crate::table::{ItemKind, comment, describe_key, primary_key};
 
 /// One page of a product's comments.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,7 +31,14 @@ pub struct ListPage {
     pub plan: Plan,
 }
 
-/// One page of the moderation queue, or of an author's comments.
+/// One page of an author's comments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuthorPage {
+    pub items: Vec<Comment>,
+    pub next_cursor: Option<String>,
+}
+
+/// One page of the moderation queue.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueuePage {
     pub items: Vec<Comment>,
@@ -226,7 +234,7 @@ impl<S: Store> Listings<S> {
         author: &str,
         limit: usize,
         cursor: Option<&str>,
-    ) -> Result<QueuePage> {
+    ) -> Result<AuthorPage> {
         let author = validate_author(author)?;
         let limit = check_page_size(limit)?;
         let binding = author_binding(&author);
@@ -237,11 +245,9 @@ impl<S: Store> Listings<S> {
             None => Position::Start,
         };
         if start == Position::Exhausted {
-            return Ok(QueuePage {
+            return Ok(AuthorPage {
                 items: Vec::new(),
                 next_cursor: None,
-                items_read: 0,
-                read_units: 0.0,
             });
         }
         let source = Source {
@@ -254,13 +260,26 @@ impl<S: Store> Listings<S> {
             start,
         };
         let merged = read_page(&self.access, vec![source], limit, false).await?;
-        Ok(QueuePage {
-            items: decode_all(&merged.items)?,
+        // The author index holds keys only: the comments are read by key,
+        // in the index's order. One deleted since the index was read is
+        // left out, so such a page can be short.
+        let keys: Vec<Item> = merged.items.iter().map(primary_key).collect();
+        let mut found: BTreeMap<String, Item> = self
+            .access
+            .get_many(&keys)
+            .await?
+            .into_iter()
+            .map(|item| (describe_key(&item), item))
+            .collect();
+        let items: Vec<Item> = keys
+            .iter()
+            .filter_map(|key| found.remove(&describe_key(key)))
+            .collect();
+        Ok(AuthorPage {
+            items: decode_all(&items)?,
             next_cursor: merged
                 .next
                 .map(|positions| Cursor { positions }.encode(&self.cursor_key, &binding)),
-            items_read: merged.items_read,
-            read_units: merged.read_units,
         })
     }
 

@@ -265,6 +265,15 @@ pub(crate) fn version(item: &Item) -> Result<u64, Malformed> {
     super::count(item, VERSION)
 }
 
+/// The id of the comment whose key `item` carries: a table item or an
+/// entry of a KEYS_ONLY index.
+pub(crate) fn id_of_key(item: &Item) -> Result<Ulid, Malformed> {
+    text(item, PK)?
+        .strip_prefix(PREFIX)
+        .and_then(|id| Ulid::from_string(id).ok())
+        .ok_or_else(|| Malformed::new(item, "not a comment's key"))
+}
+
 pub(crate) fn id_of(item: &Item) -> Result<Ulid, Malformed> {
     Ulid::from_string(text(item, ID)?).map_err(|_| Malformed::new(item, "id is not a ULID"))
 }

@@ -214,7 +214,28 @@ impl Index {
     }
 }
 
-/// The table: string keys, the five indexes, a change stream.
+impl Index {
+    /// What the index copies of a comment. The listing and moderation
+    /// indexes project what a page shows. The verified copies project ALL:
+    /// they hold only verified comments, so the few attributes they copy
+    /// for nothing cost little, and ALL does not count against DynamoDB's
+    /// quota of 100 included attributes (summed over the indexes), which
+    /// the listing indexes already use more than half of. The author index is
+    /// KEYS_ONLY: it is read for erasures and an admin's listing, which
+    /// fetch the comments themselves, while every comment has an entry.
+    fn projection(self) -> Projection {
+        match self {
+            Index::VerifiedByLangAndRating
+            | Index::VerifiedByLang
+            | Index::VerifiedByRating
+            | Index::VerifiedAll => Projection::All,
+            Index::ByAuthor => Projection::KeysOnly,
+            _ => Projection::Include(comment::LISTED.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+}
+
+/// The table: string keys, the indexes, a change stream.
 pub fn table_definition(name: &str) -> TableDefinition {
     let index = |index: Index| GlobalSecondaryIndex {
         name: index.name().into(),
@@ -222,7 +243,7 @@ pub fn table_definition(name: &str) -> TableDefinition {
             KeyAttribute::new(index.partition_attribute(), KeyType::S),
             Some(KeyAttribute::new(index.sort_attribute(), KeyType::S)),
         ),
-        projection: Projection::Include(comment::LISTED.iter().map(|s| s.to_string()).collect()),
+        projection: index.projection(),
     };
     TableDefinition {
         name: name.into(),
@@ -273,5 +294,33 @@ impl ItemKind {
         } else {
             ItemKind::Other
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// DynamoDB's quota on the attributes INCLUDE projections name, summed
+    /// over a table's indexes (an attribute projected into two indexes
+    /// counts twice); ALL and KEYS_ONLY projections do not count.
+    const MAX_INCLUDED_ATTRIBUTES: usize = 100;
+
+    #[test]
+    fn the_indexes_stay_within_dynamodbs_quota_of_included_attributes() {
+        let definition = table_definition("rave");
+        let included: usize = definition
+            .global_secondary_indexes
+            .iter()
+            .map(|index| match &index.projection {
+                Projection::Include(attributes) => attributes.len(),
+                Projection::All | Projection::KeysOnly => 0,
+            })
+            .sum();
+        assert!(included <= MAX_INCLUDED_ATTRIBUTES, "{included} included");
+        assert!(
+            definition.global_secondary_indexes.len() <= 20,
+            "DynamoDB's GSI quota"
+        );
     }
 }
