@@ -662,3 +662,74 @@ async fn export_and_import_keep_the_merchants_reply() {
         "{stderr}"
     );
 }
+
+#[test]
+fn export_of_one_author_and_verified_purchases_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let input = dir.path().join("input.ndjson");
+    let line = |author: &str, second: u32, verified: bool| {
+        json!({
+            "product_id": "p1", "author": author, "language": "en", "rating": 5,
+            "title": "t", "body": "b", "status": "published",
+            "created_at": format!("2026-01-01T00:00:{second:02}.000Z"),
+            "verified_purchase": verified,
+        })
+        .to_string()
+    };
+    let lines = [
+        line("Ann #1/x", 1, true),
+        line("Ann #1", 2, false),
+        line("Ann #1/x", 3, false),
+        line("bob", 4, true),
+    ];
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    let out = rave(&["import", "--data", data, input.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let export = dir.path().join("ann.ndjson");
+    let out = rave(&[
+        "export",
+        "--data",
+        data,
+        "--author",
+        "Ann #1/x",
+        "--output",
+        export.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let exported: Vec<Value> = std::fs::read_to_string(&export)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let shown: Vec<(&str, &str, bool)> = exported
+        .iter()
+        .map(|c| {
+            (
+                c["author"].as_str().unwrap(),
+                c["created_at"].as_str().unwrap(),
+                c["verified_purchase"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("Ann #1/x", "2026-01-01T00:00:03.000Z", false),
+            ("Ann #1/x", "2026-01-01T00:00:01.000Z", true)
+        ],
+        "exactly that author, newest first, verified_purchase kept"
+    );
+
+    let out = rave(&["query", "p1", "--data", data, "--verified"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let authors: Vec<&str> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["author"].as_str().unwrap())
+        .collect();
+    assert_eq!(authors, ["bob", "Ann #1/x"], "only the verified, newest first");
+}
