@@ -685,7 +685,11 @@ fn export_of_one_author_and_verified_purchases_round_trip() {
     ];
     std::fs::write(&input, lines.join("\n")).unwrap();
     let out = rave(&["import", "--data", data, input.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let export = dir.path().join("ann.ndjson");
     let out = rave(&[
@@ -697,7 +701,11 @@ fn export_of_one_author_and_verified_purchases_round_trip() {
         "--output",
         export.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let exported: Vec<Value> = std::fs::read_to_string(&export)
         .unwrap()
         .lines()
@@ -723,7 +731,11 @@ fn export_of_one_author_and_verified_purchases_round_trip() {
     );
 
     let out = rave(&["query", "p1", "--data", data, "--verified"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let page: Value = serde_json::from_slice(&out.stdout).unwrap();
     let authors: Vec<&str> = page["items"]
         .as_array()
@@ -731,5 +743,9 @@ fn export_of_one_author_and_verified_purchases_round_trip() {
         .iter()
         .map(|c| c["author"].as_str().unwrap())
         .collect();
-    assert_eq!(authors, ["bob", "Ann #1/x"], "only the verified, newest first");
+    assert_eq!(
+        authors,
+        ["bob", "Ann #1/x"],
+        "only the verified, newest first"
+    );
 }

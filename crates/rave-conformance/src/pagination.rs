@@ -18,12 +18,10 @@
 //! returned fails the filter.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use proptest::prelude::*;
 use rave_comments::{
-    Comments, Filter, Language, ListRequest, NewComment, OrderId, Rating, RatingCounts, RatingSet,
-    Timestamp,
+    Comments, Filter, Language, ListRequest, NewComment, Rating, RatingCounts, RatingSet, Timestamp,
 };
 use rave_store::Store;
 
@@ -94,9 +92,6 @@ fn listed(row: &Row, walk: (usize, Option<usize>, &BTreeSet<i64>, bool)) -> bool
     let (product, language, ratings, verified) = walk;
     matches(row, product, language, ratings) && (!verified || row.verified)
 }
-
-/// Order ids unique in the process, so every verified create uses a new one.
-static ORDERS: AtomicU64 = AtomicU64::new(0);
 
 fn counts(rows: &[Row], product: usize, language: Option<usize>) -> RatingCounts {
     let mut counts = [0u64; 5];
@@ -186,10 +181,9 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
         }
         let product = format!("p{}", spec.product);
         let created = if spec.verified {
-            let order =
-                OrderId::parse(&format!("order-{}", ORDERS.fetch_add(1, Ordering::Relaxed)))
-                    .unwrap();
-            comments.create_verified(&product, new, None, &order).await
+            comments
+                .create_verified(&product, new, None, &crate::fresh_order())
+                .await
         } else {
             comments.create(&product, new, None).await
         };

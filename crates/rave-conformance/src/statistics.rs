@@ -1,6 +1,6 @@
 //! The statistics oracle, for every backend and its change feed.
 //!
-//! Random creates, edits, deletes, flags and approvals (pre-moderation, so
+//! Random creates (some verified purchases), edits, deletes, flags and approvals (pre-moderation, so
 //! pending comments come and go) interleaved with aggregator steps, consumer
 //! restarts (a new feed from the durable position), crashes between reading
 //! a batch and committing it, and a second consumer racing the first. Once the aggregator has drained the feed, every
@@ -27,6 +27,7 @@ pub enum Op {
         language: usize,
         rating: i64,
         author: usize,
+        verified: bool,
     },
     Edit {
         nth: usize,
@@ -56,8 +57,8 @@ pub enum Op {
 /// The operations that write comments.
 fn write_op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (0..3usize, 0..3usize, 1..=5i64, 0..4usize)
-            .prop_map(|(product, language, rating, author)| Op::Create { product, language, rating, author }),
+        6 => (0..3usize, 0..3usize, 1..=5i64, 0..4usize, proptest::bool::weighted(0.3))
+            .prop_map(|(product, language, rating, author, verified)| Op::Create { product, language, rating, author, verified }),
         2 => (any::<usize>(), proptest::option::of(0..3usize), proptest::option::of(1..=5i64))
             .prop_map(|(nth, language, rating)| Op::Edit { nth, language, rating }),
         1 => any::<usize>().prop_map(|nth| Op::Delete { nth }),
@@ -138,6 +139,22 @@ fn recount(all: &[Comment]) -> (Recount, BTreeMap<String, u64>) {
         *authors.entry(c.author.clone()).or_default() += 1;
     }
     (stats, authors)
+}
+
+/// (product, language or `None` for all) → verified purchases counted.
+fn recount_verified(all: &[Comment]) -> BTreeMap<(String, Option<String>), u64> {
+    let mut verified = BTreeMap::new();
+    for c in all
+        .iter()
+        .filter(|c| c.status.is_visible() && c.verified_purchase)
+    {
+        for language in [None, Some(c.language.to_string())] {
+            *verified
+                .entry((c.product_id.to_string(), language))
+                .or_default() += 1;
+        }
+    }
+    verified
 }
 
 /// Runs `ops` on `comments` (an empty table with pre-moderation) with
@@ -268,6 +285,7 @@ async fn apply_write<S: Store>(comments: &Comments<S>, ids: &mut Vec<String>, op
             language,
             rating,
             author,
+            verified,
         } => {
             let new = NewComment {
                 author: AUTHORS[author].into(),
@@ -277,14 +295,14 @@ async fn apply_write<S: Store>(comments: &Comments<S>, ids: &mut Vec<String>, op
                 body: "text".into(),
                 created_at: None,
             };
-            ids.push(
+            let created = if verified {
                 comments
-                    .create(PRODUCTS[product], new, None)
+                    .create_verified(PRODUCTS[product], new, None, &crate::fresh_order())
                     .await
-                    .expect("create")
-                    .comment
-                    .id,
-            );
+            } else {
+                comments.create(PRODUCTS[product], new, None).await
+            };
+            ids.push(created.expect("create").comment.id);
         }
         Op::Edit {
             nth,
@@ -334,6 +352,7 @@ async fn check_recount<S: Store>(comments: &Comments<S>) -> Result<(), TestCaseE
         }
     }
     let (expected, authors) = recount(&all);
+    let verified = recount_verified(&all);
     for product in PRODUCTS {
         for language in [None, Some("en"), Some("de"), Some("fr")] {
             let stats = comments
@@ -345,6 +364,14 @@ async fn check_recount<S: Store>(comments: &Comments<S>) -> Result<(), TestCaseE
                 .copied()
                 .unwrap_or_default();
             prop_assert_eq!(stats.counts.0, want, "{} {:?}", product, language);
+            let key = (product.to_owned(), language.map(str::to_owned));
+            prop_assert_eq!(
+                stats.verified_total,
+                verified.get(&key).copied().unwrap_or(0),
+                "verified {} {:?}",
+                product,
+                language
+            );
         }
     }
     for language in [None, Some("en"), Some("de"), Some("fr")] {
