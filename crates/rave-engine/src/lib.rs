@@ -43,8 +43,8 @@ use std::time::{Duration, Instant};
 use rave_store::{
     BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
     DeleteItemInput, GetItemInput, GetItemOutput, Page, PutItemInput, QueryInput, Result,
-    ScanInput, Store, StoreError, TableDefinition, TransactWriteItemsInput,
-    TransactWriteItemsOutput, UpdateItemInput, WriteOutput,
+    ReturnValuesOnConditionCheckFailure, ScanInput, Store, StoreError, TableDefinition,
+    TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput, WriteFailure, WriteOutput,
 };
 use redb::{ReadableTable, TableDefinition as RedbTable};
 use serde::Serialize;
@@ -522,7 +522,7 @@ impl Engine {
         checkpoint: Checkpoint,
     ) -> Result<TransactWriteItemsOutput> {
         match self
-            .submit(WriteOp::Transact(input, Some(checkpoint)))
+            .submit(WriteOp::Transact(input, Some(checkpoint), Vec::new()))
             .await?
         {
             WriteReply::Transact(output) => Ok(output),
@@ -544,10 +544,58 @@ impl Engine {
             .map_err(|_| StoreError::Unavailable("the writer thread has stopped".into()))?
     }
 
-    async fn write(&self, op: WriteOp) -> Result<WriteOutput> {
+    /// PutItem, handing back the item a failed condition was checked
+    /// against when `on_failure` asks for it (DynamoDB's
+    /// `ReturnValuesOnConditionCheckFailure`); [`Store::put_item`] never asks.
+    pub async fn put_item_with(
+        &self,
+        input: PutItemInput,
+        on_failure: ReturnValuesOnConditionCheckFailure,
+    ) -> std::result::Result<WriteOutput, WriteFailure> {
+        self.write(WriteOp::Put(input, on_failure)).await
+    }
+
+    /// UpdateItem, as [`Engine::put_item_with`].
+    pub async fn update_item_with(
+        &self,
+        input: UpdateItemInput,
+        on_failure: ReturnValuesOnConditionCheckFailure,
+    ) -> std::result::Result<WriteOutput, WriteFailure> {
+        self.write(WriteOp::Update(input, on_failure)).await
+    }
+
+    /// DeleteItem, as [`Engine::put_item_with`].
+    pub async fn delete_item_with(
+        &self,
+        input: DeleteItemInput,
+        on_failure: ReturnValuesOnConditionCheckFailure,
+    ) -> std::result::Result<WriteOutput, WriteFailure> {
+        self.write(WriteOp::Delete(input, on_failure)).await
+    }
+
+    /// TransactWriteItems where `on_failure[i]` says what action `i` hands
+    /// back if its condition fails (missing entries: nothing); the items
+    /// come back in [`WriteFailure::old_items`], one per action.
+    pub async fn transact_write_items_with(
+        &self,
+        input: TransactWriteItemsInput,
+        on_failure: Vec<ReturnValuesOnConditionCheckFailure>,
+    ) -> std::result::Result<TransactWriteItemsOutput, WriteFailure> {
+        match self
+            .submit(WriteOp::Transact(input, None, on_failure))
+            .await?
+        {
+            WriteReply::Transact(output) => Ok(output),
+            WriteReply::Refused(failure) => Err(failure),
+            other => Err(unexpected(other).into()),
+        }
+    }
+
+    async fn write(&self, op: WriteOp) -> std::result::Result<WriteOutput, WriteFailure> {
         match self.submit(op).await? {
             WriteReply::Write(output) => Ok(output),
-            other => Err(unexpected(other)),
+            WriteReply::Refused(failure) => Err(failure),
+            other => Err(unexpected(other).into()),
         }
     }
 
@@ -603,15 +651,21 @@ impl Store for Engine {
     }
 
     async fn put_item(&self, input: PutItemInput) -> Result<WriteOutput> {
-        self.write(WriteOp::Put(input)).await
+        self.put_item_with(input, ReturnValuesOnConditionCheckFailure::None)
+            .await
+            .map_err(|failure| failure.error)
     }
 
     async fn update_item(&self, input: UpdateItemInput) -> Result<WriteOutput> {
-        self.write(WriteOp::Update(input)).await
+        self.update_item_with(input, ReturnValuesOnConditionCheckFailure::None)
+            .await
+            .map_err(|failure| failure.error)
     }
 
     async fn delete_item(&self, input: DeleteItemInput) -> Result<WriteOutput> {
-        self.write(WriteOp::Delete(input)).await
+        self.delete_item_with(input, ReturnValuesOnConditionCheckFailure::None)
+            .await
+            .map_err(|failure| failure.error)
     }
 
     async fn query(&self, input: QueryInput) -> Result<Page> {
@@ -653,10 +707,9 @@ impl Store for Engine {
         &self,
         input: TransactWriteItemsInput,
     ) -> Result<TransactWriteItemsOutput> {
-        match self.submit(WriteOp::Transact(input, None)).await? {
-            WriteReply::Transact(output) => Ok(output),
-            other => Err(unexpected(other)),
-        }
+        self.transact_write_items_with(input, Vec::new())
+            .await
+            .map_err(|failure| failure.error)
     }
 }
 

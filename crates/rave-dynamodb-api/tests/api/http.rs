@@ -424,10 +424,9 @@ async fn item_requests_get_dynamodbs_validation_errors() {
             json!({
                 "TableName": "comments",
                 "Item": comment("p", 1, None, "t"),
-                "ConditionExpression": "attribute_not_exists(pk)",
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                "ReturnValuesOnConditionCheckFailure": "ALL_NEW",
             }),
-            "rave does not support ReturnValuesOnConditionCheckFailure ALL_OLD yet",
+            "1 validation error detected: Value 'ALL_NEW' at 'returnValuesOnConditionCheckFailure' failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, NONE]",
         ),
         (
             "GetItem",
