@@ -855,10 +855,11 @@ fn change_indexes(
             next
         }
         IndexChange::Delete(name) => {
+            // A local secondary index lives as long as its table.
             let deleted = state
                 .indexes
                 .iter()
-                .find(|i| i.index.name == *name)
+                .find(|i| i.index.name == *name && !i.local)
                 .ok_or_else(|| {
                     StoreError::ResourceNotFound(format!(
                         "Requested resource not found: Index: {name} not found on table {}",
@@ -1168,7 +1169,12 @@ impl<'t> Tx<'t> {
             }
             if units > 0.0 {
                 consumed.write_units += units;
-                consumed.index_units.insert(index.index.name.clone(), units);
+                let charged = if index.local {
+                    &mut consumed.local_index_units
+                } else {
+                    &mut consumed.index_units
+                };
+                charged.insert(index.index.name.clone(), units);
             }
         }
         if table.definition.stream_enabled {

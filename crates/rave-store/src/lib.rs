@@ -46,8 +46,9 @@ pub use position::PositionLayout;
 pub use render::{Placeholders, Renderer};
 pub use retry::{Batch, Retry};
 pub use schema::{
-    GlobalSecondaryIndex, IndexDrift, KeyAttribute, KeySchema, KeyType,
-    MAX_KEY_ATTRIBUTE_NAME_BYTES, Projection, TableDefinition, valid_time_to_live_attribute,
+    GlobalSecondaryIndex, IndexDrift, KeyAttribute, KeySchema, KeyType, LocalSecondaryIndex,
+    MAX_KEY_ATTRIBUTE_NAME_BYTES, MAX_LOCAL_SECONDARY_INDEXES, Projection, TableDefinition,
+    valid_time_to_live_attribute,
 };
 pub use shared::SharedStore;
 pub use value::{
