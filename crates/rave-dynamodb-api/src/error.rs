@@ -36,6 +36,14 @@ pub enum ErrorKind {
     UnknownOperation,
     /// The body is not JSON, or a member has the wrong JSON type.
     Serialization,
+    /// No Signature V4 `Authorization` header, where one is required.
+    MissingAuthenticationToken,
+    /// An `Authorization` header that lacks a part of the signature.
+    IncompleteSignature,
+    /// A signature signed with an access key the server does not know.
+    UnrecognizedClient,
+    /// A signature that does not match, or a date outside the clock skew.
+    InvalidSignature,
 }
 
 impl ErrorKind {
@@ -56,12 +64,21 @@ impl ErrorKind {
             ErrorKind::ServiceUnavailable => "ServiceUnavailableException",
             ErrorKind::UnknownOperation => "UnknownOperationException",
             ErrorKind::Serialization => "SerializationException",
+            ErrorKind::MissingAuthenticationToken => "MissingAuthenticationTokenException",
+            ErrorKind::IncompleteSignature => "IncompleteSignatureException",
+            ErrorKind::UnrecognizedClient => "UnrecognizedClientException",
+            ErrorKind::InvalidSignature => "InvalidSignatureException",
         }
     }
 
     fn namespace(self) -> &'static str {
         match self {
-            ErrorKind::UnknownOperation | ErrorKind::Serialization => CORAL_NAMESPACE,
+            ErrorKind::UnknownOperation
+            | ErrorKind::Serialization
+            | ErrorKind::MissingAuthenticationToken
+            | ErrorKind::IncompleteSignature
+            | ErrorKind::UnrecognizedClient
+            | ErrorKind::InvalidSignature => CORAL_NAMESPACE,
             ErrorKind::ServiceUnavailable => "com.amazon.coral.availability",
             _ => DYNAMODB_NAMESPACE,
         }
