@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use rave_comments::{Comments, ImportComment, NewComment, Reply, Status, Timestamp};
+use rave_comments::{Comments, ImportComment, NewComment, Reply, Status, Timestamp, VoteCounts};
 use rave_store::SharedStore;
 use serde::Deserialize;
 
@@ -31,6 +31,10 @@ struct Line {
     /// The merchant's reply; absent or null when there is none.
     #[serde(default)]
     reply: Option<ReplyLine>,
+    #[serde(default)]
+    helpful_votes: u64,
+    #[serde(default)]
+    unhelpful_votes: u64,
 }
 
 /// The merchant's reply, as the API shows it.
@@ -67,6 +71,10 @@ impl Line {
             id: self.id,
             status,
             reply,
+            votes: VoteCounts {
+                helpful: self.helpful_votes,
+                unhelpful: self.unhelpful_votes,
+            },
             comment: NewComment {
                 author: self.author,
                 language: self.language,

@@ -533,6 +533,7 @@ async fn serve_rebuilds_listing_indexes_of_an_older_layout() {
         let id = comments.create("p", new, None).await.unwrap().comment.id;
         comments.set_reply(&id, "Thank you!").await.unwrap();
         let request = ListRequest {
+            sort: Default::default(),
             product: "p",
             filter: Filter::default(),
             limit: 20,

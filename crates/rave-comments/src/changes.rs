@@ -55,6 +55,7 @@ mod tests {
             status,
             held_by: None,
             reply: None,
+            votes: Default::default(),
         }
     }
 

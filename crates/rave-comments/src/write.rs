@@ -11,7 +11,9 @@ use ulid::Ulid;
 
 use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
-use crate::model::{Comment, CommentPatch, NewComment, ProductId, Reply, Status, Timestamp};
+use crate::model::{
+    Comment, CommentPatch, NewComment, ProductId, Reply, Status, Timestamp, VoteCounts,
+};
 use crate::rules::{HookDecision, MODERATION_HOOK, ModerationHook, Rules, Verdict};
 use crate::table::{comment, idempotency};
 
@@ -42,6 +44,11 @@ pub struct ImportComment {
     pub status: Option<Status>,
     pub comment: NewComment,
     pub reply: Option<Reply>,
+    /// The vote counts the export showed. The votes themselves are not
+    /// exported: into the store they came from, an import keeps the counts
+    /// its votes still hold; into another, `reconcile` finds them without
+    /// votes.
+    pub votes: VoteCounts,
 }
 
 /// How often a read-modify-write reads again when another write got in
@@ -376,6 +383,7 @@ impl<S: Store> Writes<S> {
             let status = entry.status.unwrap_or(Status::Published);
             let mut comment = valid.into_comment(id.to_string(), product, created_at, status);
             comment.reply = entry.reply.map(Reply::validate).transpose()?;
+            comment.votes = entry.votes;
             writes.push(WriteRequest::Put(comment::encode(&comment, 1)));
             ids.push(comment.id);
         }

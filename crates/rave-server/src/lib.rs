@@ -214,6 +214,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(routes::approve_comment))
         .routes(routes!(routes::reject_comment))
         .routes(routes!(routes::set_reply, routes::delete_reply))
+        .routes(routes!(routes::put_vote, routes::delete_vote))
         .routes(routes!(routes::moderation_queue))
         .routes(routes!(routes::product_stats))
         .routes(routes!(routes::leaderboard))

@@ -6,7 +6,7 @@ use rave_store::{AttributeValue, Condition, Item, Number};
 use ulid::Ulid;
 
 use super::{GSISK, Index, Malformed, PK, text};
-use crate::model::{Comment, Language, ProductId, Rating, Reply, Status, Timestamp};
+use crate::model::{Comment, Language, ProductId, Rating, Reply, Status, Timestamp, VoteCounts};
 
 pub(super) const PREFIX: &str = "COMMENT#";
 /// Increases with every change of a comment; writes are conditional on it.
@@ -29,12 +29,27 @@ const REPLY: &str = "reply";
 const REPLY_BODY: &str = "body";
 const REPLY_CREATED_AT: &str = "created_at";
 const REPLY_UPDATED_AT: &str = "updated_at";
+/// The vote counts, written by the aggregator; absent means zero.
+const HELPFUL_VOTES: &str = "helpful_votes";
+const UNHELPFUL_VOTES: &str = "unhelpful_votes";
 
 /// The attributes a listing page shows. Indexes project exactly these (plus
 /// keys), so a page is one query with no second read per comment, and the
 /// other indexes' keys are not copied into every index.
-pub(super) const LISTED: [&str; 11] = [
-    ID, PRODUCT_ID, AUTHOR, LANGUAGE, RATING, TITLE, BODY, CREATED_AT, STATUS, HELD_BY, REPLY,
+pub(super) const LISTED: [&str; 13] = [
+    ID,
+    PRODUCT_ID,
+    AUTHOR,
+    LANGUAGE,
+    RATING,
+    TITLE,
+    BODY,
+    CREATED_AT,
+    STATUS,
+    HELD_BY,
+    REPLY,
+    HELPFUL_VOTES,
+    UNHELPFUL_VOTES,
 ];
 
 pub(crate) fn key(id: &str) -> Item {
@@ -49,6 +64,12 @@ pub(crate) fn absent() -> Condition {
 
 pub(crate) fn present() -> Condition {
     Condition::exists(PK)
+}
+
+/// The comment exists and listings show it (published or flagged): what a
+/// vote needs.
+pub(crate) fn listed() -> Condition {
+    Condition::exists(Index::All.partition_attribute())
 }
 
 /// The comment is still at the version it was read at.
@@ -134,6 +155,14 @@ pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
     if let Some(reply) = &comment.reply {
         set(REPLY, encode_reply(reply));
     }
+    for (name, count) in [
+        (HELPFUL_VOTES, comment.votes.helpful),
+        (UNHELPFUL_VOTES, comment.votes.unhelpful),
+    ] {
+        if count > 0 {
+            set(name, AttributeValue::N(Number::from(count)));
+        }
+    }
     set(VERSION, AttributeValue::N(Number::from(version)));
     item
 }
@@ -204,7 +233,19 @@ pub(crate) fn decode(item: &Item) -> Result<Comment, Malformed> {
             None => None,
         },
         reply: decode_reply(item)?,
+        votes: VoteCounts {
+            helpful: vote_count(item, HELPFUL_VOTES)?,
+            unhelpful: vote_count(item, UNHELPFUL_VOTES)?,
+        },
     })
+}
+
+/// A vote count of a comment; comments nobody voted on carry none.
+fn vote_count(item: &Item, name: &str) -> Result<u64, Malformed> {
+    match item.get(name) {
+        None => Ok(0),
+        Some(_) => super::count(item, name),
+    }
 }
 
 /// The version a stored comment carries.
@@ -261,6 +302,7 @@ mod tests {
             status,
             held_by: None,
             reply: None,
+            votes: VoteCounts::default(),
         }
     }
 
@@ -325,6 +367,24 @@ mod tests {
         assert!(LISTED.contains(&REPLY));
         assert_eq!(decode(&item).unwrap(), replied);
         assert!(!encode(&comment(Status::Published), 1).contains_key(REPLY));
+    }
+
+    #[test]
+    fn vote_counts_are_listed_and_absent_while_zero() {
+        let voted = Comment {
+            votes: VoteCounts {
+                helpful: 3,
+                unhelpful: 1,
+            },
+            ..comment(Status::Published)
+        };
+        let item = encode(&voted, 2);
+        assert!(LISTED.contains(&HELPFUL_VOTES) && LISTED.contains(&UNHELPFUL_VOTES));
+        assert_eq!(decode(&item).unwrap(), voted);
+        let unvoted = encode(&comment(Status::Published), 1);
+        assert!(!unvoted.contains_key(HELPFUL_VOTES) && !unvoted.contains_key(UNHELPFUL_VOTES));
+        assert!(listed().evaluate(&unvoted));
+        assert!(!listed().evaluate(&encode(&comment(Status::Pending), 1)));
     }
 
     #[test]

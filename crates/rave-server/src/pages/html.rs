@@ -422,6 +422,7 @@ mod tests {
             status: rave_comments::Status::Published,
             held_by: None,
             reply: None,
+            votes: Default::default(),
         }
     }
 
