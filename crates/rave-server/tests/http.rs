@@ -1137,12 +1137,17 @@ async fn votes_are_recorded_replaced_withdrawn_and_counted() {
     );
     let id = c["id"].as_str().unwrap();
     let vote = |voter: &str, helpful: bool| {
-        s.call(
-            Method::PUT,
-            &format!("/v1/comments/{id}/votes/{voter}"),
-            Some(json!({ "helpful": helpful })),
-            false,
-        )
+        let path = format!("/v1/comments/{id}/votes/{voter}");
+        let s = &s;
+        async move {
+            s.call(
+                Method::PUT,
+                &path,
+                Some(json!({ "helpful": helpful })),
+                false,
+            )
+            .await
+        }
     };
     for (voter, helpful) in [("ann", true), ("bob", true), ("cy", false), ("ann", false)] {
         let (status, body) = vote(voter, helpful).await;
@@ -1183,7 +1188,7 @@ async fn votes_are_recorded_replaced_withdrawn_and_counted() {
         )
         .await,
         StatusCode::NOT_FOUND,
-        "not found",
+        "no comment",
     );
     for body in [
         json!({}),
