@@ -185,7 +185,7 @@ impl AppState {
     ),
     // The schemas only parameters name: bodies' schemas are collected from
     // the handlers, parameters' are not.
-    components(schemas(Problem, api::PageSize, api::Cursor, api::QueueState, api::LanguageFilter, api::PageCursor))
+    components(schemas(Problem, api::PageSize, api::Cursor, api::QueueState, api::LanguageFilter, api::PageCursor, api::VoterId, api::ListingSort))
 )]
 struct ApiDoc;
 

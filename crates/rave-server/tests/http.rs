@@ -919,6 +919,8 @@ async fn health_metrics_and_openapi() {
         ("post", "/v1/comments/{id}/reject"),
         ("put", "/v1/comments/{id}/reply"),
         ("delete", "/v1/comments/{id}/reply"),
+        ("put", "/v1/comments/{id}/votes/{voter}"),
+        ("delete", "/v1/comments/{id}/votes/{voter}"),
         ("get", "/v1/moderation/queue"),
         ("get", "/v1/products/{product_id}/stats"),
         ("get", "/v1/leaderboard"),
@@ -929,6 +931,15 @@ async fn health_metrics_and_openapi() {
         ("get", "/openapi.json"),
         ("get", "/"),
     ];
+    // Every schema the document refers to is in it.
+    let text = doc.to_string();
+    for reference in text.split("\"#/components/schemas/").skip(1) {
+        let name = &reference[..reference.find('"').unwrap()];
+        assert!(
+            doc["components"]["schemas"].get(name).is_some(),
+            "{name} is referred to but not in the document"
+        );
+    }
     let paths = doc["paths"].as_object().unwrap();
     for (method, path) in expected {
         assert!(
@@ -942,7 +953,8 @@ async fn health_metrics_and_openapi() {
         for method in operations.as_object().unwrap().keys() {
             let concrete = path
                 .replace("{product_id}", "p")
-                .replace("{id}", "01JD3X0000000000000000000Z");
+                .replace("{id}", "01JD3X0000000000000000000Z")
+                .replace("{voter}", "v");
             let (status, body) = s
                 .call(
                     method.to_uppercase().parse().unwrap(),
