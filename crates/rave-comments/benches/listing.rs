@@ -2,7 +2,7 @@
 //! B2, in every sort) and read amplification of rating fan-outs and of the
 //! sorts (B4).
 //!
-//! One hot product with 40,000 comments from the data sets' generator
+//! One hot product with 60,000 comments from the data sets' generator
 //! (`rave_comments::dataset`): languages and ratings skewed, creation times
 //! spread over two years. Page 1000 of 20 sits 20,000 comments deep.
 
@@ -17,7 +17,7 @@ use tokio::runtime::Runtime;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const COMMENTS: u64 = 40_000;
+const COMMENTS: u64 = 60_000;
 const PAGE: usize = 20;
 struct Setup {
     rt: Runtime,
