@@ -372,6 +372,7 @@ impl Store for DynoxideStore {
             global_secondary_indexes: indexes,
             stream_enabled: t["StreamSpecification"]["StreamEnabled"] == true,
             time_to_live_attribute: None,
+            local_secondary_indexes: Vec::new(),
         })
     }
 

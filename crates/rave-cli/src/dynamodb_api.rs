@@ -3,12 +3,12 @@
 //! beside `rave serve` (`--dynamodb-api`), over the engine it serves.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
-use rave_dynamodb_api::DynamoApi;
+use rave_dynamodb_api::{Credentials, DynamoApi};
 use rave_engine::Engine;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -22,6 +22,25 @@ pub struct DynamodbApiArgs {
     /// Directory of the embedded store.
     #[arg(long, env = "RAVE_DATA", default_value = "./rave-data")]
     data: PathBuf,
+    /// Verify every request's Signature V4 against the access keys in this
+    /// file: one `ACCESS_KEY_ID:SECRET` per line, `#` starts a comment.
+    /// Without it, signatures are not verified.
+    #[arg(long, env = "RAVE_DYNAMODB_CREDENTIALS", value_name = "FILE")]
+    dynamodb_credentials: Option<PathBuf>,
+}
+
+/// The API over `engine`, verifying signatures against the keys in
+/// `credentials` when given.
+pub fn api(engine: Engine, credentials: Option<&Path>) -> anyhow::Result<DynamoApi> {
+    let api = DynamoApi::new(engine).context("cannot read the table metadata")?;
+    let Some(path) = credentials else {
+        return Ok(api);
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read {} (--dynamodb-credentials)", path.display()))?;
+    let credentials = Credentials::parse(&text)
+        .with_context(|| format!("{} (--dynamodb-credentials)", path.display()))?;
+    Ok(api.with_credentials(credentials))
 }
 
 /// Serves until SIGTERM or Ctrl-C, then finishes the requests in flight.
@@ -32,7 +51,7 @@ pub async fn run(args: DynamodbApiArgs) -> anyhow::Result<()> {
             args.data.display()
         )
     })?;
-    let api = Arc::new(DynamoApi::new(engine).context("cannot read the table metadata")?);
+    let api = Arc::new(api(engine, args.dynamodb_credentials.as_deref())?);
     let listener = TcpListener::bind(args.addr)
         .await
         .with_context(|| format!("cannot listen on {}", args.addr))?;
@@ -54,8 +73,12 @@ pub struct Beside {
 impl Beside {
     /// Serves the API on `addr` over `engine`, the engine `rave serve`
     /// serves, so what one writes the other reads at once.
-    pub async fn start(engine: Engine, addr: SocketAddr) -> anyhow::Result<Beside> {
-        let api = Arc::new(DynamoApi::new(engine).context("cannot read the table metadata")?);
+    pub async fn start(
+        engine: Engine,
+        addr: SocketAddr,
+        credentials: Option<&Path>,
+    ) -> anyhow::Result<Beside> {
+        let api = Arc::new(api(engine, credentials)?);
         let listener = TcpListener::bind(addr)
             .await
             .with_context(|| format!("cannot listen on {addr} (--dynamodb-api)"))?;

@@ -265,6 +265,10 @@ struct ServeArgs {
     /// store, so the AWS CLI and SDKs can inspect the live data.
     #[arg(long, env = "RAVE_DYNAMODB_API", value_name = "ADDR")]
     dynamodb_api: Option<SocketAddr>,
+    /// With --dynamodb-api: verify every request's Signature V4 against the
+    /// access keys in this file (one `ACCESS_KEY_ID:SECRET` per line).
+    #[arg(long, env = "RAVE_DYNAMODB_CREDENTIALS", value_name = "FILE")]
+    dynamodb_credentials: Option<PathBuf>,
 }
 
 impl ServeArgs {
@@ -569,6 +573,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         ModerationArg::Off => Moderation::Off,
         ModerationArg::Pre => Moderation::Pre,
     };
+    if args.dynamodb_credentials.is_some() && args.dynamodb_api.is_none() {
+        bail!("--dynamodb-credentials verifies the API --dynamodb-api serves: give both");
+    }
     if args.store_kind == StoreKind::Dynamodb {
         if args.dynamodb_api.is_some() {
             bail!(
@@ -589,7 +596,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         load_demo(&comments).await?;
     }
     let dynamodb_api = match args.dynamodb_api {
-        Some(addr) => Some(dynamodb_api::Beside::start(engine.clone(), addr).await?),
+        Some(addr) => Some(
+            dynamodb_api::Beside::start(engine.clone(), addr, args.dynamodb_credentials.as_deref())
+                .await?,
+        ),
         None => None,
     };
     let feed = match args.no_aggregator {

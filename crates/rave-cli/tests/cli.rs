@@ -680,3 +680,58 @@ async fn export_and_import_keep_the_merchants_reply() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamodb_credentials_make_the_dynamodb_api_verify_signatures() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("dynamodb-keys");
+    std::fs::write(&keys, "rave-key:rave-secret\n").unwrap();
+    let refused = Command::new(RAVE)
+        .args(["serve", "--addr", "127.0.0.1:0", "--data"])
+        .arg(dir.path().join("data"))
+        .arg("--dynamodb-credentials")
+        .arg(&keys)
+        .output()
+        .expect("run rave serve");
+    assert!(!refused.status.success(), "credentials without the API");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--dynamodb-api"));
+    let child = Command::new(RAVE)
+        .args(["dynamodb-api", "--addr", "127.0.0.1:0", "--data"])
+        .arg(dir.path().join("data"))
+        .arg("--dynamodb-credentials")
+        .arg(&keys)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start rave dynamodb-api");
+    let mut server = Server {
+        child,
+        base: String::new(),
+    };
+    let stdout = server.child.stdout.take().expect("stdout");
+    let line = BufReader::new(stdout)
+        .lines()
+        .next()
+        .expect("a line")
+        .expect("readable");
+    let url = line
+        .strip_prefix("rave dynamodb-api listening on ")
+        .expect("the listening line")
+        .to_owned();
+    let unsigned = ::reqwest::Client::new()
+        .post(format!("{url}/"))
+        .header("content-type", "application/x-amz-json-1.0")
+        .header("x-amz-target", "DynamoDB_20120810.ListTables")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unsigned.status(), 400);
+    let body: Value = unsigned.json().await.unwrap();
+    assert_eq!(
+        body["__type"],
+        "com.amazon.coral.service#MissingAuthenticationTokenException"
+    );
+    let status = server.terminate();
+    assert!(status.success(), "rave exited with {status}");
+}

@@ -306,8 +306,9 @@ impl<S: Store> Comments<S> {
     }
 
     /// A product's record, statistics (overall and per language) and
-    /// revision, from one read.
-    pub async fn product_overview(&self, product: &str) -> Result<ProductOverview> {
+    /// revision: from one query of its partition, or, while its revision
+    /// holds, the overview read last.
+    pub async fn product_overview(&self, product: &str) -> Result<Arc<ProductOverview>> {
         self.catalog.overview(product).await
     }
 

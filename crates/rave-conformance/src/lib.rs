@@ -50,6 +50,7 @@ pub fn table_definition(name: &str) -> TableDefinition {
         ],
         stream_enabled: true,
         time_to_live_attribute: None,
+        local_secondary_indexes: Vec::new(),
     }
 }
 

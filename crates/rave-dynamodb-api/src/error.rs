@@ -2,8 +2,10 @@
 //! and the JSON envelope they travel in.
 
 use axum::http::StatusCode;
-use rave_store::{CancellationReason, StoreError};
+use rave_store::{CancellationReason, Item, StoreError, WriteFailure};
 use serde_json::{Value, json};
+
+use crate::wire::item_to_json;
 
 /// Where DynamoDB's own exception types live.
 const DYNAMODB_NAMESPACE: &str = "com.amazonaws.dynamodb.v20120810";
@@ -34,6 +36,14 @@ pub enum ErrorKind {
     UnknownOperation,
     /// The body is not JSON, or a member has the wrong JSON type.
     Serialization,
+    /// No Signature V4 `Authorization` header, where one is required.
+    MissingAuthenticationToken,
+    /// An `Authorization` header that lacks a part of the signature.
+    IncompleteSignature,
+    /// A signature signed with an access key the server does not know.
+    UnrecognizedClient,
+    /// A signature that does not match, or a date outside the clock skew.
+    InvalidSignature,
 }
 
 impl ErrorKind {
@@ -54,12 +64,21 @@ impl ErrorKind {
             ErrorKind::ServiceUnavailable => "ServiceUnavailableException",
             ErrorKind::UnknownOperation => "UnknownOperationException",
             ErrorKind::Serialization => "SerializationException",
+            ErrorKind::MissingAuthenticationToken => "MissingAuthenticationTokenException",
+            ErrorKind::IncompleteSignature => "IncompleteSignatureException",
+            ErrorKind::UnrecognizedClient => "UnrecognizedClientException",
+            ErrorKind::InvalidSignature => "InvalidSignatureException",
         }
     }
 
     fn namespace(self) -> &'static str {
         match self {
-            ErrorKind::UnknownOperation | ErrorKind::Serialization => CORAL_NAMESPACE,
+            ErrorKind::UnknownOperation
+            | ErrorKind::Serialization
+            | ErrorKind::MissingAuthenticationToken
+            | ErrorKind::IncompleteSignature
+            | ErrorKind::UnrecognizedClient
+            | ErrorKind::InvalidSignature => CORAL_NAMESPACE,
             ErrorKind::ServiceUnavailable => "com.amazon.coral.availability",
             _ => DYNAMODB_NAMESPACE,
         }
@@ -83,6 +102,11 @@ pub struct ApiError {
     pub message: Option<String>,
     /// TransactionCanceledException's per-action reasons.
     cancellation_reasons: Option<Vec<CancellationReason>>,
+    /// The items failed conditions saw, for the actions that asked
+    /// (ReturnValuesOnConditionCheckFailure = ALL_OLD): the
+    /// ConditionalCheckFailedException's `Item`, or each cancellation
+    /// reason's.
+    old_items: Vec<Option<Item>>,
 }
 
 impl ApiError {
@@ -91,6 +115,7 @@ impl ApiError {
             kind,
             message: Some(message.into()),
             cancellation_reasons: None,
+            old_items: Vec::new(),
         }
     }
 
@@ -108,6 +133,7 @@ impl ApiError {
             kind: ErrorKind::UnknownOperation,
             message: None,
             cancellation_reasons: None,
+            old_items: Vec::new(),
         }
     }
 
@@ -124,8 +150,25 @@ impl ApiError {
         if let Some(message) = &self.message {
             body["message"] = Value::String(message.clone());
         }
-        if let Some(reasons) = &self.cancellation_reasons {
-            body["CancellationReasons"] = reasons.iter().map(cancellation_reason).collect();
+        match &self.cancellation_reasons {
+            Some(reasons) => {
+                body["CancellationReasons"] = reasons
+                    .iter()
+                    .enumerate()
+                    .map(|(action, reason)| {
+                        let mut rendered = cancellation_reason(reason);
+                        if let Some(Some(item)) = self.old_items.get(action) {
+                            rendered["Item"] = item_to_json(item);
+                        }
+                        rendered
+                    })
+                    .collect();
+            }
+            None => {
+                if let Some(Some(item)) = self.old_items.first() {
+                    body["Item"] = item_to_json(item);
+                }
+            }
         }
         body
     }
@@ -166,6 +209,7 @@ impl From<StoreError> for ApiError {
                         codes.join(", ")
                     )),
                     cancellation_reasons: Some(reasons),
+                    old_items: Vec::new(),
                 }
             }
             StoreError::ResourceNotFound(message) => {
@@ -191,6 +235,15 @@ impl From<StoreError> for ApiError {
                 tracing::error!(error = %message, "storage failure");
                 ApiError::new(ErrorKind::InternalServerError, "Internal server error")
             }
+        }
+    }
+}
+
+impl From<WriteFailure> for ApiError {
+    fn from(failure: WriteFailure) -> ApiError {
+        ApiError {
+            old_items: failure.old_items,
+            ..ApiError::from(failure.error)
         }
     }
 }

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use rave_store::{
     AttributeValue, Condition, ExpressionError, ExpressionParser, KeyCondition, Path,
+    ReturnValuesOnConditionCheckFailure,
 };
 use serde_json::Value;
 
@@ -75,7 +76,6 @@ impl Placeholders {
 /// checked for use. Legacy `Expected` conditions are refused.
 pub fn write_condition(members: Members<'_>) -> Result<Option<Condition>, ApiError> {
     members.refuse(&["Expected", "ConditionalOperator"])?;
-    refuse_old_values_on_failure(members)?;
     let placeholders = Placeholders::read(members)?;
     let mut parser = placeholders.parser()?;
     let condition = members
@@ -143,13 +143,15 @@ pub fn read_expressions(members: Members<'_>) -> Result<ReadExpressions, ApiErro
     })
 }
 
-/// The engine reports a failed condition without the item, so the item
-/// cannot be handed back with the error yet.
-pub fn refuse_old_values_on_failure(members: Members<'_>) -> Result<(), ApiError> {
-    match members.choice("ReturnValuesOnConditionCheckFailure", &["ALL_OLD", "NONE"])? {
-        Some("ALL_OLD") => Err(ApiError::not_supported_yet(
-            "ReturnValuesOnConditionCheckFailure ALL_OLD",
-        )),
-        _ => Ok(()),
-    }
+/// What a write hands back when its condition fails
+/// (`ReturnValuesOnConditionCheckFailure`, NONE when absent).
+pub fn on_condition_failure(
+    members: Members<'_>,
+) -> Result<ReturnValuesOnConditionCheckFailure, ApiError> {
+    Ok(
+        match members.choice("ReturnValuesOnConditionCheckFailure", &["ALL_OLD", "NONE"])? {
+            Some("ALL_OLD") => ReturnValuesOnConditionCheckFailure::AllOld,
+            _ => ReturnValuesOnConditionCheckFailure::None,
+        },
+    )
 }

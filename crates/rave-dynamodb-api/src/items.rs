@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::DynamoApi;
 use crate::error::ApiError;
-use crate::expressions::{Placeholders, read_expressions, write_condition};
+use crate::expressions::{Placeholders, on_condition_failure, read_expressions, write_condition};
 use crate::request::{CapacityDetail, Members};
 use crate::wire::item_to_json;
 
@@ -45,12 +45,15 @@ pub async fn put_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiEr
     let return_values = body.return_values("PutItem")?;
     let output = api
         .engine
-        .put_item(PutItemInput {
-            table,
-            item,
-            condition: write_condition(body)?,
-            return_values,
-        })
+        .put_item_with(
+            PutItemInput {
+                table,
+                item,
+                condition: write_condition(body)?,
+                return_values,
+            },
+            on_condition_failure(body)?,
+        )
         .await?;
     Ok(write_response(output.attributes.as_ref(), &output, detail))
 }
@@ -62,19 +65,22 @@ pub async fn delete_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
     let return_values = body.return_values("DeleteItem")?;
     let output = api
         .engine
-        .delete_item(DeleteItemInput {
-            table,
-            key,
-            condition: write_condition(body)?,
-            return_values,
-        })
+        .delete_item_with(
+            DeleteItemInput {
+                table,
+                key,
+                condition: write_condition(body)?,
+                return_values,
+            },
+            on_condition_failure(body)?,
+        )
         .await?;
     Ok(write_response(output.attributes.as_ref(), &output, detail))
 }
 
 pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     body.refuse(&["AttributeUpdates", "Expected", "ConditionalOperator"])?;
-    crate::expressions::refuse_old_values_on_failure(body)?;
+    let on_failure = on_condition_failure(body)?;
     let detail = body.capacity_detail()?;
     let table = body.table_name()?.to_owned();
     let key = body.required_item("Key")?;
@@ -108,13 +114,16 @@ pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
     };
     let output = api
         .engine
-        .update_item(UpdateItemInput {
-            table,
-            key,
-            update,
-            condition,
-            return_values,
-        })
+        .update_item_with(
+            UpdateItemInput {
+                table,
+                key,
+                update,
+                condition,
+                return_values,
+            },
+            on_failure,
+        )
         .await?;
     let attributes = match returned {
         "UPDATED_OLD" | "UPDATED_NEW" => output

@@ -3,6 +3,7 @@
 //! they would use DynamoDB.
 //!
 //! * `protocol` — HTTP: the `X-Amz-Target` dispatch, request ids, CRC32;
+//! * `signature` — Signature V4 verification, when given access keys;
 //! * `error` — DynamoDB's exception types, statuses and error envelope;
 //! * `wire` — attribute values in DynamoDB JSON;
 //! * `request` — reading request members with DynamoDB's errors, and
@@ -25,6 +26,7 @@ mod metadata;
 mod pages;
 mod protocol;
 mod request;
+mod signature;
 mod streams;
 mod tables;
 mod tags;
@@ -43,6 +45,7 @@ use rave_engine::Engine;
 use tokio::net::TcpListener;
 
 pub use metadata::{METADATA_FILE, MetadataError};
+pub use signature::{Credentials, CredentialsError};
 
 /// Largest request body accepted: DynamoDB's own limit (16 MB), which a
 /// full BatchWriteItem of 25 items of 400 KB stays well under.
@@ -54,6 +57,8 @@ pub struct DynamoApi {
     engine: Engine,
     metadata: metadata::MetadataStore,
     client_tokens: idempotency::TokenLedger,
+    /// The keys requests must be signed with; `None` serves them unverified.
+    credentials: Option<Credentials>,
 }
 
 impl DynamoApi {
@@ -65,7 +70,16 @@ impl DynamoApi {
             engine,
             metadata,
             client_tokens: idempotency::TokenLedger::default(),
+            credentials: None,
         })
+    }
+
+    /// Serves only requests signed (Signature V4) with one of `credentials`.
+    pub fn with_credentials(self, credentials: Credentials) -> DynamoApi {
+        DynamoApi {
+            credentials: Some(credentials),
+            ..self
+        }
     }
 }
 

@@ -3,22 +3,26 @@
 //! object; every answer is JSON of type `application/x-amz-json-1.0` with a
 //! request id and the body's CRC32, which the AWS SDKs check.
 //!
-//! Signature V4 `Authorization` headers are accepted and not verified: rave
-//! is a local database, and its clients insist on signing. Nor is the
-//! request's content type checked: the SDKs send `application/x-amz-json-1.0`,
-//! and a hand-made request with another type is answered all the same.
+//! Signature V4 `Authorization` headers are verified when the API has
+//! access keys (`DynamoApi::with_credentials`), once the target names an
+//! operation rave serves, as DynamoDB checks them; without keys they are
+//! accepted unverified: rave is then a local database whose clients insist
+//! on signing. The request's content type is not checked: the SDKs send
+//! `application/x-amz-json-1.0`, and a hand-made request with another type
+//! is answered all the same.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::request::Members;
+use crate::signature::SignedRequest;
 use crate::{DynamoApi, batch, items, pages, streams, tables, tags, transact, ttl, update_table};
 
 /// The prefixes of DynamoDB's and DynamoDB Streams' operations' targets.
@@ -31,6 +35,8 @@ const CRC32: HeaderName = HeaderName::from_static("x-amz-crc32");
 /// Answers one request, whatever its path: DynamoDB routes by header only.
 pub async fn handle(
     State(api): State<Arc<DynamoApi>>,
+    method: Method,
+    uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
@@ -40,7 +46,16 @@ pub async fn handle(
         .get("x-amz-target")
         .and_then(|target| target.to_str().ok())
         .unwrap_or_default();
-    let outcome = answer(&api, operation, &body).await;
+    let signed = SignedRequest {
+        method: &method,
+        uri: &uri,
+        headers: &headers,
+        body: &body,
+    };
+    let outcome = match verify(&api, operation, &signed) {
+        Ok(()) => answer(&api, operation, &body).await,
+        Err(refused) => Err(refused),
+    };
     let elapsed_us = started.elapsed().as_micros() as u64;
     let (status, body) = match outcome {
         Ok(response) => {
@@ -136,6 +151,17 @@ impl Operation {
             "ListTagsOfResource" => Operation::ListTagsOfResource,
             _ => return None,
         })
+    }
+}
+
+/// Checks the signature of a request for an operation rave serves, when
+/// the API has keys; an unknown target is answered as such first.
+fn verify(api: &DynamoApi, operation: &str, request: &SignedRequest<'_>) -> Result<(), ApiError> {
+    match &api.credentials {
+        Some(credentials) if Operation::targeted(operation).is_some() => {
+            credentials.verify(request, std::time::SystemTime::now())
+        }
+        _ => Ok(()),
     }
 }
 

@@ -195,15 +195,18 @@ impl CapacityDetail {
             "CapacityUnits": consumed.total(),
         });
         if self == CapacityDetail::Indexes {
-            let on_indexes: f64 = consumed.index_units.values().sum();
-            rendered["Table"] = json!({"CapacityUnits": consumed.total() - on_indexes});
-            if !consumed.index_units.is_empty() {
-                rendered["GlobalSecondaryIndexes"] = consumed
-                    .index_units
-                    .iter()
-                    .map(|(index, units)| (index.clone(), json!({"CapacityUnits": units})))
-                    .collect::<Map<_, _>>()
-                    .into();
+            rendered["Table"] = json!({"CapacityUnits": consumed.total() - consumed.on_indexes()});
+            for (member, units) in [
+                ("GlobalSecondaryIndexes", &consumed.index_units),
+                ("LocalSecondaryIndexes", &consumed.local_index_units),
+            ] {
+                if !units.is_empty() {
+                    rendered[member] = units
+                        .iter()
+                        .map(|(index, units)| (index.clone(), json!({"CapacityUnits": units})))
+                        .collect::<Map<_, _>>()
+                        .into();
+                }
             }
         }
         Some(rendered)

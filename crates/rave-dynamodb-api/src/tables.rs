@@ -7,8 +7,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rave_engine::IndexStatus;
 use rave_store::{
-    GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, Projection, ScanInput, Store,
-    TableDefinition, item_size,
+    GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, LocalSecondaryIndex,
+    MAX_LOCAL_SECONDARY_INDEXES, Projection, ScanInput, Store, TableDefinition, item_size,
 };
 use serde_json::{Value, json};
 
@@ -34,7 +34,6 @@ impl From<MetadataError> for ApiError {
 
 pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     body.refuse(&[
-        "LocalSecondaryIndexes",
         "SSESpecification",
         "TableClass",
         "DeletionProtectionEnabled",
@@ -56,6 +55,10 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
     )?;
     let billing = billing(body)?;
     let tags = crate::tags::read_tags(body.list("Tags")?.unwrap_or_default())?;
+    let local_indexes = match body.list("LocalSecondaryIndexes")? {
+        Some(listed) => local_secondary_indexes(listed, &table_keys, &definitions, &mut used)?,
+        None => Vec::new(),
+    };
     let mut indexes = Vec::new();
     let mut index_throughput = BTreeMap::new();
     for index in body.list("GlobalSecondaryIndexes")?.unwrap_or_default() {
@@ -68,6 +71,13 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
         let projection = projection(index.required_object("Projection")?)?;
         if let Some(throughput) = index_throughput_for(billing, index_name, throughput(index)?)? {
             index_throughput.insert(index_name.to_owned(), throughput);
+        }
+        if local_indexes.iter().any(|local| local.name == index_name)
+            || indexes
+                .iter()
+                .any(|index: &GlobalSecondaryIndex| index.name == index_name)
+        {
+            return Err(duplicate_index(index_name));
         }
         indexes.push(GlobalSecondaryIndex {
             name: index_name.to_owned(),
@@ -87,6 +97,7 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
         global_secondary_indexes: indexes,
         stream_enabled: stream_view_type.is_some(),
         time_to_live_attribute: None,
+        local_secondary_indexes: local_indexes,
     };
     api.engine.create_table(definition.clone()).await?;
     let metadata = TableMetadata {
@@ -100,6 +111,66 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
     api.metadata.insert(name, metadata.clone())?;
     let description = describe(&definition, Some(&metadata), "ACTIVE", Counts::default());
     Ok(json!({ "TableDescription": description }))
+}
+
+/// CreateTable's `LocalSecondaryIndexes`, checked in DynamoDB's order: the
+/// list, the table's sort key, each index's keys (a sort key, the table's
+/// partition key) and projection, then names and the count.
+fn local_secondary_indexes(
+    listed: &[Value],
+    table_keys: &KeySchema,
+    definitions: &[(String, KeyType)],
+    used: &mut Vec<String>,
+) -> Result<Vec<LocalSecondaryIndex>, ApiError> {
+    if listed.is_empty() {
+        return Err(ApiError::validation(format!(
+            "{INVALID}: List of LocalSecondaryIndexes is empty"
+        )));
+    }
+    if table_keys.sort.is_none() {
+        return Err(ApiError::validation(format!(
+            "{INVALID}: Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex"
+        )));
+    }
+    let mut local_indexes: Vec<LocalSecondaryIndex> = Vec::new();
+    for index in listed {
+        let index = object(index, "LocalSecondaryIndexes")?;
+        let index_name = index.required_string("IndexName")?;
+        let keys = index
+            .list("KeySchema")?
+            .ok_or_else(|| missing("KeySchema"))?;
+        let index_keys = key_schema(keys, definitions, used)?;
+        let Some(sort_key) = index_keys.sort else {
+            return Err(ApiError::validation(format!(
+                "{INVALID}: Index KeySchema does not have a range key for index: {index_name}"
+            )));
+        };
+        if index_keys.partition.name != table_keys.partition.name {
+            return Err(ApiError::validation(format!(
+                "{INVALID}: Index KeySchema does not have the same leading hash key as table KeySchema for index: {index_name}. index hash key: {}, table hash key: {}",
+                index_keys.partition.name, table_keys.partition.name
+            )));
+        }
+        let projection = projection(index.required_object("Projection")?)?;
+        if local_indexes.iter().any(|local| local.name == index_name) {
+            return Err(duplicate_index(index_name));
+        }
+        local_indexes.push(LocalSecondaryIndex {
+            name: index_name.to_owned(),
+            sort_key,
+            projection,
+        });
+    }
+    if local_indexes.len() > MAX_LOCAL_SECONDARY_INDEXES {
+        return Err(ApiError::validation(format!(
+            "{INVALID}: Number of LocalSecondaryIndexes exceeds per-table limit of {MAX_LOCAL_SECONDARY_INDEXES}"
+        )));
+    }
+    Ok(local_indexes)
+}
+
+fn duplicate_index(name: &str) -> ApiError {
+    ApiError::validation(format!("{INVALID}: Duplicate index name: {name}"))
 }
 
 pub async fn describe_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
@@ -169,6 +240,10 @@ pub async fn current_description(
         }
         let counted = count(api, name, Some(&index.index.name)).await?;
         counts.indexes.insert(index.index.name, counted);
+    }
+    for index in &definition.local_secondary_indexes {
+        let counted = count(api, name, Some(&index.name)).await?;
+        counts.indexes.insert(index.name.clone(), counted);
     }
     Ok(describe(&definition, metadata.as_ref(), status, counts))
 }
@@ -277,6 +352,23 @@ fn describe(
             })
             .collect();
     }
+    if !definition.local_secondary_indexes.is_empty() {
+        description["LocalSecondaryIndexes"] = definition
+            .local_secondary_indexes
+            .iter()
+            .map(|index| {
+                let (items, bytes) = counts.indexes.get(&index.name).copied().unwrap_or_default();
+                json!({
+                    "IndexName": index.name,
+                    "IndexArn": format!("{arn}/index/{}", index.name),
+                    "KeySchema": key_schema_json(&index.key_schema(&definition.key_schema.partition)),
+                    "Projection": projection_json(&index.projection),
+                    "ItemCount": items,
+                    "IndexSizeBytes": bytes,
+                })
+            })
+            .collect();
+    }
     description
 }
 
@@ -296,12 +388,7 @@ pub fn key_schema_json(schema: &KeySchema) -> Value {
 /// Every key attribute of the table and its indexes, once each.
 fn attribute_definitions_json(definition: &TableDefinition) -> Value {
     let mut seen: Vec<&KeyAttribute> = Vec::new();
-    for attribute in definition.key_schema.attributes().chain(
-        definition
-            .global_secondary_indexes
-            .iter()
-            .flat_map(|i| i.key_schema.attributes()),
-    ) {
+    for attribute in definition.key_attributes() {
         if !seen.iter().any(|a| a.name == attribute.name) {
             seen.push(attribute);
         }

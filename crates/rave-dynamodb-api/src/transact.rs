@@ -3,14 +3,14 @@
 //! reads from one snapshot.
 
 use rave_store::{
-    BatchGetItemInput, Item, Store, TableKeys, TransactWriteAction, TransactWriteItemsInput,
-    project,
+    BatchGetItemInput, Item, ReturnValuesOnConditionCheckFailure, Store, TableKeys,
+    TransactWriteAction, TransactWriteItemsInput, project,
 };
 use serde_json::{Value, json};
 
 use crate::DynamoApi;
 use crate::error::ApiError;
-use crate::expressions::{Placeholders, read_expressions, refuse_old_values_on_failure};
+use crate::expressions::{Placeholders, on_condition_failure, read_expressions};
 use crate::idempotency::{Claim, fingerprint};
 use crate::request::{Members, missing};
 use crate::wire::item_to_json;
@@ -26,10 +26,12 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
     let listed = body
         .list("TransactItems")?
         .ok_or_else(|| missing("TransactItems"))?;
-    let actions = listed
+    let (actions, on_failure): (Vec<_>, Vec<_>) = listed
         .iter()
         .map(action)
-        .collect::<Result<Vec<_>, ApiError>>()?;
+        .collect::<Result<Vec<_>, ApiError>>()?
+        .into_iter()
+        .unzip();
     let running = match body.string("ClientRequestToken")? {
         Some(token) => match api.client_tokens.claim(token, fingerprint(&listed))? {
             Claim::Run(running) => Some(running),
@@ -40,7 +42,7 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
     };
     let output = api
         .engine
-        .transact_write_items(TransactWriteItemsInput { actions })
+        .transact_write_items_with(TransactWriteItemsInput { actions }, on_failure)
         .await?;
     if let Some(running) = running {
         running.succeeded();
@@ -52,7 +54,10 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
     Ok(response)
 }
 
-fn action(item: &Value) -> Result<TransactWriteAction, ApiError> {
+/// One action and what it hands back if its condition fails.
+fn action(
+    item: &Value,
+) -> Result<(TransactWriteAction, ReturnValuesOnConditionCheckFailure), ApiError> {
     let Value::Object(item) = item else {
         return Err(ApiError::serialization("TransactItems must be structures"));
     };
@@ -68,7 +73,7 @@ fn action(item: &Value) -> Result<TransactWriteAction, ApiError> {
             ));
         }
     };
-    refuse_old_values_on_failure(members)?;
+    let on_failure = on_condition_failure(members)?;
     let table = members.table_name()?.to_owned();
     let placeholders = Placeholders::read(members)?;
     let mut parser = placeholders.parser()?;
@@ -103,7 +108,7 @@ fn action(item: &Value) -> Result<TransactWriteAction, ApiError> {
         },
     };
     parser.finish()?;
-    Ok(action)
+    Ok((action, on_failure))
 }
 
 /// The engine's BatchGetItem reads every key from one read snapshot, which

@@ -23,10 +23,11 @@ use aws_sdk_dynamodb::types as sdk;
 use rave_store::{
     BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
     CancellationReason, ConsumedCapacity, DeleteItemInput, GetItemInput, GetItemOutput,
-    GlobalSecondaryIndex, IndexDrift, KeyAttribute, KeySchema, KeyType, Page, PositionLayout,
-    Projection, PutItemInput, QueryInput, Renderer, Result, Retry, ReturnValues, ScanInput, Select,
-    Store, StoreError, TableDefinition, TableKeys, TransactWriteAction, TransactWriteItemsInput,
-    TransactWriteItemsOutput, UpdateItemInput, WriteOutput, WriteRequest, add_by_table,
+    GlobalSecondaryIndex, IndexDrift, KeyAttribute, KeySchema, KeyType, LocalSecondaryIndex, Page,
+    PositionLayout, Projection, PutItemInput, QueryInput, Renderer, Result, Retry, ReturnValues,
+    ScanInput, Select, Store, StoreError, TableDefinition, TableKeys, TransactWriteAction,
+    TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput, WriteOutput, WriteRequest,
+    add_by_table,
 };
 
 use convert::{item_from_sdk, item_to_sdk};
@@ -223,6 +224,11 @@ impl DynamoStore {
         billing: Billing,
     ) -> Result<()> {
         definition.validate().map_err(StoreError::Validation)?;
+        if !definition.local_secondary_indexes.is_empty() {
+            return Err(StoreError::validation(
+                "the DynamoDB backend does not create local secondary indexes",
+            ));
+        }
         let mut attributes: Vec<(String, KeyType)> = Vec::new();
         for a in definition.key_schema.attributes().chain(
             definition
@@ -709,21 +715,37 @@ impl Store for DynamoStore {
                 (d.attribute_name().to_owned(), kind)
             })
             .collect();
+        let projection_from = |projection: Option<&sdk::Projection>| match projection
+            .and_then(|p| p.projection_type())
+        {
+            Some(sdk::ProjectionType::KeysOnly) => Projection::KeysOnly,
+            Some(sdk::ProjectionType::Include) => Projection::Include(
+                projection
+                    .map(|p| p.non_key_attributes().to_vec())
+                    .unwrap_or_default(),
+            ),
+            _ => Projection::All,
+        };
         let mut indexes = Vec::new();
         for index in t.global_secondary_indexes() {
-            let projection = index.projection();
             indexes.push(GlobalSecondaryIndex {
                 name: index.index_name().unwrap_or_default().to_owned(),
                 key_schema: schema_from(index.key_schema(), &types)?,
-                projection: match projection.and_then(|p| p.projection_type()) {
-                    Some(sdk::ProjectionType::KeysOnly) => Projection::KeysOnly,
-                    Some(sdk::ProjectionType::Include) => Projection::Include(
-                        projection
-                            .map(|p| p.non_key_attributes().to_vec())
-                            .unwrap_or_default(),
-                    ),
-                    _ => Projection::All,
-                },
+                projection: projection_from(index.projection()),
+            });
+        }
+        let mut local_indexes = Vec::new();
+        for index in t.local_secondary_indexes() {
+            let name = index.index_name().unwrap_or_default().to_owned();
+            let sort_key = schema_from(index.key_schema(), &types)?
+                .sort
+                .ok_or_else(|| {
+                    StoreError::Internal(format!("local secondary index {name} without a sort key"))
+                })?;
+            local_indexes.push(LocalSecondaryIndex {
+                name,
+                sort_key,
+                projection: projection_from(index.projection()),
             });
         }
         Ok(TableDefinition {
@@ -732,6 +754,7 @@ impl Store for DynamoStore {
             global_secondary_indexes: indexes,
             stream_enabled: t.stream_specification().is_some_and(|s| s.stream_enabled()),
             time_to_live_attribute: self.time_to_live_attribute(table).await?,
+            local_secondary_indexes: local_indexes,
         })
     }
 

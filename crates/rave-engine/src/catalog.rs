@@ -27,11 +27,16 @@ pub struct TableState {
     pub stream_table: String,
 }
 
+/// A secondary index of a table. A local one is kept as a global one
+/// whose partition key is the table's, and differs only in how it is read:
+/// strongly consistent reads, and what it does not project fetched from the
+/// table.
 #[derive(Debug)]
 pub struct IndexState {
     pub index: GlobalSecondaryIndex,
     pub redb_table: String,
     pub status: IndexStatus,
+    pub local: bool,
 }
 
 /// One item's entry in one index: where it is stored and what is projected.
@@ -50,10 +55,20 @@ impl TableState {
             indexes: definition
                 .global_secondary_indexes
                 .iter()
-                .map(|index| IndexState {
+                .map(|index| (index.clone(), false))
+                .chain(definition.local_secondary_indexes.iter().map(|local| {
+                    let index = GlobalSecondaryIndex {
+                        name: local.name.clone(),
+                        key_schema: local.key_schema(&definition.key_schema.partition),
+                        projection: local.projection.clone(),
+                    };
+                    (index, true)
+                }))
+                .map(|(index, local)| IndexState {
                     redb_table: format!("index/{name}/{}", index.name),
-                    index: index.clone(),
+                    index,
                     status: IndexStatus::Active,
+                    local,
                 })
                 .collect(),
             definition,
@@ -216,6 +231,19 @@ impl TableState {
             }
         };
         Some(IndexEntry { key, projected })
+    }
+
+    /// Whether `index` holds `attribute` of the items it has: a key of the
+    /// table or of the index, or an attribute its projection names.
+    pub fn projects(&self, index: &IndexState, attribute: &str) -> bool {
+        let is_key = |schema: &KeySchema| schema.attributes().any(|a| a.name == attribute);
+        is_key(self.schema())
+            || is_key(&index.index.key_schema)
+            || match &index.index.projection {
+                Projection::All => true,
+                Projection::KeysOnly => false,
+                Projection::Include(names) => names.iter().any(|n| n == attribute),
+            }
     }
 
     /// The table's and the index's key attributes of `item`: what an index

@@ -43,8 +43,8 @@ use std::time::{Duration, Instant};
 use rave_store::{
     BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
     DeleteItemInput, GetItemInput, GetItemOutput, Page, PutItemInput, QueryInput, Result,
-    ScanInput, Store, StoreError, TableDefinition, TransactWriteItemsInput,
-    TransactWriteItemsOutput, UpdateItemInput, WriteOutput,
+    ReturnValuesOnConditionCheckFailure, ScanInput, Store, StoreError, TableDefinition,
+    TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput, WriteFailure, WriteOutput,
 };
 use redb::{ReadableTable, TableDefinition as RedbTable};
 use serde::Serialize;
@@ -108,23 +108,54 @@ fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>> {
 
 /// A stored table definition. postcard is not self-describing, so a field
 /// added since an entry was written cannot default on its own: an entry
-/// that ends where [`DefinitionBeforeTtl`] ends was written before Time to
-/// Live existed.
+/// that ends where [`DefinitionBeforeLocalIndexes`] ends was written before
+/// local secondary indexes existed, one that ends where
+/// [`DefinitionBeforeTtl`] ends before Time to Live existed.
 fn decode_definition(bytes: &[u8], table: &str) -> Result<TableDefinition> {
+    use postcard::Error::DeserializeUnexpectedEnd as Ends;
     let corrupt = |e: postcard::Error| {
         StoreError::corrupt(format!("the catalog entry of table {table}"), e.to_string())
     };
     match postcard::from_bytes::<TableDefinition>(bytes) {
         Ok(definition) => Ok(definition),
-        Err(postcard::Error::DeserializeUnexpectedEnd) => postcard::from_bytes(bytes)
-            .map(DefinitionBeforeTtl::upgrade)
-            .map_err(corrupt),
+        Err(Ends) => match postcard::from_bytes::<DefinitionBeforeLocalIndexes>(bytes) {
+            Ok(definition) => Ok(definition.upgrade()),
+            Err(Ends) => postcard::from_bytes(bytes)
+                .map(|definition: DefinitionBeforeTtl| definition.upgrade().upgrade())
+                .map_err(corrupt),
+            Err(e) => Err(corrupt(e)),
+        },
         Err(e) => Err(corrupt(e)),
     }
 }
 
+/// The catalog entry as written before local secondary indexes:
+/// `TableDefinition` without its last field.
+#[derive(serde::Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+struct DefinitionBeforeLocalIndexes {
+    name: String,
+    key_schema: rave_store::KeySchema,
+    global_secondary_indexes: Vec<rave_store::GlobalSecondaryIndex>,
+    stream_enabled: bool,
+    time_to_live_attribute: Option<String>,
+}
+
+impl DefinitionBeforeLocalIndexes {
+    fn upgrade(self) -> TableDefinition {
+        TableDefinition {
+            name: self.name,
+            key_schema: self.key_schema,
+            global_secondary_indexes: self.global_secondary_indexes,
+            stream_enabled: self.stream_enabled,
+            time_to_live_attribute: self.time_to_live_attribute,
+            local_secondary_indexes: Vec::new(),
+        }
+    }
+}
+
 /// The catalog entry as written before Time to Live: `TableDefinition`
-/// without its last field.
+/// without its last two fields.
 #[derive(serde::Deserialize)]
 #[cfg_attr(test, derive(Serialize))]
 struct DefinitionBeforeTtl {
@@ -135,8 +166,8 @@ struct DefinitionBeforeTtl {
 }
 
 impl DefinitionBeforeTtl {
-    fn upgrade(self) -> TableDefinition {
-        TableDefinition {
+    fn upgrade(self) -> DefinitionBeforeLocalIndexes {
+        DefinitionBeforeLocalIndexes {
             name: self.name,
             key_schema: self.key_schema,
             global_secondary_indexes: self.global_secondary_indexes,
@@ -374,6 +405,7 @@ impl Engine {
             .get(table)?
             .indexes
             .iter()
+            .filter(|i| !i.local)
             .map(|i| IndexDescription {
                 index: i.index.clone(),
                 status: i.status,
@@ -522,7 +554,7 @@ impl Engine {
         checkpoint: Checkpoint,
     ) -> Result<TransactWriteItemsOutput> {
         match self
-            .submit(WriteOp::Transact(input, Some(checkpoint)))
+            .submit(WriteOp::Transact(input, Some(checkpoint), Vec::new()))
             .await?
         {
             WriteReply::Transact(output) => Ok(output),
@@ -544,10 +576,58 @@ impl Engine {
             .map_err(|_| StoreError::Unavailable("the writer thread has stopped".into()))?
     }
 
-    async fn write(&self, op: WriteOp) -> Result<WriteOutput> {
+    /// PutItem, handing back the item a failed condition was checked
+    /// against when `on_failure` asks for it (DynamoDB's
+    /// `ReturnValuesOnConditionCheckFailure`); [`Store::put_item`] never asks.
+    pub async fn put_item_with(
+        &self,
+        input: PutItemInput,
+        on_failure: ReturnValuesOnConditionCheckFailure,
+    ) -> std::result::Result<WriteOutput, WriteFailure> {
+        self.write(WriteOp::Put(input, on_failure)).await
+    }
+
+    /// UpdateItem, as [`Engine::put_item_with`].
+    pub async fn update_item_with(
+        &self,
+        input: UpdateItemInput,
+        on_failure: ReturnValuesOnConditionCheckFailure,
+    ) -> std::result::Result<WriteOutput, WriteFailure> {
+        self.write(WriteOp::Update(input, on_failure)).await
+    }
+
+    /// DeleteItem, as [`Engine::put_item_with`].
+    pub async fn delete_item_with(
+        &self,
+        input: DeleteItemInput,
+        on_failure: ReturnValuesOnConditionCheckFailure,
+    ) -> std::result::Result<WriteOutput, WriteFailure> {
+        self.write(WriteOp::Delete(input, on_failure)).await
+    }
+
+    /// TransactWriteItems where `on_failure[i]` says what action `i` hands
+    /// back if its condition fails (missing entries: nothing); the items
+    /// come back in [`WriteFailure::old_items`], one per action.
+    pub async fn transact_write_items_with(
+        &self,
+        input: TransactWriteItemsInput,
+        on_failure: Vec<ReturnValuesOnConditionCheckFailure>,
+    ) -> std::result::Result<TransactWriteItemsOutput, WriteFailure> {
+        match self
+            .submit(WriteOp::Transact(input, None, on_failure))
+            .await?
+        {
+            WriteReply::Transact(output) => Ok(output),
+            WriteReply::Refused(failure) => Err(failure),
+            other => Err(unexpected(other).into()),
+        }
+    }
+
+    async fn write(&self, op: WriteOp) -> std::result::Result<WriteOutput, WriteFailure> {
         match self.submit(op).await? {
             WriteReply::Write(output) => Ok(output),
-            other => Err(unexpected(other)),
+            WriteReply::Refused(failure) => Err(failure),
+            other => Err(unexpected(other).into()),
         }
     }
 
@@ -603,15 +683,21 @@ impl Store for Engine {
     }
 
     async fn put_item(&self, input: PutItemInput) -> Result<WriteOutput> {
-        self.write(WriteOp::Put(input)).await
+        self.put_item_with(input, ReturnValuesOnConditionCheckFailure::None)
+            .await
+            .map_err(|failure| failure.error)
     }
 
     async fn update_item(&self, input: UpdateItemInput) -> Result<WriteOutput> {
-        self.write(WriteOp::Update(input)).await
+        self.update_item_with(input, ReturnValuesOnConditionCheckFailure::None)
+            .await
+            .map_err(|failure| failure.error)
     }
 
     async fn delete_item(&self, input: DeleteItemInput) -> Result<WriteOutput> {
-        self.write(WriteOp::Delete(input)).await
+        self.delete_item_with(input, ReturnValuesOnConditionCheckFailure::None)
+            .await
+            .map_err(|failure| failure.error)
     }
 
     async fn query(&self, input: QueryInput) -> Result<Page> {
@@ -653,10 +739,9 @@ impl Store for Engine {
         &self,
         input: TransactWriteItemsInput,
     ) -> Result<TransactWriteItemsOutput> {
-        match self.submit(WriteOp::Transact(input, None)).await? {
-            WriteReply::Transact(output) => Ok(output),
-            other => Err(unexpected(other)),
-        }
+        self.transact_write_items_with(input, Vec::new())
+            .await
+            .map_err(|failure| failure.error)
     }
 }
 
@@ -734,10 +819,27 @@ mod tests {
 
         let with_ttl = TableDefinition {
             time_to_live_attribute: Some("expires".into()),
-            ..current
+            ..current.clone()
         };
-        let bytes = encode(&with_ttl).expect("encodes");
-        assert_eq!(decode_definition(&bytes, "things"), Ok(with_ttl));
+        let before_local_indexes = DefinitionBeforeLocalIndexes {
+            name: current.name.clone(),
+            key_schema: current.key_schema.clone(),
+            global_secondary_indexes: current.global_secondary_indexes.clone(),
+            stream_enabled: current.stream_enabled,
+            time_to_live_attribute: Some("expires".into()),
+        };
+        let bytes = postcard::to_allocvec(&before_local_indexes).expect("encodes");
+        assert_eq!(decode_definition(&bytes, "things"), Ok(with_ttl.clone()));
+        let with_local_index = TableDefinition {
+            local_secondary_indexes: vec![rave_store::LocalSecondaryIndex {
+                name: "byDate".into(),
+                sort_key: rave_store::KeyAttribute::new("date", rave_store::KeyType::N),
+                projection: rave_store::Projection::KeysOnly,
+            }],
+            ..with_ttl
+        };
+        let bytes = encode(&with_local_index).expect("encodes");
+        assert_eq!(decode_definition(&bytes, "things"), Ok(with_local_index));
         assert!(matches!(
             decode_definition(&bytes[..3], "things"),
             Err(StoreError::Corrupt { .. })

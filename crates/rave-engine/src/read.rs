@@ -109,15 +109,15 @@ pub(crate) fn batch_get(
     })
 }
 
-/// The index a Query or Scan reads (`None`: the table); an index read
-/// cannot be strongly consistent.
+/// The index a Query or Scan reads (`None`: the table); a read of a global
+/// secondary index cannot be strongly consistent.
 fn index_to_read<'t>(
     table: &'t TableState,
     index: Option<&str>,
     consistent: bool,
 ) -> Result<Option<&'t IndexState>> {
     let index = index.map(|name| table.index(name)).transpose()?;
-    if index.is_some() && consistent {
+    if index.is_some_and(|i| !i.local) && consistent {
         return Err(StoreError::validation(
             "Consistent reads are not supported on global secondary indexes",
         ));
@@ -204,6 +204,13 @@ pub(crate) fn query(txn: &ReadTransaction, table: &TableState, input: &QueryInpu
         input.limit,
         input.filter.as_ref(),
         input.consistent_read,
+        fetches(
+            table,
+            index,
+            input.select,
+            input.projection.as_deref(),
+            input.filter.as_ref(),
+        ),
     )?;
     Ok(shape.apply(page))
 }
@@ -265,8 +272,39 @@ pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput)
         input.limit,
         input.filter.as_ref(),
         input.consistent_read,
+        fetches(
+            table,
+            index,
+            input.select,
+            input.projection.as_deref(),
+            input.filter.as_ref(),
+        ),
     )?;
     Ok(shape.apply(page))
+}
+
+/// Whether a read of `index` must fetch each item from the table: it is a
+/// local secondary index, which DynamoDB reads through to the table for the
+/// attributes it does not project (ALL_ATTRIBUTES, or a projection or
+/// filter naming one); a global one returns only what it holds.
+fn fetches(
+    table: &TableState,
+    index: Option<&IndexState>,
+    select: Option<Select>,
+    projection: Option<&[Path]>,
+    filter: Option<&rave_store::Condition>,
+) -> bool {
+    let Some(index) = index.filter(|i| i.local && i.index.projection != Projection::All) else {
+        return false;
+    };
+    let named = projection
+        .into_iter()
+        .flatten()
+        .chain(filter.map(|f| f.paths()).into_iter().flatten());
+    select == Some(Select::AllAttributes)
+        || named
+            .filter_map(Path::top)
+            .any(|attribute| !table.projects(index, attribute))
 }
 
 /// What a Query or Scan returns of the items it keeps, from its Select and
@@ -307,7 +345,7 @@ impl<'a> Shape<'a> {
             }
             (Some(Select::AllAttributes), None) => match index {
                 // A global secondary index holds only what it projects.
-                Some(index) if index.index.projection != Projection::All => {
+                Some(index) if !index.local && index.index.projection != Projection::All => {
                     Err(StoreError::validation(format!(
                         "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index {} because its projection type is not ALL",
                         index.index.name
@@ -381,7 +419,8 @@ fn is_empty_range(range: &(Bound<Vec<u8>>, Bound<Vec<u8>>)) -> bool {
 
 /// Reads a key range in one direction, stopping at `limit` items or 1 MB,
 /// then applies the filter. The page's LastEvaluatedKey is the last item
-/// read when it stopped early.
+/// read when it stopped early. With `fetch`, each index entry is replaced
+/// by the table's item, each fetch charged as a read of its own.
 #[allow(clippy::too_many_arguments)]
 fn read_range(
     txn: &ReadTransaction,
@@ -393,6 +432,7 @@ fn read_range(
     limit: Option<usize>,
     filter: Option<&rave_store::Condition>,
     consistent: bool,
+    fetch: bool,
 ) -> Result<Page> {
     if limit == Some(0) {
         return Err(StoreError::validation(
@@ -404,8 +444,17 @@ fn read_range(
     let mut scanned = 0usize;
     let mut bytes_read = 0usize;
     let mut last_evaluated_key = None;
+    let mut fetched_units = 0.0;
     if !is_empty_range(&range) {
         let entries = txn.open_table(bytes_table(redb_name)).map_err(storage)?;
+        let table_items = if fetch {
+            Some(
+                txn.open_table(bytes_table(&table.items_table))
+                    .map_err(storage)?,
+            )
+        } else {
+            None
+        };
         let bounds = (
             range.0.as_ref().map(Vec::as_slice),
             range.1.as_ref().map(Vec::as_slice),
@@ -419,6 +468,32 @@ fn read_range(
             })?;
             scanned += 1;
             bytes_read += item_size(&item);
+            let item = match &table_items {
+                Some(table_items) => {
+                    let key = table.key_bytes(&table.schema().key_of(&item))?;
+                    match table_items.get(key.as_slice()).map_err(storage)? {
+                        Some(bytes) => {
+                            let whole = decode_item(bytes.value())
+                                .map_err(|e| table.corrupt_item(&key, e))?;
+                            fetched_units += read_units(item_size(&whole), consistent);
+                            whole
+                        }
+                        // The snapshot holds the entry's item: an index entry
+                        // without one is the index's damage, not the item's.
+                        None => {
+                            return Err(StoreError::corrupt(
+                                format!(
+                                    "an entry of index {} of table {}",
+                                    redb_name,
+                                    table.name()
+                                ),
+                                "it has no item in the table",
+                            ));
+                        }
+                    }
+                }
+                None => item,
+            };
             let stop = limit.is_some_and(|l| scanned >= l) || bytes_read >= MAX_PAGE_BYTES;
             if stop {
                 last_evaluated_key = Some(match index {
@@ -447,10 +522,14 @@ fn read_range(
     }
     consumed.read_units = read_units(bytes_read, consistent);
     if let Some(index) = index {
-        consumed
-            .index_units
-            .insert(index.index.name.clone(), consumed.read_units);
+        let charged = if index.local {
+            &mut consumed.local_index_units
+        } else {
+            &mut consumed.index_units
+        };
+        charged.insert(index.index.name.clone(), consumed.read_units);
     }
+    consumed.read_units += fetched_units;
     Ok(Page {
         count: items.len(),
         items,

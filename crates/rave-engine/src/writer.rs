@@ -25,9 +25,10 @@ use std::time::{Duration, Instant};
 use rave_store::{
     BatchWriteItemInput, BatchWriteItemOutput, CancellationReason, ConsumedCapacity,
     DeleteItemInput, Item, MAX_BATCH_WRITE_REQUESTS, MAX_TRANSACT_ACTIONS, MAX_TRANSACTION_BYTES,
-    PutItemInput, Result, ReturnValues, StoreError, TableDefinition, TransactWriteAction,
-    TransactWriteItemsInput, TransactWriteItemsOutput, Update, UpdateItemInput, WriteOutput,
-    WriteRequest, add_by_table, item_size, write_units,
+    PutItemInput, Result, ReturnValues, ReturnValuesOnConditionCheckFailure, StoreError,
+    TableDefinition, TransactWriteAction, TransactWriteItemsInput, TransactWriteItemsOutput,
+    Update, UpdateItemInput, WriteFailure, WriteOutput, WriteRequest, add_by_table, item_size,
+    write_units,
 };
 use redb::{ReadableTable, WriteTransaction};
 use tokio::sync::{oneshot, watch};
@@ -49,11 +50,17 @@ const TRIM_BATCH: usize = 10_000;
 pub(crate) enum WriteOp {
     CreateTable(TableDefinition),
     DeleteTable(String),
-    Put(PutItemInput),
-    Update(UpdateItemInput),
-    Delete(DeleteItemInput),
+    Put(PutItemInput, ReturnValuesOnConditionCheckFailure),
+    Update(UpdateItemInput, ReturnValuesOnConditionCheckFailure),
+    Delete(DeleteItemInput, ReturnValuesOnConditionCheckFailure),
     BatchWrite(BatchWriteItemInput),
-    Transact(TransactWriteItemsInput, Option<Checkpoint>),
+    /// A transaction, the consumer checkpoint it moves, and what each
+    /// action hands back if its condition fails (missing entries: nothing).
+    Transact(
+        TransactWriteItemsInput,
+        Option<Checkpoint>,
+        Vec<ReturnValuesOnConditionCheckFailure>,
+    ),
     RegisterConsumer {
         table: String,
         consumer: String,
@@ -103,6 +110,9 @@ pub(crate) enum WriteReply {
     Position(u64),
     /// How many items Time to Live deleted.
     Expired(u64),
+    /// A write refused by a condition, with the items the request asked
+    /// to see: an error, sent as a reply because the items travel with it.
+    Refused(WriteFailure),
 }
 
 pub(crate) struct Job {
@@ -120,6 +130,9 @@ enum Failure {
     /// redb failed inside the shared transaction: the transaction cannot be
     /// trusted, so every request of the group fails.
     Transaction(StoreError),
+    /// A failed condition of a request that asked for the items its
+    /// conditions saw: fails alone, as `Request` does.
+    Refused(WriteFailure),
 }
 
 type Applied<T> = std::result::Result<T, Failure>;
@@ -302,6 +315,9 @@ impl Writer {
                 match self.apply(&mut tx, op) {
                     Ok(reply) => outcomes.push(Ok(reply)),
                     Err(Failure::Request(error)) => outcomes.push(Err(error)),
+                    Err(Failure::Refused(failure)) => {
+                        outcomes.push(Ok(WriteReply::Refused(failure)));
+                    }
                     Err(Failure::Transaction(error)) => return Err(error),
                 }
             }
@@ -316,7 +332,7 @@ impl Writer {
                     Ok(()) => {}
                     // Housekeeping must not fail the group's requests: a
                     // record that does not decode stays, and is reported.
-                    Err(Failure::Request(error)) => {
+                    Err(Failure::Request(error) | Failure::Refused(WriteFailure { error, .. })) => {
                         tracing::error!(%error, "stream trim skipped");
                     }
                     Err(Failure::Transaction(error)) => return Err(error),
@@ -330,12 +346,18 @@ impl Writer {
 
     fn apply(&self, tx: &mut Tx<'_>, op: &WriteOp) -> Applied<WriteReply> {
         match op {
-            WriteOp::Put(input) => self.put(tx, input).map(WriteReply::Write),
-            WriteOp::Update(input) => self.update(tx, input).map(WriteReply::Write),
-            WriteOp::Delete(input) => self.delete(tx, input).map(WriteReply::Write),
+            WriteOp::Put(input, on_failure) => {
+                self.put(tx, input, *on_failure).map(WriteReply::Write)
+            }
+            WriteOp::Update(input, on_failure) => {
+                self.update(tx, input, *on_failure).map(WriteReply::Write)
+            }
+            WriteOp::Delete(input, on_failure) => {
+                self.delete(tx, input, *on_failure).map(WriteReply::Write)
+            }
             WriteOp::BatchWrite(input) => self.batch_write(tx, input).map(WriteReply::Batch),
-            WriteOp::Transact(input, checkpoint) => self
-                .transact(tx, input, checkpoint.as_ref())
+            WriteOp::Transact(input, checkpoint, on_failure) => self
+                .transact(tx, input, checkpoint.as_ref(), on_failure)
                 .map(WriteReply::Transact),
             WriteOp::RegisterConsumer {
                 table,
@@ -366,7 +388,12 @@ impl Writer {
         }
     }
 
-    fn put(&self, tx: &mut Tx<'_>, input: &PutItemInput) -> Applied<WriteOutput> {
+    fn put(
+        &self,
+        tx: &mut Tx<'_>,
+        input: &PutItemInput,
+        on_failure: ReturnValuesOnConditionCheckFailure,
+    ) -> Applied<WriteOutput> {
         let table = self.catalog.get(&input.table)?;
         if !matches!(
             input.return_values,
@@ -378,7 +405,7 @@ impl Writer {
         }
         let key = table.validate_item(&input.item)?;
         let old = tx.get(&table, &key)?;
-        check_condition(input.condition.as_ref(), old.as_ref())?;
+        check_write_condition(input.condition.as_ref(), old.as_ref(), on_failure)?;
         let consumed = tx.write_item(&table, &key, old.as_ref(), Some(&input.item))?;
         Ok(WriteOutput {
             attributes: old.filter(|_| input.return_values == ReturnValues::AllOld),
@@ -386,12 +413,17 @@ impl Writer {
         })
     }
 
-    fn update(&self, tx: &mut Tx<'_>, input: &UpdateItemInput) -> Applied<WriteOutput> {
+    fn update(
+        &self,
+        tx: &mut Tx<'_>,
+        input: &UpdateItemInput,
+        on_failure: ReturnValuesOnConditionCheckFailure,
+    ) -> Applied<WriteOutput> {
         let table = self.catalog.get(&input.table)?;
         let key = table.key_bytes(&input.key)?;
         check_update(&table, &input.update)?;
         let old = tx.get(&table, &key)?;
-        check_condition(input.condition.as_ref(), old.as_ref())?;
+        check_write_condition(input.condition.as_ref(), old.as_ref(), on_failure)?;
         let new = updated_item(&table, &input.key, old.as_ref(), &input.update)?;
         let consumed = tx.write_item(&table, &key, old.as_ref(), new.as_ref())?;
         let attributes = match input.return_values {
@@ -407,7 +439,12 @@ impl Writer {
         })
     }
 
-    fn delete(&self, tx: &mut Tx<'_>, input: &DeleteItemInput) -> Applied<WriteOutput> {
+    fn delete(
+        &self,
+        tx: &mut Tx<'_>,
+        input: &DeleteItemInput,
+        on_failure: ReturnValuesOnConditionCheckFailure,
+    ) -> Applied<WriteOutput> {
         let table = self.catalog.get(&input.table)?;
         if !matches!(
             input.return_values,
@@ -419,7 +456,7 @@ impl Writer {
         }
         let key = table.key_bytes(&input.key)?;
         let old = tx.get(&table, &key)?;
-        check_condition(input.condition.as_ref(), old.as_ref())?;
+        check_write_condition(input.condition.as_ref(), old.as_ref(), on_failure)?;
         let consumed = tx.write_item(&table, &key, old.as_ref(), None)?;
         Ok(WriteOutput {
             attributes: old.filter(|_| input.return_values == ReturnValues::AllOld),
@@ -478,6 +515,7 @@ impl Writer {
         tx: &mut Tx<'_>,
         input: &TransactWriteItemsInput,
         checkpoint: Option<&Checkpoint>,
+        on_failure: &[ReturnValuesOnConditionCheckFailure],
     ) -> Applied<TransactWriteItemsOutput> {
         let count = input.actions.len();
         // DynamoDB's limit binds TransactWriteItems; a stream consumer's
@@ -566,7 +604,23 @@ impl Writer {
             )));
         }
         if reasons.iter().any(|r| *r != CancellationReason::None) {
-            return Err(Failure::Request(StoreError::TransactionCanceled(reasons)));
+            let old_items: Vec<Option<Item>> = reasons
+                .iter()
+                .zip(&writes)
+                .enumerate()
+                .map(|(action, (reason, (old, _, _)))| {
+                    let asked = on_failure.get(action)
+                        == Some(&ReturnValuesOnConditionCheckFailure::AllOld);
+                    old.clone()
+                        .filter(|_| asked && *reason == CancellationReason::ConditionalCheckFailed)
+                })
+                .collect();
+            let error = StoreError::TransactionCanceled(reasons);
+            return Err(if on_failure.is_empty() {
+                Failure::Request(error)
+            } else {
+                Failure::Refused(WriteFailure { error, old_items })
+            });
         }
         let mut consumed = Consumption::default();
         for ((table, key), (old, new, is_check)) in resolved.iter().zip(writes) {
@@ -801,10 +855,11 @@ fn change_indexes(
             next
         }
         IndexChange::Delete(name) => {
+            // A local secondary index lives as long as its table.
             let deleted = state
                 .indexes
                 .iter()
-                .find(|i| i.index.name == *name)
+                .find(|i| i.index.name == *name && !i.local)
                 .ok_or_else(|| {
                     StoreError::ResourceNotFound(format!(
                         "Requested resource not found: Index: {name} not found on table {}",
@@ -852,6 +907,22 @@ fn check_condition(condition: Option<&rave_store::Condition>, old: Option<&Item>
 }
 
 /// Rejects updates DynamoDB rejects before looking at the item.
+/// A single-item write's condition: when it fails, the item it saw goes
+/// back with the error if the request asked for it.
+fn check_write_condition(
+    condition: Option<&rave_store::Condition>,
+    old: Option<&Item>,
+    on_failure: ReturnValuesOnConditionCheckFailure,
+) -> Applied<()> {
+    check_condition(condition, old).map_err(|error| match on_failure {
+        ReturnValuesOnConditionCheckFailure::None => Failure::Request(error),
+        ReturnValuesOnConditionCheckFailure::AllOld => Failure::Refused(WriteFailure {
+            error,
+            old_items: vec![old.cloned()],
+        }),
+    })
+}
+
 fn check_update(table: &TableState, update: &Update) -> Result<()> {
     if update.is_empty() {
         // DynamoDB's UpdateItem without an UpdateExpression: it writes the
@@ -1098,7 +1169,12 @@ impl<'t> Tx<'t> {
             }
             if units > 0.0 {
                 consumed.write_units += units;
-                consumed.index_units.insert(index.index.name.clone(), units);
+                let charged = if index.local {
+                    &mut consumed.local_index_units
+                } else {
+                    &mut consumed.index_units
+                };
+                charged.insert(index.index.name.clone(), units);
             }
         }
         if table.definition.stream_enabled {
@@ -1189,8 +1265,14 @@ mod tests {
         let setup = group(
             &mut writer,
             vec![
-                WriteOp::Put(put(TABLE, thing("good", 1))),
-                WriteOp::Put(put(TABLE, thing("bad", 1))),
+                WriteOp::Put(
+                    put(TABLE, thing("good", 1)),
+                    ReturnValuesOnConditionCheckFailure::None,
+                ),
+                WriteOp::Put(
+                    put(TABLE, thing("bad", 1)),
+                    ReturnValuesOnConditionCheckFailure::None,
+                ),
             ],
         );
         assert!(setup.iter().all(Result::is_ok));
@@ -1209,16 +1291,28 @@ mod tests {
         let outcomes = group(
             &mut writer,
             vec![
-                WriteOp::Put(put(TABLE, thing("good", 2))),
-                WriteOp::Put(put(TABLE, thing("bad", 2))),
-                WriteOp::Put(put(TABLE, thing("new", 1))),
+                WriteOp::Put(
+                    put(TABLE, thing("good", 2)),
+                    ReturnValuesOnConditionCheckFailure::None,
+                ),
+                WriteOp::Put(
+                    put(TABLE, thing("bad", 2)),
+                    ReturnValuesOnConditionCheckFailure::None,
+                ),
+                WriteOp::Put(
+                    put(TABLE, thing("new", 1)),
+                    ReturnValuesOnConditionCheckFailure::None,
+                ),
                 WriteOp::BatchWrite(BatchWriteItemInput {
                     requests: vec![
                         (TABLE.into(), WriteRequest::Put(thing("batched", 1))),
                         (TABLE.into(), WriteRequest::Delete(key("bad", "s"))),
                     ],
                 }),
-                WriteOp::Delete(delete(TABLE, key("bad", "s"))),
+                WriteOp::Delete(
+                    delete(TABLE, key("bad", "s")),
+                    ReturnValuesOnConditionCheckFailure::None,
+                ),
             ],
         );
 
@@ -1259,7 +1353,7 @@ mod tests {
                 if i == 1 {
                     item.insert("COLOR".into(), 7i64.into());
                 }
-                WriteOp::Put(put(TABLE, item))
+                WriteOp::Put(put(TABLE, item), ReturnValuesOnConditionCheckFailure::None)
             })
             .collect();
         assert!(group(&mut writer, items).iter().all(Result::is_ok));
@@ -1310,7 +1404,16 @@ mod tests {
         ));
         // Writes meanwhile maintain the new index.
         let late = item! {"PK" => "late", "SK" => "s", "COLOR" => "red"};
-        assert!(group(&mut writer, vec![WriteOp::Put(put(TABLE, late))])[0].is_ok());
+        assert!(
+            group(
+                &mut writer,
+                vec![WriteOp::Put(
+                    put(TABLE, late),
+                    ReturnValuesOnConditionCheckFailure::None
+                )]
+            )[0]
+            .is_ok()
+        );
         let mut steps = 0;
         while writer.backfill_step() {
             steps += 1;
@@ -1355,8 +1458,14 @@ mod tests {
         let setup = group(
             &mut writer,
             vec![
-                WriteOp::Put(put(TABLE, expiring("found", 9_000))),
-                WriteOp::Put(put(TABLE, expiring("rewritten", 9_500))),
+                WriteOp::Put(
+                    put(TABLE, expiring("found", 9_000)),
+                    ReturnValuesOnConditionCheckFailure::None,
+                ),
+                WriteOp::Put(
+                    put(TABLE, expiring("rewritten", 9_500)),
+                    ReturnValuesOnConditionCheckFailure::None,
+                ),
             ],
         );
         assert!(setup.iter().all(Result::is_ok));

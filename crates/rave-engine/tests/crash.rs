@@ -36,6 +36,7 @@ fn definition() -> TableDefinition {
         }],
         stream_enabled: true,
         time_to_live_attribute: None,
+        local_secondary_indexes: Vec::new(),
     }
 }
 

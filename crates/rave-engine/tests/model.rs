@@ -7,7 +7,8 @@
 //! each sparse index, walked page by page through LastEvaluatedKey, must
 //! return exactly what the model returns, the stream must replay to the
 //! final state, and every write must consume the units DynamoDB's formulas
-//! give. Condition and update evaluation itself is tested in rave-store; the
+//! give. A local secondary index is read both as it projects and through
+//! to the table (ALL_ATTRIBUTES), strongly consistent. Condition and update evaluation itself is tested in rave-store; the
 //! model reuses it so that this test is about storage, indexes and paging.
 
 use std::cmp::Ordering;
@@ -50,6 +51,11 @@ fn definition() -> TableDefinition {
         ],
         stream_enabled: true,
         time_to_live_attribute: None,
+        local_secondary_indexes: vec![LocalSecondaryIndex {
+            name: "byLocal".into(),
+            sort_key: KeyAttribute::new("GN", KeyType::N),
+            projection: Projection::Include(vec!["v".into()]),
+        }],
     }
 }
 
@@ -118,7 +124,8 @@ struct ModelIndex {
     sort: Option<&'static str>,
 }
 
-const INDEXES: [ModelIndex; 3] = [
+/// The last one is the table's local secondary index.
+const INDEXES: [ModelIndex; 4] = [
     ModelIndex {
         name: "byS",
         partition: "GS",
@@ -134,7 +141,14 @@ const INDEXES: [ModelIndex; 3] = [
         partition: "GB",
         sort: None,
     },
+    ModelIndex {
+        name: "byLocal",
+        partition: "PK",
+        sort: Some("GN"),
+    },
 ];
+
+const LOCAL: usize = 3;
 
 impl ModelIndex {
     fn project(&self, item: &Item) -> Option<Item> {
@@ -146,6 +160,7 @@ impl ModelIndex {
             match self.name {
                 "byS" => true,
                 "byN" => ["PK", "SK", "GN", "GS", "v"].contains(&name),
+                "byLocal" => ["PK", "SK", "GN", "v"].contains(&name),
                 _ => ["PK", "SK", "GB"].contains(&name),
             }
         };
@@ -359,6 +374,8 @@ impl Model {
             .items
             .iter()
             .filter_map(|item| match index {
+                // Read through to the table: the whole item, in index order.
+                Some(index) if spec.whole => index.project(item).map(|_| item.clone()),
                 Some(index) => index.project(item),
                 None => Some(item.clone()),
             })
@@ -427,6 +444,9 @@ struct QuerySpec {
     sort: Option<SortOp>,
     forward: bool,
     limit: Option<usize>,
+    /// On the local index: ALL_ATTRIBUTES, strongly consistent, which
+    /// fetches every item from the table.
+    whole: bool,
 }
 
 fn num(text: &str) -> AttributeValue {
@@ -602,18 +622,27 @@ fn query_spec() -> impl Strategy<Value = QuerySpec> {
     let by_n = (valid_gn(), sort_op(valid_gs(), true)).prop_map(|(p, s)| (Target::Index(1), p, s));
     let by_b = prop::sample::select(vec![vec![0u8], vec![0, 1]])
         .prop_map(|b| (Target::Index(2), AttributeValue::B(b), None));
+    let by_local = (
+        prop::sample::select(vec!["a", "b"]),
+        sort_op(valid_gn(), false),
+    )
+        .prop_map(|(pk, sort)| (Target::Index(LOCAL), AttributeValue::from(pk), sort));
     (
-        prop_oneof![table, by_s, by_n, by_b],
+        prop_oneof![table, by_s, by_n, by_b, by_local],
         any::<bool>(),
         proptest::option::of(1usize..5),
+        any::<bool>(),
     )
-        .prop_map(|((target, partition, sort), forward, limit)| QuerySpec {
-            target,
-            partition,
-            sort,
-            forward,
-            limit,
-        })
+        .prop_map(
+            |((target, partition, sort), forward, limit, whole)| QuerySpec {
+                whole: whole && matches!(target, Target::Index(LOCAL)),
+                target,
+                partition,
+                sort,
+                forward,
+                limit,
+            },
+        )
 }
 
 // ---------------------------------------------------------------- running both
@@ -733,9 +762,25 @@ async fn walk(engine: &Engine, spec: &QuerySpec) -> (Vec<Item>, f64, f64) {
         input.scan_index_forward = spec.forward;
         input.limit = spec.limit;
         input.exclusive_start_key = start.take();
+        if spec.whole {
+            input.select = Some(Select::AllAttributes);
+            input.consistent_read = true;
+        }
         let page = engine.query(input).await.expect("query");
         charged += page.consumed.read_units;
-        expected += read_units(page.items.iter().map(item_size).sum(), false);
+        if spec.whole {
+            // The index entries read, and each item fetched on its own.
+            let local = &INDEXES[LOCAL];
+            let entries = page.items.iter().filter_map(|i| local.project(i));
+            expected += read_units(entries.map(|e| item_size(&e)).sum(), true);
+            expected += page
+                .items
+                .iter()
+                .map(|i| read_units(item_size(i), true))
+                .sum::<f64>();
+        } else {
+            expected += read_units(page.items.iter().map(item_size).sum(), false);
+        }
         if let Some(limit) = spec.limit {
             assert!(page.items.len() <= limit);
         }

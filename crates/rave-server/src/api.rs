@@ -550,20 +550,21 @@ pub struct ProductBody {
     pub languages: Vec<ProductStatsBody>,
 }
 
-impl From<ProductOverview> for ProductBody {
-    fn from(overview: ProductOverview) -> ProductBody {
+impl From<&ProductOverview> for ProductBody {
+    fn from(overview: &ProductOverview) -> ProductBody {
         let name = overview.name().to_owned();
         let (url, image) = overview
             .record
-            .map(|r| (r.url, r.image))
+            .as_ref()
+            .map(|r| (r.url.clone(), r.image.clone()))
             .unwrap_or_default();
         ProductBody {
             product_id: overview.product_id.to_string(),
             name,
             url,
             image,
-            stats: overview.overall.into(),
-            languages: overview.languages.into_iter().map(Into::into).collect(),
+            stats: overview.overall.clone().into(),
+            languages: overview.languages.iter().cloned().map(Into::into).collect(),
         }
     }
 }

@@ -30,6 +30,9 @@ pub struct ConsumedCapacity {
     pub write_units: f64,
     /// Units charged to each global secondary index (included in the totals).
     pub index_units: BTreeMap<String, f64>,
+    /// Units charged to each local secondary index (included in the totals).
+    #[serde(default)]
+    pub local_index_units: BTreeMap<String, f64>,
 }
 
 impl ConsumedCapacity {
@@ -51,6 +54,17 @@ impl ConsumedCapacity {
         for (index, units) in &other.index_units {
             *self.index_units.entry(index.clone()).or_default() += units;
         }
+        for (index, units) in &other.local_index_units {
+            *self.local_index_units.entry(index.clone()).or_default() += units;
+        }
+    }
+
+    /// The units charged to indexes, global and local.
+    pub fn on_indexes(&self) -> f64 {
+        self.index_units
+            .values()
+            .chain(self.local_index_units.values())
+            .sum()
     }
 
     /// The units of the same work done in a transaction. The developer
@@ -60,7 +74,7 @@ impl ConsumedCapacity {
     /// doubles the table's units; index entries are propagated as for any
     /// write, after the commit, so their units stay as they are.
     pub fn transactional(mut self) -> ConsumedCapacity {
-        let index_units: f64 = self.index_units.values().sum();
+        let index_units = self.on_indexes();
         self.read_units *= 2.0;
         self.write_units = 2.0 * (self.write_units - index_units) + index_units;
         self

@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::value::Item;
+
 /// Why one action of a cancelled transaction failed (DynamoDB's `Code`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CancellationReason {
@@ -90,6 +92,28 @@ impl StoreError {
             | StoreError::ResourceInUse(_)
             | StoreError::Corrupt { .. }
             | StoreError::Internal(_) => false,
+        }
+    }
+}
+
+/// A write's error, with the items its failed conditions were checked
+/// against for the actions that asked for them (DynamoDB's
+/// `ReturnValuesOnConditionCheckFailure = ALL_OLD`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{error}")]
+pub struct WriteFailure {
+    pub error: StoreError,
+    /// One entry per action of the request (one for a single-item write):
+    /// the item an action's failed condition saw, when the action asked for
+    /// it and the item existed. Empty when no action asked.
+    pub old_items: Vec<Option<Item>>,
+}
+
+impl From<StoreError> for WriteFailure {
+    fn from(error: StoreError) -> WriteFailure {
+        WriteFailure {
+            error,
+            old_items: Vec::new(),
         }
     }
 }

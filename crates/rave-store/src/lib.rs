@@ -26,7 +26,7 @@ use std::future::Future;
 pub use capacity::{
     ConsumedCapacity, READ_UNIT_BYTES, WRITE_UNIT_BYTES, add_by_table, read_units, write_units,
 };
-pub use error::{CancellationReason, Result, StoreError};
+pub use error::{CancellationReason, Result, StoreError, WriteFailure};
 pub use expr::{
     Comparator, Condition, KeyCondition, Operand, Path, PathElement, SetValue, SortKeyCondition,
     SortOp, Update, UpdateError, UpdateOperand, order, project,
@@ -37,17 +37,18 @@ pub use ops::{
     BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
     DeleteItemInput, GetItemInput, GetItemOutput, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS,
     MAX_BATCH_WRITE_REQUESTS, MAX_PAGE_BYTES, MAX_TRANSACT_ACTIONS, MAX_TRANSACTION_BYTES, Page,
-    PutItemInput, QueryInput, ReturnValues, ScanInput, Segment, Select, TableKeys,
-    TransactWriteAction, TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput,
-    WriteOutput, WriteRequest,
+    PutItemInput, QueryInput, ReturnValues, ReturnValuesOnConditionCheckFailure, ScanInput,
+    Segment, Select, TableKeys, TransactWriteAction, TransactWriteItemsInput,
+    TransactWriteItemsOutput, UpdateItemInput, WriteOutput, WriteRequest,
 };
 pub use parse::{DocumentPath, ExpressionError, ExpressionKind, ExpressionParser, PlaceholderMap};
 pub use position::PositionLayout;
 pub use render::{Placeholders, Renderer};
 pub use retry::{Batch, Retry};
 pub use schema::{
-    GlobalSecondaryIndex, IndexDrift, KeyAttribute, KeySchema, KeyType,
-    MAX_KEY_ATTRIBUTE_NAME_BYTES, Projection, TableDefinition, valid_time_to_live_attribute,
+    GlobalSecondaryIndex, IndexDrift, KeyAttribute, KeySchema, KeyType, LocalSecondaryIndex,
+    MAX_KEY_ATTRIBUTE_NAME_BYTES, MAX_LOCAL_SECONDARY_INDEXES, Projection, TableDefinition,
+    valid_time_to_live_attribute,
 };
 pub use shared::SharedStore;
 pub use value::{

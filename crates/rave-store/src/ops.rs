@@ -22,6 +22,16 @@ pub enum ReturnValues {
     UpdatedNew,
 }
 
+/// What a write whose condition fails hands back with the error (DynamoDB's
+/// `ReturnValuesOnConditionCheckFailure`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ReturnValuesOnConditionCheckFailure {
+    #[default]
+    None,
+    /// The item the failed condition was checked against, if there was one.
+    AllOld,
+}
+
 /// What a Query or Scan returns of each item it keeps (DynamoDB's `Select`).
 /// Left unset, a read returns every attribute, or the projected ones on an
 /// index, or the paths of its projection when it has one.

@@ -111,6 +111,26 @@ impl GlobalSecondaryIndex {
     }
 }
 
+/// A local secondary index: the table's partition key with another sort
+/// key, its entries kept beside the table's items in each partition, so it
+/// reads strongly consistent and can fetch what it does not project.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct LocalSecondaryIndex {
+    pub name: String,
+    pub sort_key: KeyAttribute,
+    pub projection: Projection,
+}
+
+/// Most local secondary indexes one table has (DynamoDB's quota).
+pub const MAX_LOCAL_SECONDARY_INDEXES: usize = 5;
+
+impl LocalSecondaryIndex {
+    /// Its key schema in a table whose partition key is `partition`.
+    pub fn key_schema(&self, partition: &KeyAttribute) -> KeySchema {
+        KeySchema::new(partition.clone(), Some(self.sort_key.clone()))
+    }
+}
+
 /// What a table lacks of the indexes its definition wants.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IndexDrift {
@@ -136,6 +156,10 @@ pub struct TableDefinition {
     /// have none.
     #[serde(default)]
     pub time_to_live_attribute: Option<String>,
+    /// Fixed when the table is created. Definitions stored before local
+    /// secondary indexes existed have none.
+    #[serde(default)]
+    pub local_secondary_indexes: Vec<LocalSecondaryIndex>,
 }
 
 impl TableDefinition {
@@ -166,6 +190,13 @@ impl TableDefinition {
     /// The declared type of `attribute` if it is a key of the table or of
     /// any index (a key attribute has one type throughout the table).
     pub fn key_type_of(&self, attribute: &str) -> Option<KeyType> {
+        self.key_attributes()
+            .find(|a| a.name == attribute)
+            .map(|a| a.key_type)
+    }
+
+    /// The key attributes of the table and of every index, repeats included.
+    pub fn key_attributes(&self) -> impl Iterator<Item = &KeyAttribute> {
         self.key_schema
             .attributes()
             .chain(
@@ -173,8 +204,15 @@ impl TableDefinition {
                     .iter()
                     .flat_map(|i| i.key_schema.attributes()),
             )
-            .find(|a| a.name == attribute)
-            .map(|a| a.key_type)
+            .chain(self.local_secondary_indexes.iter().map(|i| &i.sort_key))
+    }
+
+    /// The names of every index, global and local.
+    pub fn index_names(&self) -> impl Iterator<Item = &str> {
+        self.global_secondary_indexes
+            .iter()
+            .map(|i| i.name.as_str())
+            .chain(self.local_secondary_indexes.iter().map(|i| i.name.as_str()))
     }
 
     /// Checks the definition itself: names, and one type per key attribute.
@@ -186,28 +224,25 @@ impl TableDefinition {
             ));
         }
         let mut seen: Vec<&KeyAttribute> = Vec::new();
-        for index in &self.global_secondary_indexes {
-            if !valid_name(&index.name) {
+        for name in self.index_names() {
+            if !valid_name(name) {
                 return Err(format!(
-                    "index name {:?} must be 3-255 characters of a-z A-Z 0-9 _ - .",
-                    index.name
+                    "index name {name:?} must be 3-255 characters of a-z A-Z 0-9 _ - ."
                 ));
             }
-            if self
-                .global_secondary_indexes
-                .iter()
-                .filter(|i| i.name == index.name)
-                .count()
-                > 1
-            {
-                return Err(format!("duplicate index name {:?}", index.name));
+            if self.index_names().filter(|i| *i == name).count() > 1 {
+                return Err(format!("duplicate index name {name:?}"));
             }
         }
-        for attribute in self.key_schema.attributes().chain(
-            self.global_secondary_indexes
-                .iter()
-                .flat_map(|i| i.key_schema.attributes()),
-        ) {
+        if !self.local_secondary_indexes.is_empty() && self.key_schema.sort.is_none() {
+            return Err("a table with local secondary indexes must have a sort key".into());
+        }
+        if self.local_secondary_indexes.len() > MAX_LOCAL_SECONDARY_INDEXES {
+            return Err(format!(
+                "a table has at most {MAX_LOCAL_SECONDARY_INDEXES} local secondary indexes"
+            ));
+        }
+        for attribute in self.key_attributes() {
             // Naming rules: key attribute names are 1 to 255 bytes long.
             if !(1..=MAX_KEY_ATTRIBUTE_NAME_BYTES).contains(&attribute.name.len()) {
                 return Err(format!(
@@ -273,6 +308,7 @@ mod tests {
             }],
             stream_enabled: false,
             time_to_live_attribute: None,
+            local_secondary_indexes: Vec::new(),
         }
     }
 
@@ -312,6 +348,46 @@ mod tests {
                 .index_drift(&wanted.global_secondary_indexes)
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn local_indexes_need_a_sort_key_distinct_names_and_one_type_per_attribute() {
+        let local = |name: &str, sort: &str, key_type: KeyType| LocalSecondaryIndex {
+            name: name.into(),
+            sort_key: KeyAttribute::new(sort, key_type),
+            projection: Projection::KeysOnly,
+        };
+        let with_sort = |locals: Vec<LocalSecondaryIndex>| TableDefinition {
+            key_schema: KeySchema::new(
+                KeyAttribute::new("PK", KeyType::S),
+                Some(KeyAttribute::new("SK", KeyType::S)),
+            ),
+            local_secondary_indexes: locals,
+            ..with_index_key("K")
+        };
+        let fine = with_sort(vec![local("byDate", "date", KeyType::N)]);
+        assert_eq!(fine.validate(), Ok(()));
+        assert_eq!(fine.key_type_of("date"), Some(KeyType::N));
+        assert_eq!(fine.index_names().collect::<Vec<_>>(), ["byName", "byDate"]);
+        let no_sort = TableDefinition {
+            local_secondary_indexes: vec![local("byDate", "date", KeyType::N)],
+            ..with_index_key("K")
+        };
+        assert!(no_sort.validate().is_err_and(|e| e.contains("sort key")));
+        let clash = with_sort(vec![local("byName", "date", KeyType::N)]);
+        assert!(
+            clash
+                .validate()
+                .is_err_and(|e| e.contains("duplicate index name"))
+        );
+        let two_types = with_sort(vec![local("byK", "K", KeyType::N)]);
+        assert!(two_types.validate().is_err_and(|e| e.contains("two types")));
+        let six = with_sort(
+            (0..6)
+                .map(|i| local(&format!("local{i}"), "date", KeyType::N))
+                .collect(),
+        );
+        assert!(six.validate().is_err_and(|e| e.contains("at most 5")));
     }
 
     #[test]

@@ -76,6 +76,7 @@ pub fn table_definition(name: &str) -> TableDefinition {
         }],
         stream_enabled: false,
         time_to_live_attribute: Some(EXPIRES_AT.into()),
+        local_secondary_indexes: Vec::new(),
     }
 }
 

@@ -184,6 +184,7 @@ pub fn table_definition(name: &str) -> TableDefinition {
             .collect(),
         stream_enabled: true,
         time_to_live_attribute: Some(idempotency::EXPIRES_AT.to_owned()),
+        local_secondary_indexes: Vec::new(),
     }
 }
 

@@ -15,12 +15,22 @@ use crate::support::Server;
 /// Runs `aws dynamodb <args> --endpoint-url <server>` with throwaway
 /// credentials, isolated from the user's configuration.
 fn aws(cli: &OsString, url: &str, args: &[&str]) -> Result<Value, String> {
+    aws_as(cli, url, ("rave", "rave"), args)
+}
+
+/// `aws`, signing with the access key `key_id` and its `secret`.
+pub fn aws_as(
+    cli: &OsString,
+    url: &str,
+    (key_id, secret): (&str, &str),
+    args: &[&str],
+) -> Result<Value, String> {
     let output = Command::new(cli)
         .arg("dynamodb")
         .args(args)
         .args(["--endpoint-url", url, "--output", "json"])
-        .env("AWS_ACCESS_KEY_ID", "rave")
-        .env("AWS_SECRET_ACCESS_KEY", "rave")
+        .env("AWS_ACCESS_KEY_ID", key_id)
+        .env("AWS_SECRET_ACCESS_KEY", secret)
         .env("AWS_DEFAULT_REGION", "us-east-1")
         .env("AWS_CONFIG_FILE", "/dev/null")
         .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
@@ -42,7 +52,7 @@ fn ok(cli: &OsString, url: &str, args: &[&str]) -> Value {
 }
 
 /// The CLI `RAVE_AWSCLI` names, if set.
-fn cli() -> Option<OsString> {
+pub fn cli() -> Option<OsString> {
     let cli = std::env::var_os("RAVE_AWSCLI");
     if cli.is_none() {
         // scripts/test.sh installs the CLI and sets RAVE_AWSCLI; in CI its

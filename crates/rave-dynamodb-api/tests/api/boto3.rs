@@ -14,6 +14,12 @@ use crate::support::Server;
 
 /// Runs `script` against a fresh server; panics with its output if it fails.
 async fn run(script: &Path) {
+    run_against(script, None).await;
+}
+
+/// Runs `script` against a fresh server, which verifies signatures against
+/// `credentials` (a credentials file's text) when given.
+async fn run_against(script: &Path, credentials: Option<&str>) {
     let Some(python) = std::env::var_os("RAVE_PYTHON") else {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -22,7 +28,10 @@ async fn run(script: &Path) {
         eprintln!("RAVE_PYTHON is not set: {} does not run", script.display());
         return;
     };
-    let server = Server::start().await;
+    let server = match credentials {
+        Some(credentials) => Server::start_verifying(credentials).await,
+        None => Server::start().await,
+    };
     let url = server.url.clone();
     let script = script.to_owned();
     let output = tokio::task::spawn_blocking(move || {
@@ -56,6 +65,15 @@ fn repository() -> PathBuf {
 #[tokio::test(flavor = "multi_thread")]
 async fn boto3_creates_puts_queries_scans_transacts_and_reads_the_stream() {
     run(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/boto3/session.py")).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn boto3_signs_with_the_keys_the_server_verifies() {
+    run_against(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/boto3/signatures.py"),
+        Some(crate::signatures::KEYS),
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

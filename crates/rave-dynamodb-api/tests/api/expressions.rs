@@ -99,6 +99,123 @@ async fn conditions_guard_puts_and_deletes() {
     assert_eq!(get(&server, "r", 1).await, json!({}));
 }
 
+/// The body of a failed write: status 400, `__type` and message as
+/// DynamoDB sends them, and whatever else the body carries.
+fn condition_failed(answer: crate::support::Answer) -> Value {
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    let mut body = answer.body;
+    let object = body.as_object_mut().expect("an error object");
+    assert_eq!(
+        object.remove("__type"),
+        Some(json!(
+            "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException"
+        ))
+    );
+    assert_eq!(
+        object.remove("message"),
+        Some(json!("The conditional request failed"))
+    );
+    body
+}
+
+#[tokio::test]
+async fn a_failed_condition_hands_back_the_old_item_when_asked() {
+    let server = seeded().await;
+    let refused_put = |on_failure: &str| {
+        json!({
+            "TableName": "things",
+            "Item": item("p", 1),
+            "ConditionExpression": "attribute_not_exists(pk)",
+            "ReturnValuesOnConditionCheckFailure": on_failure,
+        })
+    };
+    assert_eq!(
+        condition_failed(server.call("PutItem", refused_put("ALL_OLD")).await),
+        json!({"Item": item("p", 1)})
+    );
+    assert_eq!(
+        condition_failed(server.call("PutItem", refused_put("NONE")).await),
+        json!({})
+    );
+    let refused_update = json!({
+        "TableName": "things",
+        "Key": key("p", 2),
+        "UpdateExpression": "SET title = :new",
+        "ConditionExpression": "title = :old",
+        "ExpressionAttributeValues": {":new": {"S": "new"}, ":old": {"S": "other"}},
+        "ReturnValues": "ALL_NEW",
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    });
+    assert_eq!(
+        condition_failed(server.call("UpdateItem", refused_update).await),
+        json!({"Item": item("p", 2)})
+    );
+    assert_eq!(get(&server, "p", 2).await, json!({"Item": item("p", 2)}));
+    // No item, nothing to hand back.
+    let refused_delete = json!({
+        "TableName": "things",
+        "Key": key("absent", 1),
+        "ConditionExpression": "attribute_exists(pk)",
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    });
+    assert_eq!(
+        condition_failed(server.call("DeleteItem", refused_delete).await),
+        json!({})
+    );
+    let refused_delete = json!({
+        "TableName": "things",
+        "Key": key("p", 3),
+        "ConditionExpression": "attribute_not_exists(pk)",
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    });
+    assert_eq!(
+        condition_failed(server.call("DeleteItem", refused_delete).await),
+        json!({"Item": item("p", 3)})
+    );
+    assert_eq!(get(&server, "p", 3).await, json!({"Item": item("p", 3)}));
+}
+
+#[tokio::test]
+async fn a_cancelled_transaction_hands_back_the_items_of_the_actions_that_asked() {
+    let server = seeded().await;
+    let cancelled = server
+        .call(
+            "TransactWriteItems",
+            json!({"TransactItems": [
+                {"Put": {"TableName": "things", "Item": item("p", 1), "ConditionExpression": "attribute_not_exists(pk)", "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}},
+                {"Update": {"TableName": "things", "Key": key("p", 2), "UpdateExpression": "SET title = :t", "ExpressionAttributeValues": {":t": {"S": "x"}}, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}},
+                {"Delete": {"TableName": "things", "Key": key("p", 3), "ConditionExpression": "attribute_not_exists(pk)"}},
+                {"ConditionCheck": {"TableName": "things", "Key": key("p", 4), "ConditionExpression": "attribute_not_exists(pk)", "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}},
+                {"ConditionCheck": {"TableName": "things", "Key": key("absent", 1), "ConditionExpression": "attribute_exists(pk)", "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}},
+            ]}),
+        )
+        .await;
+    assert_eq!(cancelled.status, 400);
+    let failed = |item: Option<Value>| {
+        let mut reason =
+            json!({"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"});
+        if let Some(item) = item {
+            reason["Item"] = item;
+        }
+        reason
+    };
+    assert_eq!(
+        cancelled.body,
+        json!({
+            "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+            "message": "Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, None, ConditionalCheckFailed, ConditionalCheckFailed, ConditionalCheckFailed]",
+            "CancellationReasons": [
+                failed(Some(item("p", 1))),
+                {"Code": "None"},
+                failed(None),
+                failed(Some(item("p", 4))),
+                failed(None),
+            ],
+        })
+    );
+    assert_eq!(get(&server, "p", 2).await, json!({"Item": item("p", 2)}));
+}
+
 #[tokio::test]
 async fn update_item_applies_expressions_and_returns_what_was_asked() {
     let server = seeded().await;

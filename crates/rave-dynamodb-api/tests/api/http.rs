@@ -219,7 +219,7 @@ async fn create_table_refuses_malformed_definitions() {
         ),
         (
             with("LocalSecondaryIndexes", json!([])),
-            "rave does not support LocalSecondaryIndexes yet",
+            "One or more parameter values were invalid: List of LocalSecondaryIndexes is empty",
         ),
         (
             with("TableName", Value::Null),
@@ -424,10 +424,9 @@ async fn item_requests_get_dynamodbs_validation_errors() {
             json!({
                 "TableName": "comments",
                 "Item": comment("p", 1, None, "t"),
-                "ConditionExpression": "attribute_not_exists(pk)",
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                "ReturnValuesOnConditionCheckFailure": "ALL_NEW",
             }),
-            "rave does not support ReturnValuesOnConditionCheckFailure ALL_OLD yet",
+            "1 validation error detected: Value 'ALL_NEW' at 'returnValuesOnConditionCheckFailure' failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, NONE]",
         ),
         (
             "GetItem",
@@ -834,6 +833,7 @@ async fn a_table_made_without_the_api_is_described_as_on_demand() {
                 global_secondary_indexes: Vec::new(),
                 stream_enabled: true,
                 time_to_live_attribute: None,
+                local_secondary_indexes: Vec::new(),
             })
             .await
             .expect("the table is created");

@@ -1,15 +1,19 @@
 //! rave's DynamoDB API through its real HTTP server: hand-written DynamoDB
 //! JSON requests (`http`, `expressions`), random writes against a model
 //! (`model`), Time to Live, limits, tags and TransactGetItems (`control`),
-//! DynamoDB Streams (`streams`), UpdateTable (`update_table`), the AWS CLI (`awscli`), and boto3 with the
-//! example systems (`boto3`).
+//! DynamoDB Streams (`streams`), UpdateTable (`update_table`), local
+//! secondary indexes (`local_indexes`), Signature V4 verification
+//! (`signatures`), the AWS CLI (`awscli`), and boto3 with the example
+//! systems (`boto3`).
 
 mod awscli;
 mod boto3;
 mod control;
 mod expressions;
 mod http;
+mod local_indexes;
 mod model;
+mod signatures;
 mod streams;
 mod support;
 mod update_table;

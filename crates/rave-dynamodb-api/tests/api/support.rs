@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use rave_dynamodb_api::DynamoApi;
+use rave_dynamodb_api::{Credentials, DynamoApi};
 use rave_engine::Engine;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -35,8 +35,24 @@ impl Server {
 
     /// Serves the data directory `dir` (which may hold tables already).
     pub async fn start_in(dir: tempfile::TempDir) -> Server {
+        Server::serve(dir, None).await
+    }
+
+    /// A server that verifies signatures against `credentials`, a
+    /// credentials file's text.
+    pub async fn start_verifying(credentials: &str) -> Server {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let credentials = Credentials::parse(credentials).expect("valid credentials");
+        Server::serve(dir, Some(credentials)).await
+    }
+
+    async fn serve(dir: tempfile::TempDir, credentials: Option<Credentials>) -> Server {
         let engine = Engine::open(dir.path()).expect("the engine opens");
-        let api = Arc::new(DynamoApi::new(engine.clone()).expect("the metadata opens"));
+        let mut api = DynamoApi::new(engine.clone()).expect("the metadata opens");
+        if let Some(credentials) = credentials {
+            api = api.with_credentials(credentials);
+        }
+        let api = Arc::new(api);
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
         let url = format!("http://{}", listener.local_addr().expect("an address"));
         let (stop, stopped) = oneshot::channel::<()>();
@@ -117,20 +133,32 @@ impl Server {
     }
 
     pub async fn send(&self, target: &str, body: String) -> Answer {
-        let response = self
+        self.send_with(
+            target,
+            body,
+            &[
+                ("x-amz-date", "20261123T120000Z"),
+                (
+                    "authorization",
+                    "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20261123/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date;x-amz-target, Signature=0123456789abcdef",
+                ),
+            ],
+        )
+        .await
+    }
+
+    /// Sends `body` to `target` with `headers` and no others but the
+    /// content type.
+    pub async fn send_with(&self, target: &str, body: String, headers: &[(&str, &str)]) -> Answer {
+        let mut request = self
             .client
             .post(format!("{}/", self.url))
             .header("content-type", "application/x-amz-json-1.0")
-            .header("x-amz-target", target)
-            .header("x-amz-date", "20261123T120000Z")
-            .header(
-                "authorization",
-                "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20261123/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date;x-amz-target, Signature=0123456789abcdef",
-            )
-            .body(body)
-            .send()
-            .await
-            .expect("the server answers");
+            .header("x-amz-target", target);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.body(body).send().await.expect("the server answers");
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let bytes = response.bytes().await.expect("a body");

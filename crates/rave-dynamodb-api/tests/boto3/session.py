@@ -101,6 +101,19 @@ def put_and_query(table):
     except ClientError as error:
         code = error.response["Error"]["Code"]
         check(code == "ConditionalCheckFailedException", f"the condition fails as DynamoDB's: {code}")
+    try:
+        table.put_item(
+            Item={"artist": "Miles", "song": "song-01"},
+            ConditionExpression="attribute_not_exists(artist)",
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+        check(False, "a failed condition raises")
+    except ClientError as error:
+        old = error.response.get("Item", {})
+        check(
+            old.get("song") == {"S": "song-01"} and old.get("plays") == {"N": "101"},
+            f"the failed condition hands back the item it saw: {error.response}",
+        )
 
 
 def scan_with_segments(table):
@@ -153,6 +166,7 @@ def transact():
                         "Key": {"artist": {"S": "Ella"}, "song": {"S": "new"}},
                         "ConditionExpression": "plays > :n",
                         "ExpressionAttributeValues": {":n": {"N": "10"}},
+                        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
                     }
                 },
             ]
@@ -162,6 +176,9 @@ def transact():
         reasons = [r["Code"] for r in error.response.get("CancellationReasons", [])]
         check(error.response["Error"]["Code"] == "TransactionCanceledException", "cancelled")
         check(reasons == ["None", "ConditionalCheckFailed"], f"reasons: {reasons}")
+        checked = error.response["CancellationReasons"][1].get("Item")
+        check(checked == {"artist": {"S": "Ella"}, "song": {"S": "new"}, "plays": {"N": "0"}},
+              f"the failed check hands back the item it saw: {checked}")
     read = client.transact_get_items(
         TransactItems=[
             {"Get": {"TableName": "music", "Key": {"artist": {"S": "Ella"}, "song": {"S": "song-00"}}}},
