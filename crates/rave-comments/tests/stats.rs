@@ -559,7 +559,7 @@ async fn a_products_revision_follows_every_visible_change_and_never_repeats() {
     let overview = f.comments.product_overview("p").await.unwrap();
     assert_eq!(overview.overall.total, 0);
     assert_eq!(overview.name(), "p");
-    let mut seen = vec![overview.revision];
+    let mut seen = vec![overview.revision.clone()];
     let created = f
         .comments
         .create("p", new_comment("en", 4, "first"), None)
@@ -572,7 +572,7 @@ async fn a_products_revision_follows_every_visible_change_and_never_repeats() {
     assert_eq!(overview.overall.average(), Some(4.0));
     assert_eq!(overview.languages.len(), 1);
     assert!(!seen.contains(&overview.revision));
-    seen.push(overview.revision);
+    seen.push(overview.revision.clone());
 
     // A title edit changes no count, yet the page shows it.
     f.comments
@@ -588,7 +588,7 @@ async fn a_products_revision_follows_every_visible_change_and_never_repeats() {
     catch_up(&f.comments, &consumer).await;
     let overview = f.comments.product_overview("p").await.unwrap();
     assert!(!seen.contains(&overview.revision), "a title edit");
-    seen.push(overview.revision);
+    seen.push(overview.revision.clone());
 
     // The record the page shows.
     f.comments
@@ -610,7 +610,7 @@ async fn a_products_revision_follows_every_visible_change_and_never_repeats() {
         overview.revision,
         "the cheap read agrees"
     );
-    seen.push(overview.revision);
+    seen.push(overview.revision.clone());
 
     // The last comment goes: the counts are zero, the revision still moves
     // on, and a recount sees nothing wrong with the item kept for it.
@@ -624,7 +624,7 @@ async fn a_products_revision_follows_every_visible_change_and_never_repeats() {
         f.comments.product_revision("p").await.unwrap(),
         overview.revision
     );
-    seen.push(overview.revision);
+    seen.push(overview.revision.clone());
     let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
     assert!(report.drift.is_empty(), "{:?}", report.drift);
 

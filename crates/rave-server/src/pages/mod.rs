@@ -256,7 +256,12 @@ pub async fn get_product(
     Segment(product_id): Segment,
 ) -> ApiResult<Json<ProductBody>> {
     Ok(Json(
-        state.comments.product_overview(&product_id).await?.as_ref().into(),
+        state
+            .comments
+            .product_overview(&product_id)
+            .await?
+            .as_ref()
+            .into(),
     ))
 }
 
@@ -285,7 +290,12 @@ pub async fn put_product(
 ) -> ApiResult<Json<ProductBody>> {
     state.comments.put_product(&product_id, body.into()).await?;
     Ok(Json(
-        state.comments.product_overview(&product_id).await?.as_ref().into(),
+        state
+            .comments
+            .product_overview(&product_id)
+            .await?
+            .as_ref()
+            .into(),
     ))
 }
 
