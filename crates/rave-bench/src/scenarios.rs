@@ -298,6 +298,7 @@ fn list<S: Store>(
     cursor: Option<&str>,
 ) -> rave_comments::Result<ListPage> {
     rt.block_on(comments.list(&ListRequest {
+        sort: Default::default(),
         product: HOT,
         filter: filter.clone(),
         limit: PAGE,
@@ -550,6 +551,7 @@ fn read_amplification(
             let mut cursor: Option<String> = None;
             for _ in 0..50 {
                 let request = ListRequest {
+                    sort: Default::default(),
                     product: HOT,
                     filter: filter.clone(),
                     limit: PAGE,
@@ -613,6 +615,7 @@ fn units(rt: &Runtime, on_rave: &Comments<Engine>, rows: &mut Vec<Row>) -> anyho
         let filter = case.rave()?;
         let page = list(rt, on_rave, &filter, None)?;
         let request = ListRequest {
+            sort: Default::default(),
             product: HOT,
             filter: filter.clone(),
             limit: PAGE,

@@ -6,7 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use rave_comments::{Comments, ImportComment, MAX_PAGE_SIZE, NewComment, Reply, Status, Timestamp};
+use rave_comments::{
+    Comments, ImportComment, MAX_PAGE_SIZE, NewComment, Reply, Status, Timestamp, VoteCounts,
+};
 use rave_store::SharedStore;
 use serde::Deserialize;
 
@@ -34,6 +36,10 @@ struct Line {
     /// Absent in exports made before purchases were verified.
     #[serde(default)]
     verified_purchase: bool,
+    #[serde(default)]
+    helpful_votes: u64,
+    #[serde(default)]
+    unhelpful_votes: u64,
 }
 
 /// The merchant's reply, as the API shows it.
@@ -71,6 +77,10 @@ impl Line {
             status,
             reply,
             verified_purchase: self.verified_purchase,
+            votes: VoteCounts {
+                helpful: self.helpful_votes,
+                unhelpful: self.unhelpful_votes,
+            },
             comment: NewComment {
                 author: self.author,
                 language: self.language,

@@ -804,6 +804,7 @@ async fn query(args: QueryArgs) -> anyhow::Result<()> {
         .map(|r| Rating::new(*r))
         .collect::<Result<Vec<_>, _>>()?;
     let request = ListRequest {
+        sort: Default::default(),
         product: &args.product,
         filter: Filter {
             language: args.language.as_deref().map(Language::parse).transpose()?,

@@ -533,6 +533,7 @@ async fn serve_rebuilds_listing_indexes_of_an_older_layout() {
         let id = comments.create("p", new, None).await.unwrap().comment.id;
         comments.set_reply(&id, "Thank you!").await.unwrap();
         let request = ListRequest {
+            sort: Default::default(),
             product: "p",
             filter: Filter::default(),
             limit: 20,
@@ -556,8 +557,9 @@ async fn serve_rebuilds_listing_indexes_of_an_older_layout() {
     }
 }
 
-/// `rave export` writes the merchant's reply with its comment, and
-/// `rave import` restores it; a reply that breaks the rules is refused.
+/// `rave export` writes the merchant's reply and the vote counts with their
+/// comment, and `rave import` restores them; a reply that breaks the rules
+/// is refused.
 #[tokio::test]
 async fn export_and_import_keep_the_merchants_reply() {
     use rave_comments::{Comments, Config, CursorKey, Moderation, NewComment};
@@ -567,7 +569,7 @@ async fn export_and_import_keep_the_merchants_reply() {
     {
         let engine = rave_engine::Engine::open(source.path()).unwrap();
         let comments = Comments::new(
-            engine,
+            engine.clone(),
             Config {
                 table: "rave".into(),
                 cursor_key: CursorKey::new([1; 32]),
@@ -575,6 +577,9 @@ async fn export_and_import_keep_the_merchants_reply() {
             },
         );
         comments.ensure_table().await.unwrap();
+        let feed = rave_engine::EngineFeed::open(engine, "rave", "statistics")
+            .await
+            .unwrap();
         for body in ["Replied to.", "Not replied to."] {
             let new = NewComment {
                 author: "ann".into(),
@@ -587,7 +592,16 @@ async fn export_and_import_keep_the_merchants_reply() {
             let id = comments.create("p", new, None).await.unwrap().comment.id;
             if body == "Replied to." {
                 comments.set_reply(&id, "We are on it.").await.unwrap();
+                comments.vote(&id, "v1", true).await.unwrap();
+                comments.vote(&id, "v2", false).await.unwrap();
             }
+        }
+        use rave_store::ChangeFeed;
+        while feed.lag().await.unwrap().events > 0 {
+            comments
+                .aggregate_once(&feed, std::time::Duration::from_millis(1))
+                .await
+                .unwrap();
         }
     }
     let export = source.path().join("export.ndjson");
@@ -643,6 +657,10 @@ async fn export_and_import_keep_the_merchants_reply() {
         .find(|c| c["body"] == "Replied to.")
         .unwrap();
     assert_eq!(replied["reply"]["body"], "We are on it.");
+    assert_eq!(
+        (&replied["helpful_votes"], &replied["unhelpful_votes"]),
+        (&json!(1), &json!(1))
+    );
 
     let mut bad = lines[0].clone();
     bad["reply"] = json!({"body": "", "created_at": "2026-01-01T00:00:00.000Z", "updated_at": "2026-01-01T00:00:00.000Z"});

@@ -56,6 +56,7 @@ mod tests {
             held_by: None,
             reply: None,
             verified_purchase: false,
+            votes: Default::default(),
         }
     }
 

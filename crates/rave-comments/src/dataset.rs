@@ -6,7 +6,7 @@
 //! them; about one in ten shares its millisecond with the one before, so
 //! exact ties occur.
 
-use crate::{ImportComment, NewComment, Timestamp};
+use crate::{ImportComment, NewComment, Timestamp, VoteCounts};
 use ulid::Ulid;
 
 const LANGUAGES: [(&str, u64); 8] = [
@@ -172,6 +172,7 @@ impl Generator {
             },
             reply: None,
             verified_purchase: false,
+            votes: VoteCounts::default(),
         }
     }
 }

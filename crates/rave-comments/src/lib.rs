@@ -10,6 +10,8 @@
 //!   retries with backoff, capacity accounting.
 //! * `write` — create (idempotent), get, edit, moderate, reply, delete,
 //!   import.
+//! * `votes` — helpful votes: one per voter and comment, replaced or
+//!   withdrawn.
 //! * `listing` — the planner, the executor and the cursors: pages of a
 //!   product's comments, the moderation queue, export scans.
 //! * `statistics` — reading counts, the leaderboard, the global aggregates.
@@ -35,6 +37,7 @@ pub mod rules;
 mod statistics;
 mod table;
 mod usage;
+mod votes;
 mod write;
 
 use std::sync::Arc;
@@ -50,11 +53,12 @@ pub use listing::cursor::CursorKey;
 pub use listing::planner::{
     Filter, Plan, PlannedQuery, RatingCounts, RatingSet, Skipped, Strategy,
 };
+pub use listing::sort::Sort;
 pub use listing::{AuthorPage, ExportPosition, ListPage, ListRequest, QueuePage};
 pub use model::{
     AUTHOR_BUCKETS, Comment, CommentPatch, DEFAULT_PAGE_SIZE, GlobalStats, Language, MAX_PAGE_SIZE,
-    NewComment, OrderId, ProductId, ProductRecord, Rating, Reply, Status, Timestamp,
-    check_page_size,
+    NewComment, OrderId, ProductId, ProductRecord, Rating, Reply, Status, Timestamp, VoteCounts,
+    Voter, check_page_size,
 };
 pub use statistics::{Leader, ProductStats};
 pub use table::table_definition;
@@ -67,6 +71,7 @@ use catalog::Catalog;
 use erasure::Erasure;
 use listing::Listings;
 use statistics::Statistics;
+use votes::Votes;
 use write::Writes;
 
 /// How the domain is set up.
@@ -82,6 +87,7 @@ pub struct Config {
 pub struct Comments<S> {
     access: Arc<TableAccess<S>>,
     writes: Writes<S>,
+    votes: Votes<S>,
     listings: Listings<S>,
     statistics: Statistics<S>,
     catalog: Catalog<S>,
@@ -107,6 +113,7 @@ impl<S: Store> Comments<S> {
         let statistics = Statistics::new(Arc::clone(&access));
         Comments {
             writes: Writes::new(Arc::clone(&access), config.moderation),
+            votes: Votes::new(Arc::clone(&access)),
             listings: Listings::new(Arc::clone(&access), statistics.clone(), config.cursor_key),
             aggregator: Aggregator::new(Arc::clone(&access)),
             catalog: Catalog::new(Arc::clone(&access)),
@@ -240,9 +247,22 @@ impl<S: Store> Comments<S> {
         self.writes.delete_reply(id).await
     }
 
-    /// Deletes a comment; its index entries go with it.
+    /// Deletes a comment; its index entries and its votes go with it.
     pub async fn delete(&self, id: &str) -> Result<()> {
-        self.writes.delete(id).await
+        self.writes.delete(id).await?;
+        self.votes.delete_all(id).await
+    }
+
+    /// Records `voter`'s vote on a published or flagged comment (`helpful`
+    /// or not), replacing the voter's earlier vote on it. The comment's
+    /// counts follow once the aggregator applies the change.
+    pub async fn vote(&self, id: &str, voter: &str, helpful: bool) -> Result<()> {
+        self.votes.vote(id, voter, helpful).await
+    }
+
+    /// Withdraws `voter`'s vote on a published or flagged comment, if any.
+    pub async fn withdraw_vote(&self, id: &str, voter: &str) -> Result<()> {
+        self.votes.withdraw(id, voter).await
     }
 
     /// Writes many comments at once (BatchWriteItem, 25 per request), for

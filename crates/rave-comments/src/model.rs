@@ -239,6 +239,46 @@ pub struct Comment {
     pub reply: Option<Reply>,
     /// Whether a purchase proof the shop signed came with the comment.
     pub verified_purchase: bool,
+    /// The helpful and unhelpful votes counted so far (by the aggregator).
+    #[serde(flatten)]
+    pub votes: VoteCounts,
+}
+
+/// How many voters found a comment helpful, and how many did not. The
+/// aggregator keeps these from the change stream, so they trail a vote by
+/// the aggregator's lag.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct VoteCounts {
+    #[serde(rename = "helpful_votes")]
+    pub helpful: u64,
+    #[serde(rename = "unhelpful_votes")]
+    pub unhelpful: u64,
+}
+
+/// Who voted: an opaque id of 1–128 characters of `A-Z a-z 0-9 _ -` that the
+/// shop or the embed chooses, so one voter holds one vote per comment.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Voter(String);
+
+impl Voter {
+    pub fn parse(value: &str) -> Result<Voter> {
+        let ok = (1..=128).contains(&value.len())
+            && value
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if ok {
+            Ok(Voter(value.to_owned()))
+        } else {
+            Err(invalid(
+                "voter",
+                "must be 1-128 characters of A-Z, a-z, 0-9, '_' and '-'",
+            ))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
 /// The merchant's official reply to a comment. It changes neither where
@@ -337,6 +377,7 @@ impl ValidNewComment {
             held_by: None,
             reply: None,
             verified_purchase: false,
+            votes: VoteCounts::default(),
         }
     }
 }
@@ -494,6 +535,15 @@ mod tests {
         }
         assert!(ProductId::parse("Abc_9-x").is_ok());
         assert!(ProductId::parse(&"x".repeat(64)).is_ok());
+    }
+
+    #[test]
+    fn voters_are_opaque_ids_without_delimiters() {
+        for bad in ["", "a#b", "a/b", "a b", "ü", &"v".repeat(129)] {
+            assert_eq!(field_of(Voter::parse(bad)), "voter", "{bad:?}");
+        }
+        assert!(Voter::parse("Shop_user-42").is_ok());
+        assert!(Voter::parse(&"v".repeat(128)).is_ok());
     }
 
     #[test]

@@ -12,7 +12,7 @@ use ulid::Ulid;
 use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
 use crate::model::{
-    Comment, CommentPatch, NewComment, OrderId, ProductId, Reply, Status, Timestamp,
+    Comment, CommentPatch, NewComment, OrderId, ProductId, Reply, Status, Timestamp, VoteCounts,
 };
 use crate::rules::{HookDecision, MODERATION_HOOK, ModerationHook, Rules, Verdict};
 use crate::table::{comment, idempotency, order};
@@ -47,6 +47,11 @@ pub struct ImportComment {
     /// As exported; an import writes no order verification (exports carry
     /// no order ids), so it does not use up an order.
     pub verified_purchase: bool,
+    /// The vote counts the export showed. The votes themselves are not
+    /// exported: into the store they came from, an import keeps the counts
+    /// its votes still hold; into another, `reconcile` finds them without
+    /// votes.
+    pub votes: VoteCounts,
 }
 
 /// How often a read-modify-write reads again when another write got in
@@ -408,6 +413,7 @@ impl<S: Store> Writes<S> {
             let mut comment = valid.into_comment(id.to_string(), product, created_at, status);
             comment.reply = entry.reply.map(Reply::validate).transpose()?;
             comment.verified_purchase = entry.verified_purchase;
+            comment.votes = entry.votes;
             writes.push(WriteRequest::Put(comment::encode(&comment, 1)));
             ids.push(comment.id);
         }

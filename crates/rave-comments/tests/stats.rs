@@ -110,6 +110,126 @@ async fn reconcile_finds_and_repairs_drift() {
     );
 }
 
+#[tokio::test]
+async fn votes_are_counted_replaced_withdrawn_and_reconciled() {
+    use rave_comments::{CommentsError, VoteCounts};
+    let f = fixture(Moderation::Off).await;
+    let consumer = feed(&f.engine).await;
+    let comment = f
+        .comments
+        .create("x", new_comment("en", 4, "t"), None)
+        .await
+        .unwrap()
+        .comment;
+    let votes = |helpful, unhelpful| VoteCounts { helpful, unhelpful };
+    let counted = || async { f.comments.get(&comment.id).await.unwrap().votes };
+    f.comments.vote(&comment.id, "v1", true).await.unwrap();
+    f.comments.vote(&comment.id, "v2", false).await.unwrap();
+    f.comments.vote(&comment.id, "v3", true).await.unwrap();
+    assert_eq!(counted().await, votes(0, 0), "counted by the aggregator");
+    catch_up(&f.comments, &consumer).await;
+    assert_eq!(counted().await, votes(2, 1));
+    // A later vote replaces the voter's earlier one; a repeat changes nothing.
+    f.comments.vote(&comment.id, "v1", false).await.unwrap();
+    f.comments.vote(&comment.id, "v3", true).await.unwrap();
+    f.comments.withdraw_vote(&comment.id, "v2").await.unwrap();
+    f.comments
+        .withdraw_vote(&comment.id, "never-voted")
+        .await
+        .unwrap();
+    catch_up(&f.comments, &consumer).await;
+    assert_eq!(counted().await, votes(1, 1));
+    // Listings show the counts; an edit keeps them.
+    let listed = f
+        .comments
+        .list(&rave_comments::ListRequest {
+            product: "x",
+            limit: 5,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed.items[0].votes, votes(1, 1));
+    let patch = rave_comments::CommentPatch {
+        rating: Some(2),
+        ..Default::default()
+    };
+    assert_eq!(
+        f.comments.edit(&comment.id, &patch).await.unwrap().votes,
+        votes(1, 1)
+    );
+    // Bad voters are refused; a pending, missing or malformed comment takes no vote.
+    assert!(matches!(
+        f.comments.vote(&comment.id, "a b", true).await,
+        Err(CommentsError::Invalid { field: "voter", .. })
+    ));
+    assert!(matches!(
+        f.comments
+            .vote("01JD3X0000000000000000000A", "v1", true)
+            .await,
+        Err(CommentsError::NotFound)
+    ));
+    assert!(matches!(
+        f.comments.withdraw_vote("not-an-id", "v1").await,
+        Err(CommentsError::NotFound)
+    ));
+    catch_up(&f.comments, &consumer).await;
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert!(report.drift.is_empty(), "{report:?}");
+    // Counts damaged behind the aggregator's back are found and repaired.
+    use rave_store::{PutItemInput, ReturnValues, Store};
+    let mut damaged = f
+        .engine
+        .get_item(rave_store::GetItemInput {
+            table: "rave".into(),
+            key: rave_store::item! {"PK" => format!("COMMENT#{}", comment.id), "SK" => format!("COMMENT#{}", comment.id)},
+            consistent_read: true,
+        })
+        .await
+        .unwrap()
+        .item
+        .unwrap();
+    damaged.insert("helpful_votes".into(), rave_store::AttributeValue::n(7i64));
+    f.engine
+        .put_item(PutItemInput {
+            table: "rave".into(),
+            item: damaged,
+            condition: None,
+            return_values: ReturnValues::None,
+        })
+        .await
+        .unwrap();
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert_eq!(report.drift.len(), 1, "{report:?}");
+    assert!(report.drift[0].key.starts_with("COMMENT#"));
+    f.comments.reconcile(2, true, &|_| {}).await.unwrap();
+    assert_eq!(counted().await, votes(1, 1));
+    catch_up(&f.comments, &consumer).await;
+    assert!(
+        f.comments
+            .reconcile(2, false, &|_| {})
+            .await
+            .unwrap()
+            .drift
+            .is_empty()
+    );
+    // Deleting the comment deletes its votes: a recount finds none left.
+    f.comments.delete(&comment.id).await.unwrap();
+    catch_up(&f.comments, &consumer).await;
+    let report = f.comments.reconcile(1, false, &|_| {}).await.unwrap();
+    assert!(report.drift.is_empty(), "{report:?}");
+    let left = f
+        .engine
+        .query(rave_store::QueryInput::new(
+            "rave",
+            None,
+            rave_store::KeyCondition::partition("PK", format!("COMMENT#{}", comment.id)),
+        ))
+        .await
+        .unwrap();
+    assert!(left.items.is_empty(), "{:?}", left.items);
+}
+
 /// The layout before leaderboard shards and partial totals: one `LEADERS`
 /// partition and one `AGGREGATES/TOTALS` item, as an older rave wrote them.
 async fn rewrite_in_the_old_layout(engine: &Engine) {
@@ -287,6 +407,7 @@ async fn fresh_statistics_let_the_planner_skip_empty_ratings() {
         .await
         .unwrap();
     let request = rave_comments::ListRequest {
+        sort: Default::default(),
         product: "p",
         filter: rave_comments::Filter {
             language: None,

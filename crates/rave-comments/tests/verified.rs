@@ -6,7 +6,7 @@ mod common;
 
 use common::{fixture, new_comment};
 use rave_comments::{
-    CommentsError, Filter, Language, ListRequest, Moderation, OrderId, Rating, RatingSet,
+    CommentsError, Filter, Language, ListRequest, Moderation, OrderId, Rating, RatingSet, Sort,
 };
 
 fn order(id: &str) -> OrderId {
@@ -115,6 +115,7 @@ async fn verified_listings_read_only_what_they_return() {
             let page = f
                 .comments
                 .list(&ListRequest {
+                    sort: Sort::Newest,
                     product: "p",
                     filter: filter.clone(),
                     limit: 5,
@@ -160,6 +161,7 @@ async fn a_cursor_is_bound_to_the_verified_filter() {
             .unwrap();
     }
     let request = |verified, cursor| ListRequest {
+        sort: Sort::Newest,
         product: "p",
         filter: Filter {
             verified,

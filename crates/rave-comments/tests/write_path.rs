@@ -25,6 +25,7 @@ async fn ids(
     query: (String, Filter, usize),
 ) -> Vec<String> {
     let request = ListRequest {
+        sort: Default::default(),
         product: &query.0,
         filter: query.1,
         limit: query.2,
@@ -202,6 +203,7 @@ async fn replies_show_in_every_listing_and_change_no_order() {
         list("p", None, &[3, 5], 20),
     ] {
         let request = ListRequest {
+            sort: Default::default(),
             product: &query.0,
             filter: query.1,
             limit: query.2,
@@ -489,6 +491,7 @@ async fn invalid_input_never_reaches_the_store() {
             })
         ));
         let request = ListRequest {
+            sort: Default::default(),
             product,
             filter: Filter::default(),
             limit: 20,
@@ -524,6 +527,7 @@ async fn invalid_input_never_reaches_the_store() {
     ));
     assert_eq!(f.engine.latest_sequence(), before, "nothing was written");
     let request = ListRequest {
+        sort: Default::default(),
         product: "p",
         filter: Filter::default(),
         limit: 0,
@@ -534,6 +538,7 @@ async fn invalid_input_never_reaches_the_store() {
         Err(CommentsError::Invalid { field: "limit", .. })
     ));
     let request = ListRequest {
+        sort: Default::default(),
         product: "p",
         filter: Filter::default(),
         limit: 101,
@@ -555,6 +560,7 @@ async fn cursors_are_bound_to_their_query() {
             .unwrap();
     }
     let request = ListRequest {
+        sort: Default::default(),
         product: "p",
         filter: Filter::default(),
         limit: 2,
@@ -577,6 +583,7 @@ async fn cursors_are_bound_to_their_query() {
     };
     for (product, filter) in [("q", Filter::default()), ("p", en), ("p", one)] {
         let request = ListRequest {
+            sort: Default::default(),
             product,
             filter,
             limit: 2,
@@ -592,6 +599,7 @@ async fn cursors_are_bound_to_their_query() {
     let tampered = String::from_utf8(tampered).unwrap();
     for bad in [tampered.as_str(), &cursor[..cursor.len() - 2], ""] {
         let request = ListRequest {
+            sort: Default::default(),
             product: "p",
             filter: Filter::default(),
             limit: 2,
@@ -629,6 +637,7 @@ async fn explain_shows_the_plan_and_its_cost() {
         verified: false,
     };
     let request = ListRequest {
+        sort: Default::default(),
         product: "p",
         filter,
         limit: 5,

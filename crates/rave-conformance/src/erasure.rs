@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use rave_comments::{
-    Comments, CommentsError, Filter, ImportComment, ListRequest, NewComment, OrderId, Status,
+    Comments, CommentsError, Filter, ImportComment, ListRequest, NewComment, OrderId, Sort, Status,
     Timestamp,
 };
 use rave_store::{ChangeFeed, Store};
@@ -109,6 +109,7 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
             },
             reply: None,
             verified_purchase: false,
+            votes: Default::default(),
         }])
         .await
         .unwrap();
@@ -152,6 +153,7 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
         for product in ["p1", "p2"] {
             let page = comments
                 .list(&ListRequest {
+                    sort: Sort::Newest,
                     product,
                     filter: Filter {
                         verified,

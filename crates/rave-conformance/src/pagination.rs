@@ -9,9 +9,12 @@
 //!
 //! A quarter of the comments are verified purchases, and a third of the
 //! walks list only those (the sparse verified indexes, sized by the counts
-//! of all comments, as the statistics give them).
+//! of all comments, as the statistics give them). Every walk reads in one
+//! of the sorts: newest or oldest first, highest or lowest rating first
+//! (newest first within a rating).
 //!
-//! What must hold: no comment twice; strictly newest first (time, then id);
+//! What must hold: no comment twice; strictly in the sort's order (time,
+//! then id; rating first for highest and lowest);
 //! every page with a next cursor is full; the last page is not empty unless
 //! the walk is empty or lost items to deletes; every comment that matched
 //! when the walk began and was not deleted during it is returned; nothing
@@ -21,7 +24,8 @@ use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 use rave_comments::{
-    Comments, Filter, Language, ListRequest, NewComment, Rating, RatingCounts, RatingSet, Timestamp,
+    Comments, Filter, Language, ListRequest, NewComment, Rating, RatingCounts, RatingSet, Sort,
+    Timestamp,
 };
 use rave_store::Store;
 
@@ -82,6 +86,17 @@ struct Row {
     verified: bool,
 }
 
+/// Whether `a` comes before `b` in `sort`'s order (a total order: no two
+/// comments share an id).
+fn listed_before(sort: Sort, a: &Row, b: &Row) -> bool {
+    match sort {
+        Sort::Newest => a.key > b.key,
+        Sort::Oldest => a.key < b.key,
+        Sort::Highest => (a.rating, &a.key) > (b.rating, &b.key),
+        Sort::Lowest => a.rating < b.rating || (a.rating == b.rating && a.key > b.key),
+    }
+}
+
 fn matches(row: &Row, product: usize, language: Option<usize>, ratings: &BTreeSet<i64>) -> bool {
     row.product == product
         && language.is_none_or(|l| row.language == l)
@@ -114,6 +129,7 @@ pub struct Walk {
     pub ratings: BTreeSet<i64>,
     /// Only verified purchases.
     pub verified: bool,
+    pub sort: Sort,
     pub limit: usize,
     pub with_counts: bool,
     pub changes: Vec<Between>,
@@ -126,20 +142,24 @@ pub fn walk() -> impl Strategy<Value = Walk> {
         proptest::option::of(0usize..4),
         proptest::collection::btree_set(1i64..=5, 0..5),
         proptest::bool::weighted(0.35),
+        proptest::sample::select(Sort::ALL.to_vec()),
         1usize..7,
         any::<bool>(),
         proptest::collection::vec(between(), 0..12),
     )
         .prop_map(
-            |(initial, product, language, ratings, verified, limit, with_counts, changes)| Walk {
-                initial,
-                product,
-                language,
-                ratings,
-                verified,
-                limit,
-                with_counts,
-                changes,
+            |(initial, product, language, ratings, verified, sort, limit, with_counts, changes)| {
+                Walk {
+                    initial,
+                    product,
+                    language,
+                    ratings,
+                    verified,
+                    sort,
+                    limit,
+                    with_counts,
+                    changes,
+                }
             },
         )
 }
@@ -169,6 +189,7 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
         language,
         ratings,
         verified,
+        sort,
         limit,
         with_counts,
         changes,
@@ -214,12 +235,13 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
     let product_id = format!("p{product}");
     let mut deleted = BTreeSet::new();
     let mut added = BTreeSet::new();
-    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut seen: Vec<Row> = Vec::new();
     let mut cursor: Option<String> = None;
     let mut changes = changes.into_iter();
     let mut pages = 0;
     loop {
         let request = ListRequest {
+            sort,
             product: &product_id,
             filter: filter.clone(),
             limit,
@@ -245,7 +267,7 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
             let row = row.expect("returned comments exist");
             prop_assert!(listed(row, listing), "{:?} fails the filter", c);
             prop_assert_eq!(c.verified_purchase, row.verified);
-            seen.push((c.created_at.to_string(), c.id.clone()));
+            seen.push(row.clone());
         }
         let Some(next) = page.next_cursor else { break };
         cursor = Some(next);
@@ -264,20 +286,21 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
         }
         prop_assert!(pages < 500, "the walk does not end");
     }
-    let unique: BTreeSet<_> = seen.iter().cloned().collect();
+    let unique: BTreeSet<_> = seen.iter().map(|r| &r.key).collect();
     prop_assert_eq!(unique.len(), seen.len(), "no comment twice");
     prop_assert!(
-        seen.windows(2).all(|w| w[0] > w[1]),
-        "strictly newest first: {:?}",
+        seen.windows(2).all(|w| listed_before(sort, &w[0], &w[1])),
+        "strictly in {:?} order: {:?}",
+        sort,
         seen
     );
-    let seen_ids: BTreeSet<&String> = seen.iter().map(|(_, id)| id).collect();
+    let seen_ids: BTreeSet<&String> = seen.iter().map(|r| &r.key.1).collect();
     for row in &at_start {
         if !deleted.contains(&row.key.1) {
             prop_assert!(seen_ids.contains(&row.key.1), "skipped {:?}", row);
         }
     }
-    for (_, id) in &seen {
+    for id in seen.iter().map(|r| &r.key.1) {
         let existed = at_start.iter().any(|r| &r.key.1 == id);
         prop_assert!(existed || added.contains(id), "{} came from nowhere", id);
     }

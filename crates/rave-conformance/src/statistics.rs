@@ -1,24 +1,27 @@
 //! The statistics oracle, for every backend and its change feed.
 //!
-//! Random creates (some verified purchases), edits, deletes, flags and approvals (pre-moderation, so
-//! pending comments come and go) interleaved with aggregator steps, consumer
+//! Random creates (some verified purchases), edits, deletes, flags,
+//! approvals (pre-moderation, so pending comments come and go), helpful
+//! votes cast, replaced and withdrawn, interleaved with aggregator steps, consumer
 //! restarts (a new feed from the durable position), crashes between reading
 //! a batch and committing it, and a second consumer racing the first. Once the aggregator has drained the feed, every
 //! product's counts (overall and per language), the leaderboards and the
-//! global aggregates must equal a recount of the comments, and `reconcile`
-//! must find no drift.
+//! global aggregates must equal a recount of the comments, every comment's
+//! vote counts must equal the votes the model kept, and `reconcile` must
+//! find no drift.
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use rave_comments::{Comment, CommentPatch, Comments, NewComment};
+use rave_comments::{Comment, CommentPatch, Comments, CommentsError, NewComment, VoteCounts};
 use rave_store::{ChangeFeed, Store};
 
 const PRODUCTS: [&str; 3] = ["a", "b", "c"];
 const LANGUAGES: [&str; 3] = ["en", "de", "fr"];
 const AUTHORS: [&str; 4] = ["ann", "bob", "cy", "dee"];
+const VOTERS: [&str; 3] = ["v1", "v2", "v3"];
 
 #[derive(Debug, Clone)]
 pub enum Op {
@@ -43,6 +46,17 @@ pub enum Op {
     Approve {
         nth: usize,
     },
+    /// A voter votes on a comment (replacing an earlier vote).
+    Vote {
+        nth: usize,
+        voter: usize,
+        helpful: bool,
+    },
+    /// A voter withdraws a vote (cast or not).
+    Withdraw {
+        nth: usize,
+        voter: usize,
+    },
     /// One aggregator step.
     Aggregate,
     /// The consumer restarts from its durable position.
@@ -64,6 +78,9 @@ fn write_op() -> impl Strategy<Value = Op> {
         1 => any::<usize>().prop_map(|nth| Op::Delete { nth }),
         1 => any::<usize>().prop_map(|nth| Op::Flag { nth }),
         3 => any::<usize>().prop_map(|nth| Op::Approve { nth }),
+        4 => (any::<usize>(), 0..3usize, any::<bool>())
+            .prop_map(|(nth, voter, helpful)| Op::Vote { nth, voter, helpful }),
+        1 => (any::<usize>(), 0..3usize).prop_map(|(nth, voter)| Op::Withdraw { nth, voter }),
     ]
 }
 
@@ -171,7 +188,7 @@ where
     Opening: Future<Output = F>,
 {
     let mut consumer = open_feed().await;
-    let mut ids: Vec<String> = Vec::new();
+    let mut model = Model::default();
     for op in ops {
         match op {
             Op::Aggregate => {
@@ -201,11 +218,11 @@ where
                     .await
                     .expect("aggregator step");
             }
-            write => apply_write(comments, &mut ids, &write).await,
+            write => apply_write(comments, &mut model, &write).await,
         }
     }
     drain(comments, &consumer).await;
-    check_recount(comments).await
+    check_recount(comments, &model).await
 }
 
 /// Runs `ops` on `comments` (an empty table with pre-moderation) with
@@ -233,10 +250,10 @@ where
         }
         aggregators.push(feeds);
     }
-    let mut ids: Vec<String> = Vec::new();
+    let mut model = Model::default();
     for op in ops {
         match op {
-            ShardedOp::Write(op) => apply_write(comments, &mut ids, &op).await,
+            ShardedOp::Write(op) => apply_write(comments, &mut model, &op).await,
             ShardedOp::Round(steps) => {
                 let steps = aggregators.iter().zip(steps).map(|(feeds, (shard, step))| {
                     let feed = &feeds[shard as usize];
@@ -272,11 +289,35 @@ where
     for feed in &aggregators[0] {
         drain(comments, feed).await;
     }
-    check_recount(comments).await
+    check_recount(comments, &model).await
+}
+
+/// What the writes left: the comments' ids, and each voter's vote.
+#[derive(Debug, Default)]
+struct Model {
+    ids: Vec<String>,
+    /// (comment id, voter) → helpful
+    votes: BTreeMap<(String, &'static str), bool>,
+}
+
+impl Model {
+    fn counts(&self, id: &str) -> VoteCounts {
+        let mut counts = VoteCounts::default();
+        for ((comment, _), helpful) in &self.votes {
+            if comment == id {
+                match helpful {
+                    true => counts.helpful += 1,
+                    false => counts.unhelpful += 1,
+                }
+            }
+        }
+        counts
+    }
 }
 
 /// Applies one of the writing operations (the others change nothing).
-async fn apply_write<S: Store>(comments: &Comments<S>, ids: &mut Vec<String>, op: &Op) {
+async fn apply_write<S: Store>(comments: &Comments<S>, model: &mut Model, op: &Op) {
+    let ids = &mut model.ids;
     let pick =
         |ids: &Vec<String>, nth: usize| (!ids.is_empty()).then(|| ids[nth % ids.len()].clone());
     match *op {
@@ -322,6 +363,7 @@ async fn apply_write<S: Store>(comments: &Comments<S>, ids: &mut Vec<String>, op
             if let Some(id) = pick(ids, nth) {
                 comments.delete(&id).await.expect("delete");
                 ids.retain(|i| *i != id);
+                model.votes.retain(|(comment, _), _| *comment != id);
             }
         }
         Op::Flag { nth } => {
@@ -334,13 +376,44 @@ async fn apply_write<S: Store>(comments: &Comments<S>, ids: &mut Vec<String>, op
                 comments.approve(&id).await.expect("approve");
             }
         }
+        Op::Vote {
+            nth,
+            voter,
+            helpful,
+        } => {
+            if let Some(id) = pick(ids, nth) {
+                // A pending comment takes no votes.
+                match comments.vote(&id, VOTERS[voter], helpful).await {
+                    Ok(()) => {
+                        model.votes.insert((id, VOTERS[voter]), helpful);
+                    }
+                    Err(CommentsError::NotFound) => {}
+                    Err(e) => panic!("vote: {e}"),
+                }
+            }
+        }
+        Op::Withdraw { nth, voter } => {
+            if let Some(id) = pick(ids, nth) {
+                match comments.withdraw_vote(&id, VOTERS[voter]).await {
+                    Ok(()) => {
+                        model.votes.remove(&(id, VOTERS[voter]));
+                    }
+                    Err(CommentsError::NotFound) => {}
+                    Err(e) => panic!("withdraw a vote: {e}"),
+                }
+            }
+        }
         Op::Aggregate | Op::Restart | Op::CrashAfterRead | Op::Race => {}
     }
 }
 
 /// Every statistic, leaderboard and aggregate against a recount of the
-/// comments, and `reconcile` finding no drift.
-async fn check_recount<S: Store>(comments: &Comments<S>) -> Result<(), TestCaseError> {
+/// comments, every comment's vote counts against the model's votes, and
+/// `reconcile` finding no drift.
+async fn check_recount<S: Store>(
+    comments: &Comments<S>,
+    model: &Model,
+) -> Result<(), TestCaseError> {
     let mut all = Vec::new();
     let mut start = None;
     loop {
@@ -350,6 +423,9 @@ async fn check_recount<S: Store>(comments: &Comments<S>) -> Result<(), TestCaseE
             Some(n) => start = Some(n),
             None => break,
         }
+    }
+    for comment in &all {
+        prop_assert_eq!(comment.votes, model.counts(&comment.id), "{}", &comment.id);
     }
     let (expected, authors) = recount(&all);
     let verified = recount_verified(&all);

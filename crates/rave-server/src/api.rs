@@ -22,6 +22,13 @@ use utoipa::ToSchema;
 #[allow(dead_code, reason = "a schema only; never built")]
 pub struct ProductId(String);
 
+/// A voter: the opaque id the shop or the embed gives a person, 1-128
+/// characters of `A-Z a-z 0-9 _ -`.
+#[derive(ToSchema)]
+#[schema(value_type = String, pattern = "^[A-Za-z0-9_-]{1,128}$", min_length = 1, max_length = 128, example = "shopper-42")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub struct VoterId(String);
+
 /// A lowercase ISO 639 code of 2 or 3 letters.
 #[derive(ToSchema)]
 #[schema(value_type = String, pattern = "^[a-z]{2,3}$", min_length = 2, max_length = 3, example = "en")]
@@ -85,6 +92,21 @@ pub enum QueueState {
     Flagged,
 }
 
+/// The order of a listing.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub enum ListingSort {
+    /// Newest first (the default).
+    Newest,
+    /// Oldest first.
+    Oldest,
+    /// Most stars first, newest first within a rating.
+    Highest,
+    /// Fewest stars first, newest first within a rating.
+    Lowest,
+}
+
 /// A comment.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CommentBody {
@@ -117,6 +139,21 @@ pub struct CommentBody {
     pub reply: Option<ReplyBody>,
     /// Whether the comment came with a valid purchase proof.
     pub verified_purchase: bool,
+    /// Voters who found the comment helpful. Counted from the change
+    /// stream, so it trails a vote by the aggregator's lag.
+    #[schema(minimum = 0, example = 12)]
+    pub helpful_votes: u64,
+    /// Voters who did not find it helpful.
+    #[schema(minimum = 0, example = 2)]
+    pub unhelpful_votes: u64,
+}
+
+/// One voter's vote on a comment.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VoteBody {
+    /// true: helpful; false: not helpful.
+    pub helpful: bool,
 }
 
 /// The merchant's official reply to a comment.
@@ -170,6 +207,8 @@ impl From<Comment> for CommentBody {
             held_by: c.held_by,
             reply: c.reply.map(ReplyBody::from),
             verified_purchase: c.verified_purchase,
+            helpful_votes: c.votes.helpful,
+            unhelpful_votes: c.votes.unhelpful,
         }
     }
 }
@@ -284,8 +323,12 @@ pub struct SkippedBody {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PlanBody {
     /// `all`, `language`, `rating`, `language_rating`, `ratings_fan_out`,
-    /// `language_ratings_fan_out` or `empty`.
+    /// `language_ratings_fan_out`, `ratings_in_order`,
+    /// `language_ratings_in_order` or `empty`.
     pub strategy: String,
+    /// The order the page was read in.
+    #[schema(value_type = ListingSort)]
+    pub sort: String,
     pub queries: Vec<PlannedQueryBody>,
     pub skipped: Vec<SkippedBody>,
     /// Read capacity units the page consumed.
@@ -302,6 +345,7 @@ impl From<Plan> for PlanBody {
             .unwrap_or_default();
         PlanBody {
             strategy,
+            sort: plan.sort.as_str().to_owned(),
             queries: plan
                 .queries
                 .into_iter()
@@ -632,6 +676,12 @@ mod tests {
         fn the_documented_product_id_is_what_the_domain_accepts(text in "[A-Za-z0-9_/ #ü-]{0,66}") {
             let pattern = pattern_of(to_json(ProductId::schema()));
             prop_assert_eq!(pattern.is_match(&text), rave_comments::ProductId::parse(&text).is_ok());
+        }
+
+        #[test]
+        fn the_documented_voter_is_what_the_domain_accepts(text in "[A-Za-z0-9_/ #ü-]{0,130}") {
+            let pattern = pattern_of(to_json(VoterId::schema()));
+            prop_assert_eq!(pattern.is_match(&text), rave_comments::Voter::parse(&text).is_ok());
         }
 
         #[test]

@@ -198,7 +198,7 @@ impl AppState {
     ),
     // The schemas only parameters name: bodies' schemas are collected from
     // the handlers, parameters' are not.
-    components(schemas(Problem, api::PageSize, api::Cursor, api::QueueState, api::LanguageFilter, api::PageCursor))
+    components(schemas(Problem, api::PageSize, api::Cursor, api::QueueState, api::LanguageFilter, api::PageCursor, api::VoterId, api::ListingSort))
 )]
 struct ApiDoc;
 
@@ -227,6 +227,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(routes::approve_comment))
         .routes(routes!(routes::reject_comment))
         .routes(routes!(routes::set_reply, routes::delete_reply))
+        .routes(routes!(routes::put_vote, routes::delete_vote))
         .routes(routes!(routes::moderation_queue))
         .routes(routes!(routes::author_comments, routes::erase_author))
         .routes(routes!(routes::product_stats))

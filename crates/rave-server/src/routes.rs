@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rave_comments::{
     CommentPatch, DEFAULT_PAGE_SIZE, Filter, Language, ListRequest, NewComment, Rating, RatingSet,
-    Status, Timestamp, check_page_size,
+    Sort, Status, Timestamp, check_page_size,
 };
 
 use crate::AppState;
@@ -32,6 +32,22 @@ impl<S: Send + Sync> FromRequestParts<S> for Segment {
         Path::<String>::from_request_parts(parts, state)
             .await
             .map(|Path(value)| Segment(value))
+            .map_err(|e| ApiError::bad_request(format!("path: {e}")))
+    }
+}
+
+/// A vote's path: the comment id and the voter, refused with a problem
+/// document if either is not valid UTF-8.
+#[derive(Debug)]
+pub struct VotePath(pub String, pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for VotePath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Path::<(String, String)>::from_request_parts(parts, state)
+            .await
+            .map(|Path((id, voter))| VotePath(id, voter))
             .map_err(|e| ApiError::bad_request(format!("path: {e}")))
     }
 }
@@ -91,13 +107,14 @@ fn parse_limit(value: Option<&str>, default: usize) -> ApiResult<usize> {
     get,
     path = "/v1/products/{product_id}/comments",
     tag = "comments",
-    summary = "List a product's comments, newest first",
-    description = "Published and flagged comments, newest first (ties by id). Filter by one language and any set of ratings; page with `cursor`. Every page but the last holds exactly `limit` items.",
+    summary = "List a product's comments, newest first or in another order",
+    description = "Published and flagged comments, newest first (ties by id) unless `sort` says otherwise. Filter by one language and any set of ratings; page with `cursor` (a cursor belongs to its query and its sort). Every page but the last holds exactly `limit` items.",
     params(
         ("product_id" = ProductId, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
         ("language" = Option<LanguageCode>, Query, description = "One language code; absent = all languages"),
         ("rating" = Option<Vec<StarRating>>, Query, style = Form, explode, description = "Repeatable (rating=1&rating=5; rating=1,5 works too); absent = all ratings"),
         ("verified" = Option<bool>, Query, description = "true lists only verified purchases"),
+        ("sort" = Option<ListingSort>, Query, description = "newest (default), oldest, highest (most stars first, newest first within a rating) or lowest"),
         ("limit" = Option<PageSize>, Query, description = "1-100, default 20"),
         ("cursor" = Option<Cursor>, Query, description = "The next_cursor of the previous page, for the same query"),
         ("explain" = Option<bool>, Query, description = "true adds the plan used"),
@@ -116,7 +133,7 @@ pub async fn list_comments(
     let pairs = query_pairs(
         raw.as_deref(),
         &[
-            "language", "rating", "verified", "limit", "cursor", "explain",
+            "language", "rating", "verified", "sort", "limit", "cursor", "explain",
         ],
     )?;
     let language = single(&pairs, "language")?
@@ -137,7 +154,12 @@ pub async fn list_comments(
         }
     }
     let explain = flag(&pairs, "explain")?;
+    let sort = single(&pairs, "sort")?
+        .map(Sort::parse)
+        .transpose()?
+        .unwrap_or_default();
     let request = ListRequest {
+        sort,
         product: &product_id,
         filter: Filter {
             language,
@@ -458,6 +480,65 @@ pub async fn delete_reply(
     Segment(id): Segment,
 ) -> ApiResult<Json<CommentBody>> {
     Ok(Json(state.comments.delete_reply(&id).await?.into()))
+}
+
+#[utoipa::path(
+    put,
+    path = "/v1/comments/{id}/votes/{voter}",
+    tag = "comments",
+    summary = "Vote on whether a comment was helpful",
+    description = "Records one voter's vote on a published or flagged comment; a later vote of the same voter replaces it. The comment's `helpful_votes` and `unhelpful_votes` follow once the aggregator has applied the vote.",
+    params(
+        ("id" = String, Path, description = "Comment id"),
+        ("voter" = VoterId, Path, description = "The voter's opaque id: 1-128 characters of A-Z a-z 0-9 _ -"),
+    ),
+    request_body = VoteBody,
+    responses(
+        (status = 204, description = "Recorded"),
+        BadRequest,
+        BadToken,
+        NotFound,
+        BodyRefused,
+        TooManyRequests,
+        Unavailable,
+    )
+)]
+pub async fn put_vote(
+    State(state): State<AppState>,
+    _writer: Writer,
+    VotePath(id, voter): VotePath,
+    JsonBody(body): JsonBody<VoteBody>,
+) -> ApiResult<StatusCode> {
+    state.comments.vote(&id, &voter, body.helpful).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/comments/{id}/votes/{voter}",
+    tag = "comments",
+    summary = "Withdraw a vote",
+    description = "Withdraws the voter's vote on a published or flagged comment; withdrawing a vote never cast changes nothing.",
+    params(
+        ("id" = String, Path, description = "Comment id"),
+        ("voter" = VoterId, Path, description = "The voter's opaque id: 1-128 characters of A-Z a-z 0-9 _ -"),
+    ),
+    responses(
+        (status = 204, description = "Withdrawn (or there was none)"),
+        BadRequest,
+        BadToken,
+        NotFound,
+        TooManyRequests,
+        Unavailable,
+    )
+)]
+pub async fn delete_vote(
+    State(state): State<AppState>,
+    _writer: Writer,
+    VotePath(id, voter): VotePath,
+) -> ApiResult<StatusCode> {
+    state.comments.withdraw_vote(&id, &voter).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 #[utoipa::path(

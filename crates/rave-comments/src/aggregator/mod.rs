@@ -10,6 +10,12 @@
 //! counted twice. Records that are not comments — including the
 //! aggregator's own writes — change nothing.
 //!
+//! Votes are counted the same way onto their comment: a vote's change moves
+//! the comment's helpful or unhelpful count (a replaced vote: the old one
+//! out, the new one in), written with the comment's version as condition in
+//! the same commit, so edits and other aggregators never lose a count. A
+//! vote on a comment that is gone counts for nothing.
+//!
 //! `reconcile` recomputes everything from the comments with a parallel scan,
 //! reports every item that drifted, and can repair it.
 
@@ -27,9 +33,10 @@ use rave_store::{
 pub use self::reconcile::{Drift, ReconcileReport};
 use crate::access::TableAccess;
 use crate::error::Result;
+use crate::model::VoteCounts;
 use crate::model::{AUTHOR_BUCKETS, GlobalStats};
 use crate::table::stats::ProductCounts;
-use crate::table::{ItemKind, Malformed, comment, describe_key, stats};
+use crate::table::{ItemKind, Malformed, comment, describe_key, stats, vote};
 
 /// Most records one read from the feed asks for.
 const MAX_BATCH_RECORDS: usize = 500;
@@ -88,6 +95,36 @@ struct Deltas {
     authors: BTreeMap<String, i64>,
     /// Products whose visible comments changed (see `touch`).
     touched: BTreeMap<String, Touch>,
+    /// Per comment id, how its helpful and unhelpful counts move.
+    votes: BTreeMap<String, VoteDelta>,
+}
+
+/// How a comment's vote counts move.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct VoteDelta {
+    helpful: i64,
+    unhelpful: i64,
+}
+
+impl VoteDelta {
+    fn is_zero(&self) -> bool {
+        *self == VoteDelta::default()
+    }
+
+    fn apply(&self, counts: VoteCounts) -> VoteCounts {
+        VoteCounts {
+            helpful: apply_delta(counts.helpful, self.helpful),
+            unhelpful: apply_delta(counts.unhelpful, self.unhelpful),
+        }
+    }
+}
+
+/// The vote an image holds, if it is a vote.
+fn vote_of(image: Option<&Item>) -> Result<Option<vote::Vote>, Malformed> {
+    match image {
+        Some(item) if ItemKind::of(item) == ItemKind::Vote => vote::decode(item).map(Some),
+        _ => Ok(None),
+    }
 }
 
 /// The changes of a batch to one product's visible comments.
@@ -110,6 +147,7 @@ impl Deltas {
     }
 
     fn add(&mut self, record: &ChangeRecord, sign: i64) -> Result<(), Malformed> {
+        self.add_votes(record, sign)?;
         let old = contribution(record.old_image.as_ref())?;
         let new = contribution(record.new_image.as_ref())?;
         self.touch(record, old.as_ref().or(new.as_ref()), sign);
@@ -125,16 +163,35 @@ impl Deltas {
         Ok(())
     }
 
+    /// A vote's change: the old vote leaves its comment's count, the new
+    /// one enters it.
+    fn add_votes(&mut self, record: &ChangeRecord, sign: i64) -> Result<(), Malformed> {
+        let old = vote_of(record.old_image.as_ref())?;
+        let new = vote_of(record.new_image.as_ref())?;
+        for (vote, sign) in [(old, -sign), (new, sign)] {
+            if let Some(vote) = vote {
+                let delta = self.votes.entry(vote.comment_id).or_default();
+                match vote.helpful {
+                    true => delta.helpful += sign,
+                    false => delta.unhelpful += sign,
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn prune(&mut self) {
         self.stats.retain(|_, d| !d.is_zero());
         self.authors.retain(|_, d| *d != 0);
+        self.votes.retain(|_, d| !d.is_zero());
     }
 
     /// Items a commit of these deltas writes (the totals item included).
     fn items(&self) -> usize {
         let changed = self.stats.values().filter(|d| !d.is_zero()).count()
             + self.authors.values().filter(|d| **d != 0).count()
-            + self.touched_only().count();
+            + self.touched_only().count()
+            + self.votes.values().filter(|d| !d.is_zero()).count();
         if changed == 0 { 0 } else { changed + 1 }
     }
 }
@@ -264,6 +321,7 @@ impl<S: Store> Aggregator<S> {
             .map(|(p, l)| stats::product_key(p, l.as_deref()))
             .chain(deltas.authors.keys().map(|a| stats::author_key(a)))
             .chain(deltas.touched_only().map(|p| stats::product_key(p, None)))
+            .chain(deltas.votes.keys().map(|id| comment::key(id)))
             .collect();
         // Any partial will do; a random one seldom meets another aggregator.
         let slot = (ulid::Ulid::generate().random() % stats::TOTALS_SLOTS as u128) as usize;
@@ -336,6 +394,19 @@ impl<S: Store> Aggregator<S> {
                 &current,
                 key,
                 (after > 0).then(|| stats::encode_author(author, after)),
+            ));
+        }
+        for (id, delta) in &deltas.votes {
+            // A comment deleted since its votes were cast counts nothing.
+            let Some(item) = stored(&comment::key(id)) else {
+                continue;
+            };
+            let mut voted = comment::decode(item)?;
+            let version = comment::version(item)?;
+            voted.votes = delta.apply(voted.votes);
+            actions.push(self.access.put_action(
+                comment::encode(&voted, version + 1),
+                Some(comment::at_version(version)),
             ));
         }
         actions.push(self.write_action(
@@ -422,6 +493,7 @@ mod tests {
                 held_by: None,
                 reply: None,
                 verified_purchase: false,
+                votes: VoteCounts::default(),
             },
             1,
         )

@@ -7,6 +7,7 @@
 pub(crate) mod cursor;
 mod executor;
 pub(crate) mod planner;
+pub(crate) mod sort;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use rave_store::{Item, Segment, Store};
 use self::cursor::{Cursor, CursorKey, Position, author_binding, listing_binding, queue_binding};
 use self::executor::{Source, read_page};
 use self::planner::{Filter, Plan, RatingCounts};
+use self::sort::Sort;
 use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
 use crate::model::{Comment, ProductId, Status, check_page_size, validate_author};
@@ -52,6 +54,8 @@ pub struct QueuePage {
 pub struct ListRequest<'a> {
     pub product: &'a str,
     pub filter: Filter,
+    /// The order (newest first by default); a cursor is bound to it.
+    pub sort: Sort,
     pub limit: usize,
     pub cursor: Option<&'a str>,
 }
@@ -105,7 +109,13 @@ impl<S: Store> Listings<S> {
     pub(crate) async fn list(&self, request: &ListRequest<'_>) -> Result<ListPage> {
         let product = ProductId::parse(request.product)?;
         let ratings = request.filter.ratings;
-        if ratings.is_unfiltered() || ratings.ratings().len() < 2 {
+        // Rating partitions read one after another: counts skip empty ones.
+        let in_rating_order = matches!(request.sort, Sort::Highest | Sort::Lowest);
+        let single_query = match in_rating_order {
+            true => ratings.ratings().len() == 1,
+            false => ratings.is_unfiltered() || ratings.ratings().len() < 2,
+        };
+        if single_query {
             return self.list_planned(request, &product, None, false, 0.0).await;
         }
         let exact = self.stats_fresh.as_ref().is_some_and(|fresh| fresh());
@@ -139,12 +149,12 @@ impl<S: Store> Listings<S> {
         counts_units: f64,
     ) -> Result<ListPage> {
         let limit = check_page_size(request.limit)?;
-        let binding = listing_binding(product, &request.filter);
+        let binding = listing_binding(product, &request.filter, request.sort);
         let cursor = request
             .cursor
             .map(|text| Cursor::decode(text, &self.cursor_key, &binding))
             .transpose()?;
-        let mut plan = planner::plan(product, &request.filter, limit, counts, exact);
+        let mut plan = sort::plan(product, &request.filter, request.sort, limit, counts, exact);
         let sources = plan
             .resume(cursor.as_ref())
             .into_iter()
@@ -156,9 +166,10 @@ impl<S: Store> Listings<S> {
                 first_limit: query.limit,
                 share: query.share,
                 start,
+                rank: query.rank,
             })
             .collect();
-        let merged = read_page(&self.access, sources, limit, false).await?;
+        let merged = read_page(&self.access, sources, limit, request.sort.ascending()).await?;
         plan.read_units = merged.read_units + counts_units;
         plan.items_read = merged.items_read;
         let next_cursor = merged
@@ -215,6 +226,7 @@ impl<S: Store> Listings<S> {
             first_limit: limit + 1,
             share: 1.0,
             start,
+            rank: 0,
         };
         let merged = read_page(&self.access, vec![source], limit, true).await?;
         Ok(QueuePage {
@@ -257,6 +269,7 @@ impl<S: Store> Listings<S> {
             sort_prefix: None,
             first_limit: limit + 1,
             share: 1.0,
+            rank: 0,
             start,
         };
         let merged = read_page(&self.access, vec![source], limit, false).await?;

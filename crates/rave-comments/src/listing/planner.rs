@@ -20,6 +20,7 @@
 use serde::Serialize;
 
 use super::cursor::{Cursor, Position};
+use super::sort::Sort;
 use crate::model::{Language, ProductId, Rating};
 use crate::table::Index;
 use crate::table::comment::listing_partition;
@@ -90,6 +91,11 @@ pub enum Strategy {
     RatingsFanOut,
     /// AP3, several ratings and a language: parallel queries on `byLangAndRating`, merged.
     LanguageRatingsFanOut,
+    /// Highest or lowest first: queries on `byRating`, one rating after another.
+    RatingsInOrder,
+    /// Highest or lowest first in a language: queries on `byLangAndRating`,
+    /// one rating after another.
+    LanguageRatingsInOrder,
     /// Every rating asked for has no comments: nothing to read.
     Empty,
 }
@@ -109,6 +115,10 @@ pub struct PlannedQuery {
     /// The fraction of the page this sub-query is expected to supply.
     #[serde(skip)]
     pub(crate) share: f64,
+    /// When it is read: sub-queries of one rank are merged; a rank is read
+    /// only once every lower rank has run out (all 0 for a merge).
+    #[serde(skip)]
+    pub(crate) rank: u8,
 }
 
 /// A sub-query the plan does not run, and why.
@@ -122,6 +132,7 @@ pub struct Skipped {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Plan {
     pub strategy: Strategy,
+    pub sort: Sort,
     pub queries: Vec<PlannedQuery>,
     pub skipped: Vec<Skipped>,
     /// Read units the page consumed, the statistics read included.
@@ -159,9 +170,11 @@ pub fn plan(
         tag: rating.map_or(0, Rating::get),
         index_kind: on(index),
         share: 1.0,
+        rank: 0,
     };
     let plan = |strategy, queries, skipped| Plan {
         strategy,
+        sort: Sort::Newest,
         queries,
         skipped,
         read_units: 0.0,

@@ -6,7 +6,7 @@ use rave_store::{AttributeValue, Condition, Item, Number};
 use ulid::Ulid;
 
 use super::{GSISK, Index, Malformed, PK, text};
-use crate::model::{Comment, Language, ProductId, Rating, Reply, Status, Timestamp};
+use crate::model::{Comment, Language, ProductId, Rating, Reply, Status, Timestamp, VoteCounts};
 
 pub(super) const PREFIX: &str = "COMMENT#";
 /// Increases with every change of a comment; writes are conditional on it.
@@ -36,11 +36,14 @@ const VERIFIED_PURCHASE: &str = "verified_purchase";
 /// comment whatever its status. Nothing follows the author, so any
 /// character it holds (`#` and `/` too) keys only its own partition.
 const AUTHOR_PARTITION_PREFIX: &str = "AUTHOR#";
+/// The vote counts, written by the aggregator; absent means zero.
+const HELPFUL_VOTES: &str = "helpful_votes";
+const UNHELPFUL_VOTES: &str = "unhelpful_votes";
 
 /// The attributes a listing page shows. Indexes project exactly these (plus
 /// keys), so a page is one query with no second read per comment, and the
 /// other indexes' keys are not copied into every index.
-pub(super) const LISTED: [&str; 12] = [
+pub(super) const LISTED: [&str; 14] = [
     ID,
     PRODUCT_ID,
     AUTHOR,
@@ -53,6 +56,8 @@ pub(super) const LISTED: [&str; 12] = [
     HELD_BY,
     REPLY,
     VERIFIED_PURCHASE,
+    HELPFUL_VOTES,
+    UNHELPFUL_VOTES,
 ];
 
 pub(crate) fn key(id: &str) -> Item {
@@ -67,6 +72,12 @@ pub(crate) fn absent() -> Condition {
 
 pub(crate) fn present() -> Condition {
     Condition::exists(PK)
+}
+
+/// The comment exists and listings show it (published or flagged): what a
+/// vote needs.
+pub(crate) fn listed() -> Condition {
+    Condition::exists(Index::All.partition_attribute())
 }
 
 /// The comment is still at the version it was read at.
@@ -182,6 +193,14 @@ pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
     if comment.verified_purchase {
         set(VERIFIED_PURCHASE, AttributeValue::Bool(true));
     }
+    for (name, count) in [
+        (HELPFUL_VOTES, comment.votes.helpful),
+        (UNHELPFUL_VOTES, comment.votes.unhelpful),
+    ] {
+        if count > 0 {
+            set(name, AttributeValue::N(Number::from(count)));
+        }
+    }
     set(VERSION, AttributeValue::N(Number::from(version)));
     item
 }
@@ -257,7 +276,19 @@ pub(crate) fn decode(item: &Item) -> Result<Comment, Malformed> {
             Some(AttributeValue::Bool(verified)) => *verified,
             Some(_) => return Err(bad(VERIFIED_PURCHASE)),
         },
+        votes: VoteCounts {
+            helpful: vote_count(item, HELPFUL_VOTES)?,
+            unhelpful: vote_count(item, UNHELPFUL_VOTES)?,
+        },
     })
+}
+
+/// A vote count of a comment; comments nobody voted on carry none.
+fn vote_count(item: &Item, name: &str) -> Result<u64, Malformed> {
+    match item.get(name) {
+        None => Ok(0),
+        Some(_) => super::count(item, name),
+    }
 }
 
 /// The version a stored comment carries.
@@ -324,6 +355,7 @@ mod tests {
             held_by: None,
             reply: None,
             verified_purchase: false,
+            votes: VoteCounts::default(),
         }
     }
 
@@ -423,6 +455,24 @@ mod tests {
         assert!(LISTED.contains(&REPLY));
         assert_eq!(decode(&item).unwrap(), replied);
         assert!(!encode(&comment(Status::Published), 1).contains_key(REPLY));
+    }
+
+    #[test]
+    fn vote_counts_are_listed_and_absent_while_zero() {
+        let voted = Comment {
+            votes: VoteCounts {
+                helpful: 3,
+                unhelpful: 1,
+            },
+            ..comment(Status::Published)
+        };
+        let item = encode(&voted, 2);
+        assert!(LISTED.contains(&HELPFUL_VOTES) && LISTED.contains(&UNHELPFUL_VOTES));
+        assert_eq!(decode(&item).unwrap(), voted);
+        let unvoted = encode(&comment(Status::Published), 1);
+        assert!(!unvoted.contains_key(HELPFUL_VOTES) && !unvoted.contains_key(UNHELPFUL_VOTES));
+        assert!(listed().evaluate(&unvoted));
+        assert!(!listed().evaluate(&encode(&comment(Status::Pending), 1)));
     }
 
     #[test]

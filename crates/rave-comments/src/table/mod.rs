@@ -13,6 +13,7 @@
 //! |                    |                       |                   | pending or flagged: MODPK, MODSK                       |
 //! |                    |                       |                   | visible and verified: VGSIPK, VGSI2PK, VGSI3PK, VGSI4PK |
 //! |                    |                       |                   | always: AUTHORPK = `AUTHOR#<author>`                   |
+//! | vote               | `COMMENT#<id>`        | `VOTE#<voter>`    | none                                                   |
 //! | idempotency record | `IDEMPOTENCY#<key>`   | `IDEMPOTENCY`     | none; expires (TTL attribute `expires_at`)             |
 //! | order verification | `ORDER#<p>#<order>`   | `ORDER`           | none                                                   |
 //! | product statistics | `PRODUCT#<p>`         | `S`, `S#<lang>`   | while 5-star count > 0: GSIPK = `LEADERS[#<lang>]#<shard>`, GSISK = count (zero-padded) |
@@ -37,6 +38,7 @@ pub(crate) mod order;
 pub(crate) mod position;
 pub(crate) mod product;
 pub(crate) mod stats;
+pub(crate) mod vote;
 
 use rave_store::{
     AttributeValue, GlobalSecondaryIndex, Item, KeyAttribute, KeySchema, KeyType, Number,
@@ -268,6 +270,8 @@ pub fn table_definition(name: &str) -> TableDefinition {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ItemKind {
     Comment,
+    /// A voter's vote, in its comment's partition.
+    Vote,
     ProductStats,
     AuthorStats,
     Totals,
@@ -280,7 +284,11 @@ impl ItemKind {
     pub(crate) fn of(item: &Item) -> ItemKind {
         let pk = item.get(PK).and_then(AttributeValue::as_s).unwrap_or("");
         if pk.starts_with(comment::PREFIX) {
-            ItemKind::Comment
+            if vote::is_vote(item) {
+                ItemKind::Vote
+            } else {
+                ItemKind::Comment
+            }
         } else if pk.starts_with(stats::PRODUCT_PREFIX) {
             let sk = item.get(SK).and_then(AttributeValue::as_s);
             if sk == Some(product::SORT_KEY) {

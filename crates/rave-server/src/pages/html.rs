@@ -423,6 +423,7 @@ mod tests {
             held_by: None,
             reply: None,
             verified_purchase: false,
+            votes: Default::default(),
         }
     }
 

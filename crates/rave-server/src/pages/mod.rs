@@ -141,6 +141,7 @@ async fn listing(
     let page = state
         .comments
         .list(&ListRequest {
+            sort: Default::default(),
             product: &product,
             filter: Filter {
                 language: view.language.clone(),
