@@ -228,6 +228,33 @@ async fn votes_are_counted_replaced_withdrawn_and_reconciled() {
         .await
         .unwrap();
     assert!(left.items.is_empty(), "{:?}", left.items);
+    // A vote left behind by a delete that stopped half-way counts for no
+    // comment: a recount reports it, and a repair deletes it.
+    f.engine
+        .put_item(PutItemInput {
+            table: "rave".into(),
+            item: rave_store::item! {
+                "PK" => format!("COMMENT#{}", comment.id),
+                "SK" => "VOTE#stray",
+                "comment_id" => comment.id.clone(),
+                "voter" => "stray",
+                "helpful" => true,
+            },
+            condition: None,
+            return_values: ReturnValues::None,
+        })
+        .await
+        .unwrap();
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert_eq!(report.drift.len(), 1, "{report:?}");
+    assert_eq!(
+        report.drift[0].key,
+        format!("COMMENT#{}/VOTE#stray", comment.id)
+    );
+    assert_eq!(report.drift[0].expected, None);
+    f.comments.reconcile(2, true, &|_| {}).await.unwrap();
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert!(report.drift.is_empty(), "{report:?}");
 }
 
 /// The layout before leaderboard shards and partial totals: one `LEADERS`

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use rave_comments::{
     Comments, CommentsError, Filter, ImportComment, ListRequest, NewComment, OrderId, Sort, Status,
-    Timestamp,
+    Timestamp, VoteCounts,
 };
 use rave_store::{ChangeFeed, Store};
 
@@ -90,6 +90,8 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
         .unwrap()
         .comment;
     comments.set_reply(&verified.id, "Thank you").await.unwrap();
+    comments.vote(&verified.id, "v1", true).await.unwrap();
+    comments.vote(&verified.id, "v2", false).await.unwrap();
     erased_ids.insert(verified.id.clone());
     let flagged = comments
         .create("p2", new_comment(ERASED, "fr", 2), None)
@@ -123,7 +125,21 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
             .comment;
         kept_ids.insert(c.id);
     }
+    let voted_kept = kept_ids.first().cloned().expect("kept comments");
+    comments.vote(&voted_kept, "v1", true).await.unwrap();
     drain(comments, feed).await;
+    let kept_votes = VoteCounts {
+        helpful: 1,
+        unhelpful: 0,
+    };
+    assert_eq!(comments.get(&voted_kept).await.unwrap().votes, kept_votes);
+    assert_eq!(
+        comments.get(&verified.id).await.unwrap().votes,
+        VoteCounts {
+            helpful: 1,
+            unhelpful: 1
+        }
+    );
     let p1 = comments.product_stats("p1", None).await.unwrap();
     assert_eq!((p1.total, p1.verified_total), (5, 1));
     let p1_en = comments.product_stats("p1", Some("en")).await.unwrap();
@@ -174,8 +190,11 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
     let global = comments.global_stats().await.unwrap();
     assert_eq!(global.comments_total, 3);
     assert_eq!(global.authors_total, 2, "{KEPT} and bob");
+    // No vote of an erased comment is left: reconcile reports any vote
+    // whose comment is gone.
     let report = comments.reconcile(2, false, &|_| {}).await.unwrap();
     assert!(report.drift.is_empty(), "{:?}", report.drift);
+    assert_eq!(comments.get(&voted_kept).await.unwrap().votes, kept_votes);
 
     assert_eq!(
         comments.erase_author(ERASED).await.unwrap(),

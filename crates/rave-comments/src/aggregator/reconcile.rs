@@ -200,6 +200,15 @@ impl<S: Store> Aggregator<S> {
             comments.insert(comment::id_of(&item)?.to_string(), item);
         }
         let mut drift = Vec::new();
+        // Votes whose comment is gone (a delete or an erasure that stopped
+        // half-way): nothing counts them any more, so a repair deletes them.
+        for id in recount
+            .votes
+            .keys()
+            .filter(|id| !comments.contains_key(*id))
+        {
+            drift.extend(self.orphaned_votes(id).await?);
+        }
         for (id, item) in comments {
             let mut expected = comment::decode(&item)?;
             let counted = recount.votes.get(&id).copied().unwrap_or_default();
@@ -214,6 +223,27 @@ impl<S: Store> Aggregator<S> {
             });
         }
         Ok(drift)
+    }
+
+    /// Every vote stored on comment `id`, each as drift that deletes it.
+    async fn orphaned_votes(&self, id: &str) -> Result<Vec<Drift>> {
+        let mut drift = Vec::new();
+        let mut start = None;
+        loop {
+            let mut input = self.access.query_input(None, vote::votes_of(id));
+            input.consistent_read = true;
+            input.exclusive_start_key = start.take();
+            let page = self.access.query(input).await?;
+            drift.extend(page.items.into_iter().map(|item| Drift {
+                key: describe_key(&item),
+                stored: Some(item),
+                expected: None,
+            }));
+            match page.last_evaluated_key {
+                Some(key) => start = Some(key),
+                None => return Ok(drift),
+            }
+        }
     }
 
     async fn recount_segment(
