@@ -11,21 +11,30 @@
 //! walks list only those (the sparse verified indexes, sized by the counts
 //! of all comments, as the statistics give them). Every walk reads in one
 //! of the sorts: newest or oldest first, highest or lowest rating first
-//! (newest first within a rating).
+//! (newest first within a rating), most helpful first (newest first among
+//! equal scores).
+//!
+//! Walks that count votes ([`check_walk_counting`]) also cast, replace and
+//! withdraw votes between pages and run the aggregator after each. A
+//! comment whose helpfulness changed during a `helpful` walk may show once
+//! more or not at all; every property below holds for all the others (and
+//! for every comment in the other sorts, which votes do not reorder).
 //!
 //! What must hold: no comment twice; strictly in the sort's order (time,
-//! then id; rating first for highest and lowest);
+//! then id; rating first for highest and lowest; score first for helpful);
 //! every page with a next cursor is full; the last page is not empty unless
 //! the walk is empty or lost items to deletes; every comment that matched
 //! when the walk began and was not deleted during it is returned; nothing
 //! returned fails the filter.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+use futures::future::BoxFuture;
 
 use proptest::prelude::*;
 use rave_comments::{
     Comments, Filter, Language, ListRequest, NewComment, Rating, RatingCounts, RatingSet, Sort,
-    Timestamp,
+    Timestamp, VoteCounts,
 };
 use rave_store::Store;
 
@@ -67,6 +76,8 @@ pub enum Between {
     Nothing,
     Insert(Spec),
     DeleteNth(usize),
+    /// One of a few voters votes on the nth comment (`None`: withdraws).
+    VoteNth(usize, usize, Option<bool>),
 }
 
 pub fn between() -> impl Strategy<Value = Between> {
@@ -74,6 +85,8 @@ pub fn between() -> impl Strategy<Value = Between> {
         4 => Just(Between::Nothing),
         2 => spec().prop_map(Between::Insert),
         2 => any::<usize>().prop_map(Between::DeleteNth),
+        3 => (any::<usize>(), 0usize..4, proptest::option::weighted(0.85, any::<bool>()))
+            .prop_map(|(nth, voter, vote)| Between::VoteNth(nth, voter, vote)),
     ]
 }
 
@@ -84,12 +97,28 @@ struct Row {
     language: usize,
     rating: i64,
     verified: bool,
+    /// Each voter's vote (`true`: helpful).
+    votes: BTreeMap<usize, bool>,
+}
+
+impl Row {
+    fn counts(&self) -> VoteCounts {
+        let helpful = self.votes.values().filter(|h| **h).count() as u64;
+        VoteCounts {
+            helpful,
+            unhelpful: self.votes.len() as u64 - helpful,
+        }
+    }
 }
 
 /// Whether `a` comes before `b` in `sort`'s order (a total order: no two
 /// comments share an id).
 fn listed_before(sort: Sort, a: &Row, b: &Row) -> bool {
     match sort {
+        Sort::Helpful => {
+            let (a_score, b_score) = (a.counts().helpfulness(), b.counts().helpfulness());
+            a_score > b_score || (a_score == b_score && a.key > b.key)
+        }
         Sort::Newest => a.key > b.key,
         Sort::Oldest => a.key < b.key,
         Sort::Highest => (a.rating, &a.key) > (b.rating, &b.key),
@@ -181,8 +210,26 @@ fn at(mut comment: NewComment, created_at: &str) -> NewComment {
 }
 
 /// Walks the cursors of one listing over `comments` (an empty table) and
-/// checks every property the listing promises.
+/// checks every property the listing promises; votes are not cast.
 pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<(), TestCaseError> {
+    walk_listing(comments, walk, None).await
+}
+
+/// [`check_walk`] with votes between pages, counted by `aggregate` (which
+/// runs the aggregator until it has applied every change) after each.
+pub async fn check_walk_counting<'a, S: Store>(
+    comments: &Comments<S>,
+    walk: Walk,
+    aggregate: &(dyn Fn() -> BoxFuture<'a, ()> + 'a),
+) -> Result<(), TestCaseError> {
+    walk_listing(comments, walk, Some(aggregate)).await
+}
+
+async fn walk_listing<'a, S: Store>(
+    comments: &Comments<S>,
+    walk: Walk,
+    aggregate: Option<&(dyn Fn() -> BoxFuture<'a, ()> + 'a)>,
+) -> Result<(), TestCaseError> {
     let Walk {
         initial,
         product,
@@ -216,6 +263,7 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
             language: spec.language,
             rating: spec.rating,
             verified: spec.verified,
+            votes: BTreeMap::new(),
         }
     };
     for s in initial {
@@ -236,6 +284,8 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
     let mut deleted = BTreeSet::new();
     let mut added = BTreeSet::new();
     let mut seen: Vec<Row> = Vec::new();
+    // Comments whose helpfulness changed during the walk.
+    let mut rescored: BTreeSet<String> = BTreeSet::new();
     let mut cursor: Option<String> = None;
     let mut changes = changes.into_iter();
     let mut pages = 0;
@@ -282,10 +332,46 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
                 comments.delete(&row.key.1).await.unwrap();
                 deleted.insert(row.key.1);
             }
+            Some(Between::VoteNth(n, voter, vote)) if !rows.is_empty() => {
+                if let Some(aggregate) = aggregate {
+                    let count = rows.len();
+                    let row = &mut rows[n % count];
+                    let before = row.counts().helpfulness();
+                    let id = row.key.1.clone();
+                    let voter_id = format!("voter-{voter}");
+                    match vote {
+                        Some(helpful) => {
+                            comments.vote(&id, &voter_id, helpful).await.unwrap();
+                            row.votes.insert(voter, helpful);
+                        }
+                        None => {
+                            comments.withdraw_vote(&id, &voter_id).await.unwrap();
+                            row.votes.remove(&voter);
+                        }
+                    }
+                    if row.counts().helpfulness() != before {
+                        rescored.insert(id);
+                    }
+                    aggregate().await;
+                }
+            }
             _ => {}
         }
         prop_assert!(pages < 500, "the walk does not end");
     }
+    // The properties hold for every comment, except, in the helpful order,
+    // those whose score changed during the walk (their rows hold the final
+    // score; they may show twice, or not at all).
+    let exempt = |id: &String| sort == Sort::Helpful && rescored.contains(id);
+    let row_of = |id: &String| rows.iter().find(|r| &r.key.1 == id);
+    let seen: Vec<Row> = seen
+        .into_iter()
+        .filter(|r| !exempt(&r.key.1))
+        // The model's votes as they are now (a row shown before a vote on
+        // another comment holds the same score it has now).
+        .map(|r| row_of(&r.key.1).cloned().unwrap_or(r))
+        .collect();
+    let at_start: Vec<Row> = at_start.into_iter().filter(|r| !exempt(&r.key.1)).collect();
     let unique: BTreeSet<_> = seen.iter().map(|r| &r.key).collect();
     prop_assert_eq!(unique.len(), seen.len(), "no comment twice");
     prop_assert!(

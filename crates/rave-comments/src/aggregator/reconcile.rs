@@ -42,7 +42,8 @@ struct Recount {
     stored: BTreeMap<String, Item>,
     /// Per comment id, the votes counted.
     votes: BTreeMap<String, VoteCounts>,
-    /// Comments that carry vote counts, by id (the others count zero).
+    /// Comments that carry vote counts or lack the `helpful` sort key their
+    /// counts give, by id (the others count zero and carry it).
     voted: BTreeMap<String, Item>,
     scanned: u64,
     counted: u64,
@@ -185,9 +186,11 @@ impl<S: Store> Aggregator<S> {
         })
     }
 
-    /// Comments whose vote counts differ from their votes: the stored
-    /// comment, and the same comment with the recounted counts (at its next
-    /// version, which is what a repair writes).
+    /// Comments whose vote counts differ from their votes, or whose
+    /// `helpful` sort key is missing (stored before it existed) or does not
+    /// match their counts: the stored comment, and the same comment with
+    /// the recounted counts and their key (at its next version, which is
+    /// what a repair writes).
     async fn vote_drift(&self, recount: &Recount) -> Result<Vec<Drift>> {
         let unvoted: Vec<Item> = recount
             .votes
@@ -212,7 +215,7 @@ impl<S: Store> Aggregator<S> {
         for (id, item) in comments {
             let mut expected = comment::decode(&item)?;
             let counted = recount.votes.get(&id).copied().unwrap_or_default();
-            if expected.votes == counted {
+            if expected.votes == counted && !comment::helpful_key_is_stale(&item)? {
                 continue;
             }
             expected.votes = counted;
@@ -284,7 +287,8 @@ impl<S: Store> Aggregator<S> {
                             *recount.authors.entry(c.author).or_default() += 1;
                         }
                         let counts = comment::decode(&item)?.votes;
-                        if counts != VoteCounts::default() {
+                        if counts != VoteCounts::default() || comment::helpful_key_is_stale(&item)?
+                        {
                             recount
                                 .voted
                                 .insert(comment::id_of(&item)?.to_string(), item);

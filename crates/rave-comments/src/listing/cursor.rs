@@ -11,6 +11,10 @@
 //! version (1) │ count n (1) │ n × [ tag (1) │ state (1) │ id (16, only when state = after) ] │ MAC (16)
 //! ```
 //!
+//! A `helpful` cursor is version 2 and carries, right after the version
+//! byte, the helpfulness rank (4, big-endian) the page's last comment was
+//! listed with: the `helpful*` indexes sort by it before the time and id.
+//!
 //! `tag` names the sub-query (the rating, or 0 for a single query); a
 //! position is a comment id (a ULID) because the id alone gives the sort key
 //! `<created_at>#<id>`: the id's timestamp is the creation time. The MAC is
@@ -31,6 +35,8 @@ use crate::error::{CommentsError, Result};
 use crate::model::{Language, ProductId, Status};
 
 const VERSION: u8 = 1;
+/// Version 2: a helpfulness rank follows the version byte.
+const VERSION_RANKED: u8 = 2;
 const MAC_LEN: usize = 16;
 const START: u8 = 0;
 const AFTER: u8 = 1;
@@ -101,6 +107,9 @@ pub enum Position {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cursor {
     pub positions: Vec<(u8, Position)>,
+    /// The helpfulness rank of the comment the `After` positions name
+    /// (`helpful` listings only).
+    pub rank: Option<u32>,
 }
 
 impl Cursor {
@@ -112,8 +121,14 @@ impl Cursor {
     }
 
     pub fn encode(&self, key: &CursorKey, binding: &[u8]) -> String {
-        let mut payload = Vec::with_capacity(2 + self.positions.len() * 18 + MAC_LEN);
-        payload.push(VERSION);
+        let mut payload = Vec::with_capacity(6 + self.positions.len() * 18 + MAC_LEN);
+        match self.rank {
+            None => payload.push(VERSION),
+            Some(rank) => {
+                payload.push(VERSION_RANKED);
+                payload.extend_from_slice(&rank.to_be_bytes());
+            }
+        }
         payload.push(self.positions.len() as u8);
         for (tag, position) in &self.positions {
             payload.push(*tag);
@@ -147,12 +162,20 @@ impl Cursor {
             .verify_truncated_left(tag)
             .map_err(|_| bad("the cursor was altered or belongs to another query"))?;
         // Signed by us, but still parsed defensively.
-        if payload[0] != VERSION {
-            return Err(bad("the cursor has an unknown version"));
-        }
-        let count = usize::from(payload[1]);
+        let (rank, payload) = match payload {
+            [VERSION, rest @ ..] => (None, rest),
+            [VERSION_RANKED, a, b, c, d, rest @ ..] => {
+                (Some(u32::from_be_bytes([*a, *b, *c, *d])), rest)
+            }
+            [VERSION_RANKED, ..] => return Err(bad("the cursor is truncated")),
+            _ => return Err(bad("the cursor has an unknown version")),
+        };
+        let [count, rest @ ..] = payload else {
+            return Err(bad("the cursor is truncated"));
+        };
+        let count = usize::from(*count);
         let mut positions = Vec::with_capacity(count);
-        let mut rest = &payload[2..];
+        let mut rest = rest;
         for _ in 0..count {
             let [tag, state, tail @ ..] = rest else {
                 return Err(bad("the cursor is truncated"));
@@ -177,7 +200,7 @@ impl Cursor {
         if !rest.is_empty() {
             return Err(bad("the cursor is malformed"));
         }
-        Ok(Cursor { positions })
+        Ok(Cursor { positions, rank })
     }
 }
 
@@ -192,6 +215,7 @@ mod tests {
                 (3, Position::Exhausted),
                 (5, Position::Start),
             ],
+            rank: None,
         }
     }
 
@@ -204,6 +228,27 @@ mod tests {
             sample()
         );
         assert!(text.len() < 80, "compact: {text}");
+    }
+
+    #[test]
+    fn a_ranked_cursor_round_trips_and_refuses_tampering() {
+        let key = CursorKey::new([7; 32]);
+        let ranked = Cursor {
+            rank: Some(722_459_831),
+            ..sample()
+        };
+        let text = ranked.encode(&key, b"helpful");
+        assert_eq!(Cursor::decode(&text, &key, b"helpful").unwrap(), ranked);
+        let bytes = URL_SAFE_NO_PAD.decode(&text).unwrap();
+        for i in 0..bytes.len() {
+            let mut flipped = bytes.clone();
+            flipped[i] ^= 0x01;
+            let altered = URL_SAFE_NO_PAD.encode(&flipped);
+            assert!(
+                Cursor::decode(&altered, &key, b"helpful").is_err(),
+                "byte {i}"
+            );
+        }
     }
 
     #[test]
@@ -242,7 +287,7 @@ mod tests {
         );
         let key = CursorKey::new([7; 32]);
         let text = sample().encode(&key, &listing_binding(&product, &filter, Sort::Highest));
-        for other in [Sort::Newest, Sort::Oldest, Sort::Lowest] {
+        for other in [Sort::Newest, Sort::Oldest, Sort::Lowest, Sort::Helpful] {
             assert!(
                 Cursor::decode(&text, &key, &listing_binding(&product, &filter, other)).is_err(),
                 "{other:?}"

@@ -35,6 +35,9 @@ pub(crate) struct Source {
     pub share: f64,
     /// Where this page starts reading (`Start` or `After`; never `Exhausted`).
     pub start: Position,
+    /// On a `helpful*` index, the helpfulness rank of the comment `After`
+    /// names (the cursor's).
+    pub helpfulness: Option<u32>,
     /// Sources of one rank are merged; a rank is read after the lower ones.
     pub rank: u8,
 }
@@ -77,6 +80,9 @@ pub(crate) struct Merged {
     pub items: Vec<Item>,
     /// Per source tag, where the next page resumes; `None` on the last page.
     pub next: Option<Vec<(u8, Position)>>,
+    /// The helpfulness rank of the page's last item, when `next` resumes
+    /// `helpful*` indexes after it.
+    pub next_helpfulness: Option<u32>,
     pub items_read: usize,
     pub read_units: f64,
 }
@@ -89,7 +95,12 @@ impl Reader {
 
     fn new(source: Source) -> Result<Reader> {
         let next_start = match source.start {
-            Position::After(id) => Some(comment::start_key(source.index, &source.partition, id)?),
+            Position::After(id) => Some(comment::start_key(
+                source.index,
+                &source.partition,
+                id,
+                source.helpfulness,
+            )?),
             Position::Start | Position::Exhausted => None,
         };
         Ok(Reader {
@@ -222,6 +233,12 @@ pub(crate) async fn read_page<S: Store>(
     // comment written since with an older time (an import) must not
     // surface behind comments already shown. A reader of a later rank has
     // given nothing yet and starts from its beginning.
+    let next_helpfulness = match taken.last() {
+        Some((from, last)) if has_more && readers[*from].source.index.is_helpful() => {
+            Some(comment::helpfulness_rank_of(last)?)
+        }
+        _ => None,
+    };
     let next = match taken.last() {
         Some((from, last)) if has_more => {
             let last_rank = readers[*from].source.rank;
@@ -247,6 +264,7 @@ pub(crate) async fn read_page<S: Store>(
     Ok(Merged {
         items: taken.into_iter().map(|(_, item)| item).collect(),
         next,
+        next_helpfulness,
         items_read,
         read_units,
     })

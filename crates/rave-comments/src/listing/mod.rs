@@ -109,9 +109,10 @@ impl<S: Store> Listings<S> {
     pub(crate) async fn list(&self, request: &ListRequest<'_>) -> Result<ListPage> {
         let product = ProductId::parse(request.product)?;
         let ratings = request.filter.ratings;
-        // Rating partitions read one after another: counts skip empty ones.
-        let in_rating_order = matches!(request.sort, Sort::Highest | Sort::Lowest);
-        let single_query = match in_rating_order {
+        // Sorts that read a partition per rating (one after another, or
+        // merged by helpfulness) use counts unless one rating is asked for.
+        let per_rating = matches!(request.sort, Sort::Highest | Sort::Lowest | Sort::Helpful);
+        let single_query = match per_rating {
             true => ratings.ratings().len() == 1,
             false => ratings.is_unfiltered() || ratings.ratings().len() < 2,
         };
@@ -166,15 +167,20 @@ impl<S: Store> Listings<S> {
                 first_limit: query.limit,
                 share: query.share,
                 start,
+                helpfulness: cursor.as_ref().and_then(|c| c.rank),
                 rank: query.rank,
             })
             .collect();
         let merged = read_page(&self.access, sources, limit, request.sort.ascending()).await?;
         plan.read_units = merged.read_units + counts_units;
         plan.items_read = merged.items_read;
-        let next_cursor = merged
-            .next
-            .map(|positions| Cursor { positions }.encode(&self.cursor_key, &binding));
+        let next_cursor = merged.next.map(|positions| {
+            Cursor {
+                positions,
+                rank: merged.next_helpfulness,
+            }
+            .encode(&self.cursor_key, &binding)
+        });
         let items = decode_all(&merged.items)?;
         Ok(ListPage {
             items,
@@ -226,14 +232,19 @@ impl<S: Store> Listings<S> {
             first_limit: limit + 1,
             share: 1.0,
             start,
+            helpfulness: None,
             rank: 0,
         };
         let merged = read_page(&self.access, vec![source], limit, true).await?;
         Ok(QueuePage {
             items: decode_all(&merged.items)?,
-            next_cursor: merged
-                .next
-                .map(|positions| Cursor { positions }.encode(&self.cursor_key, &binding)),
+            next_cursor: merged.next.map(|positions| {
+                Cursor {
+                    positions,
+                    rank: None,
+                }
+                .encode(&self.cursor_key, &binding)
+            }),
             items_read: merged.items_read,
             read_units: merged.read_units,
         })
@@ -271,6 +282,7 @@ impl<S: Store> Listings<S> {
             share: 1.0,
             rank: 0,
             start,
+            helpfulness: None,
         };
         let merged = read_page(&self.access, vec![source], limit, false).await?;
         // The author index holds keys only: the comments are read by key,
@@ -290,9 +302,13 @@ impl<S: Store> Listings<S> {
             .collect();
         Ok(AuthorPage {
             items: decode_all(&items)?,
-            next_cursor: merged
-                .next
-                .map(|positions| Cursor { positions }.encode(&self.cursor_key, &binding)),
+            next_cursor: merged.next.map(|positions| {
+                Cursor {
+                    positions,
+                    rank: None,
+                }
+                .encode(&self.cursor_key, &binding)
+            }),
         })
     }
 

@@ -96,6 +96,12 @@ pub enum Strategy {
     /// Highest or lowest first in a language: queries on `byLangAndRating`,
     /// one rating after another.
     LanguageRatingsInOrder,
+    /// Most helpful first: queries on `helpfulByRating`, one per rating
+    /// asked for (all five without a filter), merged.
+    HelpfulRatings,
+    /// Most helpful first in a language: queries on
+    /// `helpfulByLangAndRating`, merged.
+    HelpfulLanguageRatings,
     /// Every rating asked for has no comments: nothing to read.
     Empty,
 }
@@ -264,7 +270,7 @@ impl Plan {
 /// Splits `want` items among sub-queries in proportion to their counts
 /// (largest remainder, at least one each), with each one's share of the
 /// page. Without counts every sub-query reads the whole page, as in part 2.
-fn share_limits(want: usize, ratings: &[(Rating, Option<u64>)]) -> Vec<(usize, f64)> {
+pub(super) fn share_limits(want: usize, ratings: &[(Rating, Option<u64>)]) -> Vec<(usize, f64)> {
     let total: u64 = ratings.iter().filter_map(|(_, c)| *c).sum();
     if total == 0 || ratings.iter().any(|(_, c)| c.is_none()) {
         return ratings.iter().map(|_| (want, 1.0)).collect();

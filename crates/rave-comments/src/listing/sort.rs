@@ -9,10 +9,18 @@
 //!   a page moves on to the next rating only when the one before has run
 //!   out, so it reads what it returns, and the cursor records which rating
 //!   it is in (earlier ones exhausted, later ones not started).
+//! * `helpful`: the `helpful*` indexes, keyed by the partitions of
+//!   `byLangAndRating` (with a language) or `byRating` (without) and sorted
+//!   by helpfulness, then time. The rating partitions asked for (all five
+//!   without a rating filter) are merged most helpful first, each read in
+//!   chunks sized by its share of the product's counts, as a rating
+//!   fan-out is. Scores move while a walk goes on: a comment whose score
+//!   changes between two pages may show once more or not at all; every
+//!   other comment shows exactly once.
 
 use serde::Serialize;
 
-use super::planner::{Filter, Plan, PlannedQuery, RatingCounts, Skipped, Strategy};
+use super::planner::{Filter, Plan, PlannedQuery, RatingCounts, Skipped, Strategy, share_limits};
 use crate::error::{CommentsError, Result};
 use crate::model::{ProductId, Rating};
 use crate::table::Index;
@@ -31,10 +39,19 @@ pub enum Sort {
     Highest,
     /// Fewest stars first, newest first within a rating.
     Lowest,
+    /// The lower bound of the 95% Wilson interval of the helpful share of
+    /// votes first (no votes: 0), newest first among equal scores.
+    Helpful,
 }
 
 impl Sort {
-    pub const ALL: [Sort; 4] = [Sort::Newest, Sort::Oldest, Sort::Highest, Sort::Lowest];
+    pub const ALL: [Sort; 5] = [
+        Sort::Newest,
+        Sort::Oldest,
+        Sort::Highest,
+        Sort::Lowest,
+        Sort::Helpful,
+    ];
 
     pub fn parse(value: &str) -> Result<Sort> {
         Sort::ALL
@@ -42,7 +59,7 @@ impl Sort {
             .find(|sort| sort.as_str() == value)
             .ok_or_else(|| CommentsError::Invalid {
                 field: "sort",
-                message: "must be newest, oldest, highest or lowest".into(),
+                message: "must be newest, oldest, highest, lowest or helpful".into(),
             })
     }
 
@@ -52,6 +69,7 @@ impl Sort {
             Sort::Oldest => "oldest",
             Sort::Highest => "highest",
             Sort::Lowest => "lowest",
+            Sort::Helpful => "helpful",
         }
     }
 
@@ -78,6 +96,7 @@ pub(crate) fn plan(
         Sort::Highest | Sort::Lowest => {
             in_rating_order(product, filter, sort, page_size, counts, exact)
         }
+        Sort::Helpful => most_helpful(product, filter, page_size, counts, exact),
     };
     plan.sort = sort;
     plan
@@ -152,6 +171,73 @@ fn in_rating_order(
     }
 }
 
+/// One sub-query per rating asked for (all five without a rating filter)
+/// on the `helpful*` index over that rating's partition, all merged; each
+/// first reads its share of the page by the counts (the whole page without
+/// counts). A rating whose exact count is 0 is skipped.
+fn most_helpful(
+    product: &ProductId,
+    filter: &Filter,
+    page_size: usize,
+    counts: Option<&RatingCounts>,
+    exact: bool,
+) -> Plan {
+    let language = filter.language.as_ref();
+    let index = match language {
+        Some(_) => Index::ByLangAndRating,
+        None => Index::ByRating,
+    };
+    let read_on = match filter.verified {
+        true => index.verified().helpful(),
+        false => index.helpful(),
+    };
+    let asked = match filter.ratings.ratings() {
+        asked if asked.is_empty() => Rating::ALL.to_vec(),
+        asked => asked,
+    };
+    let mut ratings = Vec::with_capacity(asked.len());
+    let mut skipped = Vec::new();
+    for rating in asked {
+        match counts.map(|c| c.of(rating)) {
+            Some(0) if exact => skipped.push(Skipped {
+                partition_key: listing_partition(index, product, language, Some(rating)),
+                reason: "count is 0",
+            }),
+            count => ratings.push((rating, count)),
+        }
+    }
+    let limits = match ratings.len() {
+        1 => vec![(page_size + 1, 1.0)],
+        _ => share_limits(page_size, &ratings),
+    };
+    let queries: Vec<PlannedQuery> = ratings
+        .iter()
+        .zip(limits)
+        .map(|((rating, _), (limit, share))| PlannedQuery {
+            index: read_on.name(),
+            partition_key: listing_partition(index, product, language, Some(*rating)),
+            limit,
+            tag: rating.get(),
+            index_kind: read_on,
+            share,
+            rank: 0,
+        })
+        .collect();
+    let strategy = match (queries.len(), language.is_some()) {
+        (0, _) => Strategy::Empty,
+        (_, false) => Strategy::HelpfulRatings,
+        (_, true) => Strategy::HelpfulLanguageRatings,
+    };
+    Plan {
+        strategy,
+        sort: Sort::Helpful,
+        queries,
+        skipped,
+        read_units: 0.0,
+        items_read: 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,7 +264,7 @@ mod tests {
         for sort in Sort::ALL {
             assert_eq!(Sort::parse(sort.as_str()).unwrap(), sort);
         }
-        for bad in ["", "Newest", "helpfulness", "rating"] {
+        for bad in ["", "Newest", "helpfulness", "Helpful", "rating"] {
             assert!(Sort::parse(bad).is_err(), "{bad}");
         }
     }
@@ -245,6 +331,41 @@ mod tests {
             false,
         );
         assert_eq!(p.queries.len(), 5, "counts that may lag skip nothing");
+    }
+
+    #[test]
+    fn helpful_merges_the_rating_partitions_of_the_helpful_indexes() {
+        let product = ProductId::parse("42").unwrap();
+        let counts = RatingCounts([10, 0, 0, 30, 60]);
+        let p = plan(
+            &product,
+            &filter(None, &[]),
+            Sort::Helpful,
+            20,
+            Some(&counts),
+            true,
+        );
+        assert_eq!(p.strategy, Strategy::HelpfulRatings);
+        assert_eq!(
+            order(&p),
+            vec![
+                ("helpfulByRating", "PRODUCT#42/1", 0),
+                ("helpfulByRating", "PRODUCT#42/4", 0),
+                ("helpfulByRating", "PRODUCT#42/5", 0),
+            ]
+        );
+        let limits: Vec<usize> = p.queries.iter().map(|q| q.limit).collect();
+        assert_eq!(limits, vec![2, 6, 12], "shares of the page by the counts");
+        let mut verified = filter(Some("fr"), &[3]);
+        verified.verified = true;
+        let p = plan(&product, &verified, Sort::Helpful, 20, None, false);
+        assert_eq!(p.strategy, Strategy::HelpfulLanguageRatings);
+        assert_eq!(
+            order(&p),
+            vec![("verifiedHelpfulByLangAndRating", "PRODUCT#42/fr/3", 0)]
+        );
+        assert_eq!(p.queries[0].limit, 21);
+        assert!(!Sort::Helpful.ascending());
     }
 
     #[test]

@@ -39,6 +39,11 @@ const AUTHOR_PARTITION_PREFIX: &str = "AUTHOR#";
 /// The vote counts, written by the aggregator; absent means zero.
 const HELPFUL_VOTES: &str = "helpful_votes";
 const UNHELPFUL_VOTES: &str = "unhelpful_votes";
+/// The sort key of the `helpful*` indexes: `<rank>#<created_at>#<id>`.
+pub(super) const HELPFUL_SORT: &str = "HELPSK";
+/// Digits of a helpfulness rank: `round(score × 10⁹)` is at most 10⁹.
+const RANK_DIGITS: usize = 10;
+const RANK_SCALE: f64 = 1e9;
 
 /// The attributes a listing page shows. Indexes project exactly these (plus
 /// keys), so a page is one query with no second read per comment, and the
@@ -88,6 +93,42 @@ pub(crate) fn at_version(version: u64) -> Condition {
 /// `<created_at>#<id>`: the sort key of listings and of the moderation queue.
 fn sort_key(created_at: Timestamp, id: &str) -> String {
     format!("{created_at}#{id}")
+}
+
+/// A comment's helpfulness as a whole number that sorts as the score does
+/// (equal counts give equal ranks, so equal scores tie exactly).
+pub(crate) fn helpfulness_rank(votes: &VoteCounts) -> u32 {
+    (votes.helpfulness() * RANK_SCALE).round() as u32
+}
+
+/// `<rank>#<created_at>#<id>`: read descending, most helpful first, then
+/// newest first, then by id.
+fn helpful_sort_key(rank: u32, created_at: Timestamp, id: &str) -> String {
+    format!(
+        "{rank:0width$}#{}",
+        sort_key(created_at, id),
+        width = RANK_DIGITS
+    )
+}
+
+/// The helpfulness rank an entry of a `helpful*` index sorts by.
+pub(crate) fn helpfulness_rank_of(item: &Item) -> Result<u32, Malformed> {
+    text(item, HELPFUL_SORT)?
+        .get(..RANK_DIGITS)
+        .and_then(|digits| digits.parse().ok())
+        .ok_or_else(|| Malformed::new(item, format!("{HELPFUL_SORT} has no rank")))
+}
+
+/// Whether a stored comment lacks the `helpful` sort key its counts give
+/// (it was stored before the key existed, or was written by hand).
+pub(crate) fn helpful_key_is_stale(item: &Item) -> Result<bool, Malformed> {
+    let comment = decode(item)?;
+    let expected = helpful_sort_key(
+        helpfulness_rank(&comment.votes),
+        comment.created_at,
+        &comment.id,
+    );
+    Ok(item.get(HELPFUL_SORT).and_then(AttributeValue::as_s) != Some(expected.as_str()))
 }
 
 /// The partition of one listing index for a product (and language and rating).
@@ -165,6 +206,14 @@ pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
             AttributeValue::S(sort.clone()),
         );
     }
+    item.insert(
+        HELPFUL_SORT.into(),
+        AttributeValue::S(helpful_sort_key(
+            helpfulness_rank(&comment.votes),
+            comment.created_at,
+            &comment.id,
+        )),
+    );
     item.insert(GSISK.into(), AttributeValue::S(sort));
     let mut set = |name: &str, value: AttributeValue| {
         item.insert(name.into(), value);
@@ -317,23 +366,31 @@ pub(crate) fn sort_value(item: &Item, index: Index) -> &str {
 }
 
 /// The ExclusiveStartKey that resumes a query of `index` in `partition`
-/// right after comment `id` (whose id gives its creation time).
+/// right after comment `id` (whose id gives its creation time) and, on a
+/// `helpful*` index, the helpfulness `rank` it had when it was listed.
 pub(crate) fn start_key(
     index: Index,
     partition: &str,
     id: Ulid,
+    rank: Option<u32>,
 ) -> Result<Item, crate::CommentsError> {
     let created_at = Timestamp::from_millis(id.timestamp_ms() as i64)?;
     let id = id.to_string();
+    let sort = match (index.is_helpful(), rank) {
+        (false, _) => sort_key(created_at, &id),
+        (true, Some(rank)) => helpful_sort_key(rank, created_at, &id),
+        (true, None) => {
+            return Err(crate::CommentsError::BadCursor(
+                "the cursor does not say where the helpful order resumes",
+            ));
+        }
+    };
     let mut key = key(&id);
     key.insert(
         index.partition_attribute().into(),
         AttributeValue::s(partition),
     );
-    key.insert(
-        index.sort_attribute().into(),
-        AttributeValue::S(sort_key(created_at, &id)),
-    );
+    key.insert(index.sort_attribute().into(), AttributeValue::S(sort));
     Ok(key)
 }
 
@@ -490,9 +547,83 @@ mod tests {
     }
 
     #[test]
+    fn every_comment_carries_its_helpful_key_and_a_count_moves_it() {
+        let item = encode(&comment(Status::Published), 1);
+        assert_eq!(
+            item[HELPFUL_SORT],
+            AttributeValue::s("0000000000#2026-11-21T10:00:00.123Z#01JD3X0000000000000000000A")
+        );
+        assert!(!helpful_key_is_stale(&item).unwrap());
+        let created_at = comment(Status::Published).created_at;
+        // An id whose time is the creation time, as every stored id's is.
+        let id = Ulid::from_parts(created_at.millis() as u64, 7);
+        let voted = Comment {
+            id: id.to_string(),
+            votes: VoteCounts {
+                helpful: 1,
+                unhelpful: 0,
+            },
+            ..comment(Status::Published)
+        };
+        let moved = encode(&voted, 2);
+        assert_eq!(helpfulness_rank_of(&moved).unwrap(), 206_543_291);
+        let mut old = moved.clone();
+        old.remove(HELPFUL_SORT);
+        assert!(helpful_key_is_stale(&old).unwrap(), "stored before the key");
+        old.insert(HELPFUL_SORT.into(), item[HELPFUL_SORT].clone());
+        assert!(helpful_key_is_stale(&old).unwrap(), "counts moved, key not");
+        let resume = start_key(
+            Index::HelpfulByRating,
+            "PRODUCT#42/5",
+            id,
+            Some(206_543_291),
+        );
+        assert_eq!(
+            sort_value(&resume.unwrap(), Index::HelpfulByRating),
+            sort_value(&moved, Index::HelpfulByRating)
+        );
+        assert!(start_key(Index::HelpfulByRating, "PRODUCT#42/5", id, None).is_err());
+    }
+
+    proptest::proptest! {
+        /// Read descending, the key orders comments by score (descending),
+        /// then creation time (newest first), then id, as a brute-force
+        /// sort of the same comments does.
+        #[test]
+        fn the_helpful_key_orders_by_score_then_time_then_id(
+            comments in proptest::collection::vec(
+                (0u64..30, 0u64..30, 0i64..5, 0u8..4), 1..40),
+        ) {
+            let ids = ["01JD3X0000000000000000000A", "01JD3X0000000000000000000B",
+                       "01JD3X0000000000000000000C", "01JD3X0000000000000000000D"];
+            let base = Timestamp::parse("2026-11-21T10:00:00.000Z").unwrap();
+            let entries: Vec<(f64, Timestamp, &str, String)> = comments
+                .iter()
+                .map(|&(helpful, unhelpful, ms, id)| {
+                    let votes = VoteCounts { helpful, unhelpful };
+                    let created_at = Timestamp::from_millis(base.millis() + ms).unwrap();
+                    let id = ids[usize::from(id)];
+                    let key = helpful_sort_key(helpfulness_rank(&votes), created_at, id);
+                    (votes.helpfulness(), created_at, id, key)
+                })
+                .collect();
+            let mut by_key = entries.clone();
+            by_key.sort_by(|a, b| b.3.cmp(&a.3));
+            let mut by_model = entries;
+            by_model.sort_by(|a, b| {
+                b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(b.2.cmp(a.2))
+            });
+            let order = |v: &[(f64, Timestamp, &str, String)]| {
+                v.iter().map(|e| e.3.clone()).collect::<Vec<_>>()
+            };
+            proptest::prop_assert_eq!(order(&by_key), order(&by_model));
+        }
+    }
+
+    #[test]
     fn a_start_key_resumes_after_the_comment() {
         let id = Ulid::from_string("01JD3X0000000000000000000A").unwrap();
-        let key = start_key(Index::All, "PRODUCT#42", id).unwrap();
+        let key = start_key(Index::All, "PRODUCT#42", id, None).unwrap();
         assert_eq!(key["GSI4PK"], AttributeValue::s("PRODUCT#42"));
         assert_eq!(
             sort_value(&key, Index::All),

@@ -13,6 +13,7 @@
 //! |                    |                       |                   | pending or flagged: MODPK, MODSK                       |
 //! |                    |                       |                   | visible and verified: VGSIPK, VGSI2PK, VGSI3PK, VGSI4PK |
 //! |                    |                       |                   | always: AUTHORPK = `AUTHOR#<author>`                   |
+//! |                    |                       |                   | always: HELPSK (the `helpful` sort key, see below)     |
 //! | vote               | `COMMENT#<id>`        | `VOTE#<voter>`    | none                                                   |
 //! | idempotency record | `IDEMPOTENCY#<key>`   | `IDEMPOTENCY`     | none; expires (TTL attribute `expires_at`)             |
 //! | order verification | `ORDER#<p>#<order>`   | `ORDER`           | none                                                   |
@@ -27,6 +28,17 @@
 //!
 //! `GSISK` is `<created_at>#<id>`: the fixed-width time, then the id, so the
 //! sort key orders comments by time with ties broken by id — a total order.
+//!
+//! `HELPSK` is `<rank>#<created_at>#<id>`: the Wilson lower bound of the
+//! comment's votes as ten digits (`round(score × 10⁹)`, zero-padded), then
+//! `GSISK`. The `helpful*` indexes, keyed by the partitions of
+//! `byLangAndRating` and `byRating` (and of their verified copies), read it
+//! descending: most helpful first, newest first among equal scores, ties by
+//! id. Every write of a comment writes it (so the aggregator's rewrite of
+//! the counts moves the entry in the same commit, under the same version
+//! condition); comments stored before it existed carry none and are listed
+//! by no `helpful*` index until `rave reconcile --fix` (which reports the
+//! missing key as drift) or any later write of the comment adds it.
 //!
 //! `S` also carries the product's revision, which the aggregator raises with
 //! every change to a visible comment of the product; it is kept (with zero
@@ -138,6 +150,12 @@ pub(crate) enum Index {
     VerifiedAll,
     /// `AUTHOR#<author>`: every comment of an author, any status.
     ByAuthor,
+    /// The `helpful` sort's indexes: the partitions of `byLangAndRating` and
+    /// `byRating` (and of their verified copies), sorted by `HELPSK`.
+    HelpfulByLangAndRating,
+    HelpfulByRating,
+    VerifiedHelpfulByLangAndRating,
+    VerifiedHelpfulByRating,
 }
 
 impl Index {
@@ -155,6 +173,13 @@ impl Index {
         Index::VerifiedAll,
     ];
 
+    pub(crate) const HELPFUL: [Index; 4] = [
+        Index::HelpfulByLangAndRating,
+        Index::HelpfulByRating,
+        Index::VerifiedHelpfulByLangAndRating,
+        Index::VerifiedHelpfulByRating,
+    ];
+
     /// The verified copy of a listing index (itself for the others).
     pub(crate) fn verified(self) -> Index {
         match self {
@@ -162,18 +187,41 @@ impl Index {
             Index::ByLang => Index::VerifiedByLang,
             Index::ByRating => Index::VerifiedByRating,
             Index::All => Index::VerifiedAll,
+            Index::HelpfulByLangAndRating => Index::VerifiedHelpfulByLangAndRating,
+            Index::HelpfulByRating => Index::VerifiedHelpfulByRating,
             other => other,
         }
     }
 
-    /// The listing index a verified copy copies (itself for the others):
-    /// a copy's partitions are named as its original's.
+    /// The `helpful` index over the same partitions as a per-rating
+    /// listing index or its verified copy (itself for the others).
+    pub(crate) fn helpful(self) -> Index {
+        match self {
+            Index::ByLangAndRating => Index::HelpfulByLangAndRating,
+            Index::ByRating => Index::HelpfulByRating,
+            Index::VerifiedByLangAndRating => Index::VerifiedHelpfulByLangAndRating,
+            Index::VerifiedByRating => Index::VerifiedHelpfulByRating,
+            other => other,
+        }
+    }
+
+    /// Whether the index is sorted by helpfulness (`HELPSK`).
+    pub(crate) fn is_helpful(self) -> bool {
+        Index::HELPFUL.contains(&self)
+    }
+
+    /// The listing index a verified copy or a `helpful` index shares its
+    /// partitions with (itself for the others).
     pub(crate) fn unverified(self) -> Index {
         match self {
             Index::VerifiedByLangAndRating => Index::ByLangAndRating,
             Index::VerifiedByLang => Index::ByLang,
             Index::VerifiedByRating => Index::ByRating,
             Index::VerifiedAll => Index::All,
+            Index::HelpfulByLangAndRating | Index::VerifiedHelpfulByLangAndRating => {
+                Index::ByLangAndRating
+            }
+            Index::HelpfulByRating | Index::VerifiedHelpfulByRating => Index::ByRating,
             other => other,
         }
     }
@@ -190,19 +238,23 @@ impl Index {
             Index::VerifiedByRating => "verifiedByRating",
             Index::VerifiedAll => "verifiedAll",
             Index::ByAuthor => "byAuthor",
+            Index::HelpfulByLangAndRating => "helpfulByLangAndRating",
+            Index::HelpfulByRating => "helpfulByRating",
+            Index::VerifiedHelpfulByLangAndRating => "verifiedHelpfulByLangAndRating",
+            Index::VerifiedHelpfulByRating => "verifiedHelpfulByRating",
         }
     }
 
     pub(crate) fn partition_attribute(self) -> &'static str {
         match self {
-            Index::ByLangAndRating => "GSIPK",
+            Index::ByLangAndRating | Index::HelpfulByLangAndRating => "GSIPK",
             Index::ByLang => "GSI2PK",
-            Index::ByRating => "GSI3PK",
+            Index::ByRating | Index::HelpfulByRating => "GSI3PK",
             Index::All => "GSI4PK",
             Index::Moderation => "MODPK",
-            Index::VerifiedByLangAndRating => "VGSIPK",
+            Index::VerifiedByLangAndRating | Index::VerifiedHelpfulByLangAndRating => "VGSIPK",
             Index::VerifiedByLang => "VGSI2PK",
-            Index::VerifiedByRating => "VGSI3PK",
+            Index::VerifiedByRating | Index::VerifiedHelpfulByRating => "VGSI3PK",
             Index::VerifiedAll => "VGSI4PK",
             Index::ByAuthor => "AUTHORPK",
         }
@@ -211,6 +263,10 @@ impl Index {
     pub(crate) fn sort_attribute(self) -> &'static str {
         match self {
             Index::Moderation => "MODSK",
+            Index::HelpfulByLangAndRating
+            | Index::HelpfulByRating
+            | Index::VerifiedHelpfulByLangAndRating
+            | Index::VerifiedHelpfulByRating => comment::HELPFUL_SORT,
             _ => GSISK,
         }
     }
@@ -230,7 +286,9 @@ impl Index {
             Index::VerifiedByLangAndRating
             | Index::VerifiedByLang
             | Index::VerifiedByRating
-            | Index::VerifiedAll => Projection::All,
+            | Index::VerifiedAll
+            | Index::VerifiedHelpfulByLangAndRating
+            | Index::VerifiedHelpfulByRating => Projection::All,
             Index::ByAuthor => Projection::KeysOnly,
             _ => Projection::Include(comment::LISTED.iter().map(|s| s.to_string()).collect()),
         }
@@ -258,6 +316,7 @@ pub fn table_definition(name: &str) -> TableDefinition {
             .chain([&Index::Moderation])
             .chain(&Index::VERIFIED_LISTINGS)
             .chain([&Index::ByAuthor])
+            .chain(&Index::HELPFUL)
             .map(|i| index(*i))
             .collect(),
         stream_enabled: true,
