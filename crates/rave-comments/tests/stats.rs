@@ -664,3 +664,127 @@ async fn a_products_revision_follows_every_visible_change_and_never_repeats() {
     let overview = f.comments.product_overview("p").await.unwrap();
     assert!(!seen.contains(&overview.revision), "a comment after none");
 }
+
+/// The `helpful` order follows the counts the aggregator writes: most
+/// helpful first, newest first among equal scores (no votes score 0).
+#[tokio::test]
+async fn helpful_lists_by_the_counted_votes() {
+    use rave_comments::{ListRequest, Sort};
+    let f = fixture(Moderation::Off).await;
+    let consumer = feed(&f.engine).await;
+    let mut ids = Vec::new();
+    for rating in [5, 1, 3, 5] {
+        let created = f
+            .comments
+            .create("h", new_comment("en", rating, "t"), None)
+            .await
+            .unwrap();
+        ids.push(created.comment.id);
+    }
+    // ids[1]: 2 of 2 helpful; ids[2]: 1 of 1; ids[3]: 1 of 2; ids[0]: none.
+    for (id, voter, helpful) in [
+        (1, "a", true),
+        (1, "b", true),
+        (2, "a", true),
+        (3, "a", true),
+        (3, "b", false),
+    ] {
+        f.comments.vote(&ids[id], voter, helpful).await.unwrap();
+    }
+    catch_up(&f.comments, &consumer).await;
+    let f = &f;
+    let walk = |limit| async move {
+        let mut order = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = f
+                .comments
+                .list(&ListRequest {
+                    product: "h",
+                    sort: Sort::Helpful,
+                    limit,
+                    cursor: cursor.as_deref(),
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            order.extend(page.items.into_iter().map(|c| c.id));
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return order,
+            }
+        }
+    };
+    let expected = vec![
+        ids[1].clone(),
+        ids[2].clone(),
+        ids[3].clone(),
+        ids[0].clone(),
+    ];
+    assert_eq!(walk(10).await, expected);
+    assert_eq!(
+        walk(1).await,
+        expected,
+        "page by page, through ranked cursors"
+    );
+}
+
+/// Comments stored before the `helpful` sort key existed are in no
+/// `helpful` index; reconcile reports them and a repair adds the key.
+#[tokio::test]
+async fn reconcile_backfills_a_missing_helpful_key() {
+    use rave_comments::{ListRequest, Sort};
+    use rave_store::{GetItemInput, PutItemInput, ReturnValues, Store};
+    let f = fixture(Moderation::Off).await;
+    let consumer = feed(&f.engine).await;
+    let comment = f
+        .comments
+        .create("b", new_comment("en", 2, "old"), None)
+        .await
+        .unwrap()
+        .comment;
+    catch_up(&f.comments, &consumer).await;
+    let key = format!("COMMENT#{}", comment.id);
+    let mut old = f
+        .engine
+        .get_item(GetItemInput {
+            table: "rave".into(),
+            key: rave_store::item! {"PK" => key.clone(), "SK" => key.clone()},
+            consistent_read: true,
+        })
+        .await
+        .unwrap()
+        .item
+        .unwrap();
+    assert!(old.remove("HELPSK").is_some());
+    f.engine
+        .put_item(PutItemInput {
+            table: "rave".into(),
+            item: old,
+            condition: None,
+            return_values: ReturnValues::None,
+        })
+        .await
+        .unwrap();
+    let helpful = || async {
+        f.comments
+            .list(&ListRequest {
+                product: "b",
+                sort: Sort::Helpful,
+                limit: 10,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .items
+            .len()
+    };
+    assert_eq!(helpful().await, 0, "not in the helpful indexes");
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert_eq!(report.drift.len(), 1, "{report:?}");
+    assert_eq!(report.drift[0].key, format!("{key}/{key}"));
+    f.comments.reconcile(2, true, &|_| {}).await.unwrap();
+    assert_eq!(helpful().await, 1);
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert!(report.drift.is_empty(), "{report:?}");
+}
