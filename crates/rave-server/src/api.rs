@@ -105,6 +105,10 @@ pub enum ListingSort {
     Highest,
     /// Fewest stars first, newest first within a rating.
     Lowest,
+    /// Most helpful first: the lower bound of the 95% Wilson interval of
+    /// the helpful share of votes (no votes: 0), newest first among equal
+    /// scores.
+    Helpful,
 }
 
 /// A comment.
@@ -324,7 +328,8 @@ pub struct SkippedBody {
 pub struct PlanBody {
     /// `all`, `language`, `rating`, `language_rating`, `ratings_fan_out`,
     /// `language_ratings_fan_out`, `ratings_in_order`,
-    /// `language_ratings_in_order` or `empty`.
+    /// `language_ratings_in_order`, `helpful_ratings`,
+    /// `helpful_language_ratings` or `empty`.
     pub strategy: String,
     /// The order the page was read in.
     #[schema(value_type = ListingSort)]

@@ -114,7 +114,7 @@ fn parse_limit(value: Option<&str>, default: usize) -> ApiResult<usize> {
         ("language" = Option<LanguageCode>, Query, description = "One language code; absent = all languages"),
         ("rating" = Option<Vec<StarRating>>, Query, style = Form, explode, description = "Repeatable (rating=1&rating=5; rating=1,5 works too); absent = all ratings"),
         ("verified" = Option<bool>, Query, description = "true lists only verified purchases"),
-        ("sort" = Option<ListingSort>, Query, description = "newest (default), oldest, highest (most stars first, newest first within a rating) or lowest"),
+        ("sort" = Option<ListingSort>, Query, description = "newest (default), oldest, highest (most stars first, newest first within a rating), lowest, or helpful (the lower bound of the 95% Wilson interval of helpful ÷ all votes first, no votes scoring 0; newest first among equal scores). Votes are counted by the aggregator, so a comment whose score changes while a client walks the helpful order may appear once more or not at all; every other comment appears exactly once"),
         ("limit" = Option<PageSize>, Query, description = "1-100, default 20"),
         ("cursor" = Option<Cursor>, Query, description = "The next_cursor of the previous page, for the same query"),
         ("explain" = Option<bool>, Query, description = "true adds the plan used"),

@@ -1380,3 +1380,87 @@ async fn every_sort_orders_pages_and_binds_its_cursors() {
         "PRODUCT#p/1"
     );
 }
+
+/// `sort=helpful`: most helpful first by the counted votes, newest first
+/// among equal scores, page by page through cursors bound to the sort, with
+/// the language and rating filters; EXPLAIN names the helpful indexes.
+#[tokio::test]
+async fn the_helpful_sort_follows_the_counted_votes() {
+    let (s, comments, feed) = start_with_statistics().await;
+    let mut ids = Vec::new();
+    for (language, rating) in [("en", 5), ("en", 1), ("de", 3), ("en", 4), ("en", 2)] {
+        let c = s.create("h", language, rating).await;
+        ids.push(c["id"].as_str().unwrap().to_owned());
+    }
+    // ids[1]: 3 of 3 helpful (0.4385); ids[3]: 1 of 1 (0.2065); ids[2]:
+    // 2 of 3 (0.2077); ids[4]: 0 of 1 (0); ids[0]: no votes (0).
+    for (i, voter, helpful) in [
+        (1, "a", true),
+        (1, "b", true),
+        (1, "c", true),
+        (3, "a", true),
+        (2, "a", true),
+        (2, "b", true),
+        (2, "c", false),
+        (4, "a", false),
+    ] {
+        let (status, body) = s
+            .call(
+                Method::PUT,
+                &format!("/v1/comments/{}/votes/{voter}", ids[i]),
+                Some(json!({ "helpful": helpful })),
+                false,
+            )
+            .await;
+        assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    }
+    catch_up(&comments, &feed).await;
+    let walk = |query: &'static str| {
+        let s = &s;
+        async move {
+            let mut seen = Vec::new();
+            let mut cursor: Option<String> = None;
+            loop {
+                let mut path = format!("/v1/products/h/comments?limit=2&sort=helpful{query}");
+                if let Some(c) = &cursor {
+                    path.push_str(&format!("&cursor={c}"));
+                }
+                let (status, page) = s.get(&path).await;
+                assert_eq!(status, StatusCode::OK, "{page}");
+                for c in page["items"].as_array().unwrap() {
+                    seen.push(c["id"].as_str().unwrap().to_owned());
+                }
+                match page["next_cursor"].as_str() {
+                    Some(next) => cursor = Some(next.to_owned()),
+                    None => return seen,
+                }
+            }
+        }
+    };
+    let order = |of: &[usize]| of.iter().map(|i| ids[*i].clone()).collect::<Vec<_>>();
+    assert_eq!(walk("").await, order(&[1, 2, 3, 4, 0]));
+    assert_eq!(walk("&language=en").await, order(&[1, 3, 4, 0]));
+    assert_eq!(walk("&rating=1,2,5").await, order(&[1, 4, 0]));
+    // The cursor is bound to the sort.
+    let (_, first) = s.get("/v1/products/h/comments?limit=2&sort=helpful").await;
+    let cursor = first["next_cursor"].as_str().unwrap();
+    assert_problem(
+        s.get(&format!("/v1/products/h/comments?limit=2&cursor={cursor}"))
+            .await,
+        StatusCode::BAD_REQUEST,
+        "cursor",
+    );
+    let (_, explained) = s
+        .get("/v1/products/h/comments?sort=helpful&language=en&rating=4&explain=true")
+        .await;
+    assert_eq!(explained["plan"]["sort"], "helpful");
+    assert_eq!(explained["plan"]["strategy"], "helpful_language_ratings");
+    assert_eq!(
+        explained["plan"]["queries"][0]["index"],
+        "helpfulByLangAndRating"
+    );
+    assert_eq!(
+        explained["plan"]["queries"][0]["partition_key"],
+        "PRODUCT#h/en/4"
+    );
+}
