@@ -208,7 +208,14 @@ fn most_helpful(
     }
     let limits = match ratings.len() {
         1 => vec![(page_size + 1, 1.0)],
-        _ => share_limits(page_size, &ratings),
+        // Scores interleave the partitions unevenly (unlike times, which
+        // the counts predict well), so each first reads half its share and
+        // refills make up the rest: what is read past the page's end and
+        // read again by the next page stays small.
+        _ => share_limits(page_size, &ratings)
+            .into_iter()
+            .map(|(limit, share)| (limit.div_ceil(2), share))
+            .collect(),
     };
     let queries: Vec<PlannedQuery> = ratings
         .iter()
@@ -355,7 +362,11 @@ mod tests {
             ]
         );
         let limits: Vec<usize> = p.queries.iter().map(|q| q.limit).collect();
-        assert_eq!(limits, vec![2, 6, 12], "shares of the page by the counts");
+        assert_eq!(
+            limits,
+            vec![1, 3, 6],
+            "half the shares of the page by the counts"
+        );
         let mut verified = filter(Some("fr"), &[3]);
         verified.verified = true;
         let p = plan(&product, &verified, Sort::Helpful, 20, None, false);
