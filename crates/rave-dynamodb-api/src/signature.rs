@@ -140,6 +140,14 @@ impl Credentials {
     }
 }
 
+/// Checks that a request carries a complete Signature V4 `Authorization`
+/// header, without verifying it: DynamoDB refuses a request with none
+/// (MissingAuthenticationTokenException) or with a part missing
+/// (IncompleteSignatureException) before it looks at the keys.
+pub fn require_signature(headers: &HeaderMap) -> Result<(), ApiError> {
+    Authorization::read(headers).map(|_| ())
+}
+
 /// What of a request its signature covers.
 #[derive(Debug)]
 pub struct SignedRequest<'a> {
