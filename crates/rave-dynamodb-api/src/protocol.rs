@@ -8,7 +8,8 @@
 //! operation rave serves, as DynamoDB checks them; without keys a request
 //! must still carry a complete one (DynamoDB, and DynamoDB Local, refuse a
 //! request with none or with a part missing), but its signature is not
-//! checked: rave is then a local database whose clients sign anyway. The request's content type is not checked: the SDKs send
+//! checked: rave is then a local database whose clients sign anyway. The
+//! request's content type is not checked: the SDKs send
 //! `application/x-amz-json-1.0`, and a hand-made request with another type
 //! is answered all the same.
 
