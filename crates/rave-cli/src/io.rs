@@ -6,7 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use rave_comments::{Comments, ImportComment, NewComment, Reply, Status, Timestamp};
+use rave_comments::{
+    Comments, ImportComment, MAX_PAGE_SIZE, NewComment, Reply, Status, Timestamp, VoteCounts,
+};
 use rave_store::SharedStore;
 use serde::Deserialize;
 
@@ -31,6 +33,13 @@ struct Line {
     /// The merchant's reply; absent or null when there is none.
     #[serde(default)]
     reply: Option<ReplyLine>,
+    /// Absent in exports made before purchases were verified.
+    #[serde(default)]
+    verified_purchase: bool,
+    #[serde(default)]
+    helpful_votes: u64,
+    #[serde(default)]
+    unhelpful_votes: u64,
 }
 
 /// The merchant's reply, as the API shows it.
@@ -67,6 +76,11 @@ impl Line {
             id: self.id,
             status,
             reply,
+            verified_purchase: self.verified_purchase,
+            votes: VoteCounts {
+                helpful: self.helpful_votes,
+                unhelpful: self.unhelpful_votes,
+            },
             comment: NewComment {
                 author: self.author,
                 language: self.language,
@@ -181,17 +195,52 @@ async fn flush(
     Ok(imported)
 }
 
-pub async fn export(
-    comments: &Arc<Comments<SharedStore>>,
-    output: Option<&Path>,
-) -> anyhow::Result<()> {
-    let mut out: Box<dyn Write> = match output {
+/// Where an export writes: the file, or standard output.
+fn export_output(output: Option<&Path>) -> anyhow::Result<Box<dyn Write>> {
+    Ok(match output {
         Some(path) => Box::new(BufWriter::new(
             std::fs::File::create(path)
                 .with_context(|| format!("cannot create {}", path.display()))?,
         )),
         None => Box::new(BufWriter::new(std::io::stdout().lock())),
-    };
+    })
+}
+
+/// Exports every comment of `author` (exactly that value, any status),
+/// newest first, from the author index: a person's data, as `export`
+/// writes comments.
+pub async fn export_author(
+    comments: &Comments<SharedStore>,
+    author: &str,
+    output: Option<&Path>,
+) -> anyhow::Result<()> {
+    let mut out = export_output(output)?;
+    let mut cursor = None;
+    let mut count = 0u64;
+    loop {
+        let page = comments
+            .author_comments(author, MAX_PAGE_SIZE, cursor.as_deref())
+            .await?;
+        for comment in &page.items {
+            serde_json::to_writer(&mut out, comment)?;
+            out.write_all(b"\n")?;
+            count += 1;
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    out.flush()?;
+    eprintln!("exported {count} comments of {author:?}");
+    Ok(())
+}
+
+pub async fn export(
+    comments: &Arc<Comments<SharedStore>>,
+    output: Option<&Path>,
+) -> anyhow::Result<()> {
+    let mut out = export_output(output)?;
     let bar = progress_bar(None, "exporting");
     const SEGMENTS: u32 = 4;
     // Scan the segments in parallel; one writer keeps lines whole.

@@ -194,6 +194,10 @@ struct ServeArgs {
     /// Token for the admin endpoints; without one they answer 403.
     #[arg(long, env = "RAVE_ADMIN_TOKEN", hide_env_values = true)]
     admin_token: Option<String>,
+    /// The secret the shop signs purchase proofs with (HS256); without it a
+    /// post that carries a proof is refused.
+    #[arg(long, env = "RAVE_PURCHASE_SECRET", hide_env_values = true)]
+    purchase_secret: Option<String>,
     /// `pre`: new comments wait for approval before they show.
     #[arg(long, env = "RAVE_MODERATION", value_enum, default_value_t = ModerationArg::Off)]
     moderation: ModerationArg,
@@ -310,6 +314,10 @@ struct ExportArgs {
     /// File to write (standard output by default).
     #[arg(long, short, env = "RAVE_OUTPUT")]
     output: Option<PathBuf>,
+    /// Only the comments whose author is exactly this value (any status,
+    /// newest first, from the author index): a person's data on request.
+    #[arg(long, env = "RAVE_EXPORT_AUTHOR")]
+    author: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -324,6 +332,9 @@ struct QueryArgs {
     /// Ratings to include (repeat or separate with commas).
     #[arg(long, value_delimiter = ',')]
     rating: Vec<i64>,
+    /// Only verified purchases.
+    #[arg(long)]
+    verified: bool,
     /// Page size, 1-100.
     #[arg(long, default_value_t = rave_comments::DEFAULT_PAGE_SIZE)]
     limit: usize,
@@ -351,7 +362,13 @@ fn main() -> anyhow::Result<()> {
                 io::import(&comments, &args.file, args.skip_bad_lines).await
             }
             Command::Export(args) => {
-                io::export(&open(&args.store, Moderation::Off)?, args.output.as_deref()).await
+                let comments = open(&args.store, Moderation::Off)?;
+                match &args.author {
+                    Some(author) => {
+                        io::export_author(&comments, author, args.output.as_deref()).await
+                    }
+                    None => io::export(&comments, args.output.as_deref()).await,
+                }
             }
             Command::Query(args) => query(args).await,
             Command::Aggregate(args) => aggregate(args).await,
@@ -651,6 +668,9 @@ async fn run_service<F: ChangeFeed, W: ChangeFeed>(
             older_pages: Duration::from_secs(args.cache_older_pages),
         })
         .with_webhooks(webhooks.clone());
+    if let Some(secret) = &args.purchase_secret {
+        state = state.with_purchase_secret(secret.as_bytes());
+    }
     let delivery_task =
         webhook_feed.map(|feed| args.webhooks.spawn(webhooks, feed, stopped.clone()));
     let aggregator_task = feed.map(|feed| {
@@ -784,10 +804,12 @@ async fn query(args: QueryArgs) -> anyhow::Result<()> {
         .map(|r| Rating::new(*r))
         .collect::<Result<Vec<_>, _>>()?;
     let request = ListRequest {
+        sort: Default::default(),
         product: &args.product,
         filter: Filter {
             language: args.language.as_deref().map(Language::parse).transpose()?,
             ratings: RatingSet::from_ratings(ratings),
+            verified: args.verified,
         },
         limit: args.limit,
         cursor: args.cursor.as_deref(),

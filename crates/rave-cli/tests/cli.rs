@@ -540,6 +540,7 @@ async fn serve_rebuilds_listing_indexes_of_an_older_layout() {
         let id = comments.create("p", new, None).await.unwrap().comment.id;
         comments.set_reply(&id, "Thank you!").await.unwrap();
         let request = ListRequest {
+            sort: Default::default(),
             product: "p",
             filter: Filter::default(),
             limit: 20,
@@ -563,8 +564,9 @@ async fn serve_rebuilds_listing_indexes_of_an_older_layout() {
     }
 }
 
-/// `rave export` writes the merchant's reply with its comment, and
-/// `rave import` restores it; a reply that breaks the rules is refused.
+/// `rave export` writes the merchant's reply and the vote counts with their
+/// comment, and `rave import` restores them; a reply that breaks the rules
+/// is refused.
 #[tokio::test]
 async fn export_and_import_keep_the_merchants_reply() {
     use rave_comments::{Comments, Config, CursorKey, Moderation, NewComment};
@@ -574,7 +576,7 @@ async fn export_and_import_keep_the_merchants_reply() {
     {
         let engine = rave_engine::Engine::open(source.path()).unwrap();
         let comments = Comments::new(
-            engine,
+            engine.clone(),
             Config {
                 table: "rave".into(),
                 cursor_key: CursorKey::new([1; 32]),
@@ -582,6 +584,9 @@ async fn export_and_import_keep_the_merchants_reply() {
             },
         );
         comments.ensure_table().await.unwrap();
+        let feed = rave_engine::EngineFeed::open(engine, "rave", "statistics")
+            .await
+            .unwrap();
         for body in ["Replied to.", "Not replied to."] {
             let new = NewComment {
                 author: "ann".into(),
@@ -594,7 +599,16 @@ async fn export_and_import_keep_the_merchants_reply() {
             let id = comments.create("p", new, None).await.unwrap().comment.id;
             if body == "Replied to." {
                 comments.set_reply(&id, "We are on it.").await.unwrap();
+                comments.vote(&id, "v1", true).await.unwrap();
+                comments.vote(&id, "v2", false).await.unwrap();
             }
+        }
+        use rave_store::ChangeFeed;
+        while feed.lag().await.unwrap().events > 0 {
+            comments
+                .aggregate_once(&feed, std::time::Duration::from_millis(1))
+                .await
+                .unwrap();
         }
     }
     let export = source.path().join("export.ndjson");
@@ -650,6 +664,10 @@ async fn export_and_import_keep_the_merchants_reply() {
         .find(|c| c["body"] == "Replied to.")
         .unwrap();
     assert_eq!(replied["reply"]["body"], "We are on it.");
+    assert_eq!(
+        (&replied["helpful_votes"], &replied["unhelpful_votes"]),
+        (&json!(1), &json!(1))
+    );
 
     let mut bad = lines[0].clone();
     bad["reply"] = json!({"body": "", "created_at": "2026-01-01T00:00:00.000Z", "updated_at": "2026-01-01T00:00:00.000Z"});
@@ -667,6 +685,93 @@ async fn export_and_import_keep_the_merchants_reply() {
     assert!(
         stderr.contains("line 1") && stderr.contains("body"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn export_of_one_author_and_verified_purchases_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let input = dir.path().join("input.ndjson");
+    let line = |author: &str, second: u32, verified: bool| {
+        json!({
+            "product_id": "p1", "author": author, "language": "en", "rating": 5,
+            "title": "t", "body": "b", "status": "published",
+            "created_at": format!("2026-01-01T00:00:{second:02}.000Z"),
+            "verified_purchase": verified,
+        })
+        .to_string()
+    };
+    let lines = [
+        line("Ann #1/x", 1, true),
+        line("Ann #1", 2, false),
+        line("Ann #1/x", 3, false),
+        line("bob", 4, true),
+    ];
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    let out = rave(&["import", "--data", data, input.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let export = dir.path().join("ann.ndjson");
+    let out = rave(&[
+        "export",
+        "--data",
+        data,
+        "--author",
+        "Ann #1/x",
+        "--output",
+        export.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let exported: Vec<Value> = std::fs::read_to_string(&export)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let shown: Vec<(&str, &str, bool)> = exported
+        .iter()
+        .map(|c| {
+            (
+                c["author"].as_str().unwrap(),
+                c["created_at"].as_str().unwrap(),
+                c["verified_purchase"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("Ann #1/x", "2026-01-01T00:00:03.000Z", false),
+            ("Ann #1/x", "2026-01-01T00:00:01.000Z", true)
+        ],
+        "exactly that author, newest first, verified_purchase kept"
+    );
+
+    let out = rave(&["query", "p1", "--data", data, "--verified"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let authors: Vec<&str> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["author"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        authors,
+        ["bob", "Ann #1/x"],
+        "only the verified, newest first"
     );
 }
 

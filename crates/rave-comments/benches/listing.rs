@@ -1,7 +1,8 @@
 //! Listing pages through the domain on the embedded engine (BENCH.md B1,
-//! B2) and read amplification of rating fan-outs (B4).
+//! B2, in every sort) and read amplification of rating fan-outs and of the
+//! sorts (B4).
 //!
-//! One hot product with 40,000 comments from the data sets' generator
+//! One hot product with 60,000 comments from the data sets' generator
 //! (`rave_comments::dataset`): languages and ratings skewed, creation times
 //! spread over two years. Page 1000 of 20 sits 20,000 comments deep.
 
@@ -16,7 +17,7 @@ use tokio::runtime::Runtime;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const COMMENTS: u64 = 40_000;
+const COMMENTS: u64 = 60_000;
 const PAGE: usize = 20;
 struct Setup {
     rt: Runtime,
@@ -84,14 +85,16 @@ fn filter(language: Option<&str>, ratings: &[i64]) -> Filter {
     Filter {
         language: language.map(|l| Language::parse(l).expect("language")),
         ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).expect("rating"))),
+        verified: false,
     }
 }
 
 /// The cursor that opens page `page` (1-based) of a listing.
-fn cursor_for_page(s: &Setup, filter: &Filter, page: usize) -> Option<String> {
+fn cursor_for_page(s: &Setup, filter: &Filter, sort: Sort, page: usize) -> Option<String> {
     let mut cursor = None;
     for _ in 1..page {
         let request = ListRequest {
+            sort,
             product: "hot",
             filter: filter.clone(),
             limit: PAGE,
@@ -109,18 +112,22 @@ fn cursor_for_page(s: &Setup, filter: &Filter, page: usize) -> Option<String> {
 fn pages(c: &mut Criterion) {
     let s = setup();
     let cases = [
-        ("AP1_all", filter(None, &[])),
-        ("AP2_en", filter(Some("en"), &[])),
-        ("AP3_ratings_1_5", filter(None, &[1, 5])),
+        ("AP1_all", filter(None, &[]), Sort::Newest),
+        ("AP2_en", filter(Some("en"), &[]), Sort::Newest),
+        ("AP3_ratings_1_5", filter(None, &[1, 5]), Sort::Newest),
+        ("oldest_all", filter(None, &[]), Sort::Oldest),
+        ("highest_all", filter(None, &[]), Sort::Highest),
+        ("lowest_en", filter(Some("en"), &[]), Sort::Lowest),
     ];
     let mut group = c.benchmark_group("page_of_20");
     group.measurement_time(Duration::from_secs(4));
-    for (name, filter) in &cases {
+    for (name, filter, sort) in &cases {
         for page in [1usize, 1000] {
-            let cursor = cursor_for_page(&s, filter, page);
+            let cursor = cursor_for_page(&s, filter, *sort, page);
             group.bench_function(BenchmarkId::new(*name, format!("page_{page}")), |b| {
                 b.iter(|| {
                     let request = ListRequest {
+                        sort: *sort,
                         product: "hot",
                         filter: filter.clone(),
                         limit: PAGE,
@@ -133,6 +140,61 @@ fn pages(c: &mut Criterion) {
     }
     group.finish();
     read_amplification(&s);
+    sort_amplification(&s);
+}
+
+/// B4 for the sorts: items read per item returned over the first 50 pages
+/// of each sort under each kind of filter, with the statistics' counts.
+fn sort_amplification(s: &Setup) {
+    println!("\nB4 by sort (items read / items returned, first 50 pages of 20, with counts):");
+    let filters = [
+        (None, &[][..]),
+        (Some("en"), &[][..]),
+        (None, &[1, 5][..]),
+        (Some("en"), &[2, 4][..]),
+    ];
+    for (language, ratings) in filters {
+        let f = filter(language, ratings);
+        let counts = if language.is_some() {
+            s.counts_en
+        } else {
+            s.counts_all
+        };
+        let mut figures = Vec::new();
+        for sort in Sort::ALL {
+            let (mut read, mut returned) = (0usize, 0usize);
+            let mut cursor: Option<String> = None;
+            for _ in 0..50 {
+                let request = ListRequest {
+                    sort,
+                    product: "hot",
+                    filter: f.clone(),
+                    limit: PAGE,
+                    cursor: cursor.as_deref(),
+                };
+                let page =
+                    s.rt.block_on(s.comments.list_with_counts(&request, Some(&counts)))
+                        .expect("list");
+                read += page.plan.items_read;
+                returned += page.items.len();
+                cursor = page.next_cursor;
+                if cursor.is_none() {
+                    break;
+                }
+            }
+            figures.push(format!(
+                "{} {:.2}",
+                sort.as_str(),
+                read as f64 / returned as f64
+            ));
+        }
+        let name = format!(
+            "{}{:?}",
+            language.map(|l| format!("{l} ")).unwrap_or_default(),
+            ratings
+        );
+        println!("{name:<22} {}", figures.join("  "));
+    }
 }
 
 /// B4: items read per item returned over the first 50 pages, printed as a table.
@@ -159,6 +221,7 @@ fn read_amplification(s: &Setup) {
             let mut cursor: Option<String> = None;
             for _ in 0..50 {
                 let request = ListRequest {
+                    sort: Default::default(),
                     product: "hot",
                     filter: f.clone(),
                     limit: PAGE,

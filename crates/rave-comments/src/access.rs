@@ -142,6 +142,19 @@ impl<S: Store> TableAccess<S> {
         }
     }
 
+    /// A condition on an item the transaction does not write.
+    pub(crate) fn condition_check_action(
+        &self,
+        key: Item,
+        condition: Condition,
+    ) -> TransactWriteAction {
+        TransactWriteAction::ConditionCheck {
+            table: self.table.clone(),
+            key,
+            condition,
+        }
+    }
+
     pub(crate) fn query_input(
         &self,
         index: Option<&str>,

@@ -2,7 +2,8 @@
 //! page, image) and everything counted about the product, read together in
 //! one query of the product's partition; and the revision caches compare.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use rave_store::Store;
@@ -10,10 +11,9 @@ use ulid::Ulid;
 
 use crate::access::TableAccess;
 use crate::error::Result;
-use crate::listing::planner::RatingCounts;
 use crate::model::{Language, ProductId, ProductRecord};
 use crate::statistics::ProductStats;
-use crate::table::stats::ProductItem;
+use crate::table::stats::{ProductCounts, ProductItem};
 use crate::table::{product, stats};
 
 /// A product's record, statistics and revision.
@@ -44,23 +44,70 @@ impl ProductOverview {
             .iter()
             .find(|s| s.language.as_ref() == Some(language))
             .cloned()
-            .unwrap_or_else(|| ProductStats {
-                product_id: self.product_id.clone(),
-                language: Some(language.clone()),
-                counts: RatingCounts::default(),
-                total: 0,
+            .unwrap_or_else(|| {
+                ProductStats::of(
+                    self.product_id.clone(),
+                    Some(language.clone()),
+                    &ProductCounts::default(),
+                )
             })
+    }
+}
+
+/// Items one query of a product's partition asks for. The partition holds
+/// the record and one statistics item per language, so one short page
+/// reads it whole: the engine answers short reads on the caller's thread
+/// instead of handing them to its blocking pool, which costs a page more
+/// than the read itself.
+const OVERVIEW_PAGE: usize = 64;
+
+/// Products whose overview [`Recent`] keeps; past it, an arbitrary one
+/// makes room (about 2 KB each).
+const RECENT_PRODUCTS: usize = 4096;
+
+/// The overviews read last, by product. The revision says whether one
+/// still holds: it changes with every write to the product's statistics
+/// (all written in one transaction) and to its record, and never returns
+/// to an earlier value. So an overview whose revision is the stored one is
+/// what reading the partition again would give, and a page checks the
+/// revision (two point reads) instead of decoding every statistics item of
+/// the product.
+#[derive(Debug, Default)]
+struct Recent(Mutex<HashMap<ProductId, Arc<ProductOverview>>>);
+
+impl Recent {
+    fn at(&self, product: &ProductId, revision: &str) -> Option<Arc<ProductOverview>> {
+        let recent = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        recent
+            .get(product)
+            .filter(|o| o.revision == revision)
+            .cloned()
+    }
+
+    fn keep(&self, overview: &Arc<ProductOverview>) {
+        let mut recent = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if recent.len() >= RECENT_PRODUCTS && !recent.contains_key(&overview.product_id) {
+            let evicted = recent.keys().next().cloned();
+            if let Some(evicted) = evicted {
+                recent.remove(&evicted);
+            }
+        }
+        recent.insert(overview.product_id.clone(), Arc::clone(overview));
     }
 }
 
 #[derive(Debug)]
 pub(crate) struct Catalog<S> {
     access: Arc<TableAccess<S>>,
+    recent: Recent,
 }
 
 impl<S: Store> Catalog<S> {
     pub(crate) fn new(access: Arc<TableAccess<S>>) -> Catalog<S> {
-        Catalog { access }
+        Catalog {
+            access,
+            recent: Recent::default(),
+        }
     }
 
     /// Sets a product's record; every page of the product changes revision.
@@ -78,7 +125,10 @@ impl<S: Store> Catalog<S> {
     /// Just the product's revision (as in its overview), from two point
     /// reads in one request: what a revalidation needs.
     pub(crate) async fn revision(&self, product: &str) -> Result<String> {
-        let product_id = ProductId::parse(product)?;
+        self.revision_of(&ProductId::parse(product)?).await
+    }
+
+    async fn revision_of(&self, product_id: &ProductId) -> Result<String> {
         let keys = [
             stats::product_key(product_id.as_str(), None),
             product::product_key(product_id.as_str()),
@@ -95,13 +145,25 @@ impl<S: Store> Catalog<S> {
         Ok(revision(stats_revision, &record_revision))
     }
 
-    /// The product's record and statistics, from one query (eventually
-    /// consistent, as statistics are).
-    pub(crate) async fn overview(&self, product: &str) -> Result<ProductOverview> {
+    /// The product's record and statistics (eventually consistent, as
+    /// statistics are): the one read last while its revision holds, else
+    /// read afresh.
+    pub(crate) async fn overview(&self, product: &str) -> Result<Arc<ProductOverview>> {
         let product_id = ProductId::parse(product)?;
+        let revision = self.revision_of(&product_id).await?;
+        if let Some(known) = self.recent.at(&product_id, &revision) {
+            return Ok(known);
+        }
+        let overview = Arc::new(self.read_overview(product_id).await?);
+        self.recent.keep(&overview);
+        Ok(overview)
+    }
+
+    /// The product's record and statistics, from one query of its partition.
+    async fn read_overview(&self, product_id: ProductId) -> Result<ProductOverview> {
         let mut record = None;
         let mut record_revision = String::new();
-        let mut overall = RatingCounts::default();
+        let mut overall = ProductCounts::default();
         let mut stats_revision = 0;
         let mut languages = Vec::new();
         let mut start = None;
@@ -110,6 +172,7 @@ impl<S: Store> Catalog<S> {
                 .access
                 .query_input(None, stats::product_partition(product_id.as_str()));
             query.exclusive_start_key = start.take();
+            query.limit = Some(OVERVIEW_PAGE);
             let page = self.access.query(query).await?;
             for item in &page.items {
                 match stats::classify_product_item(item)? {
@@ -119,17 +182,15 @@ impl<S: Store> Catalog<S> {
                         record_revision = revision;
                     }
                     ProductItem::Overall => {
-                        overall = RatingCounts(stats::decode_product(item)?);
+                        overall = stats::decode_product(item)?;
                         stats_revision = stats::decode_revision(item)?;
                     }
                     ProductItem::Language(language) => {
-                        let counts = RatingCounts(stats::decode_product(item)?);
-                        languages.push(ProductStats {
-                            product_id: product_id.clone(),
-                            language: Some(Language::parse(language)?),
-                            total: counts.0.iter().sum(),
-                            counts,
-                        });
+                        languages.push(ProductStats::of(
+                            product_id.clone(),
+                            Some(Language::parse(language)?),
+                            &stats::decode_product(item)?,
+                        ));
                     }
                 }
             }
@@ -140,12 +201,7 @@ impl<S: Store> Catalog<S> {
         }
         languages.retain(|s| s.total > 0);
         Ok(ProductOverview {
-            overall: ProductStats {
-                product_id: product_id.clone(),
-                language: None,
-                total: overall.0.iter().sum(),
-                counts: overall,
-            },
+            overall: ProductStats::of(product_id.clone(), None, &overall),
             revision: revision(stats_revision, &record_revision),
             product_id,
             record,

@@ -55,6 +55,8 @@ mod tests {
             status,
             held_by: None,
             reply: None,
+            verified_purchase: false,
+            votes: Default::default(),
         }
     }
 

@@ -6,7 +6,7 @@
 //! them; about one in ten shares its millisecond with the one before, so
 //! exact ties occur.
 
-use crate::{ImportComment, NewComment, Timestamp};
+use crate::{ImportComment, NewComment, Timestamp, VoteCounts};
 use ulid::Ulid;
 
 const LANGUAGES: [(&str, u64); 8] = [
@@ -171,6 +171,8 @@ impl Generator {
                 created_at: Timestamp::from_millis(created_ms).ok(),
             },
             reply: None,
+            verified_purchase: false,
+            votes: VoteCounts::default(),
         }
     }
 }

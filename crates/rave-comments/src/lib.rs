@@ -10,6 +10,8 @@
 //!   retries with backoff, capacity accounting.
 //! * `write` — create (idempotent), get, edit, moderate, reply, delete,
 //!   import.
+//! * `votes` — helpful votes: one per voter and comment, replaced or
+//!   withdrawn.
 //! * `listing` — the planner, the executor and the cursors: pages of a
 //!   product's comments, the moderation queue, export scans.
 //! * `statistics` — reading counts, the leaderboard, the global aggregates.
@@ -17,6 +19,7 @@
 //!   revision read together for its pages.
 //! * `aggregator` — applying the change stream to the statistics, and
 //!   reconciling them with a recount.
+//! * `erasure` — deleting an author's comments with their partitions.
 //!
 //! Each part depends only on the parts listed before it; none reaches back
 //! up to the façade.
@@ -26,6 +29,7 @@ mod aggregator;
 mod catalog;
 mod changes;
 pub mod dataset;
+mod erasure;
 mod error;
 mod listing;
 mod model;
@@ -33,6 +37,7 @@ pub mod rules;
 mod statistics;
 mod table;
 mod usage;
+mod votes;
 mod write;
 
 use std::sync::Arc;
@@ -48,10 +53,12 @@ pub use listing::cursor::CursorKey;
 pub use listing::planner::{
     Filter, Plan, PlannedQuery, RatingCounts, RatingSet, Skipped, Strategy,
 };
-pub use listing::{ExportPosition, ListPage, ListRequest, QueuePage};
+pub use listing::sort::Sort;
+pub use listing::{AuthorPage, ExportPosition, ListPage, ListRequest, QueuePage};
 pub use model::{
     AUTHOR_BUCKETS, Comment, CommentPatch, DEFAULT_PAGE_SIZE, GlobalStats, Language, MAX_PAGE_SIZE,
-    NewComment, ProductId, ProductRecord, Rating, Reply, Status, Timestamp, check_page_size,
+    NewComment, OrderId, ProductId, ProductRecord, Rating, Reply, Status, Timestamp, VoteCounts,
+    Voter, check_page_size,
 };
 pub use statistics::{Leader, ProductStats};
 pub use table::table_definition;
@@ -61,8 +68,10 @@ pub use write::{Created, DEFAULT_IDEMPOTENCY_TTL, ImportComment, Moderation};
 use access::TableAccess;
 use aggregator::Aggregator;
 use catalog::Catalog;
+use erasure::Erasure;
 use listing::Listings;
 use statistics::Statistics;
+use votes::Votes;
 use write::Writes;
 
 /// How the domain is set up.
@@ -78,10 +87,12 @@ pub struct Config {
 pub struct Comments<S> {
     access: Arc<TableAccess<S>>,
     writes: Writes<S>,
+    votes: Votes<S>,
     listings: Listings<S>,
     statistics: Statistics<S>,
     catalog: Catalog<S>,
     aggregator: Aggregator<S>,
+    erasure: Erasure<S>,
 }
 
 /// The size DynamoDB counts for a comment's table item (capacity is
@@ -102,9 +113,11 @@ impl<S: Store> Comments<S> {
         let statistics = Statistics::new(Arc::clone(&access));
         Comments {
             writes: Writes::new(Arc::clone(&access), config.moderation),
+            votes: Votes::new(Arc::clone(&access)),
             listings: Listings::new(Arc::clone(&access), statistics.clone(), config.cursor_key),
             aggregator: Aggregator::new(Arc::clone(&access)),
             catalog: Catalog::new(Arc::clone(&access)),
+            erasure: Erasure::new(Arc::clone(&access)),
             statistics,
             access,
         }
@@ -181,7 +194,25 @@ impl<S: Store> Comments<S> {
         new: NewComment,
         idempotency_key: Option<&str>,
     ) -> Result<Created> {
-        self.writes.create(product, new, idempotency_key).await
+        self.writes
+            .create(product, new, idempotency_key, None)
+            .await
+    }
+
+    /// [`Comments::create`] of a comment whose purchase `order` proves (the
+    /// caller has checked the shop's proof): the comment is
+    /// `verified_purchase`, and the order is used up for this product — a
+    /// second verified create with it is a conflict and stores nothing.
+    pub async fn create_verified(
+        &self,
+        product: &str,
+        new: NewComment,
+        idempotency_key: Option<&str>,
+        order: &OrderId,
+    ) -> Result<Created> {
+        self.writes
+            .create(product, new, idempotency_key, Some(order))
+            .await
     }
 
     /// A comment by id, whatever its status.
@@ -216,9 +247,22 @@ impl<S: Store> Comments<S> {
         self.writes.delete_reply(id).await
     }
 
-    /// Deletes a comment; its index entries go with it.
+    /// Deletes a comment; its index entries and its votes go with it.
     pub async fn delete(&self, id: &str) -> Result<()> {
-        self.writes.delete(id).await
+        self.writes.delete(id).await?;
+        self.votes.delete_all(id).await
+    }
+
+    /// Records `voter`'s vote on a published or flagged comment (`helpful`
+    /// or not), replacing the voter's earlier vote on it. The comment's
+    /// counts follow once the aggregator applies the change.
+    pub async fn vote(&self, id: &str, voter: &str, helpful: bool) -> Result<()> {
+        self.votes.vote(id, voter, helpful).await
+    }
+
+    /// Withdraws `voter`'s vote on a published or flagged comment, if any.
+    pub async fn withdraw_vote(&self, id: &str, voter: &str) -> Result<()> {
+        self.votes.withdraw(id, voter).await
     }
 
     /// Writes many comments at once (BatchWriteItem, 25 per request), for
@@ -259,6 +303,24 @@ impl<S: Store> Comments<S> {
             .await
     }
 
+    /// Every comment whose author is exactly `author`, whatever its
+    /// status, newest first, from the `byAuthor` index (never a scan).
+    pub async fn author_comments(
+        &self,
+        author: &str,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<AuthorPage> {
+        self.listings.author_comments(author, limit, cursor).await
+    }
+
+    /// Erases every comment of `author` with its votes and reply, and
+    /// returns how many comments there were; statistics follow through the
+    /// change stream. Erasing again erases nothing and returns 0.
+    pub async fn erase_author(&self, author: &str) -> Result<u64> {
+        self.erasure.erase_author(author).await
+    }
+
     /// One page of segment `segment` of `total` of a parallel scan over all
     /// comments (any status), for exports and recounts.
     pub async fn export_page(
@@ -285,8 +347,9 @@ impl<S: Store> Comments<S> {
     }
 
     /// A product's record, statistics (overall and per language) and
-    /// revision, from one read.
-    pub async fn product_overview(&self, product: &str) -> Result<ProductOverview> {
+    /// revision: from one query of its partition, or, while its revision
+    /// holds, the overview read last.
+    pub async fn product_overview(&self, product: &str) -> Result<Arc<ProductOverview>> {
         self.catalog.overview(product).await
     }
 

@@ -6,14 +6,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
-use time::format_description::BorrowedFormatItem;
-use time::macros::format_description;
 
 use crate::error::{CommentsError, Result};
-
-/// `YYYY-MM-DDTHH:MM:SS.mmmZ`: fixed width, so it sorts as text.
-const TIMESTAMP_FORMAT: &[BorrowedFormatItem<'static>] =
-    format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
 
 fn invalid(field: &'static str, message: impl Into<String>) -> CommentsError {
     CommentsError::Invalid {
@@ -193,12 +187,26 @@ impl Timestamp {
     }
 }
 
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ`: fixed width (the year has four digits in
+/// the range a `Timestamp` holds), so it sorts as text. Written from the
+/// date's parts: every listed comment is shown with its time, and `time`'s
+/// general formatter costs several times as much.
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let time = OffsetDateTime::from_unix_timestamp_nanos(i128::from(self.0) * 1_000_000)
             .map_err(|_| fmt::Error)?;
-        let text = time.format(TIMESTAMP_FORMAT).map_err(|_| fmt::Error)?;
-        f.write_str(&text)
+        let (hour, minute, second, milli) = time.to_hms_milli();
+        write!(
+            f,
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+            time.year(),
+            u8::from(time.month()),
+            time.day(),
+            hour,
+            minute,
+            second,
+            milli
+        )
     }
 }
 
@@ -229,6 +237,48 @@ pub struct Comment {
     pub held_by: Option<String>,
     /// The merchant's one official reply, if any.
     pub reply: Option<Reply>,
+    /// Whether a purchase proof the shop signed came with the comment.
+    pub verified_purchase: bool,
+    /// The helpful and unhelpful votes counted so far (by the aggregator).
+    #[serde(flatten)]
+    pub votes: VoteCounts,
+}
+
+/// How many voters found a comment helpful, and how many did not. The
+/// aggregator keeps these from the change stream, so they trail a vote by
+/// the aggregator's lag.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct VoteCounts {
+    #[serde(rename = "helpful_votes")]
+    pub helpful: u64,
+    #[serde(rename = "unhelpful_votes")]
+    pub unhelpful: u64,
+}
+
+/// Who voted: an opaque id of 1–128 characters of `A-Z a-z 0-9 _ -` that the
+/// shop or the embed chooses, so one voter holds one vote per comment.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Voter(String);
+
+impl Voter {
+    pub fn parse(value: &str) -> Result<Voter> {
+        let ok = (1..=128).contains(&value.len())
+            && value
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if ok {
+            Ok(Voter(value.to_owned()))
+        } else {
+            Err(invalid(
+                "voter",
+                "must be 1-128 characters of A-Z, a-z, 0-9, '_' and '-'",
+            ))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
 /// The merchant's official reply to a comment. It changes neither where
@@ -259,6 +309,26 @@ impl Reply {
             return Err(invalid("reply", "updated_at must not be before created_at"));
         }
         Ok(self)
+    }
+}
+
+/// The shop's id of an order whose purchase verified a comment: 1-128
+/// characters, no control characters. It keys the order's one verification
+/// per product (see `table::order`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OrderId(String);
+
+impl OrderId {
+    pub fn parse(value: &str) -> Result<OrderId> {
+        char_count_between(value, "order_id", 1, 128)?;
+        if value.chars().any(char::is_control) {
+            return Err(invalid("order_id", "must not contain control characters"));
+        }
+        Ok(OrderId(value.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 
@@ -306,6 +376,8 @@ impl ValidNewComment {
             status,
             held_by: None,
             reply: None,
+            verified_purchase: false,
+            votes: VoteCounts::default(),
         }
     }
 }
@@ -363,7 +435,7 @@ fn char_count_between(value: &str, field: &'static str, min: usize, max: usize) 
     Ok(())
 }
 
-fn validate_author(author: &str) -> Result<String> {
+pub(crate) fn validate_author(author: &str) -> Result<String> {
     char_count_between(author, "author", 1, 64)?;
     if author.chars().any(char::is_control) {
         return Err(invalid("author", "must not contain control characters"));
@@ -426,7 +498,28 @@ fn validate_link(link: Option<&str>, field: &'static str) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+    use time::macros::format_description;
+
     use super::*;
+
+    proptest! {
+        /// The hand-written text form is `time`'s, and parses back.
+        #[test]
+        fn timestamps_are_written_as_rfc_3339_with_milliseconds(
+            ms in Timestamp::MIN_MS..=Timestamp::MAX_MS
+        ) {
+            let timestamp = Timestamp(ms);
+            let by_time = OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+                .unwrap()
+                .format(format_description!(
+                    "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+                ))
+                .unwrap();
+            prop_assert_eq!(timestamp.to_string(), by_time);
+            prop_assert_eq!(Timestamp::parse(&timestamp.to_string()).unwrap(), timestamp);
+        }
+    }
 
     fn field_of<T: fmt::Debug>(result: Result<T>) -> &'static str {
         match result {
@@ -442,6 +535,15 @@ mod tests {
         }
         assert!(ProductId::parse("Abc_9-x").is_ok());
         assert!(ProductId::parse(&"x".repeat(64)).is_ok());
+    }
+
+    #[test]
+    fn voters_are_opaque_ids_without_delimiters() {
+        for bad in ["", "a#b", "a/b", "a b", "ü", &"v".repeat(129)] {
+            assert_eq!(field_of(Voter::parse(bad)), "voter", "{bad:?}");
+        }
+        assert!(Voter::parse("Shop_user-42").is_ok());
+        assert!(Voter::parse(&"v".repeat(128)).is_ok());
     }
 
     #[test]

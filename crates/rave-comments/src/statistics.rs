@@ -21,9 +21,26 @@ pub struct ProductStats {
     pub language: Option<Language>,
     pub counts: RatingCounts,
     pub total: u64,
+    /// How many of the counted comments a purchase verified.
+    pub verified_total: u64,
 }
 
 impl ProductStats {
+    /// The statistics `counts` make for a product (in one language).
+    pub(crate) fn of(
+        product_id: ProductId,
+        language: Option<Language>,
+        counts: &stats::ProductCounts,
+    ) -> ProductStats {
+        ProductStats {
+            product_id,
+            language,
+            counts: RatingCounts(counts.ratings),
+            total: counts.ratings.iter().sum(),
+            verified_total: counts.verified,
+        }
+    }
+
     /// The mean rating of the counted comments, rounded to two decimals;
     /// `None` without any.
     pub fn average(&self) -> Option<f64> {
@@ -76,13 +93,8 @@ impl<S: Store> Statistics<S> {
     ) -> Result<ProductStats> {
         let product_id = ProductId::parse(product)?;
         let language = language.map(Language::parse).transpose()?;
-        let (counts, _) = self.rating_counts(&product_id, language.as_ref()).await?;
-        Ok(ProductStats {
-            product_id,
-            language,
-            total: counts.0.iter().sum(),
-            counts,
-        })
+        let (counts, _) = self.counts(&product_id, language.as_ref()).await?;
+        Ok(ProductStats::of(product_id, language, &counts))
     }
 
     /// The per-rating counts of a product (all zero when it has none), with
@@ -92,10 +104,20 @@ impl<S: Store> Statistics<S> {
         product: &ProductId,
         language: Option<&Language>,
     ) -> Result<(RatingCounts, f64)> {
+        let (counts, units) = self.counts(product, language).await?;
+        Ok((RatingCounts(counts.ratings), units))
+    }
+
+    /// Everything a product's statistics item counts, with its read units.
+    async fn counts(
+        &self,
+        product: &ProductId,
+        language: Option<&Language>,
+    ) -> Result<(stats::ProductCounts, f64)> {
         let key = stats::product_key(product.as_str(), language.map(Language::as_str));
         let (item, units) = self.access.get(key, false).await?;
         let counts = item.as_ref().map(stats::decode_product).transpose()?;
-        Ok((RatingCounts(counts.unwrap_or_default()), units))
+        Ok((counts.unwrap_or_default(), units))
     }
 
     /// The top `limit` products by 5-star count, ties by product id: the

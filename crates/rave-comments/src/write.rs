@@ -11,9 +11,11 @@ use ulid::Ulid;
 
 use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
-use crate::model::{Comment, CommentPatch, NewComment, ProductId, Reply, Status, Timestamp};
+use crate::model::{
+    Comment, CommentPatch, NewComment, OrderId, ProductId, Reply, Status, Timestamp, VoteCounts,
+};
 use crate::rules::{HookDecision, MODERATION_HOOK, ModerationHook, Rules, Verdict};
-use crate::table::{comment, idempotency};
+use crate::table::{comment, idempotency, order};
 
 /// Whether new comments need a moderator's approval before they show.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -42,6 +44,14 @@ pub struct ImportComment {
     pub status: Option<Status>,
     pub comment: NewComment,
     pub reply: Option<Reply>,
+    /// As exported; an import writes no order verification (exports carry
+    /// no order ids), so it does not use up an order.
+    pub verified_purchase: bool,
+    /// The vote counts the export showed. The votes themselves are not
+    /// exported: into the store they came from, an import keeps the counts
+    /// its votes still hold; into another, `reconcile` finds them without
+    /// votes.
+    pub votes: VoteCounts,
 }
 
 /// How often a read-modify-write reads again when another write got in
@@ -109,11 +119,14 @@ impl<S: Store> Writes<S> {
         Ok((id, created_at))
     }
 
+    /// Creates a comment; with `purchase`, a verified one, in one
+    /// transaction with the order's verification (see `table::order`).
     pub(crate) async fn create(
         &self,
         product: &str,
         new: NewComment,
         idempotency_key: Option<&str>,
+        purchase: Option<&OrderId>,
     ) -> Result<Created> {
         let product = ProductId::parse(product)?;
         let valid = new.validate()?;
@@ -135,7 +148,9 @@ impl<S: Store> Writes<S> {
             _ => Verdict::Pass,
         };
         if let Verdict::Refuse(rule) = verdict {
-            return self.refuse(rule, &product, &new, idempotency_key).await;
+            return self
+                .refuse(rule, &product, &new, idempotency_key, purchase)
+                .await;
         }
         let (id, created_at) = self.new_id(valid.created_at)?;
         let status = match self.moderation {
@@ -143,6 +158,7 @@ impl<S: Store> Writes<S> {
             Moderation::Off => Status::Published,
         };
         let mut comment = valid.into_comment(id.to_string(), product.clone(), created_at, status);
+        comment.verified_purchase = purchase.is_some();
         let verdict = match (&self.hook, verdict) {
             (Some(hook), Verdict::Pass) if public => match hook.decide(&comment).await {
                 Ok(HookDecision::Publish) => Verdict::Pass,
@@ -159,31 +175,50 @@ impl<S: Store> Writes<S> {
                 comment.held_by = Some(rule.to_owned());
             }
             Verdict::Refuse(rule) => {
-                return self.refuse(rule, &product, &new, idempotency_key).await;
+                return self
+                    .refuse(rule, &product, &new, idempotency_key, purchase)
+                    .await;
             }
         }
         let item = comment::encode(&comment, 1);
+        let order_action = purchase.map(|order| {
+            self.access
+                .put_action(order::encode(&product, order), Some(order::unused()))
+        });
         let Some(key) = idempotency_key else {
-            self.access.put(item, Some(comment::absent())).await?;
+            match order_action {
+                None => self.access.put(item, Some(comment::absent())).await?,
+                Some(order_action) => {
+                    let actions = vec![
+                        self.access.put_action(item, Some(comment::absent())),
+                        order_action,
+                    ];
+                    self.access
+                        .transact(actions)
+                        .await
+                        .map_err(|e| order_used(e, 1))?;
+                }
+            }
             return Ok(Created {
                 comment,
                 replayed: false,
             });
         };
-        let fingerprint = fingerprint(&product, &new);
+        let fingerprint = fingerprint(&product, &new, purchase);
         let record = idempotency::Record {
             fingerprint: fingerprint.clone(),
             comment_id: comment.id.clone(),
             expires_at: (Timestamp::now().millis().max(0) as u64 / 1000)
                 .saturating_add(self.idempotency_ttl.as_secs()),
         };
-        let actions = vec![
+        let mut actions = vec![
             self.access.put_action(item, Some(comment::absent())),
             self.access.put_action(
                 idempotency::encode(key, &record),
                 Some(idempotency::absent()),
             ),
         ];
+        actions.extend(order_action);
         match self.access.transact(actions).await {
             Ok(()) => Ok(Created {
                 comment,
@@ -194,7 +229,7 @@ impl<S: Store> Writes<S> {
             {
                 self.replay(key, &fingerprint).await
             }
-            Err(e) => Err(e.into()),
+            Err(e) => Err(order_used(e, 2)),
         }
     }
 
@@ -206,9 +241,10 @@ impl<S: Store> Writes<S> {
         product: &ProductId,
         new: &NewComment,
         idempotency_key: Option<&str>,
+        purchase: Option<&OrderId>,
     ) -> Result<Created> {
         if let Some(key) = idempotency_key
-            && let Ok(created) = self.replay(key, &fingerprint(product, new)).await
+            && let Ok(created) = self.replay(key, &fingerprint(product, new, purchase)).await
         {
             return Ok(created);
         }
@@ -376,6 +412,8 @@ impl<S: Store> Writes<S> {
             let status = entry.status.unwrap_or(Status::Published);
             let mut comment = valid.into_comment(id.to_string(), product, created_at, status);
             comment.reply = entry.reply.map(Reply::validate).transpose()?;
+            comment.verified_purchase = entry.verified_purchase;
+            comment.votes = entry.votes;
             writes.push(WriteRequest::Put(comment::encode(&comment, 1)));
             ids.push(comment.id);
         }
@@ -398,9 +436,27 @@ fn parse_id(id: &str) -> Result<Ulid> {
     Ulid::from_string(id).map_err(|_| CommentsError::NotFound)
 }
 
+/// A create's transaction failure, as the caller sees it: the order
+/// verification (action `order_action` of the transaction) already existing
+/// is a conflict.
+fn order_used(error: StoreError, order_action: usize) -> CommentsError {
+    match error {
+        StoreError::TransactionCanceled(reasons)
+            if reasons.get(order_action) == Some(&CancellationReason::ConditionalCheckFailed) =>
+        {
+            CommentsError::Conflict(
+                "this order has already verified a comment on this product".into(),
+            )
+        }
+        e => e.into(),
+    }
+}
+
 /// What makes two create requests "the same request" for idempotency.
-fn fingerprint(product: &ProductId, new: &NewComment) -> String {
+fn fingerprint(product: &ProductId, new: &NewComment, purchase: Option<&OrderId>) -> String {
     let mut hash = Sha256::new();
+    // Only a verified create has the order part, so the fingerprints of
+    // other creates stay what they were.
     for part in [
         product.as_str(),
         &new.author,
@@ -409,7 +465,10 @@ fn fingerprint(product: &ProductId, new: &NewComment) -> String {
         new.title.as_deref().unwrap_or(""),
         &new.body,
         &new.created_at.map(|t| t.to_string()).unwrap_or_default(),
-    ] {
+    ]
+    .into_iter()
+    .chain(purchase.map(OrderId::as_str))
+    {
         hash.update((part.len() as u64).to_be_bytes());
         hash.update(part.as_bytes());
     }

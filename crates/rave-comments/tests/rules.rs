@@ -57,6 +57,7 @@ async fn a_held_comment_is_pending_named_and_unpublished_and_a_refused_one_is_no
     assert_eq!((fine.status, fine.held_by), (Status::Published, None));
 
     let request = ListRequest {
+        sort: Default::default(),
         product: "p1",
         filter: Filter::default(),
         limit: 20,
@@ -152,6 +153,7 @@ async fn the_hook_publishes_holds_or_refuses_and_a_hook_without_a_decision_holds
         Some(MODERATION_HOOK)
     );
     let request = ListRequest {
+        sort: Default::default(),
         product: "p1",
         filter: Filter::default(),
         limit: 20,

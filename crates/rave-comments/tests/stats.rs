@@ -110,6 +110,153 @@ async fn reconcile_finds_and_repairs_drift() {
     );
 }
 
+#[tokio::test]
+async fn votes_are_counted_replaced_withdrawn_and_reconciled() {
+    use rave_comments::{CommentsError, VoteCounts};
+    let f = fixture(Moderation::Off).await;
+    let consumer = feed(&f.engine).await;
+    let comment = f
+        .comments
+        .create("x", new_comment("en", 4, "t"), None)
+        .await
+        .unwrap()
+        .comment;
+    let votes = |helpful, unhelpful| VoteCounts { helpful, unhelpful };
+    let counted = || async { f.comments.get(&comment.id).await.unwrap().votes };
+    f.comments.vote(&comment.id, "v1", true).await.unwrap();
+    f.comments.vote(&comment.id, "v2", false).await.unwrap();
+    f.comments.vote(&comment.id, "v3", true).await.unwrap();
+    assert_eq!(counted().await, votes(0, 0), "counted by the aggregator");
+    catch_up(&f.comments, &consumer).await;
+    assert_eq!(counted().await, votes(2, 1));
+    // A later vote replaces the voter's earlier one; a repeat changes nothing.
+    f.comments.vote(&comment.id, "v1", false).await.unwrap();
+    f.comments.vote(&comment.id, "v3", true).await.unwrap();
+    f.comments.withdraw_vote(&comment.id, "v2").await.unwrap();
+    f.comments
+        .withdraw_vote(&comment.id, "never-voted")
+        .await
+        .unwrap();
+    catch_up(&f.comments, &consumer).await;
+    assert_eq!(counted().await, votes(1, 1));
+    // Listings show the counts; an edit keeps them.
+    let listed = f
+        .comments
+        .list(&rave_comments::ListRequest {
+            product: "x",
+            limit: 5,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed.items[0].votes, votes(1, 1));
+    let patch = rave_comments::CommentPatch {
+        rating: Some(2),
+        ..Default::default()
+    };
+    assert_eq!(
+        f.comments.edit(&comment.id, &patch).await.unwrap().votes,
+        votes(1, 1)
+    );
+    // Bad voters are refused; a pending, missing or malformed comment takes no vote.
+    assert!(matches!(
+        f.comments.vote(&comment.id, "a b", true).await,
+        Err(CommentsError::Invalid { field: "voter", .. })
+    ));
+    assert!(matches!(
+        f.comments
+            .vote("01JD3X0000000000000000000A", "v1", true)
+            .await,
+        Err(CommentsError::NotFound)
+    ));
+    assert!(matches!(
+        f.comments.withdraw_vote("not-an-id", "v1").await,
+        Err(CommentsError::NotFound)
+    ));
+    catch_up(&f.comments, &consumer).await;
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert!(report.drift.is_empty(), "{report:?}");
+    // Counts damaged behind the aggregator's back are found and repaired.
+    use rave_store::{PutItemInput, ReturnValues, Store};
+    let mut damaged = f
+        .engine
+        .get_item(rave_store::GetItemInput {
+            table: "rave".into(),
+            key: rave_store::item! {"PK" => format!("COMMENT#{}", comment.id), "SK" => format!("COMMENT#{}", comment.id)},
+            consistent_read: true,
+        })
+        .await
+        .unwrap()
+        .item
+        .unwrap();
+    damaged.insert("helpful_votes".into(), rave_store::AttributeValue::n(7i64));
+    f.engine
+        .put_item(PutItemInput {
+            table: "rave".into(),
+            item: damaged,
+            condition: None,
+            return_values: ReturnValues::None,
+        })
+        .await
+        .unwrap();
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert_eq!(report.drift.len(), 1, "{report:?}");
+    assert!(report.drift[0].key.starts_with("COMMENT#"));
+    f.comments.reconcile(2, true, &|_| {}).await.unwrap();
+    assert_eq!(counted().await, votes(1, 1));
+    catch_up(&f.comments, &consumer).await;
+    assert!(
+        f.comments
+            .reconcile(2, false, &|_| {})
+            .await
+            .unwrap()
+            .drift
+            .is_empty()
+    );
+    // Deleting the comment deletes its votes: a recount finds none left.
+    f.comments.delete(&comment.id).await.unwrap();
+    catch_up(&f.comments, &consumer).await;
+    let report = f.comments.reconcile(1, false, &|_| {}).await.unwrap();
+    assert!(report.drift.is_empty(), "{report:?}");
+    let left = f
+        .engine
+        .query(rave_store::QueryInput::new(
+            "rave",
+            None,
+            rave_store::KeyCondition::partition("PK", format!("COMMENT#{}", comment.id)),
+        ))
+        .await
+        .unwrap();
+    assert!(left.items.is_empty(), "{:?}", left.items);
+    // A vote left behind by a delete that stopped half-way counts for no
+    // comment: a recount reports it, and a repair deletes it.
+    f.engine
+        .put_item(PutItemInput {
+            table: "rave".into(),
+            item: rave_store::item! {
+                "PK" => format!("COMMENT#{}", comment.id),
+                "SK" => "VOTE#stray",
+                "comment_id" => comment.id.clone(),
+                "voter" => "stray",
+                "helpful" => true,
+            },
+            condition: None,
+            return_values: ReturnValues::None,
+        })
+        .await
+        .unwrap();
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert_eq!(report.drift.len(), 1, "{report:?}");
+    assert_eq!(
+        report.drift[0].key,
+        format!("COMMENT#{}/VOTE#stray", comment.id)
+    );
+    assert_eq!(report.drift[0].expected, None);
+    f.comments.reconcile(2, true, &|_| {}).await.unwrap();
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert!(report.drift.is_empty(), "{report:?}");
+}
+
 /// The layout before leaderboard shards and partial totals: one `LEADERS`
 /// partition and one `AGGREGATES/TOTALS` item, as an older rave wrote them.
 async fn rewrite_in_the_old_layout(engine: &Engine) {
@@ -287,12 +434,14 @@ async fn fresh_statistics_let_the_planner_skip_empty_ratings() {
         .await
         .unwrap();
     let request = rave_comments::ListRequest {
+        sort: Default::default(),
         product: "p",
         filter: rave_comments::Filter {
             language: None,
             ratings: rave_comments::RatingSet::from_ratings(
                 [1, 5].map(|r| rave_comments::Rating::new(r).unwrap()),
             ),
+            verified: false,
         },
         limit: 20,
         cursor: None,
@@ -438,7 +587,7 @@ async fn a_products_revision_follows_every_visible_change_and_never_repeats() {
     let overview = f.comments.product_overview("p").await.unwrap();
     assert_eq!(overview.overall.total, 0);
     assert_eq!(overview.name(), "p");
-    let mut seen = vec![overview.revision];
+    let mut seen = vec![overview.revision.clone()];
     let created = f
         .comments
         .create("p", new_comment("en", 4, "first"), None)
@@ -451,7 +600,7 @@ async fn a_products_revision_follows_every_visible_change_and_never_repeats() {
     assert_eq!(overview.overall.average(), Some(4.0));
     assert_eq!(overview.languages.len(), 1);
     assert!(!seen.contains(&overview.revision));
-    seen.push(overview.revision);
+    seen.push(overview.revision.clone());
 
     // A title edit changes no count, yet the page shows it.
     f.comments
@@ -467,7 +616,7 @@ async fn a_products_revision_follows_every_visible_change_and_never_repeats() {
     catch_up(&f.comments, &consumer).await;
     let overview = f.comments.product_overview("p").await.unwrap();
     assert!(!seen.contains(&overview.revision), "a title edit");
-    seen.push(overview.revision);
+    seen.push(overview.revision.clone());
 
     // The record the page shows.
     f.comments
@@ -489,7 +638,7 @@ async fn a_products_revision_follows_every_visible_change_and_never_repeats() {
         overview.revision,
         "the cheap read agrees"
     );
-    seen.push(overview.revision);
+    seen.push(overview.revision.clone());
 
     // The last comment goes: the counts are zero, the revision still moves
     // on, and a recount sees nothing wrong with the item kept for it.
@@ -503,7 +652,7 @@ async fn a_products_revision_follows_every_visible_change_and_never_repeats() {
         f.comments.product_revision("p").await.unwrap(),
         overview.revision
     );
-    seen.push(overview.revision);
+    seen.push(overview.revision.clone());
     let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
     assert!(report.drift.is_empty(), "{:?}", report.drift);
 

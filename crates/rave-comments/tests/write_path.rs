@@ -15,6 +15,7 @@ fn list(
     let filter = Filter {
         language: language.map(|l| Language::parse(l).unwrap()),
         ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).unwrap())),
+        verified: false,
     };
     (product.to_owned(), filter, limit)
 }
@@ -24,6 +25,7 @@ async fn ids(
     query: (String, Filter, usize),
 ) -> Vec<String> {
     let request = ListRequest {
+        sort: Default::default(),
         product: &query.0,
         filter: query.1,
         limit: query.2,
@@ -201,6 +203,7 @@ async fn replies_show_in_every_listing_and_change_no_order() {
         list("p", None, &[3, 5], 20),
     ] {
         let request = ListRequest {
+            sort: Default::default(),
             product: &query.0,
             filter: query.1,
             limit: query.2,
@@ -488,6 +491,7 @@ async fn invalid_input_never_reaches_the_store() {
             })
         ));
         let request = ListRequest {
+            sort: Default::default(),
             product,
             filter: Filter::default(),
             limit: 20,
@@ -523,6 +527,7 @@ async fn invalid_input_never_reaches_the_store() {
     ));
     assert_eq!(f.engine.latest_sequence(), before, "nothing was written");
     let request = ListRequest {
+        sort: Default::default(),
         product: "p",
         filter: Filter::default(),
         limit: 0,
@@ -533,6 +538,7 @@ async fn invalid_input_never_reaches_the_store() {
         Err(CommentsError::Invalid { field: "limit", .. })
     ));
     let request = ListRequest {
+        sort: Default::default(),
         product: "p",
         filter: Filter::default(),
         limit: 101,
@@ -554,6 +560,7 @@ async fn cursors_are_bound_to_their_query() {
             .unwrap();
     }
     let request = ListRequest {
+        sort: Default::default(),
         product: "p",
         filter: Filter::default(),
         limit: 2,
@@ -576,6 +583,7 @@ async fn cursors_are_bound_to_their_query() {
     };
     for (product, filter) in [("q", Filter::default()), ("p", en), ("p", one)] {
         let request = ListRequest {
+            sort: Default::default(),
             product,
             filter,
             limit: 2,
@@ -591,6 +599,7 @@ async fn cursors_are_bound_to_their_query() {
     let tampered = String::from_utf8(tampered).unwrap();
     for bad in [tampered.as_str(), &cursor[..cursor.len() - 2], ""] {
         let request = ListRequest {
+            sort: Default::default(),
             product: "p",
             filter: Filter::default(),
             limit: 2,
@@ -625,8 +634,10 @@ async fn explain_shows_the_plan_and_its_cost() {
     let filter = Filter {
         language: Some(Language::parse("en").unwrap()),
         ratings: RatingSet::from_ratings([1, 2].map(|r| Rating::new(r).unwrap())),
+        verified: false,
     };
     let request = ListRequest {
+        sort: Default::default(),
         product: "p",
         filter,
         limit: 5,

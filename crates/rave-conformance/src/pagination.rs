@@ -7,7 +7,14 @@
 //! per-rating counts, as the statistics will, so zero-count skipping,
 //! share-sized limits and refills are exercised too.
 //!
-//! What must hold: no comment twice; strictly newest first (time, then id);
+//! A quarter of the comments are verified purchases, and a third of the
+//! walks list only those (the sparse verified indexes, sized by the counts
+//! of all comments, as the statistics give them). Every walk reads in one
+//! of the sorts: newest or oldest first, highest or lowest rating first
+//! (newest first within a rating).
+//!
+//! What must hold: no comment twice; strictly in the sort's order (time,
+//! then id; rating first for highest and lowest);
 //! every page with a next cursor is full; the last page is not empty unless
 //! the walk is empty or lost items to deletes; every comment that matched
 //! when the walk began and was not deleted during it is returned; nothing
@@ -17,7 +24,8 @@ use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 use rave_comments::{
-    Comments, Filter, Language, ListRequest, NewComment, Rating, RatingCounts, RatingSet, Timestamp,
+    Comments, Filter, Language, ListRequest, NewComment, Rating, RatingCounts, RatingSet, Sort,
+    Timestamp,
 };
 use rave_store::Store;
 
@@ -30,6 +38,7 @@ pub struct Spec {
     rating: i64,
     /// Index into a handful of timestamps, or `None` for "now".
     time: Option<usize>,
+    verified: bool,
 }
 
 fn time(index: usize) -> String {
@@ -42,8 +51,15 @@ pub fn spec() -> impl Strategy<Value = Spec> {
         prop_oneof![6 => Just(0usize), 2 => Just(1usize), 1 => Just(2usize), 1 => Just(3usize)],
         prop_oneof![5 => Just(5i64), 3 => Just(1i64), 1 => Just(2i64), 1 => Just(3i64), 1 => Just(4i64)],
         proptest::option::weighted(0.9, 0usize..4),
+        proptest::bool::weighted(0.25),
     )
-        .prop_map(|(product, language, rating, time)| Spec { product, language, rating, time })
+        .prop_map(|(product, language, rating, time, verified)| Spec {
+            product,
+            language,
+            rating,
+            time,
+            verified,
+        })
 }
 
 #[derive(Debug, Clone)]
@@ -67,12 +83,29 @@ struct Row {
     product: usize,
     language: usize,
     rating: i64,
+    verified: bool,
+}
+
+/// Whether `a` comes before `b` in `sort`'s order (a total order: no two
+/// comments share an id).
+fn listed_before(sort: Sort, a: &Row, b: &Row) -> bool {
+    match sort {
+        Sort::Newest => a.key > b.key,
+        Sort::Oldest => a.key < b.key,
+        Sort::Highest => (a.rating, &a.key) > (b.rating, &b.key),
+        Sort::Lowest => a.rating < b.rating || (a.rating == b.rating && a.key > b.key),
+    }
 }
 
 fn matches(row: &Row, product: usize, language: Option<usize>, ratings: &BTreeSet<i64>) -> bool {
     row.product == product
         && language.is_none_or(|l| row.language == l)
         && (ratings.is_empty() || ratings.contains(&row.rating))
+}
+
+fn listed(row: &Row, walk: (usize, Option<usize>, &BTreeSet<i64>, bool)) -> bool {
+    let (product, language, ratings, verified) = walk;
+    matches(row, product, language, ratings) && (!verified || row.verified)
 }
 
 fn counts(rows: &[Row], product: usize, language: Option<usize>) -> RatingCounts {
@@ -94,6 +127,9 @@ pub struct Walk {
     pub product: usize,
     pub language: Option<usize>,
     pub ratings: BTreeSet<i64>,
+    /// Only verified purchases.
+    pub verified: bool,
+    pub sort: Sort,
     pub limit: usize,
     pub with_counts: bool,
     pub changes: Vec<Between>,
@@ -105,19 +141,25 @@ pub fn walk() -> impl Strategy<Value = Walk> {
         0usize..2,
         proptest::option::of(0usize..4),
         proptest::collection::btree_set(1i64..=5, 0..5),
+        proptest::bool::weighted(0.35),
+        proptest::sample::select(Sort::ALL.to_vec()),
         1usize..7,
         any::<bool>(),
         proptest::collection::vec(between(), 0..12),
     )
         .prop_map(
-            |(initial, product, language, ratings, limit, with_counts, changes)| Walk {
-                initial,
-                product,
-                language,
-                ratings,
-                limit,
-                with_counts,
-                changes,
+            |(initial, product, language, ratings, verified, sort, limit, with_counts, changes)| {
+                Walk {
+                    initial,
+                    product,
+                    language,
+                    ratings,
+                    verified,
+                    sort,
+                    limit,
+                    with_counts,
+                    changes,
+                }
             },
         )
 }
@@ -146,6 +188,8 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
         product,
         language,
         ratings,
+        verified,
+        sort,
         limit,
         with_counts,
         changes,
@@ -156,16 +200,22 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
         if let Some(t) = spec.time {
             new = at(new, &time(t));
         }
-        let c = comments
-            .create(&format!("p{}", spec.product), new, None)
-            .await
-            .unwrap()
-            .comment;
+        let product = format!("p{}", spec.product);
+        let created = if spec.verified {
+            comments
+                .create_verified(&product, new, None, &crate::fresh_order())
+                .await
+        } else {
+            comments.create(&product, new, None).await
+        };
+        let c = created.unwrap().comment;
+        assert_eq!(c.verified_purchase, spec.verified);
         Row {
             key: (c.created_at.to_string(), c.id),
             product: spec.product,
             language: spec.language,
             rating: spec.rating,
+            verified: spec.verified,
         }
     };
     for s in initial {
@@ -174,21 +224,24 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
     let filter = Filter {
         language: language.map(|l| Language::parse(LANGUAGES[l]).unwrap()),
         ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).unwrap())),
+        verified,
     };
+    let listing = (product, language, &ratings, verified);
     let at_start: Vec<Row> = rows
         .iter()
-        .filter(|r| matches(r, product, language, &ratings))
+        .filter(|r| listed(r, listing))
         .cloned()
         .collect();
     let product_id = format!("p{product}");
     let mut deleted = BTreeSet::new();
     let mut added = BTreeSet::new();
-    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut seen: Vec<Row> = Vec::new();
     let mut cursor: Option<String> = None;
     let mut changes = changes.into_iter();
     let mut pages = 0;
     loop {
         let request = ListRequest {
+            sort,
             product: &product_id,
             filter: filter.clone(),
             limit,
@@ -212,12 +265,9 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
         for c in &page.items {
             let row = rows.iter().find(|r| r.key.1 == c.id);
             let row = row.expect("returned comments exist");
-            prop_assert!(
-                matches(row, product, language, &ratings),
-                "{:?} fails the filter",
-                c
-            );
-            seen.push((c.created_at.to_string(), c.id.clone()));
+            prop_assert!(listed(row, listing), "{:?} fails the filter", c);
+            prop_assert_eq!(c.verified_purchase, row.verified);
+            seen.push(row.clone());
         }
         let Some(next) = page.next_cursor else { break };
         cursor = Some(next);
@@ -236,20 +286,21 @@ pub async fn check_walk<S: Store>(comments: &Comments<S>, walk: Walk) -> Result<
         }
         prop_assert!(pages < 500, "the walk does not end");
     }
-    let unique: BTreeSet<_> = seen.iter().cloned().collect();
+    let unique: BTreeSet<_> = seen.iter().map(|r| &r.key).collect();
     prop_assert_eq!(unique.len(), seen.len(), "no comment twice");
     prop_assert!(
-        seen.windows(2).all(|w| w[0] > w[1]),
-        "strictly newest first: {:?}",
+        seen.windows(2).all(|w| listed_before(sort, &w[0], &w[1])),
+        "strictly in {:?} order: {:?}",
+        sort,
         seen
     );
-    let seen_ids: BTreeSet<&String> = seen.iter().map(|(_, id)| id).collect();
+    let seen_ids: BTreeSet<&String> = seen.iter().map(|r| &r.key.1).collect();
     for row in &at_start {
         if !deleted.contains(&row.key.1) {
             prop_assert!(seen_ids.contains(&row.key.1), "skipped {:?}", row);
         }
     }
-    for (_, id) in &seen {
+    for id in seen.iter().map(|r| &r.key.1) {
         let existed = at_start.iter().any(|r| &r.key.1 == id);
         prop_assert!(existed || added.contains(id), "{} came from nowhere", id);
     }

@@ -1,24 +1,27 @@
 //! The statistics oracle, for every backend and its change feed.
 //!
-//! Random creates, edits, deletes, flags and approvals (pre-moderation, so
-//! pending comments come and go) interleaved with aggregator steps, consumer
+//! Random creates (some verified purchases), edits, deletes, flags,
+//! approvals (pre-moderation, so pending comments come and go), helpful
+//! votes cast, replaced and withdrawn, interleaved with aggregator steps, consumer
 //! restarts (a new feed from the durable position), crashes between reading
 //! a batch and committing it, and a second consumer racing the first. Once the aggregator has drained the feed, every
 //! product's counts (overall and per language), the leaderboards and the
-//! global aggregates must equal a recount of the comments, and `reconcile`
-//! must find no drift.
+//! global aggregates must equal a recount of the comments, every comment's
+//! vote counts must equal the votes the model kept, and `reconcile` must
+//! find no drift.
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use rave_comments::{Comment, CommentPatch, Comments, NewComment};
+use rave_comments::{Comment, CommentPatch, Comments, CommentsError, NewComment, VoteCounts};
 use rave_store::{ChangeFeed, Store};
 
 const PRODUCTS: [&str; 3] = ["a", "b", "c"];
 const LANGUAGES: [&str; 3] = ["en", "de", "fr"];
 const AUTHORS: [&str; 4] = ["ann", "bob", "cy", "dee"];
+const VOTERS: [&str; 3] = ["v1", "v2", "v3"];
 
 #[derive(Debug, Clone)]
 pub enum Op {
@@ -27,6 +30,7 @@ pub enum Op {
         language: usize,
         rating: i64,
         author: usize,
+        verified: bool,
     },
     Edit {
         nth: usize,
@@ -42,6 +46,17 @@ pub enum Op {
     Approve {
         nth: usize,
     },
+    /// A voter votes on a comment (replacing an earlier vote).
+    Vote {
+        nth: usize,
+        voter: usize,
+        helpful: bool,
+    },
+    /// A voter withdraws a vote (cast or not).
+    Withdraw {
+        nth: usize,
+        voter: usize,
+    },
     /// One aggregator step.
     Aggregate,
     /// The consumer restarts from its durable position.
@@ -56,13 +71,16 @@ pub enum Op {
 /// The operations that write comments.
 fn write_op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (0..3usize, 0..3usize, 1..=5i64, 0..4usize)
-            .prop_map(|(product, language, rating, author)| Op::Create { product, language, rating, author }),
+        6 => (0..3usize, 0..3usize, 1..=5i64, 0..4usize, proptest::bool::weighted(0.3))
+            .prop_map(|(product, language, rating, author, verified)| Op::Create { product, language, rating, author, verified }),
         2 => (any::<usize>(), proptest::option::of(0..3usize), proptest::option::of(1..=5i64))
             .prop_map(|(nth, language, rating)| Op::Edit { nth, language, rating }),
         1 => any::<usize>().prop_map(|nth| Op::Delete { nth }),
         1 => any::<usize>().prop_map(|nth| Op::Flag { nth }),
         3 => any::<usize>().prop_map(|nth| Op::Approve { nth }),
+        4 => (any::<usize>(), 0..3usize, any::<bool>())
+            .prop_map(|(nth, voter, helpful)| Op::Vote { nth, voter, helpful }),
+        1 => (any::<usize>(), 0..3usize).prop_map(|(nth, voter)| Op::Withdraw { nth, voter }),
     ]
 }
 
@@ -140,6 +158,22 @@ fn recount(all: &[Comment]) -> (Recount, BTreeMap<String, u64>) {
     (stats, authors)
 }
 
+/// (product, language or `None` for all) → verified purchases counted.
+fn recount_verified(all: &[Comment]) -> BTreeMap<(String, Option<String>), u64> {
+    let mut verified = BTreeMap::new();
+    for c in all
+        .iter()
+        .filter(|c| c.status.is_visible() && c.verified_purchase)
+    {
+        for language in [None, Some(c.language.to_string())] {
+            *verified
+                .entry((c.product_id.to_string(), language))
+                .or_default() += 1;
+        }
+    }
+    verified
+}
+
 /// Runs `ops` on `comments` (an empty table with pre-moderation) with
 /// consumers made by `open_feed`, then checks the statistics against a recount.
 pub async fn check_statistics<S, F, Open, Opening>(
@@ -154,7 +188,7 @@ where
     Opening: Future<Output = F>,
 {
     let mut consumer = open_feed().await;
-    let mut ids: Vec<String> = Vec::new();
+    let mut model = Model::default();
     for op in ops {
         match op {
             Op::Aggregate => {
@@ -184,11 +218,11 @@ where
                     .await
                     .expect("aggregator step");
             }
-            write => apply_write(comments, &mut ids, &write).await,
+            write => apply_write(comments, &mut model, &write).await,
         }
     }
     drain(comments, &consumer).await;
-    check_recount(comments).await
+    check_recount(comments, &model).await
 }
 
 /// Runs `ops` on `comments` (an empty table with pre-moderation) with
@@ -216,10 +250,10 @@ where
         }
         aggregators.push(feeds);
     }
-    let mut ids: Vec<String> = Vec::new();
+    let mut model = Model::default();
     for op in ops {
         match op {
-            ShardedOp::Write(op) => apply_write(comments, &mut ids, &op).await,
+            ShardedOp::Write(op) => apply_write(comments, &mut model, &op).await,
             ShardedOp::Round(steps) => {
                 let steps = aggregators.iter().zip(steps).map(|(feeds, (shard, step))| {
                     let feed = &feeds[shard as usize];
@@ -255,11 +289,35 @@ where
     for feed in &aggregators[0] {
         drain(comments, feed).await;
     }
-    check_recount(comments).await
+    check_recount(comments, &model).await
+}
+
+/// What the writes left: the comments' ids, and each voter's vote.
+#[derive(Debug, Default)]
+struct Model {
+    ids: Vec<String>,
+    /// (comment id, voter) → helpful
+    votes: BTreeMap<(String, &'static str), bool>,
+}
+
+impl Model {
+    fn counts(&self, id: &str) -> VoteCounts {
+        let mut counts = VoteCounts::default();
+        for ((comment, _), helpful) in &self.votes {
+            if comment == id {
+                match helpful {
+                    true => counts.helpful += 1,
+                    false => counts.unhelpful += 1,
+                }
+            }
+        }
+        counts
+    }
 }
 
 /// Applies one of the writing operations (the others change nothing).
-async fn apply_write<S: Store>(comments: &Comments<S>, ids: &mut Vec<String>, op: &Op) {
+async fn apply_write<S: Store>(comments: &Comments<S>, model: &mut Model, op: &Op) {
+    let ids = &mut model.ids;
     let pick =
         |ids: &Vec<String>, nth: usize| (!ids.is_empty()).then(|| ids[nth % ids.len()].clone());
     match *op {
@@ -268,6 +326,7 @@ async fn apply_write<S: Store>(comments: &Comments<S>, ids: &mut Vec<String>, op
             language,
             rating,
             author,
+            verified,
         } => {
             let new = NewComment {
                 author: AUTHORS[author].into(),
@@ -277,14 +336,14 @@ async fn apply_write<S: Store>(comments: &Comments<S>, ids: &mut Vec<String>, op
                 body: "text".into(),
                 created_at: None,
             };
-            ids.push(
+            let created = if verified {
                 comments
-                    .create(PRODUCTS[product], new, None)
+                    .create_verified(PRODUCTS[product], new, None, &crate::fresh_order())
                     .await
-                    .expect("create")
-                    .comment
-                    .id,
-            );
+            } else {
+                comments.create(PRODUCTS[product], new, None).await
+            };
+            ids.push(created.expect("create").comment.id);
         }
         Op::Edit {
             nth,
@@ -304,6 +363,7 @@ async fn apply_write<S: Store>(comments: &Comments<S>, ids: &mut Vec<String>, op
             if let Some(id) = pick(ids, nth) {
                 comments.delete(&id).await.expect("delete");
                 ids.retain(|i| *i != id);
+                model.votes.retain(|(comment, _), _| *comment != id);
             }
         }
         Op::Flag { nth } => {
@@ -316,13 +376,44 @@ async fn apply_write<S: Store>(comments: &Comments<S>, ids: &mut Vec<String>, op
                 comments.approve(&id).await.expect("approve");
             }
         }
+        Op::Vote {
+            nth,
+            voter,
+            helpful,
+        } => {
+            if let Some(id) = pick(ids, nth) {
+                // A pending comment takes no votes.
+                match comments.vote(&id, VOTERS[voter], helpful).await {
+                    Ok(()) => {
+                        model.votes.insert((id, VOTERS[voter]), helpful);
+                    }
+                    Err(CommentsError::NotFound) => {}
+                    Err(e) => panic!("vote: {e}"),
+                }
+            }
+        }
+        Op::Withdraw { nth, voter } => {
+            if let Some(id) = pick(ids, nth) {
+                match comments.withdraw_vote(&id, VOTERS[voter]).await {
+                    Ok(()) => {
+                        model.votes.remove(&(id, VOTERS[voter]));
+                    }
+                    Err(CommentsError::NotFound) => {}
+                    Err(e) => panic!("withdraw a vote: {e}"),
+                }
+            }
+        }
         Op::Aggregate | Op::Restart | Op::CrashAfterRead | Op::Race => {}
     }
 }
 
 /// Every statistic, leaderboard and aggregate against a recount of the
-/// comments, and `reconcile` finding no drift.
-async fn check_recount<S: Store>(comments: &Comments<S>) -> Result<(), TestCaseError> {
+/// comments, every comment's vote counts against the model's votes, and
+/// `reconcile` finding no drift.
+async fn check_recount<S: Store>(
+    comments: &Comments<S>,
+    model: &Model,
+) -> Result<(), TestCaseError> {
     let mut all = Vec::new();
     let mut start = None;
     loop {
@@ -333,7 +424,11 @@ async fn check_recount<S: Store>(comments: &Comments<S>) -> Result<(), TestCaseE
             None => break,
         }
     }
+    for comment in &all {
+        prop_assert_eq!(comment.votes, model.counts(&comment.id), "{}", &comment.id);
+    }
     let (expected, authors) = recount(&all);
+    let verified = recount_verified(&all);
     for product in PRODUCTS {
         for language in [None, Some("en"), Some("de"), Some("fr")] {
             let stats = comments
@@ -345,6 +440,14 @@ async fn check_recount<S: Store>(comments: &Comments<S>) -> Result<(), TestCaseE
                 .copied()
                 .unwrap_or_default();
             prop_assert_eq!(stats.counts.0, want, "{} {:?}", product, language);
+            let key = (product.to_owned(), language.map(str::to_owned));
+            prop_assert_eq!(
+                stats.verified_total,
+                verified.get(&key).copied().unwrap_or(0),
+                "verified {} {:?}",
+                product,
+                language
+            );
         }
     }
     for language in [None, Some("en"), Some("de"), Some("fr")] {

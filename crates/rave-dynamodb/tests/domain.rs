@@ -90,3 +90,29 @@ proptest! {
         })?;
     }
 }
+
+/// Erasing an author on DynamoDB Local: nothing of them remains, and the
+/// statistics from DynamoDB Streams agree with a recount.
+#[tokio::test]
+async fn erasing_an_author_on_dynamodb_leaves_nothing_of_them() {
+    let table = format!(
+        "erase-{}-{}",
+        std::process::id(),
+        TABLES.fetch_add(1, Ordering::Relaxed)
+    );
+    let store = DynamoStore::local(&endpoint());
+    let comments = Comments::new(
+        store.clone(),
+        Config {
+            table: table.clone(),
+            cursor_key: CursorKey::new([4; 32]),
+            moderation: Moderation::Off,
+        },
+    );
+    comments.ensure_table().await.unwrap();
+    let feed = store
+        .feed(&table, "statistics", rave_comments::aggregator_positions())
+        .await
+        .unwrap();
+    rave_conformance::erasure::check_erasure(&comments, &feed).await;
+}

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use rave_comments::{
-    Comment, GlobalStats, Leader, Plan, ProductOverview, ProductRecord, ProductStats, QueuePage,
-    Reply,
+    AuthorPage, Comment, GlobalStats, Leader, Plan, ProductOverview, ProductRecord, ProductStats,
+    QueuePage, Reply,
 };
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -21,6 +21,13 @@ use utoipa::ToSchema;
 #[schema(value_type = String, pattern = "^[A-Za-z0-9_-]{1,64}$", min_length = 1, max_length = 64, example = "42")]
 #[allow(dead_code, reason = "a schema only; never built")]
 pub struct ProductId(String);
+
+/// A voter: the opaque id the shop or the embed gives a person, 1-128
+/// characters of `A-Z a-z 0-9 _ -`.
+#[derive(ToSchema)]
+#[schema(value_type = String, pattern = "^[A-Za-z0-9_-]{1,128}$", min_length = 1, max_length = 128, example = "shopper-42")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub struct VoterId(String);
 
 /// A lowercase ISO 639 code of 2 or 3 letters.
 #[derive(ToSchema)]
@@ -85,6 +92,21 @@ pub enum QueueState {
     Flagged,
 }
 
+/// The order of a listing.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub enum ListingSort {
+    /// Newest first (the default).
+    Newest,
+    /// Oldest first.
+    Oldest,
+    /// Most stars first, newest first within a rating.
+    Highest,
+    /// Fewest stars first, newest first within a rating.
+    Lowest,
+}
+
 /// A comment.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CommentBody {
@@ -115,6 +137,23 @@ pub struct CommentBody {
     pub held_by: Option<String>,
     /// The merchant's official reply, or null.
     pub reply: Option<ReplyBody>,
+    /// Whether the comment came with a valid purchase proof.
+    pub verified_purchase: bool,
+    /// Voters who found the comment helpful. Counted from the change
+    /// stream, so it trails a vote by the aggregator's lag.
+    #[schema(minimum = 0, example = 12)]
+    pub helpful_votes: u64,
+    /// Voters who did not find it helpful.
+    #[schema(minimum = 0, example = 2)]
+    pub unhelpful_votes: u64,
+}
+
+/// One voter's vote on a comment.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VoteBody {
+    /// true: helpful; false: not helpful.
+    pub helpful: bool,
 }
 
 /// The merchant's official reply to a comment.
@@ -167,6 +206,9 @@ impl From<Comment> for CommentBody {
             status: c.status.as_str().to_owned(),
             held_by: c.held_by,
             reply: c.reply.map(ReplyBody::from),
+            verified_purchase: c.verified_purchase,
+            helpful_votes: c.votes.helpful,
+            unhelpful_votes: c.votes.unhelpful,
         }
     }
 }
@@ -204,6 +246,16 @@ pub struct CreateCommentBody {
         example = "2026-11-21T10:00:00.123Z"
     )]
     pub created_at: Option<String>,
+    /// A JWT the shop issued after an order: signed HS256 with the shop's
+    /// purchase secret, with the claims `product_id` (this product),
+    /// `order_id` and `exp`. A valid one makes the comment a verified
+    /// purchase; one order verifies one comment per product.
+    #[serde(default)]
+    #[schema(
+        min_length = 1,
+        example = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJwcm9kdWN0X2lkIjoicDEiLCJvcmRlcl9pZCI6Im8tMSIsImV4cCI6NDEwMjQ0NDgwMH0.c2lnbmF0dXJl"
+    )]
+    pub purchase_proof: Option<String>,
 }
 
 /// An edit: any of these fields.
@@ -271,8 +323,12 @@ pub struct SkippedBody {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PlanBody {
     /// `all`, `language`, `rating`, `language_rating`, `ratings_fan_out`,
-    /// `language_ratings_fan_out` or `empty`.
+    /// `language_ratings_fan_out`, `ratings_in_order`,
+    /// `language_ratings_in_order` or `empty`.
     pub strategy: String,
+    /// The order the page was read in.
+    #[schema(value_type = ListingSort)]
+    pub sort: String,
     pub queries: Vec<PlannedQueryBody>,
     pub skipped: Vec<SkippedBody>,
     /// Read capacity units the page consumed.
@@ -289,6 +345,7 @@ impl From<Plan> for PlanBody {
             .unwrap_or_default();
         PlanBody {
             strategy,
+            sort: plan.sort.as_str().to_owned(),
             queries: plan
                 .queries
                 .into_iter()
@@ -322,11 +379,27 @@ pub struct CommentPageBody {
     pub plan: Option<PlanBody>,
 }
 
-/// A page of the moderation queue.
+/// A page of the moderation queue, or of an author's comments.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct QueuePageBody {
     pub items: Vec<CommentBody>,
     pub next_cursor: Option<String>,
+}
+
+impl From<AuthorPage> for QueuePageBody {
+    fn from(page: AuthorPage) -> QueuePageBody {
+        QueuePageBody {
+            items: page.items.into_iter().map(CommentBody::from).collect(),
+            next_cursor: page.next_cursor,
+        }
+    }
+}
+
+/// What erasing an author's data did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErasedBody {
+    /// Comments erased (0 when the author had none left).
+    pub erased: u64,
 }
 
 impl From<QueuePage> for QueuePageBody {
@@ -353,6 +426,8 @@ pub struct ProductStatsBody {
     #[schema(example = json!({"1": 0, "2": 3, "3": 1, "4": 0, "5": 10}))]
     pub counts: BTreeMap<String, u64>,
     pub total: u64,
+    /// How many of the counted comments are verified purchases.
+    pub verified_total: u64,
     /// The mean rating of the counted comments, rounded to two decimals;
     /// null without any.
     #[schema(example = 4.25)]
@@ -369,6 +444,7 @@ impl From<ProductStats> for ProductStatsBody {
                 .map(|r| (r.to_string(), stats.counts.0[r - 1]))
                 .collect(),
             total: stats.total,
+            verified_total: stats.verified_total,
             average,
         }
     }
@@ -506,20 +582,21 @@ pub struct ProductBody {
     pub languages: Vec<ProductStatsBody>,
 }
 
-impl From<ProductOverview> for ProductBody {
-    fn from(overview: ProductOverview) -> ProductBody {
+impl From<&ProductOverview> for ProductBody {
+    fn from(overview: &ProductOverview) -> ProductBody {
         let name = overview.name().to_owned();
         let (url, image) = overview
             .record
-            .map(|r| (r.url, r.image))
+            .as_ref()
+            .map(|r| (r.url.clone(), r.image.clone()))
             .unwrap_or_default();
         ProductBody {
             product_id: overview.product_id.to_string(),
             name,
             url,
             image,
-            stats: overview.overall.into(),
-            languages: overview.languages.into_iter().map(Into::into).collect(),
+            stats: overview.overall.clone().into(),
+            languages: overview.languages.iter().cloned().map(Into::into).collect(),
         }
     }
 }
@@ -599,6 +676,12 @@ mod tests {
         fn the_documented_product_id_is_what_the_domain_accepts(text in "[A-Za-z0-9_/ #ü-]{0,66}") {
             let pattern = pattern_of(to_json(ProductId::schema()));
             prop_assert_eq!(pattern.is_match(&text), rave_comments::ProductId::parse(&text).is_ok());
+        }
+
+        #[test]
+        fn the_documented_voter_is_what_the_domain_accepts(text in "[A-Za-z0-9_/ #ü-]{0,130}") {
+            let pattern = pattern_of(to_json(VoterId::schema()));
+            prop_assert_eq!(pattern.is_match(&text), rave_comments::Voter::parse(&text).is_ok());
         }
 
         #[test]

@@ -14,7 +14,8 @@
 //! * `error` — problem documents;
 //! * `metrics` — Prometheus metrics;
 //! * `webhooks` — the admin API of webhook endpoints and deliveries;
-//! * `moderation_hook` — the moderation hook over HTTP.
+//! * `moderation_hook` — the moderation hook over HTTP;
+//! * `purchase` — purchase proofs (signed JWTs) checked on posts.
 
 mod api;
 mod caching;
@@ -26,6 +27,7 @@ mod limiter;
 mod metrics;
 mod moderation_hook;
 mod pages;
+mod purchase;
 mod responses;
 mod routes;
 mod webhooks;
@@ -62,6 +64,7 @@ pub use error::{ApiError, Problem};
 pub use extract::{AdminToken, MAX_BODY_BYTES};
 pub use metrics::Metrics;
 pub use moderation_hook::{HookSetupError, HttpModerationHook};
+pub use purchase::PurchaseVerifier;
 
 /// How the service is configured beyond the domain.
 #[derive(Debug, Clone)]
@@ -98,6 +101,8 @@ pub struct AppState {
     allowed_origins: Vec<AllowedOrigin>,
     /// Webhook endpoints and deliveries; `None` answers their routes 404.
     webhooks: Option<Arc<Webhooks<SharedStore>>>,
+    /// Checks purchase proofs; `None`: a post with one is refused.
+    purchases: Option<PurchaseVerifier>,
 }
 
 impl AppState {
@@ -121,7 +126,15 @@ impl AppState {
             cache_policy: CachePolicy::default(),
             allowed_origins: Vec::new(),
             webhooks: None,
+            purchases: None,
         }
+    }
+
+    /// Verifies purchase proofs signed with `secret` (the shop's); without
+    /// it a post that carries a proof is refused.
+    pub fn with_purchase_secret(mut self, secret: &[u8]) -> AppState {
+        self.purchases = Some(PurchaseVerifier::new(secret));
+        self
     }
 
     /// How long caches may keep pages, listings and statistics.
@@ -185,7 +198,7 @@ impl AppState {
     ),
     // The schemas only parameters name: bodies' schemas are collected from
     // the handlers, parameters' are not.
-    components(schemas(Problem, api::PageSize, api::Cursor, api::QueueState, api::LanguageFilter, api::PageCursor))
+    components(schemas(Problem, api::PageSize, api::Cursor, api::QueueState, api::LanguageFilter, api::PageCursor, api::VoterId, api::ListingSort))
 )]
 struct ApiDoc;
 
@@ -214,7 +227,9 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(routes::approve_comment))
         .routes(routes!(routes::reject_comment))
         .routes(routes!(routes::set_reply, routes::delete_reply))
+        .routes(routes!(routes::put_vote, routes::delete_vote))
         .routes(routes!(routes::moderation_queue))
+        .routes(routes!(routes::author_comments, routes::erase_author))
         .routes(routes!(routes::product_stats))
         .routes(routes!(routes::leaderboard))
         .routes(routes!(routes::global_stats))

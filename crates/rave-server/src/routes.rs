@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rave_comments::{
     CommentPatch, DEFAULT_PAGE_SIZE, Filter, Language, ListRequest, NewComment, Rating, RatingSet,
-    Status, Timestamp, check_page_size,
+    Sort, Status, Timestamp, check_page_size,
 };
 
 use crate::AppState;
@@ -32,6 +32,22 @@ impl<S: Send + Sync> FromRequestParts<S> for Segment {
         Path::<String>::from_request_parts(parts, state)
             .await
             .map(|Path(value)| Segment(value))
+            .map_err(|e| ApiError::bad_request(format!("path: {e}")))
+    }
+}
+
+/// A vote's path: the comment id and the voter, refused with a problem
+/// document if either is not valid UTF-8.
+#[derive(Debug)]
+pub struct VotePath(pub String, pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for VotePath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Path::<(String, String)>::from_request_parts(parts, state)
+            .await
+            .map(|Path((id, voter))| VotePath(id, voter))
             .map_err(|e| ApiError::bad_request(format!("path: {e}")))
     }
 }
@@ -67,6 +83,17 @@ fn single<'a>(pairs: &'a [(String, String)], name: &str) -> ApiResult<Option<&'a
     Ok(first)
 }
 
+/// A `true` / `false` parameter; absent is false.
+fn flag(pairs: &[(String, String)], name: &str) -> ApiResult<bool> {
+    match single(pairs, name)? {
+        None | Some("false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(_) => Err(ApiError::bad_request(format!(
+            "{name}: must be true or false"
+        ))),
+    }
+}
+
 /// The page size a request asks for (`default` when it does not say); the
 /// domain checks its range.
 fn parse_limit(value: Option<&str>, default: usize) -> ApiResult<usize> {
@@ -80,12 +107,14 @@ fn parse_limit(value: Option<&str>, default: usize) -> ApiResult<usize> {
     get,
     path = "/v1/products/{product_id}/comments",
     tag = "comments",
-    summary = "List a product's comments, newest first",
-    description = "Published and flagged comments, newest first (ties by id). Filter by one language and any set of ratings; page with `cursor`. Every page but the last holds exactly `limit` items.",
+    summary = "List a product's comments, newest first or in another order",
+    description = "Published and flagged comments, newest first (ties by id) unless `sort` says otherwise. Filter by one language and any set of ratings; page with `cursor` (a cursor belongs to its query and its sort). Every page but the last holds exactly `limit` items.",
     params(
         ("product_id" = ProductId, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
         ("language" = Option<LanguageCode>, Query, description = "One language code; absent = all languages"),
         ("rating" = Option<Vec<StarRating>>, Query, style = Form, explode, description = "Repeatable (rating=1&rating=5; rating=1,5 works too); absent = all ratings"),
+        ("verified" = Option<bool>, Query, description = "true lists only verified purchases"),
+        ("sort" = Option<ListingSort>, Query, description = "newest (default), oldest, highest (most stars first, newest first within a rating) or lowest"),
         ("limit" = Option<PageSize>, Query, description = "1-100, default 20"),
         ("cursor" = Option<Cursor>, Query, description = "The next_cursor of the previous page, for the same query"),
         ("explain" = Option<bool>, Query, description = "true adds the plan used"),
@@ -103,7 +132,9 @@ pub async fn list_comments(
 ) -> ApiResult<Json<CommentPageBody>> {
     let pairs = query_pairs(
         raw.as_deref(),
-        &["language", "rating", "limit", "cursor", "explain"],
+        &[
+            "language", "rating", "verified", "sort", "limit", "cursor", "explain",
+        ],
     )?;
     let language = single(&pairs, "language")?
         .map(Language::parse)
@@ -122,16 +153,18 @@ pub async fn list_comments(
             ratings.push(rating);
         }
     }
-    let explain = match single(&pairs, "explain")? {
-        None | Some("false") => false,
-        Some("true") => true,
-        Some(_) => return Err(ApiError::bad_request("explain: must be true or false")),
-    };
+    let explain = flag(&pairs, "explain")?;
+    let sort = single(&pairs, "sort")?
+        .map(Sort::parse)
+        .transpose()?
+        .unwrap_or_default();
     let request = ListRequest {
+        sort,
         product: &product_id,
         filter: Filter {
             language,
             ratings: RatingSet::from_ratings(ratings),
+            verified: flag(&pairs, "verified")?,
         },
         limit: parse_limit(single(&pairs, "limit")?, DEFAULT_PAGE_SIZE)?,
         cursor: single(&pairs, "cursor")?,
@@ -149,7 +182,7 @@ pub async fn list_comments(
     path = "/v1/products/{product_id}/comments",
     tag = "comments",
     summary = "Post a comment",
-    description = "With moderation `pre` the comment is pending and invisible until approved. An `Idempotency-Key` makes retries safe. `created_at` is accepted only with the admin token.",
+    description = "With moderation `pre` the comment is pending and invisible until approved. An `Idempotency-Key` makes retries safe. `created_at` is accepted only with the admin token. A `purchase_proof` (a JWT signed HS256 with the server's purchase secret, for this product, not expired) makes the comment a verified purchase; a proof that does not verify, or one sent to a server without a purchase secret, is a 400 and stores nothing; an order already used for a comment on this product is a 409.",
     params(
         ("product_id" = ProductId, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
         ("Idempotency-Key" = Option<String>, Header, nullable = false, min_length = 1, max_length = 128, pattern = r"^[\x21-\x7e]([\x20-\x7e]{0,126}[\x21-\x7e])?$", description = "1-128 visible ASCII characters; the same key and body return the first result"),
@@ -174,7 +207,7 @@ pub async fn list_comments(
         ),
         BadRequest,
         BadToken,
-        (status = 409, description = "The Idempotency-Key was used with another request, is in use by a concurrent one, or its comment has since been deleted", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The Idempotency-Key was used with another request, is in use by a concurrent one, or its comment has since been deleted; or the purchase proof's order has already verified a comment on this product", body = Problem, content_type = "application/problem+json"),
         RefusedByRule,
         BodyRefused,
         TooManyRequests,
@@ -205,6 +238,17 @@ pub async fn create_comment(
         .as_deref()
         .map(Timestamp::parse)
         .transpose()?;
+    let order = body
+        .purchase_proof
+        .as_deref()
+        .map(|proof| match &state.purchases {
+            Some(verifier) => verifier.verify(proof, &product_id),
+            None => Err(ApiError::from(rave_comments::CommentsError::Invalid {
+                field: "purchase_proof",
+                message: "this server verifies no purchases (it has no purchase secret)".into(),
+            })),
+        })
+        .transpose()?;
     let new = NewComment {
         author: body.author,
         language: body.language,
@@ -213,10 +257,20 @@ pub async fn create_comment(
         body: body.body,
         created_at,
     };
-    let created = state
-        .comments
-        .create(&product_id, new, idempotency_key)
-        .await?;
+    let created = match &order {
+        None => {
+            state
+                .comments
+                .create(&product_id, new, idempotency_key)
+                .await?
+        }
+        Some(order) => {
+            state
+                .comments
+                .create_verified(&product_id, new, idempotency_key, order)
+                .await?
+        }
+    };
     let location = format!("/v1/comments/{}", created.comment.id);
     let mut response = (
         StatusCode::CREATED,
@@ -429,6 +483,65 @@ pub async fn delete_reply(
 }
 
 #[utoipa::path(
+    put,
+    path = "/v1/comments/{id}/votes/{voter}",
+    tag = "comments",
+    summary = "Vote on whether a comment was helpful",
+    description = "Records one voter's vote on a published or flagged comment; a later vote of the same voter replaces it. The comment's `helpful_votes` and `unhelpful_votes` follow once the aggregator has applied the vote.",
+    params(
+        ("id" = String, Path, description = "Comment id"),
+        ("voter" = VoterId, Path, description = "The voter's opaque id: 1-128 characters of A-Z a-z 0-9 _ -"),
+    ),
+    request_body = VoteBody,
+    responses(
+        (status = 204, description = "Recorded"),
+        BadRequest,
+        BadToken,
+        NotFound,
+        BodyRefused,
+        TooManyRequests,
+        Unavailable,
+    )
+)]
+pub async fn put_vote(
+    State(state): State<AppState>,
+    _writer: Writer,
+    VotePath(id, voter): VotePath,
+    JsonBody(body): JsonBody<VoteBody>,
+) -> ApiResult<StatusCode> {
+    state.comments.vote(&id, &voter, body.helpful).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/comments/{id}/votes/{voter}",
+    tag = "comments",
+    summary = "Withdraw a vote",
+    description = "Withdraws the voter's vote on a published or flagged comment; withdrawing a vote never cast changes nothing.",
+    params(
+        ("id" = String, Path, description = "Comment id"),
+        ("voter" = VoterId, Path, description = "The voter's opaque id: 1-128 characters of A-Z a-z 0-9 _ -"),
+    ),
+    responses(
+        (status = 204, description = "Withdrawn (or there was none)"),
+        BadRequest,
+        BadToken,
+        NotFound,
+        TooManyRequests,
+        Unavailable,
+    )
+)]
+pub async fn delete_vote(
+    State(state): State<AppState>,
+    _writer: Writer,
+    VotePath(id, voter): VotePath,
+) -> ApiResult<StatusCode> {
+    state.comments.withdraw_vote(&id, &voter).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(
     get,
     path = "/v1/moderation/queue",
     tag = "admin",
@@ -468,6 +581,69 @@ pub async fn moderation_queue(
         )
         .await?;
     Ok(Json(page.into()))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/authors/{author}/comments",
+    tag = "admin",
+    summary = "Every comment of an author, any status, newest first (admin)",
+    description = "The comments whose `author` is exactly this value (percent-encoded in the path), read from an index of authors. For handing a person their data.",
+    params(
+        ("author" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1f\x7f-\x9f]{1,64}$", description = "The author, exactly as stored"),
+        ("limit" = Option<PageSize>, Query, description = "1-100, default 20"),
+        ("cursor" = Option<Cursor>, Query, description = "The next_cursor of the previous page, for the same author"),
+    ),
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "A page of the author's comments", body = QueuePageBody),
+        BadRequest,
+        AdminRefused,
+        Unavailable,
+    )
+)]
+pub async fn author_comments(
+    State(state): State<AppState>,
+    _admin: Admin,
+    Segment(author): Segment,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Json<QueuePageBody>> {
+    let pairs = query_pairs(raw.as_deref(), &["limit", "cursor"])?;
+    let page = state
+        .comments
+        .author_comments(
+            &author,
+            parse_limit(single(&pairs, "limit")?, DEFAULT_PAGE_SIZE)?,
+            single(&pairs, "cursor")?,
+        )
+        .await?;
+    Ok(Json(page.into()))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/authors/{author}/comments",
+    tag = "admin",
+    summary = "Erase every comment of an author (admin)",
+    description = "Deletes the comments whose `author` is exactly this value, with their votes and replies; statistics, leaderboards and global aggregates follow from the change stream. Erasing again erases nothing.",
+    params(
+        ("author" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1f\x7f-\x9f]{1,64}$", description = "The author, exactly as stored"),
+    ),
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "How many comments were erased", body = ErasedBody),
+        BadRequest,
+        AdminRefused,
+        Unavailable,
+    )
+)]
+pub async fn erase_author(
+    State(state): State<AppState>,
+    _admin: Admin,
+    Segment(author): Segment,
+) -> ApiResult<Json<ErasedBody>> {
+    let erased = state.comments.erase_author(&author).await?;
+    Ok(Json(ErasedBody { erased }))
 }
 
 #[utoipa::path(

@@ -72,6 +72,8 @@ pub enum WebhookEvent {
     Deleted,
     #[serde(rename = "comment.replied")]
     Replied,
+    #[serde(rename = "comment.voted")]
+    Voted,
 }
 
 impl From<WebhookEvent> for EventType {
@@ -83,6 +85,7 @@ impl From<WebhookEvent> for EventType {
             WebhookEvent::Updated => EventType::Updated,
             WebhookEvent::Deleted => EventType::Deleted,
             WebhookEvent::Replied => EventType::Replied,
+            WebhookEvent::Voted => EventType::Voted,
         }
     }
 }
@@ -96,6 +99,7 @@ impl From<EventType> for WebhookEvent {
             EventType::Updated => WebhookEvent::Updated,
             EventType::Deleted => WebhookEvent::Deleted,
             EventType::Replied => WebhookEvent::Replied,
+            EventType::Voted => WebhookEvent::Voted,
         }
     }
 }

@@ -412,3 +412,67 @@ async fn a_wrong_admin_token_is_reported() {
         .await;
     s.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sort_is_kept_in_the_url_and_votes_are_cast_and_withdrawn() {
+    let s = session(Moderation::Off).await;
+    for (rating, body) in [(2, "two"), (5, "five"), (3, "three")] {
+        s.create("v", "en", rating, body).await;
+    }
+    let first_stars =
+        "document.querySelector('#comments li .stars')?.getAttribute('aria-label') || ''";
+    s.goto("/?view=product&product=v&sort=highest").await;
+    s.until(&format!("{LIST_LEN} === 3")).await;
+    s.until(&format!("{first_stars}.startsWith('5 ')")).await;
+    assert_eq!(
+        s.eval("document.querySelector('#sort').value").await,
+        json!("highest")
+    );
+    s.client.execute("document.querySelector('#sort').value = 'lowest'; document.querySelector('#sort').dispatchEvent(new Event('change'));", vec![]).await.unwrap();
+    s.until(&format!("{first_stars}.startsWith('2 ')")).await;
+    assert!(s.url().await.contains("sort=lowest"), "{}", s.url().await);
+
+    // Voting on the first comment: pressed, counted by the server, still
+    // pressed after a reload, and withdrawn by pressing it again.
+    let helpful = "#comments li:first-child button[data-vote='true']";
+    let text = |css: &str| format!("document.querySelector(\"{css}\").textContent");
+    s.until(&format!("{} === 'Helpful (0)'", text(helpful)))
+        .await;
+    s.click(helpful).await;
+    s.until(&format!("{} === 'Helpful (1)'", text(helpful)))
+        .await;
+    assert_eq!(
+        s.eval(&format!(
+            "document.querySelector(\"{helpful}\").getAttribute('aria-pressed')"
+        ))
+        .await,
+        json!("true")
+    );
+    let id = s
+        .eval("document.querySelector('#comments li').dataset.id")
+        .await;
+    let id = id.as_str().unwrap().to_owned();
+    let started = Instant::now();
+    while s.comments.get(&id).await.unwrap().votes.helpful != 1 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the vote was never counted"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    s.client.refresh().await.unwrap();
+    s.until(&format!("{} === 'Helpful (1)'", text(helpful)))
+        .await;
+    s.click(helpful).await;
+    s.until(&format!("{} === 'Helpful (0)'", text(helpful)))
+        .await;
+    let started = Instant::now();
+    while s.comments.get(&id).await.unwrap().votes.helpful != 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the withdrawal was never counted"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    s.close().await;
+}

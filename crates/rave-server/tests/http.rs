@@ -919,6 +919,8 @@ async fn health_metrics_and_openapi() {
         ("post", "/v1/comments/{id}/reject"),
         ("put", "/v1/comments/{id}/reply"),
         ("delete", "/v1/comments/{id}/reply"),
+        ("put", "/v1/comments/{id}/votes/{voter}"),
+        ("delete", "/v1/comments/{id}/votes/{voter}"),
         ("get", "/v1/moderation/queue"),
         ("get", "/v1/products/{product_id}/stats"),
         ("get", "/v1/leaderboard"),
@@ -929,6 +931,15 @@ async fn health_metrics_and_openapi() {
         ("get", "/openapi.json"),
         ("get", "/"),
     ];
+    // Every schema the document refers to is in it.
+    let text = doc.to_string();
+    for reference in text.split("\"#/components/schemas/").skip(1) {
+        let name = &reference[..reference.find('"').unwrap()];
+        assert!(
+            doc["components"]["schemas"].get(name).is_some(),
+            "{name} is referred to but not in the document"
+        );
+    }
     let paths = doc["paths"].as_object().unwrap();
     for (method, path) in expected {
         assert!(
@@ -942,7 +953,8 @@ async fn health_metrics_and_openapi() {
         for method in operations.as_object().unwrap().keys() {
             let concrete = path
                 .replace("{product_id}", "p")
-                .replace("{id}", "01JD3X0000000000000000000Z");
+                .replace("{id}", "01JD3X0000000000000000000Z")
+                .replace("{voter}", "v");
             let (status, body) = s
                 .call(
                     method.to_uppercase().parse().unwrap(),
@@ -1029,7 +1041,7 @@ async fn statistics_leaderboard_and_aggregates() {
     let (_, empty) = s.get("/v1/products/none/stats").await;
     assert_eq!(
         empty,
-        json!({"product_id": "none", "language": null, "counts": {"1": 0, "2": 0, "3": 0, "4": 0, "5": 0}, "total": 0, "average": null})
+        json!({"product_id": "none", "language": null, "counts": {"1": 0, "2": 0, "3": 0, "4": 0, "5": 0}, "total": 0, "verified_total": 0, "average": null})
     );
     for (product, language, rating) in [
         ("x", "en", 5),
@@ -1124,5 +1136,247 @@ async fn aggregator_status_without_an_aggregator_is_503() {
             .await,
         StatusCode::SERVICE_UNAVAILABLE,
         "aggregator",
+    );
+}
+
+#[tokio::test]
+async fn votes_are_recorded_replaced_withdrawn_and_counted() {
+    let (s, comments, feed) = start_with_statistics().await;
+    let c = s.create("p", "en", 5).await;
+    assert_eq!(
+        (c["helpful_votes"].clone(), c["unhelpful_votes"].clone()),
+        (json!(0), json!(0))
+    );
+    let id = c["id"].as_str().unwrap();
+    let vote = |voter: &str, helpful: bool| {
+        let path = format!("/v1/comments/{id}/votes/{voter}");
+        let s = &s;
+        async move {
+            s.call(
+                Method::PUT,
+                &path,
+                Some(json!({ "helpful": helpful })),
+                false,
+            )
+            .await
+        }
+    };
+    for (voter, helpful) in [("ann", true), ("bob", true), ("cy", false), ("ann", false)] {
+        let (status, body) = vote(voter, helpful).await;
+        assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    }
+    let (status, _) = s
+        .call(
+            Method::DELETE,
+            &format!("/v1/comments/{id}/votes/cy"),
+            None,
+            false,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    catch_up(&comments, &feed).await;
+    let (_, shown) = s.get(&format!("/v1/comments/{id}")).await;
+    assert_eq!(
+        (
+            shown["helpful_votes"].clone(),
+            shown["unhelpful_votes"].clone()
+        ),
+        (json!(1), json!(1))
+    );
+    let (_, page) = s.get("/v1/products/p/comments").await;
+    assert_eq!(page["items"][0]["helpful_votes"], 1, "{page}");
+    // A voter that is not 1-128 of A-Z a-z 0-9 _ - is a 400 naming it.
+    let long = "v".repeat(129);
+    for bad in ["a%20b", "a.b", long.as_str()] {
+        assert_problem(vote(bad, true).await, StatusCode::BAD_REQUEST, "voter");
+    }
+    // A missing comment is a 404; a body that is not {"helpful": bool} a 400.
+    assert_problem(
+        s.call(
+            Method::PUT,
+            "/v1/comments/01JD3X0000000000000000000A/votes/ann",
+            Some(json!({"helpful": true})),
+            false,
+        )
+        .await,
+        StatusCode::NOT_FOUND,
+        "no comment",
+    );
+    for body in [
+        json!({}),
+        json!({"helpful": "yes"}),
+        json!({"helpful": true, "x": 1}),
+    ] {
+        let (status, _) = s
+            .call(
+                Method::PUT,
+                &format!("/v1/comments/{id}/votes/ann"),
+                Some(body),
+                false,
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+    }
+}
+
+#[tokio::test]
+async fn votes_are_rate_limited_like_posts() {
+    let s = start_with(
+        ServerConfig {
+            admin_token: Some(TOKEN.into()),
+            rate_limit_per_minute: 20,
+        },
+        Moderation::Off,
+    )
+    .await;
+    let (_, c) = s
+        .call(
+            Method::POST,
+            "/v1/products/p/comments",
+            Some(comment()),
+            true,
+        )
+        .await;
+    let id = c["id"].as_str().unwrap();
+    let mut statuses = Vec::new();
+    for voter in ["a", "b", "c", "d", "e"] {
+        let (status, _) = s
+            .call(
+                Method::PUT,
+                &format!("/v1/comments/{id}/votes/{voter}"),
+                Some(json!({"helpful": true})),
+                false,
+            )
+            .await;
+        statuses.push(status);
+    }
+    assert_eq!(statuses[0], StatusCode::NO_CONTENT);
+    assert!(
+        statuses.contains(&StatusCode::TOO_MANY_REQUESTS),
+        "{statuses:?}"
+    );
+}
+
+#[tokio::test]
+async fn every_sort_orders_pages_and_binds_its_cursors() {
+    let s = start().await;
+    for (i, rating) in [3, 5, 1, 5, 4, 3].into_iter().enumerate() {
+        let (status, body) = s
+            .call(
+                Method::POST,
+                "/v1/products/p/comments",
+                Some(
+                    json!({"author": "a", "language": "en", "rating": rating, "body": "b",
+                    "created_at": format!("2026-01-0{}T00:00:00.000Z", i + 1)}),
+                ),
+                true,
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let walk = |sort: &'static str| {
+        let s = &s;
+        async move {
+            let mut seen = Vec::new();
+            let mut cursor: Option<String> = None;
+            loop {
+                let mut path = format!("/v1/products/p/comments?limit=2&sort={sort}");
+                if let Some(c) = &cursor {
+                    path.push_str(&format!("&cursor={c}"));
+                }
+                let (status, page) = s.get(&path).await;
+                assert_eq!(status, StatusCode::OK, "{page}");
+                for c in page["items"].as_array().unwrap() {
+                    seen.push((
+                        c["rating"].as_i64().unwrap(),
+                        c["created_at"].as_str().unwrap()[8..10].to_owned(),
+                    ));
+                }
+                match page["next_cursor"].as_str() {
+                    Some(next) => cursor = Some(next.to_owned()),
+                    None => return (seen, cursor),
+                }
+            }
+        }
+    };
+    let day = |d: &[(i64, &str)]| {
+        d.iter()
+            .map(|(r, d)| (*r, d.to_string()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        walk("oldest").await.0,
+        day(&[
+            (3, "01"),
+            (5, "02"),
+            (1, "03"),
+            (5, "04"),
+            (4, "05"),
+            (3, "06")
+        ])
+    );
+    assert_eq!(
+        walk("newest").await.0,
+        day(&[
+            (3, "06"),
+            (4, "05"),
+            (5, "04"),
+            (1, "03"),
+            (5, "02"),
+            (3, "01")
+        ])
+    );
+    assert_eq!(
+        walk("highest").await.0,
+        day(&[
+            (5, "04"),
+            (5, "02"),
+            (4, "05"),
+            (3, "06"),
+            (3, "01"),
+            (1, "03")
+        ])
+    );
+    assert_eq!(
+        walk("lowest").await.0,
+        day(&[
+            (1, "03"),
+            (3, "06"),
+            (3, "01"),
+            (4, "05"),
+            (5, "04"),
+            (5, "02")
+        ])
+    );
+    // A cursor belongs to its sort; an unknown sort is a 400 naming it.
+    let (_, first) = s.get("/v1/products/p/comments?limit=2&sort=highest").await;
+    let cursor = first["next_cursor"].as_str().unwrap();
+    assert_problem(
+        s.get(&format!(
+            "/v1/products/p/comments?limit=2&sort=lowest&cursor={cursor}"
+        ))
+        .await,
+        StatusCode::BAD_REQUEST,
+        "cursor",
+    );
+    assert_problem(
+        s.get(&format!("/v1/products/p/comments?limit=2&cursor={cursor}"))
+            .await,
+        StatusCode::BAD_REQUEST,
+        "cursor",
+    );
+    assert_problem(
+        s.get("/v1/products/p/comments?sort=best").await,
+        StatusCode::BAD_REQUEST,
+        "sort",
+    );
+    let (_, explained) = s
+        .get("/v1/products/p/comments?sort=lowest&explain=true")
+        .await;
+    assert_eq!(explained["plan"]["sort"], "lowest");
+    assert_eq!(explained["plan"]["strategy"], "ratings_in_order");
+    assert_eq!(
+        explained["plan"]["queries"][0]["partition_key"],
+        "PRODUCT#p/1"
     );
 }

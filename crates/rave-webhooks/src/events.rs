@@ -10,6 +10,7 @@
 //! | its status becomes flagged                | `comment.flagged`                        |
 //! | its text, title, rating or language change, or it goes back to pending | `comment.updated` |
 //! | its merchant reply is set, changed or removed | `comment.replied` (`reply` is null after a removal) |
+//! | its helpful or unhelpful vote count changes | `comment.voted` (once the aggregator has counted the vote) |
 //! | it is removed                             | `comment.deleted` (carrying the last image) |
 //!
 //! Items that are not comments mean nothing here; a rewrite that changes
@@ -35,16 +36,19 @@ pub enum EventType {
     Deleted,
     #[serde(rename = "comment.replied")]
     Replied,
+    #[serde(rename = "comment.voted")]
+    Voted,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 6] = [
+    pub const ALL: [EventType; 7] = [
         EventType::Created,
         EventType::Published,
         EventType::Flagged,
         EventType::Updated,
         EventType::Deleted,
         EventType::Replied,
+        EventType::Voted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -55,6 +59,7 @@ impl EventType {
             EventType::Updated => "comment.updated",
             EventType::Deleted => "comment.deleted",
             EventType::Replied => "comment.replied",
+            EventType::Voted => "comment.voted",
         }
     }
 }
@@ -67,7 +72,7 @@ impl fmt::Display for EventType {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown event type {0:?}; known: comment.created, comment.published, comment.flagged, comment.updated, comment.deleted, comment.replied"
+    "unknown event type {0:?}; known: comment.created, comment.published, comment.flagged, comment.updated, comment.deleted, comment.replied, comment.voted"
 )]
 pub struct UnknownEvent(pub String);
 
@@ -131,6 +136,9 @@ pub fn events_of(change: CommentChange) -> Vec<Event> {
             if before.reply != after.reply {
                 events.push(event(EventType::Replied, &after));
             }
+            if before.votes != after.votes {
+                events.push(event(EventType::Voted, &after));
+            }
             events
         }
         (Some(before), None) => vec![event(EventType::Deleted, &before)],
@@ -156,6 +164,8 @@ mod tests {
             status,
             held_by: None,
             reply: None,
+            verified_purchase: false,
+            votes: Default::default(),
         }
     }
 
@@ -229,6 +239,14 @@ mod tests {
         }
         assert_eq!(kinds(Some(replied.clone()), Some(changed)), [Replied]);
         assert_eq!(kinds(Some(replied), Some(before)), [Replied]);
+    }
+
+    #[test]
+    fn a_counted_vote_is_voted_and_nothing_else() {
+        let before = comment(Status::Published);
+        let mut voted = before.clone();
+        voted.votes.helpful = 1;
+        assert_eq!(kinds(Some(before), Some(voted)), [Voted]);
     }
 
     #[test]

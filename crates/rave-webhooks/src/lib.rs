@@ -3,7 +3,7 @@
 //!
 //! * `events` — what a change of the table means: `comment.created`,
 //!   `comment.published`, `comment.flagged`, `comment.updated`,
-//!   `comment.deleted`, `comment.replied`.
+//!   `comment.deleted`, `comment.replied`, `comment.voted`.
 //! * `signing` — the Standard Webhooks signature and `whsec_` secrets.
 //! * `target` — safe targets: http/https only, internal addresses refused
 //!   after resolution, no redirects, timeouts.

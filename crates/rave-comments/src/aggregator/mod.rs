@@ -10,6 +10,12 @@
 //! counted twice. Records that are not comments — including the
 //! aggregator's own writes — change nothing.
 //!
+//! Votes are counted the same way onto their comment: a vote's change moves
+//! the comment's helpful or unhelpful count (a replaced vote: the old one
+//! out, the new one in), written with the comment's version as condition in
+//! the same commit, so edits and other aggregators never lose a count. A
+//! vote on a comment that is gone counts for nothing.
+//!
 //! `reconcile` recomputes everything from the comments with a parallel scan,
 //! reports every item that drifted, and can repair it.
 
@@ -27,8 +33,10 @@ use rave_store::{
 pub use self::reconcile::{Drift, ReconcileReport};
 use crate::access::TableAccess;
 use crate::error::Result;
+use crate::model::VoteCounts;
 use crate::model::{AUTHOR_BUCKETS, GlobalStats};
-use crate::table::{ItemKind, Malformed, comment, describe_key, stats};
+use crate::table::stats::ProductCounts;
+use crate::table::{ItemKind, Malformed, comment, describe_key, stats, vote};
 
 /// Most records one read from the feed asks for.
 const MAX_BATCH_RECORDS: usize = 500;
@@ -41,6 +49,7 @@ struct Contribution {
     /// 1..=5
     rating: usize,
     author: String,
+    verified: bool,
 }
 
 /// What a stored item counts for: nothing unless it is a visible comment.
@@ -58,11 +67,26 @@ fn contribution(image: Option<&Item>) -> Result<Option<Contribution>, Malformed>
         language: comment.language.as_str().to_owned(),
         rating: usize::from(comment.rating.get()),
         author: comment.author,
+        verified: comment.verified_purchase,
     }))
 }
 
-/// Per (product, language or `None` for all languages), counts by rating.
-type StatsCounts<T> = BTreeMap<(String, Option<String>), [T; 5]>;
+/// Per (product, language or `None` for all languages), counts by rating
+/// and of verified comments.
+type StatsCounts<T> = BTreeMap<(String, Option<String>), ProductCounts<T>>;
+
+impl Contribution {
+    /// What this comment adds to its product's counts, `one` being 1 (or
+    /// -1 to take it away).
+    fn counts<T: Default + Copy>(&self, one: T) -> ProductCounts<T> {
+        let mut counts = ProductCounts::<T>::default();
+        counts.ratings[self.rating - 1] = one;
+        if self.verified {
+            counts.verified = one;
+        }
+        counts
+    }
+}
 
 /// Differences a set of changes makes, keyed by the item they change.
 #[derive(Debug, Default, Clone)]
@@ -71,6 +95,36 @@ struct Deltas {
     authors: BTreeMap<String, i64>,
     /// Products whose visible comments changed (see `touch`).
     touched: BTreeMap<String, Touch>,
+    /// Per comment id, how its helpful and unhelpful counts move.
+    votes: BTreeMap<String, VoteDelta>,
+}
+
+/// How a comment's vote counts move.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct VoteDelta {
+    helpful: i64,
+    unhelpful: i64,
+}
+
+impl VoteDelta {
+    fn is_zero(&self) -> bool {
+        *self == VoteDelta::default()
+    }
+
+    fn apply(&self, counts: VoteCounts) -> VoteCounts {
+        VoteCounts {
+            helpful: apply_delta(counts.helpful, self.helpful),
+            unhelpful: apply_delta(counts.unhelpful, self.unhelpful),
+        }
+    }
+}
+
+/// The vote an image holds, if it is a vote.
+fn vote_of(image: Option<&Item>) -> Result<Option<vote::Vote>, Malformed> {
+    match image {
+        Some(item) if ItemKind::of(item) == ItemKind::Vote => vote::decode(item).map(Some),
+        _ => Ok(None),
+    }
 }
 
 /// The changes of a batch to one product's visible comments.
@@ -84,12 +138,16 @@ struct Touch {
 impl Deltas {
     fn count(&mut self, c: &Contribution, sign: i64) {
         for language in [None, Some(c.language.clone())] {
-            self.stats.entry((c.product.clone(), language)).or_default()[c.rating - 1] += sign;
+            self.stats
+                .entry((c.product.clone(), language))
+                .or_default()
+                .add(&c.counts(sign));
         }
         *self.authors.entry(c.author.clone()).or_default() += sign;
     }
 
     fn add(&mut self, record: &ChangeRecord, sign: i64) -> Result<(), Malformed> {
+        self.add_votes(record, sign)?;
         let old = contribution(record.old_image.as_ref())?;
         let new = contribution(record.new_image.as_ref())?;
         self.touch(record, old.as_ref().or(new.as_ref()), sign);
@@ -105,20 +163,35 @@ impl Deltas {
         Ok(())
     }
 
+    /// A vote's change: the old vote leaves its comment's count, the new
+    /// one enters it.
+    fn add_votes(&mut self, record: &ChangeRecord, sign: i64) -> Result<(), Malformed> {
+        let old = vote_of(record.old_image.as_ref())?;
+        let new = vote_of(record.new_image.as_ref())?;
+        for (vote, sign) in [(old, -sign), (new, sign)] {
+            if let Some(vote) = vote {
+                let delta = self.votes.entry(vote.comment_id).or_default();
+                match vote.helpful {
+                    true => delta.helpful += sign,
+                    false => delta.unhelpful += sign,
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn prune(&mut self) {
-        self.stats.retain(|_, d| d.iter().any(|v| *v != 0));
+        self.stats.retain(|_, d| !d.is_zero());
         self.authors.retain(|_, d| *d != 0);
+        self.votes.retain(|_, d| !d.is_zero());
     }
 
     /// Items a commit of these deltas writes (the totals item included).
     fn items(&self) -> usize {
-        let changed = self
-            .stats
-            .values()
-            .filter(|d| d.iter().any(|v| *v != 0))
-            .count()
+        let changed = self.stats.values().filter(|d| !d.is_zero()).count()
             + self.authors.values().filter(|d| **d != 0).count()
-            + self.touched_only().count();
+            + self.touched_only().count()
+            + self.votes.values().filter(|d| !d.is_zero()).count();
         if changed == 0 { 0 } else { changed + 1 }
     }
 }
@@ -153,7 +226,7 @@ impl Deltas {
         self.touched.keys().filter(|product| {
             self.stats
                 .get(&((*product).clone(), None))
-                .is_none_or(|d| d.iter().all(|v| *v == 0))
+                .is_none_or(ProductCounts::is_zero)
         })
     }
 
@@ -248,6 +321,7 @@ impl<S: Store> Aggregator<S> {
             .map(|(p, l)| stats::product_key(p, l.as_deref()))
             .chain(deltas.authors.keys().map(|a| stats::author_key(a)))
             .chain(deltas.touched_only().map(|p| stats::product_key(p, None)))
+            .chain(deltas.votes.keys().map(|id| comment::key(id)))
             .collect();
         // Any partial will do; a random one seldom meets another aggregator.
         let slot = (ulid::Ulid::generate().random() % stats::TOTALS_SLOTS as u128) as usize;
@@ -272,11 +346,14 @@ impl<S: Store> Aggregator<S> {
                 .transpose()?
                 .unwrap_or_default();
             let mut after = before;
-            for (count, d) in after.iter_mut().zip(delta) {
-                *count = apply_delta(*count, *d);
+            for (count, d) in after.ratings.iter_mut().zip(delta.ratings) {
+                *count = apply_delta(*count, d);
             }
-            let (before_total, after_total) =
-                (before.iter().sum::<u64>(), after.iter().sum::<u64>());
+            after.verified = apply_delta(after.verified, delta.verified);
+            let (before_total, after_total) = (
+                before.ratings.iter().sum::<u64>(),
+                after.ratings.iter().sum::<u64>(),
+            );
             if language.is_none() {
                 totals.comments += after_total as i64 - before_total as i64;
                 totals.products += i64::from(after_total > 0) - i64::from(before_total > 0);
@@ -319,6 +396,19 @@ impl<S: Store> Aggregator<S> {
                 (after > 0).then(|| stats::encode_author(author, after)),
             ));
         }
+        for (id, delta) in &deltas.votes {
+            // A comment deleted since its votes were cast counts nothing.
+            let Some(item) = stored(&comment::key(id)) else {
+                continue;
+            };
+            let mut voted = comment::decode(item)?;
+            let version = comment::version(item)?;
+            voted.votes = delta.apply(voted.votes);
+            actions.push(self.access.put_action(
+                comment::encode(&voted, version + 1),
+                Some(comment::at_version(version)),
+            ));
+        }
         actions.push(self.write_action(
             &current,
             stats::totals_key(slot),
@@ -353,13 +443,13 @@ impl<S: Store> Aggregator<S> {
 fn product_item(
     product: &str,
     language: Option<&str>,
-    counts: &[u64; 5],
+    counts: &ProductCounts,
     revision: Option<u64>,
 ) -> Option<Item> {
     let mut item = stats::encode_product(product, language, counts);
     match revision {
         Some(revision) => stats::set_revision(&mut item, revision),
-        None if counts.iter().all(|c| *c == 0) => return None,
+        None if counts.is_zero() => return None,
         None => {}
     }
     Some(item)
@@ -370,7 +460,7 @@ fn totals_of(stats: &StatsCounts<u64>, authors: &BTreeMap<String, u64>) -> Globa
     let mut totals = GlobalStats::default();
     for ((_, language), counts) in stats {
         if language.is_none() {
-            totals.comments_total += counts.iter().sum::<u64>();
+            totals.comments_total += counts.ratings.iter().sum::<u64>();
             totals.products_total += 1;
         }
     }
@@ -402,6 +492,8 @@ mod tests {
                 status,
                 held_by: None,
                 reply: None,
+                verified_purchase: false,
+                votes: VoteCounts::default(),
             },
             1,
         )
@@ -436,9 +528,15 @@ mod tests {
         let after = stored("p", "de", 4, "a", Status::Flagged);
         d.add(&change(Some(before), Some(after)), 1).unwrap();
         d.prune();
-        assert_eq!(d.stats[&("p".into(), None)], [0, 0, 0, 1, -1]);
-        assert_eq!(d.stats[&("p".into(), Some("en".into()))], [0, 0, 0, 0, -1]);
-        assert_eq!(d.stats[&("p".into(), Some("de".into()))], [0, 0, 0, 1, 0]);
+        assert_eq!(d.stats[&("p".into(), None)].ratings, [0, 0, 0, 1, -1]);
+        assert_eq!(
+            d.stats[&("p".into(), Some("en".into()))].ratings,
+            [0, 0, 0, 0, -1]
+        );
+        assert_eq!(
+            d.stats[&("p".into(), Some("de".into()))].ratings,
+            [0, 0, 0, 1, 0]
+        );
         assert!(d.authors.is_empty(), "same author, still counted");
         assert_eq!(d.items(), 4);
     }
@@ -467,7 +565,7 @@ mod tests {
         assert_eq!(d.touched_only().collect::<Vec<_>>(), ["p"]);
         assert_eq!(d.items(), 2, "the product's overall item and the totals");
         assert_eq!(d.revision("p", None).unwrap(), 1_000);
-        let mut newer = stats::encode_product("p", None, &[0; 5]);
+        let mut newer = stats::encode_product("p", None, &ProductCounts::default());
         stats::set_revision(&mut newer, 1_000);
         assert_eq!(d.revision("p", Some(&newer)).unwrap(), 1_001);
         d.add(&edit, -1).unwrap();

@@ -8,8 +8,9 @@ use rave_store::{Item, Segment, Store, WriteRequest};
 
 use super::{Aggregator, StatsCounts, contribution, totals_of};
 use crate::error::Result;
+use crate::model::VoteCounts;
 use crate::table::stats::TotalsPart;
-use crate::table::{ItemKind, Malformed, describe_key, primary_key, stats};
+use crate::table::{ItemKind, Malformed, comment, describe_key, primary_key, stats, vote};
 
 /// Items a recount scan reads per request.
 const SCAN_PAGE: usize = 1000;
@@ -39,6 +40,10 @@ struct Recount {
     authors: BTreeMap<String, u64>,
     /// The statistics items as stored, by `PK/SK`.
     stored: BTreeMap<String, Item>,
+    /// Per comment id, the votes counted.
+    votes: BTreeMap<String, VoteCounts>,
+    /// Comments that carry vote counts, by id (the others count zero).
+    voted: BTreeMap<String, Item>,
     scanned: u64,
     counted: u64,
 }
@@ -46,15 +51,18 @@ struct Recount {
 impl Recount {
     fn merge(&mut self, other: Recount) {
         for (key, counts) in other.stats {
-            let total = self.stats.entry(key).or_default();
-            for (t, c) in total.iter_mut().zip(counts) {
-                *t += c;
-            }
+            self.stats.entry(key).or_default().add(&counts);
         }
         for (author, count) in other.authors {
             *self.authors.entry(author).or_default() += count;
         }
         self.stored.extend(other.stored);
+        for (id, counts) in other.votes {
+            let total = self.votes.entry(id).or_default();
+            total.helpful += counts.helpful;
+            total.unhelpful += counts.unhelpful;
+        }
+        self.voted.extend(other.voted);
         self.scanned += other.scanned;
         self.counted += other.counted;
     }
@@ -139,7 +147,7 @@ impl<S: Store> Aggregator<S> {
         let stored = recount.comparable_stored();
         let stored = &stored;
         let names: BTreeSet<&String> = expected.keys().chain(stored.keys()).collect();
-        let drift: Vec<Drift> = names
+        let mut drift: Vec<Drift> = names
             .into_iter()
             .filter(|k| expected.get(*k) != stored.get(*k))
             .map(|k| Drift {
@@ -148,6 +156,7 @@ impl<S: Store> Aggregator<S> {
                 expected: expected.get(k).cloned(),
             })
             .collect();
+        drift.extend(self.vote_drift(&recount).await?);
         if fix {
             let writes = drift
                 .iter()
@@ -174,6 +183,67 @@ impl<S: Store> Aggregator<S> {
             drift,
             fixed: fix,
         })
+    }
+
+    /// Comments whose vote counts differ from their votes: the stored
+    /// comment, and the same comment with the recounted counts (at its next
+    /// version, which is what a repair writes).
+    async fn vote_drift(&self, recount: &Recount) -> Result<Vec<Drift>> {
+        let unvoted: Vec<Item> = recount
+            .votes
+            .keys()
+            .filter(|id| !recount.voted.contains_key(*id))
+            .map(|id| comment::key(id))
+            .collect();
+        let mut comments = recount.voted.clone();
+        for item in self.access.get_many(&unvoted).await? {
+            comments.insert(comment::id_of(&item)?.to_string(), item);
+        }
+        let mut drift = Vec::new();
+        // Votes whose comment is gone (a delete or an erasure that stopped
+        // half-way): nothing counts them any more, so a repair deletes them.
+        for id in recount
+            .votes
+            .keys()
+            .filter(|id| !comments.contains_key(*id))
+        {
+            drift.extend(self.orphaned_votes(id).await?);
+        }
+        for (id, item) in comments {
+            let mut expected = comment::decode(&item)?;
+            let counted = recount.votes.get(&id).copied().unwrap_or_default();
+            if expected.votes == counted {
+                continue;
+            }
+            expected.votes = counted;
+            drift.push(Drift {
+                key: describe_key(&item),
+                expected: Some(comment::encode(&expected, comment::version(&item)? + 1)),
+                stored: Some(item),
+            });
+        }
+        Ok(drift)
+    }
+
+    /// Every vote stored on comment `id`, each as drift that deletes it.
+    async fn orphaned_votes(&self, id: &str) -> Result<Vec<Drift>> {
+        let mut drift = Vec::new();
+        let mut start = None;
+        loop {
+            let mut input = self.access.query_input(None, vote::votes_of(id));
+            input.consistent_read = true;
+            input.exclusive_start_key = start.take();
+            let page = self.access.query(input).await?;
+            drift.extend(page.items.into_iter().map(|item| Drift {
+                key: describe_key(&item),
+                stored: Some(item),
+                expected: None,
+            }));
+            match page.last_evaluated_key {
+                Some(key) => start = Some(key),
+                None => return Ok(drift),
+            }
+        }
     }
 
     async fn recount_segment(
@@ -208,9 +278,24 @@ impl<S: Store> Aggregator<S> {
                                 recount
                                     .stats
                                     .entry((c.product.clone(), language))
-                                    .or_default()[c.rating - 1] += 1;
+                                    .or_default()
+                                    .add(&c.counts(1u64));
                             }
                             *recount.authors.entry(c.author).or_default() += 1;
+                        }
+                        let counts = comment::decode(&item)?.votes;
+                        if counts != VoteCounts::default() {
+                            recount
+                                .voted
+                                .insert(comment::id_of(&item)?.to_string(), item);
+                        }
+                    }
+                    ItemKind::Vote => {
+                        let vote = vote::decode(&item)?;
+                        let counts = recount.votes.entry(vote.comment_id).or_default();
+                        match vote.helpful {
+                            true => counts.helpful += 1,
+                            false => counts.unhelpful += 1,
                         }
                     }
                     ItemKind::ProductStats | ItemKind::AuthorStats | ItemKind::Totals => {

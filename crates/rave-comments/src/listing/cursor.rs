@@ -26,6 +26,7 @@ use sha2::Sha256;
 use ulid::Ulid;
 
 use super::planner::Filter;
+use super::sort::Sort;
 use crate::error::{CommentsError, Result};
 use crate::model::{Language, ProductId, Status};
 
@@ -61,14 +62,26 @@ impl std::fmt::Debug for CursorKey {
     }
 }
 
-/// What a listing cursor is bound to: the product, language and rating set.
-pub(crate) fn listing_binding(product: &ProductId, filter: &Filter) -> Vec<u8> {
-    format!(
-        "list\u{0}{product}\u{0}{}\u{0}{}",
+/// What a listing cursor is bound to: the product, language, rating set,
+/// whether only verified comments are listed and, when it is not newest
+/// first (whose cursors predate sorts), the order.
+pub(crate) fn listing_binding(product: &ProductId, filter: &Filter, sort: Sort) -> Vec<u8> {
+    let mut binding = format!(
+        "list\u{0}{product}\u{0}{}\u{0}{}{}",
         filter.language.as_ref().map_or("", Language::as_str),
-        filter.ratings.mask()
-    )
-    .into_bytes()
+        filter.ratings.mask(),
+        if filter.verified { "\u{0}verified" } else { "" }
+    );
+    if sort != Sort::Newest {
+        binding.push('\u{0}');
+        binding.push_str(sort.as_str());
+    }
+    binding.into_bytes()
+}
+
+/// What an author's listing cursor is bound to.
+pub(crate) fn author_binding(author: &str) -> Vec<u8> {
+    format!("author\u{0}{author}").into_bytes()
 }
 
 /// What a moderation queue cursor is bound to: the state and time prefix.
@@ -216,5 +229,24 @@ mod tests {
         assert!(Cursor::decode(&text, &key, b"product 43").is_err());
         assert!(Cursor::decode(&text, &CursorKey::new([8; 32]), b"product 42").is_err());
         assert!(Cursor::decode("not base64 !", &key, b"product 42").is_err());
+    }
+
+    #[test]
+    fn a_cursor_is_bound_to_its_sort_and_newest_keeps_its_binding() {
+        let product = ProductId::parse("42").unwrap();
+        let filter = Filter::default();
+        assert_eq!(
+            listing_binding(&product, &filter, Sort::Newest),
+            b"list\x0042\x00\x000".to_vec(),
+            "cursors handed out before sorts existed stay valid"
+        );
+        let key = CursorKey::new([7; 32]);
+        let text = sample().encode(&key, &listing_binding(&product, &filter, Sort::Highest));
+        for other in [Sort::Newest, Sort::Oldest, Sort::Lowest] {
+            assert!(
+                Cursor::decode(&text, &key, &listing_binding(&product, &filter, other)).is_err(),
+                "{other:?}"
+            );
+        }
     }
 }

@@ -1,6 +1,8 @@
 //! Executes a plan: runs the sub-queries concurrently, merges them in sort
-//! order (newest first for listings, oldest first for the moderation queue)
-//! and works out where each sub-query resumes.
+//! order (newest first for listings, oldest first for the moderation queue
+//! and `sort=oldest`) and works out where each sub-query resumes.
+//! Sub-queries of a higher rank are read only once every lower rank has run
+//! out (highest and lowest first: one rating partition after another).
 //!
 //! After the page, the executor makes sure something follows before it
 //! hands out a cursor, so the last page never points at an empty one:
@@ -33,6 +35,8 @@ pub(crate) struct Source {
     pub share: f64,
     /// Where this page starts reading (`Start` or `After`; never `Exhausted`).
     pub start: Position,
+    /// Sources of one rank are merged; a rank is read after the lower ones.
+    pub rank: u8,
 }
 
 struct Reader {
@@ -78,6 +82,11 @@ pub(crate) struct Merged {
 }
 
 impl Reader {
+    /// Has nothing left to give: read to its end, and its buffer taken.
+    fn finished(&self) -> bool {
+        self.done && self.buffer.is_empty()
+    }
+
     fn new(source: Source) -> Result<Reader> {
         let next_start = match source.start {
             Position::After(id) => Some(comment::start_key(source.index, &source.partition, id)?),
@@ -111,6 +120,16 @@ impl Reader {
     }
 }
 
+/// The lowest rank among readers that still have something to give: the
+/// rank the page is reading now.
+fn current_rank(readers: &[Reader]) -> Option<u8> {
+    readers
+        .iter()
+        .filter(|r| !r.finished())
+        .map(|r| r.source.rank)
+        .min()
+}
+
 /// Reads one page of `page_size` items merged across `sources`, and finds
 /// out whether anything follows it.
 pub(crate) async fn read_page<S: Store>(
@@ -127,16 +146,25 @@ pub(crate) async fn read_page<S: Store>(
     let mut read_units = 0.0;
     let mut taken: Vec<(usize, Item)> = Vec::with_capacity(page_size);
     while taken.len() < page_size {
-        // Fill every reader that is dry but not done, all at once.
+        let Some(rank) = current_rank(&readers) else {
+            break;
+        };
+        // Fill every reader of the current rank that is dry but not done,
+        // all at once.
         let still_needed = page_size - taken.len();
         let dry: Vec<usize> = (0..readers.len())
-            .filter(|&i| readers[i].buffer.is_empty() && !readers[i].done)
+            .filter(|&i| {
+                let reader = &readers[i];
+                reader.source.rank == rank && reader.buffer.is_empty() && !reader.done
+            })
             .collect();
         if !dry.is_empty() {
             let limits = dry.iter().map(|&i| {
                 let reader = &readers[i];
                 if reader.reads == 0 {
-                    reader.source.first_limit
+                    // A rank started mid-page needs only the rest of it
+                    // (and one more, to know what follows).
+                    reader.source.first_limit.min(still_needed + 1)
                 } else {
                     // Small refills keep what is read but not used (and so
                     // read again on the next page) small.
@@ -150,8 +178,10 @@ pub(crate) async fn read_page<S: Store>(
             read_units += units;
             continue;
         }
-        // Every reader now has a head or is finished: take the best head.
+        // Every reader of the rank now has a head or is finished: take the
+        // best head.
         let best = (0..readers.len())
+            .filter(|&i| readers[i].source.rank == rank)
             .filter_map(|i| {
                 readers[i]
                     .buffer
@@ -171,10 +201,14 @@ pub(crate) async fn read_page<S: Store>(
         }
     }
     // Is there a next page? Usually some reader has items left over; only
-    // when none has, ask the unfinished ones for a single item.
-    if taken.len() == page_size && readers.iter().all(|r| r.buffer.is_empty()) {
+    // when none has, ask the unfinished ones of the lowest rank for a single
+    // item, then those of the next rank if they had none, and so on.
+    while taken.len() == page_size && readers.iter().all(|r| r.buffer.is_empty()) {
+        let Some(rank) = current_rank(&readers) else {
+            break;
+        };
         let probes: Vec<(usize, usize)> = (0..readers.len())
-            .filter(|&i| !readers[i].done)
+            .filter(|&i| readers[i].source.rank == rank && !readers[i].done)
             .map(|i| (i, 1))
             .collect();
         let (read, units) = fill(access, &mut readers, &probes, forward).await?;
@@ -186,16 +220,20 @@ pub(crate) async fn read_page<S: Store>(
     // item, not after the last item it supplied itself: everything that
     // sorted before that item has been taken from every sub-query, and a
     // comment written since with an older time (an import) must not
-    // surface behind comments already shown.
+    // surface behind comments already shown. A reader of a later rank has
+    // given nothing yet and starts from its beginning.
     let next = match taken.last() {
-        Some((_, last)) if has_more => {
-            let last = comment::id_of(last)?;
+        Some((from, last)) if has_more => {
+            let last_rank = readers[*from].source.rank;
+            let last = comment::id_of_key(last)?;
             Some(
                 readers
                     .iter()
                     .map(|r| {
-                        let position = if r.buffer.is_empty() && r.done {
+                        let position = if r.finished() {
                             Position::Exhausted
+                        } else if r.source.rank > last_rank {
+                            Position::Start
                         } else {
                             Position::After(last)
                         };

@@ -7,19 +7,22 @@
 pub(crate) mod cursor;
 mod executor;
 pub(crate) mod planner;
+pub(crate) mod sort;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rave_store::{Item, Segment, Store};
 
-use self::cursor::{Cursor, CursorKey, Position, listing_binding, queue_binding};
+use self::cursor::{Cursor, CursorKey, Position, author_binding, listing_binding, queue_binding};
 use self::executor::{Source, read_page};
 use self::planner::{Filter, Plan, RatingCounts};
+use self::sort::Sort;
 use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
-use crate::model::{Comment, ProductId, Status, check_page_size};
+use crate::model::{Comment, ProductId, Status, check_page_size, validate_author};
 use crate::statistics::Statistics;
-use crate::table::{ItemKind, comment};
+use crate::table::{ItemKind, comment, describe_key, primary_key};
 
 /// One page of a product's comments.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,6 +31,13 @@ pub struct ListPage {
     pub next_cursor: Option<String>,
     /// The plan used, with what executing it cost.
     pub plan: Plan,
+}
+
+/// One page of an author's comments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuthorPage {
+    pub items: Vec<Comment>,
+    pub next_cursor: Option<String>,
 }
 
 /// One page of the moderation queue.
@@ -44,6 +54,8 @@ pub struct QueuePage {
 pub struct ListRequest<'a> {
     pub product: &'a str,
     pub filter: Filter,
+    /// The order (newest first by default); a cursor is bound to it.
+    pub sort: Sort,
     pub limit: usize,
     pub cursor: Option<&'a str>,
 }
@@ -97,7 +109,13 @@ impl<S: Store> Listings<S> {
     pub(crate) async fn list(&self, request: &ListRequest<'_>) -> Result<ListPage> {
         let product = ProductId::parse(request.product)?;
         let ratings = request.filter.ratings;
-        if ratings.is_unfiltered() || ratings.ratings().len() < 2 {
+        // Rating partitions read one after another: counts skip empty ones.
+        let in_rating_order = matches!(request.sort, Sort::Highest | Sort::Lowest);
+        let single_query = match in_rating_order {
+            true => ratings.ratings().len() == 1,
+            false => ratings.is_unfiltered() || ratings.ratings().len() < 2,
+        };
+        if single_query {
             return self.list_planned(request, &product, None, false, 0.0).await;
         }
         let exact = self.stats_fresh.as_ref().is_some_and(|fresh| fresh());
@@ -131,12 +149,12 @@ impl<S: Store> Listings<S> {
         counts_units: f64,
     ) -> Result<ListPage> {
         let limit = check_page_size(request.limit)?;
-        let binding = listing_binding(product, &request.filter);
+        let binding = listing_binding(product, &request.filter, request.sort);
         let cursor = request
             .cursor
             .map(|text| Cursor::decode(text, &self.cursor_key, &binding))
             .transpose()?;
-        let mut plan = planner::plan(product, &request.filter, limit, counts, exact);
+        let mut plan = sort::plan(product, &request.filter, request.sort, limit, counts, exact);
         let sources = plan
             .resume(cursor.as_ref())
             .into_iter()
@@ -148,9 +166,10 @@ impl<S: Store> Listings<S> {
                 first_limit: query.limit,
                 share: query.share,
                 start,
+                rank: query.rank,
             })
             .collect();
-        let merged = read_page(&self.access, sources, limit, false).await?;
+        let merged = read_page(&self.access, sources, limit, request.sort.ascending()).await?;
         plan.read_units = merged.read_units + counts_units;
         plan.items_read = merged.items_read;
         let next_cursor = merged
@@ -207,6 +226,7 @@ impl<S: Store> Listings<S> {
             first_limit: limit + 1,
             share: 1.0,
             start,
+            rank: 0,
         };
         let merged = read_page(&self.access, vec![source], limit, true).await?;
         Ok(QueuePage {
@@ -216,6 +236,63 @@ impl<S: Store> Listings<S> {
                 .map(|positions| Cursor { positions }.encode(&self.cursor_key, &binding)),
             items_read: merged.items_read,
             read_units: merged.read_units,
+        })
+    }
+
+    /// Every comment whose author is exactly `author`, any status, newest
+    /// first: one query of the `byAuthor` index per page.
+    pub(crate) async fn author_comments(
+        &self,
+        author: &str,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<AuthorPage> {
+        let author = validate_author(author)?;
+        let limit = check_page_size(limit)?;
+        let binding = author_binding(&author);
+        let start = match cursor {
+            Some(text) => Cursor::decode(text, &self.cursor_key, &binding)?
+                .position(0)
+                .ok_or(CommentsError::BadCursor("the cursor is malformed"))?,
+            None => Position::Start,
+        };
+        if start == Position::Exhausted {
+            return Ok(AuthorPage {
+                items: Vec::new(),
+                next_cursor: None,
+            });
+        }
+        let source = Source {
+            tag: 0,
+            index: crate::table::Index::ByAuthor,
+            partition: comment::author_partition(&author),
+            sort_prefix: None,
+            first_limit: limit + 1,
+            share: 1.0,
+            rank: 0,
+            start,
+        };
+        let merged = read_page(&self.access, vec![source], limit, false).await?;
+        // The author index holds keys only: the comments are read by key,
+        // in the index's order. One deleted since the index was read is
+        // left out, so such a page can be short.
+        let keys: Vec<Item> = merged.items.iter().map(primary_key).collect();
+        let mut found: BTreeMap<String, Item> = self
+            .access
+            .get_many(&keys)
+            .await?
+            .into_iter()
+            .map(|item| (describe_key(&item), item))
+            .collect();
+        let items: Vec<Item> = keys
+            .iter()
+            .filter_map(|key| found.remove(&describe_key(key)))
+            .collect();
+        Ok(AuthorPage {
+            items: decode_all(&items)?,
+            next_cursor: merged
+                .next
+                .map(|positions| Cursor { positions }.encode(&self.cursor_key, &binding)),
         })
     }
 

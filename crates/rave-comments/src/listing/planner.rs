@@ -6,6 +6,12 @@
 //! * one rating: one query on `byRating` / `byLangAndRating`;
 //! * several ratings: one query per rating, merged newest first (fan-out).
 //!
+//! `verified` runs the same plan on the verified copies of these indexes,
+//! which hold only verified comments. A fan-out is sized by the product's
+//! counts of all comments (verified ones are not counted per rating): a
+//! rating without comments has no verified ones either, and a share that
+//! is off is made up by the executor's refills, at the cost EXPLAIN shows.
+//!
 //! Given per-rating counts, ratings with no comments are skipped, and each
 //! sub-query's limit is its expected share of the page instead of the whole
 //! page, so a fan-out reads close to what it returns rather than k × 20
@@ -14,6 +20,7 @@
 use serde::Serialize;
 
 use super::cursor::{Cursor, Position};
+use super::sort::Sort;
 use crate::model::{Language, ProductId, Rating};
 use crate::table::Index;
 use crate::table::comment::listing_partition;
@@ -54,6 +61,9 @@ impl RatingSet {
 pub struct Filter {
     pub language: Option<Language>,
     pub ratings: RatingSet,
+    /// Only comments a purchase verified: the same plan on the verified
+    /// copies of the indexes.
+    pub verified: bool,
 }
 
 /// Visible comments per rating (index 0 = 1 star), for the listing's language or overall.
@@ -81,6 +91,11 @@ pub enum Strategy {
     RatingsFanOut,
     /// AP3, several ratings and a language: parallel queries on `byLangAndRating`, merged.
     LanguageRatingsFanOut,
+    /// Highest or lowest first: queries on `byRating`, one rating after another.
+    RatingsInOrder,
+    /// Highest or lowest first in a language: queries on `byLangAndRating`,
+    /// one rating after another.
+    LanguageRatingsInOrder,
     /// Every rating asked for has no comments: nothing to read.
     Empty,
 }
@@ -100,6 +115,10 @@ pub struct PlannedQuery {
     /// The fraction of the page this sub-query is expected to supply.
     #[serde(skip)]
     pub(crate) share: f64,
+    /// When it is read: sub-queries of one rank are merged; a rank is read
+    /// only once every lower rank has run out (all 0 for a merge).
+    #[serde(skip)]
+    pub(crate) rank: u8,
 }
 
 /// A sub-query the plan does not run, and why.
@@ -113,6 +132,7 @@ pub struct Skipped {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Plan {
     pub strategy: Strategy,
+    pub sort: Sort,
     pub queries: Vec<PlannedQuery>,
     pub skipped: Vec<Skipped>,
     /// Read units the page consumed, the statistics read included.
@@ -136,16 +156,25 @@ pub fn plan(
 ) -> Plan {
     let want = page_size + 1;
     let language = filter.language.as_ref();
+    let on = |index: Index| {
+        if filter.verified {
+            index.verified()
+        } else {
+            index
+        }
+    };
     let query = |index: Index, rating: Option<Rating>, limit: usize| PlannedQuery {
-        index: index.name(),
+        index: on(index).name(),
         partition_key: listing_partition(index, product, language, rating),
         limit,
         tag: rating.map_or(0, Rating::get),
-        index_kind: index,
+        index_kind: on(index),
         share: 1.0,
+        rank: 0,
     };
     let plan = |strategy, queries, skipped| Plan {
         strategy,
+        sort: Sort::Newest,
         queries,
         skipped,
         read_units: 0.0,
@@ -272,6 +301,7 @@ mod tests {
         Filter {
             language: language.map(|l| Language::parse(l).unwrap()),
             ratings: ratings(list),
+            verified: false,
         }
     }
 
@@ -368,6 +398,43 @@ mod tests {
                 ("byRating", "PRODUCT#42/1", 1),
                 ("byRating", "PRODUCT#42/3", 10),
                 ("byRating", "PRODUCT#42/5", 10)
+            ]
+        );
+    }
+
+    #[test]
+    fn verified_listings_plan_the_same_queries_on_the_verified_indexes() {
+        let verified = |language, list| Filter {
+            verified: true,
+            ..filter(language, list)
+        };
+        let p = plan(&product(), &verified(None, &[]), 20, None, true);
+        assert_eq!(p.strategy, Strategy::All);
+        assert_eq!(partitions(&p), vec![("verifiedAll", "PRODUCT#42", 21)]);
+        let p = plan(&product(), &verified(Some("en"), &[]), 20, None, true);
+        assert_eq!(
+            partitions(&p),
+            vec![("verifiedByLang", "PRODUCT#42/en", 21)]
+        );
+        let p = plan(&product(), &verified(None, &[4]), 20, None, true);
+        assert_eq!(
+            partitions(&p),
+            vec![("verifiedByRating", "PRODUCT#42/4", 21)]
+        );
+        let counts = RatingCounts([0, 0, 5, 0, 15]);
+        let p = plan(
+            &product(),
+            &verified(Some("de"), &[1, 3, 5]),
+            20,
+            Some(&counts),
+            true,
+        );
+        assert_eq!(p.strategy, Strategy::LanguageRatingsFanOut);
+        assert_eq!(
+            partitions(&p),
+            vec![
+                ("verifiedByLangAndRating", "PRODUCT#42/de/3", 5),
+                ("verifiedByLangAndRating", "PRODUCT#42/de/5", 15)
             ]
         );
     }

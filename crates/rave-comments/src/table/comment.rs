@@ -6,7 +6,7 @@ use rave_store::{AttributeValue, Condition, Item, Number};
 use ulid::Ulid;
 
 use super::{GSISK, Index, Malformed, PK, text};
-use crate::model::{Comment, Language, ProductId, Rating, Reply, Status, Timestamp};
+use crate::model::{Comment, Language, ProductId, Rating, Reply, Status, Timestamp, VoteCounts};
 
 pub(super) const PREFIX: &str = "COMMENT#";
 /// Increases with every change of a comment; writes are conditional on it.
@@ -29,12 +29,35 @@ const REPLY: &str = "reply";
 const REPLY_BODY: &str = "body";
 const REPLY_CREATED_AT: &str = "created_at";
 const REPLY_UPDATED_AT: &str = "updated_at";
+/// `true` on a comment a purchase proof verified; absent otherwise (and on
+/// comments stored before verification existed).
+const VERIFIED_PURCHASE: &str = "verified_purchase";
+/// The partition of the `byAuthor` index: `AUTHOR#<author>`, on every
+/// comment whatever its status. Nothing follows the author, so any
+/// character it holds (`#` and `/` too) keys only its own partition.
+const AUTHOR_PARTITION_PREFIX: &str = "AUTHOR#";
+/// The vote counts, written by the aggregator; absent means zero.
+const HELPFUL_VOTES: &str = "helpful_votes";
+const UNHELPFUL_VOTES: &str = "unhelpful_votes";
 
 /// The attributes a listing page shows. Indexes project exactly these (plus
 /// keys), so a page is one query with no second read per comment, and the
 /// other indexes' keys are not copied into every index.
-pub(super) const LISTED: [&str; 11] = [
-    ID, PRODUCT_ID, AUTHOR, LANGUAGE, RATING, TITLE, BODY, CREATED_AT, STATUS, HELD_BY, REPLY,
+pub(super) const LISTED: [&str; 14] = [
+    ID,
+    PRODUCT_ID,
+    AUTHOR,
+    LANGUAGE,
+    RATING,
+    TITLE,
+    BODY,
+    CREATED_AT,
+    STATUS,
+    HELD_BY,
+    REPLY,
+    VERIFIED_PURCHASE,
+    HELPFUL_VOTES,
+    UNHELPFUL_VOTES,
 ];
 
 pub(crate) fn key(id: &str) -> Item {
@@ -49,6 +72,12 @@ pub(crate) fn absent() -> Condition {
 
 pub(crate) fn present() -> Condition {
     Condition::exists(PK)
+}
+
+/// The comment exists and listings show it (published or flagged): what a
+/// vote needs.
+pub(crate) fn listed() -> Condition {
+    Condition::exists(Index::All.partition_attribute())
 }
 
 /// The comment is still at the version it was read at.
@@ -68,12 +97,28 @@ pub(crate) fn listing_partition(
     language: Option<&Language>,
     rating: Option<Rating>,
 ) -> String {
-    match (index, language, rating) {
+    match (index.unverified(), language, rating) {
         (Index::ByLangAndRating, Some(l), Some(r)) => format!("PRODUCT#{product}/{l}/{r}"),
         (Index::ByLang, Some(l), _) => format!("PRODUCT#{product}/{l}"),
         (Index::ByRating, _, Some(r)) => format!("PRODUCT#{product}/{r}"),
         _ => format!("PRODUCT#{product}"),
     }
+}
+
+/// The partition of the `byAuthor` index holding an author's comments.
+pub(crate) fn author_partition(author: &str) -> String {
+    format!("{AUTHOR_PARTITION_PREFIX}{author}")
+}
+
+/// Every item of a comment's partition: the comment and whatever lives
+/// beside it (votes).
+pub(crate) fn partition(id: &str) -> rave_store::KeyCondition {
+    rave_store::KeyCondition::partition(PK, format!("{PREFIX}{id}"))
+}
+
+/// Whether an item of a comment's partition is the comment itself.
+pub(crate) fn is_comment_item(item: &Item) -> bool {
+    item.get(PK) == item.get(super::SK)
 }
 
 pub(crate) fn moderation_partition(status: Status) -> String {
@@ -86,7 +131,14 @@ pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
     let sort = sort_key(comment.created_at, &comment.id);
     let product = &comment.product_id;
     if comment.status.is_visible() {
-        for index in Index::LISTINGS {
+        // Verified comments also enter the sparse verified copies of the
+        // listing indexes, which hold nothing else.
+        let verified: &[Index] = if comment.verified_purchase {
+            &Index::VERIFIED_LISTINGS
+        } else {
+            &[]
+        };
+        for index in Index::LISTINGS.iter().chain(verified).copied() {
             let partition = listing_partition(
                 index,
                 product,
@@ -99,6 +151,10 @@ pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
             );
         }
     }
+    item.insert(
+        Index::ByAuthor.partition_attribute().into(),
+        AttributeValue::S(author_partition(&comment.author)),
+    );
     if comment.status != Status::Published {
         item.insert(
             Index::Moderation.partition_attribute().into(),
@@ -133,6 +189,17 @@ pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
     }
     if let Some(reply) = &comment.reply {
         set(REPLY, encode_reply(reply));
+    }
+    if comment.verified_purchase {
+        set(VERIFIED_PURCHASE, AttributeValue::Bool(true));
+    }
+    for (name, count) in [
+        (HELPFUL_VOTES, comment.votes.helpful),
+        (UNHELPFUL_VOTES, comment.votes.unhelpful),
+    ] {
+        if count > 0 {
+            set(name, AttributeValue::N(Number::from(count)));
+        }
     }
     set(VERSION, AttributeValue::N(Number::from(version)));
     item
@@ -204,12 +271,38 @@ pub(crate) fn decode(item: &Item) -> Result<Comment, Malformed> {
             None => None,
         },
         reply: decode_reply(item)?,
+        verified_purchase: match item.get(VERIFIED_PURCHASE) {
+            None => false,
+            Some(AttributeValue::Bool(verified)) => *verified,
+            Some(_) => return Err(bad(VERIFIED_PURCHASE)),
+        },
+        votes: VoteCounts {
+            helpful: vote_count(item, HELPFUL_VOTES)?,
+            unhelpful: vote_count(item, UNHELPFUL_VOTES)?,
+        },
     })
+}
+
+/// A vote count of a comment; comments nobody voted on carry none.
+fn vote_count(item: &Item, name: &str) -> Result<u64, Malformed> {
+    match item.get(name) {
+        None => Ok(0),
+        Some(_) => super::count(item, name),
+    }
 }
 
 /// The version a stored comment carries.
 pub(crate) fn version(item: &Item) -> Result<u64, Malformed> {
     super::count(item, VERSION)
+}
+
+/// The id of the comment whose key `item` carries: a table item or an
+/// entry of a KEYS_ONLY index.
+pub(crate) fn id_of_key(item: &Item) -> Result<Ulid, Malformed> {
+    text(item, PK)?
+        .strip_prefix(PREFIX)
+        .and_then(|id| Ulid::from_string(id).ok())
+        .ok_or_else(|| Malformed::new(item, "not a comment's key"))
 }
 
 pub(crate) fn id_of(item: &Item) -> Result<Ulid, Malformed> {
@@ -261,6 +354,8 @@ mod tests {
             status,
             held_by: None,
             reply: None,
+            verified_purchase: false,
+            votes: VoteCounts::default(),
         }
     }
 
@@ -278,6 +373,41 @@ mod tests {
         assert!(!item.contains_key("MODPK") && !item.contains_key("MODSK"));
         assert_eq!(decode(&item).unwrap(), comment(Status::Published));
         assert_eq!(version(&item).unwrap(), 1);
+    }
+
+    #[test]
+    fn verified_comments_also_enter_the_verified_copies() {
+        let mut verified = comment(Status::Flagged);
+        verified.verified_purchase = true;
+        let item = encode(&verified, 1);
+        for (copy, original) in Index::VERIFIED_LISTINGS.iter().zip(Index::LISTINGS) {
+            assert_eq!(
+                item[copy.partition_attribute()],
+                item[original.partition_attribute()]
+            );
+        }
+        assert_eq!(item[VERIFIED_PURCHASE], AttributeValue::Bool(true));
+        assert_eq!(decode(&item).unwrap(), verified);
+        let plain = encode(&comment(Status::Published), 1);
+        for copy in Index::VERIFIED_LISTINGS {
+            assert!(!plain.contains_key(copy.partition_attribute()), "{copy:?}");
+        }
+        assert!(!plain.contains_key(VERIFIED_PURCHASE));
+        let mut hidden = verified.clone();
+        hidden.status = Status::Pending;
+        let item = encode(&hidden, 1);
+        for copy in Index::VERIFIED_LISTINGS {
+            assert!(!item.contains_key(copy.partition_attribute()), "{copy:?}");
+        }
+    }
+
+    #[test]
+    fn every_comment_is_in_its_authors_partition() {
+        let mut odd = comment(Status::Pending);
+        odd.author = "Ann #1/x".into();
+        let item = encode(&odd, 1);
+        assert_eq!(item["AUTHORPK"], AttributeValue::s("AUTHOR#Ann #1/x"));
+        assert!(is_comment_item(&item));
     }
 
     #[test]
@@ -325,6 +455,24 @@ mod tests {
         assert!(LISTED.contains(&REPLY));
         assert_eq!(decode(&item).unwrap(), replied);
         assert!(!encode(&comment(Status::Published), 1).contains_key(REPLY));
+    }
+
+    #[test]
+    fn vote_counts_are_listed_and_absent_while_zero() {
+        let voted = Comment {
+            votes: VoteCounts {
+                helpful: 3,
+                unhelpful: 1,
+            },
+            ..comment(Status::Published)
+        };
+        let item = encode(&voted, 2);
+        assert!(LISTED.contains(&HELPFUL_VOTES) && LISTED.contains(&UNHELPFUL_VOTES));
+        assert_eq!(decode(&item).unwrap(), voted);
+        let unvoted = encode(&comment(Status::Published), 1);
+        assert!(!unvoted.contains_key(HELPFUL_VOTES) && !unvoted.contains_key(UNHELPFUL_VOTES));
+        assert!(listed().evaluate(&unvoted));
+        assert!(!listed().evaluate(&encode(&comment(Status::Pending), 1)));
     }
 
     #[test]

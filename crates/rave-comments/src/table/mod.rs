@@ -11,7 +11,11 @@
 //! |--------------------|-----------------------|-------------------|--------------------------------------------------------|
 //! | comment            | `COMMENT#<id>`        | `COMMENT#<id>`    | visible: GSIPK, GSI2PK, GSI3PK, GSI4PK; GSISK always   |
 //! |                    |                       |                   | pending or flagged: MODPK, MODSK                       |
+//! |                    |                       |                   | visible and verified: VGSIPK, VGSI2PK, VGSI3PK, VGSI4PK |
+//! |                    |                       |                   | always: AUTHORPK = `AUTHOR#<author>`                   |
+//! | vote               | `COMMENT#<id>`        | `VOTE#<voter>`    | none                                                   |
 //! | idempotency record | `IDEMPOTENCY#<key>`   | `IDEMPOTENCY`     | none; expires (TTL attribute `expires_at`)             |
+//! | order verification | `ORDER#<p>#<order>`   | `ORDER`           | none                                                   |
 //! | product statistics | `PRODUCT#<p>`         | `S`, `S#<lang>`   | while 5-star count > 0: GSIPK = `LEADERS[#<lang>]#<shard>`, GSISK = count (zero-padded) |
 //! | product record     | `PRODUCT#<p>`         | `PRODUCT`         | none                                                   |
 //! | author statistics  | `AUTHOR#<author>`     | `S`               | none                                                   |
@@ -30,9 +34,11 @@
 
 pub(crate) mod comment;
 pub(crate) mod idempotency;
+pub(crate) mod order;
 pub(crate) mod position;
 pub(crate) mod product;
 pub(crate) mod stats;
+pub(crate) mod vote;
 
 use rave_store::{
     AttributeValue, GlobalSecondaryIndex, Item, KeyAttribute, KeySchema, KeyType, Number,
@@ -108,7 +114,8 @@ fn number(value: u64) -> AttributeValue {
     AttributeValue::N(Number::from(value))
 }
 
-/// The four listing indexes of part 2 and the sparse moderation index.
+/// The four listing indexes of part 2, their sparse verified copies, the
+/// sparse moderation index and the author index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Index {
     /// `PRODUCT#<p>/<lang>/<rating>`; overloaded by the leaderboard.
@@ -121,6 +128,16 @@ pub(crate) enum Index {
     All,
     /// `MODERATION#<status>`, sorted by `MODSK` = `<created_at>#<id>`
     Moderation,
+    /// The verified copies of the four listing indexes: the same
+    /// partitions, holding only visible comments a purchase verified (the
+    /// sparse-index pattern), so a `verified=true` listing reads nothing it
+    /// throws away.
+    VerifiedByLangAndRating,
+    VerifiedByLang,
+    VerifiedByRating,
+    VerifiedAll,
+    /// `AUTHOR#<author>`: every comment of an author, any status.
+    ByAuthor,
 }
 
 impl Index {
@@ -131,6 +148,36 @@ impl Index {
         Index::All,
     ];
 
+    pub(crate) const VERIFIED_LISTINGS: [Index; 4] = [
+        Index::VerifiedByLangAndRating,
+        Index::VerifiedByLang,
+        Index::VerifiedByRating,
+        Index::VerifiedAll,
+    ];
+
+    /// The verified copy of a listing index (itself for the others).
+    pub(crate) fn verified(self) -> Index {
+        match self {
+            Index::ByLangAndRating => Index::VerifiedByLangAndRating,
+            Index::ByLang => Index::VerifiedByLang,
+            Index::ByRating => Index::VerifiedByRating,
+            Index::All => Index::VerifiedAll,
+            other => other,
+        }
+    }
+
+    /// The listing index a verified copy copies (itself for the others):
+    /// a copy's partitions are named as its original's.
+    pub(crate) fn unverified(self) -> Index {
+        match self {
+            Index::VerifiedByLangAndRating => Index::ByLangAndRating,
+            Index::VerifiedByLang => Index::ByLang,
+            Index::VerifiedByRating => Index::ByRating,
+            Index::VerifiedAll => Index::All,
+            other => other,
+        }
+    }
+
     pub(crate) fn name(self) -> &'static str {
         match self {
             Index::ByLangAndRating => "byLangAndRating",
@@ -138,6 +185,11 @@ impl Index {
             Index::ByRating => "byRating",
             Index::All => "all",
             Index::Moderation => "moderation",
+            Index::VerifiedByLangAndRating => "verifiedByLangAndRating",
+            Index::VerifiedByLang => "verifiedByLang",
+            Index::VerifiedByRating => "verifiedByRating",
+            Index::VerifiedAll => "verifiedAll",
+            Index::ByAuthor => "byAuthor",
         }
     }
 
@@ -148,6 +200,11 @@ impl Index {
             Index::ByRating => "GSI3PK",
             Index::All => "GSI4PK",
             Index::Moderation => "MODPK",
+            Index::VerifiedByLangAndRating => "VGSIPK",
+            Index::VerifiedByLang => "VGSI2PK",
+            Index::VerifiedByRating => "VGSI3PK",
+            Index::VerifiedAll => "VGSI4PK",
+            Index::ByAuthor => "AUTHORPK",
         }
     }
 
@@ -159,7 +216,28 @@ impl Index {
     }
 }
 
-/// The table: string keys, the five indexes, a change stream.
+impl Index {
+    /// What the index copies of a comment. The listing and moderation
+    /// indexes project what a page shows. The verified copies project ALL:
+    /// they hold only verified comments, so the few attributes they copy
+    /// for nothing cost little, and ALL does not count against DynamoDB's
+    /// quota of 100 included attributes (summed over the indexes), which
+    /// the listing indexes already use more than half of. The author index is
+    /// KEYS_ONLY: it is read for erasures and an admin's listing, which
+    /// fetch the comments themselves, while every comment has an entry.
+    fn projection(self) -> Projection {
+        match self {
+            Index::VerifiedByLangAndRating
+            | Index::VerifiedByLang
+            | Index::VerifiedByRating
+            | Index::VerifiedAll => Projection::All,
+            Index::ByAuthor => Projection::KeysOnly,
+            _ => Projection::Include(comment::LISTED.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+}
+
+/// The table: string keys, the indexes, a change stream.
 pub fn table_definition(name: &str) -> TableDefinition {
     let index = |index: Index| GlobalSecondaryIndex {
         name: index.name().into(),
@@ -167,7 +245,7 @@ pub fn table_definition(name: &str) -> TableDefinition {
             KeyAttribute::new(index.partition_attribute(), KeyType::S),
             Some(KeyAttribute::new(index.sort_attribute(), KeyType::S)),
         ),
-        projection: Projection::Include(comment::LISTED.iter().map(|s| s.to_string()).collect()),
+        projection: index.projection(),
     };
     TableDefinition {
         name: name.into(),
@@ -178,6 +256,8 @@ pub fn table_definition(name: &str) -> TableDefinition {
         global_secondary_indexes: Index::LISTINGS
             .iter()
             .chain([&Index::Moderation])
+            .chain(&Index::VERIFIED_LISTINGS)
+            .chain([&Index::ByAuthor])
             .map(|i| index(*i))
             .collect(),
         stream_enabled: true,
@@ -190,6 +270,8 @@ pub fn table_definition(name: &str) -> TableDefinition {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ItemKind {
     Comment,
+    /// A voter's vote, in its comment's partition.
+    Vote,
     ProductStats,
     AuthorStats,
     Totals,
@@ -202,7 +284,11 @@ impl ItemKind {
     pub(crate) fn of(item: &Item) -> ItemKind {
         let pk = item.get(PK).and_then(AttributeValue::as_s).unwrap_or("");
         if pk.starts_with(comment::PREFIX) {
-            ItemKind::Comment
+            if vote::is_vote(item) {
+                ItemKind::Vote
+            } else {
+                ItemKind::Comment
+            }
         } else if pk.starts_with(stats::PRODUCT_PREFIX) {
             let sk = item.get(SK).and_then(AttributeValue::as_s);
             if sk == Some(product::SORT_KEY) {
@@ -217,5 +303,33 @@ impl ItemKind {
         } else {
             ItemKind::Other
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// DynamoDB's quota on the attributes INCLUDE projections name, summed
+    /// over a table's indexes (an attribute projected into two indexes
+    /// counts twice); ALL and KEYS_ONLY projections do not count.
+    const MAX_INCLUDED_ATTRIBUTES: usize = 100;
+
+    #[test]
+    fn the_indexes_stay_within_dynamodbs_quota_of_included_attributes() {
+        let definition = table_definition("rave");
+        let included: usize = definition
+            .global_secondary_indexes
+            .iter()
+            .map(|index| match &index.projection {
+                Projection::Include(attributes) => attributes.len(),
+                Projection::All | Projection::KeysOnly => 0,
+            })
+            .sum();
+        assert!(included <= MAX_INCLUDED_ATTRIBUTES, "{included} included");
+        assert!(
+            definition.global_secondary_indexes.len() <= 20,
+            "DynamoDB's GSI quota"
+        );
     }
 }

@@ -27,6 +27,9 @@ pub(crate) const LEADERBOARD_SHARDS: u64 = 128;
 const PRODUCT_ID: &str = "product_id";
 const LANGUAGE: &str = "language";
 const COUNT_TOTAL: &str = "count_total";
+/// Counted comments a purchase verified; absent while there are none, so
+/// items written before verification existed read (and compare) as 0.
+const VERIFIED_TOTAL: &str = "verified_total";
 const AUTHOR: &str = "author";
 const AUTHOR_COUNT: &str = "count";
 const COMMENTS_TOTAL: &str = "comments_total";
@@ -58,8 +61,39 @@ pub(crate) fn product_key(product: &str, language: Option<&str>) -> Item {
     )
 }
 
-/// A product's per-rating counts (`[r - 1]` counts rating r).
-pub(crate) fn encode_product(product: &str, language: Option<&str>, counts: &[u64; 5]) -> Item {
+/// What a product's statistics item counts: comments by rating (`[r - 1]`
+/// counts rating r) and the verified ones among them. `T` is `i64` for the
+/// differences a batch of changes makes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ProductCounts<T = u64> {
+    pub(crate) ratings: [T; 5],
+    pub(crate) verified: T,
+}
+
+impl<T: Copy + Default + PartialEq + std::ops::AddAssign> ProductCounts<T> {
+    pub(crate) fn is_zero(&self) -> bool {
+        let zero = T::default();
+        self.verified == zero && self.ratings.iter().all(|c| *c == zero)
+    }
+
+    pub(crate) fn add(&mut self, other: &ProductCounts<T>) {
+        for (total, part) in self.ratings.iter_mut().zip(other.ratings) {
+            *total += part;
+        }
+        self.verified += other.verified;
+    }
+}
+
+/// A product's statistics item with `counts`.
+pub(crate) fn encode_product(
+    product: &str,
+    language: Option<&str>,
+    counts: &ProductCounts,
+) -> Item {
+    let ProductCounts {
+        ratings: counts,
+        verified,
+    } = counts;
     let mut item = product_key(product, language);
     item.insert(PRODUCT_ID.into(), AttributeValue::s(product));
     if let Some(language) = language {
@@ -69,6 +103,9 @@ pub(crate) fn encode_product(product: &str, language: Option<&str>, counts: &[u6
         item.insert(count_attribute(i + 1), number(*count));
     }
     item.insert(COUNT_TOTAL.into(), number(counts.iter().sum()));
+    if *verified > 0 {
+        item.insert(VERIFIED_TOTAL.into(), number(*verified));
+    }
     // The product is on the leaderboard only while it has 5-star comments
     // (a sparse entry in the overloaded index).
     if counts[4] > 0 {
@@ -87,10 +124,13 @@ pub(crate) fn encode_product(product: &str, language: Option<&str>, counts: &[u6
     item
 }
 
-pub(crate) fn decode_product(item: &Item) -> Result<[u64; 5], Malformed> {
-    let mut counts = [0; 5];
-    for (i, slot) in counts.iter_mut().enumerate() {
+pub(crate) fn decode_product(item: &Item) -> Result<ProductCounts, Malformed> {
+    let mut counts = ProductCounts::default();
+    for (i, slot) in counts.ratings.iter_mut().enumerate() {
         *slot = count(item, &count_attribute(i + 1))?;
+    }
+    if item.contains_key(VERIFIED_TOTAL) {
+        counts.verified = count(item, VERIFIED_TOTAL)?;
     }
     Ok(counts)
 }
@@ -127,7 +167,11 @@ pub(crate) fn repaired_product(stored: &Item, recounted: Option<&Item>) -> Optio
     let revision = decode_revision(stored).ok().filter(|r| *r > 0)?;
     let mut item = match recounted {
         Some(item) => item.clone(),
-        None => encode_product(text(stored, PRODUCT_ID).ok()?, None, &[0; 5]),
+        None => encode_product(
+            text(stored, PRODUCT_ID).ok()?,
+            None,
+            &ProductCounts::default(),
+        ),
     };
     set_revision(&mut item, revision + 1);
     Some(item)
@@ -359,6 +403,13 @@ pub(crate) fn decode_leader(item: &Item) -> Result<(String, u64), Malformed> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ratings(ratings: [u64; 5]) -> ProductCounts {
+        ProductCounts {
+            ratings,
+            verified: 0,
+        }
+    }
     use crate::table::describe_key;
 
     #[test]
@@ -380,16 +431,16 @@ mod tests {
 
     #[test]
     fn leaderboard_keys_sort_as_text_and_vanish_at_zero() {
-        let item = encode_product("p", None, &[0, 0, 0, 0, 12]);
+        let item = encode_product("p", None, &ratings([0, 0, 0, 0, 12]));
         let shard = leaderboard_shard("p");
         assert_eq!(item["GSIPK"], AttributeValue::S(format!("LEADERS#{shard}")));
         assert_eq!(item["GSISK"], AttributeValue::s("000000000012"));
         assert_eq!(decode_leader(&item).unwrap(), ("p".to_owned(), 12));
         assert!(leaderboard_sort_key(9) < leaderboard_sort_key(10));
-        let item = encode_product("p", Some("en"), &[3, 0, 0, 0, 0]);
+        let item = encode_product("p", Some("en"), &ratings([3, 0, 0, 0, 0]));
         assert!(!item.contains_key("GSIPK") && !item.contains_key("GSISK"));
         assert_eq!(
-            encode_product("p", Some("en"), &[0, 0, 0, 0, 1])["GSIPK"],
+            encode_product("p", Some("en"), &ratings([0, 0, 0, 0, 1]))["GSIPK"],
             AttributeValue::S(format!("LEADERS#en#{shard}"))
         );
     }
@@ -410,11 +461,16 @@ mod tests {
 
     #[test]
     fn every_statistics_item_round_trips() {
-        let counts = [1, 0, 7, 2, 9];
-        assert_eq!(
-            decode_product(&encode_product("p", Some("de"), &counts)).unwrap(),
-            counts
-        );
+        let counts = ProductCounts {
+            ratings: [1, 0, 7, 2, 9],
+            verified: 4,
+        };
+        let item = encode_product("p", Some("de"), &counts);
+        assert_eq!(item[VERIFIED_TOTAL], number(4));
+        assert_eq!(decode_product(&item).unwrap(), counts);
+        let unverified = encode_product("p", None, &ratings([1, 0, 0, 0, 0]));
+        assert!(!unverified.contains_key(VERIFIED_TOTAL), "absent at 0");
+        assert_eq!(decode_product(&unverified).unwrap().verified, 0);
         assert_eq!(decode_author(&encode_author("a", 4)).unwrap(), 4);
         let part = TotalsPart {
             comments: 19,
@@ -455,16 +511,16 @@ mod tests {
 
     #[test]
     fn revisions_are_not_statistics_and_zero_counts_mean_no_item() {
-        let mut item = encode_product("p", None, &[0, 1, 0, 0, 0]);
+        let mut item = encode_product("p", None, &ratings([0, 1, 0, 0, 0]));
         assert_eq!(decode_revision(&item).unwrap(), 0);
         let plain = item.clone();
         set_revision(&mut item, 17);
         assert_eq!(decode_revision(&item).unwrap(), 17);
         assert_eq!(comparable_product(&item), Some(plain));
-        let mut zero = encode_product("p", None, &[0; 5]);
+        let mut zero = encode_product("p", None, &ratings([0; 5]));
         set_revision(&mut zero, 18);
         assert_eq!(comparable_product(&zero), None);
-        assert_eq!(decode_product(&zero).unwrap(), [0; 5]);
+        assert_eq!(decode_product(&zero).unwrap(), ProductCounts::default());
     }
 
     #[test]
@@ -486,7 +542,7 @@ mod tests {
 
     #[test]
     fn a_malformed_statistics_item_is_an_error_naming_its_key() {
-        let mut item = encode_product("p", None, &[1, 0, 0, 0, 0]);
+        let mut item = encode_product("p", None, &ratings([1, 0, 0, 0, 0]));
         item.remove("count_3");
         let error = decode_product(&item).unwrap_err();
         assert_eq!(error.key, "PRODUCT#p/S");

@@ -422,6 +422,8 @@ mod tests {
             status: rave_comments::Status::Published,
             held_by: None,
             reply: None,
+            verified_purchase: false,
+            votes: Default::default(),
         }
     }
 

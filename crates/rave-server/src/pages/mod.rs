@@ -136,15 +136,17 @@ async fn listing(
             return Ok(caching::not_modified_response(tag, cache_control));
         }
     }
-    let overview: ProductOverview = state.comments.product_overview(&product).await?;
+    let overview = state.comments.product_overview(&product).await?;
     let tag = tag_of(&overview.revision);
     let page = state
         .comments
         .list(&ListRequest {
+            sort: Default::default(),
             product: &product,
             filter: Filter {
                 language: view.language.clone(),
                 ratings: view.rating_set(),
+                verified: false,
             },
             limit: DEFAULT_PAGE_SIZE,
             cursor: view.cursor.as_deref(),
@@ -255,7 +257,12 @@ pub async fn get_product(
     Segment(product_id): Segment,
 ) -> ApiResult<Json<ProductBody>> {
     Ok(Json(
-        state.comments.product_overview(&product_id).await?.into(),
+        state
+            .comments
+            .product_overview(&product_id)
+            .await?
+            .as_ref()
+            .into(),
     ))
 }
 
@@ -284,7 +291,12 @@ pub async fn put_product(
 ) -> ApiResult<Json<ProductBody>> {
     state.comments.put_product(&product_id, body.into()).await?;
     Ok(Json(
-        state.comments.product_overview(&product_id).await?.into(),
+        state
+            .comments
+            .product_overview(&product_id)
+            .await?
+            .as_ref()
+            .into(),
     ))
 }
 

@@ -1,0 +1,273 @@
+//! The orders a listing can be read in, and the plans of those that are not
+//! newest first.
+//!
+//! * `newest` (the default): the planner's plan, merged newest first;
+//! * `oldest`: the same partitions read ascending, merged oldest first;
+//! * `highest` / `lowest`: no index of their own. The per-rating partitions
+//!   (`byLangAndRating` with a language, `byRating` without) are read one
+//!   after the other, 5 stars down to 1 or 1 up to 5, each newest first;
+//!   a page moves on to the next rating only when the one before has run
+//!   out, so it reads what it returns, and the cursor records which rating
+//!   it is in (earlier ones exhausted, later ones not started).
+
+use serde::Serialize;
+
+use super::planner::{Filter, Plan, PlannedQuery, RatingCounts, Skipped, Strategy};
+use crate::error::{CommentsError, Result};
+use crate::model::{ProductId, Rating};
+use crate::table::Index;
+use crate::table::comment::listing_partition;
+
+/// The order of a listing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sort {
+    /// Newest first (ties by id).
+    #[default]
+    Newest,
+    /// Oldest first.
+    Oldest,
+    /// Most stars first, newest first within a rating.
+    Highest,
+    /// Fewest stars first, newest first within a rating.
+    Lowest,
+}
+
+impl Sort {
+    pub const ALL: [Sort; 4] = [Sort::Newest, Sort::Oldest, Sort::Highest, Sort::Lowest];
+
+    pub fn parse(value: &str) -> Result<Sort> {
+        Sort::ALL
+            .into_iter()
+            .find(|sort| sort.as_str() == value)
+            .ok_or_else(|| CommentsError::Invalid {
+                field: "sort",
+                message: "must be newest, oldest, highest or lowest".into(),
+            })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sort::Newest => "newest",
+            Sort::Oldest => "oldest",
+            Sort::Highest => "highest",
+            Sort::Lowest => "lowest",
+        }
+    }
+
+    /// Whether sub-queries read (and the page is merged) in ascending order.
+    pub(crate) fn ascending(self) -> bool {
+        self == Sort::Oldest
+    }
+}
+
+/// Plans a page read in `sort`'s order. Newest and oldest first share the
+/// planner's partitions; highest and lowest read rating partitions in turn.
+pub(crate) fn plan(
+    product: &ProductId,
+    filter: &Filter,
+    sort: Sort,
+    page_size: usize,
+    counts: Option<&RatingCounts>,
+    exact: bool,
+) -> Plan {
+    let mut plan = match sort {
+        Sort::Newest | Sort::Oldest => {
+            super::planner::plan(product, filter, page_size, counts, exact)
+        }
+        Sort::Highest | Sort::Lowest => {
+            in_rating_order(product, filter, sort, page_size, counts, exact)
+        }
+    };
+    plan.sort = sort;
+    plan
+}
+
+/// One sub-query per rating asked for (all five without a rating filter),
+/// ranked in the order they are read: each is read only once the ones
+/// before it have run out. A rating whose exact count is 0 is skipped.
+fn in_rating_order(
+    product: &ProductId,
+    filter: &Filter,
+    sort: Sort,
+    page_size: usize,
+    counts: Option<&RatingCounts>,
+    exact: bool,
+) -> Plan {
+    let language = filter.language.as_ref();
+    let index = match language {
+        Some(_) => Index::ByLangAndRating,
+        None => Index::ByRating,
+    };
+    // Verified listings read the same partitions of the verified copy.
+    let read_on = if filter.verified {
+        index.verified()
+    } else {
+        index
+    };
+    let mut ratings = match filter.ratings.ratings() {
+        asked if asked.is_empty() => Rating::ALL.to_vec(),
+        asked => asked,
+    };
+    if sort == Sort::Highest {
+        ratings.reverse();
+    }
+    let mut queries = Vec::with_capacity(ratings.len());
+    let mut skipped = Vec::new();
+    for rating in ratings {
+        let partition_key = listing_partition(index, product, language, Some(rating));
+        if exact && counts.is_some_and(|c| c.of(rating) == 0) {
+            skipped.push(Skipped {
+                partition_key,
+                reason: "count is 0",
+            });
+            continue;
+        }
+        queries.push(PlannedQuery {
+            index: read_on.name(),
+            partition_key,
+            // One more than the page, to know whether a next page exists;
+            // a rating started mid-page reads only what the page still needs.
+            limit: page_size + 1,
+            tag: rating.get(),
+            index_kind: read_on,
+            share: 1.0,
+            rank: queries.len() as u8,
+        });
+    }
+    let strategy = match (queries.len(), language.is_some()) {
+        (0, _) => Strategy::Empty,
+        (1, false) => Strategy::Rating,
+        (1, true) => Strategy::LanguageRating,
+        (_, false) => Strategy::RatingsInOrder,
+        (_, true) => Strategy::LanguageRatingsInOrder,
+    };
+    Plan {
+        strategy,
+        sort,
+        queries,
+        skipped,
+        read_units: 0.0,
+        items_read: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::listing::planner::RatingSet;
+    use crate::model::Language;
+
+    fn filter(language: Option<&str>, ratings: &[i64]) -> Filter {
+        Filter {
+            language: language.map(|l| Language::parse(l).unwrap()),
+            ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).unwrap())),
+            verified: false,
+        }
+    }
+
+    fn order(plan: &Plan) -> Vec<(&str, &str, u8)> {
+        plan.queries
+            .iter()
+            .map(|q| (q.index, q.partition_key.as_str(), q.rank))
+            .collect()
+    }
+
+    #[test]
+    fn every_sort_has_a_name_and_nothing_else_parses() {
+        for sort in Sort::ALL {
+            assert_eq!(Sort::parse(sort.as_str()).unwrap(), sort);
+        }
+        for bad in ["", "Newest", "helpfulness", "rating"] {
+            assert!(Sort::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn highest_reads_five_stars_down_to_one_without_a_new_index() {
+        let product = ProductId::parse("42").unwrap();
+        let p = plan(&product, &filter(None, &[]), Sort::Highest, 20, None, false);
+        assert_eq!(p.strategy, Strategy::RatingsInOrder);
+        assert_eq!(
+            order(&p),
+            vec![
+                ("byRating", "PRODUCT#42/5", 0),
+                ("byRating", "PRODUCT#42/4", 1),
+                ("byRating", "PRODUCT#42/3", 2),
+                ("byRating", "PRODUCT#42/2", 3),
+                ("byRating", "PRODUCT#42/1", 4),
+            ]
+        );
+        let p = plan(
+            &product,
+            &filter(Some("de"), &[1, 4]),
+            Sort::Lowest,
+            20,
+            None,
+            false,
+        );
+        assert_eq!(p.strategy, Strategy::LanguageRatingsInOrder);
+        assert_eq!(
+            order(&p),
+            vec![
+                ("byLangAndRating", "PRODUCT#42/de/1", 0),
+                ("byLangAndRating", "PRODUCT#42/de/4", 1),
+            ]
+        );
+    }
+
+    #[test]
+    fn exact_zero_counts_are_skipped_and_ranks_stay_dense() {
+        let product = ProductId::parse("42").unwrap();
+        let counts = RatingCounts([3, 0, 0, 0, 7]);
+        let p = plan(
+            &product,
+            &filter(None, &[]),
+            Sort::Highest,
+            20,
+            Some(&counts),
+            true,
+        );
+        assert_eq!(
+            order(&p),
+            vec![
+                ("byRating", "PRODUCT#42/5", 0),
+                ("byRating", "PRODUCT#42/1", 1)
+            ]
+        );
+        assert_eq!(p.skipped.len(), 3);
+        let p = plan(
+            &product,
+            &filter(None, &[]),
+            Sort::Highest,
+            20,
+            Some(&counts),
+            false,
+        );
+        assert_eq!(p.queries.len(), 5, "counts that may lag skip nothing");
+    }
+
+    #[test]
+    fn oldest_plans_what_newest_plans() {
+        let product = ProductId::parse("42").unwrap();
+        let newest = plan(
+            &product,
+            &filter(Some("en"), &[2, 3]),
+            Sort::Newest,
+            10,
+            None,
+            false,
+        );
+        let oldest = plan(
+            &product,
+            &filter(Some("en"), &[2, 3]),
+            Sort::Oldest,
+            10,
+            None,
+            false,
+        );
+        assert_eq!(newest.queries, oldest.queries);
+        assert_eq!(oldest.sort, Sort::Oldest);
+        assert!(Sort::Oldest.ascending() && !Sort::Newest.ascending());
+    }
+}

@@ -1,0 +1,211 @@
+//! Erasing an author's data, for every backend: after the erasure and the
+//! aggregator's catch-up, nothing of the author remains — no comment item,
+//! no index entry (the author, product and verified listings show none),
+//! no author statistics — the other authors' comments and counts are as a
+//! recount says, `reconcile` finds no drift, and erasing again erases
+//! nothing.
+
+use std::collections::BTreeSet;
+
+use rave_comments::{
+    Comments, CommentsError, Filter, ImportComment, ListRequest, NewComment, OrderId, Sort, Status,
+    Timestamp, VoteCounts,
+};
+use rave_store::{ChangeFeed, Store};
+
+use crate::statistics::drain;
+
+/// An author value with the characters a key could trip over.
+pub const ERASED: &str = "Ann #1/de AUTHOR#x";
+/// A prefix of [`ERASED`]: exact matching must keep it.
+pub const KEPT: &str = "Ann #1";
+
+fn new_comment(author: &str, language: &str, rating: i64) -> NewComment {
+    NewComment {
+        author: author.into(),
+        language: language.into(),
+        rating,
+        title: Some("title".into()),
+        body: format!("{author} says {rating}"),
+        created_at: None,
+    }
+}
+
+/// Every comment of the table (any status), by a parallel scan.
+async fn all_comments<S: Store>(comments: &Comments<S>) -> Vec<rave_comments::Comment> {
+    let mut all = Vec::new();
+    for segment in 0..2 {
+        let mut start = None;
+        loop {
+            let (page, next) = comments.export_page(segment, 2, start).await.unwrap();
+            all.extend(page);
+            match next {
+                Some(position) => start = Some(position),
+                None => break,
+            }
+        }
+    }
+    all
+}
+
+/// Ids of every comment `author` has, walking the author listing `limit`
+/// at a time; checks the walk is newest first with no repeats.
+async fn author_ids<S: Store>(comments: &Comments<S>, author: &str, limit: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = comments
+            .author_comments(author, limit, cursor.as_deref())
+            .await
+            .unwrap();
+        assert!(page.items.iter().all(|c| c.author == author));
+        ids.extend(page.items.into_iter().map(|c| c.id));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    let mut newest_first = ids.clone();
+    newest_first.sort_by(|a, b| b.cmp(a));
+    assert_eq!(ids, newest_first, "newest first, each once");
+    ids
+}
+
+/// Runs the erasure scenario on `comments` (an empty table, moderation
+/// off) with the aggregator reading `feed`.
+pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed: &F) {
+    let mut erased_ids = BTreeSet::new();
+    for (product, language, rating) in [("p1", "en", 5), ("p1", "de", 3), ("p2", "en", 1)] {
+        let c = comments
+            .create(product, new_comment(ERASED, language, rating), None)
+            .await
+            .unwrap()
+            .comment;
+        erased_ids.insert(c.id);
+    }
+    let order = OrderId::parse("order-1").unwrap();
+    let verified = comments
+        .create_verified("p1", new_comment(ERASED, "en", 4), None, &order)
+        .await
+        .unwrap()
+        .comment;
+    comments.set_reply(&verified.id, "Thank you").await.unwrap();
+    comments.vote(&verified.id, "v1", true).await.unwrap();
+    comments.vote(&verified.id, "v2", false).await.unwrap();
+    erased_ids.insert(verified.id.clone());
+    let flagged = comments
+        .create("p2", new_comment(ERASED, "fr", 2), None)
+        .await
+        .unwrap()
+        .comment;
+    comments.flag(&flagged.id).await.unwrap();
+    erased_ids.insert(flagged.id);
+    let pending = comments
+        .import(vec![ImportComment {
+            product: "p2".into(),
+            id: None,
+            status: Some(Status::Pending),
+            comment: NewComment {
+                created_at: Some(Timestamp::parse("2025-01-02T03:04:05.006Z").unwrap()),
+                ..new_comment(ERASED, "en", 5)
+            },
+            reply: None,
+            verified_purchase: false,
+            votes: Default::default(),
+        }])
+        .await
+        .unwrap();
+    erased_ids.extend(pending);
+    let mut kept_ids = BTreeSet::new();
+    for (author, product, rating) in [(KEPT, "p1", 5), ("bob", "p1", 4), ("bob", "p2", 5)] {
+        let c = comments
+            .create(product, new_comment(author, "en", rating), None)
+            .await
+            .unwrap()
+            .comment;
+        kept_ids.insert(c.id);
+    }
+    let voted_kept = kept_ids.first().cloned().expect("kept comments");
+    comments.vote(&voted_kept, "v1", true).await.unwrap();
+    drain(comments, feed).await;
+    let kept_votes = VoteCounts {
+        helpful: 1,
+        unhelpful: 0,
+    };
+    assert_eq!(comments.get(&voted_kept).await.unwrap().votes, kept_votes);
+    assert_eq!(
+        comments.get(&verified.id).await.unwrap().votes,
+        VoteCounts {
+            helpful: 1,
+            unhelpful: 1
+        }
+    );
+    let p1 = comments.product_stats("p1", None).await.unwrap();
+    assert_eq!((p1.total, p1.verified_total), (5, 1));
+    let p1_en = comments.product_stats("p1", Some("en")).await.unwrap();
+    assert_eq!((p1_en.total, p1_en.verified_total), (4, 1));
+
+    // The author's data, from the index: every status, paged.
+    let listed: BTreeSet<String> = author_ids(comments, ERASED, 2).await.into_iter().collect();
+    assert_eq!(listed, erased_ids);
+    assert_eq!(author_ids(comments, KEPT, 100).await.len(), 1);
+
+    let erased = comments.erase_author(ERASED).await.unwrap();
+    assert_eq!(erased, erased_ids.len() as u64);
+    drain(comments, feed).await;
+
+    assert!(author_ids(comments, ERASED, 100).await.is_empty());
+    for id in &erased_ids {
+        assert!(matches!(
+            comments.get(id).await,
+            Err(CommentsError::NotFound)
+        ));
+    }
+    let remaining = all_comments(comments).await;
+    assert!(remaining.iter().all(|c| c.author != ERASED));
+    let remaining_ids: BTreeSet<String> = remaining.iter().map(|c| c.id.clone()).collect();
+    assert_eq!(remaining_ids, kept_ids, "the other authors' comments stay");
+    for verified in [false, true] {
+        for product in ["p1", "p2"] {
+            let page = comments
+                .list(&ListRequest {
+                    sort: Sort::Newest,
+                    product,
+                    filter: Filter {
+                        verified,
+                        ..Filter::default()
+                    },
+                    limit: 100,
+                    cursor: None,
+                })
+                .await
+                .unwrap();
+            assert!(page.items.iter().all(|c| c.author != ERASED));
+        }
+    }
+    let p1 = comments.product_stats("p1", None).await.unwrap();
+    assert_eq!((p1.total, p1.verified_total), (2, 0));
+    let p1_de = comments.product_stats("p1", Some("de")).await.unwrap();
+    assert_eq!(p1_de.total, 0);
+    let global = comments.global_stats().await.unwrap();
+    assert_eq!(global.comments_total, 3);
+    assert_eq!(global.authors_total, 2, "{KEPT} and bob");
+    // No vote of an erased comment is left: reconcile reports any vote
+    // whose comment is gone.
+    let report = comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert!(report.drift.is_empty(), "{:?}", report.drift);
+    assert_eq!(comments.get(&voted_kept).await.unwrap().votes, kept_votes);
+
+    assert_eq!(
+        comments.erase_author(ERASED).await.unwrap(),
+        0,
+        "idempotent"
+    );
+    // The order stays used: erasing the comment does not free it.
+    assert!(matches!(
+        comments
+            .create_verified("p1", new_comment("carol", "en", 5), None, &order)
+            .await,
+        Err(CommentsError::Conflict(_))
+    ));
+}

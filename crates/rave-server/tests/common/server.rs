@@ -1,0 +1,99 @@
+//! A rave server on an ephemeral port over a fresh embedded store, with
+//! the admin token, optionally a purchase secret, and the domain and engine
+//! beneath it for what the API does not show.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rave_comments::{Comments, Config, CursorKey, Moderation};
+use rave_engine::{Engine, EngineFeed};
+use rave_server::{AppState, ServerConfig};
+use rave_store::SharedStore;
+use reqwest::{Client, Method, StatusCode};
+use serde_json::Value;
+
+use super::client;
+
+pub const TOKEN: &str = "s3cret-admin-token";
+
+pub struct TestServer {
+    pub base: String,
+    pub client: Client,
+    pub comments: Arc<Comments<SharedStore>>,
+    pub engine: Engine,
+    _dir: tempfile::TempDir,
+}
+
+pub async fn start(purchase_secret: Option<&[u8]>) -> TestServer {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path()).unwrap();
+    let comments = Arc::new(Comments::new(
+        SharedStore::new(engine.clone()),
+        Config {
+            table: "rave".into(),
+            cursor_key: CursorKey::new([3; 32]),
+            moderation: Moderation::Off,
+        },
+    ));
+    comments.ensure_table().await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let config = ServerConfig {
+        admin_token: Some(TOKEN.into()),
+        rate_limit_per_minute: 0,
+    };
+    let mut state = AppState::new(comments.clone(), &config);
+    if let Some(secret) = purchase_secret {
+        state = state.with_purchase_secret(secret);
+    }
+    tokio::spawn(rave_server::serve(listener, state, std::future::pending()));
+    TestServer {
+        base,
+        client: Client::new(),
+        comments,
+        engine,
+        _dir: dir,
+    }
+}
+
+impl TestServer {
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+        admin: bool,
+    ) -> (StatusCode, Value) {
+        client::call(
+            &self.client,
+            method,
+            format!("{}{path}", self.base),
+            body,
+            admin.then_some(TOKEN),
+        )
+        .await
+    }
+
+    /// How many comments the store holds, any status.
+    pub async fn stored(&self) -> usize {
+        self.comments.export_page(0, 1, None).await.unwrap().0.len()
+    }
+
+    /// Lets the aggregator apply everything written so far.
+    pub async fn catch_up(&self) {
+        let feed = EngineFeed::open(self.engine.clone(), "rave", "stats")
+            .await
+            .unwrap();
+        let mut idle = 0;
+        while idle < 3 {
+            let applied = self
+                .comments
+                .aggregate_once(&feed, Duration::from_millis(30))
+                .await
+                .unwrap();
+            idle = if applied == 0 { idle + 1 } else { 0 };
+        }
+    }
+}
