@@ -291,6 +291,13 @@ async fn serve_with_dynamodb_api_shows_the_live_data_through_dynamodbs_api() {
             .post(format!("{dynamodb}/"))
             .header("content-type", "application/x-amz-json-1.0")
             .header("x-amz-target", format!("DynamoDB_20120810.{operation}"))
+            // Signed as the SDKs sign (rave checks the header is complete, not
+            // the signature, without --dynamodb-credentials).
+            .header("x-amz-date", "20261123T120000Z")
+            .header(
+                "authorization",
+                "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20261123/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date;x-amz-target, Signature=0123456789abcdef",
+            )
             .body(body.to_string())
             .send()
     };

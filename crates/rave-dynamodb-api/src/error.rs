@@ -12,6 +12,9 @@ const DYNAMODB_NAMESPACE: &str = "com.amazonaws.dynamodb.v20120810";
 /// Where the AWS front end's exception types live: requests that never
 /// reach DynamoDB proper (unknown operation, unreadable body).
 const CORAL_NAMESPACE: &str = "com.amazon.coral.service";
+/// Where DynamoDB's ValidationException lives (the front end's validator's,
+/// not DynamoDB's own namespace).
+const VALIDATION_NAMESPACE: &str = "com.amazon.coral.validate";
 
 /// The exceptions rave answers with, named as DynamoDB names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +83,7 @@ impl ErrorKind {
             | ErrorKind::UnrecognizedClient
             | ErrorKind::InvalidSignature => CORAL_NAMESPACE,
             ErrorKind::ServiceUnavailable => "com.amazon.coral.availability",
+            ErrorKind::Validation => VALIDATION_NAMESPACE,
             _ => DYNAMODB_NAMESPACE,
         }
     }
@@ -142,13 +146,19 @@ impl ApiError {
         ApiError::validation(format!("rave does not support {parameter} yet"))
     }
 
-    /// The error body: `{"__type": "<namespace>#<name>", "message": ...}`.
+    /// The error body: `{"__type": "<namespace>#<name>", "message": ...}`;
+    /// DynamoDB capitalises the message's key (`Message`) of a
+    /// SerializationException and a TransactionCanceledException only.
     pub fn envelope(&self) -> Value {
         let mut body = json!({
             "__type": format!("{}#{}", self.kind.namespace(), self.kind.name()),
         });
         if let Some(message) = &self.message {
-            body["message"] = Value::String(message.clone());
+            let key = match self.kind {
+                ErrorKind::Serialization | ErrorKind::TransactionCanceled => "Message",
+                _ => "message",
+            };
+            body[key] = Value::String(message.clone());
         }
         match &self.cancellation_reasons {
             Some(reasons) => {
@@ -265,7 +275,15 @@ mod tests {
     fn envelopes_name_the_namespace_of_each_exception() {
         assert_eq!(
             ApiError::validation("bad").envelope(),
-            json!({"__type": "com.amazonaws.dynamodb.v20120810#ValidationException", "message": "bad"})
+            json!({"__type": "com.amazon.coral.validate#ValidationException", "message": "bad"})
+        );
+        assert_eq!(
+            ApiError::serialization("not JSON").envelope(),
+            json!({"__type": "com.amazon.coral.service#SerializationException", "Message": "not JSON"})
+        );
+        assert_eq!(
+            ApiError::from(StoreError::ResourceNotFound("gone".into())).envelope()["message"],
+            "gone"
         );
         assert_eq!(
             ApiError::unknown_operation().envelope(),

@@ -57,7 +57,8 @@ pub struct DynamoApi {
     engine: Engine,
     metadata: metadata::MetadataStore,
     client_tokens: idempotency::TokenLedger,
-    /// The keys requests must be signed with; `None` serves them unverified.
+    /// The keys requests must be signed with; `None` checks that they are
+    /// signed, not with what.
     credentials: Option<Credentials>,
 }
 

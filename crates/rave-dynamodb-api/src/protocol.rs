@@ -5,9 +5,11 @@
 //!
 //! Signature V4 `Authorization` headers are verified when the API has
 //! access keys (`DynamoApi::with_credentials`), once the target names an
-//! operation rave serves, as DynamoDB checks them; without keys they are
-//! accepted unverified: rave is then a local database whose clients insist
-//! on signing. The request's content type is not checked: the SDKs send
+//! operation rave serves, as DynamoDB checks them; without keys a request
+//! must still carry a complete one (DynamoDB, and DynamoDB Local, refuse a
+//! request with none or with a part missing), but its signature is not
+//! checked: rave is then a local database whose clients sign anyway. The
+//! request's content type is not checked: the SDKs send
 //! `application/x-amz-json-1.0`, and a hand-made request with another type
 //! is answered all the same.
 
@@ -22,7 +24,7 @@ use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::request::Members;
-use crate::signature::SignedRequest;
+use crate::signature::{SignedRequest, require_signature};
 use crate::{DynamoApi, batch, items, pages, streams, tables, tags, transact, ttl, update_table};
 
 /// The prefixes of DynamoDB's and DynamoDB Streams' operations' targets.
@@ -154,14 +156,16 @@ impl Operation {
     }
 }
 
-/// Checks the signature of a request for an operation rave serves, when
-/// the API has keys; an unknown target is answered as such first.
+/// Checks the signature of a request for an operation rave serves: always
+/// that there is a complete one, and against the keys when the API has
+/// some; an unknown target is answered as such first.
 fn verify(api: &DynamoApi, operation: &str, request: &SignedRequest<'_>) -> Result<(), ApiError> {
+    if Operation::targeted(operation).is_none() {
+        return Ok(());
+    }
     match &api.credentials {
-        Some(credentials) if Operation::targeted(operation).is_some() => {
-            credentials.verify(request, std::time::SystemTime::now())
-        }
-        _ => Ok(()),
+        Some(credentials) => credentials.verify(request, std::time::SystemTime::now()),
+        None => require_signature(request.headers),
     }
 }
 

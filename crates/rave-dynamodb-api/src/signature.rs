@@ -1,8 +1,9 @@
 //! Signature Version 4, verified when the API is given access keys
 //! (`--dynamodb-credentials`): the canonical request, the string to sign,
 //! the key derived from the secret and the credential's date, region and
-//! service, and the clock skew DynamoDB allows. Without keys, requests are
-//! served unverified, as by DynamoDB Local.
+//! service, and the clock skew DynamoDB allows. Without keys, a request
+//! must still carry a complete `Authorization` header (`require_signature`),
+//! as DynamoDB Local requires, but its signature is not verified.
 //!
 //! The request's date is its `X-Amz-Date` (every SDK and the AWS CLI send
 //! one). The canonical query string takes the parameters as the client
@@ -138,6 +139,14 @@ impl Credentials {
             )
         })
     }
+}
+
+/// Checks that a request carries a complete Signature V4 `Authorization`
+/// header, without verifying it: DynamoDB refuses a request with none
+/// (MissingAuthenticationTokenException) or with a part missing
+/// (IncompleteSignatureException) before it looks at the keys.
+pub fn require_signature(headers: &HeaderMap) -> Result<(), ApiError> {
+    Authorization::read(headers).map(|_| ())
 }
 
 /// What of a request its signature covers.

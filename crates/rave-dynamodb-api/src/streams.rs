@@ -164,10 +164,11 @@ pub async fn get_shard_iterator(api: &DynamoApi, body: Members<'_>) -> Result<Va
                 "Exactly one of SequenceNumber and a ShardIteratorType of AT_SEQUENCE_NUMBER or AFTER_SEQUENCE_NUMBER must be provided",
             ));
         }
+        // As DynamoDB Streams answers a position type without its number.
         _ => {
-            return Err(ApiError::validation(format!(
-                "Must specify a SequenceNumber for ShardIteratorType {kind}"
-            )));
+            return Err(ApiError::validation(
+                "One or more parameter values were invalid: Invalid SequenceNumber",
+            ));
         }
     };
     if after > api.engine.latest_sequence() {

@@ -26,6 +26,7 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
     let listed = body
         .list("TransactItems")?
         .ok_or_else(|| missing("TransactItems"))?;
+    check_action_count(listed)?;
     let (actions, on_failure): (Vec<_>, Vec<_>) = listed
         .iter()
         .map(action)
@@ -52,6 +53,22 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
         response["ConsumedCapacity"] = consumed;
     }
     Ok(response)
+}
+
+/// DynamoDB's length constraint on `TransactItems`, in its words: the
+/// value is shown when the list is empty, not when it is too long.
+fn check_action_count(listed: &[Value]) -> Result<(), ApiError> {
+    if listed.is_empty() {
+        return Err(ApiError::validation(
+            "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1",
+        ));
+    }
+    if listed.len() > MAX_TRANSACT_ITEMS {
+        return Err(ApiError::validation(format!(
+            "1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to {MAX_TRANSACT_ITEMS}"
+        )));
+    }
+    Ok(())
 }
 
 /// One action and what it hands back if its condition fails.
@@ -118,11 +135,7 @@ pub async fn transact_get_items(api: &DynamoApi, body: Members<'_>) -> Result<Va
     let listed = body
         .list("TransactItems")?
         .ok_or_else(|| missing("TransactItems"))?;
-    if listed.is_empty() || listed.len() > MAX_TRANSACT_ITEMS {
-        return Err(ApiError::validation(format!(
-            "1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length between 1 and {MAX_TRANSACT_ITEMS}"
-        )));
-    }
+    check_action_count(listed)?;
     let mut requests: Vec<TableKeys> = Vec::with_capacity(listed.len());
     let mut projections = Vec::with_capacity(listed.len());
     for entry in listed {

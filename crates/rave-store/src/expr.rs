@@ -585,6 +585,12 @@ impl Update {
     pub fn apply(&self, old: &Item) -> Result<Item, UpdateError> {
         self.validate()?;
         let mut new = old.clone();
+        // A path that cannot be written is reported before a value that
+        // cannot be read, as DynamoDB does. Checking against the old item is
+        // enough: no other path of the expression may create its parent.
+        for (path, _) in &self.set {
+            check_writable(old, path)?;
+        }
         let assignments = self
             .set
             .iter()
@@ -739,10 +745,31 @@ fn subtract_set(
     })
 }
 
-fn assign(item: &mut Item, path: &Path, value: AttributeValue) -> Result<(), UpdateError> {
-    let invalid = || {
-        update_error("The document path provided in the update expression is invalid for update")
+/// Whether `assign` can write `path` in `item`: a top-level attribute, or
+/// a member of a map or an element of a list that exists.
+fn check_writable(item: &Item, path: &Path) -> Result<(), UpdateError> {
+    let writable = match path.0.split_last() {
+        Some((PathElement::Attr(_), [])) => true,
+        Some((last, parent)) => matches!(
+            (last, Path(parent.to_vec()).resolve(item)),
+            (PathElement::Attr(_), Some(AttributeValue::M(_)))
+                | (PathElement::Index(_), Some(AttributeValue::L(_)))
+        ),
+        None => false,
     };
+    if writable {
+        Ok(())
+    } else {
+        Err(unwritable_path())
+    }
+}
+
+fn unwritable_path() -> UpdateError {
+    update_error("The document path provided in the update expression is invalid for update")
+}
+
+fn assign(item: &mut Item, path: &Path, value: AttributeValue) -> Result<(), UpdateError> {
+    let invalid = unwritable_path;
     let Some((PathElement::Attr(first), rest)) = path.0.split_first() else {
         return Err(invalid());
     };

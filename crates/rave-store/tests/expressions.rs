@@ -134,13 +134,25 @@ fn leaf() -> BoxedStrategy<Condition> {
 }
 
 /// The rules DynamoDB checks on the expression itself: a function's or
-/// comparison's operands are not one and the same path; literal BETWEEN
-/// bounds share a type and are in order; a literal `begins_with` prefix is
-/// a string or binary.
+/// comparison's operands are not one and the same path; the literals an
+/// ordering (`<`, `BETWEEN`...) compares are strings, numbers or binaries;
+/// literal BETWEEN bounds share a type and are in order; a literal
+/// `begins_with` prefix is a string or binary.
 fn acceptable(condition: &Condition) -> bool {
     let distinct = |a: &Operand, b: &Operand| !matches!((a, b), (Operand::Path(x), Operand::Path(y)) if x == y);
+    let ordered = |operands: &[&Operand]| {
+        operands.iter().all(|operand| match operand {
+            Operand::Value(v) => matches!(
+                v,
+                AttributeValue::S(_) | AttributeValue::N(_) | AttributeValue::B(_)
+            ),
+            _ => true,
+        })
+    };
     match condition {
-        Condition::Compare(l, _, r) => distinct(l, r),
+        Condition::Compare(l, Comparator::Eq | Comparator::Ne, r) => distinct(l, r),
+        Condition::Compare(l, _, r) => distinct(l, r) && ordered(&[l, r]),
+        Condition::Between(v, lo, hi) if !ordered(&[v, lo, hi]) => false,
         Condition::Between(_, Operand::Value(lo), Operand::Value(hi)) => {
             lo.attribute_type() == hi.attribute_type() && order(lo, hi).is_none_or(|o| o.is_le())
         }

@@ -203,7 +203,7 @@ async fn a_cancelled_transaction_hands_back_the_items_of_the_actions_that_asked(
         cancelled.body,
         json!({
             "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
-            "message": "Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, None, ConditionalCheckFailed, ConditionalCheckFailed, ConditionalCheckFailed]",
+            "Message": "Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, None, ConditionalCheckFailed, ConditionalCheckFailed, ConditionalCheckFailed]",
             "CancellationReasons": [
                 failed(Some(item("p", 1))),
                 {"Code": "None"},
@@ -541,7 +541,7 @@ async fn transactions_commit_whole_or_not_at_all() {
         cancelled.body,
         json!({
             "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
-            "message": "Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, None]",
+            "Message": "Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, None]",
             "CancellationReasons": [
                 {"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"},
                 {"Code": "None"},

@@ -1,14 +1,16 @@
 //! rave's DynamoDB API through its real HTTP server: hand-written DynamoDB
 //! JSON requests (`http`, `expressions`), random writes against a model
-//! (`model`), Time to Live, limits, tags and TransactGetItems (`control`),
-//! DynamoDB Streams (`streams`), UpdateTable (`update_table`), local
-//! secondary indexes (`local_indexes`), Signature V4 verification
+//! (`model`), the same requests sent to DynamoDB Local (`differential`),
+//! Time to Live, limits, tags and TransactGetItems (`control`), DynamoDB
+//! Streams (`streams`), UpdateTable (`update_table`), local secondary
+//! indexes (`local_indexes`), Signature V4 headers and their verification
 //! (`signatures`), the AWS CLI (`awscli`), and boto3 with the example
 //! systems (`boto3`).
 
 mod awscli;
 mod boto3;
 mod control;
+mod differential;
 mod expressions;
 mod http;
 mod local_indexes;

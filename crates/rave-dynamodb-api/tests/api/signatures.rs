@@ -53,6 +53,47 @@ async fn unsigned_and_incompletely_signed_requests_are_refused() {
 }
 
 #[tokio::test]
+async fn without_keys_a_signature_is_still_required_but_not_checked() {
+    let server = Server::start().await;
+    let unsigned = server
+        .send_with("DynamoDB_20120810.ListTables", "{}".into(), &[])
+        .await;
+    assert_eq!(unsigned.status, 400);
+    assert_eq!(
+        unsigned.body,
+        json!({
+            "__type": "com.amazon.coral.service#MissingAuthenticationTokenException",
+            "message": "Request is missing Authentication Token",
+        })
+    );
+    let no_date = server
+        .send_with(
+            "DynamoDB_20120810.ListTables",
+            "{}".into(),
+            &[(
+                "authorization",
+                "AWS4-HMAC-SHA256 Credential=any/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=00",
+            )],
+        )
+        .await;
+    assert_eq!(no_date.status, 400);
+    assert_eq!(
+        no_date.body["__type"],
+        "com.amazon.coral.service#IncompleteSignatureException"
+    );
+    // Any key and any signature do, when rave has no keys to check them against.
+    let listed = server.call("ListTables", json!({})).await.ok();
+    assert_eq!(listed, json!({"TableNames": []}));
+    let unknown = server
+        .send_with("DynamoDB_20120810.ExecuteStatement", "{}".into(), &[])
+        .await;
+    assert_eq!(
+        unknown.body["__type"],
+        "com.amazon.coral.service#UnknownOperationException"
+    );
+}
+
+#[tokio::test]
 async fn a_signed_request_from_another_time_is_refused() {
     let server = Server::start_verifying(KEYS).await;
     let stale = server

@@ -289,7 +289,7 @@ async fn iterators_start_where_their_type_says_and_continue() {
         .error(
             400,
             "ValidationException",
-            "Must specify a SequenceNumber for ShardIteratorType AT_SEQUENCE_NUMBER",
+            "One or more parameter values were invalid: Invalid SequenceNumber",
         );
     server
         .call_streams(

@@ -194,16 +194,25 @@ impl Answer {
         self.body
     }
 
-    /// Checks an error answer: status, DynamoDB's `__type` and message.
+    /// Checks an error answer: status, DynamoDB's `__type` (in the
+    /// namespace DynamoDB gives that exception) and message.
     #[track_caller]
     pub fn error(self, status: u16, exception: &str, message: &str) {
         assert_eq!(self.status, status, "{}", self.body);
+        let namespace = match exception {
+            "ValidationException" => "com.amazon.coral.validate",
+            _ => "com.amazonaws.dynamodb.v20120810",
+        };
         assert_eq!(
             self.body["__type"],
-            format!("com.amazonaws.dynamodb.v20120810#{exception}"),
+            format!("{namespace}#{exception}"),
             "{}",
             self.body
         );
-        assert_eq!(self.body["message"], message, "{}", self.body);
+        let key = match exception {
+            "TransactionCanceledException" => "Message",
+            _ => "message",
+        };
+        assert_eq!(self.body[key], message, "{}", self.body);
     }
 }

@@ -275,6 +275,18 @@ impl Listing<'_> {
             day = Text(created.get(..10).unwrap_or(created)),
             body = Isolated(&comment.body),
         );
+        if comment.verified_purchase {
+            out.push_str("<p class=\"rave-verified\">✓ Verified purchase</p>");
+        }
+        let votes = comment.votes;
+        if votes.helpful + votes.unhelpful > 0 {
+            let _ = write!(
+                out,
+                "<p class=\"rave-votes\">{} of {} found this helpful</p>",
+                votes.helpful,
+                votes.helpful + votes.unhelpful
+            );
+        }
         if let Some(reply) = &comment.reply {
             let _ = write!(
                 out,
@@ -393,6 +405,7 @@ main{max-width:46rem;margin:0 auto;padding:1rem}\
 .rave-comment{border-top:1px solid #ddd;padding:.5rem 0}\
 .rave-comment h3{font-size:1rem;margin:.25rem 0}\
 .rave-meta{color:#555;margin:0}.rave-rating{color:#b36b00}\
+.rave-verified{color:#1a7f37;margin:0}.rave-votes{color:#555;margin:0}\
 .rave-body{white-space:pre-line}\
 .rave-reply{margin-left:1rem;padding-left:.75rem;border-left:3px solid #ddd}\
 .rave-pages a{margin-right:1rem}";
@@ -438,6 +451,48 @@ mod tests {
         let shown = Shown::new(&unnamed);
         assert_eq!(shown.published, "2026-01-02T03:04:05.006Z");
         assert_eq!(stars(4), "★★★★☆");
+    }
+
+    #[test]
+    fn comments_show_their_verified_badge_and_vote_counts_only_when_they_have_them() {
+        let product_id = rave_comments::ProductId::parse("p").unwrap();
+        let stats = ProductStats {
+            product_id: product_id.clone(),
+            language: None,
+            counts: Default::default(),
+            total: 0,
+            verified_total: 0,
+        };
+        let overview = ProductOverview {
+            product_id,
+            record: None,
+            overall: stats.clone(),
+            languages: Vec::new(),
+            revision: "1".into(),
+        };
+        let render = |comment: &Comment| {
+            let shown = [Shown::new(comment)];
+            let mut out = String::new();
+            Listing {
+                overview: &overview,
+                stats: &stats,
+                view: &View::default(),
+                comments: &shown,
+                next_cursor: None,
+                base: "/products/p",
+            }
+            .comment(&shown[0], &mut out);
+            out
+        };
+        let plain = render(&comment("t", "b"));
+        assert!(!plain.contains("rave-verified") && !plain.contains("rave-votes"));
+        let mut voted = comment("t", "b");
+        voted.verified_purchase = true;
+        voted.votes.helpful = 3;
+        voted.votes.unhelpful = 1;
+        let shown = render(&voted);
+        assert!(shown.contains("<p class=\"rave-verified\">✓ Verified purchase</p>"));
+        assert!(shown.contains("<p class=\"rave-votes\">3 of 4 found this helpful</p>"));
     }
 
     #[test]

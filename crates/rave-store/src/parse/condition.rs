@@ -4,7 +4,7 @@
 //! ```text
 //! condition  := and ("OR" and)*
 //! and        := not ("AND" not)*
-//! not        := "NOT" primary | primary
+//! not        := "NOT" not | primary
 //! primary    := "(" condition ")" | comparison
 //! comparison := term ("=" | "<>" | "<" | "<=" | ">" | ">=") term
 //!             | term "BETWEEN" term "AND" term
@@ -67,8 +67,9 @@ impl Parser<'_, '_> {
     }
 
     fn not(&mut self) -> Parsed<Group> {
+        // DynamoDB's grammar is `NOT condition`: a NOT may negate a NOT.
         if self.eat_keyword("NOT") {
-            let inner = self.primary()?;
+            let inner = self.not()?;
             return Ok(Group {
                 condition: Condition::Not(Box::new(inner.condition)),
                 parenthesised: false,
@@ -150,6 +151,9 @@ impl Parser<'_, '_> {
             let (right, _) = self.term()?;
             let left = self.operand(left);
             let right = self.operand(right);
+            if !matches!(comparator, Comparator::Eq | Comparator::Ne) {
+                self.check_ordered(comparator_symbol(comparator), &[&left, &right]);
+            }
             self.check_distinct(comparator_symbol(comparator), &left, &right);
             return Ok(Condition::Compare(left, comparator, right));
         }
@@ -162,7 +166,9 @@ impl Parser<'_, '_> {
             let value = self.operand(left);
             let low = self.operand(low);
             let high = self.operand(high);
-            self.check_bounds(&low, &high);
+            if self.check_ordered("BETWEEN", &[&value, &low, &high]) {
+                self.check_bounds(&low, &high);
+            }
             return Ok(Condition::Between(value, low, high));
         }
         if self.eat_keyword("IN") {
@@ -273,15 +279,15 @@ impl Parser<'_, '_> {
     /// the number of arguments are known to be right.
     fn call_arguments(&mut self, call: Call) -> Option<Vec<Operand>> {
         let arity = match call.name.as_str() {
-            "attribute_exists" | "attribute_not_exists" | "size" => 1,
-            "attribute_type" | "begins_with" | "contains" => 2,
-            _ => {
+            name if !is_condition_function(name) => {
                 self.defer(ExpressionError::UnknownFunction {
                     kind: self.kind,
                     function: call.name,
                 });
                 return None;
             }
+            "attribute_type" | "begins_with" | "contains" => 2,
+            _ => 1,
         };
         let args: Vec<Operand> = call.args.into_iter().map(|t| self.operand(t)).collect();
         if args.len() != arity {
@@ -336,7 +342,6 @@ impl Parser<'_, '_> {
     fn operand_type(&self, function: &str, operand_type: &str) -> ExpressionError {
         ExpressionError::OperandType {
             kind: self.kind,
-            operator_label: "operator or function",
             operator: function.to_owned(),
             operand_type: operand_type.to_owned(),
         }
@@ -351,6 +356,32 @@ impl Parser<'_, '_> {
                 operator: operator.to_owned(),
                 operand: DocumentPath(a.clone()),
             });
+        }
+    }
+
+    /// The literal operands of an ordering (`<`, `BETWEEN`...) must be of a
+    /// type with an order: a string, a number or a binary. Only the first
+    /// one that is not is reported, as DynamoDB does; true when all are.
+    fn check_ordered(&mut self, operator: &str, operands: &[&Operand]) -> bool {
+        let unordered = operands.iter().find_map(|operand| match operand {
+            Operand::Value(
+                value @ (AttributeValue::Bool(_)
+                | AttributeValue::Null
+                | AttributeValue::L(_)
+                | AttributeValue::M(_)
+                | AttributeValue::Ss(_)
+                | AttributeValue::Ns(_)
+                | AttributeValue::Bs(_)),
+            ) => Some(value.attribute_type().as_str()),
+            _ => None,
+        });
+        match unordered {
+            Some(found) => {
+                let error = self.operand_type(operator, found);
+                self.defer(error);
+                false
+            }
+            None => true,
         }
     }
 
@@ -381,6 +412,19 @@ const ALL_TYPES: [AttributeType; 10] = [
     AttributeType::Ns,
     AttributeType::Bs,
 ];
+
+/// The functions of condition expressions (names are case-sensitive).
+pub(super) fn is_condition_function(name: &str) -> bool {
+    matches!(
+        name,
+        "attribute_exists"
+            | "attribute_not_exists"
+            | "attribute_type"
+            | "begins_with"
+            | "contains"
+            | "size"
+    )
+}
 
 pub(super) fn comparator_symbol(comparator: Comparator) -> &'static str {
     match comparator {

@@ -96,16 +96,31 @@ pub enum ExpressionError {
         function: String,
     },
     /// A literal of the wrong type for a function or operator (`operand_type`
-    /// as DynamoDB spells it for that operator: `N`, or `STRING` for ADD).
+    /// as DynamoDB spells it: `N`).
     #[error(
-        "Invalid {kind}: Incorrect operand type for operator or function; {operator_label}: {operator}, operand type: {operand_type}"
+        "Invalid {kind}: Incorrect operand type for operator or function; operator or function: {operator}, operand type: {operand_type}"
     )]
     OperandType {
         kind: ExpressionKind,
-        /// `operator or function`, or `operator` for ADD and DELETE.
-        operator_label: &'static str,
         operator: String,
         operand_type: String,
+    },
+    /// ADD's or DELETE's value of a type the operator does not take (`STRING`).
+    #[error(
+        "Invalid {kind}: Incorrect operand type for operator or function; operator: {operator}, operand type: {operand_type}, typeSet: ALLOWED_FOR_{operator}_OPERAND"
+    )]
+    SetOperandType {
+        kind: ExpressionKind,
+        operator: String,
+        operand_type: String,
+    },
+    /// A condition function (`size`) in an update expression.
+    #[error(
+        "Invalid {kind}: The function is not allowed in an update expression; function: {function}"
+    )]
+    FunctionNotInUpdate {
+        kind: ExpressionKind,
+        function: String,
     },
     #[error(
         "Invalid {kind}: Invalid attribute type name found; type: {found}, valid types: {{B,NULL,SS,BOOL,L,BS,N,NS,S,M}}"

@@ -341,6 +341,13 @@ impl<'p, 'm> Parser<'p, 'm> {
     fn call(&mut self) -> Parsed<Call> {
         let name = self.expect(TokenKind::Word)?;
         let name = self.text(name).to_owned();
+        // Reported where it stands: before any error inside its arguments.
+        if self.kind == ExpressionKind::Update && super::condition::is_condition_function(&name) {
+            self.defer(ExpressionError::FunctionNotInUpdate {
+                kind: self.kind,
+                function: name.clone(),
+            });
+        }
         self.open()?;
         let mut args = vec![self.term()?.0];
         while self.eat(TokenKind::Comma) {
@@ -402,17 +409,14 @@ fn rank(kind: ExpressionKind, error: &ExpressionError) -> u8 {
     use ExpressionError as E;
     if kind == ExpressionKind::Update {
         match error {
-            E::ReservedKeyword { .. } => 0,
+            E::ReservedKeyword { .. } | E::FunctionNotInUpdate { .. } => 0,
             E::UnknownFunction { .. } => 1,
             E::RepeatedSection { .. } => 2,
             E::UndefinedName { .. } => 3,
             E::UndefinedValue { .. } => 4,
             E::OverlappingPaths { .. } => 5,
             E::ConflictingPaths { .. } => 6,
-            E::OperandType {
-                operator_label: "operator",
-                ..
-            } => 7,
+            E::SetOperandType { .. } => 7,
             _ => 8,
         }
     } else {
@@ -421,7 +425,14 @@ fn rank(kind: ExpressionKind, error: &ExpressionError) -> u8 {
             E::UnknownFunction { .. } => 1,
             E::MisusedFunction { .. } => 2,
             E::ReservedKeyword { .. } => 3,
-            E::UndefinedName { .. } | E::UndefinedValue { .. } => 4,
+            // A literal's type is checked as the expression is read: an
+            // undefined placeholder after it does not hide it.
+            E::UndefinedName { .. }
+            | E::UndefinedValue { .. }
+            | E::OperandType { .. }
+            | E::AttributeTypeName { .. }
+            | E::BetweenTypes { .. }
+            | E::BetweenOrder { .. } => 4,
             E::OperandCount { .. } => 5,
             E::OperandsNotDistinct { .. } => 6,
             E::OverlappingPaths { .. } => 7,

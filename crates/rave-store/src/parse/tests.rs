@@ -121,6 +121,11 @@ fn not_binds_tighter_than_and_which_binds_tighter_than_or() {
         condition("NOT (a = :one OR b = :one)").unwrap(),
         a().or(b()).not()
     );
+    assert_eq!(
+        condition("NOT NOT a = :one AND b = :one").unwrap(),
+        a().not().not().and(b()),
+        "NOT negates a condition, a NOT among them"
+    );
 }
 
 #[test]
@@ -246,7 +251,6 @@ fn empty_and_syntax_errors_quote_the_text_around_the_token() {
         ("a[x] = :one", "x", "[x]"),
         ("a = :one AND (b = :one", "<EOF>", ":one"),
         ("a IN ()", ")", "()"),
-        ("NOT NOT a = :one", "NOT", "NOT NOT a"),
         ("a = AND", "AND", "= AND"),
     ] {
         assert_eq!(
@@ -397,6 +401,36 @@ fn between_bounds_must_share_a_type_and_be_in_order() {
 }
 
 #[test]
+fn orderings_take_strings_numbers_and_binaries_only() {
+    for (text, message) in [
+        (
+            ":yes >= a",
+            "Incorrect operand type for operator or function; operator or function: >=, operand type: BOOL",
+        ),
+        (
+            "a < :l",
+            "Incorrect operand type for operator or function; operator or function: <, operand type: L",
+        ),
+        (
+            // The first operand of a type without order is reported, before the bounds' types.
+            "a BETWEEN :ss AND :yes",
+            "Incorrect operand type for operator or function; operator or function: BETWEEN, operand type: SS",
+        ),
+        (
+            ":yes BETWEEN :l AND :one",
+            "Incorrect operand type for operator or function; operator or function: BETWEEN, operand type: BOOL",
+        ),
+    ] {
+        assert_eq!(
+            refusal(condition(text)),
+            format!("Invalid ConditionExpression: {message}"),
+            "{text}"
+        );
+    }
+    assert!(condition("a = :yes AND b <> :l AND c > :b AND d <= :s").is_ok());
+}
+
+#[test]
 fn in_takes_at_most_a_hundred_values() {
     let list = |n: usize| vec![":one"; n].join(", ");
     assert!(condition(&format!("a IN ({})", list(100))).is_ok());
@@ -412,6 +446,15 @@ fn errors_are_reported_in_dynamodbs_order() {
     assert!(matches!(
         condition("status = :s AND foo(a)"),
         Err(ExpressionError::UnknownFunction { .. })
+    ));
+    // A literal of the wrong type and an undefined placeholder: the first written.
+    assert!(matches!(
+        condition("begins_with(a, :one) AND b = :nowhere"),
+        Err(ExpressionError::OperandType { .. })
+    ));
+    assert!(matches!(
+        condition("b = :nowhere AND begins_with(a, :one)"),
+        Err(ExpressionError::UndefinedValue { .. })
     ));
     // Redundant parentheses outrank everything but syntax.
     assert!(matches!(
@@ -651,15 +694,15 @@ fn update_errors() {
         ),
         (
             "ADD a :s",
-            "Incorrect operand type for operator or function; operator: ADD, operand type: STRING",
+            "Incorrect operand type for operator or function; operator: ADD, operand type: STRING, typeSet: ALLOWED_FOR_ADD_OPERAND",
         ),
         (
             "DELETE a :one",
-            "Incorrect operand type for operator or function; operator: DELETE, operand type: NUMBER",
+            "Incorrect operand type for operator or function; operator: DELETE, operand type: NUMBER, typeSet: ALLOWED_FOR_DELETE_OPERAND",
         ),
         (
             "ADD a :l",
-            "Incorrect operand type for operator or function; operator: ADD, operand type: LIST",
+            "Incorrect operand type for operator or function; operator: ADD, operand type: LIST, typeSet: ALLOWED_FOR_ADD_OPERAND",
         ),
         (
             "SET a = b + :s",
@@ -669,7 +712,19 @@ fn update_errors() {
             "SET a = list_append(a, :one)",
             "Incorrect operand type for operator or function; operator or function: list_append, operand type: N",
         ),
-        ("SET a = size(b)", "Invalid function name; function: size"),
+        (
+            "SET a = size(b)",
+            "The function is not allowed in an update expression; function: size",
+        ),
+        ("SET a = sizes(b)", "Invalid function name; function: sizes"),
+        (
+            "SET a = size(b.key)",
+            "The function is not allowed in an update expression; function: size",
+        ),
+        (
+            "SET b.key = size(a)",
+            "Attribute name is a reserved keyword; reserved keyword: key",
+        ),
         (
             "SET a = if_not_exists(:one, :one)",
             "Operator or function requires a document path; operator or function: if_not_exists",

@@ -118,10 +118,13 @@ impl Parser<'_, '_> {
     fn update_function(&mut self, call: Call) -> UpdateOperand {
         let Call { name, args } = call;
         if name != "if_not_exists" && name != "list_append" {
-            self.defer(ExpressionError::UnknownFunction {
-                kind: self.kind,
-                function: name,
-            });
+            // A condition expression's function was refused where it stood.
+            if !super::condition::is_condition_function(&name) {
+                self.defer(ExpressionError::UnknownFunction {
+                    kind: self.kind,
+                    function: name,
+                });
+            }
             return stand_in();
         }
         let args: Vec<UpdateOperand> = args.into_iter().map(|t| self.update_operand(t)).collect();
@@ -158,7 +161,6 @@ impl Parser<'_, '_> {
             if found != wanted {
                 self.defer(ExpressionError::OperandType {
                     kind: self.kind,
-                    operator_label: "operator or function",
                     operator: operator.to_owned(),
                     operand_type: found.to_owned(),
                 });
@@ -179,9 +181,8 @@ impl Parser<'_, '_> {
             AttributeValue::L(_) => "LIST",
             AttributeValue::M(_) => "MAP",
         };
-        self.defer(ExpressionError::OperandType {
+        self.defer(ExpressionError::SetOperandType {
             kind: self.kind,
-            operator_label: "operator",
             operator: operator.to_owned(),
             operand_type: operand_type.to_owned(),
         });

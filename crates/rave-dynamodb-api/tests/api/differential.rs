@@ -1,0 +1,1244 @@
+//! Differential tests: the same request bytes sent to rave's endpoint and to
+//! Amazon's DynamoDB Local (started by `./scripts/test.sh`, address in
+//! `RAVE_DYNAMODB_ENDPOINT`), the answers compared field by field once what
+//! legitimately differs between two servers is taken out (request ids,
+//! ARNs, creation times, stream labels and positions, sizes and counts
+//! DynamoDB refreshes only every six hours, consumed capacity).
+//!
+//! Every case runs a script of steps on tables of its own (`{t}` in a
+//! request is the case's table name, unique per run); a step may capture a
+//! value of its answer (`{name}` in later requests), which each server
+//! answers in its own way (a stream's ARN, a shard iterator). Where DynamoDB
+//! Local departs from DynamoDB's documented behaviour, the step is listed in
+//! `LOCAL_DEPARTURES` with the documentation's words, and rave's answer is
+//! checked against the documented one instead.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{Map, Value, json};
+
+use crate::support::Server;
+
+/// Fields whose values differ between any two servers by design.
+const PER_SERVER: &[&str] = &[
+    "TableArn",
+    "TableId",
+    "IndexArn",
+    "LatestStreamArn",
+    "LatestStreamLabel",
+    "StreamArn",
+    "StreamLabel",
+    "CreationDateTime",
+    "CreationRequestDateTime",
+    "LastIncreaseDateTime",
+    "LastDecreaseDateTime",
+    "LastUpdateToPayPerRequestDateTime",
+    "ApproximateCreationDateTime",
+    // Refreshed every six hours on DynamoDB: neither server's figure is wrong.
+    "TableSizeBytes",
+    "ItemCount",
+    "IndexSizeBytes",
+    "SizeBytes",
+    // Checked by rave's own capacity tests; DynamoDB Local's figures are its own.
+    "ConsumedCapacity",
+    "ShardIterator",
+    "NextShardIterator",
+    "SequenceNumber",
+    "StartingSequenceNumber",
+    "EndingSequenceNumber",
+    "ShardId",
+    "eventID",
+    "awsRegion",
+];
+
+/// A step where DynamoDB Local answers otherwise than DynamoDB does: rave
+/// is held to DynamoDB's answer, which is DynamoDB Local's with `patches`
+/// applied (a JSON pointer into `{"status", "body"}` and the value there in
+/// JSON, `{t}` standing for the table's name; `null` removes the member).
+struct Departure {
+    case: &'static str,
+    step: usize,
+    /// What DynamoDB does, in its documentation's words where it has any.
+    documented: &'static str,
+    patches: &'static [(&'static str, &'static str)],
+}
+
+const NOT_FOUND: &str = "DynamoDB's error for a missing table: ResourceNotFoundException, \"Requested resource not found: Table: NAME not found\"; DynamoDB Local says \"Cannot do operations on a non-existent table\"";
+const INDEX_THROUGHPUT: &str = "DescribeTable's GlobalSecondaryIndexDescription carries ProvisionedThroughput (zero units on an on-demand table); DynamoDB Local leaves it out";
+
+const TAGGING: &str = "TagResource, UntagResource and ListTagsOfResource tag a table by its ARN; DynamoDB Local answers \"Tagging is not currently supported in DynamoDB Local.\"";
+const KEY_CONDITION_ON_OTHER_ATTRIBUTE: &str = "KeyConditionExpression \"must perform an equality test on a single partition key value\" and may test one sort key: DynamoDB refuses a condition on another attribute with \"Query key condition not supported\" (DynamoDB Local answers as for a missing partition key)";
+
+const LOCAL_DEPARTURES: &[Departure] = &[
+    Departure {
+        case: "control",
+        step: 0,
+        documented: INDEX_THROUGHPUT,
+        patches: &[(
+            "/body/TableDescription/GlobalSecondaryIndexes/0/ProvisionedThroughput",
+            r#"{"NumberOfDecreasesToday":0,"ReadCapacityUnits":0,"WriteCapacityUnits":0}"#,
+        )],
+    },
+    Departure {
+        case: "control",
+        step: 1,
+        documented: INDEX_THROUGHPUT,
+        patches: &[(
+            "/body/Table/GlobalSecondaryIndexes/0/ProvisionedThroughput",
+            r#"{"NumberOfDecreasesToday":0,"ReadCapacityUnits":0,"WriteCapacityUnits":0}"#,
+        )],
+    },
+    Departure {
+        case: "control",
+        step: 2,
+        documented: "CreateTable on a name in use: ResourceInUseException, \"Table already exists: NAME\"",
+        patches: &[("/body/message", r#""Table already exists: {t}""#)],
+    },
+    Departure {
+        case: "control",
+        step: 8,
+        documented: "UpdateTable to PROVISIONED must give every global secondary index its throughput (a ValidationException naming the index); DynamoDB Local fails with a 500",
+        patches: &[
+            ("/status", "400"),
+            (
+                "/body/__type",
+                r#""com.amazon.coral.validate#ValidationException""#,
+            ),
+            (
+                "/body/message",
+                r#""One or more parameter values were invalid: ProvisionedThroughput must be specified for index: byG""#,
+            ),
+        ],
+    },
+    Departure {
+        case: "control",
+        step: 9,
+        documented: NOT_FOUND,
+        patches: &[(
+            "/body/message",
+            r#""Requested resource not found: Table: {t}-missing not found""#,
+        )],
+    },
+    Departure {
+        case: "control",
+        step: 10,
+        documented: NOT_FOUND,
+        patches: &[(
+            "/body/message",
+            r#""Requested resource not found: Table: {t}-missing not found""#,
+        )],
+    },
+    Departure {
+        case: "control",
+        step: 11,
+        documented: "a key attribute missing from AttributeDefinitions: \"One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [...], AttributeDefinitions: [...]\"",
+        patches: &[(
+            "/body/message",
+            r#""One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [other], AttributeDefinitions: [pk]""#,
+        )],
+    },
+    Departure {
+        case: "control",
+        step: 12,
+        documented: "table names are 3 to 255 characters (TableName: Length Constraints: Minimum length of 3. Maximum length of 255.)",
+        patches: &[(
+            "/body/message",
+            r#""TableName must be at least 3 characters long and at most 255 characters long""#,
+        )],
+    },
+    Departure {
+        case: "control",
+        step: 13,
+        documented: "BillingMode PROVISIONED (the default) needs ReadCapacityUnits and WriteCapacityUnits: \"One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED\"",
+        patches: &[(
+            "/body/message",
+            r#""One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED""#,
+        )],
+    },
+    Departure {
+        case: "control",
+        step: 14,
+        documented: "DeleteTable: \"the table is in the DELETING state until DynamoDB completes the deletion\"; DynamoDB Local answers ACTIVE",
+        patches: &[
+            ("/body/TableDescription/TableStatus", r#""DELETING""#),
+            (
+                "/body/TableDescription/GlobalSecondaryIndexes/0/IndexStatus",
+                r#""DELETING""#,
+            ),
+            (
+                "/body/TableDescription/GlobalSecondaryIndexes/0/ProvisionedThroughput",
+                r#"{"NumberOfDecreasesToday":0,"ReadCapacityUnits":0,"WriteCapacityUnits":0}"#,
+            ),
+        ],
+    },
+    Departure {
+        case: "control",
+        step: 15,
+        documented: NOT_FOUND,
+        patches: &[(
+            "/body/message",
+            r#""Requested resource not found: Table: {t} not found""#,
+        )],
+    },
+    Departure {
+        case: "batch",
+        step: 6,
+        documented: "RequestItems: Map Entries: Minimum number of 1 items (a constraint failure in DynamoDB's \"1 validation error detected\" form)",
+        patches: &[(
+            "/body/message",
+            r#""1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1""#,
+        )],
+    },
+    Departure {
+        case: "batch",
+        step: 8,
+        documented: "a failed condition's cancellation reason reads \"The conditional request failed\", the ConditionalCheckFailedException's message, without DynamoDB Local's period",
+        patches: &[(
+            "/body/CancellationReasons/1/Message",
+            r#""The conditional request failed""#,
+        )],
+    },
+    Departure {
+        case: "batch",
+        step: 11,
+        documented: "TransactItems: Array Members: Minimum number of 1 item (in DynamoDB's \"1 validation error detected\" form)",
+        patches: &[(
+            "/body/message",
+            r#""1 validation error detected: Value '[]' at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1""#,
+        )],
+    },
+    Departure {
+        case: "items",
+        step: 5,
+        documented: "a Key without the sort key: \"The provided key element does not match the schema\"",
+        patches: &[(
+            "/body/message",
+            r#""The provided key element does not match the schema""#,
+        )],
+    },
+    Departure {
+        case: "items",
+        step: 11,
+        documented: "an UpdateItem whose only action is REMOVE on an item that does not exist creates nothing (DynamoDB Local writes the bare key)",
+        patches: &[("/body/Attributes", "null")],
+    },
+    Departure {
+        case: "items",
+        step: 12,
+        documented: "an UpdateItem whose only action is REMOVE on an item that does not exist creates nothing (DynamoDB Local writes the bare key)",
+        patches: &[("/body/Item", "null")],
+    },
+    Departure {
+        case: "items",
+        step: 18,
+        documented: "a key of the wrong type: \"One or more parameter values were invalid: Type mismatch for key NAME expected: TYPE actual: TYPE\"",
+        patches: &[(
+            "/body/message",
+            r#""One or more parameter values were invalid: Type mismatch for key sk expected: N actual: S""#,
+        )],
+    },
+    Departure {
+        case: "items",
+        step: 19,
+        documented: NOT_FOUND,
+        patches: &[(
+            "/body/message",
+            r#""Requested resource not found: Table: {t}-missing not found""#,
+        )],
+    },
+    Departure {
+        case: "items",
+        step: 20,
+        documented: "PutItem's ReturnValues: \"The ReturnValues parameter ... PutItem does not recognize any values other than NONE or ALL_OLD\"",
+        patches: &[(
+            "/body/message",
+            r#""ReturnValues can only be ALL_OLD or NONE for PutItem""#,
+        )],
+    },
+    Departure {
+        case: "pages",
+        step: 0,
+        documented: INDEX_THROUGHPUT,
+        patches: &[(
+            "/body/TableDescription/GlobalSecondaryIndexes/0/ProvisionedThroughput",
+            r#"{"NumberOfDecreasesToday":0,"ReadCapacityUnits":0,"WriteCapacityUnits":0}"#,
+        )],
+    },
+    Departure {
+        case: "pages",
+        step: 27,
+        documented: "Segment: \"The value of Segment must be greater than or equal to 0, and less than the value provided for TotalSegments\" (DynamoDB's own message, not a constraint on the member)",
+        patches: &[(
+            "/body/message",
+            r#""The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: 2 is not less than TotalSegments: 2""#,
+        )],
+    },
+    Departure {
+        case: "updates",
+        step: 91,
+        documented: KEY_CONDITION_ON_OTHER_ATTRIBUTE,
+        patches: &[("/body/message", r#""Query key condition not supported""#)],
+    },
+    Departure {
+        case: "updates",
+        step: 96,
+        documented: KEY_CONDITION_ON_OTHER_ATTRIBUTE,
+        patches: &[("/body/message", r#""Query key condition not supported""#)],
+    },
+    Departure {
+        case: "updates",
+        step: 101,
+        documented: KEY_CONDITION_ON_OTHER_ATTRIBUTE,
+        patches: &[("/body/message", r#""Query key condition not supported""#)],
+    },
+    Departure {
+        case: "updates",
+        step: 106,
+        documented: KEY_CONDITION_ON_OTHER_ATTRIBUTE,
+        patches: &[("/body/message", r#""Query key condition not supported""#)],
+    },
+    Departure {
+        case: "tags",
+        step: 1,
+        documented: TAGGING,
+        patches: &[("/status", "200"), ("/body", "{}")],
+    },
+    Departure {
+        case: "tags",
+        step: 2,
+        documented: TAGGING,
+        patches: &[
+            ("/status", "200"),
+            (
+                "/body",
+                r#"{"Tags":[{"Key":"team","Value":"rave"},{"Key":"tier","Value":"1"}]}"#,
+            ),
+        ],
+    },
+    Departure {
+        case: "tags",
+        step: 3,
+        documented: TAGGING,
+        patches: &[("/status", "200"), ("/body", "{}")],
+    },
+    Departure {
+        case: "tags",
+        step: 4,
+        documented: TAGGING,
+        patches: &[
+            ("/status", "200"),
+            ("/body", r#"{"Tags":[{"Key":"team","Value":"rave"}]}"#),
+        ],
+    },
+    Departure {
+        case: "tags",
+        step: 8,
+        documented: "IdempotentParameterMismatchException: \"DynamoDB rejected the request because you retried a request with a different payload but with an idempotent token that was already used\"; DynamoDB Local's message is empty",
+        patches: &[(
+            "/body/message",
+            r#""The request uses the same client token as a previous, but not identical request.""#,
+        )],
+    },
+];
+
+/// DynamoDB Local's normalised answer with a departure's patches applied.
+fn patched(mut answer: Value, departure: &Departure, table: &str) -> Value {
+    for (pointer, json) in departure.patches {
+        let value: Value = serde_json::from_str(&json.replace("{t}", table))
+            .unwrap_or_else(|e| panic!("{}: patch {pointer} is not JSON: {e}", departure.case));
+        let (parent, member) = pointer.rsplit_once('/').unwrap_or(("", pointer));
+        let Some(Value::Object(members)) = answer.pointer_mut(parent) else {
+            panic!(
+                "{} step {}: nothing at {parent}",
+                departure.case, departure.step
+            );
+        };
+        if value.is_null() {
+            members.remove(member);
+        } else {
+            members.insert(member.to_owned(), value);
+        }
+    }
+    answer
+}
+
+fn endpoint() -> String {
+    std::env::var("RAVE_DYNAMODB_ENDPOINT").unwrap_or_else(|_| {
+        panic!(
+            "RAVE_DYNAMODB_ENDPOINT is not set: run ./scripts/test.sh, which starts DynamoDB Local"
+        )
+    })
+}
+
+static RUNS: AtomicUsize = AtomicUsize::new(0);
+
+/// A table name no other case or run uses on the shared DynamoDB Local.
+fn unique_table(case: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{case}-{nanos}-{}", RUNS.fetch_add(1, Ordering::Relaxed))
+}
+
+/// One request of a script, and what of its answer later steps use.
+struct Step {
+    target: String,
+    body: Value,
+    captures: Vec<(&'static str, &'static str)>,
+}
+
+fn op(operation: &str, body: Value) -> Step {
+    Step {
+        target: format!("DynamoDB_20120810.{operation}"),
+        body,
+        captures: Vec::new(),
+    }
+}
+
+fn streams_op(operation: &str, body: Value) -> Step {
+    Step {
+        target: format!("DynamoDBStreams_20120810.{operation}"),
+        body,
+        captures: Vec::new(),
+    }
+}
+
+impl Step {
+    /// Keeps the answer's value at JSON pointer `pointer` as `{name}`.
+    fn capture(mut self, name: &'static str, pointer: &'static str) -> Step {
+        self.captures.push((name, pointer));
+        self
+    }
+}
+
+/// One server under test, with the values its answers gave so far.
+struct Peer {
+    url: String,
+    client: reqwest::Client,
+    captured: Vec<(String, String)>,
+}
+
+impl Peer {
+    fn new(url: String) -> Peer {
+        Peer {
+            url,
+            client: reqwest::Client::new(),
+            captured: Vec::new(),
+        }
+    }
+
+    async fn run(&mut self, table: &str, step: &Step) -> (u16, Value) {
+        let mut body = step.body.to_string().replace("{t}", table);
+        for (name, value) in &self.captured {
+            body = body.replace(&format!("{{{name}}}"), value);
+        }
+        let response = self
+            .client
+            .post(format!("{}/", self.url))
+            .header("content-type", "application/x-amz-json-1.0")
+            .header("x-amz-target", &step.target)
+            .header("x-amz-date", "20261123T120000Z")
+            .header(
+                "authorization",
+                "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20261123/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date;x-amz-target, Signature=0123456789abcdef",
+            )
+            .body(body)
+            .send()
+            .await
+            .expect("the server answers");
+        let status = response.status().as_u16();
+        let bytes = response.bytes().await.expect("a body");
+        let answer: Value = serde_json::from_slice(&bytes).unwrap_or_else(|_| {
+            panic!(
+                "{} answered with no JSON: {}",
+                self.url,
+                String::from_utf8_lossy(&bytes)
+            )
+        });
+        for (name, pointer) in &step.captures {
+            let value = match answer.pointer(pointer) {
+                Some(Value::String(text)) => text.clone(),
+                Some(other) => other.to_string(),
+                None => panic!("{}: no {pointer} in {answer}", self.url),
+            };
+            self.captured.push(((*name).to_owned(), value));
+        }
+        (status, answer)
+    }
+}
+
+/// The answer without what differs between servers by design; lists whose
+/// order DynamoDB leaves unspecified (a BatchGetItem's items) sorted.
+fn normalise(value: &Value, table: &str) -> Value {
+    match value {
+        Value::Object(members) => {
+            let mut kept = Map::new();
+            for (name, member) in members {
+                if PER_SERVER.contains(&name.as_str()) {
+                    continue;
+                }
+                // DynamoDB Local spells every error's message key `Message`;
+                // which key DynamoDB uses for which exception is checked by
+                // rave's own tests (`error.rs`, `expressions`).
+                let name = if name == "Message" && members.contains_key("__type") {
+                    "message"
+                } else {
+                    name.as_str()
+                };
+                let mut member = normalise(member, table);
+                if name == "LastEvaluatedTableName" {
+                    // Other tests' tables page DynamoDB Local's listing.
+                    continue;
+                }
+                if name == "TableNames" {
+                    // DynamoDB Local is shared by every test: only this case's tables count.
+                    if let Value::Array(names) = &mut member {
+                        names.retain(|n| n.as_str().is_some_and(|n| n.starts_with(table)));
+                    }
+                }
+                if matches!(name, "Responses" | "UnprocessedKeys") {
+                    sort_lists(&mut member);
+                }
+                kept.insert(name.to_owned(), member);
+            }
+            Value::Object(kept)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|i| normalise(i, table)).collect()),
+        Value::String(text) => Value::String(sorted_type_set(text)),
+        other => other.clone(),
+    }
+}
+
+/// Every JSON pointer where `got` and `expected` differ, with both values.
+fn differences(got: &Value, expected: &Value, at: String, out: &mut Vec<String>) {
+    match (got, expected) {
+        (Value::Object(got), Value::Object(expected)) => {
+            for name in got
+                .keys()
+                .chain(expected.keys().filter(|k| !got.contains_key(*k)))
+            {
+                let missing = Value::String("<absent>".into());
+                differences(
+                    got.get(name).unwrap_or(&missing),
+                    expected.get(name).unwrap_or(&missing),
+                    format!("{at}/{name}"),
+                    out,
+                );
+            }
+        }
+        (Value::Array(got_items), Value::Array(expected_items))
+            if got_items.len() == expected_items.len() =>
+        {
+            for (index, (got, expected)) in got_items.iter().zip(expected_items).enumerate() {
+                differences(got, expected, format!("{at}/{index}"), out);
+            }
+        }
+        _ if got != expected => out.push(format!("{at}: {got} | {expected}")),
+        _ => {}
+    }
+}
+
+/// A message's `valid types: {N,BS,...}` with the types sorted: a set,
+/// which each server lists in its own order.
+fn sorted_type_set(text: &str) -> String {
+    const MARK: &str = "valid types: {";
+    let Some(start) = text.find(MARK).map(|at| at + MARK.len()) else {
+        return text.to_owned();
+    };
+    let Some(length) = text[start..].find('}') else {
+        return text.to_owned();
+    };
+    let mut types: Vec<&str> = text[start..start + length].split(',').collect();
+    types.sort_unstable();
+    format!(
+        "{}{}{}",
+        &text[..start],
+        types.join(","),
+        &text[start + length..]
+    )
+}
+
+fn sort_lists(value: &mut Value) {
+    if let Value::Object(members) = value {
+        for member in members.values_mut() {
+            if let Value::Array(items) = member {
+                items.sort_by_key(|item| item.to_string());
+            }
+        }
+    }
+}
+
+/// Runs `steps` on rave and on DynamoDB Local, and lists every step whose
+/// answers differ (all of them, not only the first).
+async fn differential(case: &'static str, steps: Vec<Step>) {
+    let server = Server::start().await;
+    let table = unique_table(case);
+    let mut rave = Peer::new(server.url.clone());
+    let mut local = Peer::new(endpoint());
+    let mut divergences = Vec::new();
+    for (index, step) in steps.iter().enumerate() {
+        let (rave_status, rave_answer) = rave.run(&table, step).await;
+        let (local_status, local_answer) = local.run(&table, step).await;
+        let got = json!({"status": rave_status, "body": normalise(&rave_answer, &table)});
+        let departure = LOCAL_DEPARTURES
+            .iter()
+            .find(|d| d.case == case && d.step == index);
+        let local = json!({"status": local_status, "body": normalise(&local_answer, &table)});
+        let (expected, whose) = match departure {
+            Some(departure) => (patched(local, departure, &table), departure.documented),
+            None => (local, "DynamoDB Local"),
+        };
+        if got != expected {
+            let mut paths = Vec::new();
+            differences(&got, &expected, String::new(), &mut paths);
+            divergences.push(format!(
+                "step {index} {} {}\n  where: {} (rave, then {whose})",
+                step.target,
+                step.body,
+                paths.join("\n         ")
+            ));
+        }
+    }
+    // DynamoDB Local outlives the run: leave it no table to list next time.
+    local
+        .run(&table, &op("DeleteTable", json!({"TableName": "{t}"})))
+        .await;
+    server.stop().await;
+    assert!(
+        divergences.is_empty(),
+        "{case}: {} step(s) differ\n{}",
+        divergences.len(),
+        divergences.join("\n")
+    );
+}
+
+fn keyed_table(extra: Value) -> Value {
+    let mut request = json!({
+        "TableName": "{t}",
+        "AttributeDefinitions": [
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "N"},
+        ],
+        "KeySchema": [
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        "BillingMode": "PAY_PER_REQUEST",
+    });
+    if let (Value::Object(request), Value::Object(extra)) = (&mut request, extra) {
+        request.extend(extra);
+    }
+    request
+}
+
+fn item(pk: &str, sk: i64, extra: Value) -> Value {
+    let mut item = json!({"pk": {"S": pk}, "sk": {"N": sk.to_string()}});
+    if let (Value::Object(item), Value::Object(extra)) = (&mut item, extra) {
+        item.extend(extra);
+    }
+    item
+}
+
+fn key(pk: &str, sk: i64) -> Value {
+    item(pk, sk, json!({}))
+}
+
+#[tokio::test]
+async fn control_plane_matches_dynamodb_local() {
+    differential(
+        "control",
+        vec![
+            op(
+                "CreateTable",
+                keyed_table(json!({
+                    "AttributeDefinitions": [
+                        {"AttributeName": "pk", "AttributeType": "S"},
+                        {"AttributeName": "sk", "AttributeType": "N"},
+                        {"AttributeName": "g", "AttributeType": "S"},
+                        {"AttributeName": "l", "AttributeType": "B"},
+                    ],
+                    "GlobalSecondaryIndexes": [{
+                        "IndexName": "byG",
+                        "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+                        "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["a", "b"]},
+                    }],
+                    "LocalSecondaryIndexes": [{
+                        "IndexName": "byL",
+                        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "l", "KeyType": "RANGE"}],
+                        "Projection": {"ProjectionType": "KEYS_ONLY"},
+                    }],
+                })),
+            ),
+            op("DescribeTable", json!({"TableName": "{t}"})),
+            op("CreateTable", keyed_table(json!({}))),
+            op("ListTables", json!({})),
+            op("DescribeTimeToLive", json!({"TableName": "{t}"})),
+            op(
+                "UpdateTimeToLive",
+                json!({"TableName": "{t}", "TimeToLiveSpecification": {"Enabled": true, "AttributeName": "expires"}}),
+            ),
+            op("DescribeTimeToLive", json!({"TableName": "{t}"})),
+            op(
+                "UpdateTimeToLive",
+                json!({"TableName": "{t}", "TimeToLiveSpecification": {"Enabled": true, "AttributeName": "expires"}}),
+            ),
+            op(
+                "UpdateTable",
+                json!({"TableName": "{t}", "BillingMode": "PROVISIONED", "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}}),
+            ),
+            op("DescribeTable", json!({"TableName": "{t}-missing"})),
+            op("DeleteTable", json!({"TableName": "{t}-missing"})),
+            op(
+                "CreateTable",
+                json!({"TableName": "{t}-bad", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}], "KeySchema": [{"AttributeName": "other", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"}),
+            ),
+            op(
+                "CreateTable",
+                json!({"TableName": "x", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}], "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"}),
+            ),
+            op(
+                "CreateTable",
+                json!({"TableName": "{t}-p", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}], "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}),
+            ),
+            op("DeleteTable", json!({"TableName": "{t}"})),
+            op("DescribeTable", json!({"TableName": "{t}"})),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn items_match_dynamodb_local() {
+    differential(
+        "items",
+        vec![
+            op("CreateTable", keyed_table(json!({}))),
+            op(
+                "PutItem",
+                json!({"TableName": "{t}", "Item": item("a", 1, json!({"n": {"N": "10"}, "s": {"SS": ["x", "y"]}, "m": {"M": {"in": {"L": [{"S": "deep"}, {"NULL": true}]}}}})), "ReturnValues": "ALL_OLD"}),
+            ),
+            op(
+                "PutItem",
+                json!({"TableName": "{t}", "Item": item("a", 1, json!({"n": {"N": "11"}})), "ReturnValues": "ALL_OLD"}),
+            ),
+            op("GetItem", json!({"TableName": "{t}", "Key": key("a", 1)})),
+            op("GetItem", json!({"TableName": "{t}", "Key": key("a", 2)})),
+            op("GetItem", json!({"TableName": "{t}", "Key": {"pk": {"S": "a"}}})),
+            op(
+                "GetItem",
+                json!({"TableName": "{t}", "Key": key("a", 1), "ProjectionExpression": "#n, sk", "ExpressionAttributeNames": {"#n": "n"}}),
+            ),
+            op(
+                "PutItem",
+                json!({"TableName": "{t}", "Item": item("a", 1, json!({})), "ConditionExpression": "attribute_not_exists(pk)", "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}),
+            ),
+            op(
+                "UpdateItem",
+                json!({"TableName": "{t}", "Key": key("a", 1), "UpdateExpression": "SET #n = #n + :one, tags = :tags ADD c :one", "ExpressionAttributeNames": {"#n": "n"}, "ExpressionAttributeValues": {":one": {"N": "1"}, ":tags": {"L": [{"S": "t"}]}}, "ReturnValues": "UPDATED_NEW"}),
+            ),
+            op(
+                "UpdateItem",
+                json!({"TableName": "{t}", "Key": key("a", 1), "UpdateExpression": "REMOVE tags[0] SET c = if_not_exists(c, :z)", "ExpressionAttributeValues": {":z": {"N": "0"}}, "ReturnValues": "UPDATED_OLD"}),
+            ),
+            op(
+                "UpdateItem",
+                json!({"TableName": "{t}", "Key": key("a", 1), "UpdateExpression": "SET sk = :z", "ExpressionAttributeValues": {":z": {"N": "0"}}}),
+            ),
+            op(
+                "UpdateItem",
+                json!({"TableName": "{t}", "Key": key("b", 1), "UpdateExpression": "REMOVE gone", "ReturnValues": "ALL_NEW"}),
+            ),
+            op("GetItem", json!({"TableName": "{t}", "Key": key("b", 1)})),
+            op(
+                "UpdateItem",
+                json!({"TableName": "{t}", "Key": key("a", 1), "UpdateExpression": "SET n = :v", "ExpressionAttributeValues": {":v": {"N": "1"}, ":unused": {"N": "2"}}}),
+            ),
+            op(
+                "DeleteItem",
+                json!({"TableName": "{t}", "Key": key("a", 1), "ConditionExpression": "n > :v", "ExpressionAttributeValues": {":v": {"N": "100"}}}),
+            ),
+            op(
+                "DeleteItem",
+                json!({"TableName": "{t}", "Key": key("a", 1), "ReturnValues": "ALL_OLD"}),
+            ),
+            op(
+                "PutItem",
+                json!({"TableName": "{t}", "Item": item("a", 1, json!({"bad": {"S": ""}, "e": {"SS": []}}))}),
+            ),
+            op(
+                "PutItem",
+                json!({"TableName": "{t}", "Item": item("a", 1, json!({"n": {"N": "1e200"}}))}),
+            ),
+            op("PutItem", json!({"TableName": "{t}", "Item": {"pk": {"S": "a"}, "sk": {"S": "1"}}})),
+            op("PutItem", json!({"TableName": "{t}-missing", "Item": key("a", 1)})),
+            op(
+                "PutItem",
+                json!({"TableName": "{t}", "Item": key("a", 1), "ReturnValues": "ALL_NEW"}),
+            ),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn queries_and_scans_match_dynamodb_local() {
+    let mut steps = vec![op(
+        "CreateTable",
+        keyed_table(json!({
+            "AttributeDefinitions": [
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "N"},
+                {"AttributeName": "g", "AttributeType": "S"},
+            ],
+            "GlobalSecondaryIndexes": [{
+                "IndexName": "byG",
+                // A sort key, so the index's order is defined.
+                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            }],
+        })),
+    )];
+    for sk in 0..8 {
+        let pk = if sk % 2 == 0 { "even" } else { "odd" };
+        steps.push(op(
+            "PutItem",
+            json!({"TableName": "{t}", "Item": item(pk, sk, json!({"g": {"S": "all"}, "v": {"N": (sk * 3).to_string()}}))}),
+        ));
+    }
+    let queries = [
+        json!({"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "even"}}}),
+        json!({"KeyConditionExpression": "pk = :p AND sk BETWEEN :a AND :b", "ExpressionAttributeValues": {":p": {"S": "even"}, ":a": {"N": "1"}, ":b": {"N": "5"}}, "ScanIndexForward": false}),
+        json!({"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "odd"}}, "Limit": 2}),
+        json!({"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "odd"}}, "Limit": 2, "ExclusiveStartKey": key("odd", 3)}),
+        json!({"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "odd"}}, "Select": "COUNT"}),
+        json!({"KeyConditionExpression": "pk = :p", "FilterExpression": "v > :v", "ExpressionAttributeValues": {":p": {"S": "odd"}, ":v": {"N": "5"}}}),
+        json!({"KeyConditionExpression": "pk = :p", "FilterExpression": "sk > :v", "ExpressionAttributeValues": {":p": {"S": "odd"}, ":v": {"N": "5"}}}),
+        json!({"KeyConditionExpression": "sk = :v", "ExpressionAttributeValues": {":v": {"N": "5"}}}),
+        json!({"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "odd"}}, "ProjectionExpression": "v"}),
+        json!({"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "odd"}}, "Select": "SPECIFIC_ATTRIBUTES"}),
+        json!({"IndexName": "byG", "KeyConditionExpression": "g = :g", "ExpressionAttributeValues": {":g": {"S": "all"}}, "Select": "ALL_ATTRIBUTES"}),
+        json!({"IndexName": "byG", "KeyConditionExpression": "g = :g", "ExpressionAttributeValues": {":g": {"S": "all"}}, "ConsistentRead": true}),
+        json!({"IndexName": "missing", "KeyConditionExpression": "g = :g", "ExpressionAttributeValues": {":g": {"S": "all"}}}),
+        json!({"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "odd"}}, "ExclusiveStartKey": key("even", 2)}),
+    ];
+    for query in queries {
+        let mut body = query;
+        body["TableName"] = json!("{t}");
+        steps.push(op("Query", body));
+    }
+    let scans = [
+        json!({}),
+        json!({"Limit": 3}),
+        json!({"Segment": 0, "TotalSegments": 2}),
+        json!({"Segment": 1, "TotalSegments": 2}),
+        json!({"Segment": 2, "TotalSegments": 2}),
+        json!({"FilterExpression": "v >= :v", "ExpressionAttributeValues": {":v": {"N": "9"}}, "Select": "COUNT"}),
+        json!({"IndexName": "byG"}),
+        json!({"ProjectionExpression": "pk, v"}),
+    ];
+    for scan in scans {
+        let mut body = scan;
+        body["TableName"] = json!("{t}");
+        steps.push(op("Scan", body));
+    }
+    differential("pages", steps).await;
+}
+
+#[tokio::test]
+async fn batches_and_transactions_match_dynamodb_local() {
+    differential(
+        "batch",
+        vec![
+            op("CreateTable", keyed_table(json!({}))),
+            op(
+                "BatchWriteItem",
+                json!({"RequestItems": {"{t}": [
+                    {"PutRequest": {"Item": item("a", 1, json!({"v": {"S": "one"}}))}},
+                    {"PutRequest": {"Item": item("a", 2, json!({"v": {"S": "two"}}))}},
+                    {"PutRequest": {"Item": item("b", 1, json!({}))}},
+                ]}}),
+            ),
+            op(
+                "BatchGetItem",
+                json!({"RequestItems": {"{t}": {"Keys": [key("a", 1), key("a", 2), key("z", 9)], "ProjectionExpression": "v"}}}),
+            ),
+            op(
+                "BatchWriteItem",
+                json!({"RequestItems": {"{t}": [
+                    {"PutRequest": {"Item": key("c", 1)}},
+                    {"DeleteRequest": {"Key": key("c", 1)}},
+                ]}}),
+            ),
+            op(
+                "BatchWriteItem",
+                json!({"RequestItems": {"{t}": [{"DeleteRequest": {"Key": key("b", 1)}}]}}),
+            ),
+            op(
+                "BatchGetItem",
+                json!({"RequestItems": {"{t}": {"Keys": [key("a", 1), key("a", 1)]}}}),
+            ),
+            op("BatchGetItem", json!({"RequestItems": {}})),
+            op(
+                "TransactWriteItems",
+                json!({"TransactItems": [
+                    {"Put": {"TableName": "{t}", "Item": item("t", 1, json!({"v": {"N": "1"}}))}},
+                    {"Update": {"TableName": "{t}", "Key": key("a", 1), "UpdateExpression": "SET w = :w", "ExpressionAttributeValues": {":w": {"N": "2"}}}},
+                    {"Delete": {"TableName": "{t}", "Key": key("a", 2)}},
+                    {"ConditionCheck": {"TableName": "{t}", "Key": key("b", 1), "ConditionExpression": "attribute_not_exists(pk)"}},
+                ]}),
+            ),
+            op(
+                "TransactWriteItems",
+                json!({"TransactItems": [
+                    {"Put": {"TableName": "{t}", "Item": item("t", 2, json!({}))}},
+                    {"ConditionCheck": {"TableName": "{t}", "Key": key("t", 1), "ConditionExpression": "v = :two", "ExpressionAttributeValues": {":two": {"N": "2"}}, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}},
+                ]}),
+            ),
+            op(
+                "TransactWriteItems",
+                json!({"TransactItems": [
+                    {"Put": {"TableName": "{t}", "Item": key("t", 3)}},
+                    {"Delete": {"TableName": "{t}", "Key": key("t", 3)}},
+                ]}),
+            ),
+            op(
+                "TransactGetItems",
+                json!({"TransactItems": [
+                    {"Get": {"TableName": "{t}", "Key": key("t", 1)}},
+                    {"Get": {"TableName": "{t}", "Key": key("t", 2)}},
+                    {"Get": {"TableName": "{t}", "Key": key("a", 1), "ProjectionExpression": "w"}},
+                ]}),
+            ),
+            op("TransactWriteItems", json!({"TransactItems": []})),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn streams_match_dynamodb_local() {
+    differential(
+        "streams",
+        vec![
+            op(
+                "CreateTable",
+                keyed_table(json!({"StreamSpecification": {"StreamEnabled": true, "StreamViewType": "NEW_AND_OLD_IMAGES"}})),
+            )
+            .capture("stream", "/TableDescription/LatestStreamArn"),
+            op("PutItem", json!({"TableName": "{t}", "Item": item("a", 1, json!({"v": {"N": "1"}}))})),
+            op(
+                "UpdateItem",
+                json!({"TableName": "{t}", "Key": key("a", 1), "UpdateExpression": "SET v = :v", "ExpressionAttributeValues": {":v": {"N": "2"}}}),
+            ),
+            op("DeleteItem", json!({"TableName": "{t}", "Key": key("a", 1)})),
+            op("DeleteItem", json!({"TableName": "{t}", "Key": key("a", 1)})),
+            streams_op("ListStreams", json!({"TableName": "{t}"})),
+            streams_op("DescribeStream", json!({"StreamArn": "{stream}"}))
+                .capture("shard", "/StreamDescription/Shards/0/ShardId"),
+            streams_op(
+                "GetShardIterator",
+                json!({"StreamArn": "{stream}", "ShardId": "{shard}", "ShardIteratorType": "TRIM_HORIZON"}),
+            )
+            .capture("iterator", "/ShardIterator"),
+            streams_op("GetRecords", json!({"ShardIterator": "{iterator}"})),
+            streams_op(
+                "GetShardIterator",
+                json!({"StreamArn": "{stream}", "ShardId": "{shard}", "ShardIteratorType": "AT_SEQUENCE_NUMBER"}),
+            ),
+            streams_op("GetRecords", json!({"ShardIterator": "nonsense"})),
+        ],
+    )
+    .await;
+}
+
+/// A seeded generator of expressions (SplitMix64: the same corpus on every
+/// run, so a divergence it finds stays found).
+struct Corpus {
+    state: u64,
+    /// The value placeholders the expression being built uses.
+    values: Map<String, Value>,
+}
+
+impl Corpus {
+    fn new(seed: u64) -> Corpus {
+        Corpus {
+            state: seed,
+            values: Map::new(),
+        }
+    }
+
+    fn next(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, bound: usize) -> usize {
+        usize::try_from(self.next() % bound as u64).unwrap_or(0)
+    }
+
+    fn pick<'a>(&mut self, choices: &[&'a str]) -> &'a str {
+        choices[self.below(choices.len())]
+    }
+
+    /// An attribute path: plain, through `#name` (a reserved word), nested.
+    fn path(&mut self) -> String {
+        self.pick(&[
+            "pk", "sk", "v", "s", "#name", "m.inner", "l[0]", "l[1]", "absent", "#size",
+        ])
+        .to_owned()
+    }
+
+    /// A value placeholder bound to a value of a random type.
+    fn value(&mut self) -> String {
+        let name = format!(":v{}", self.values.len());
+        let value = match self.below(6) {
+            0 => json!({"N": self.below(30).to_string()}),
+            1 => json!({"S": self.pick(&["a", "b", "odd", "even", "x"])}),
+            2 => json!({"N": format!("-{}.5", self.below(5))}),
+            3 => json!({"BOOL": self.below(2) == 1}),
+            4 => json!({"L": [{"N": "1"}]}),
+            _ => json!({"S": ""}),
+        };
+        self.values.insert(name.clone(), value);
+        name
+    }
+
+    fn operand(&mut self) -> String {
+        match self.below(4) {
+            0 | 1 => self.path(),
+            2 => format!("size({})", self.path()),
+            _ => self.value(),
+        }
+    }
+
+    fn condition(&mut self, depth: u32) -> String {
+        let leaf = depth == 0 || self.below(3) == 0;
+        if leaf {
+            return match self.below(9) {
+                0 => format!("attribute_exists({})", self.path()),
+                1 => format!("attribute_not_exists({})", self.path()),
+                2 => format!("attribute_type({}, {})", self.path(), self.value()),
+                3 => format!("begins_with({}, {})", self.path(), self.value()),
+                4 => format!("contains({}, {})", self.path(), self.value()),
+                5 => format!(
+                    "{} BETWEEN {} AND {}",
+                    self.operand(),
+                    self.value(),
+                    self.value()
+                ),
+                6 => format!("{} IN ({}, {})", self.operand(), self.value(), self.value()),
+                _ => {
+                    let comparator = self.pick(&["=", "<>", "<", "<=", ">", ">="]);
+                    format!("{} {comparator} {}", self.operand(), self.operand())
+                }
+            };
+        }
+        match self.below(4) {
+            0 => format!("NOT {}", self.condition(depth - 1)),
+            1 => format!("({})", self.condition(depth - 1)),
+            2 => format!(
+                "{} AND {}",
+                self.condition(depth - 1),
+                self.condition(depth - 1)
+            ),
+            _ => format!(
+                "{} OR {}",
+                self.condition(depth - 1),
+                self.condition(depth - 1)
+            ),
+        }
+    }
+
+    fn update(&mut self) -> String {
+        let mut clauses = Vec::new();
+        for _ in 0..=self.below(2) {
+            clauses.push(match self.below(5) {
+                0 => format!("SET {} = {}", self.path(), self.operand()),
+                1 => format!(
+                    "SET {} = {} + {}",
+                    self.path(),
+                    self.operand(),
+                    self.operand()
+                ),
+                2 => format!(
+                    "SET {} = list_append({}, {})",
+                    self.path(),
+                    self.operand(),
+                    self.value()
+                ),
+                3 => format!("REMOVE {}", self.path()),
+                _ => format!("ADD {} {}", self.path(), self.value()),
+            });
+        }
+        clauses.join(" ")
+    }
+
+    /// Breaks a valid expression the ways a client does: a token dropped or
+    /// doubled, an unknown function, an undefined placeholder, a reserved
+    /// word used bare.
+    fn break_expression(&mut self, expression: &str) -> String {
+        let tokens: Vec<&str> = expression.split(' ').collect();
+        let at = self.below(tokens.len());
+        match self.below(5) {
+            0 => tokens
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != at)
+                .map(|(_, t)| *t)
+                .collect::<Vec<_>>()
+                .join(" "),
+            1 => format!("{expression} {}", tokens[at]),
+            2 => format!("frobnicate(v) AND {expression}"),
+            3 => format!("{expression} AND v = :undefined"),
+            _ => expression.replace("#name", "name"),
+        }
+    }
+
+    /// The request members an expression needs: its names and values.
+    fn bind(&mut self, expression: &str, request: &mut Value) {
+        let mut names = Map::new();
+        for (placeholder, name) in [("#name", "name"), ("#size", "size")] {
+            if expression.contains(placeholder) {
+                names.insert(placeholder.into(), json!(name));
+            }
+        }
+        if !names.is_empty() {
+            request["ExpressionAttributeNames"] = Value::Object(names);
+        }
+        let values = std::mem::take(&mut self.values);
+        if !values.is_empty() {
+            request["ExpressionAttributeValues"] = Value::Object(values);
+        }
+    }
+}
+
+fn corpus_items() -> Vec<Step> {
+    let mut steps = vec![op("CreateTable", keyed_table(json!({})))];
+    for sk in 0..6 {
+        let pk = if sk % 2 == 0 { "even" } else { "odd" };
+        let mut extra = json!({"v": {"N": (sk * 5).to_string()}, "s": {"S": (["a", "ab", "b"][sk as usize % 3])}});
+        if sk % 3 != 0 {
+            extra["name"] = json!({"S": format!("n{sk}")});
+            extra["m"] = json!({"M": {"inner": {"N": sk.to_string()}}});
+            extra["l"] = json!({"L": [{"N": "1"}, {"S": "two"}]});
+        }
+        steps.push(op(
+            "PutItem",
+            json!({"TableName": "{t}", "Item": item(pk, sk, extra)}),
+        ));
+    }
+    steps
+}
+
+#[tokio::test]
+async fn generated_filters_and_conditions_match_dynamodb_local() {
+    let mut corpus = Corpus::new(0x5EED_0001);
+    let mut steps = corpus_items();
+    for round in 0..80 {
+        let mut expression = corpus.condition(3);
+        if round % 4 == 3 {
+            expression = corpus.break_expression(&expression);
+        }
+        let mut request = json!({"TableName": "{t}", "FilterExpression": expression});
+        corpus.bind(&expression, &mut request);
+        steps.push(op("Scan", request));
+    }
+    for round in 0..30 {
+        let mut expression = corpus.condition(2);
+        if round % 4 == 3 {
+            expression = corpus.break_expression(&expression);
+        }
+        let mut request = json!({
+            "TableName": "{t}",
+            "Item": item("odd", 1, json!({"v": {"N": "5"}})),
+            "ConditionExpression": expression,
+        });
+        corpus.bind(&expression, &mut request);
+        steps.push(op("PutItem", request));
+    }
+    differential("filters", steps).await;
+}
+
+#[tokio::test]
+async fn generated_updates_and_projections_match_dynamodb_local() {
+    let mut corpus = Corpus::new(0x5EED_0002);
+    let mut steps = corpus_items();
+    for round in 0..60 {
+        let mut expression = corpus.update();
+        if round % 4 == 3 {
+            expression = corpus.break_expression(&expression);
+        }
+        let sk = corpus.below(6) as i64;
+        let pk = if sk % 2 == 0 { "even" } else { "odd" };
+        let mut request = json!({
+            "TableName": "{t}",
+            "Key": key(pk, sk),
+            "UpdateExpression": expression,
+            "ReturnValues": (["ALL_NEW", "UPDATED_OLD", "UPDATED_NEW", "ALL_OLD"][round % 4]),
+        });
+        corpus.bind(&expression, &mut request);
+        steps.push(op("UpdateItem", request));
+    }
+    for round in 0..20 {
+        let mut paths: Vec<String> = (0..=corpus.below(3)).map(|_| corpus.path()).collect();
+        if round % 5 == 4 {
+            paths.push("v[0".into());
+        }
+        let expression = paths.join(", ");
+        let mut request = json!({"TableName": "{t}", "ProjectionExpression": expression});
+        corpus.bind(&expression, &mut request);
+        steps.push(op("Scan", request));
+    }
+    for round in 0..20 {
+        let condition = match round % 5 {
+            0 => "pk = :p AND sk > :s",
+            1 => "pk = :p AND begins_with(sk, :s)",
+            2 => ":p = pk AND sk <= :s",
+            3 => "pk = :p OR sk = :s",
+            _ => "pk = :p AND v = :s",
+        };
+        steps.push(op(
+            "Query",
+            json!({
+                "TableName": "{t}",
+                "KeyConditionExpression": condition,
+                "ExpressionAttributeValues": {":p": {"S": (["odd", "even"][round % 2])}, ":s": {"N": (round % 6).to_string()}},
+            }),
+        ));
+    }
+    differential("updates", steps).await;
+}
+
+#[tokio::test]
+async fn tags_limits_and_idempotent_transactions_match_dynamodb_local() {
+    let transaction = json!({
+        // The table's name: unique per run, since DynamoDB Local keeps tokens.
+        "ClientRequestToken": "{t}",
+        "TransactItems": [{"Put": {"TableName": "{t}", "Item": item("t", 1, json!({}))}}],
+    });
+    let mut changed = transaction.clone();
+    changed["TransactItems"][0]["Put"]["Item"]["v"] = json!({"N": "2"});
+    differential(
+        "tags",
+        vec![
+            op("CreateTable", keyed_table(json!({})))
+                .capture("arn", "/TableDescription/TableArn"),
+            op(
+                "TagResource",
+                json!({"ResourceArn": "{arn}", "Tags": [{"Key": "team", "Value": "rave"}, {"Key": "tier", "Value": "1"}]}),
+            ),
+            op("ListTagsOfResource", json!({"ResourceArn": "{arn}"})),
+            op("UntagResource", json!({"ResourceArn": "{arn}", "TagKeys": ["tier"]})),
+            op("ListTagsOfResource", json!({"ResourceArn": "{arn}"})),
+            op("DescribeLimits", json!({})),
+            op("TransactWriteItems", transaction.clone()),
+            op("TransactWriteItems", transaction),
+            op("TransactWriteItems", changed),
+            op("GetItem", json!({"TableName": "{t}", "Key": key("t", 1)})),
+        ],
+    )
+    .await;
+}
