@@ -3,76 +3,29 @@
 
 use std::sync::Arc;
 
-use rave_comments::{Comments, Config, CursorKey, Moderation};
-use rave_engine::Engine;
-use rave_server::{AppState, ServerConfig};
+use rave_comments::{Comments, Moderation};
+use rave_server::ServerConfig;
 use rave_store::SharedStore;
-use reqwest::{Client, Method, StatusCode};
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 #[path = "common/client.rs"]
 mod client;
 
-const TOKEN: &str = "s3cret-admin-token";
+#[path = "common/server.rs"]
+mod server;
 
-struct TestServer {
-    base: String,
-    client: Client,
-    _dir: tempfile::TempDir,
-}
+use server::{TOKEN, TestServer};
 
 async fn start_with(config: ServerConfig, moderation: Moderation) -> TestServer {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::open(dir.path()).unwrap();
-    let comments = Arc::new(Comments::new(
-        SharedStore::new(engine),
-        Config {
-            table: "rave".into(),
-            cursor_key: CursorKey::new([3; 32]),
-            moderation,
-        },
-    ));
-    comments.ensure_table().await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let state = AppState::new(comments, &config);
-    tokio::spawn(rave_server::serve(listener, state, std::future::pending()));
-    TestServer {
-        base,
-        client: Client::new(),
-        _dir: dir,
-    }
+    server::start_with(config, moderation, None).await
 }
 
 async fn start() -> TestServer {
-    start_with(
-        ServerConfig {
-            admin_token: Some(TOKEN.into()),
-            rate_limit_per_minute: 0,
-        },
-        Moderation::Off,
-    )
-    .await
+    server::start(None).await
 }
 
 impl TestServer {
-    async fn call(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<Value>,
-        admin: bool,
-    ) -> (StatusCode, Value) {
-        client::call(
-            &self.client,
-            method,
-            format!("{}{path}", self.base),
-            body,
-            admin.then_some(TOKEN),
-        )
-        .await
-    }
-
     async fn get(&self, path: &str) -> (StatusCode, Value) {
         self.call(Method::GET, path, None, false).await
     }
@@ -972,28 +925,14 @@ async fn health_metrics_and_openapi() {
     }
 }
 
-/// A server whose statistics are brought up to date on demand.
+/// A server whose statistics are brought up to date on demand, and the
+/// sender of the aggregator status it reports (kept alive by the caller).
 async fn start_with_statistics() -> (
     TestServer,
     Arc<Comments<SharedStore>>,
     rave_engine::EngineFeed,
+    tokio::sync::watch::Sender<rave_server::AggregatorStatus>,
 ) {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::open(dir.path()).unwrap();
-    let comments = Arc::new(Comments::new(
-        SharedStore::new(engine.clone()),
-        Config {
-            table: "rave".into(),
-            cursor_key: CursorKey::new([3; 32]),
-            moderation: Moderation::Off,
-        },
-    ));
-    comments.ensure_table().await.unwrap();
-    let feed = rave_engine::EngineFeed::open(engine, "rave", "statistics")
-        .await
-        .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
     let (status, receiver) = tokio::sync::watch::channel(rave_server::AggregatorStatus::default());
     status.send_replace(rave_server::AggregatorStatus {
         position: 7,
@@ -1006,20 +945,15 @@ async fn start_with_statistics() -> (
         admin_token: Some(TOKEN.into()),
         rate_limit_per_minute: 0,
     };
-    let state = AppState::new(comments.clone(), &config).with_aggregator(receiver);
-    tokio::spawn(async move {
-        let _keep = status;
-        rave_server::serve(listener, state, std::future::pending()).await
-    });
-    (
-        TestServer {
-            base,
-            client: Client::new(),
-            _dir: dir,
-        },
-        comments,
-        feed,
-    )
+    let server = server::start_serving(config, Moderation::Off, None, |state| {
+        state.with_aggregator(receiver)
+    })
+    .await;
+    let feed = rave_engine::EngineFeed::open(server.engine.clone(), "rave", "statistics")
+        .await
+        .unwrap();
+    let comments = server.comments.clone();
+    (server, comments, feed, status)
 }
 
 async fn catch_up(comments: &Comments<SharedStore>, feed: &rave_engine::EngineFeed) {
@@ -1037,7 +971,7 @@ async fn catch_up(comments: &Comments<SharedStore>, feed: &rave_engine::EngineFe
 
 #[tokio::test]
 async fn statistics_leaderboard_and_aggregates() {
-    let (s, comments, feed) = start_with_statistics().await;
+    let (s, comments, feed, _status) = start_with_statistics().await;
     let (_, empty) = s.get("/v1/products/none/stats").await;
     assert_eq!(
         empty,
@@ -1141,7 +1075,7 @@ async fn aggregator_status_without_an_aggregator_is_503() {
 
 #[tokio::test]
 async fn votes_are_recorded_replaced_withdrawn_and_counted() {
-    let (s, comments, feed) = start_with_statistics().await;
+    let (s, comments, feed, _status) = start_with_statistics().await;
     let c = s.create("p", "en", 5).await;
     assert_eq!(
         (c["helpful_votes"].clone(), c["unhelpful_votes"].clone()),

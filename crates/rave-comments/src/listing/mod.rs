@@ -103,6 +103,17 @@ impl<S: Store> Listings<S> {
         self.stats_fresh = Some(fresh);
     }
 
+    /// Where a listing of one partition resumes: its cursor's one
+    /// position, checked against the query it was signed for, or the start.
+    fn resume_single(&self, cursor: Option<&str>, binding: &[u8]) -> Result<Position> {
+        match cursor {
+            Some(text) => Cursor::decode(text, &self.cursor_key, binding)?
+                .position(0)
+                .ok_or(CommentsError::BadCursor("the cursor is malformed")),
+            None => Ok(Position::Start),
+        }
+    }
+
     /// A page of a product's visible comments, newest first. A fan-out over
     /// several ratings reads the product's statistics first, to size (and,
     /// when they are current, skip) its sub-queries.
@@ -210,12 +221,7 @@ impl<S: Store> Listings<S> {
         }
         let limit = check_page_size(limit)?;
         let binding = queue_binding(state, since);
-        let start = match cursor {
-            Some(text) => Cursor::decode(text, &self.cursor_key, &binding)?
-                .position(0)
-                .ok_or(CommentsError::BadCursor("the cursor is malformed"))?,
-            None => Position::Start,
-        };
+        let start = self.resume_single(cursor, &binding)?;
         if start == Position::Exhausted {
             return Ok(QueuePage {
                 items: Vec::new(),
@@ -261,12 +267,7 @@ impl<S: Store> Listings<S> {
         let author = validate_author(author)?;
         let limit = check_page_size(limit)?;
         let binding = author_binding(&author);
-        let start = match cursor {
-            Some(text) => Cursor::decode(text, &self.cursor_key, &binding)?
-                .position(0)
-                .ok_or(CommentsError::BadCursor("the cursor is malformed"))?,
-            None => Position::Start,
-        };
+        let start = self.resume_single(cursor, &binding)?;
         if start == Position::Exhausted {
             return Ok(AuthorPage {
                 items: Vec::new(),

@@ -27,6 +27,33 @@ pub struct TestServer {
 }
 
 pub async fn start(purchase_secret: Option<&[u8]>) -> TestServer {
+    start_with(
+        ServerConfig {
+            admin_token: Some(TOKEN.into()),
+            rate_limit_per_minute: 0,
+        },
+        Moderation::Off,
+        purchase_secret,
+    )
+    .await
+}
+
+pub async fn start_with(
+    config: ServerConfig,
+    moderation: Moderation,
+    purchase_secret: Option<&[u8]>,
+) -> TestServer {
+    start_serving(config, moderation, purchase_secret, |state| state).await
+}
+
+/// [`start_with`], with the server's state finished by `finish` (an
+/// aggregator's status, say) before it serves.
+pub async fn start_serving(
+    config: ServerConfig,
+    moderation: Moderation,
+    purchase_secret: Option<&[u8]>,
+    finish: impl FnOnce(AppState) -> AppState,
+) -> TestServer {
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::open(dir.path()).unwrap();
     let comments = Arc::new(Comments::new(
@@ -34,20 +61,17 @@ pub async fn start(purchase_secret: Option<&[u8]>) -> TestServer {
         Config {
             table: "rave".into(),
             cursor_key: CursorKey::new([3; 32]),
-            moderation: Moderation::Off,
+            moderation,
         },
     ));
     comments.ensure_table().await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let config = ServerConfig {
-        admin_token: Some(TOKEN.into()),
-        rate_limit_per_minute: 0,
-    };
     let mut state = AppState::new(comments.clone(), &config);
     if let Some(secret) = purchase_secret {
         state = state.with_purchase_secret(secret);
     }
+    let state = finish(state);
     tokio::spawn(rave_server::serve(listener, state, std::future::pending()));
     TestServer {
         base,
