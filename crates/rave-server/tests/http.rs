@@ -1320,7 +1320,7 @@ async fn every_sort_orders_pages_and_binds_its_cursors() {
 /// the language and rating filters; EXPLAIN names the helpful indexes.
 #[tokio::test]
 async fn the_helpful_sort_follows_the_counted_votes() {
-    let (s, comments, feed) = start_with_statistics().await;
+    let (s, comments, feed, _status) = start_with_statistics().await;
     let mut ids = Vec::new();
     for (language, rating) in [("en", 5), ("en", 1), ("de", 3), ("en", 4), ("en", 2)] {
         let c = s.create("h", language, rating).await;
