@@ -102,6 +102,21 @@ pub(crate) fn plan(
     plan
 }
 
+/// The per-rating partitions a rating-ordered listing reads: the index
+/// keyed by language and rating when `filter` has a language, by rating
+/// alone otherwise, and the ratings asked for (all five without a filter).
+fn rating_partitions(filter: &Filter) -> (Index, Vec<Rating>) {
+    let index = match filter.language {
+        Some(_) => Index::ByLangAndRating,
+        None => Index::ByRating,
+    };
+    let ratings = match filter.ratings.ratings() {
+        asked if asked.is_empty() => Rating::ALL.to_vec(),
+        asked => asked,
+    };
+    (index, ratings)
+}
+
 /// One sub-query per rating asked for (all five without a rating filter),
 /// ranked in the order they are read: each is read only once the ones
 /// before it have run out. A rating whose exact count is 0 is skipped.
@@ -114,19 +129,12 @@ fn in_rating_order(
     exact: bool,
 ) -> Plan {
     let language = filter.language.as_ref();
-    let index = match language {
-        Some(_) => Index::ByLangAndRating,
-        None => Index::ByRating,
-    };
+    let (index, mut ratings) = rating_partitions(filter);
     // Verified listings read the same partitions of the verified copy.
     let read_on = if filter.verified {
         index.verified()
     } else {
         index
-    };
-    let mut ratings = match filter.ratings.ratings() {
-        asked if asked.is_empty() => Rating::ALL.to_vec(),
-        asked => asked,
     };
     if sort == Sort::Highest {
         ratings.reverse();
@@ -183,17 +191,10 @@ fn most_helpful(
     exact: bool,
 ) -> Plan {
     let language = filter.language.as_ref();
-    let index = match language {
-        Some(_) => Index::ByLangAndRating,
-        None => Index::ByRating,
-    };
+    let (index, asked) = rating_partitions(filter);
     let read_on = match filter.verified {
         true => index.verified().helpful(),
         false => index.helpful(),
-    };
-    let asked = match filter.ratings.ratings() {
-        asked if asked.is_empty() => Rating::ALL.to_vec(),
-        asked => asked,
     };
     let mut ratings = Vec::with_capacity(asked.len());
     let mut skipped = Vec::new();
