@@ -51,7 +51,7 @@ pub use changes::{CommentChange, comment_change};
 pub use error::{CommentsError, Result};
 pub use listing::cursor::CursorKey;
 pub use listing::planner::{
-    Filter, Plan, PlannedQuery, RatingCounts, RatingSet, Skipped, Strategy,
+    Filter, Plan, PlannedQuery, RatingCounts, RatingSet, SizedBy, Skipped, Strategy,
 };
 pub use listing::sort::Sort;
 pub use listing::{AuthorPage, ExportPosition, ListPage, ListRequest, QueuePage};

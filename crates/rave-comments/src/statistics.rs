@@ -10,7 +10,7 @@ use rave_store::{KeyCondition, Store};
 
 use crate::access::TableAccess;
 use crate::error::Result;
-use crate::listing::planner::RatingCounts;
+use crate::listing::planner::{RatingCounts, SizedBy};
 use crate::model::{GlobalStats, Language, ProductId, check_page_size};
 use crate::table::{Index, stats};
 
@@ -23,6 +23,8 @@ pub struct ProductStats {
     pub total: u64,
     /// How many of the counted comments a purchase verified.
     pub verified_total: u64,
+    /// The verified ones by rating.
+    pub verified_counts: RatingCounts,
 }
 
 impl ProductStats {
@@ -38,6 +40,7 @@ impl ProductStats {
             counts: RatingCounts(counts.ratings),
             total: counts.ratings.iter().sum(),
             verified_total: counts.verified,
+            verified_counts: RatingCounts(counts.verified_ratings),
         }
     }
 
@@ -98,14 +101,23 @@ impl<S: Store> Statistics<S> {
     }
 
     /// The per-rating counts of a product (all zero when it has none), with
-    /// the read units they cost.
+    /// which they are and the read units they cost: of its verified comments when `verified`
+    /// and the item has them (see `ProductCounts::verified_by_rating`),
+    /// of all its comments otherwise — a rating without comments has no
+    /// verified ones either, so those still skip and size correctly, only
+    /// less closely.
     pub(crate) async fn rating_counts(
         &self,
         product: &ProductId,
         language: Option<&Language>,
-    ) -> Result<(RatingCounts, f64)> {
+        verified: bool,
+    ) -> Result<(RatingCounts, SizedBy, f64)> {
         let (counts, units) = self.counts(product, language).await?;
-        Ok((RatingCounts(counts.ratings), units))
+        let (by_rating, sized_by) = match counts.verified_by_rating() {
+            Some(verified_ratings) if verified => (verified_ratings, SizedBy::VerifiedComments),
+            _ => (counts.ratings, SizedBy::Comments),
+        };
+        Ok((RatingCounts(by_rating), sized_by, units))
     }
 
     /// Everything a product's statistics item counts, with its read units.

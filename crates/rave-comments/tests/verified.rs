@@ -1,13 +1,19 @@
 //! Verified purchases in the domain: one order verifies one comment per
 //! product, a refused create stores nothing, and a verified listing reads
-//! only what it returns (the sparse verified indexes).
+//! only what it returns (the sparse verified indexes, fan-outs sized by the
+//! verified comments per rating).
 
 mod common;
 
+use std::time::Duration;
+
 use common::{fixture, new_comment};
 use rave_comments::{
-    CommentsError, Filter, Language, ListRequest, Moderation, OrderId, Rating, RatingSet, Sort,
+    Comments, CommentsError, Filter, Language, ListRequest, Moderation, OrderId, Rating, RatingSet,
+    SizedBy, Sort,
 };
+use rave_engine::{Engine, EngineFeed};
+use rave_store::ChangeFeed;
 
 fn order(id: &str) -> OrderId {
     OrderId::parse(id).unwrap()
@@ -144,6 +150,198 @@ async fn verified_listings_read_only_what_they_return() {
             "{filter:?}: {read} read for {returned} returned"
         );
     }
+}
+
+async fn catch_up(comments: &Comments<Engine>, engine: &Engine) {
+    let feed = EngineFeed::open(engine.clone(), "rave", "stats")
+        .await
+        .unwrap();
+    loop {
+        comments
+            .aggregate_once(&feed, Duration::from_millis(1))
+            .await
+            .unwrap();
+        if feed.lag().await.unwrap().events == 0 {
+            return;
+        }
+    }
+}
+
+/// Verified comments spread unevenly over ratings (every 1-star comment
+/// verified, one 5-star comment in ten, one 3-star in four, no 2- or
+/// 4-star one): a verified fan-out over several ratings, sized by the
+/// verified counts per rating (and per language and rating), reads at most
+/// 1.3 items per item returned on the first page, on every page after it
+/// and over the whole walk, in every sort. Sized by the counts of all
+/// comments, {1, 5} would read about 1.4 per item returned.
+#[tokio::test]
+async fn verified_fan_outs_read_at_most_1_3_items_per_item_returned_when_skewed() {
+    let f = fixture(Moderation::Off).await;
+    for i in 0..1000 {
+        let language = ["en", "de"][i % 2];
+        let rating = (i / 2 % 5 + 1) as i64;
+        // The how-manieth comment of its language and rating.
+        let nth = i / 10;
+        let new = new_comment(language, rating, &format!("comment {i}"));
+        let verified = match rating {
+            1 => true,
+            3 => nth % 4 == 0,
+            5 => nth % 10 == 0,
+            _ => false,
+        };
+        if verified {
+            f.comments
+                .create_verified("p", new, None, &order(&format!("o-{i}")))
+                .await
+                .unwrap();
+        } else {
+            f.comments.create("p", new, None).await.unwrap();
+        }
+    }
+    catch_up(&f.comments, &f.engine).await;
+    let stats = f.comments.product_stats("p", Some("en")).await.unwrap();
+    assert_eq!(stats.verified_counts.0, [100, 0, 25, 0, 10]);
+    assert_eq!(stats.verified_total, 135);
+    let ratings =
+        |list: &[i64]| RatingSet::from_ratings(list.iter().map(|r| Rating::new(*r).unwrap()));
+    for sort in [Sort::Newest, Sort::Oldest, Sort::Highest, Sort::Lowest] {
+        for language in [None, Some(Language::parse("en").unwrap())] {
+            for list in [&[1, 5][..], &[1, 3, 5], &[3, 5], &[1, 2, 4, 5], &[]] {
+                let filter = Filter {
+                    language: language.clone(),
+                    ratings: ratings(list),
+                    verified: true,
+                };
+                let (mut read, mut returned, mut cursor) = (0, 0, None::<String>);
+                for page_number in 1.. {
+                    let page = f
+                        .comments
+                        .list(&ListRequest {
+                            sort,
+                            product: "p",
+                            filter: filter.clone(),
+                            limit: 20,
+                            cursor: cursor.as_deref(),
+                        })
+                        .await
+                        .unwrap();
+                    assert!(page.items.iter().all(|c| c.verified_purchase));
+                    let page_ratio = page.plan.items_read as f64 / page.items.len() as f64;
+                    if page.next_cursor.is_some() {
+                        assert!(
+                            page_ratio <= 1.3,
+                            "{sort:?} {filter:?} page {page_number}: {} read for {}",
+                            page.plan.items_read,
+                            page.items.len()
+                        );
+                    }
+                    read += page.plan.items_read;
+                    returned += page.items.len();
+                    match page.next_cursor {
+                        Some(next) => cursor = Some(next),
+                        None => break,
+                    }
+                }
+                let per_rating = stats.verified_counts.0;
+                let expected: u64 = match list {
+                    [] => per_rating.iter().sum(),
+                    list => list.iter().map(|r| per_rating[*r as usize - 1]).sum(),
+                };
+                let expected = if filter.language.is_some() {
+                    expected
+                } else {
+                    2 * expected
+                };
+                assert_eq!(returned as u64, expected, "{sort:?} {filter:?}");
+                let ratio = read as f64 / returned as f64;
+                assert!(
+                    ratio <= 1.3,
+                    "{sort:?} {filter:?}: {read} read for {returned} returned"
+                );
+            }
+        }
+    }
+}
+
+/// A statistics item written before the verified comments were counted by
+/// rating carries only their total: a verified fan-out is sized by the
+/// counts of all comments until `reconcile` reports the item and `--fix`
+/// recounts it, and then by the verified counts.
+#[tokio::test]
+async fn verified_counts_by_rating_missing_from_older_items_are_reconciled() {
+    use rave_store::{GetItemInput, PutItemInput, ReturnValues, Store, item};
+    let f = fixture(Moderation::Off).await;
+    for i in 0..8 {
+        let rating = if i < 4 { 1 } else { 5 };
+        let new = new_comment("en", rating, &format!("comment {i}"));
+        if i < 2 {
+            f.comments
+                .create_verified("p", new, None, &order(&format!("o-{i}")))
+                .await
+                .unwrap();
+        } else {
+            f.comments.create("p", new, None).await.unwrap();
+        }
+    }
+    catch_up(&f.comments, &f.engine).await;
+    let request = ListRequest {
+        sort: Sort::Newest,
+        product: "p",
+        filter: Filter {
+            language: None,
+            ratings: RatingSet::from_ratings([Rating::new(1).unwrap(), Rating::new(5).unwrap()]),
+            verified: true,
+        },
+        limit: 10,
+        cursor: None,
+    };
+    let limits = |page: &rave_comments::ListPage| -> Vec<usize> {
+        page.plan.queries.iter().map(|q| q.limit).collect()
+    };
+    let page = f.comments.list(&request).await.unwrap();
+    assert_eq!(page.items.len(), 2);
+    assert_eq!(limits(&page), vec![10, 1], "2 : 0 verified");
+    assert_eq!(page.plan.sized_by, SizedBy::VerifiedComments);
+    let key = item! {"PK" => "PRODUCT#p", "SK" => "S"};
+    let mut older = f
+        .engine
+        .get_item(GetItemInput {
+            table: "rave".into(),
+            key,
+            consistent_read: true,
+        })
+        .await
+        .unwrap()
+        .item
+        .unwrap();
+    assert!(older.remove("verified_1").is_some());
+    f.engine
+        .put_item(PutItemInput {
+            table: "rave".into(),
+            item: older,
+            condition: None,
+            return_values: ReturnValues::None,
+        })
+        .await
+        .unwrap();
+    let page = f.comments.list(&request).await.unwrap();
+    assert_eq!(page.items.len(), 2, "nothing is skipped by a missing count");
+    assert_eq!(limits(&page), vec![5, 5], "4 : 4 comments");
+    assert_eq!(page.plan.sized_by, SizedBy::Comments);
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    let drifted: Vec<&str> = report.drift.iter().map(|d| d.key.as_str()).collect();
+    assert_eq!(drifted, vec!["PRODUCT#p/S"]);
+    f.comments.reconcile(2, true, &|_| {}).await.unwrap();
+    let page = f.comments.list(&request).await.unwrap();
+    assert_eq!(limits(&page), vec![10, 1]);
+    assert_eq!(page.plan.sized_by, SizedBy::VerifiedComments);
+    let stats = f.comments.product_stats("p", None).await.unwrap();
+    assert_eq!(
+        (stats.verified_total, stats.verified_counts.0),
+        (2, [2, 0, 0, 0, 0])
+    );
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert!(report.drift.is_empty(), "{report:?}");
 }
 
 #[tokio::test]

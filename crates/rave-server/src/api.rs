@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use rave_comments::{
     AuthorPage, Comment, GlobalStats, Leader, Plan, ProductOverview, ProductRecord, ProductStats,
-    QueuePage, Reply,
+    QueuePage, RatingCounts, Reply,
 };
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -336,6 +336,12 @@ pub struct PlanBody {
     pub sort: String,
     pub queries: Vec<PlannedQueryBody>,
     pub skipped: Vec<SkippedBody>,
+    /// Which per-rating counts of the product sized the sub-queries' limits
+    /// and skipped ratings: `nothing` (one query), `comments` (all its
+    /// comments) or `verified_comments` (its verified ones, for
+    /// `verified=true`; statistics written before those were counted by
+    /// rating size by all comments until `rave reconcile --fix`).
+    pub sized_by: String,
     /// Read capacity units the page consumed.
     pub read_units: f64,
     /// Items read from the store for this page.
@@ -344,10 +350,14 @@ pub struct PlanBody {
 
 impl From<Plan> for PlanBody {
     fn from(plan: Plan) -> PlanBody {
-        let strategy = serde_json::to_value(plan.strategy)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
+        let name = |value: serde_json::Result<serde_json::Value>| {
+            value
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default()
+        };
+        let strategy = name(serde_json::to_value(plan.strategy));
+        let sized_by = name(serde_json::to_value(plan.sized_by));
         PlanBody {
             strategy,
             sort: plan.sort.as_str().to_owned(),
@@ -368,6 +378,7 @@ impl From<Plan> for PlanBody {
                     reason: s.reason.to_owned(),
                 })
                 .collect(),
+            sized_by,
             read_units: plan.read_units,
             items_read: plan.items_read,
         }
@@ -433,6 +444,10 @@ pub struct ProductStatsBody {
     pub total: u64,
     /// How many of the counted comments are verified purchases.
     pub verified_total: u64,
+    /// The verified purchases among the counted comments per rating, keys
+    /// "1" to "5" (they add up to `verified_total`).
+    #[schema(example = json!({"1": 0, "2": 1, "3": 0, "4": 0, "5": 4}))]
+    pub verified_counts: BTreeMap<String, u64>,
     /// The mean rating of the counted comments, rounded to two decimals;
     /// null without any.
     #[schema(example = 4.25)]
@@ -442,14 +457,16 @@ pub struct ProductStatsBody {
 impl From<ProductStats> for ProductStatsBody {
     fn from(stats: ProductStats) -> ProductStatsBody {
         let average = stats.average();
+        let by_rating = |counts: &RatingCounts| -> BTreeMap<String, u64> {
+            (1..=5).map(|r| (r.to_string(), counts.0[r - 1])).collect()
+        };
         ProductStatsBody {
             product_id: stats.product_id.to_string(),
             language: stats.language.map(|l| l.to_string()),
-            counts: (1..=5)
-                .map(|r| (r.to_string(), stats.counts.0[r - 1]))
-                .collect(),
+            counts: by_rating(&stats.counts),
             total: stats.total,
             verified_total: stats.verified_total,
+            verified_counts: by_rating(&stats.verified_counts),
             average,
         }
     }

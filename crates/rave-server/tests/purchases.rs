@@ -239,8 +239,16 @@ async fn verified_listings_and_statistics() {
     for path in ["/v1/products/p/stats", "/v1/products/p/stats?language=en"] {
         let (_, stats) = s.call(Method::GET, path, None, false).await;
         assert_eq!(
-            (stats["total"].clone(), stats["verified_total"].clone()),
-            (json!(6), json!(3)),
+            (
+                stats["total"].clone(),
+                stats["verified_total"].clone(),
+                stats["verified_counts"].clone()
+            ),
+            (
+                json!(6),
+                json!(3),
+                json!({"1": 0, "2": 0, "3": 0, "4": 0, "5": 3})
+            ),
             "{path}"
         );
     }

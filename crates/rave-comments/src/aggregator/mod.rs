@@ -83,6 +83,7 @@ impl Contribution {
         counts.ratings[self.rating - 1] = one;
         if self.verified {
             counts.verified = one;
+            counts.verified_ratings[self.rating - 1] = one;
         }
         counts
     }
@@ -350,6 +351,13 @@ impl<S: Store> Aggregator<S> {
                 *count = apply_delta(*count, d);
             }
             after.verified = apply_delta(after.verified, delta.verified);
+            for (count, d) in after
+                .verified_ratings
+                .iter_mut()
+                .zip(delta.verified_ratings)
+            {
+                *count = apply_delta(*count, d);
+            }
             let (before_total, after_total) = (
                 before.ratings.iter().sum::<u64>(),
                 after.ratings.iter().sum::<u64>(),

@@ -16,7 +16,7 @@ use rave_store::{Item, Segment, Store};
 
 use self::cursor::{Cursor, CursorKey, Position, author_binding, listing_binding, queue_binding};
 use self::executor::{Source, read_page};
-use self::planner::{Filter, Plan, RatingCounts};
+use self::planner::{Filter, Plan, RatingCounts, SizedBy};
 use self::sort::Sort;
 use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
@@ -128,18 +128,25 @@ impl<S: Store> Listings<S> {
             false => ratings.is_unfiltered() || ratings.ratings().len() < 2,
         };
         if single_query {
-            return self.list_planned(request, &product, None, false, 0.0).await;
+            return self
+                .list_planned(request, &product, None, SizedBy::Nothing, false, 0.0)
+                .await;
         }
         let exact = self.stats_fresh.as_ref().is_some_and(|fresh| fresh());
-        let (counts, units) = self
+        let (counts, sized_by, units) = self
             .statistics
-            .rating_counts(&product, request.filter.language.as_ref())
+            .rating_counts(
+                &product,
+                request.filter.language.as_ref(),
+                request.filter.verified,
+            )
             .await?;
-        self.list_planned(request, &product, Some(&counts), exact, units)
+        self.list_planned(request, &product, Some(&counts), sized_by, exact, units)
             .await
     }
 
-    /// [`Listings::list`] with per-rating counts the caller vouches for.
+    /// [`Listings::list`] with per-rating counts the caller vouches for (of
+    /// verified comments for a verified listing).
     #[cfg(any(test, feature = "testing"))]
     pub(crate) async fn list_with_counts(
         &self,
@@ -147,16 +154,23 @@ impl<S: Store> Listings<S> {
         counts: Option<&RatingCounts>,
     ) -> Result<ListPage> {
         let product = ProductId::parse(request.product)?;
-        self.list_planned(request, &product, counts, true, 0.0)
+        let sized_by = match (counts, request.filter.verified) {
+            (None, _) => SizedBy::Nothing,
+            (Some(_), false) => SizedBy::Comments,
+            (Some(_), true) => SizedBy::VerifiedComments,
+        };
+        self.list_planned(request, &product, counts, sized_by, true, 0.0)
             .await
     }
 
-    /// Plans and reads a page; `counts_units` is what reading the counts cost.
+    /// Plans and reads a page; `counts` are of the kind `sized_by` names,
+    /// and `counts_units` is what reading them cost.
     async fn list_planned(
         &self,
         request: &ListRequest<'_>,
         product: &ProductId,
         counts: Option<&RatingCounts>,
+        sized_by: SizedBy,
         exact: bool,
         counts_units: f64,
     ) -> Result<ListPage> {
@@ -167,6 +181,7 @@ impl<S: Store> Listings<S> {
             .map(|text| Cursor::decode(text, &self.cursor_key, &binding))
             .transpose()?;
         let mut plan = sort::plan(product, &request.filter, request.sort, limit, counts, exact);
+        plan.sized_by = sized_by;
         let sources = plan
             .resume(cursor.as_ref())
             .into_iter()

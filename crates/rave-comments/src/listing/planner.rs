@@ -7,10 +7,13 @@
 //! * several ratings: one query per rating, merged newest first (fan-out).
 //!
 //! `verified` runs the same plan on the verified copies of these indexes,
-//! which hold only verified comments. A fan-out is sized by the product's
-//! counts of all comments (verified ones are not counted per rating): a
-//! rating without comments has no verified ones either, and a share that
-//! is off is made up by the executor's refills, at the cost EXPLAIN shows.
+//! which hold only verified comments, sized and skipped by the product's
+//! counts of verified comments per rating (and per language and rating),
+//! which the statistics items keep beside the counts of all comments. A
+//! statistics item written before those were kept has only the verified
+//! total: until `reconcile --fix` recounts it, the counts of all comments
+//! size the plan (a rating without comments has no verified ones either),
+//! and a share that is off is made up by the executor's refills.
 //!
 //! Given per-rating counts, ratings with no comments are skipped, and each
 //! sub-query's limit is its expected share of the page instead of the whole
@@ -66,7 +69,8 @@ pub struct Filter {
     pub verified: bool,
 }
 
-/// Visible comments per rating (index 0 = 1 star), for the listing's language or overall.
+/// Visible comments per rating (index 0 = 1 star), for the listing's
+/// language or overall; of verified comments for a verified listing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct RatingCounts(pub [u64; 5]);
 
@@ -134,6 +138,19 @@ pub struct Skipped {
     pub reason: &'static str,
 }
 
+/// Which per-rating counts sized (and skipped) a plan's sub-queries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SizedBy {
+    /// No counts: one query, or every sub-query reads the whole page.
+    #[default]
+    Nothing,
+    /// The product's counts of all its comments per rating.
+    Comments,
+    /// Its counts of verified comments per rating (a verified listing).
+    VerifiedComments,
+}
+
 /// A plan, and after execution what it cost (what EXPLAIN shows).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Plan {
@@ -141,6 +158,8 @@ pub struct Plan {
     pub sort: Sort,
     pub queries: Vec<PlannedQuery>,
     pub skipped: Vec<Skipped>,
+    /// The counts the sub-queries' limits and skips come from.
+    pub sized_by: SizedBy,
     /// Read units the page consumed, the statistics read included.
     pub read_units: f64,
     /// Items the execution read from the store (before merging).
@@ -183,6 +202,7 @@ pub fn plan(
         sort: Sort::Newest,
         queries,
         skipped,
+        sized_by: SizedBy::Nothing,
         read_units: 0.0,
         items_read: 0,
     };

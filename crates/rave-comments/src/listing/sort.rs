@@ -20,7 +20,9 @@
 
 use serde::Serialize;
 
-use super::planner::{Filter, Plan, PlannedQuery, RatingCounts, Skipped, Strategy, share_limits};
+use super::planner::{
+    Filter, Plan, PlannedQuery, RatingCounts, SizedBy, Skipped, Strategy, share_limits,
+};
 use crate::error::{CommentsError, Result};
 use crate::model::{ProductId, Rating};
 use crate::table::Index;
@@ -174,6 +176,7 @@ fn in_rating_order(
         sort,
         queries,
         skipped,
+        sized_by: SizedBy::Nothing,
         read_units: 0.0,
         items_read: 0,
     }
@@ -241,6 +244,7 @@ fn most_helpful(
         sort: Sort::Helpful,
         queries,
         skipped,
+        sized_by: SizedBy::Nothing,
         read_units: 0.0,
         items_read: 0,
     }

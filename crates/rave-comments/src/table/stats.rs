@@ -46,6 +46,12 @@ fn count_attribute(rating: usize) -> String {
     format!("count_{rating}")
 }
 
+/// Counted verified comments of one rating (`verified_1`..`verified_5`),
+/// absent at 0 like the total.
+fn verified_attribute(rating: usize) -> String {
+    format!("verified_{rating}")
+}
+
 fn authors_attribute(bucket: usize) -> String {
     format!("authors_{}", bucket + 1)
 }
@@ -62,18 +68,27 @@ pub(crate) fn product_key(product: &str, language: Option<&str>) -> Item {
 }
 
 /// What a product's statistics item counts: comments by rating (`[r - 1]`
-/// counts rating r) and the verified ones among them. `T` is `i64` for the
-/// differences a batch of changes makes.
+/// counts rating r), the verified ones among them, and those by rating.
+/// `T` is `i64` for the differences a batch of changes makes.
+///
+/// The total of verified comments is kept beside the per-rating ones
+/// because items written before the per-rating counts existed carry only
+/// the total: their per-rating counts stay short of it until `reconcile
+/// --fix` recounts them, which is how a reader tells them apart
+/// ([`ProductCounts::verified_by_rating`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct ProductCounts<T = u64> {
     pub(crate) ratings: [T; 5],
     pub(crate) verified: T,
+    pub(crate) verified_ratings: [T; 5],
 }
 
 impl<T: Copy + Default + PartialEq + std::ops::AddAssign> ProductCounts<T> {
     pub(crate) fn is_zero(&self) -> bool {
         let zero = T::default();
-        self.verified == zero && self.ratings.iter().all(|c| *c == zero)
+        self.verified == zero
+            && self.ratings.iter().all(|c| *c == zero)
+            && self.verified_ratings.iter().all(|c| *c == zero)
     }
 
     pub(crate) fn add(&mut self, other: &ProductCounts<T>) {
@@ -81,6 +96,22 @@ impl<T: Copy + Default + PartialEq + std::ops::AddAssign> ProductCounts<T> {
             *total += part;
         }
         self.verified += other.verified;
+        for (total, part) in self.verified_ratings.iter_mut().zip(other.verified_ratings) {
+            *total += part;
+        }
+    }
+}
+
+impl ProductCounts {
+    /// The verified comments by rating, when they add up to the verified
+    /// total: an item written before they were counted (or drifted) has
+    /// none to offer until `reconcile --fix` recounts it. The aggregator
+    /// never lets a count fall below 0, so a per-rating count can only
+    /// fall short of the truth, and the sums agree only when every
+    /// per-rating count is exact.
+    pub(crate) fn verified_by_rating(&self) -> Option<[u64; 5]> {
+        (self.verified_ratings.iter().sum::<u64>() == self.verified)
+            .then_some(self.verified_ratings)
     }
 }
 
@@ -93,6 +124,7 @@ pub(crate) fn encode_product(
     let ProductCounts {
         ratings: counts,
         verified,
+        verified_ratings,
     } = counts;
     let mut item = product_key(product, language);
     item.insert(PRODUCT_ID.into(), AttributeValue::s(product));
@@ -105,6 +137,11 @@ pub(crate) fn encode_product(
     item.insert(COUNT_TOTAL.into(), number(counts.iter().sum()));
     if *verified > 0 {
         item.insert(VERIFIED_TOTAL.into(), number(*verified));
+    }
+    for (i, count) in verified_ratings.iter().enumerate() {
+        if *count > 0 {
+            item.insert(verified_attribute(i + 1), number(*count));
+        }
     }
     // The product is on the leaderboard only while it has 5-star comments
     // (a sparse entry in the overloaded index).
@@ -131,6 +168,12 @@ pub(crate) fn decode_product(item: &Item) -> Result<ProductCounts, Malformed> {
     }
     if item.contains_key(VERIFIED_TOTAL) {
         counts.verified = count(item, VERIFIED_TOTAL)?;
+    }
+    for (i, slot) in counts.verified_ratings.iter_mut().enumerate() {
+        let attribute = verified_attribute(i + 1);
+        if item.contains_key(&attribute) {
+            *slot = count(item, &attribute)?;
+        }
     }
     Ok(counts)
 }
@@ -407,7 +450,7 @@ mod tests {
     fn ratings(ratings: [u64; 5]) -> ProductCounts {
         ProductCounts {
             ratings,
-            verified: 0,
+            ..ProductCounts::default()
         }
     }
     use crate::table::describe_key;
@@ -464,13 +507,21 @@ mod tests {
         let counts = ProductCounts {
             ratings: [1, 0, 7, 2, 9],
             verified: 4,
+            verified_ratings: [1, 0, 3, 0, 0],
         };
         let item = encode_product("p", Some("de"), &counts);
         assert_eq!(item[VERIFIED_TOTAL], number(4));
+        assert_eq!(item["verified_3"], number(3));
+        assert!(!item.contains_key("verified_2"), "absent at 0");
         assert_eq!(decode_product(&item).unwrap(), counts);
+        assert_eq!(counts.verified_by_rating(), Some([1, 0, 3, 0, 0]));
         let unverified = encode_product("p", None, &ratings([1, 0, 0, 0, 0]));
         assert!(!unverified.contains_key(VERIFIED_TOTAL), "absent at 0");
         assert_eq!(decode_product(&unverified).unwrap().verified, 0);
+        assert_eq!(
+            decode_product(&unverified).unwrap().verified_by_rating(),
+            Some([0; 5])
+        );
         assert_eq!(decode_author(&encode_author("a", 4)).unwrap(), 4);
         let part = TotalsPart {
             comments: 19,
@@ -507,6 +558,21 @@ mod tests {
             GlobalStats::default(),
             "a negative sum reads as zero"
         );
+    }
+
+    #[test]
+    fn verified_counts_by_rating_are_trusted_only_when_they_add_up() {
+        // An item from before the per-rating counts: only the total.
+        let mut item = encode_product("p", None, &ratings([2, 0, 0, 0, 3]));
+        item.insert(VERIFIED_TOTAL.into(), number(4));
+        let counts = decode_product(&item).unwrap();
+        assert_eq!((counts.verified, counts.verified_ratings), (4, [0; 5]));
+        assert_eq!(counts.verified_by_rating(), None);
+        // The aggregator has counted one verified 5-star comment since.
+        let mut after = counts;
+        after.verified += 1;
+        after.verified_ratings[4] += 1;
+        assert_eq!(after.verified_by_rating(), None);
     }
 
     #[test]

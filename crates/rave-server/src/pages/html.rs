@@ -462,6 +462,7 @@ mod tests {
             counts: Default::default(),
             total: 0,
             verified_total: 0,
+            verified_counts: Default::default(),
         };
         let overview = ProductOverview {
             product_id,
