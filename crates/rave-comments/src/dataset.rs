@@ -108,10 +108,30 @@ impl Zipf {
     }
 }
 
+/// How a data set's comments are voted on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Votes {
+    /// No votes (every helpfulness score 0).
+    #[default]
+    None,
+    /// Up to 12 votes a comment, helpful with a probability that follows
+    /// the rating: a 5-star comment's votes are nearly all helpful, a
+    /// 1-star comment's nearly all unhelpful, so the most helpful comments
+    /// are the best rated ones.
+    ByRating,
+    /// Up to 12 votes a comment, helpful with a probability drawn
+    /// independently of the rating.
+    Independent,
+}
+
 /// An endless, deterministic stream of comments.
 #[derive(Debug)]
 pub struct Generator {
     rng: Rng,
+    votes: Votes,
+    /// Votes draw from their own stream, so a data set with votes holds
+    /// the same comments as the one without.
+    vote_rng: Rng,
     products: Zipf,
     authors: Zipf,
     /// Average milliseconds between two comments.
@@ -123,11 +143,38 @@ impl Generator {
     pub fn new(products: u64, comments: u64, seed: u64) -> Generator {
         Generator {
             rng: Rng::new(seed),
+            votes: Votes::None,
+            vote_rng: Rng::new(!seed),
             products: Zipf::new(products),
             authors: Zipf::new((comments / 5).max(1)),
             mean_gap_ms: (SPAN_MS / comments.max(1)).max(1),
             now_ms: START_MS,
         }
+    }
+
+    /// The same comments with votes on them.
+    pub fn with_votes(mut self, votes: Votes) -> Generator {
+        self.votes = votes;
+        self
+    }
+
+    fn vote_counts(&mut self, rating: i64) -> VoteCounts {
+        let helpful_share = match self.votes {
+            Votes::None => return VoteCounts::default(),
+            // 0.04 for 1 star up to 0.96 for 5 stars.
+            Votes::ByRating => 0.04 + 0.23 * (rating - 1) as f64,
+            Votes::Independent => self.vote_rng.unit(),
+        };
+        let cast = self.vote_rng.next() % 13;
+        let mut counts = VoteCounts::default();
+        for _ in 0..cast {
+            if self.vote_rng.unit() < helpful_share {
+                counts.helpful += 1;
+            } else {
+                counts.unhelpful += 1;
+            }
+        }
+        counts
     }
 
     fn text(&mut self, words: u64) -> String {
@@ -158,6 +205,7 @@ impl Generator {
         let author = format!("user{}", self.authors.sample(&mut self.rng) + 1);
         let title = self.text(title_words);
         let body = self.text(body_words);
+        let votes = self.vote_counts(rating);
         ImportComment {
             product: format!("p{product}"),
             id: Some(id.to_string()),
@@ -172,7 +220,7 @@ impl Generator {
             },
             reply: None,
             verified_purchase: false,
-            votes: VoteCounts::default(),
+            votes,
         }
     }
 }
@@ -198,6 +246,14 @@ mod tests {
         assert_eq!(a, b);
         let mut other = Generator::new(100, 1000, 8);
         assert_ne!(a[0], other.next_comment());
+        let mut voted = Generator::new(100, 1000, 7).with_votes(Votes::ByRating);
+        let mut votes = 0;
+        for plain in &a {
+            let comment = voted.next_comment();
+            assert_eq!(comment.comment, plain.comment, "votes change no comment");
+            votes += comment.votes.helpful + comment.votes.unhelpful;
+        }
+        assert!(votes > 0);
     }
 
     #[test]

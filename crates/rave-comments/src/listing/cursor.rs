@@ -14,6 +14,10 @@
 //! A `helpful` cursor is version 2 and carries, right after the version
 //! byte, the helpfulness rank (4, big-endian) the page's last comment was
 //! listed with: the `helpful*` indexes sort by it before the time and id.
+//! Its positions may also be in state *after, next at* (3): the id, then
+//! the helpfulness rank (4) of the sub-query's next comment when the page
+//! read it, so that the next page leaves the sub-query unread until the
+//! merge comes down to that rank.
 //!
 //! `tag` names the sub-query (the rating, or 0 for a single query); a
 //! position is a comment id (a ULID) because the id alone gives the sort key
@@ -41,6 +45,8 @@ const MAC_LEN: usize = 16;
 const START: u8 = 0;
 const AFTER: u8 = 1;
 const EXHAUSTED: u8 = 2;
+/// After a comment, with the rank the next one had.
+const AFTER_NEXT_AT: u8 = 3;
 
 /// The server's secret for signing cursors (32 random bytes).
 #[derive(Clone)]
@@ -110,6 +116,11 @@ pub struct Cursor {
     /// The helpfulness rank of the comment the `After` positions name
     /// (`helpful` listings only).
     pub rank: Option<u32>,
+    /// Per tag, the helpfulness rank of that sub-query's next comment after
+    /// its `After` position, as the page read it (`helpful` listings only):
+    /// nothing of the sub-query ranks above it, save comments whose score
+    /// has changed since.
+    pub next_ranks: Vec<(u8, u32)>,
 }
 
 impl Cursor {
@@ -120,8 +131,15 @@ impl Cursor {
             .map(|(_, p)| *p)
     }
 
+    pub fn next_rank(&self, tag: u8) -> Option<u32> {
+        self.next_ranks
+            .iter()
+            .find(|(t, _)| *t == tag)
+            .map(|(_, rank)| *rank)
+    }
+
     pub fn encode(&self, key: &CursorKey, binding: &[u8]) -> String {
-        let mut payload = Vec::with_capacity(6 + self.positions.len() * 18 + MAC_LEN);
+        let mut payload = Vec::with_capacity(6 + self.positions.len() * 22 + MAC_LEN);
         match self.rank {
             None => payload.push(VERSION),
             Some(rank) => {
@@ -134,10 +152,17 @@ impl Cursor {
             payload.push(*tag);
             match position {
                 Position::Start => payload.push(START),
-                Position::After(id) => {
-                    payload.push(AFTER);
-                    payload.extend_from_slice(&id.to_bytes());
-                }
+                Position::After(id) => match self.next_rank(*tag) {
+                    None => {
+                        payload.push(AFTER);
+                        payload.extend_from_slice(&id.to_bytes());
+                    }
+                    Some(next) => {
+                        payload.push(AFTER_NEXT_AT);
+                        payload.extend_from_slice(&id.to_bytes());
+                        payload.extend_from_slice(&next.to_be_bytes());
+                    }
+                },
                 Position::Exhausted => payload.push(EXHAUSTED),
             }
         }
@@ -175,6 +200,7 @@ impl Cursor {
         };
         let count = usize::from(*count);
         let mut positions = Vec::with_capacity(count);
+        let mut next_ranks = Vec::new();
         let mut rest = rest;
         for _ in 0..count {
             let [tag, state, tail @ ..] = rest else {
@@ -183,13 +209,21 @@ impl Cursor {
             let position = match *state {
                 START => Position::Start,
                 EXHAUSTED => Position::Exhausted,
-                AFTER => {
+                AFTER | AFTER_NEXT_AT => {
                     let id: [u8; 16] = tail
                         .get(..16)
                         .and_then(|s| s.try_into().ok())
                         .ok_or(bad("the cursor is truncated"))?;
                     rest = &tail[16..];
                     positions.push((*tag, Position::After(Ulid::from_bytes(id))));
+                    if *state == AFTER_NEXT_AT {
+                        let next: [u8; 4] = rest
+                            .get(..4)
+                            .and_then(|s| s.try_into().ok())
+                            .ok_or(bad("the cursor is truncated"))?;
+                        rest = &rest[4..];
+                        next_ranks.push((*tag, u32::from_be_bytes(next)));
+                    }
                     continue;
                 }
                 _ => return Err(bad("the cursor is malformed")),
@@ -200,7 +234,11 @@ impl Cursor {
         if !rest.is_empty() {
             return Err(bad("the cursor is malformed"));
         }
-        Ok(Cursor { positions, rank })
+        Ok(Cursor {
+            positions,
+            rank,
+            next_ranks,
+        })
     }
 }
 
@@ -216,6 +254,7 @@ mod tests {
                 (5, Position::Start),
             ],
             rank: None,
+            next_ranks: Vec::new(),
         }
     }
 
@@ -235,6 +274,7 @@ mod tests {
         let key = CursorKey::new([7; 32]);
         let ranked = Cursor {
             rank: Some(722_459_831),
+            next_ranks: vec![(1, 12_345)],
             ..sample()
         };
         let text = ranked.encode(&key, b"helpful");

@@ -10,6 +10,11 @@
 //! one more. Every sub-query is read in chunks; one whose buffer runs dry
 //! while it still has items is refilled by its share of what the page
 //! still needs.
+//!
+//! In a merge by helpfulness, a sub-query whose next comment's rank the
+//! cursor knows is not read until the merge comes down to that rank: when
+//! scores follow the rating (the most helpful comments all 5-star ones,
+//! say), the partitions ranked far below the page cost nothing.
 
 use std::collections::VecDeque;
 
@@ -38,6 +43,11 @@ pub(crate) struct Source {
     /// On a `helpful*` index, the helpfulness rank of the comment `After`
     /// names (the cursor's).
     pub helpfulness: Option<u32>,
+    /// On a `helpful*` index, the rank of this sub-query's next comment
+    /// after `start` when the previous page read it (the cursor's): nothing
+    /// of it ranks higher, so it need not be read before the merge is down
+    /// to that rank.
+    pub next_at: Option<u32>,
     /// Sources of one rank are merged; a rank is read after the lower ones.
     pub rank: u8,
 }
@@ -83,6 +93,8 @@ pub(crate) struct Merged {
     /// The helpfulness rank of the page's last item, when `next` resumes
     /// `helpful*` indexes after it.
     pub next_helpfulness: Option<u32>,
+    /// Per source tag of a helpfulness merge, the rank of its next comment.
+    pub next_ranks: Vec<(u8, u32)>,
     pub items_read: usize,
     pub read_units: f64,
 }
@@ -91,6 +103,13 @@ impl Reader {
     /// Has nothing left to give: read to its end, and its buffer taken.
     fn finished(&self) -> bool {
         self.done && self.buffer.is_empty()
+    }
+
+    /// Not read yet on this page, and known to rank nothing above this.
+    fn waiting_at(&self) -> Option<u32> {
+        (self.reads == 0 && !self.done)
+            .then_some(self.source.next_at)
+            .flatten()
     }
 
     fn new(source: Source) -> Result<Reader> {
@@ -141,6 +160,33 @@ fn current_rank(readers: &[Reader]) -> Option<u8> {
         .min()
 }
 
+/// The waiting readers of `rank` the merge has come down to: those whose
+/// next rank is at or above the best head read so far (or, with no head,
+/// the highest waiting ones).
+fn woken(readers: &[Reader], rank: u8) -> Result<Vec<usize>> {
+    let mut best: Option<u32> = None;
+    for reader in readers.iter().filter(|r| r.source.rank == rank) {
+        if let Some(item) = reader.buffer.front() {
+            let head = comment::helpfulness_rank_of(item)?;
+            best = Some(best.map_or(head, |b| b.max(head)));
+        }
+    }
+    let waiting = || {
+        readers
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.source.rank == rank)
+            .filter_map(|(i, r)| r.waiting_at().map(|at| (i, at)))
+    };
+    let Some(frontier) = best.or_else(|| waiting().map(|(_, at)| at).max()) else {
+        return Ok(Vec::new());
+    };
+    Ok(waiting()
+        .filter(|(_, at)| *at >= frontier)
+        .map(|(i, _)| i)
+        .collect())
+}
+
 /// Reads one page of `page_size` items merged across `sources`, and finds
 /// out whether anything follows it.
 pub(crate) async fn read_page<S: Store>(
@@ -156,6 +202,7 @@ pub(crate) async fn read_page<S: Store>(
     let mut items_read = 0;
     let mut read_units = 0.0;
     let mut taken: Vec<(usize, Item)> = Vec::with_capacity(page_size);
+    let merging_helpfulness = readers.iter().all(|r| r.source.index.is_helpful());
     while taken.len() < page_size {
         let Some(rank) = current_rank(&readers) else {
             break;
@@ -163,12 +210,18 @@ pub(crate) async fn read_page<S: Store>(
         // Fill every reader of the current rank that is dry but not done,
         // all at once.
         let still_needed = page_size - taken.len();
-        let dry: Vec<usize> = (0..readers.len())
+        let mut dry: Vec<usize> = (0..readers.len())
             .filter(|&i| {
                 let reader = &readers[i];
-                reader.source.rank == rank && reader.buffer.is_empty() && !reader.done
+                reader.source.rank == rank
+                    && reader.buffer.is_empty()
+                    && !reader.done
+                    && reader.waiting_at().is_none()
             })
             .collect();
+        if dry.is_empty() && merging_helpfulness {
+            dry = woken(&readers, rank)?;
+        }
         if !dry.is_empty() {
             let limits = dry.iter().map(|&i| {
                 let reader = &readers[i];
@@ -218,10 +271,19 @@ pub(crate) async fn read_page<S: Store>(
         let Some(rank) = current_rank(&readers) else {
             break;
         };
-        let probes: Vec<(usize, usize)> = (0..readers.len())
-            .filter(|&i| readers[i].source.rank == rank && !readers[i].done)
-            .map(|i| (i, 1))
-            .collect();
+        // Readers waiting at a lower rank are asked only when no other has
+        // anything: they probably have, but it may have been deleted.
+        let unfinished = |waiting: bool| -> Vec<(usize, usize)> {
+            (0..readers.len())
+                .filter(|&i| readers[i].source.rank == rank && !readers[i].done)
+                .filter(|&i| readers[i].waiting_at().is_some() == waiting)
+                .map(|i| (i, 1))
+                .collect()
+        };
+        let mut probes = unfinished(false);
+        if probes.is_empty() {
+            probes = unfinished(true);
+        }
         let (read, units) = fill(access, &mut readers, &probes, forward).await?;
         items_read += read;
         read_units += units;
@@ -239,6 +301,21 @@ pub(crate) async fn read_page<S: Store>(
         }
         _ => None,
     };
+    // Where each sub-query of a helpfulness merge has its next comment: the
+    // head of what it read and the page did not take, or, unread, what the
+    // cursor said.
+    let mut next_ranks = Vec::new();
+    if has_more && merging_helpfulness {
+        for reader in &readers {
+            let next = match reader.buffer.front() {
+                Some(item) => Some(comment::helpfulness_rank_of(item)?),
+                None => reader.waiting_at(),
+            };
+            if let Some(next) = next {
+                next_ranks.push((reader.source.tag, next));
+            }
+        }
+    }
     let next = match taken.last() {
         Some((from, last)) if has_more => {
             let last_rank = readers[*from].source.rank;
@@ -265,6 +342,7 @@ pub(crate) async fn read_page<S: Store>(
         items: taken.into_iter().map(|(_, item)| item).collect(),
         next,
         next_helpfulness,
+        next_ranks,
         items_read,
         read_units,
     })

@@ -194,6 +194,7 @@ impl<S: Store> Listings<S> {
                 share: query.share,
                 start,
                 helpfulness: cursor.as_ref().and_then(|c| c.rank),
+                next_at: cursor.as_ref().and_then(|c| c.next_rank(query.tag)),
                 rank: query.rank,
             })
             .collect();
@@ -204,6 +205,7 @@ impl<S: Store> Listings<S> {
             Cursor {
                 positions,
                 rank: merged.next_helpfulness,
+                next_ranks: merged.next_ranks,
             }
             .encode(&self.cursor_key, &binding)
         });
@@ -254,6 +256,7 @@ impl<S: Store> Listings<S> {
             share: 1.0,
             start,
             helpfulness: None,
+            next_at: None,
             rank: 0,
         };
         let merged = read_page(&self.access, vec![source], limit, true).await?;
@@ -263,6 +266,7 @@ impl<S: Store> Listings<S> {
                 Cursor {
                     positions,
                     rank: None,
+                    next_ranks: Vec::new(),
                 }
                 .encode(&self.cursor_key, &binding)
             }),
@@ -299,6 +303,7 @@ impl<S: Store> Listings<S> {
             rank: 0,
             start,
             helpfulness: None,
+            next_at: None,
         };
         let merged = read_page(&self.access, vec![source], limit, false).await?;
         // The author index holds keys only: the comments are read by key,
@@ -322,6 +327,7 @@ impl<S: Store> Listings<S> {
                 Cursor {
                     positions,
                     rank: None,
+                    next_ranks: Vec::new(),
                 }
                 .encode(&self.cursor_key, &binding)
             }),

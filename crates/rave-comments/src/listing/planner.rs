@@ -268,6 +268,18 @@ impl Plan {
     /// when the walk began, so comments added since may be left out) move
     /// to `skipped`; the others are returned with where each starts.
     pub(crate) fn resume(&mut self, cursor: Option<&Cursor>) -> Vec<(PlannedQuery, Position)> {
+        // A merge by helpfulness that does not know where its partitions
+        // rank (its first page, or a cursor from before it recorded that)
+        // first reads one comment of each, which tells: a share of the page
+        // read from a partition ranked far below it would be thrown away.
+        let ranks_unknown = self.queries.len() > 1
+            && self.queries.iter().all(|q| q.index_kind.is_helpful())
+            && cursor.is_none_or(|c| c.next_ranks.is_empty());
+        if ranks_unknown {
+            for query in &mut self.queries {
+                query.limit = 1;
+            }
+        }
         let mut running = Vec::with_capacity(self.queries.len());
         for query in std::mem::take(&mut self.queries) {
             let start = cursor.map_or(Position::Start, |c| {

@@ -14,7 +14,9 @@
 //!   by helpfulness, then time. The rating partitions asked for (all five
 //!   without a rating filter) are merged most helpful first, each read in
 //!   chunks sized by its share of the product's counts, as a rating
-//!   fan-out is. Scores move while a walk goes on: a comment whose score
+//!   fan-out is; the executor reads a partition only once the merge is
+//!   down to the rank of its next comment, which the cursor carries.
+//!   Scores move while a walk goes on: a comment whose score
 //!   changes between two pages may show once more or not at all; every
 //!   other comment shows exactly once.
 
@@ -215,7 +217,9 @@ fn most_helpful(
         // Scores interleave the partitions unevenly (unlike times, which
         // the counts predict well), so each first reads half its share and
         // refills make up the rest: what is read past the page's end and
-        // read again by the next page stays small.
+        // read again by the next page stays small. (A page that does not
+        // know where the partitions rank first reads one of each: see
+        // `Plan::resume`.)
         _ => share_limits(page_size, &ratings)
             .into_iter()
             .map(|(limit, share)| (limit.div_ceil(2), share))
