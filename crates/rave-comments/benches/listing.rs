@@ -4,7 +4,10 @@
 //!
 //! One hot product with 60,000 comments from the data sets' generator
 //! (`rave_comments::dataset`): languages and ratings skewed, creation times
-//! spread over two years. Page 1000 of 20 sits 20,000 comments deep.
+//! spread over two years. Page 1000 of 20 sits 20,000 comments deep. Two
+//! more products hold the same comments with helpful votes, one with votes
+//! that follow the rating and one with votes independent of it, for the
+//! `helpful` order.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,9 +22,16 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const COMMENTS: u64 = 60_000;
 const PAGE: usize = 20;
+/// The products with votes: following the rating, and independent of it.
+const VOTED: [(&str, dataset::Votes); 2] = [
+    ("voted_by_rating", dataset::Votes::ByRating),
+    ("voted_independently", dataset::Votes::Independent),
+];
+
 struct Setup {
     rt: Runtime,
     comments: Arc<Comments<Engine>>,
+    /// Every product holds the same comments, so the same counts.
     counts_all: RatingCounts,
     counts_en: RatingCounts,
     _dir: tempfile::TempDir,
@@ -40,7 +50,7 @@ fn setup() -> Setup {
         cursor_key: CursorKey::new([1; 32]),
         moderation: Moderation::Off,
     };
-    let comments = Arc::new(Comments::new(engine, config));
+    let comments = Arc::new(Comments::new(engine.clone(), config));
     // One product: every generated comment lands on it, with the data
     // sets' language, rating and time distributions.
     let mut generator = dataset::Generator::new(1, COMMENTS, 0x5EED);
@@ -71,6 +81,29 @@ fn setup() -> Setup {
         for task in tasks {
             task.await.expect("loader");
         }
+        for (product, votes) in VOTED {
+            let mut generator = dataset::Generator::new(1, COMMENTS, 0x5EED).with_votes(votes);
+            for _ in 0..COMMENTS / 500 {
+                let batch = (0..500)
+                    .map(|_| {
+                        let mut comment = generator.next_comment();
+                        comment.product = product.into();
+                        comment
+                    })
+                    .collect();
+                comments.import(batch).await.expect("import");
+            }
+        }
+        // Listings read their counts from the statistics, as served.
+        let feed = rave_engine::EngineFeed::open(engine.clone(), "rave", "stats")
+            .await
+            .expect("feed");
+        while comments
+            .aggregate_once(&feed, Duration::from_millis(10))
+            .await
+            .expect("aggregate")
+            > 0
+        {}
     });
     Setup {
         rt,
@@ -90,12 +123,18 @@ fn filter(language: Option<&str>, ratings: &[i64]) -> Filter {
 }
 
 /// The cursor that opens page `page` (1-based) of a listing.
-fn cursor_for_page(s: &Setup, filter: &Filter, sort: Sort, page: usize) -> Option<String> {
+fn cursor_for_page(
+    s: &Setup,
+    product: &str,
+    filter: &Filter,
+    sort: Sort,
+    page: usize,
+) -> Option<String> {
     let mut cursor = None;
     for _ in 1..page {
         let request = ListRequest {
             sort,
-            product: "hot",
+            product,
             filter: filter.clone(),
             limit: PAGE,
             cursor: cursor.as_deref(),
@@ -109,26 +148,58 @@ fn cursor_for_page(s: &Setup, filter: &Filter, sort: Sort, page: usize) -> Optio
     cursor
 }
 
+/// The counts of a listing's language (every product has the same).
+fn counts_for(s: &Setup, filter: &Filter) -> RatingCounts {
+    match filter.language {
+        Some(_) => s.counts_en,
+        None => s.counts_all,
+    }
+}
+
 fn pages(c: &mut Criterion) {
     let s = setup();
+    let (by_rating, independent) = (VOTED[0].0, VOTED[1].0);
     let cases = [
-        ("AP1_all", filter(None, &[]), Sort::Newest),
-        ("AP2_en", filter(Some("en"), &[]), Sort::Newest),
-        ("AP3_ratings_1_5", filter(None, &[1, 5]), Sort::Newest),
-        ("oldest_all", filter(None, &[]), Sort::Oldest),
-        ("highest_all", filter(None, &[]), Sort::Highest),
-        ("lowest_en", filter(Some("en"), &[]), Sort::Lowest),
+        ("AP1_all", "hot", filter(None, &[]), Sort::Newest),
+        ("AP2_en", "hot", filter(Some("en"), &[]), Sort::Newest),
+        (
+            "AP3_ratings_1_5",
+            "hot",
+            filter(None, &[1, 5]),
+            Sort::Newest,
+        ),
+        ("oldest_all", "hot", filter(None, &[]), Sort::Oldest),
+        ("highest_all", "hot", filter(None, &[]), Sort::Highest),
+        ("lowest_en", "hot", filter(Some("en"), &[]), Sort::Lowest),
+        (
+            "helpful_by_rating_en",
+            by_rating,
+            filter(Some("en"), &[]),
+            Sort::Helpful,
+        ),
+        (
+            "helpful_by_rating_1_5",
+            by_rating,
+            filter(None, &[1, 5]),
+            Sort::Helpful,
+        ),
+        (
+            "helpful_independent_en",
+            independent,
+            filter(Some("en"), &[]),
+            Sort::Helpful,
+        ),
     ];
     let mut group = c.benchmark_group("page_of_20");
     group.measurement_time(Duration::from_secs(4));
-    for (name, filter, sort) in &cases {
+    for (name, product, filter, sort) in &cases {
         for page in [1usize, 1000] {
-            let cursor = cursor_for_page(&s, filter, *sort, page);
+            let cursor = cursor_for_page(&s, product, filter, *sort, page);
             group.bench_function(BenchmarkId::new(*name, format!("page_{page}")), |b| {
                 b.iter(|| {
                     let request = ListRequest {
                         sort: *sort,
-                        product: "hot",
+                        product,
                         filter: filter.clone(),
                         limit: PAGE,
                         cursor: cursor.as_deref(),
@@ -144,30 +215,37 @@ fn pages(c: &mut Criterion) {
 }
 
 /// B4 for the sorts: items read per item returned over the first 50 pages
-/// of each sort under each kind of filter, with the statistics' counts.
+/// of each sort under each kind of filter, with the statistics' counts; and
+/// of `helpful` on the products with votes.
 fn sort_amplification(s: &Setup) {
     println!("\nB4 by sort (items read / items returned, first 50 pages of 20, with counts):");
+    amplification_by_sort(s, "hot", &Sort::ALL);
+    for (product, _) in VOTED {
+        println!("\n{product}:");
+        amplification_by_sort(s, product, &[Sort::Helpful]);
+    }
+}
+
+fn amplification_by_sort(s: &Setup, product: &str, sorts: &[Sort]) {
     let filters = [
         (None, &[][..]),
         (Some("en"), &[][..]),
         (None, &[1, 5][..]),
         (Some("en"), &[2, 4][..]),
+        (None, &[4, 5][..]),
+        (Some("en"), &[1, 2, 3][..]),
     ];
     for (language, ratings) in filters {
         let f = filter(language, ratings);
-        let counts = if language.is_some() {
-            s.counts_en
-        } else {
-            s.counts_all
-        };
+        let counts = counts_for(s, &f);
         let mut figures = Vec::new();
-        for sort in Sort::ALL {
+        for &sort in sorts {
             let (mut read, mut returned) = (0usize, 0usize);
             let mut cursor: Option<String> = None;
             for _ in 0..50 {
                 let request = ListRequest {
                     sort,
-                    product: "hot",
+                    product,
                     filter: f.clone(),
                     limit: PAGE,
                     cursor: cursor.as_deref(),
