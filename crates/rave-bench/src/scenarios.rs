@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use rave_comments::dataset::Generator;
 use rave_comments::{
     Comments, Config, CursorKey, Filter, Language, ListPage, ListRequest, Moderation, NewComment,
-    OrderId, Rating, RatingSet, stored_size, table_definition,
+    OrderId, Rating, RatingSet, Sort, stored_size, table_definition,
 };
 use rave_engine::Engine;
 use rave_store::{Store, TableDefinition};
@@ -207,6 +207,7 @@ pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Ve
     println!("\n== in-process reads: hot product {HOT} has {hot} comments");
     reads(plan, &rt, &on_rave, &on_dynoxide, &db, hot, &mut rows)?;
     read_amplification(&rt, &on_rave, &mut rows)?;
+    sorts(plan, &rt, &on_rave, &mut rows)?;
     units(&rt, &on_rave, &mut rows)?;
     drop(on_rave);
     drop(on_dynoxide);
@@ -404,10 +405,11 @@ fn list<S: Store>(
     rt: &Runtime,
     comments: &Comments<S>,
     filter: &Filter,
+    sort: Sort,
     cursor: Option<&str>,
 ) -> rave_comments::Result<ListPage> {
     rt.block_on(comments.list(&ListRequest {
-        sort: Default::default(),
+        sort,
         product: HOT,
         filter: filter.clone(),
         limit: PAGE,
@@ -420,11 +422,12 @@ fn rave_cursor<S: Store>(
     rt: &Runtime,
     comments: &Comments<S>,
     filter: &Filter,
+    sort: Sort,
     page: usize,
 ) -> anyhow::Result<Option<String>> {
     let mut cursor = None;
     for _ in 1..page {
-        cursor = list(rt, comments, filter, cursor.as_deref())?.next_cursor;
+        cursor = list(rt, comments, filter, sort, cursor.as_deref())?.next_cursor;
         anyhow::ensure!(cursor.is_some(), "the listing has fewer than {page} pages");
     }
     Ok(cursor)
@@ -446,12 +449,13 @@ fn time_rave<S: Store>(
     rt: &Runtime,
     comments: &Comments<S>,
     filter: &Filter,
+    sort: Sort,
     cursor: Option<&str>,
 ) -> anyhow::Result<Latencies> {
     Ok(Latencies::sample(
         plan.iterations / 10,
         plan.iterations,
-        || list(rt, comments, filter, cursor),
+        || list(rt, comments, filter, sort, cursor),
     )?)
 }
 
@@ -507,12 +511,13 @@ fn reads(
         println!("{}: page 1 and page {deep}", case.name);
         let filter = case.rave()?;
         let sql_filter = case.sqlite();
-        let rave_first = time_rave(plan, rt, on_rave, &filter, None)?;
-        let cursor = rave_cursor(rt, on_rave, &filter, deep)?;
-        let rave_deep = time_rave(plan, rt, on_rave, &filter, cursor.as_deref())?;
-        let dx_first = time_rave(plan, rt, on_dynoxide, &filter, None)?;
-        let dx_cursor = rave_cursor(rt, on_dynoxide, &filter, deep)?;
-        let dx_deep = time_rave(plan, rt, on_dynoxide, &filter, dx_cursor.as_deref())?;
+        let newest = Sort::Newest;
+        let rave_first = time_rave(plan, rt, on_rave, &filter, newest, None)?;
+        let cursor = rave_cursor(rt, on_rave, &filter, newest, deep)?;
+        let rave_deep = time_rave(plan, rt, on_rave, &filter, newest, cursor.as_deref())?;
+        let dx_first = time_rave(plan, rt, on_dynoxide, &filter, newest, None)?;
+        let dx_cursor = rave_cursor(rt, on_dynoxide, &filter, newest, deep)?;
+        let dx_deep = time_rave(plan, rt, on_dynoxide, &filter, newest, dx_cursor.as_deref())?;
         let (sql_first, how_first) = time_sqlite_best(plan, db, &sql_filter, &After::start())?;
         let after = sqlite_after(db, &sql_filter, deep)?;
         let (sql_deep, how_deep) = time_sqlite_best(plan, db, &sql_filter, &after)?;
@@ -530,8 +535,8 @@ fn reads(
             (None, None, After::start()),
             (cursor.clone(), dx_cursor.clone(), after.clone()),
         ] {
-            let ours = list(rt, on_rave, &filter, cursor.as_deref())?.items;
-            let theirs = list(rt, on_dynoxide, &filter, dx_cursor.as_deref())?.items;
+            let ours = list(rt, on_rave, &filter, newest, cursor.as_deref())?.items;
+            let theirs = list(rt, on_dynoxide, &filter, newest, dx_cursor.as_deref())?.items;
             let rows_sql = db.page(HOT, &sql_filter, RatingPlan::In, &after, PAGE)?.0;
             anyhow::ensure!(
                 ours == theirs
@@ -654,32 +659,10 @@ fn read_amplification(
             ratings,
         };
         let filter = case.rave()?;
-        let mut figures = Vec::new();
-        for with_counts in [true, false] {
-            let (mut read, mut returned) = (0usize, 0usize);
-            let mut cursor: Option<String> = None;
-            for _ in 0..50 {
-                let request = ListRequest {
-                    sort: Default::default(),
-                    product: HOT,
-                    filter: filter.clone(),
-                    limit: PAGE,
-                    cursor: cursor.as_deref(),
-                };
-                let page = if with_counts {
-                    rt.block_on(on_rave.list(&request))?
-                } else {
-                    rt.block_on(on_rave.list_with_counts(&request, None))?
-                };
-                read += page.plan.items_read;
-                returned += page.items.len();
-                cursor = page.next_cursor;
-                if cursor.is_none() {
-                    break;
-                }
-            }
-            figures.push(read as f64 / returned.max(1) as f64);
-        }
+        let figures = [
+            amplification(rt, on_rave, &filter, Sort::Newest, true)?,
+            amplification(rt, on_rave, &filter, Sort::Newest, false)?,
+        ];
         rows.push(
             Row::new(
                 "B4",
@@ -693,11 +676,112 @@ fn read_amplification(
     Ok(())
 }
 
+/// Items read ÷ items returned over the first 50 pages of a listing of the
+/// hot product, planned with the statistics or (`with_counts` false)
+/// without them.
+fn amplification(
+    rt: &Runtime,
+    on_rave: &Comments<Engine>,
+    filter: &Filter,
+    sort: Sort,
+    with_counts: bool,
+) -> anyhow::Result<f64> {
+    let (mut read, mut returned) = (0usize, 0usize);
+    let mut cursor: Option<String> = None;
+    for _ in 0..50 {
+        let request = ListRequest {
+            sort,
+            product: HOT,
+            filter: filter.clone(),
+            limit: PAGE,
+            cursor: cursor.as_deref(),
+        };
+        let page = if with_counts {
+            rt.block_on(on_rave.list(&request))?
+        } else {
+            rt.block_on(on_rave.list_with_counts(&request, None))?
+        };
+        read += page.plan.items_read;
+        returned += page.items.len();
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    Ok(read as f64 / returned.max(1) as f64)
+}
+
+/// B2 and B4 for the orders that are not by time (highest, lowest,
+/// helpful) under a language and under a rating filter: page `deep` ÷ page
+/// 1, and items read ÷ returned over the first 50 pages. The data set has
+/// no votes, so `helpful` is newest first within each rating partition's
+/// equal scores, merged over the partitions.
+fn sorts(
+    plan: &Plan,
+    rt: &Runtime,
+    on_rave: &Comments<Engine>,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
+    let deep = plan.deep_page;
+    let cases = [
+        Case {
+            name: "language en",
+            language: Some("en"),
+            ratings: &[],
+        },
+        Case {
+            name: "ratings 1, 5",
+            language: None,
+            ratings: &[1, 5],
+        },
+    ];
+    for case in cases {
+        let filter = case.rave()?;
+        for sort in [Sort::Highest, Sort::Lowest, Sort::Helpful] {
+            println!(
+                "sort={} {}: page 1 and page {deep}",
+                sort.as_str(),
+                case.name
+            );
+            let first = time_rave(plan, rt, on_rave, &filter, sort, None)?;
+            let cursor = rave_cursor(rt, on_rave, &filter, sort, deep)?;
+            let deeper = time_rave(plan, rt, on_rave, &filter, sort, cursor.as_deref())?;
+            let deep_ratio = ratio(deeper.p50(), first.p50());
+            rows.push(
+                Row::new(
+                    "B2",
+                    format!("sort={} {}: page {deep} ÷ page 1", sort.as_str(), case.name),
+                    format!(
+                        "{deep_ratio:.2} ({} → {})",
+                        show(first.p50()),
+                        show(deeper.p50())
+                    ),
+                )
+                .target("≤ 1.2", deep_ratio <= 1.2),
+            );
+            let read = amplification(rt, on_rave, &filter, sort, true)?;
+            rows.push(
+                Row::new(
+                    "B4",
+                    format!(
+                        "sort={} {}: items read ÷ returned, first 50 pages",
+                        sort.as_str(),
+                        case.name
+                    ),
+                    format!("{read:.2}"),
+                )
+                .target("≤ 1.3", read <= 1.3),
+            );
+        }
+    }
+    Ok(())
+}
+
 /// B10: read and write units per access pattern from rave's capacity
 /// accounting, beside the seeds' two designs on the same data.
 fn units(rt: &Runtime, on_rave: &Comments<Engine>, rows: &mut Vec<Row>) -> anyhow::Result<()> {
     // The comments' own item size, which part 1 duplicates.
-    let sample = list(rt, on_rave, &Filter::default(), None)?;
+    let sample = list(rt, on_rave, &Filter::default(), Sort::Newest, None)?;
     let sizes: Vec<usize> = sample.items.iter().map(stored_size).collect();
     let item_bytes = sizes.iter().sum::<usize>() as f64 / sizes.len().max(1) as f64;
     // Part 1 reads one partition of pre-filtered duplicates: a page and the
@@ -722,7 +806,7 @@ fn units(rt: &Runtime, on_rave: &Comments<Engine>, rows: &mut Vec<Row>) -> anyho
         },
     ] {
         let filter = case.rave()?;
-        let page = list(rt, on_rave, &filter, None)?;
+        let page = list(rt, on_rave, &filter, Sort::Newest, None)?;
         let request = ListRequest {
             sort: Default::default(),
             product: HOT,
