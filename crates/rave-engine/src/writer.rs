@@ -717,9 +717,14 @@ impl Writer {
         match self.oversized_collection(tx, changes)? {
             None => Ok(()),
             Some(_) => Err(Failure::Request(
+                // The API reference's words for the exception, with the
+                // limit in force (a test's may be smaller than DynamoDB's).
                 StoreError::ItemCollectionSizeLimitExceeded(format!(
-                    "Item collection size limit exceeded: the total size of an item collection cannot exceed {} bytes",
-                    self.max_item_collection_bytes
+                    "The total size of an item collection has exceeded the maximum limit of {}",
+                    match self.max_item_collection_bytes {
+                        bytes if bytes % (1 << 30) == 0 => format!("{} gigabytes", bytes >> 30),
+                        bytes => format!("{bytes} bytes"),
+                    }
                 )),
             )),
         }
