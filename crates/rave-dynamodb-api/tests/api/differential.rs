@@ -69,7 +69,66 @@ const INDEX_THROUGHPUT: &str = "DescribeTable's GlobalSecondaryIndexDescription 
 const TAGGING: &str = "TagResource, UntagResource and ListTagsOfResource tag a table by its ARN; DynamoDB Local answers \"Tagging is not currently supported in DynamoDB Local.\"";
 const KEY_CONDITION_ON_OTHER_ATTRIBUTE: &str = "KeyConditionExpression \"must perform an equality test on a single partition key value\" and may test one sort key: DynamoDB refuses a condition on another attribute with \"Query key condition not supported\" (DynamoDB Local answers as for a missing partition key)";
 
+const DELETING: &str = "DeleteTable: \"the table is in the DELETING state until DynamoDB completes the deletion\"; DynamoDB Local answers ACTIVE";
+const COLLECTION_METRICS: &str = "ReturnItemCollectionMetrics = SIZE: \"If set to SIZE, the response includes statistics about item collections, if any, that were modified during the operation\" (ItemCollectionMetrics: ItemCollectionKey and SizeEstimateRangeGB, for tables with local secondary indexes); DynamoDB Local never answers them";
+const ONE_SMALL_COLLECTION: &str =
+    r#"{"ItemCollectionKey":{"pk":{"S":"a"}},"SizeEstimateRangeGB":[0.0,1.0]}"#;
+
 const LOCAL_DEPARTURES: &[Departure] = &[
+    Departure {
+        case: "collections",
+        step: 1,
+        documented: COLLECTION_METRICS,
+        patches: &[("/body/ItemCollectionMetrics", ONE_SMALL_COLLECTION)],
+    },
+    Departure {
+        case: "collections",
+        step: 3,
+        documented: COLLECTION_METRICS,
+        patches: &[("/body/ItemCollectionMetrics", ONE_SMALL_COLLECTION)],
+    },
+    Departure {
+        case: "collections",
+        step: 4,
+        documented: COLLECTION_METRICS,
+        patches: &[("/body/ItemCollectionMetrics", ONE_SMALL_COLLECTION)],
+    },
+    Departure {
+        case: "collections",
+        step: 5,
+        documented: COLLECTION_METRICS,
+        patches: &[(
+            "/body/ItemCollectionMetrics",
+            r#"{"{t}":[{"ItemCollectionKey":{"pk":{"S":"a"}},"SizeEstimateRangeGB":[0.0,1.0]},{"ItemCollectionKey":{"pk":{"S":"b"}},"SizeEstimateRangeGB":[0.0,1.0]}]}"#,
+        )],
+    },
+    Departure {
+        case: "collections",
+        step: 6,
+        documented: COLLECTION_METRICS,
+        patches: &[(
+            "/body/ItemCollectionMetrics",
+            r#"{"{t}":[{"ItemCollectionKey":{"pk":{"S":"c"}},"SizeEstimateRangeGB":[0.0,1.0]}]}"#,
+        )],
+    },
+    Departure {
+        case: "collections",
+        step: 7,
+        documented: "ReturnItemCollectionMetrics: \"Valid Values: SIZE | NONE\" (a constraint failure in DynamoDB's \"1 validation error detected\" form); DynamoDB Local accepts any value",
+        patches: &[
+            ("/status", "400"),
+            (
+                "/body",
+                r#"{"__type":"com.amazon.coral.validate#ValidationException","message":"1 validation error detected: Value 'ALL' at 'returnItemCollectionMetrics' failed to satisfy constraint: Member must satisfy enum value set: [SIZE, NONE]"}"#,
+            ),
+        ],
+    },
+    Departure {
+        case: "collections",
+        step: 10,
+        documented: DELETING,
+        patches: &[("/body/TableDescription/TableStatus", r#""DELETING""#)],
+    },
     Departure {
         case: "control",
         step: 0,
@@ -158,7 +217,7 @@ const LOCAL_DEPARTURES: &[Departure] = &[
     Departure {
         case: "control",
         step: 14,
-        documented: "DeleteTable: \"the table is in the DELETING state until DynamoDB completes the deletion\"; DynamoDB Local answers ACTIVE",
+        documented: DELETING,
         patches: &[
             ("/body/TableDescription/TableStatus", r#""DELETING""#),
             (
@@ -1238,6 +1297,98 @@ async fn tags_limits_and_idempotent_transactions_match_dynamodb_local() {
             op("TransactWriteItems", transaction),
             op("TransactWriteItems", changed),
             op("GetItem", json!({"TableName": "{t}", "Key": key("t", 1)})),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn item_collection_metrics_match_dynamodb_local() {
+    let metrics = |mut request: Value, asked: &str| {
+        request["ReturnItemCollectionMetrics"] = json!(asked);
+        request
+    };
+    differential(
+        "collections",
+        vec![
+            op(
+                "CreateTable",
+                keyed_table(json!({
+                    "AttributeDefinitions": [
+                        {"AttributeName": "pk", "AttributeType": "S"},
+                        {"AttributeName": "sk", "AttributeType": "N"},
+                        {"AttributeName": "l", "AttributeType": "N"},
+                    ],
+                    "LocalSecondaryIndexes": [{
+                        "IndexName": "byL",
+                        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "l", "KeyType": "RANGE"}],
+                        "Projection": {"ProjectionType": "KEYS_ONLY"},
+                    }],
+                })),
+            ),
+            op(
+                "PutItem",
+                metrics(
+                    json!({"TableName": "{t}", "Item": item("a", 1, json!({"l": {"N": "5"}}))}),
+                    "SIZE",
+                ),
+            ),
+            op(
+                "PutItem",
+                metrics(
+                    json!({"TableName": "{t}", "Item": item("a", 2, json!({}))}),
+                    "NONE",
+                ),
+            ),
+            op(
+                "UpdateItem",
+                metrics(
+                    json!({"TableName": "{t}", "Key": key("a", 2), "UpdateExpression": "SET l = :l", "ExpressionAttributeValues": {":l": {"N": "7"}}, "ReturnValues": "ALL_NEW"}),
+                    "SIZE",
+                ),
+            ),
+            op(
+                "DeleteItem",
+                metrics(json!({"TableName": "{t}", "Key": key("a", 1)}), "SIZE"),
+            ),
+            op(
+                "BatchWriteItem",
+                metrics(
+                    json!({"RequestItems": {"{t}": [
+                        {"PutRequest": {"Item": item("a", 3, json!({}))}},
+                        {"PutRequest": {"Item": item("b", 1, json!({"l": {"N": "1"}}))}},
+                        {"DeleteRequest": {"Key": key("a", 2)}},
+                    ]}}),
+                    "SIZE",
+                ),
+            ),
+            op(
+                "TransactWriteItems",
+                metrics(
+                    json!({"TransactItems": [
+                        {"Put": {"TableName": "{t}", "Item": item("c", 1, json!({}))}},
+                        {"ConditionCheck": {"TableName": "{t}", "Key": key("d", 1), "ConditionExpression": "attribute_not_exists(pk)"}},
+                    ]}),
+                    "SIZE",
+                ),
+            ),
+            op(
+                "PutItem",
+                metrics(
+                    json!({"TableName": "{t}", "Item": item("a", 4, json!({}))}),
+                    "ALL",
+                ),
+            ),
+            // A table without local secondary indexes has no item collections.
+            op("CreateTable", keyed_table(json!({"TableName": "{t}-plain"}))),
+            op(
+                "PutItem",
+                metrics(
+                    json!({"TableName": "{t}-plain", "Item": item("a", 1, json!({}))}),
+                    "SIZE",
+                ),
+            ),
+            op("DeleteTable", json!({"TableName": "{t}-plain"})),
         ],
     )
     .await;
