@@ -53,7 +53,7 @@ const PER_SERVER: &[&str] = &[
 /// others rave's own capacity tests check it.
 const CAPACITY: &str = "ConsumedCapacity";
 /// The cases whose `ConsumedCapacity` is compared.
-const CAPACITY_CASES: &[&str] = &["capacity"];
+const CAPACITY_CASES: &[&str] = &["capacity", "local"];
 
 /// A step where DynamoDB Local answers otherwise than DynamoDB does: rave
 /// is held to DynamoDB's answer, which is DynamoDB Local's with `patches`
@@ -83,6 +83,15 @@ const MISSING_DELETE: &str = "BatchWriteItem charges each request as its PutItem
 const TRANSACTION_INDEXES: &str = "transactions: \"DynamoDB performs two underlying reads or writes of every item in the transaction\", while \"after a transaction completes, its changes start propagating to global secondary indexes\": the index's writes are not doubled; DynamoDB Local doubles them";
 
 const LOCAL_DEPARTURES: &[Departure] = &[
+    Departure {
+        case: "local",
+        step: 11,
+        documented: "Query: \"If you query or scan a local secondary index and request only attributes that are projected into that index, the operation will read only the index and not the table\"; DynamoDB Local fetches (and charges) every item from the table",
+        patches: &[
+            ("/body/ConsumedCapacity/CapacityUnits", "0.5"),
+            ("/body/ConsumedCapacity/Table/CapacityUnits", "0.0"),
+        ],
+    },
     Departure {
         case: "capacity",
         step: 0,
@@ -1556,4 +1565,94 @@ async fn consumed_capacity_matches_dynamodb_local() {
         ]);
     }
     differential("capacity", steps).await;
+}
+
+/// Queries and scans of local secondary indexes: both consistency modes,
+/// projections, reads of attributes an index does not project (fetched
+/// from the table, and charged), every Select, paging, and the errors.
+#[tokio::test]
+async fn local_secondary_index_reads_match_dynamodb_local() {
+    let query = |extra: Value| {
+        let mut request = json!({
+            "TableName": "{t}",
+            "IndexName": "byDate",
+            "KeyConditionExpression": "pk = :p",
+            "ExpressionAttributeValues": {":p": {"S": "p"}},
+            "ReturnConsumedCapacity": "INDEXES",
+        });
+        if let (Value::Object(request), Value::Object(extra)) = (&mut request, extra) {
+            request.extend(extra);
+        }
+        op("Query", request)
+    };
+    let mut steps = vec![op(
+        "CreateTable",
+        keyed_table(json!({
+            "AttributeDefinitions": [
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "N"},
+                {"AttributeName": "date", "AttributeType": "N"},
+                {"AttributeName": "title", "AttributeType": "S"},
+            ],
+            "LocalSecondaryIndexes": [
+                {
+                    "IndexName": "byDate",
+                    "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "date", "KeyType": "RANGE"}],
+                    "Projection": {"ProjectionType": "KEYS_ONLY"},
+                },
+                {
+                    "IndexName": "byTitle",
+                    "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "title", "KeyType": "RANGE"}],
+                    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["body"]},
+                },
+            ],
+        })),
+    )];
+    // Dates run against the sort key; sk 4 has none (sparse).
+    for (sk, date) in [(1, Some(30)), (2, Some(20)), (3, Some(10)), (4, None)] {
+        let mut extra = json!({
+            "title": {"S": format!("t{sk}")},
+            "body": {"S": "text"},
+            "extra": {"S": "not projected"},
+        });
+        if let Some(date) = date {
+            extra["date"] = json!({"N": date.to_string()});
+        }
+        steps.push(op(
+            "PutItem",
+            json!({"TableName": "{t}", "Item": item("p", sk, extra)}),
+        ));
+    }
+    steps.extend([
+        query(json!({})),
+        query(json!({"ConsistentRead": true})),
+        query(json!({"Select": "ALL_ATTRIBUTES"})),
+        query(json!({"Select": "ALL_PROJECTED_ATTRIBUTES", "ConsistentRead": true})),
+        query(json!({"Select": "SPECIFIC_ATTRIBUTES", "ProjectionExpression": "extra, sk"})),
+        query(json!({"Select": "COUNT"})),
+        query(json!({"IndexName": "byTitle", "ProjectionExpression": "body, title"})),
+        query(json!({"ScanIndexForward": false, "Limit": 2})),
+        query(json!({
+            "ExclusiveStartKey": {"pk": {"S": "p"}, "sk": {"N": "2"}, "date": {"N": "20"}},
+            "ScanIndexForward": false,
+        })),
+        query(json!({
+            "KeyConditionExpression": "pk = :p AND #d BETWEEN :a AND :b",
+            "ExpressionAttributeNames": {"#d": "date"},
+            "ExpressionAttributeValues": {":p": {"S": "p"}, ":a": {"N": "15"}, ":b": {"N": "30"}},
+        })),
+        op(
+            "Scan",
+            json!({"TableName": "{t}", "IndexName": "byTitle", "ReturnConsumedCapacity": "INDEXES"}),
+        ),
+        op(
+            "Scan",
+            json!({"TableName": "{t}", "IndexName": "byDate", "ConsistentRead": true, "Select": "COUNT", "ReturnConsumedCapacity": "INDEXES"}),
+        ),
+        // Refused: a Select that needs a projection without one; an index
+        // the table lacks.
+        query(json!({"Select": "SPECIFIC_ATTRIBUTES"})),
+        query(json!({"IndexName": "byNothing"})),
+    ]);
+    differential("local", steps).await;
 }
