@@ -490,9 +490,10 @@ impl Writer {
     ) -> Applied<Written<BatchWriteItemOutput>> {
         let count = input.requests.len();
         if count == 0 || count > MAX_BATCH_WRITE_REQUESTS {
-            return Err(Failure::Request(StoreError::validation(format!(
-                "Too many items requested for the BatchWriteItem call: {count} (1 to {MAX_BATCH_WRITE_REQUESTS} allowed)"
-            ))));
+            // DynamoDB's words, which do not name the count.
+            return Err(Failure::Request(StoreError::validation(
+                "Too many items requested for the BatchWriteItem call",
+            )));
         }
         let mut planned = Vec::with_capacity(count);
         for (table_name, request) in &input.requests {

@@ -82,7 +82,114 @@ const MISSING_READ: &str = "BatchGetItem charges each key as a GetItem, and \"if
 const MISSING_DELETE: &str = "BatchWriteItem charges each request as its PutItem or DeleteItem, and a delete of an item that does not exist consumes one write unit (a new item with a global secondary index entry: one unit each); DynamoDB Local charges the table one unit more";
 const TRANSACTION_INDEXES: &str = "transactions: \"DynamoDB performs two underlying reads or writes of every item in the transaction\", while \"after a transaction completes, its changes start propagating to global secondary indexes\": the index's writes are not doubled; DynamoDB Local doubles them";
 
+const MISSING_KEY: &str = "an item without one of the table's key attributes: \"One or more parameter values were invalid: Missing the key NAME in the item\"";
+const KEY_MISMATCH: &str = "a Key with other attributes than the key schema's: \"The provided key element does not match the schema\"";
+const TYPE_MISMATCH: &str = "a key of the wrong type: \"One or more parameter values were invalid: Type mismatch for key NAME expected: TYPE actual: TYPE\"";
+const LIMIT_RANGE: &str = "Limit: \"Valid Range: Minimum value of 1\" (a constraint failure in DynamoDB's \"1 validation error detected\" form)";
+
 const LOCAL_DEPARTURES: &[Departure] = &[
+    Departure {
+        case: "errors",
+        step: 1,
+        documented: NOT_FOUND,
+        patches: &[(
+            "/body/message",
+            r#""Requested resource not found: Table: {t}-missing not found""#,
+        )],
+    },
+    Departure {
+        case: "errors",
+        step: 2,
+        documented: MISSING_KEY,
+        patches: &[(
+            "/body/message",
+            r#""One or more parameter values were invalid: Missing the key sk in the item""#,
+        )],
+    },
+    Departure {
+        case: "errors",
+        step: 3,
+        documented: TYPE_MISMATCH,
+        patches: &[(
+            "/body/message",
+            r#""One or more parameter values were invalid: Type mismatch for key sk expected: N actual: S""#,
+        )],
+    },
+    Departure {
+        case: "errors",
+        step: 6,
+        documented: KEY_MISMATCH,
+        patches: &[(
+            "/body/message",
+            r#""The provided key element does not match the schema""#,
+        )],
+    },
+    Departure {
+        case: "errors",
+        step: 7,
+        documented: KEY_MISMATCH,
+        patches: &[(
+            "/body/message",
+            r#""The provided key element does not match the schema""#,
+        )],
+    },
+    Departure {
+        case: "errors",
+        step: 14,
+        documented: LIMIT_RANGE,
+        patches: &[(
+            "/body/message",
+            r#""1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1""#,
+        )],
+    },
+    Departure {
+        case: "errors",
+        step: 15,
+        documented: LIMIT_RANGE,
+        patches: &[(
+            "/body/message",
+            r#""1 validation error detected: Value '-1' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1""#,
+        )],
+    },
+    Departure {
+        case: "errors",
+        step: 16,
+        documented: "Scan: \"If you provide Segment, you must also provide TotalSegments\"",
+        patches: &[(
+            "/body/message",
+            r#""The TotalSegments parameter is required but was not present in the request when Segment parameter is present""#,
+        )],
+    },
+    Departure {
+        case: "errors",
+        step: 17,
+        documented: "TotalSegments: \"Valid Range: Minimum value of 1\" (DynamoDB Local reports Segment against the bad TotalSegments instead)",
+        patches: &[(
+            "/body/message",
+            r#""1 validation error detected: Value '0' at 'totalSegments' failed to satisfy constraint: Member must have value greater than or equal to 1""#,
+        )],
+    },
+    Departure {
+        case: "errors",
+        step: 19,
+        documented: "Segment: \"Valid Range: Minimum value of 0\"",
+        patches: &[(
+            "/body/message",
+            r#""1 validation error detected: Value '-1' at 'segment' failed to satisfy constraint: Member must have value greater than or equal to 0""#,
+        )],
+    },
+    Departure {
+        case: "errors",
+        step: 20,
+        documented: "an operation DynamoDB does not have: UnknownOperationException from the service front end (com.amazon.coral.service), without a message; DynamoDB Local answers in DynamoDB's own namespace",
+        patches: &[
+            (
+                "/body/__type",
+                r#""com.amazon.coral.service#UnknownOperationException""#,
+            ),
+            ("/body/message", "null"),
+        ],
+    },
     Departure {
         case: "local",
         step: 11,
@@ -364,7 +471,7 @@ const LOCAL_DEPARTURES: &[Departure] = &[
     Departure {
         case: "items",
         step: 18,
-        documented: "a key of the wrong type: \"One or more parameter values were invalid: Type mismatch for key NAME expected: TYPE actual: TYPE\"",
+        documented: TYPE_MISMATCH,
         patches: &[(
             "/body/message",
             r#""One or more parameter values were invalid: Type mismatch for key sk expected: N actual: S""#,
@@ -1655,4 +1762,67 @@ async fn local_secondary_index_reads_match_dynamodb_local() {
         query(json!({"IndexName": "byNothing"})),
     ]);
     differential("local", steps).await;
+}
+
+/// Errors a conformance suite probes, across operations: a missing table,
+/// key schemas and key values that do not fit, empty key strings, an item
+/// past 400 KB, batches too large or with one key twice, a transaction
+/// touching one item twice, Limit and Segment out of range, and operations
+/// DynamoDB does not have.
+#[tokio::test]
+async fn errors_across_operations_match_dynamodb_local() {
+    let big = "x".repeat(400 * 1024);
+    let puts = |count: i64| {
+        (0..count)
+            .map(|sk| json!({"PutRequest": {"Item": key("a", sk)}}))
+            .collect::<Vec<_>>()
+    };
+    differential(
+        "errors",
+        vec![
+            op("CreateTable", keyed_table(json!({}))),
+            op("GetItem", json!({"TableName": "{t}-missing", "Key": key("a", 1)})),
+            op("PutItem", json!({"TableName": "{t}", "Item": {"pk": {"S": "a"}}})),
+            op("PutItem", json!({"TableName": "{t}", "Item": {"pk": {"S": "a"}, "sk": {"S": "1"}}})),
+            op("PutItem", json!({"TableName": "{t}", "Item": {"pk": {"S": ""}, "sk": {"N": "1"}}})),
+            op("GetItem", json!({"TableName": "{t}", "Key": {"pk": {"S": ""}, "sk": {"N": "1"}}})),
+            op("GetItem", json!({"TableName": "{t}", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {"S": "y"}}})),
+            op("DeleteItem", json!({"TableName": "{t}", "Key": {"pk": {"S": "a"}}})),
+            op("PutItem", json!({"TableName": "{t}", "Item": item("a", 1, json!({"big": {"S": big}}))})),
+            op("BatchWriteItem", json!({"RequestItems": {"{t}": puts(26)}})),
+            op(
+                "BatchWriteItem",
+                json!({"RequestItems": {"{t}": [
+                    {"PutRequest": {"Item": key("a", 1)}},
+                    {"DeleteRequest": {"Key": key("a", 1)}},
+                ]}}),
+            ),
+            op("BatchGetItem", json!({"RequestItems": {"{t}": {"Keys": [key("a", 1), key("a", 1)]}}})),
+            op(
+                "TransactWriteItems",
+                json!({"TransactItems": [
+                    {"Put": {"TableName": "{t}", "Item": key("a", 1)}},
+                    {"Delete": {"TableName": "{t}", "Key": key("a", 1)}},
+                ]}),
+            ),
+            op(
+                "TransactGetItems",
+                json!({"TransactItems": [
+                    {"Get": {"TableName": "{t}", "Key": key("a", 1)}},
+                    {"Get": {"TableName": "{t}", "Key": key("a", 1)}},
+                ]}),
+            ),
+            op(
+                "Query",
+                json!({"TableName": "{t}", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "a"}}, "Limit": 0}),
+            ),
+            op("Scan", json!({"TableName": "{t}", "Limit": -1})),
+            op("Scan", json!({"TableName": "{t}", "Segment": 1})),
+            op("Scan", json!({"TableName": "{t}", "TotalSegments": 0, "Segment": 0})),
+            op("Scan", json!({"TableName": "{t}", "TotalSegments": 1000001, "Segment": 0})),
+            op("Scan", json!({"TableName": "{t}", "TotalSegments": 2, "Segment": -1})),
+            op("Frobnicate", json!({"TableName": "{t}"})),
+        ],
+    )
+    .await;
 }
