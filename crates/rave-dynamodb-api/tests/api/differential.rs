@@ -87,7 +87,85 @@ const KEY_MISMATCH: &str = "a Key with other attributes than the key schema's: \
 const TYPE_MISMATCH: &str = "a key of the wrong type: \"One or more parameter values were invalid: Type mismatch for key NAME expected: TYPE actual: TYPE\"";
 const LIMIT_RANGE: &str = "Limit: \"Valid Range: Minimum value of 1\" (a constraint failure in DynamoDB's \"1 validation error detected\" form)";
 
+const UPDATING: &str = "UpdateTable \"is an asynchronous operation; while it's executing, the table status changes from ACTIVE to UPDATING\"; DynamoDB Local answers ACTIVE";
+const ON_DEMAND_INDEX: &str = "an index of an on-demand table describes its ProvisionedThroughput (zero units) and no OnDemandThroughput unless one was set; DynamoDB Local describes an index UpdateTable added the other way round";
+const NO_PROVISIONED: &str =
+    r#"{"NumberOfDecreasesToday":0,"ReadCapacityUnits":0,"WriteCapacityUnits":0}"#;
+
 const LOCAL_DEPARTURES: &[Departure] = &[
+    Departure {
+        case: "indexes",
+        step: 6,
+        documented: "a global secondary index UpdateTable creates is CREATING with Backfilling true while rave reads the table's items into it (\"Indicates whether the index is currently backfilling\"), and the table UPDATING (UpdateTable \"is an asynchronous operation\"); DynamoDB Local builds the index at once and answers ACTIVE",
+        patches: &[
+            ("/body/TableDescription/TableStatus", r#""UPDATING""#),
+            (
+                "/body/TableDescription/GlobalSecondaryIndexes/0/Backfilling",
+                "true",
+            ),
+            (
+                "/body/TableDescription/GlobalSecondaryIndexes/0/ProvisionedThroughput",
+                NO_PROVISIONED,
+            ),
+            (
+                "/body/TableDescription/GlobalSecondaryIndexes/0/OnDemandThroughput",
+                "null",
+            ),
+        ],
+    },
+    Departure {
+        case: "indexes",
+        step: 7,
+        documented: ON_DEMAND_INDEX,
+        patches: &[
+            (
+                "/body/Table/GlobalSecondaryIndexes/0/ProvisionedThroughput",
+                NO_PROVISIONED,
+            ),
+            (
+                "/body/Table/GlobalSecondaryIndexes/0/OnDemandThroughput",
+                "null",
+            ),
+        ],
+    },
+    Departure {
+        case: "indexes",
+        step: 13,
+        documented: UPDATING,
+        patches: &[
+            ("/body/TableDescription/TableStatus", r#""UPDATING""#),
+            (
+                "/body/TableDescription/GlobalSecondaryIndexes/0/ProvisionedThroughput",
+                NO_PROVISIONED,
+            ),
+            (
+                "/body/TableDescription/GlobalSecondaryIndexes/0/OnDemandThroughput",
+                "null",
+            ),
+        ],
+    },
+    Departure {
+        case: "indexes",
+        step: 14,
+        documented: "an index is DELETING while it is deleted, then gone from the table's description; DynamoDB Local describes it DELETING for ever",
+        patches: &[("/body/Table/GlobalSecondaryIndexes", "null")],
+    },
+    Departure {
+        case: "indexes",
+        step: 15,
+        documented: "a Query of an index the table does not have: ValidationException, \"The table does not have the specified index: NAME\"; DynamoDB Local fails with a 500 on a deleted one",
+        patches: &[
+            ("/status", "400"),
+            (
+                "/body/__type",
+                r#""com.amazon.coral.validate#ValidationException""#,
+            ),
+            (
+                "/body/message",
+                r#""The table does not have the specified index: byG""#,
+            ),
+        ],
+    },
     Departure {
         case: "errors",
         step: 1,
@@ -625,6 +703,9 @@ struct Step {
     target: String,
     body: Value,
     captures: Vec<(&'static str, &'static str)>,
+    /// Sent again (each server in its own time) until the answer's value
+    /// at this JSON pointer is this JSON: a state that settles.
+    until: Option<(&'static str, Value)>,
 }
 
 fn op(operation: &str, body: Value) -> Step {
@@ -632,6 +713,7 @@ fn op(operation: &str, body: Value) -> Step {
         target: format!("DynamoDB_20120810.{operation}"),
         body,
         captures: Vec::new(),
+        until: None,
     }
 }
 
@@ -640,6 +722,7 @@ fn streams_op(operation: &str, body: Value) -> Step {
         target: format!("DynamoDBStreams_20120810.{operation}"),
         body,
         captures: Vec::new(),
+        until: None,
     }
 }
 
@@ -647,6 +730,12 @@ impl Step {
     /// Keeps the answer's value at JSON pointer `pointer` as `{name}`.
     fn capture(mut self, name: &'static str, pointer: &'static str) -> Step {
         self.captures.push((name, pointer));
+        self
+    }
+
+    /// Repeats the request until the answer holds `value` at `pointer`.
+    fn until(mut self, pointer: &'static str, value: Value) -> Step {
+        self.until = Some((pointer, value));
         self
     }
 }
@@ -668,6 +757,22 @@ impl Peer {
     }
 
     async fn run(&mut self, table: &str, step: &Step) -> (u16, Value) {
+        let Some((pointer, settled)) = &step.until else {
+            return self.send(table, step).await;
+        };
+        let mut last = Value::Null;
+        for _ in 0..100 {
+            let (status, answer) = self.send(table, step).await;
+            if answer.pointer(pointer) == Some(settled) {
+                return (status, answer);
+            }
+            last = answer;
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("{}: {pointer} never became {settled}: {last}", self.url);
+    }
+
+    async fn send(&mut self, table: &str, step: &Step) -> (u16, Value) {
         let mut body = step.body.to_string().replace("{t}", table);
         for (name, value) in &self.captured {
             body = body.replace(&format!("{{{name}}}"), value);
@@ -738,6 +843,10 @@ fn normalise(value: &Value, table: &str, capacity: bool) -> Value {
                 }
                 if matches!(name, "Responses" | "UnprocessedKeys") {
                     sort_lists(&mut member);
+                }
+                // A set in all but its JSON type: each server lists it in its own order.
+                if let ("AttributeDefinitions", Value::Array(definitions)) = (name, &mut member) {
+                    definitions.sort_by_key(|definition| definition.to_string());
                 }
                 kept.insert(name.to_owned(), member);
             }
@@ -1825,4 +1934,65 @@ async fn errors_across_operations_match_dynamodb_local() {
         ],
     )
     .await;
+}
+
+/// UpdateTable adding a global secondary index to a table of items (its
+/// answer while the index is created, the index once ACTIVE and
+/// backfilled, queries of it), then deleting it.
+#[tokio::test]
+async fn update_table_index_changes_match_dynamodb_local() {
+    let mut steps = vec![op("CreateTable", keyed_table(json!({})))];
+    for sk in 1..=5 {
+        let mut extra = json!({"n": {"N": sk.to_string()}});
+        if sk != 3 {
+            extra["g"] = json!({"S": if sk % 2 == 0 { "even" } else { "odd" }});
+        }
+        steps.push(op(
+            "PutItem",
+            json!({"TableName": "{t}", "Item": item("a", sk, extra)}),
+        ));
+    }
+    let by_g = |value: &str| {
+        op(
+            "Query",
+            json!({"TableName": "{t}", "IndexName": "byG", "KeyConditionExpression": "g = :g", "ExpressionAttributeValues": {":g": {"S": value}}}),
+        )
+    };
+    steps.extend([
+        op(
+            "UpdateTable",
+            json!({
+                "TableName": "{t}",
+                "AttributeDefinitions": [{"AttributeName": "g", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"}],
+                "GlobalSecondaryIndexUpdates": [{"Create": {
+                    "IndexName": "byG",
+                    "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+                    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["n"]},
+                }}],
+            }),
+        ),
+        op("DescribeTable", json!({"TableName": "{t}"})).until(
+            "/Table/GlobalSecondaryIndexes/0/IndexStatus",
+            json!("ACTIVE"),
+        ),
+        by_g("odd"),
+        by_g("even"),
+        op(
+            "Scan",
+            json!({"TableName": "{t}", "IndexName": "byG", "Select": "COUNT"}),
+        ),
+        op(
+            "PutItem",
+            json!({"TableName": "{t}", "Item": item("a", 3, json!({"g": {"S": "odd"}}))}),
+        ),
+        by_g("odd"),
+        op(
+            "UpdateTable",
+            json!({"TableName": "{t}", "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "byG"}}]}),
+        ),
+        op("DescribeTable", json!({"TableName": "{t}"}))
+            .until("/Table/TableStatus", json!("ACTIVE")),
+        by_g("odd"),
+    ]);
+    differential("indexes", steps).await;
 }
