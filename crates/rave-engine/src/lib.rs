@@ -46,8 +46,8 @@ use std::time::{Duration, Instant};
 
 use rave_store::{
     BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
-    DeleteItemInput, GetItemInput, GetItemOutput, KeyFilter, Page, PutItemInput, QueryInput, Result,
-    ReturnValuesOnConditionCheckFailure, ScanInput, Store, StoreError, TableDefinition,
+    DeleteItemInput, GetItemInput, GetItemOutput, KeyFilter, Page, PutItemInput, QueryInput,
+    Result, ReturnValuesOnConditionCheckFailure, ScanInput, Store, StoreError, TableDefinition,
     TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput, WriteFailure, WriteOutput,
 };
 use redb::{ReadableTable, TableDefinition as RedbTable};
@@ -602,7 +602,9 @@ impl Engine {
             let stored = codec::decode_wanted_record(value.value(), wanted)
                 .map_err(|e| state.corrupt_record(sequence, e))?;
             if let Some(stored) = stored {
-                found.records.push((found.read, stored.into_record(sequence)));
+                found
+                    .records
+                    .push((found.read, stored.into_record(sequence)));
             }
             found.read += 1;
             found.last = sequence;
