@@ -1454,7 +1454,7 @@ impl<'t> Tx<'t> {
 #[cfg(test)]
 mod tests {
     use rave_conformance::{delete, get, key, put, table_definition};
-    use rave_store::{Number, item};
+    use rave_store::{AttributeValue, Number, item};
 
     use super::*;
     use crate::read;
@@ -1506,6 +1506,79 @@ mod tests {
 
     fn thing(pk: &str, v: i64) -> Item {
         item! {"PK" => pk, "SK" => "s", "v" => v}
+    }
+
+    /// A table with one local index, the way collections are kept for.
+    fn local_table(writer: &mut Writer) -> Arc<TableState> {
+        let definition = TableDefinition {
+            name: "locals".into(),
+            local_secondary_indexes: vec![rave_store::LocalSecondaryIndex {
+                name: "byV".into(),
+                sort_key: rave_store::KeyAttribute::new("v", rave_store::KeyType::N),
+                projection: rave_store::Projection::KeysOnly,
+            }],
+            ..table_definition("locals")
+        };
+        writer
+            .change_catalog(&WriteOp::CreateTable(definition))
+            .expect("table created");
+        writer.catalog.get("locals").expect("the table")
+    }
+
+    fn collection_sizes(writer: &Writer, table: &TableState) -> Vec<(Vec<u8>, u64)> {
+        let name = table.collections_table.as_deref().expect("kept");
+        let txn = writer.db.begin_read().expect("a snapshot");
+        let sizes = txn.open_table(collections_table(name)).expect("the sizes");
+        sizes
+            .iter()
+            .expect("an iterator")
+            .map(|entry| {
+                let (key, size) = entry.expect("an entry");
+                (key.value().to_vec(), size.value())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn collections_never_kept_are_measured_from_the_items() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = writer(dir.path());
+        let table = local_table(&mut writer);
+        let items = [
+            item! {"PK" => "a", "SK" => "1", "v" => 1i64},
+            item! {"PK" => "a", "SK" => "2"},
+            item! {"PK" => "b", "SK" => "1", "v" => 2i64, "note" => "text"},
+        ];
+        let puts = items
+            .iter()
+            .map(|item| WriteOp::Put(put("locals", item.clone()), Default::default()))
+            .collect();
+        assert!(group(&mut writer, puts).iter().all(Result::is_ok));
+        let kept = collection_sizes(&writer, &table);
+        let expected = |pk: &str| -> u64 {
+            items
+                .iter()
+                .filter(|item| item["PK"] == AttributeValue::from(pk))
+                .map(|item| table.collection_bytes(item))
+                .sum()
+        };
+        let partition = |pk: &str| partition_prefix(&AttributeValue::from(pk));
+        let mut wanted = vec![
+            (partition("a"), expected("a")),
+            (partition("b"), expected("b")),
+        ];
+        wanted.sort();
+        assert_eq!(kept, wanted);
+
+        // As a data directory from before the sizes were kept: none at all.
+        let txn = writer.db.begin_write().unwrap();
+        let name = table.collections_table.as_deref().unwrap();
+        txn.delete_table(collections_table(name)).unwrap();
+        txn.commit().unwrap();
+        let txn = writer.db.begin_write().unwrap();
+        measure_collections(&txn, &table).unwrap();
+        txn.commit().unwrap();
+        assert_eq!(collection_sizes(&writer, &table), wanted);
     }
 
     #[test]
