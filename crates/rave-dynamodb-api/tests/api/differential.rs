@@ -761,13 +761,14 @@ impl Peer {
             return self.send(table, step).await;
         };
         let mut last = Value::Null;
-        for _ in 0..100 {
+        // DynamoDB Local takes its time building an index on a loaded machine.
+        for _ in 0..600 {
             let (status, answer) = self.send(table, step).await;
             if answer.pointer(pointer) == Some(settled) {
                 return (status, answer);
             }
             last = answer;
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
         panic!("{}: {pointer} never became {settled}: {last}", self.url);
     }
