@@ -82,6 +82,9 @@ fn outcome_of<T>(result: &Result<T>) -> Outcome {
                     CancellationReason::ConditionalCheckFailed => "ConditionalCheckFailed",
                     CancellationReason::ValidationError(_) => "ValidationError",
                     CancellationReason::TransactionConflict => "TransactionConflict",
+                    CancellationReason::ItemCollectionSizeLimitExceeded => {
+                        "ItemCollectionSizeLimitExceeded"
+                    }
                 })
                 .collect(),
         ),
