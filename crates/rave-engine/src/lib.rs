@@ -42,8 +42,8 @@ use std::time::{Duration, Instant};
 
 use rave_store::{
     BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
-    DeleteItemInput, GetItemInput, GetItemOutput, Page, PutItemInput, QueryInput, Result,
-    ReturnValuesOnConditionCheckFailure, ScanInput, Store, StoreError, TableDefinition,
+    DeleteItemInput, GetItemInput, GetItemOutput, ItemVisitor, Page, PutItemInput, QueryInput,
+    Result, ReturnValuesOnConditionCheckFailure, ScanInput, Store, StoreError, TableDefinition,
     TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput, WriteFailure, WriteOutput,
 };
 use redb::{ReadableTable, TableDefinition as RedbTable};
@@ -705,6 +705,15 @@ impl Store for Engine {
         let long = input.limit.is_none_or(|limit| limit > SHORT_READ_ITEMS);
         self.read(long, move |txn| read::query(txn, &table, &input))
             .await
+    }
+
+    async fn query_visiting(&self, input: QueryInput, mut visit: ItemVisitor) -> Result<Page> {
+        let table = self.inner.catalog.get(&input.table)?;
+        let long = input.limit.is_none_or(|limit| limit > SHORT_READ_ITEMS);
+        self.read(long, move |txn| {
+            read::query_visiting(txn, &table, &input, &mut visit)
+        })
+        .await
     }
 
     async fn scan(&self, input: ScanInput) -> Result<Page> {
