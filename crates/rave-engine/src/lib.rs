@@ -41,10 +41,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rave_store::{
-    BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
-    DeleteItemInput, GetItemInput, GetItemOutput, ItemVisitor, Page, PutItemInput, QueryInput,
-    Result, ReturnValuesOnConditionCheckFailure, ScanInput, Store, StoreError, TableDefinition,
-    TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput, WriteFailure, WriteOutput,
+    AttributeValue, BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput,
+    BatchWriteItemOutput, DeleteItemInput, GetItemInput, GetItemOutput, ItemVisitor, Page,
+    PutItemInput, QueryInput, Result, ReturnValuesOnConditionCheckFailure, ScanInput, Store,
+    StoreError, TableDefinition, TransactWriteItemsInput, TransactWriteItemsOutput,
+    UpdateItemInput, WriteFailure, WriteOutput,
 };
 use redb::{ReadableTable, TableDefinition as RedbTable};
 use serde::Serialize;
@@ -629,6 +630,22 @@ impl Engine {
             WriteReply::Refused(failure) => Err(failure),
             other => Err(unexpected(other).into()),
         }
+    }
+
+    /// Reads the first `limit` stored entries of `partition` of `table` (or
+    /// of its `index`), newest or oldest first, and decodes nothing: the
+    /// floor under a Query of that page, which the benchmark harness times
+    /// beside it. Returns the entries' stored bytes.
+    pub fn read_raw_partition(
+        &self,
+        table: &str,
+        index: Option<&str>,
+        partition: &AttributeValue,
+        forward: bool,
+        limit: usize,
+    ) -> Result<usize> {
+        let table = self.inner.catalog.get(table)?;
+        read::raw_partition(&self.read_txn()?, &table, index, partition, forward, limit)
     }
 
     fn read_txn(&self) -> Result<redb::ReadTransaction> {

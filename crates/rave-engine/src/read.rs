@@ -6,10 +6,10 @@
 use std::ops::{Bound, RangeBounds};
 
 use rave_store::{
-    BatchGetItemInput, BatchGetItemOutput, ConsumedCapacity, GetItemInput, GetItemOutput, Item,
-    ItemVisitor, KeyType, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, Page, Path,
-    Projection, QueryInput, Result, ScanInput, Select, SortOp, StoreError, TableKeys, item_size,
-    project, read_units,
+    AttributeValue, BatchGetItemInput, BatchGetItemOutput, ConsumedCapacity, GetItemInput,
+    GetItemOutput, Item, ItemVisitor, KeyType, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS,
+    MAX_PAGE_BYTES, Page, Path, Projection, QueryInput, Result, ScanInput, Select, SortOp,
+    StoreError, TableKeys, item_size, project, read_units,
 };
 use redb::ReadTransaction;
 
@@ -306,6 +306,34 @@ pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput)
         input.filter.as_ref(),
     );
     Ok(shape.apply(read.items(txn, input.filter.as_ref(), fetch)?))
+}
+
+/// The stored bytes of the first `limit` entries of one partition of a
+/// table or of one of its indexes, in key order or reversed, decoding
+/// nothing: the floor under a Query of that page.
+pub(crate) fn raw_partition(
+    txn: &ReadTransaction,
+    table: &TableState,
+    index: Option<&str>,
+    partition: &AttributeValue,
+    forward: bool,
+    limit: usize,
+) -> Result<usize> {
+    let read = RangeRead {
+        table,
+        index: index_to_read(table, index, false)?,
+        range: query_range(partition, None),
+        forward,
+        limit: Some(limit),
+        consistent: false,
+    };
+    let (mut entries, mut bytes) = (0, 0);
+    read.walk(txn, |_, value| {
+        entries += 1;
+        bytes += value.len();
+        Ok(entries >= limit)
+    })?;
+    Ok(bytes)
 }
 
 /// Whether a read of `index` must fetch each item from the table: it is a

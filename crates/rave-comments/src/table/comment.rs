@@ -672,6 +672,36 @@ mod tests {
     }
 
     #[test]
+    fn a_listed_entry_shows_its_comment_or_its_key_and_keeps_its_faults() {
+        let voted = Comment {
+            votes: VoteCounts {
+                helpful: 2,
+                unhelpful: 1,
+            },
+            ..comment(Status::Published)
+        };
+        let item = encode(&voted, 3);
+        let id = Ulid::from_string(&voted.id).unwrap();
+        let listed = Listed::read(&item, Index::HelpfulByRating);
+        assert_eq!(listed.sort, sort_value(&item, Index::HelpfulByRating));
+        assert_eq!(listed.id, Ok(id));
+        assert_eq!(listed.helpfulness, Some(helpfulness_rank_of(&item)));
+        assert_eq!(listed.into_comment(), Ok(voted.clone()));
+        let by_author = Listed::read(&item, Index::ByAuthor);
+        assert_eq!(by_author.helpfulness, None);
+        assert_eq!(by_author.clone().into_key(), Ok(key(&voted.id)));
+        assert!(by_author.into_comment().is_err());
+        // A fault stays with the entry until the entry is shown.
+        let mut broken = item.clone();
+        broken.insert(RATING.into(), AttributeValue::s("five"));
+        broken.remove(HELPFUL_SORT);
+        let listed = Listed::read(&broken, Index::HelpfulByRating);
+        assert_eq!(listed.id, Ok(id));
+        assert!(matches!(listed.helpfulness, Some(Err(_))));
+        assert_eq!(listed.into_comment(), Err(decode(&broken).unwrap_err()));
+    }
+
+    #[test]
     fn a_start_key_resumes_after_the_comment() {
         let id = Ulid::from_string("01JD3X0000000000000000000A").unwrap();
         let key = start_key(Index::All, "PRODUCT#42", id, None).unwrap();
