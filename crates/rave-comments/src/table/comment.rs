@@ -378,6 +378,9 @@ pub(crate) struct Listed {
     pub shown: Shown,
 }
 
+/// Unboxed: nearly every entry is a comment, and boxing it would cost an
+/// allocation per entry to spare a few moves of a buffered one.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Shown {
     Comment(Result<Comment, Malformed>),
