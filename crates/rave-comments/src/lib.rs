@@ -369,7 +369,8 @@ impl<S: Store> Comments<S> {
     }
 
     /// Applies the next batch of `feed` (waiting up to `wait` for one) to
-    /// the statistics, and returns how many records it applied.
+    /// the statistics, and returns how many records of the stream it moved
+    /// past (0 when another aggregator got there first).
     pub async fn aggregate_once<F: ChangeFeed>(&self, feed: &F, wait: Duration) -> Result<usize> {
         self.aggregator.aggregate_once(feed, wait).await
     }

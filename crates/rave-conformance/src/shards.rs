@@ -16,7 +16,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use rave_store::{
-    AttributeValue, ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, Result, StoreError,
+    AttributeValue, ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, KeyFilter, Result, StoreError,
 };
 
 /// One shard of a stream, read through `inner`, a consumer of its own.
@@ -48,6 +48,10 @@ impl<B: ChangeBatch> ChangeBatch for ShardBatch<B> {
             self.records.truncate(len);
             self.positions.truncate(len);
         }
+    }
+
+    fn passed(&self) -> usize {
+        self.inner.passed()
     }
 }
 
@@ -81,8 +85,17 @@ impl<F: ChangeFeed> ChangeFeed for ShardFeed<F> {
     type Batch = ShardBatch<F::Batch>;
 
     async fn next(&self, max_records: usize, wait: Duration) -> Result<Option<Self::Batch>> {
+        self.next_wanted(max_records, wait, |_| true).await
+    }
+
+    async fn next_wanted(
+        &self,
+        max_records: usize,
+        wait: Duration,
+        wanted: KeyFilter,
+    ) -> Result<Option<Self::Batch>> {
         loop {
-            let Some(inner) = self.inner.next(max_records, wait).await? else {
+            let Some(inner) = self.inner.next_wanted(max_records, wait, wanted).await? else {
                 return Ok(None);
             };
             let (positions, records): (Vec<usize>, Vec<ChangeRecord>) = inner

@@ -1,7 +1,7 @@
 //! The stored form of items and stream records.
 //!
-//! A query page decodes every item it returns, so decoding is on the hot
-//! path (BENCH.md B1). This format is a plain tag-length-value encoding; its
+//! A query page reads every item it returns, so reading items is on the
+//! hot path (BENCH.md B1). This format is a plain tag-length-value encoding; its
 //! one trick is that attributes are written in name order, so decoding
 //! builds each map with `BTreeMap::from_iter` over sorted input, which
 //! bulk-loads instead of inserting one key at a time. Measured on a
@@ -19,7 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
-use rave_store::{AttributeRef, AttributeValue, Item, ItemView, Number};
+use rave_store::{AttributeRef, AttributeValue, Item, ItemView, KeyFilter, Number};
 
 use crate::stream::{EventName, StoredRecord};
 
@@ -156,33 +156,71 @@ pub(crate) fn encode_record(record: &StoredRecord) -> Vec<u8> {
 
 pub(crate) fn decode_record(bytes: &[u8]) -> Decoded<StoredRecord> {
     let mut reader = Reader { bytes, at: 0 };
-    let (event, removed_by_ttl) = match reader.byte()? {
-        0 => (EventName::Insert, false),
-        1 => (EventName::Modify, false),
-        2 => (EventName::Remove, false),
-        REMOVE_BY_TTL => (EventName::Remove, true),
-        other => return Err(corrupt(format!("unknown event {other}"))),
-    };
-    let commit_time_ms = u64::from_le_bytes(reader.array()?);
-    let keys = reader.map()?;
-    let mut image = || -> Decoded<Option<Item>> {
-        match reader.byte()? {
-            0 => Ok(None),
-            1 => Ok(Some(reader.map()?)),
-            other => Err(corrupt(format!("bad image flag {other}"))),
-        }
-    };
-    let old_image = image()?;
-    let new_image = image()?;
-    reader.finish()?;
-    Ok(StoredRecord {
-        event,
-        keys,
-        old_image,
-        new_image,
-        commit_time_ms,
-        removed_by_ttl,
-    })
+    let head = RecordHead::read(&mut reader)?;
+    head.with_images(&mut reader)
+}
+
+/// A record whose keys `wanted` accepts, decoded; `None` for any other,
+/// whose images (the bulk of a record) are left undecoded.
+pub(crate) fn decode_wanted_record(
+    bytes: &[u8],
+    wanted: KeyFilter,
+) -> Decoded<Option<StoredRecord>> {
+    let mut reader = Reader { bytes, at: 0 };
+    let head = RecordHead::read(&mut reader)?;
+    if !wanted(&head.keys) {
+        return Ok(None);
+    }
+    head.with_images(&mut reader).map(Some)
+}
+
+/// What a stored record holds before its images.
+struct RecordHead {
+    event: EventName,
+    removed_by_ttl: bool,
+    commit_time_ms: u64,
+    keys: Item,
+}
+
+impl RecordHead {
+    fn read(reader: &mut Reader<'_>) -> Decoded<RecordHead> {
+        let (event, removed_by_ttl) = match reader.byte()? {
+            0 => (EventName::Insert, false),
+            1 => (EventName::Modify, false),
+            2 => (EventName::Remove, false),
+            REMOVE_BY_TTL => (EventName::Remove, true),
+            other => return Err(corrupt(format!("unknown event {other}"))),
+        };
+        let commit_time_ms = u64::from_le_bytes(reader.array()?);
+        let keys = reader.map()?;
+        Ok(RecordHead {
+            event,
+            removed_by_ttl,
+            commit_time_ms,
+            keys,
+        })
+    }
+
+    fn with_images(self, reader: &mut Reader<'_>) -> Decoded<StoredRecord> {
+        let mut image = || -> Decoded<Option<Item>> {
+            match reader.byte()? {
+                0 => Ok(None),
+                1 => Ok(Some(reader.map()?)),
+                other => Err(corrupt(format!("bad image flag {other}"))),
+            }
+        };
+        let old_image = image()?;
+        let new_image = image()?;
+        reader.finish()?;
+        Ok(StoredRecord {
+            event: self.event,
+            keys: self.keys,
+            old_image,
+            new_image,
+            commit_time_ms: self.commit_time_ms,
+            removed_by_ttl: self.removed_by_ttl,
+        })
+    }
 }
 
 /// Where one attribute of an indexed item lies in its bytes.

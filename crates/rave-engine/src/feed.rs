@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rave_store::{
-    ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, Result, StoreError, TransactWriteAction,
-    TransactWriteItemsInput,
+    ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, Item, KeyFilter, Result, StoreError,
+    TransactWriteAction, TransactWriteItemsInput,
 };
 
 use crate::{Checkpoint, Engine, StartPosition};
@@ -29,8 +29,15 @@ pub struct EngineFeed {
 pub struct EngineBatch {
     records: Vec<ChangeRecord>,
     sequences: Vec<u64>,
+    /// Per record, how many records of the stream were read before it
+    /// (more than its index when unwanted ones were passed over).
+    read_before: Vec<usize>,
     /// The checkpoint the batch was read after.
     after: u64,
+    /// The checkpoint committing the batch moves to.
+    until: u64,
+    /// How many records of the stream that moves past.
+    passed: usize,
 }
 
 impl ChangeBatch for EngineBatch {
@@ -39,8 +46,20 @@ impl ChangeBatch for EngineBatch {
     }
 
     fn truncate(&mut self, len: usize) {
+        if len >= self.records.len() {
+            return;
+        }
+        // Stop just before the first record dropped: the unwanted records
+        // passed over before it are passed for good.
+        self.until = self.sequences[len] - 1;
+        self.passed = self.read_before[len];
         self.records.truncate(len);
         self.sequences.truncate(len);
+        self.read_before.truncate(len);
+    }
+
+    fn passed(&self) -> usize {
+        self.passed
     }
 }
 
@@ -59,51 +78,68 @@ impl EngineFeed {
         })
     }
 
-    fn read(&self, max_records: usize) -> Result<Option<EngineBatch>> {
+    fn read(&self, max_records: usize, wanted: KeyFilter) -> Result<Option<EngineBatch>> {
         let after = self.position.load(Ordering::Acquire);
-        let stream = self.engine.read_stream(&self.table, after, max_records)?;
-        if stream.is_empty() {
+        let found = self
+            .engine
+            .read_wanted_stream(&self.table, after, max_records, wanted)?;
+        if found.read == 0 {
             return Ok(None);
         }
-        let (sequences, records) = stream
-            .into_iter()
-            .map(|r| {
-                (
-                    r.sequence,
-                    ChangeRecord {
-                        old_image: r.old_image,
-                        new_image: r.new_image,
-                        commit_time_ms: r.commit_time_ms,
-                        removed_by_ttl: r.removed_by_ttl,
-                    },
-                )
-            })
-            .unzip();
-        Ok(Some(EngineBatch {
-            records,
-            sequences,
+        let mut batch = EngineBatch {
+            records: Vec::with_capacity(found.records.len()),
+            sequences: Vec::with_capacity(found.records.len()),
+            read_before: Vec::with_capacity(found.records.len()),
             after,
-        }))
+            until: found.last,
+            passed: found.read,
+        };
+        for (read_before, r) in found.records {
+            batch.sequences.push(r.sequence);
+            batch.read_before.push(read_before);
+            batch.records.push(ChangeRecord {
+                old_image: r.old_image,
+                new_image: r.new_image,
+                commit_time_ms: r.commit_time_ms,
+                removed_by_ttl: r.removed_by_ttl,
+            });
+        }
+        Ok(Some(batch))
     }
+}
+
+/// Every record: what [`ChangeFeed::next`] hands out.
+fn every_record(_keys: &Item) -> bool {
+    true
 }
 
 impl ChangeFeed for EngineFeed {
     type Batch = EngineBatch;
 
     async fn next(&self, max_records: usize, wait: Duration) -> Result<Option<EngineBatch>> {
+        self.next_wanted(max_records, wait, every_record).await
+    }
+
+    async fn next_wanted(
+        &self,
+        max_records: usize,
+        wait: Duration,
+        wanted: KeyFilter,
+    ) -> Result<Option<EngineBatch>> {
         // Subscribe before reading, so a commit between the two is not missed.
         let mut commits = self.engine.subscribe();
-        if let Some(batch) = self.read(max_records)? {
+        if let Some(batch) = self.read(max_records, wanted)? {
             return Ok(Some(batch));
         }
         let _ = tokio::time::timeout(wait, commits.changed()).await;
-        self.read(max_records)
+        self.read(max_records, wanted)
     }
 
     async fn commit(&self, batch: EngineBatch, effects: Vec<TransactWriteAction>) -> Result<()> {
-        let Some(&last) = batch.sequences.last() else {
+        let last = batch.until;
+        if last == batch.after {
             return Ok(());
-        };
+        }
         let checkpoint = Checkpoint {
             table: self.table.clone(),
             consumer: self.consumer.clone(),

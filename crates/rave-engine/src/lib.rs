@@ -42,8 +42,8 @@ use std::time::{Duration, Instant};
 
 use rave_store::{
     AttributeValue, BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput,
-    BatchWriteItemOutput, DeleteItemInput, GetItemInput, GetItemOutput, ItemVisitor, Page,
-    PutItemInput, QueryInput, Result, ReturnValuesOnConditionCheckFailure, ScanInput, Store,
+    BatchWriteItemOutput, DeleteItemInput, GetItemInput, GetItemOutput, ItemVisitor, KeyFilter,
+    Page, PutItemInput, QueryInput, Result, ReturnValuesOnConditionCheckFailure, ScanInput, Store,
     StoreError, TableDefinition, TransactWriteItemsInput, TransactWriteItemsOutput,
     UpdateItemInput, WriteFailure, WriteOutput,
 };
@@ -61,7 +61,7 @@ pub use ttl::{TimeToLiveDescription, TimeToLiveSpecification, TimeToLiveStatus};
 use catalog::{Catalog, TableState};
 use database::SharedDatabase;
 use index_build::INDEX_BUILDS;
-use stream::consumer_key;
+use stream::{WantedRecords, consumer_key};
 use writer::{Job, WriteOp, WriteReply, Writer};
 
 const CATALOG: RedbTable<&str, &[u8]> = RedbTable::new("catalog");
@@ -535,6 +535,46 @@ impl Engine {
             records.push(stored.into_record(sequence.value()));
         }
         Ok(records)
+    }
+
+    /// [`Engine::read_stream`] for a consumer that wants only the records
+    /// whose keys pass `wanted`: the others are read past without decoding
+    /// their images. `limit` bounds the records read, wanted or not.
+    pub(crate) fn read_wanted_stream(
+        &self,
+        table: &str,
+        after: u64,
+        limit: usize,
+        wanted: KeyFilter,
+    ) -> Result<WantedRecords> {
+        let state = self.inner.catalog.get(table)?;
+        let txn = self.inner.db.begin_read().map_err(storage)?;
+        let stream = txn
+            .open_table(stream_table(&state.stream_table))
+            .map_err(storage)?;
+        let mut found = WantedRecords {
+            records: Vec::new(),
+            read: 0,
+            last: after,
+        };
+        for entry in stream
+            .range(after.saturating_add(1)..)
+            .map_err(storage)?
+            .take(limit)
+        {
+            let (sequence, value) = entry.map_err(storage)?;
+            let sequence = sequence.value();
+            let stored = codec::decode_wanted_record(value.value(), wanted)
+                .map_err(|e| state.corrupt_record(sequence, e))?;
+            if let Some(stored) = stored {
+                found
+                    .records
+                    .push((found.read, stored.into_record(sequence)));
+            }
+            found.read += 1;
+            found.last = sequence;
+        }
+        Ok(found)
     }
 
     /// Moves a consumer's checkpoint from `expected` to `sequence`.

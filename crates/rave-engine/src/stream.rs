@@ -54,6 +54,18 @@ impl StoredRecord {
     }
 }
 
+/// A read of the stream that passed over the records its consumer does not
+/// want.
+pub(crate) struct WantedRecords {
+    /// The wanted records, each with how many records were read before it.
+    pub records: Vec<(usize, StreamRecord)>,
+    /// How many records were read, wanted or not.
+    pub read: usize,
+    /// The sequence number of the last record read (the position read
+    /// after, when none was).
+    pub last: u64,
+}
+
 /// Where a newly registered consumer starts reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StartPosition {

@@ -29,7 +29,18 @@ pub trait ChangeBatch: Send {
     fn records(&self) -> &[ChangeRecord];
     /// Keeps only the first `len` records; the rest come again next time.
     fn truncate(&mut self, len: usize);
+    /// How many stream records committing the batch moves past: its
+    /// records, and those the feed passed over unread (see
+    /// [`ChangeFeed::next_wanted`]) before the first record it no longer keeps.
+    fn passed(&self) -> usize {
+        self.records().len()
+    }
 }
+
+/// Which changes a consumer wants, judged from the changed item's key
+/// attributes alone: a record's keys say what kind of item it is, so a feed
+/// can pass over the rest without decoding their images.
+pub type KeyFilter = fn(&Item) -> bool;
 
 /// How far a consumer is behind the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -54,6 +65,20 @@ pub trait ChangeFeed: Send + Sync + 'static {
         max_records: usize,
         wait: Duration,
     ) -> impl Future<Output = Result<Option<Self::Batch>>> + Send;
+
+    /// [`ChangeFeed::next`] for a consumer that wants only the records whose
+    /// keys pass `wanted`. A feed may pass over the others without handing
+    /// them out (committing the batch still moves past them); one that
+    /// cannot tell cheaply hands them out, so consumers must still ignore
+    /// what they do not want.
+    fn next_wanted(
+        &self,
+        max_records: usize,
+        wait: Duration,
+        _wanted: KeyFilter,
+    ) -> impl Future<Output = Result<Option<Self::Batch>>> + Send {
+        self.next(max_records, wait)
+    }
 
     /// Applies `effects` and moves past `batch`, atomically. Fails with
     /// `ConditionalCheckFailed` (and applies nothing) if another consumer

@@ -32,7 +32,7 @@ pub use expr::{
     Comparator, Condition, KeyCondition, Operand, Path, PathElement, SetValue, SortKeyCondition,
     SortOp, Update, UpdateError, UpdateOperand, order, project,
 };
-pub use feed::{ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, MAX_EFFECTS_PER_COMMIT};
+pub use feed::{ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, KeyFilter, MAX_EFFECTS_PER_COMMIT};
 pub use number::{Number, NumberError};
 pub use ops::{
     BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,

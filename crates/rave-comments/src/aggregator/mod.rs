@@ -38,8 +38,17 @@ use crate::model::{AUTHOR_BUCKETS, GlobalStats};
 use crate::table::stats::ProductCounts;
 use crate::table::{ItemKind, Malformed, comment, describe_key, stats, vote};
 
-/// Most records one read from the feed asks for.
-const MAX_BATCH_RECORDS: usize = 500;
+/// Most records one read from the feed asks for. A commit carries at most
+/// [`ChangeFeed::max_effects`] writes, which usually stops a batch first;
+/// a long batch lets a busy statistics item be written once for many
+/// comments.
+const MAX_BATCH_RECORDS: usize = 2_000;
+
+/// The records the aggregator counts: comments and votes. Everything else
+/// on the stream (its own statistics writes among them) changes nothing.
+fn counted(keys: &Item) -> bool {
+    matches!(ItemKind::of(keys), ItemKind::Comment | ItemKind::Vote)
+}
 
 /// What a counted comment counts for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,6 +195,12 @@ impl Deltas {
         self.votes.retain(|_, d| !d.is_zero());
     }
 
+    /// At least as many items as a commit of these deltas writes, in
+    /// constant time: a batch grows record by record while this fits.
+    fn items_at_most(&self) -> usize {
+        self.stats.len() + self.authors.len() + self.touched.len() + self.votes.len() + 1
+    }
+
     /// Items a commit of these deltas writes (the totals item included).
     fn items(&self) -> usize {
         let changed = self.stats.values().filter(|d| !d.is_zero()).count()
@@ -275,13 +290,13 @@ impl<S: Store> Aggregator<S> {
     }
 
     /// Applies the next batch of `feed` (waiting up to `wait` for one) and
-    /// returns how many records it applied.
+    /// returns how many records of the stream it moved past.
     pub(crate) async fn aggregate_once<F: ChangeFeed>(
         &self,
         feed: &F,
         wait: Duration,
     ) -> Result<usize> {
-        let Some(mut batch) = feed.next(MAX_BATCH_RECORDS, wait).await? else {
+        let Some(mut batch) = feed.next_wanted(MAX_BATCH_RECORDS, wait, counted).await? else {
             return Ok(0);
         };
         let capacity = feed.max_effects();
@@ -290,17 +305,18 @@ impl<S: Store> Aggregator<S> {
         let mut fit = 0;
         for record in batch.records() {
             deltas.add(record, 1)?;
-            if deltas.items() > capacity && fit > 0 {
+            if deltas.items_at_most() > capacity && fit > 0 {
                 deltas.add(record, -1)?;
                 break;
             }
             fit += 1;
         }
         batch.truncate(fit);
+        let passed = batch.passed();
         deltas.prune();
         let effects = self.effects(&deltas).await?;
         match feed.commit(batch, effects).await {
-            Ok(()) => Ok(fit),
+            Ok(()) => Ok(passed),
             // Another aggregator applied this batch, or wrote an item this
             // batch read, first: the next read resumes from the stored
             // position and reads the items again.
@@ -539,6 +555,7 @@ mod tests {
         );
         assert!(d.authors.is_empty(), "same author, still counted");
         assert_eq!(d.items(), 4);
+        assert!(d.items_at_most() >= d.items());
     }
 
     #[test]
@@ -564,6 +581,7 @@ mod tests {
         assert!(d.stats.is_empty() && d.authors.is_empty());
         assert_eq!(d.touched_only().collect::<Vec<_>>(), ["p"]);
         assert_eq!(d.items(), 2, "the product's overall item and the totals");
+        assert!(d.items_at_most() >= d.items());
         assert_eq!(d.revision("p", None).unwrap(), 1_000);
         let mut newer = stats::encode_product("p", None, &ProductCounts::default());
         stats::set_revision(&mut newer, 1_000);
