@@ -309,9 +309,7 @@ async fn walk_listing<'a, S: Store>(
         prop_assert!(page.items.len() <= limit);
         if page.next_cursor.is_some() {
             prop_assert_eq!(page.items.len(), limit, "a page with a next cursor is full");
-        } else if deleted.is_empty()
-            && pages > 1
-            && !(sort == Sort::Helpful && !rescored.is_empty())
+        } else if deleted.is_empty() && pages > 1 && (sort != Sort::Helpful || rescored.is_empty())
         {
             // In the helpful order a vote between pages can move the only
             // comment left after the cursor ahead of it: the page it was
