@@ -223,17 +223,23 @@ fn machine() -> String {
 }
 
 /// Runs a `rave` subcommand to completion; returns how long it took.
-pub fn run_rave(rave: &Path, args: &[&std::ffi::OsStr]) -> anyhow::Result<Duration> {
+/// Runs `rave` to completion (its progress bars on the terminal) and
+/// returns how long it took and what it printed.
+pub fn run_rave(rave: &Path, args: &[&std::ffi::OsStr]) -> anyhow::Result<(Duration, String)> {
     let started = Instant::now();
-    let status = Command::new(rave)
+    let output = Command::new(rave)
         .args(args)
         .env("RAVE_LOG", "warn")
-        .status()
+        .stderr(std::process::Stdio::inherit())
+        .output()
         .with_context(|| format!("cannot run {}", rave.display()))?;
-    if !status.success() {
-        bail!("rave {:?} failed: {status}", args);
+    let elapsed = started.elapsed();
+    let said = String::from_utf8_lossy(&output.stdout).into_owned();
+    print!("{said}");
+    if !output.status.success() {
+        bail!("rave {:?} failed: {}", args, output.status);
     }
-    Ok(started.elapsed())
+    Ok((elapsed, said))
 }
 
 pub fn progress_bar(total: u64, what: &str) -> ProgressBar {

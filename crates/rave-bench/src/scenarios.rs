@@ -94,7 +94,7 @@ pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Ve
     let n = plan.comments.to_string();
     let products = plan.products.to_string();
     let seed_text = seed.to_string();
-    let load_time = run_rave(
+    let (load_time, _) = run_rave(
         rave,
         &[
             "load".as_ref(),
@@ -108,7 +108,7 @@ pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Ve
             seed_text.as_ref(),
         ],
     )?;
-    let aggregate_time = run_rave(
+    let (aggregate_time, said) = run_rave(
         rave,
         &[
             "aggregate".as_ref(),
@@ -117,6 +117,8 @@ pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Ve
             "--until-caught-up".as_ref(),
         ],
     )?;
+    let applied = applied_records(&said)?;
+    let rave_bytes = DiskUse::of(&rave_dir)?;
     println!("\n== loading SQLite");
     let sqlite_path = dir.join("sqlite.db");
     let (db, sqlite_time) = load_sqlite(plan, seed, &sqlite_path)?;
@@ -124,6 +126,7 @@ pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Ve
     let dynoxide = rt.block_on(load_dynoxide(plan, seed, &dir.join("dynoxide.db")))?;
     let count = plan.comments as f64;
     let rave_rate = per_second(count, load_time + aggregate_time);
+    let sqlite_rate = per_second(count, sqlite_time);
     let dynoxide_rate = per_second(dynoxide.comments as f64, dynoxide.load);
     let dynoxide_holds = match plan.dynoxide_hot_tail {
         None => String::new(),
@@ -135,17 +138,17 @@ pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Ve
     rows.push(
         Row::new(
             "B5",
-            "bulk load through the domain: comment items, 5 GSIs, change stream, then statistics caught up",
+            "bulk load through the domain: comment items, their index entries, change stream, then statistics caught up",
             format!("{}/s", si(rave_rate)),
         )
         .peers(format!(
             "dynoxide (rave's domain on it, BatchWriteItem of 25, synchronous=OFF, no stream{dynoxide_holds}): {}/s, statistics by reconcile +{:.0} s · SQLite (rows, 4 indexes, counter table): {}/s",
             si(dynoxide_rate),
             dynoxide.stats.as_secs_f64(),
-            si(per_second(count, sqlite_time)),
+            si(sqlite_rate),
         ))
-        .ratio(rave_rate / dynoxide_rate)
-        .target("≥ 25 k comments/s", rave_rate >= 25_000.0),
+        .ratio(rave_rate / sqlite_rate)
+        .target("≥ 2× SQLite's load rate", rave_rate >= 2.0 * sqlite_rate),
     );
     rows.push(Row::new(
         "B5",
@@ -157,6 +160,44 @@ pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Ve
             aggregate_time.as_secs_f64()
         ),
     ));
+    rows.push(
+        Row::new(
+            "B11",
+            "aggregator catching up after the load: stream records applied per second",
+            format!(
+                "{}/s ({applied} records in {:.1} s: {:.0} % of the load's time)",
+                si(per_second(applied as f64, aggregate_time)),
+                aggregate_time.as_secs_f64(),
+                100.0 * aggregate_time.as_secs_f64() / load_time.as_secs_f64()
+            ),
+        )
+        .target(
+            "catching up ≤ 1/5 of the load's time",
+            aggregate_time * 5 <= load_time,
+        ),
+    );
+    let sqlite_bytes = DiskUse::of_files(&sqlite::files(&sqlite_path))?;
+    rows.push(
+        Row::new(
+            "disk",
+            "bytes on disk after loading and aggregating (files; allocated)",
+            format!(
+                "{} ({})",
+                bytes(rave_bytes.length),
+                bytes(rave_bytes.allocated)
+            ),
+        )
+        .peers(format!(
+            "SQLite {} ({})",
+            bytes(sqlite_bytes.length),
+            bytes(sqlite_bytes.allocated)
+        ))
+        .ratio(rave_bytes.length as f64 / sqlite_bytes.length.max(1) as f64)
+        .target(
+            "≤ 2× SQLite's files",
+            rave_bytes.length <= 2 * sqlite_bytes.length,
+        ),
+    );
 
     // The in-process reads.
     let engine = Engine::open(&rave_dir)?;
@@ -181,9 +222,77 @@ pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Ve
     drop(on_dynoxide);
     drop(db);
 
+    println!("\n== B6's peer: durable single-row inserts into SQLite from 64 threads");
+    let mut generator = Generator::new(plan.products, plan.comments, seed ^ 0xB6);
+    let comments: Vec<_> = (0..4_096).map(|_| generator.next_comment()).collect();
+    let inserts = Duration::from_secs(plan.http_seconds);
+    let sqlite_durable = sqlite::durable_inserts(&sqlite_path, 64, inserts, |thread, i| {
+        comments[(thread * 64 + i as usize) % comments.len()].clone()
+    })?;
+    let sqlite_durable = Durable {
+        per_second: per_second(sqlite_durable.len() as f64, inserts),
+        latencies: sqlite_durable,
+    };
+
     println!("\n== the HTTP service: `rave serve` and wrk on loopback");
-    serve(plan, rave, &rave_dir, dir, &mut rows)?;
+    serve(plan, rave, &rave_dir, dir, &sqlite_durable, &mut rows)?;
     Ok(rows)
+}
+
+/// How many stream records `rave aggregate --until-caught-up` says it applied.
+fn applied_records(said: &str) -> anyhow::Result<u64> {
+    said.split_whitespace()
+        .skip_while(|word| *word != "applied")
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("`rave aggregate` did not say what it applied: {said:?}"))
+}
+
+/// The files of a store: their lengths, and the blocks the file system
+/// allocated for them (less where a file has holes).
+#[derive(Debug, Clone, Copy, Default)]
+struct DiskUse {
+    length: u64,
+    allocated: u64,
+}
+
+impl DiskUse {
+    /// Every file under `dir`.
+    fn of(dir: &Path) -> anyhow::Result<DiskUse> {
+        let mut files = Vec::new();
+        let mut pending = vec![dir.to_path_buf()];
+        while let Some(dir) = pending.pop() {
+            for entry in std::fs::read_dir(&dir)? {
+                let entry = entry?;
+                if entry.file_type()?.is_dir() {
+                    pending.push(entry.path());
+                } else {
+                    files.push(entry.path());
+                }
+            }
+        }
+        DiskUse::of_files(&files)
+    }
+
+    fn of_files(files: &[std::path::PathBuf]) -> anyhow::Result<DiskUse> {
+        use std::os::unix::fs::MetadataExt;
+        let mut total = DiskUse::default();
+        for file in files {
+            let metadata = std::fs::metadata(file)?;
+            total.length += metadata.len();
+            total.allocated += metadata.blocks() * 512;
+        }
+        Ok(total)
+    }
+}
+
+/// `7_400_000_000` → `7.40 GB`.
+fn bytes(n: u64) -> String {
+    match n {
+        n if n >= 1_000_000_000 => format!("{:.2} GB", n as f64 / 1e9),
+        n if n >= 1_000_000 => format!("{:.1} MB", n as f64 / 1e6),
+        n => format!("{:.1} kB", n as f64 / 1e3),
+    }
 }
 
 fn load_sqlite(plan: &Plan, seed: u64, path: &Path) -> anyhow::Result<(Sqlite, Duration)> {
@@ -739,7 +848,7 @@ fn units(rt: &Runtime, on_rave: &Comments<Engine>, rows: &mut Vec<Row>) -> anyho
     Ok(())
 }
 
-/// B11: the crawlable product pages of the hot product against the JSON
+/// HTML: the crawlable product pages of the hot product against the JSON
 /// page they render, revalidation with `If-None-Match`, and a deep keyset
 /// page against the first.
 fn html_pages(plan: &Plan, server: &Server, dir: &Path, rows: &mut Vec<Row>) -> anyhow::Result<()> {
@@ -749,17 +858,17 @@ fn html_pages(plan: &Plan, server: &Server, dir: &Path, rows: &mut Vec<Row>) -> 
         let result = http::wrk(&format!("{url}{path}"), script, plan.http_seconds, 64)?;
         anyhow::ensure!(
             result.errors == 0,
-            "B11 {path}: {} failed requests",
+            "HTML {path}: {} failed requests",
             result.errors
         );
         Ok(result)
     };
-    println!("B11: HTML pages");
+    println!("HTML: crawlable pages");
     let json = run(&format!("/v1/products/{HOT}/comments"), None)?;
     let html = run(&page, None)?;
     rows.push(
         Row::new(
-            "B11",
+            "HTML",
             "HTML product page ÷ JSON page, hot product's first page, 64 connections",
             format!(
                 "{} pages/s (p99 {}) vs {} (p99 {})",
@@ -784,7 +893,7 @@ fn html_pages(plan: &Plan, server: &Server, dir: &Path, rows: &mut Vec<Row>) -> 
     let revalidated = run(&page, Some(&script))?;
     rows.push(
         Row::new(
-            "B11",
+            "HTML",
             "304 revalidations (If-None-Match) ÷ full HTML pages, same URL",
             format!(
                 "{} req/s (p99 {})",
@@ -814,7 +923,7 @@ fn html_pages(plan: &Plan, server: &Server, dir: &Path, rows: &mut Vec<Row>) -> 
     let cost = html.requests_per_second / deep_result.requests_per_second;
     rows.push(
         Row::new(
-            "B11",
+            "HTML",
             format!("HTML page {depth} (\"Older comments\" links) ÷ page 1: cost"),
             format!(
                 "{cost:.2} ({} → {} pages/s)",
@@ -827,12 +936,19 @@ fn html_pages(plan: &Plan, server: &Server, dir: &Path, rows: &mut Vec<Row>) -> 
     Ok(())
 }
 
+/// Durable single-row inserts: B6's peer.
+struct Durable {
+    per_second: f64,
+    latencies: Latencies,
+}
+
 /// B6–B9 against `rave serve`.
 fn serve(
     plan: &Plan,
     rave: &Path,
     data: &Path,
     dir: &Path,
+    sqlite_durable: &Durable,
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
     let (pages, post) = http::write_scripts(dir)?;
@@ -873,8 +989,9 @@ fn serve(
         )
         .ratio(b7.requests_per_second / ceiling.requests_per_second)
         .target(
-            "≥ 30 k req/s, p99 ≤ 5 ms",
-            b7.requests_per_second >= 30_000.0 && b7.p99 <= Duration::from_millis(5),
+            "≥ 0.5 of the trivial route's rate, p99 ≤ 2× its p99",
+            b7.requests_per_second >= 0.5 * ceiling.requests_per_second
+                && b7.p99 <= 2 * ceiling.p99,
         ),
     );
     html_pages(plan, &server, dir, rows)?;
@@ -903,9 +1020,17 @@ fn serve(
                 show(b6.p99)
             ),
         )
+        .peers(format!(
+            "SQLite (WAL, synchronous = FULL, one row per transaction, 64 threads): {}/s, p50 {}, p99 {}",
+            si(sqlite_durable.per_second),
+            show(sqlite_durable.latencies.p50()),
+            show(sqlite_durable.latencies.p99())
+        ))
+        .ratio(b6.requests_per_second / sqlite_durable.per_second)
         .target(
-            "≥ 5 k/s, p99 ≤ 20 ms",
-            b6.requests_per_second >= 5_000.0 && b6.p99 <= Duration::from_millis(20),
+            "≥ 2× SQLite's durable inserts, p99 ≤ 20 ms",
+            b6.requests_per_second >= 2.0 * sqlite_durable.per_second
+                && b6.p99 <= Duration::from_millis(20),
         ),
     );
     anyhow::ensure!(!lags.is_empty(), "no aggregator lag samples during B6");

@@ -65,6 +65,27 @@ pub enum RatingPlan {
 }
 
 const COLUMNS: &str = "id, product, author, language, rating, title, body, created_at";
+const INSERT: &str =
+    "INSERT INTO comments (id, product, author, language, rating, title, body, created_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+
+/// Runs `INSERT` (prepared as `insert`) for `c`, stored under `id`.
+fn insert_row(
+    insert: &mut rusqlite::Statement<'_>,
+    id: &str,
+    c: &ImportComment,
+) -> rusqlite::Result<usize> {
+    insert.execute(params![
+        id,
+        c.product,
+        c.comment.author,
+        c.comment.language,
+        c.comment.rating,
+        c.comment.title.as_deref().unwrap_or_default(),
+        c.comment.body,
+        c.comment.created_at.map_or(0, |t| t.millis()),
+    ])
+}
 const ORDER: &str = "ORDER BY created_at DESC, id DESC";
 
 /// The SQLite peer.
@@ -118,27 +139,14 @@ impl Sqlite {
     pub fn insert(&mut self, batch: &[ImportComment]) -> rusqlite::Result<()> {
         let tx = self.connection.transaction()?;
         {
-            let mut insert = tx.prepare_cached(
-                "INSERT INTO comments (id, product, author, language, rating, title, body, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?;
+            let mut insert = tx.prepare_cached(INSERT)?;
             // The empty language counts every language.
             let mut count = tx.prepare_cached(
                 "INSERT INTO rating_counts (product, language, rating, n) VALUES (?1, ?2, ?3, 1)
                  ON CONFLICT (product, language, rating) DO UPDATE SET n = n + 1",
             )?;
             for c in batch {
-                let created = c.comment.created_at.map_or(0, |t| t.millis());
-                insert.execute(params![
-                    c.id.as_deref().unwrap_or_default(),
-                    c.product,
-                    c.comment.author,
-                    c.comment.language,
-                    c.comment.rating,
-                    c.comment.title.as_deref().unwrap_or_default(),
-                    c.comment.body,
-                    created,
-                ])?;
+                insert_row(&mut insert, c.id.as_deref().unwrap_or_default(), c)?;
                 count.execute(params![c.product, c.comment.language, c.comment.rating])?;
                 count.execute(params![c.product, "", c.comment.rating])?;
             }
@@ -312,15 +320,78 @@ impl Sqlite {
 
     /// Bytes the database takes on disk (main file and write-ahead log).
     pub fn size_bytes(&self, path: &Path) -> u64 {
-        ["", "-wal"]
+        files(path)
             .iter()
-            .filter_map(|suffix| {
-                let mut file = path.as_os_str().to_owned();
-                file.push(suffix);
-                std::fs::metadata(file).ok().map(|m| m.len())
-            })
+            .filter_map(|file| std::fs::metadata(file).ok().map(|m| m.len()))
             .sum()
     }
+}
+
+/// B6's peer: `threads` connections to the database at `path`, each
+/// inserting one comment per transaction until `duration` has passed, in
+/// WAL mode with `synchronous = FULL`, so an insert is durable when it
+/// returns. `comment(thread, i)` gives the `i`-th comment of a thread.
+/// Returns every insert's latency.
+pub fn durable_inserts(
+    path: &Path,
+    threads: usize,
+    duration: std::time::Duration,
+    comment: impl Fn(usize, u64) -> ImportComment + Sync,
+) -> anyhow::Result<crate::measure::Latencies> {
+    use std::time::Instant;
+    let deadline = Instant::now() + duration;
+    let per_thread = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|thread| {
+                let comment = &comment;
+                scope.spawn(move || -> anyhow::Result<Vec<std::time::Duration>> {
+                    let connection = Connection::open(path)?;
+                    connection.execute_batch(
+                        "PRAGMA journal_mode = WAL;
+                         PRAGMA synchronous = FULL;
+                         PRAGMA busy_timeout = 60000;",
+                    )?;
+                    let mut insert = connection.prepare(INSERT)?;
+                    let mut times = Vec::new();
+                    for i in 0.. {
+                        if Instant::now() >= deadline {
+                            break;
+                        }
+                        let c = comment(thread, i);
+                        let id = format!("durable-{thread}-{i}");
+                        let started = Instant::now();
+                        insert_row(&mut insert, &id, &c)?;
+                        times.push(started.elapsed());
+                    }
+                    Ok(times)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .map_err(|_| anyhow::anyhow!("an insert thread panicked"))?
+            })
+            .collect::<anyhow::Result<Vec<_>>>()
+    })?;
+    Ok(crate::measure::Latencies::of(
+        per_thread.into_iter().flatten().collect(),
+    ))
+}
+
+/// The files of the database at `path` that exist: the main file, its
+/// write-ahead log and the log's index.
+pub fn files(path: &Path) -> Vec<std::path::PathBuf> {
+    ["", "-wal", "-shm"]
+        .iter()
+        .map(|suffix| {
+            let mut file = path.as_os_str().to_owned();
+            file.push(suffix);
+            std::path::PathBuf::from(file)
+        })
+        .filter(|file| file.exists())
+        .collect()
 }
 
 impl Row {

@@ -36,7 +36,7 @@ fn the_quick_run_fills_every_row_of_the_table() {
     );
     let table = std::fs::read_to_string(&out).expect("the table file");
     for scenario in [
-        "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10", "B11",
+        "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10", "B11", "HTML", "disk",
     ] {
         let row = format!("| {scenario} |");
         assert!(table.contains(&row), "no {scenario} row in:\n{table}");
@@ -45,5 +45,11 @@ fn the_quick_run_fills_every_row_of_the_table() {
         table.contains("SQLite") && table.contains("dynoxide"),
         "{table}"
     );
+    // B6 is measured beside SQLite's durable inserts in the same run.
+    let b6 = table
+        .lines()
+        .find(|line| line.starts_with("| B6 |"))
+        .expect("a B6 row");
+    assert!(b6.contains("synchronous = FULL"), "{b6}");
     assert!(table.contains("Machine:"), "{table}");
 }

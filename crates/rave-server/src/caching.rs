@@ -22,6 +22,7 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
 use crate::AppState;
+use crate::answers::Answer;
 
 /// How long caches may keep each kind of response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,6 +148,9 @@ fn cacheable<'a>(path: &'a str, query: &str) -> Option<Cacheable<'a>> {
 
 /// Largest body the leaderboard's digest reads (100 rows are far less).
 const MAX_DIGESTED_BODY: usize = 1 << 20;
+/// Largest listing body read to be kept (a page of 100 of the largest
+/// comments is far less).
+const MAX_KEPT_BODY: usize = 16 << 20;
 
 /// Validators, freshness and 304s for the JSON listings, statistics and the
 /// leaderboard, around their handlers (the HTML pages do their own).
@@ -167,6 +171,8 @@ pub async fn json_routes(State(state): State<AppState>, request: Request, next: 
             kind,
             older,
         } => {
+            // Taken before anything the answer shows is read (`answers`).
+            let generation = state.answers.generation();
             // An id the domain refuses gets its error from the handler.
             let Ok(revision) = state.comments.product_revision(product).await else {
                 return next.run(request).await;
@@ -181,10 +187,38 @@ pub async fn json_routes(State(state): State<AppState>, request: Request, next: 
             if not_modified(&headers, &tag) {
                 return not_modified_response(tag, cache_control);
             }
-            let mut response = next.run(request).await;
-            if response.status() == StatusCode::OK {
-                stamp(&mut response, tag, cache_control);
+            if kind != "comments" {
+                let mut response = next.run(request).await;
+                if response.status() == StatusCode::OK {
+                    stamp(&mut response, tag, cache_control);
+                }
+                return response;
             }
+            if let Some(answer) = state.answers.get(&tag, generation) {
+                state.metrics.answer_reused();
+                let mut response = Response::new(Body::from(answer.body));
+                *response.headers_mut() = answer.headers;
+                stamp(&mut response, tag, cache_control);
+                return response;
+            }
+            let response = next.run(request).await;
+            if response.status() != StatusCode::OK {
+                return response;
+            }
+            let (parts, body) = response.into_parts();
+            let Ok(body) = axum::body::to_bytes(body, MAX_KEPT_BODY).await else {
+                return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+            };
+            state.answers.keep(
+                tag.clone(),
+                generation,
+                Answer {
+                    headers: parts.headers.clone(),
+                    body: body.clone(),
+                },
+            );
+            let mut response = Response::from_parts(parts, Body::from(body));
+            stamp(&mut response, tag, cache_control);
             response
         }
         Cacheable::Leaderboard => {

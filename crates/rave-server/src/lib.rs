@@ -17,6 +17,7 @@
 //! * `moderation_hook` — the moderation hook over HTTP;
 //! * `purchase` — purchase proofs (signed JWTs) checked on posts.
 
+mod answers;
 mod api;
 mod caching;
 mod client_addr;
@@ -103,6 +104,8 @@ pub struct AppState {
     webhooks: Option<Arc<Webhooks<SharedStore>>>,
     /// Checks purchase proofs; `None`: a post with one is refused.
     purchases: Option<PurchaseVerifier>,
+    /// Listing answers nothing has changed since (`answers`).
+    answers: Arc<answers::Answers>,
 }
 
 impl AppState {
@@ -127,6 +130,7 @@ impl AppState {
             allowed_origins: Vec::new(),
             webhooks: None,
             purchases: None,
+            answers: Arc::default(),
         }
     }
 
@@ -263,6 +267,10 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             caching::json_routes,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            answers::after_writes,
         ))
         .layer(cors)
         .layer(axum::middleware::from_fn_with_state(

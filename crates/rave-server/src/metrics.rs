@@ -45,6 +45,7 @@ pub struct Metrics {
     aggregator_lag_events: Gauge,
     aggregator_lag_seconds: Gauge<f64, std::sync::atomic::AtomicU64>,
     rate_limited_clients: Gauge,
+    answers_reused: Counter,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -66,6 +67,12 @@ impl Default for Metrics {
         let aggregator_lag_events = Gauge::default();
         let aggregator_lag_seconds = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
         let rate_limited_clients = Gauge::default();
+        let answers_reused = Counter::default();
+        registry.register(
+            "listing_answers_reused",
+            "Listing answers served as kept because nothing changed since they were read",
+            answers_reused.clone(),
+        );
         registry.register(
             "aggregator_lag_events",
             "Stream changes committed but not yet applied to the statistics",
@@ -116,6 +123,7 @@ impl Default for Metrics {
             aggregator_lag_events,
             aggregator_lag_seconds,
             rate_limited_clients,
+            answers_reused,
         }
     }
 }
@@ -135,6 +143,11 @@ impl Metrics {
                 route: route.to_owned(),
             })
             .observe(seconds);
+    }
+
+    /// Counts a listing answer served as kept.
+    pub(crate) fn answer_reused(&self) {
+        self.answers_reused.inc();
     }
 
     /// The gauge the rate limiter keeps its number of buckets in.

@@ -1398,3 +1398,59 @@ async fn the_helpful_sort_follows_the_counted_votes() {
         "PRODUCT#h/en/4"
     );
 }
+
+#[tokio::test]
+async fn a_listing_nothing_changed_since_is_answered_as_kept_and_never_hides_a_write() {
+    let s = start().await;
+    let first = s.create("p", "en", 5).await;
+    s.catch_up().await;
+    let (status, page) = s.get("/v1/products/p/comments").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(page["items"], json!([first]));
+
+    // Nothing changed: the kept answer, for the two reads of its revision.
+    let before = s.comments.usage().items_read();
+    let (_, again) = s.get("/v1/products/p/comments").await;
+    assert_eq!(again, page);
+    let read = s.comments.usage().items_read() - before;
+    assert!(read <= 2, "a kept answer read {read} items");
+    let (_, metrics) = s
+        .client
+        .get(format!("{}/metrics", s.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .map(|text| (StatusCode::OK, text))
+        .unwrap();
+    assert!(
+        metrics.contains("rave_listing_answers_reused_total 1"),
+        "{metrics}"
+    );
+
+    // A write through the server shows at once, before the aggregator
+    // raises the product's revision: a new comment, then a reply.
+    let second = s.create("p", "en", 4).await;
+    let (_, page) = s.get("/v1/products/p/comments").await;
+    assert_eq!(page["items"][0]["id"], second["id"], "{page}");
+    let reply_path = format!("/v1/comments/{}/reply", first["id"].as_str().unwrap());
+    let (status, _) = s
+        .call(
+            Method::PUT,
+            &reply_path,
+            Some(json!({"body": "Thanks"})),
+            true,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, page) = s.get("/v1/products/p/comments").await;
+    assert_eq!(page["items"][1]["reply"]["body"], "Thanks", "{page}");
+
+    // A change that does not come through this server shows once the
+    // aggregator raises the revision, as a 304 would see it.
+    s.comments.erase_author("alice").await.unwrap();
+    s.catch_up().await;
+    let (_, page) = s.get("/v1/products/p/comments").await;
+    assert_eq!(page["items"], json!([]), "{page}");
+}
