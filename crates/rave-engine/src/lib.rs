@@ -45,10 +45,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rave_store::{
-    BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
-    DeleteItemInput, GetItemInput, GetItemOutput, KeyFilter, Page, PutItemInput, QueryInput,
-    Result, ReturnValuesOnConditionCheckFailure, ScanInput, Store, StoreError, TableDefinition,
-    TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput, WriteFailure, WriteOutput,
+    AttributeValue, BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput,
+    BatchWriteItemOutput, DeleteItemInput, GetItemInput, GetItemOutput, ItemVisitor, KeyFilter,
+    Page, PutItemInput, QueryInput, Result, ReturnValuesOnConditionCheckFailure, ScanInput, Store,
+    StoreError, TableDefinition, TransactWriteItemsInput, TransactWriteItemsOutput,
+    UpdateItemInput, WriteFailure, WriteOutput,
 };
 use redb::{ReadableTable, TableDefinition as RedbTable};
 use serde::Serialize;
@@ -718,6 +719,22 @@ impl Engine {
         }
     }
 
+    /// Reads the first `limit` stored entries of `partition` of `table` (or
+    /// of its `index`), newest or oldest first, and decodes nothing: the
+    /// floor under a Query of that page, which the benchmark harness times
+    /// beside it. Returns the entries' stored bytes.
+    pub fn read_raw_partition(
+        &self,
+        table: &str,
+        index: Option<&str>,
+        partition: &AttributeValue,
+        forward: bool,
+        limit: usize,
+    ) -> Result<usize> {
+        let table = self.inner.catalog.get(table)?;
+        read::raw_partition(&self.read_txn()?, &table, index, partition, forward, limit)
+    }
+
     fn read_txn(&self) -> Result<redb::ReadTransaction> {
         self.inner.db.begin_read().map_err(storage)
     }
@@ -795,6 +812,15 @@ impl Store for Engine {
         let long = input.limit.is_none_or(|limit| limit > SHORT_READ_ITEMS);
         self.read(long, move |txn| read::query(txn, &table, &input))
             .await
+    }
+
+    async fn query_visiting(&self, input: QueryInput, mut visit: ItemVisitor) -> Result<Page> {
+        let table = self.inner.catalog.get(&input.table)?;
+        let long = input.limit.is_none_or(|limit| limit > SHORT_READ_ITEMS);
+        self.read(long, move |txn| {
+            read::query_visiting(txn, &table, &input, &mut visit)
+        })
+        .await
     }
 
     async fn scan(&self, input: ScanInput) -> Result<Page> {
