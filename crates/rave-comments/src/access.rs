@@ -8,12 +8,14 @@
 //! attempt's outcome was unknown (a timeout on DynamoDB): callers treat a
 //! failed condition after a retry as they would any failed condition.
 
+use std::sync::{Arc, Mutex, PoisonError};
+
 use futures::future::try_join_all;
 use rave_store::{
     BatchGetItemInput, BatchWriteItemInput, Condition, DeleteItemInput, GetItemInput, Item,
-    MAX_BATCH_GET_KEYS, MAX_BATCH_WRITE_REQUESTS, Page, PutItemInput, QueryInput, Result, Retry,
-    ReturnValues, ScanInput, Store, StoreError, TableDefinition, TableKeys, TransactWriteAction,
-    TransactWriteItemsInput, WriteRequest,
+    ItemView, MAX_BATCH_GET_KEYS, MAX_BATCH_WRITE_REQUESTS, Page, PutItemInput, QueryInput, Result,
+    Retry, ReturnValues, ScanInput, Store, StoreError, TableDefinition, TableKeys,
+    TransactWriteAction, TransactWriteItemsInput, WriteRequest,
 };
 
 use crate::usage::Usage;
@@ -168,6 +170,45 @@ impl<S: Store> TableAccess<S> {
         self.usage
             .add_read(page.consumed.read_units, page.scanned_count);
         Ok(page)
+    }
+
+    /// A Query whose items `read` turns into `T`s, in the page's order, as
+    /// the store shows them (in place, on the embedded engine); the page
+    /// itself holds no items.
+    pub(crate) async fn query_reading<T: Send + 'static>(
+        &self,
+        input: QueryInput,
+        read: impl Fn(&dyn ItemView) -> T + Clone + Send + 'static,
+    ) -> Result<(Page, Vec<T>)> {
+        let (page, items) = self
+            .retry
+            .run(|| {
+                let read = read.clone();
+                let input = input.clone();
+                async move {
+                    let read_items = Arc::new(Mutex::new(Vec::new()));
+                    let sink = read_items.clone();
+                    let page = self
+                        .store
+                        .query_visiting(
+                            input,
+                            Box::new(move |item| {
+                                sink.lock()
+                                    .unwrap_or_else(PoisonError::into_inner)
+                                    .push(read(item));
+                            }),
+                        )
+                        .await?;
+                    let items = std::mem::take(
+                        &mut *read_items.lock().unwrap_or_else(PoisonError::into_inner),
+                    );
+                    Ok((page, items))
+                }
+            })
+            .await?;
+        self.usage
+            .add_read(page.consumed.read_units, page.scanned_count);
+        Ok((page, items))
     }
 
     /// One page of a scan of the whole table, or of one segment of it.

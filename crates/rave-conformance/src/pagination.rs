@@ -309,7 +309,11 @@ async fn walk_listing<'a, S: Store>(
         prop_assert!(page.items.len() <= limit);
         if page.next_cursor.is_some() {
             prop_assert_eq!(page.items.len(), limit, "a page with a next cursor is full");
-        } else if deleted.is_empty() && pages > 1 {
+        } else if deleted.is_empty() && pages > 1 && (sort != Sort::Helpful || rescored.is_empty())
+        {
+            // In the helpful order a vote between pages can move the only
+            // comment left after the cursor ahead of it: the page it was
+            // promised to is then legitimately empty.
             prop_assert!(!page.items.is_empty(), "no trailing empty page");
         }
         for c in &page.items {

@@ -4,6 +4,7 @@ use rave_store::{BatchGetItemInput, BatchWriteItemInput, Store, TableKeys, Write
 use serde_json::{Map, Value, json};
 
 use crate::DynamoApi;
+use crate::collections;
 use crate::error::ApiError;
 use crate::expressions::read_expressions;
 use crate::request::{Members, missing};
@@ -78,6 +79,7 @@ pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value,
 
 pub async fn batch_write_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let detail = body.capacity_detail()?;
+    let metrics = collections::asked(body)?;
     let mut requests = Vec::new();
     for (table, writes) in request_items(body)? {
         let Value::Array(writes) = writes else {
@@ -101,10 +103,11 @@ pub async fn batch_write_item(api: &DynamoApi, body: Members<'_>) -> Result<Valu
             requests.push((table.clone(), request));
         }
     }
-    let output = api
+    let written = api
         .engine
-        .batch_write_item(BatchWriteItemInput { requests })
+        .batch_write_item_with(BatchWriteItemInput { requests })
         .await?;
+    let output = &written.output;
     let mut unprocessed = Map::new();
     for (table, request) in &output.unprocessed {
         let rendered = match request {
@@ -121,6 +124,9 @@ pub async fn batch_write_item(api: &DynamoApi, body: Members<'_>) -> Result<Valu
     let mut response = json!({"UnprocessedItems": unprocessed});
     if let Some(consumed) = detail.render_per_table(&output.consumed) {
         response["ConsumedCapacity"] = consumed;
+    }
+    if let Some(metrics) = collections::per_table(metrics, &written.item_collections) {
+        response["ItemCollectionMetrics"] = metrics;
     }
     Ok(response)
 }

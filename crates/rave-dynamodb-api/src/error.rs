@@ -28,6 +28,8 @@ pub enum ErrorKind {
     TransactionInProgress,
     IdempotentParameterMismatch,
     ProvisionedThroughputExceeded,
+    /// A write would grow an item collection past its size limit.
+    ItemCollectionSizeLimitExceeded,
     /// Too many tags, or another account quota.
     LimitExceeded,
     /// A shard iterator older than fifteen minutes.
@@ -61,6 +63,9 @@ impl ErrorKind {
             ErrorKind::TransactionInProgress => "TransactionInProgressException",
             ErrorKind::IdempotentParameterMismatch => "IdempotentParameterMismatchException",
             ErrorKind::ProvisionedThroughputExceeded => "ProvisionedThroughputExceededException",
+            ErrorKind::ItemCollectionSizeLimitExceeded => {
+                "ItemCollectionSizeLimitExceededException"
+            }
             ErrorKind::LimitExceeded => "LimitExceededException",
             ErrorKind::ExpiredIterator => "ExpiredIteratorException",
             ErrorKind::InternalServerError => "InternalServerError",
@@ -199,6 +204,10 @@ fn cancellation_reason(reason: &CancellationReason) -> Value {
             "Code": "TransactionConflict",
             "Message": "Transaction is ongoing for the item",
         }),
+        CancellationReason::ItemCollectionSizeLimitExceeded => json!({
+            "Code": "ItemCollectionSizeLimitExceeded",
+            "Message": "Collection size exceeded",
+        }),
     }
 }
 
@@ -226,6 +235,9 @@ impl From<StoreError> for ApiError {
                 ApiError::new(ErrorKind::ResourceNotFound, message)
             }
             StoreError::ResourceInUse(message) => ApiError::new(ErrorKind::ResourceInUse, message),
+            StoreError::ItemCollectionSizeLimitExceeded(message) => {
+                ApiError::new(ErrorKind::ItemCollectionSizeLimitExceeded, message)
+            }
             StoreError::TransactionConflict(message) => {
                 ApiError::new(ErrorKind::TransactionConflict, message)
             }
@@ -264,6 +276,7 @@ fn reason_code(reason: &CancellationReason) -> &'static str {
         CancellationReason::ConditionalCheckFailed => "ConditionalCheckFailed",
         CancellationReason::ValidationError(_) => "ValidationError",
         CancellationReason::TransactionConflict => "TransactionConflict",
+        CancellationReason::ItemCollectionSizeLimitExceeded => "ItemCollectionSizeLimitExceeded",
     }
 }
 

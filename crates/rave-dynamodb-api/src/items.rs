@@ -1,5 +1,6 @@
 //! GetItem, PutItem, UpdateItem and DeleteItem.
 
+use rave_engine::Written;
 use rave_store::{
     DeleteItemInput, GetItemInput, Path, PutItemInput, ReturnValues, Store, UpdateItemInput,
     WriteOutput, project,
@@ -7,6 +8,7 @@ use rave_store::{
 use serde_json::{Value, json};
 
 use crate::DynamoApi;
+use crate::collections;
 use crate::error::ApiError;
 use crate::expressions::{Placeholders, on_condition_failure, read_expressions, write_condition};
 use crate::request::{CapacityDetail, Members};
@@ -43,6 +45,7 @@ pub async fn put_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiEr
     let table = body.table_name()?.to_owned();
     let item = body.required_item("Item")?;
     let return_values = body.return_values("PutItem")?;
+    let metrics = collections::asked(body)?;
     let output = api
         .engine
         .put_item_with(
@@ -55,7 +58,12 @@ pub async fn put_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiEr
             on_condition_failure(body)?,
         )
         .await?;
-    Ok(write_response(output.attributes.as_ref(), &output, detail))
+    Ok(write_response(
+        output.output.attributes.as_ref(),
+        &output,
+        detail,
+        metrics,
+    ))
 }
 
 pub async fn delete_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
@@ -63,6 +71,7 @@ pub async fn delete_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
     let table = body.table_name()?.to_owned();
     let key = body.required_item("Key")?;
     let return_values = body.return_values("DeleteItem")?;
+    let metrics = collections::asked(body)?;
     let output = api
         .engine
         .delete_item_with(
@@ -75,13 +84,19 @@ pub async fn delete_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
             on_condition_failure(body)?,
         )
         .await?;
-    Ok(write_response(output.attributes.as_ref(), &output, detail))
+    Ok(write_response(
+        output.output.attributes.as_ref(),
+        &output,
+        detail,
+        metrics,
+    ))
 }
 
 pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     body.refuse(&["AttributeUpdates", "Expected", "ConditionalOperator"])?;
     let on_failure = on_condition_failure(body)?;
     let detail = body.capacity_detail()?;
+    let metrics = collections::asked(body)?;
     let table = body.table_name()?.to_owned();
     let key = body.required_item("Key")?;
     let returned = body
@@ -127,26 +142,36 @@ pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
         .await?;
     let attributes = match returned {
         "UPDATED_OLD" | "UPDATED_NEW" => output
+            .output
             .attributes
             .as_ref()
             .map(|image| project(image, &updated_paths))
             .filter(|projected| !projected.is_empty()),
-        _ => output.attributes.clone(),
+        _ => output.output.attributes.clone(),
     };
-    Ok(write_response(attributes.as_ref(), &output, detail))
+    Ok(write_response(
+        attributes.as_ref(),
+        &output,
+        detail,
+        metrics,
+    ))
 }
 
 fn write_response(
     attributes: Option<&rave_store::Item>,
-    output: &WriteOutput,
+    written: &Written<WriteOutput>,
     detail: CapacityDetail,
+    metrics: bool,
 ) -> Value {
     let mut response = json!({});
     if let Some(attributes) = attributes {
         response["Attributes"] = item_to_json(attributes);
     }
-    if let Some(consumed) = detail.render(&output.consumed) {
+    if let Some(consumed) = detail.render(&written.output.consumed) {
         response["ConsumedCapacity"] = consumed;
+    }
+    if let Some(metrics) = collections::of_item(metrics, &written.item_collections) {
+        response["ItemCollectionMetrics"] = metrics;
     }
     response
 }

@@ -7,7 +7,7 @@
 //! * `error` — DynamoDB's exception types, statuses and error envelope;
 //! * `wire` — attribute values in DynamoDB JSON;
 //! * `request` — reading request members with DynamoDB's errors, and
-//!   rendering consumed capacity;
+//!   rendering consumed capacity; `collections` — item collection metrics;
 //! * `expressions` — placeholder maps, the expression parser, projections;
 //! * `tables`, `update_table`, `items`, `batch`, `pages`, `transact` — the
 //!   operations;
@@ -18,6 +18,7 @@
 //!   does not keep (creation time, billing mode, tags, stream view type).
 
 mod batch;
+mod collections;
 mod error;
 mod expressions;
 mod idempotency;

@@ -9,6 +9,7 @@ use rave_store::{
 use serde_json::{Value, json};
 
 use crate::DynamoApi;
+use crate::collections;
 use crate::error::ApiError;
 use crate::expressions::{Placeholders, on_condition_failure, read_expressions};
 use crate::idempotency::{Claim, fingerprint};
@@ -23,6 +24,7 @@ const ACTIONS: [&str; 4] = ["ConditionCheck", "Put", "Delete", "Update"];
 
 pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let detail = body.capacity_detail()?;
+    let metrics = collections::asked(body)?;
     let listed = body
         .list("TransactItems")?
         .ok_or_else(|| missing("TransactItems"))?;
@@ -41,7 +43,7 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
         },
         None => None,
     };
-    let output = api
+    let written = api
         .engine
         .transact_write_items_with(TransactWriteItemsInput { actions }, on_failure)
         .await?;
@@ -49,8 +51,11 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
         running.succeeded();
     }
     let mut response = json!({});
-    if let Some(consumed) = detail.render_per_table(&output.consumed) {
+    if let Some(consumed) = detail.render_per_table(&written.output.consumed) {
         response["ConsumedCapacity"] = consumed;
+    }
+    if let Some(metrics) = collections::per_table(metrics, &written.item_collections) {
+        response["ItemCollectionMetrics"] = metrics;
     }
     Ok(response)
 }

@@ -85,6 +85,18 @@ pub async fn update_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
         Some(IndexChange::Create(index)) => Some(index.name.clone()),
         _ => None,
     };
+    // The engine drops a deleted index at once; DynamoDB's answer still
+    // lists it, DELETING, as it is when the request returns.
+    let deleting = match &change {
+        Some(IndexChange::Delete(index)) => {
+            let before = current_description(api, name, "UPDATING", None).await?;
+            global_index(&before, index).map(|mut described| {
+                described["IndexStatus"] = json!("DELETING");
+                described
+            })
+        }
+        _ => None,
+    };
     if let Some(change) = change {
         api.engine.update_table(name, change).await?;
     }
@@ -105,8 +117,23 @@ pub async fn update_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
             metadata.stream_starts_after = after;
         }
     })?;
-    let description = current_description(api, name, "UPDATING", created.as_deref()).await?;
+    let mut description = current_description(api, name, "UPDATING", created.as_deref()).await?;
+    if let Some(deleting) = deleting {
+        match description.get_mut("GlobalSecondaryIndexes") {
+            Some(Value::Array(indexes)) => indexes.push(deleting),
+            _ => description["GlobalSecondaryIndexes"] = json!([deleting]),
+        }
+    }
     Ok(json!({ "TableDescription": description }))
+}
+
+/// The description of global secondary index `name` in a table's description.
+fn global_index(description: &Value, name: &str) -> Option<Value> {
+    description["GlobalSecondaryIndexes"]
+        .as_array()?
+        .iter()
+        .find(|index| index["IndexName"] == name)
+        .cloned()
 }
 
 /// Reads `GlobalSecondaryIndexUpdates` and checks what needs no table: one

@@ -545,6 +545,9 @@ fn service_error(code: &str, message: String, server_error: bool) -> StoreError 
         "ResourceNotFoundException" => StoreError::ResourceNotFound(message),
         "ResourceInUseException" => StoreError::ResourceInUse(message),
         "TransactionConflictException" => StoreError::TransactionConflict(message),
+        "ItemCollectionSizeLimitExceededException" => {
+            StoreError::ItemCollectionSizeLimitExceeded(message)
+        }
         "ProvisionedThroughputExceededException"
         | "ThrottlingException"
         | "RequestLimitExceeded"
@@ -566,6 +569,9 @@ fn transaction_error(error: SdkError<TransactWriteItemsError>) -> StoreError {
             .map(|r| match r.code() {
                 Some("ConditionalCheckFailed") => CancellationReason::ConditionalCheckFailed,
                 Some("TransactionConflict") => CancellationReason::TransactionConflict,
+                Some("ItemCollectionSizeLimitExceeded") => {
+                    CancellationReason::ItemCollectionSizeLimitExceeded
+                }
                 Some("ValidationError") => {
                     CancellationReason::ValidationError(r.message().unwrap_or_default().to_owned())
                 }

@@ -132,6 +132,36 @@ fn query_pages(c: &mut Criterion) {
     group.bench_function("first_page", |b| {
         b.iter(|| rt.block_on(engine.query(page(None))).expect("query"))
     });
+    // The same page shown to a visitor that reads what a listing shows of
+    // each item, in place; and the floor under both: the page's stored
+    // entries read from redb, decoded into nothing.
+    group.bench_function("first_page_visiting", |b| {
+        b.iter(|| {
+            rt.block_on(engine.query_visiting(
+                page(None),
+                Box::new(|item| {
+                    let shown = [
+                        "PK", "author", "language", "title", "body", "status", "GSISK",
+                    ]
+                    .iter()
+                    .filter_map(|name| item.attribute(name)?.as_s())
+                    .map(str::len)
+                    .sum::<usize>()
+                        + item.attribute("rating").and_then(|r| r.as_n()).is_some() as usize;
+                    std::hint::black_box(shown);
+                }),
+            ))
+            .expect("query")
+        })
+    });
+    let all = AttributeValue::s("PRODUCT#42");
+    group.bench_function("first_page_floor", |b| {
+        b.iter(|| {
+            engine
+                .read_raw_partition(TABLE, Some("all"), &all, false, 20)
+                .expect("raw read")
+        })
+    });
     group.bench_function("deep_page", |b| {
         b.iter(|| {
             rt.block_on(engine.query(page(Some(deep_start.clone()))))

@@ -25,6 +25,10 @@ pub struct TableState {
     pub items_table: String,
     pub indexes: Vec<IndexState>,
     pub stream_table: String,
+    /// Where the sizes of the item collections are kept: only a table with
+    /// local secondary indexes has one (DynamoDB limits only its
+    /// collections).
+    pub collections_table: Option<String>,
 }
 
 /// A secondary index of a table. A local one is kept as a global one
@@ -52,6 +56,8 @@ impl TableState {
         TableState {
             items_table: format!("items/{name}"),
             stream_table: format!("stream/{name}"),
+            collections_table: (!definition.local_secondary_indexes.is_empty())
+                .then(|| format!("collections/{name}")),
             indexes: definition
                 .global_secondary_indexes
                 .iter()
@@ -231,6 +237,22 @@ impl TableState {
             }
         };
         Some(IndexEntry { key, projected })
+    }
+
+    /// What `item` adds to its item collection: its own size and the size
+    /// of its entry in each local secondary index. The API reference
+    /// (ItemCollectionMetrics): "the size of all the items in the table,
+    /// plus the size of all attributes projected into all of the local
+    /// secondary indexes".
+    pub fn collection_bytes(&self, item: &Item) -> u64 {
+        let entries: usize = self
+            .indexes
+            .iter()
+            .filter(|index| index.local)
+            .filter_map(|index| self.index_entry(index, item))
+            .map(|entry| item_size(&entry.projected))
+            .sum();
+        (item_size(item) + entries) as u64
     }
 
     /// Whether `index` holds `attribute` of the items it has: a key of the

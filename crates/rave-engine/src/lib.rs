@@ -17,6 +17,10 @@
 //! | `consumers`             | `table \0 consumer`                   | checkpoint         |
 //! | `meta`                  | `next_sequence`                       | next sequence      |
 //! | `index_builds`          | `table \0 index`                      | backfill position  |
+//! | `collections/<table>`   | `hash(pk) ‖ pk`                       | collection bytes   |
+//!
+//! `collections/<table>` exists for tables with local secondary indexes:
+//! the size of each item collection, kept by every write in its commit.
 //!
 //! Reads run on the caller's thread against a snapshot; writes go to one
 //! writer thread that batches concurrent requests into a shared commit
@@ -41,10 +45,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rave_store::{
-    BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
-    DeleteItemInput, GetItemInput, GetItemOutput, KeyFilter, Page, PutItemInput, QueryInput,
-    Result, ReturnValuesOnConditionCheckFailure, ScanInput, Store, StoreError, TableDefinition,
-    TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput, WriteFailure, WriteOutput,
+    AttributeValue, BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput,
+    BatchWriteItemOutput, DeleteItemInput, GetItemInput, GetItemOutput, ItemVisitor, KeyFilter,
+    Page, PutItemInput, QueryInput, Result, ReturnValuesOnConditionCheckFailure, ScanInput, Store,
+    StoreError, TableDefinition, TransactWriteItemsInput, TransactWriteItemsOutput,
+    UpdateItemInput, WriteFailure, WriteOutput,
 };
 use redb::{ReadableTable, TableDefinition as RedbTable};
 use serde::Serialize;
@@ -194,6 +199,34 @@ pub struct EngineOptions {
     pub ttl_sweep_interval: Duration,
     /// The time for stream records, retention and Time to Live.
     pub clock: Clock,
+    /// Largest item collection (one partition key value's items and their
+    /// local secondary index entries) of a table with local secondary
+    /// indexes: a write that would grow one past it fails with
+    /// `ItemCollectionSizeLimitExceeded`. DynamoDB's limit, 10 GB, unless
+    /// a test wants to reach it.
+    pub max_item_collection_bytes: u64,
+}
+
+/// DynamoDB's limit on an item collection: 10 GB.
+pub const MAX_ITEM_COLLECTION_BYTES: u64 = 10 * 1024 * 1024 * 1024;
+
+/// The size of one item collection after a write: the items of one
+/// partition key value in a table with local secondary indexes, plus what
+/// those indexes project of them (the API reference's ItemCollectionMetrics).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemCollectionSize {
+    pub table: String,
+    /// The partition key attribute of the collection.
+    pub key: rave_store::Item,
+    pub bytes: u64,
+}
+
+/// A write's output with the item collections it wrote to, in the order
+/// first written; empty for tables without local secondary indexes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written<T> {
+    pub output: T,
+    pub item_collections: Vec<ItemCollectionSize>,
 }
 
 impl Default for EngineOptions {
@@ -204,6 +237,7 @@ impl Default for EngineOptions {
             max_commit_group: 1024,
             ttl_sweep_interval: Duration::from_secs(60),
             clock: Clock::System,
+            max_item_collection_bytes: MAX_ITEM_COLLECTION_BYTES,
         }
     }
 }
@@ -281,7 +315,9 @@ impl Engine {
                 for entry in definitions.iter().map_err(storage)? {
                     let (name, value) = entry.map_err(storage)?;
                     let definition = decode_definition(value.value(), name.value())?;
-                    catalog.insert(TableState::new(definition))?;
+                    let state = TableState::new(definition);
+                    writer::measure_collections(&txn, &state)?;
+                    catalog.insert(state)?;
                 }
                 txn.open_table(CONSUMERS).map_err(storage)?;
                 // Backfills a stopped engine left unfinished resume.
@@ -315,6 +351,7 @@ impl Engine {
             last_trim: Instant::now(),
             max_group: options.max_commit_group.max(1),
             clock: options.clock.clone(),
+            max_item_collection_bytes: options.max_item_collection_bytes,
         };
         let handle = std::thread::Builder::new()
             .name("rave-writer".into())
@@ -597,7 +634,7 @@ impl Engine {
             .submit(WriteOp::Transact(input, Some(checkpoint), Vec::new()))
             .await?
         {
-            WriteReply::Transact(output) => Ok(output),
+            WriteReply::Transact(written) => Ok(written.output),
             other => Err(unexpected(other)),
         }
     }
@@ -623,7 +660,7 @@ impl Engine {
         &self,
         input: PutItemInput,
         on_failure: ReturnValuesOnConditionCheckFailure,
-    ) -> std::result::Result<WriteOutput, WriteFailure> {
+    ) -> std::result::Result<Written<WriteOutput>, WriteFailure> {
         self.write(WriteOp::Put(input, on_failure)).await
     }
 
@@ -632,7 +669,7 @@ impl Engine {
         &self,
         input: UpdateItemInput,
         on_failure: ReturnValuesOnConditionCheckFailure,
-    ) -> std::result::Result<WriteOutput, WriteFailure> {
+    ) -> std::result::Result<Written<WriteOutput>, WriteFailure> {
         self.write(WriteOp::Update(input, on_failure)).await
     }
 
@@ -641,8 +678,19 @@ impl Engine {
         &self,
         input: DeleteItemInput,
         on_failure: ReturnValuesOnConditionCheckFailure,
-    ) -> std::result::Result<WriteOutput, WriteFailure> {
+    ) -> std::result::Result<Written<WriteOutput>, WriteFailure> {
         self.write(WriteOp::Delete(input, on_failure)).await
+    }
+
+    /// BatchWriteItem with the item collections it wrote to.
+    pub async fn batch_write_item_with(
+        &self,
+        input: BatchWriteItemInput,
+    ) -> Result<Written<BatchWriteItemOutput>> {
+        match self.submit(WriteOp::BatchWrite(input)).await? {
+            WriteReply::Batch(written) => Ok(written),
+            other => Err(unexpected(other)),
+        }
     }
 
     /// TransactWriteItems where `on_failure[i]` says what action `i` hands
@@ -652,23 +700,39 @@ impl Engine {
         &self,
         input: TransactWriteItemsInput,
         on_failure: Vec<ReturnValuesOnConditionCheckFailure>,
-    ) -> std::result::Result<TransactWriteItemsOutput, WriteFailure> {
+    ) -> std::result::Result<Written<TransactWriteItemsOutput>, WriteFailure> {
         match self
             .submit(WriteOp::Transact(input, None, on_failure))
             .await?
         {
-            WriteReply::Transact(output) => Ok(output),
+            WriteReply::Transact(written) => Ok(written),
             WriteReply::Refused(failure) => Err(failure),
             other => Err(unexpected(other).into()),
         }
     }
 
-    async fn write(&self, op: WriteOp) -> std::result::Result<WriteOutput, WriteFailure> {
+    async fn write(&self, op: WriteOp) -> std::result::Result<Written<WriteOutput>, WriteFailure> {
         match self.submit(op).await? {
-            WriteReply::Write(output) => Ok(output),
+            WriteReply::Write(written) => Ok(written),
             WriteReply::Refused(failure) => Err(failure),
             other => Err(unexpected(other).into()),
         }
+    }
+
+    /// Reads the first `limit` stored entries of `partition` of `table` (or
+    /// of its `index`), newest or oldest first, and decodes nothing: the
+    /// floor under a Query of that page, which the benchmark harness times
+    /// beside it. Returns the entries' stored bytes.
+    pub fn read_raw_partition(
+        &self,
+        table: &str,
+        index: Option<&str>,
+        partition: &AttributeValue,
+        forward: bool,
+        limit: usize,
+    ) -> Result<usize> {
+        let table = self.inner.catalog.get(table)?;
+        read::raw_partition(&self.read_txn()?, &table, index, partition, forward, limit)
     }
 
     fn read_txn(&self) -> Result<redb::ReadTransaction> {
@@ -725,18 +789,21 @@ impl Store for Engine {
     async fn put_item(&self, input: PutItemInput) -> Result<WriteOutput> {
         self.put_item_with(input, ReturnValuesOnConditionCheckFailure::None)
             .await
+            .map(|written| written.output)
             .map_err(|failure| failure.error)
     }
 
     async fn update_item(&self, input: UpdateItemInput) -> Result<WriteOutput> {
         self.update_item_with(input, ReturnValuesOnConditionCheckFailure::None)
             .await
+            .map(|written| written.output)
             .map_err(|failure| failure.error)
     }
 
     async fn delete_item(&self, input: DeleteItemInput) -> Result<WriteOutput> {
         self.delete_item_with(input, ReturnValuesOnConditionCheckFailure::None)
             .await
+            .map(|written| written.output)
             .map_err(|failure| failure.error)
     }
 
@@ -745,6 +812,15 @@ impl Store for Engine {
         let long = input.limit.is_none_or(|limit| limit > SHORT_READ_ITEMS);
         self.read(long, move |txn| read::query(txn, &table, &input))
             .await
+    }
+
+    async fn query_visiting(&self, input: QueryInput, mut visit: ItemVisitor) -> Result<Page> {
+        let table = self.inner.catalog.get(&input.table)?;
+        let long = input.limit.is_none_or(|limit| limit > SHORT_READ_ITEMS);
+        self.read(long, move |txn| {
+            read::query_visiting(txn, &table, &input, &mut visit)
+        })
+        .await
     }
 
     async fn scan(&self, input: ScanInput) -> Result<Page> {
@@ -769,10 +845,9 @@ impl Store for Engine {
     }
 
     async fn batch_write_item(&self, input: BatchWriteItemInput) -> Result<BatchWriteItemOutput> {
-        match self.submit(WriteOp::BatchWrite(input)).await? {
-            WriteReply::Batch(output) => Ok(output),
-            other => Err(unexpected(other)),
-        }
+        self.batch_write_item_with(input)
+            .await
+            .map(|written| written.output)
     }
 
     async fn transact_write_items(
@@ -781,6 +856,7 @@ impl Store for Engine {
     ) -> Result<TransactWriteItemsOutput> {
         self.transact_write_items_with(input, Vec::new())
             .await
+            .map(|written| written.output)
             .map_err(|failure| failure.error)
     }
 }

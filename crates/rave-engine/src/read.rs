@@ -6,15 +6,15 @@
 use std::ops::{Bound, RangeBounds};
 
 use rave_store::{
-    BatchGetItemInput, BatchGetItemOutput, ConsumedCapacity, GetItemInput, GetItemOutput, Item,
-    KeyType, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, Page, Path, Projection,
-    QueryInput, Result, ScanInput, Select, SortOp, StoreError, TableKeys, item_size, project,
-    read_units,
+    AttributeValue, BatchGetItemInput, BatchGetItemOutput, ConsumedCapacity, GetItemInput,
+    GetItemOutput, Item, ItemVisitor, KeyType, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS,
+    MAX_PAGE_BYTES, Page, Path, Projection, QueryInput, Result, ScanInput, Select, SortOp,
+    StoreError, TableKeys, item_size, project, read_units,
 };
 use redb::ReadTransaction;
 
 use crate::catalog::{IndexState, TableState};
-use crate::codec::decode_item;
+use crate::codec::{ItemIndex, decode_item};
 use crate::keys::{query_range, segment_range};
 use crate::{bytes_table, storage};
 
@@ -129,6 +129,27 @@ fn index_to_read<'t>(
 }
 
 pub(crate) fn query(txn: &ReadTransaction, table: &TableState, input: &QueryInput) -> Result<Page> {
+    query_with(txn, table, input, None)
+}
+
+/// A Query whose kept items go to `visit` (the page holds none). A page
+/// that keeps whole items, unfiltered and without fetches, shows `visit`
+/// each stored item in place, never building it.
+pub(crate) fn query_visiting(
+    txn: &ReadTransaction,
+    table: &TableState,
+    input: &QueryInput,
+    visit: &mut ItemVisitor,
+) -> Result<Page> {
+    query_with(txn, table, input, Some(visit))
+}
+
+fn query_with(
+    txn: &ReadTransaction,
+    table: &TableState,
+    input: &QueryInput,
+    visit: Option<&mut ItemVisitor>,
+) -> Result<Page> {
     let index = index_to_read(table, input.index.as_deref(), input.consistent_read)?;
     let schema = index.map_or(table.schema(), |i| &i.index.key_schema);
     let condition = &input.key_condition;
@@ -193,26 +214,34 @@ pub(crate) fn query(txn: &ReadTransaction, table: &TableState, input: &QueryInpu
         }
     }
     let shape = Shape::new(index, input.select, input.projection.as_deref(), "Querying")?;
-    let redb_name = index.map_or(&table.items_table, |i| &i.redb_table);
-    let page = read_range(
-        txn,
+    let fetch = fetches(
         table,
         index,
-        redb_name,
-        (lower, upper),
-        input.scan_index_forward,
-        input.limit,
+        input.select,
+        input.projection.as_deref(),
         input.filter.as_ref(),
-        input.consistent_read,
-        fetches(
-            table,
-            index,
-            input.select,
-            input.projection.as_deref(),
-            input.filter.as_ref(),
-        ),
-    )?;
-    Ok(shape.apply(page))
+    );
+    let read = RangeRead {
+        table,
+        index,
+        range: (lower, upper),
+        forward: input.scan_index_forward,
+        limit: input.limit,
+        consistent: input.consistent_read,
+    };
+    match visit {
+        Some(visit) if matches!(shape, Shape::Whole) && !fetch && input.filter.is_none() => {
+            read.visit(txn, visit)
+        }
+        Some(visit) => {
+            let mut page = shape.apply(read.items(txn, input.filter.as_ref(), fetch)?);
+            for item in page.items.drain(..) {
+                visit(&item);
+            }
+            Ok(page)
+        }
+        None => Ok(shape.apply(read.items(txn, input.filter.as_ref(), fetch)?)),
+    }
 }
 
 /// A Query resumes only inside what its key condition selects: the start
@@ -261,26 +290,50 @@ pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput)
         lower = tighter_lower(lower, Bound::Excluded(start));
     }
     let shape = Shape::new(index, input.select, input.projection.as_deref(), "Scanning")?;
-    let redb_name = index.map_or(&table.items_table, |i| &i.redb_table);
-    let page = read_range(
-        txn,
+    let read = RangeRead {
         table,
         index,
-        redb_name,
-        (lower, upper),
-        true,
-        input.limit,
+        range: (lower, upper),
+        forward: true,
+        limit: input.limit,
+        consistent: input.consistent_read,
+    };
+    let fetch = fetches(
+        table,
+        index,
+        input.select,
+        input.projection.as_deref(),
         input.filter.as_ref(),
-        input.consistent_read,
-        fetches(
-            table,
-            index,
-            input.select,
-            input.projection.as_deref(),
-            input.filter.as_ref(),
-        ),
-    )?;
-    Ok(shape.apply(page))
+    );
+    Ok(shape.apply(read.items(txn, input.filter.as_ref(), fetch)?))
+}
+
+/// The stored bytes of the first `limit` entries of one partition of a
+/// table or of one of its indexes, in key order or reversed, decoding
+/// nothing: the floor under a Query of that page.
+pub(crate) fn raw_partition(
+    txn: &ReadTransaction,
+    table: &TableState,
+    index: Option<&str>,
+    partition: &AttributeValue,
+    forward: bool,
+    limit: usize,
+) -> Result<usize> {
+    let read = RangeRead {
+        table,
+        index: index_to_read(table, index, false)?,
+        range: query_range(partition, None),
+        forward,
+        limit: Some(limit),
+        consistent: false,
+    };
+    let (mut entries, mut bytes) = (0, 0);
+    read.walk(txn, |_, value| {
+        entries += 1;
+        bytes += value.len();
+        Ok(entries >= limit)
+    })?;
+    Ok(bytes)
 }
 
 /// Whether a read of `index` must fetch each item from the table: it is a
@@ -417,96 +470,78 @@ fn is_empty_range(range: &(Bound<Vec<u8>>, Bound<Vec<u8>>)) -> bool {
     }
 }
 
-/// Reads a key range in one direction, stopping at `limit` items or 1 MB,
-/// then applies the filter. The page's LastEvaluatedKey is the last item
-/// read when it stopped early. With `fetch`, each index entry is replaced
-/// by the table's item, each fetch charged as a read of its own.
-#[allow(clippy::too_many_arguments)]
-fn read_range(
-    txn: &ReadTransaction,
-    table: &TableState,
-    index: Option<&IndexState>,
-    redb_name: &str,
+/// A read of a key range of the table or of one of its indexes, in one
+/// direction, which stops at `limit` items or 1 MB. The page's
+/// LastEvaluatedKey is the last item read when it stopped early.
+struct RangeRead<'t> {
+    table: &'t TableState,
+    index: Option<&'t IndexState>,
     range: (Bound<Vec<u8>>, Bound<Vec<u8>>),
     forward: bool,
     limit: Option<usize>,
-    filter: Option<&rave_store::Condition>,
     consistent: bool,
-    fetch: bool,
-) -> Result<Page> {
-    if limit == Some(0) {
-        return Err(StoreError::validation(
-            "1 validation error detected: Value at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
-        ));
+}
+
+/// What a range read has read so far.
+#[derive(Default)]
+struct Progress {
+    scanned: usize,
+    bytes_read: usize,
+    fetched_units: f64,
+    kept: usize,
+    last_evaluated_key: Option<Item>,
+}
+
+impl Progress {
+    /// Counts one more item of `size` bytes read; whether the read stops
+    /// after it.
+    fn read_one(&mut self, size: usize, limit: Option<usize>) -> bool {
+        self.scanned += 1;
+        self.bytes_read += size;
+        limit.is_some_and(|l| self.scanned >= l) || self.bytes_read >= MAX_PAGE_BYTES
     }
-    let mut consumed = ConsumedCapacity::new(table.name());
-    let mut items = Vec::new();
-    let mut scanned = 0usize;
-    let mut bytes_read = 0usize;
-    let mut last_evaluated_key = None;
-    let mut fetched_units = 0.0;
-    if !is_empty_range(&range) {
-        let entries = txn.open_table(bytes_table(redb_name)).map_err(storage)?;
-        let table_items = if fetch {
-            Some(
-                txn.open_table(bytes_table(&table.items_table))
-                    .map_err(storage)?,
-            )
-        } else {
-            None
-        };
+}
+
+impl RangeRead<'_> {
+    fn redb_name(&self) -> &str {
+        self.index
+            .map_or(&self.table.items_table, |i| &i.redb_table)
+    }
+
+    fn corrupt(&self, key: &[u8], why: crate::codec::Undecodable) -> StoreError {
+        match self.index {
+            Some(index) => self.table.corrupt_index_entry(index, why),
+            None => self.table.corrupt_item(key, why),
+        }
+    }
+
+    /// Calls `step` with each entry's key and value until it says stop.
+    fn walk(
+        &self,
+        txn: &ReadTransaction,
+        mut step: impl FnMut(&[u8], &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        if self.limit == Some(0) {
+            return Err(StoreError::validation(
+                "1 validation error detected: Value at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
+            ));
+        }
+        if is_empty_range(&self.range) {
+            return Ok(());
+        }
+        let entries = txn
+            .open_table(bytes_table(self.redb_name()))
+            .map_err(storage)?;
         let bounds = (
-            range.0.as_ref().map(Vec::as_slice),
-            range.1.as_ref().map(Vec::as_slice),
+            self.range.0.as_ref().map(Vec::as_slice),
+            self.range.1.as_ref().map(Vec::as_slice),
         );
         let iter = entries.range::<&[u8]>(bounds).map_err(storage)?;
         let mut step = |entry: RangeEntry<'_>| -> Result<bool> {
             let (key, value) = entry.map_err(storage)?;
-            let item = decode_item(value.value()).map_err(|e| match index {
-                Some(index) => table.corrupt_index_entry(index, e),
-                None => table.corrupt_item(key.value(), e),
-            })?;
-            scanned += 1;
-            bytes_read += item_size(&item);
-            let item = match &table_items {
-                Some(table_items) => {
-                    let key = table.key_bytes(&table.schema().key_of(&item))?;
-                    match table_items.get(key.as_slice()).map_err(storage)? {
-                        Some(bytes) => {
-                            let whole = decode_item(bytes.value())
-                                .map_err(|e| table.corrupt_item(&key, e))?;
-                            fetched_units += read_units(item_size(&whole), consistent);
-                            whole
-                        }
-                        // The snapshot holds the entry's item: an index entry
-                        // without one is the index's damage, not the item's.
-                        None => {
-                            return Err(StoreError::corrupt(
-                                format!(
-                                    "an entry of index {} of table {}",
-                                    redb_name,
-                                    table.name()
-                                ),
-                                "it has no item in the table",
-                            ));
-                        }
-                    }
-                }
-                None => item,
-            };
-            let stop = limit.is_some_and(|l| scanned >= l) || bytes_read >= MAX_PAGE_BYTES;
-            if stop {
-                last_evaluated_key = Some(match index {
-                    Some(index) => table.keys_for_index(index, &item),
-                    None => table.schema().key_of(&item),
-                });
-            }
-            if filter.is_none_or(|f| f.evaluate(&item)) {
-                items.push(item);
-            }
-            Ok(stop)
+            step(key.value(), value.value())
         };
-        if forward {
+        if self.forward {
             for entry in iter {
                 if step(entry)? {
                     break;
@@ -519,22 +554,121 @@ fn read_range(
                 }
             }
         }
+        Ok(())
     }
-    consumed.read_units = read_units(bytes_read, consistent);
-    if let Some(index) = index {
-        let charged = if index.local {
-            &mut consumed.local_index_units
+
+    /// The page of what was read, items aside.
+    fn page(&self, progress: Progress, items: Vec<Item>) -> Page {
+        let mut consumed = ConsumedCapacity::new(self.table.name());
+        consumed.read_units = read_units(progress.bytes_read, self.consistent);
+        if let Some(index) = self.index {
+            let charged = if index.local {
+                &mut consumed.local_index_units
+            } else {
+                &mut consumed.index_units
+            };
+            charged.insert(index.index.name.clone(), consumed.read_units);
+        }
+        consumed.read_units += progress.fetched_units;
+        Page {
+            count: progress.kept,
+            items,
+            scanned_count: progress.scanned,
+            last_evaluated_key: progress.last_evaluated_key,
+            consumed,
+        }
+    }
+
+    /// Shows `visit` each item read, in place.
+    fn visit(&self, txn: &ReadTransaction, visit: &mut ItemVisitor) -> Result<Page> {
+        let mut progress = Progress::default();
+        let mut index = ItemIndex::default();
+        let key_names: Vec<&str> = self
+            .table
+            .schema()
+            .attributes()
+            .chain(
+                self.index
+                    .into_iter()
+                    .flat_map(|i| i.index.key_schema.attributes()),
+            )
+            .map(|a| a.name.as_str())
+            .collect();
+        self.walk(txn, |key, value| {
+            let item = index.read(value).map_err(|e| self.corrupt(key, e))?;
+            let stop = progress.read_one(item.size, self.limit);
+            if stop {
+                progress.last_evaluated_key = Some(item.pick(key_names.iter().copied()));
+            }
+            progress.kept += 1;
+            visit(&item);
+            Ok(stop)
+        })?;
+        Ok(self.page(progress, Vec::new()))
+    }
+
+    /// Reads the items, then applies the filter. With `fetch`, each index
+    /// entry is replaced by the table's item, each fetch charged as a read
+    /// of its own.
+    fn items(
+        &self,
+        txn: &ReadTransaction,
+        filter: Option<&rave_store::Condition>,
+        fetch: bool,
+    ) -> Result<Page> {
+        let table = self.table;
+        let mut progress = Progress::default();
+        let mut items = Vec::new();
+        let table_items = if fetch {
+            Some(
+                txn.open_table(bytes_table(&table.items_table))
+                    .map_err(storage)?,
+            )
         } else {
-            &mut consumed.index_units
+            None
         };
-        charged.insert(index.index.name.clone(), consumed.read_units);
+        self.walk(txn, |key, value| {
+            let item = decode_item(value).map_err(|e| self.corrupt(key, e))?;
+            let stop = progress.read_one(item_size(&item), self.limit);
+            let item = match &table_items {
+                Some(table_items) => {
+                    let key = table.key_bytes(&table.schema().key_of(&item))?;
+                    match table_items.get(key.as_slice()).map_err(storage)? {
+                        Some(bytes) => {
+                            let whole = decode_item(bytes.value())
+                                .map_err(|e| table.corrupt_item(&key, e))?;
+                            progress.fetched_units +=
+                                read_units(item_size(&whole), self.consistent);
+                            whole
+                        }
+                        // The snapshot holds the entry's item: an index entry
+                        // without one is the index's damage, not the item's.
+                        None => {
+                            return Err(StoreError::corrupt(
+                                format!(
+                                    "an entry of index {} of table {}",
+                                    self.redb_name(),
+                                    table.name()
+                                ),
+                                "it has no item in the table",
+                            ));
+                        }
+                    }
+                }
+                None => item,
+            };
+            if stop {
+                progress.last_evaluated_key = Some(match self.index {
+                    Some(index) => table.keys_for_index(index, &item),
+                    None => table.schema().key_of(&item),
+                });
+            }
+            if filter.is_none_or(|f| f.evaluate(&item)) {
+                items.push(item);
+            }
+            Ok(stop)
+        })?;
+        progress.kept = items.len();
+        Ok(self.page(progress, items))
     }
-    consumed.read_units += fetched_units;
-    Ok(Page {
-        count: items.len(),
-        items,
-        scanned_count: scanned,
-        last_evaluated_key,
-        consumed,
-    })
 }

@@ -30,7 +30,7 @@ use rave_store::{
     Update, UpdateItemInput, WriteFailure, WriteOutput, WriteRequest, add_by_table, item_size,
     write_units,
 };
-use redb::{ReadableTable, WriteTransaction};
+use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
 use tokio::sync::{oneshot, watch};
 
 use crate::catalog::{Catalog, TableState};
@@ -38,9 +38,13 @@ use crate::clock::Clock;
 use crate::codec::{decode_item, decode_record, encode_item, encode_record};
 use crate::database::SharedDatabase;
 use crate::index_build::{self, INDEX_BUILDS, IndexChange, IndexStatus, build_key};
+use crate::keys::partition_prefix;
 use crate::stream::{Checkpoint, EventName, StartPosition, StoredRecord, consumer_key};
 use crate::ttl::{self, Expired, TimeToLiveSpecification};
-use crate::{CATALOG, CONSUMERS, META, NEXT_SEQUENCE, bytes_table, encode, storage};
+use crate::{
+    CATALOG, CONSUMERS, ItemCollectionSize, META, NEXT_SEQUENCE, Written, bytes_table, encode,
+    storage,
+};
 
 /// How often the writer looks for stream records it may drop.
 const TRIM_INTERVAL: Duration = Duration::from_secs(1);
@@ -104,9 +108,9 @@ impl WriteOp {
 #[derive(Debug)]
 pub(crate) enum WriteReply {
     Done,
-    Write(WriteOutput),
-    Batch(BatchWriteItemOutput),
-    Transact(TransactWriteItemsOutput),
+    Write(Written<WriteOutput>),
+    Batch(Written<BatchWriteItemOutput>),
+    Transact(Written<TransactWriteItemsOutput>),
     Position(u64),
     /// How many items Time to Live deleted.
     Expired(u64),
@@ -164,6 +168,7 @@ pub(crate) struct Writer {
     pub last_trim: Instant,
     pub max_group: usize,
     pub clock: Clock,
+    pub max_item_collection_bytes: u64,
 }
 
 impl Writer {
@@ -308,6 +313,7 @@ impl Writer {
                 txn: &txn,
                 tables: HashMap::new(),
                 streams: HashMap::new(),
+                collections: HashMap::new(),
                 now_ms,
                 next_sequence: self.next_sequence,
             };
@@ -393,7 +399,7 @@ impl Writer {
         tx: &mut Tx<'_>,
         input: &PutItemInput,
         on_failure: ReturnValuesOnConditionCheckFailure,
-    ) -> Applied<WriteOutput> {
+    ) -> Applied<Written<WriteOutput>> {
         let table = self.catalog.get(&input.table)?;
         if !matches!(
             input.return_values,
@@ -406,10 +412,14 @@ impl Writer {
         let key = table.validate_item(&input.item)?;
         let old = tx.get(&table, &key)?;
         check_write_condition(input.condition.as_ref(), old.as_ref(), on_failure)?;
+        self.check_collections(tx, &[(&table, old.as_ref(), Some(&input.item))])?;
         let consumed = tx.write_item(&table, &key, old.as_ref(), Some(&input.item))?;
-        Ok(WriteOutput {
-            attributes: old.filter(|_| input.return_values == ReturnValues::AllOld),
-            consumed,
+        Ok(Written {
+            item_collections: tx.collection_sizes(&[(&table, &input.item)])?,
+            output: WriteOutput {
+                attributes: old.filter(|_| input.return_values == ReturnValues::AllOld),
+                consumed,
+            },
         })
     }
 
@@ -418,14 +428,16 @@ impl Writer {
         tx: &mut Tx<'_>,
         input: &UpdateItemInput,
         on_failure: ReturnValuesOnConditionCheckFailure,
-    ) -> Applied<WriteOutput> {
+    ) -> Applied<Written<WriteOutput>> {
         let table = self.catalog.get(&input.table)?;
         let key = table.key_bytes(&input.key)?;
         check_update(&table, &input.update)?;
         let old = tx.get(&table, &key)?;
         check_write_condition(input.condition.as_ref(), old.as_ref(), on_failure)?;
         let new = updated_item(&table, &input.key, old.as_ref(), &input.update)?;
+        self.check_collections(tx, &[(&table, old.as_ref(), new.as_ref())])?;
         let consumed = tx.write_item(&table, &key, old.as_ref(), new.as_ref())?;
+        let item_collections = tx.collection_sizes(&[(&table, &input.key)])?;
         let attributes = match input.return_values {
             ReturnValues::None => None,
             ReturnValues::AllOld => old,
@@ -433,9 +445,12 @@ impl Writer {
             ReturnValues::UpdatedOld => updated_attributes(old.as_ref(), &input.update),
             ReturnValues::UpdatedNew => updated_attributes(new.as_ref(), &input.update),
         };
-        Ok(WriteOutput {
-            attributes,
-            consumed,
+        Ok(Written {
+            output: WriteOutput {
+                attributes,
+                consumed,
+            },
+            item_collections,
         })
     }
 
@@ -444,7 +459,7 @@ impl Writer {
         tx: &mut Tx<'_>,
         input: &DeleteItemInput,
         on_failure: ReturnValuesOnConditionCheckFailure,
-    ) -> Applied<WriteOutput> {
+    ) -> Applied<Written<WriteOutput>> {
         let table = self.catalog.get(&input.table)?;
         if !matches!(
             input.return_values,
@@ -457,10 +472,14 @@ impl Writer {
         let key = table.key_bytes(&input.key)?;
         let old = tx.get(&table, &key)?;
         check_write_condition(input.condition.as_ref(), old.as_ref(), on_failure)?;
+        // A deletion only shrinks its collection: no limit to check.
         let consumed = tx.write_item(&table, &key, old.as_ref(), None)?;
-        Ok(WriteOutput {
-            attributes: old.filter(|_| input.return_values == ReturnValues::AllOld),
-            consumed,
+        Ok(Written {
+            item_collections: tx.collection_sizes(&[(&table, &input.key)])?,
+            output: WriteOutput {
+                attributes: old.filter(|_| input.return_values == ReturnValues::AllOld),
+                consumed,
+            },
         })
     }
 
@@ -468,12 +487,13 @@ impl Writer {
         &self,
         tx: &mut Tx<'_>,
         input: &BatchWriteItemInput,
-    ) -> Applied<BatchWriteItemOutput> {
+    ) -> Applied<Written<BatchWriteItemOutput>> {
         let count = input.requests.len();
         if count == 0 || count > MAX_BATCH_WRITE_REQUESTS {
-            return Err(Failure::Request(StoreError::validation(format!(
-                "Too many items requested for the BatchWriteItem call: {count} (1 to {MAX_BATCH_WRITE_REQUESTS} allowed)"
-            ))));
+            // DynamoDB's words, which do not name the count.
+            return Err(Failure::Request(StoreError::validation(
+                "Too many items requested for the BatchWriteItem call",
+            )));
         }
         let mut planned = Vec::with_capacity(count);
         for (table_name, request) in &input.requests {
@@ -500,13 +520,30 @@ impl Writer {
         for (table, key, _) in &planned {
             olds.push(tx.get(table, key)?);
         }
+        let changes: Vec<_> = planned
+            .iter()
+            .zip(&olds)
+            .map(|((table, _, new), old)| (table.as_ref(), old.as_ref(), *new))
+            .collect();
+        self.check_collections(tx, &changes)?;
         let mut consumed = Consumption::default();
-        for ((table, key, new), old) in planned.into_iter().zip(olds) {
-            consumed.add(tx.write_item(&table, &key, old.as_ref(), new)?);
+        for ((table, key, new), old) in planned.iter().zip(&olds) {
+            consumed.add(tx.write_item(table, key, old.as_ref(), *new)?);
         }
-        Ok(BatchWriteItemOutput {
-            unprocessed: Vec::new(),
-            consumed: consumed.0,
+        let named: Vec<_> = planned
+            .iter()
+            .zip(&input.requests)
+            .map(|((table, _, _), (_, request))| match request {
+                WriteRequest::Put(item) => (table.as_ref(), item),
+                WriteRequest::Delete(key) => (table.as_ref(), key),
+            })
+            .collect();
+        Ok(Written {
+            item_collections: tx.collection_sizes(&named)?,
+            output: BatchWriteItemOutput {
+                unprocessed: Vec::new(),
+                consumed: consumed.0,
+            },
         })
     }
 
@@ -516,7 +553,7 @@ impl Writer {
         input: &TransactWriteItemsInput,
         checkpoint: Option<&Checkpoint>,
         on_failure: &[ReturnValuesOnConditionCheckFailure],
-    ) -> Applied<TransactWriteItemsOutput> {
+    ) -> Applied<Written<TransactWriteItemsOutput>> {
         let count = input.actions.len();
         // DynamoDB's limit binds TransactWriteItems; a stream consumer's
         // commit (with a checkpoint) is the engine's own and may be larger.
@@ -622,6 +659,33 @@ impl Writer {
                 Failure::Refused(WriteFailure { error, old_items })
             });
         }
+        let changes: Vec<_> = resolved
+            .iter()
+            .zip(&writes)
+            .map(|((table, _), (old, new, is_check))| match is_check {
+                true => (table.as_ref(), None, None),
+                false => (table.as_ref(), old.as_ref(), new.as_ref()),
+            })
+            .collect();
+        if let Some(oversized) = self.oversized_collection(tx, &changes)? {
+            let reasons = (0..count)
+                .map(|action| match action == oversized {
+                    true => CancellationReason::ItemCollectionSizeLimitExceeded,
+                    false => CancellationReason::None,
+                })
+                .collect();
+            return Err(Failure::Request(StoreError::TransactionCanceled(reasons)));
+        }
+        let named: Vec<_> = resolved
+            .iter()
+            .zip(&input.actions)
+            .filter_map(|((table, _), action)| match action {
+                TransactWriteAction::Put { item, .. } => Some((table.as_ref(), item)),
+                TransactWriteAction::Update { key, .. }
+                | TransactWriteAction::Delete { key, .. } => Some((table.as_ref(), key)),
+                TransactWriteAction::ConditionCheck { .. } => None,
+            })
+            .collect();
         let mut consumed = Consumption::default();
         for ((table, key), (old, new, is_check)) in resolved.iter().zip(writes) {
             if is_check {
@@ -636,13 +700,78 @@ impl Writer {
         if let Some(checkpoint) = checkpoint {
             write_checkpoint(tx, checkpoint)?;
         }
-        Ok(TransactWriteItemsOutput {
-            consumed: consumed
-                .0
-                .into_iter()
-                .map(ConsumedCapacity::transactional)
-                .collect(),
+        Ok(Written {
+            item_collections: tx.collection_sizes(&named)?,
+            output: TransactWriteItemsOutput {
+                consumed: consumed
+                    .0
+                    .into_iter()
+                    .map(ConsumedCapacity::transactional)
+                    .collect(),
+            },
         })
+    }
+
+    /// Refuses a request whose writes would grow an item collection past
+    /// the limit (see [`Writer::oversized_collection`]).
+    fn check_collections(&self, tx: &mut Tx<'_>, changes: &[CollectionChange<'_>]) -> Applied<()> {
+        match self.oversized_collection(tx, changes)? {
+            None => Ok(()),
+            Some(_) => Err(Failure::Request(
+                // The API reference's words for the exception, with the
+                // limit in force (a test's may be smaller than DynamoDB's).
+                StoreError::ItemCollectionSizeLimitExceeded(format!(
+                    "The total size of an item collection has exceeded the maximum limit of {}",
+                    match self.max_item_collection_bytes {
+                        bytes if bytes % (1 << 30) == 0 => format!("{} gigabytes", bytes >> 30),
+                        bytes => format!("{bytes} bytes"),
+                    }
+                )),
+            )),
+        }
+    }
+
+    /// The first of `changes` (each a table, an item's old and new image)
+    /// whose item collection would end up larger than the limit and larger
+    /// than it is: DynamoDB still allows writes that shrink a collection
+    /// over the limit. Changes to one collection add up.
+    fn oversized_collection(
+        &self,
+        tx: &mut Tx<'_>,
+        changes: &[CollectionChange<'_>],
+    ) -> Applied<Option<usize>> {
+        // (table, collection, size before, size after), in order first touched.
+        let mut sizes: Vec<(&str, Vec<u8>, u64, u64)> = Vec::new();
+        for (position, &(table, old, new)) in changes.iter().enumerate() {
+            let Some(collections) = &table.collections_table else {
+                continue;
+            };
+            let Some(partition) = old
+                .or(new)
+                .and_then(|item| item.get(&table.schema().partition.name))
+            else {
+                continue;
+            };
+            let prefix = partition_prefix(partition);
+            let at = match sizes
+                .iter()
+                .position(|(name, p, _, _)| *name == table.name() && *p == prefix)
+            {
+                Some(at) => at,
+                None => {
+                    let current = tx.collection_size(collections, &prefix)?;
+                    sizes.push((table.name(), prefix, current, current));
+                    sizes.len() - 1
+                }
+            };
+            let bytes = |item: Option<&Item>| item.map_or(0, |i| table.collection_bytes(i));
+            let (_, _, before, after) = &mut sizes[at];
+            *after = (*after + bytes(new)).saturating_sub(bytes(old));
+            if *after > self.max_item_collection_bytes && *after > *before {
+                return Ok(Some(position));
+            }
+        }
+        Ok(None)
     }
 
     /// Deletes the items that are still as the sweeper found them: the
@@ -737,6 +866,10 @@ impl Writer {
                 }
                 txn.open_table(crate::stream_table(&state.stream_table))
                     .map_err(storage)?;
+                if let Some(collections) = &state.collections_table {
+                    txn.open_table(collections_table(collections))
+                        .map_err(storage)?;
+                }
                 txn.commit().map_err(storage)?;
                 self.catalog.insert(state)
             }
@@ -753,6 +886,10 @@ impl Writer {
                 }
                 txn.delete_table(crate::stream_table(&state.stream_table))
                     .map_err(storage)?;
+                if let Some(collections) = &state.collections_table {
+                    txn.delete_table(collections_table(collections))
+                        .map_err(storage)?;
+                }
                 {
                     let mut consumers = txn.open_table(CONSUMERS).map_err(storage)?;
                     let prefix = consumer_key(name, "");
@@ -883,6 +1020,10 @@ fn change_indexes(
         .map_err(storage)?;
     Ok(next)
 }
+
+/// One item's change as item collections see it: its table, its old and
+/// its new image.
+type CollectionChange<'a> = (&'a TableState, Option<&'a Item>, Option<&'a Item>);
 
 /// Capacity summed per table, in the order tables were first touched.
 #[derive(Default)]
@@ -1053,12 +1194,49 @@ fn trim_streams(tx: &mut Tx<'_>, catalog: &Catalog, retention: Duration) -> Appl
 
 type BytesTable<'t> = redb::Table<'t, &'static [u8], &'static [u8]>;
 type StreamTable<'t> = redb::Table<'t, u64, &'static [u8]>;
+type CollectionTable<'t> = redb::Table<'t, &'static [u8], u64>;
+
+/// The redb table of a table's item collection sizes: partition prefix to bytes.
+pub(crate) fn collections_table(name: &str) -> redb::TableDefinition<'_, &'static [u8], u64> {
+    redb::TableDefinition::new(name)
+}
+
+/// Fills the item collection sizes of `state` from its items when they
+/// were never kept (a table created before rave kept them): the
+/// collections table is empty while the table has items.
+pub(crate) fn measure_collections(txn: &WriteTransaction, state: &TableState) -> Result<()> {
+    let Some(name) = &state.collections_table else {
+        return Ok(());
+    };
+    let mut collections = txn.open_table(collections_table(name)).map_err(storage)?;
+    if !collections.is_empty().map_err(storage)? {
+        return Ok(());
+    }
+    let items = txn
+        .open_table(bytes_table(&state.items_table))
+        .map_err(storage)?;
+    let mut sizes: std::collections::BTreeMap<Vec<u8>, u64> = Default::default();
+    for entry in items.iter().map_err(storage)? {
+        let (key, value) = entry.map_err(storage)?;
+        let item = decode_item(value.value()).map_err(|e| state.corrupt_item(key.value(), e))?;
+        if let Some(partition) = item.get(&state.schema().partition.name) {
+            *sizes.entry(partition_prefix(partition)).or_default() += state.collection_bytes(&item);
+        }
+    }
+    for (prefix, bytes) in sizes {
+        collections
+            .insert(prefix.as_slice(), bytes)
+            .map_err(storage)?;
+    }
+    Ok(())
+}
 
 /// One group's write transaction with the redb tables it has opened.
 struct Tx<'t> {
     txn: &'t WriteTransaction,
     tables: HashMap<String, BytesTable<'t>>,
     streams: HashMap<String, StreamTable<'t>>,
+    collections: HashMap<String, CollectionTable<'t>>,
     now_ms: u64,
     next_sequence: u64,
 }
@@ -1082,6 +1260,61 @@ impl<'t> Tx<'t> {
         self.streams
             .get_mut(name)
             .ok_or_else(|| Failure::Request(StoreError::Internal("stream vanished".into())))
+    }
+
+    fn collections(&mut self, name: &str) -> Applied<&mut CollectionTable<'t>> {
+        if !self.collections.contains_key(name) {
+            let table = self.txn.open_table(collections_table(name))?;
+            self.collections.insert(name.to_owned(), table);
+        }
+        self.collections
+            .get_mut(name)
+            .ok_or_else(|| Failure::Request(StoreError::Internal("collections vanished".into())))
+    }
+
+    /// The bytes of the item collection at partition `prefix`.
+    fn collection_size(&mut self, name: &str, prefix: &[u8]) -> Applied<u64> {
+        Ok(self
+            .collections(name)?
+            .get(prefix)?
+            .map_or(0, |size| size.value()))
+    }
+
+    /// The item collections `written` (tables with an item or key of each
+    /// write) belong to, with their sizes now; once per collection, in the
+    /// order first written.
+    fn collection_sizes(
+        &mut self,
+        written: &[(&TableState, &Item)],
+    ) -> Applied<Vec<ItemCollectionSize>> {
+        let mut sizes: Vec<(Vec<u8>, ItemCollectionSize)> = Vec::new();
+        for &(table, item) in written {
+            let Some(collections) = &table.collections_table else {
+                continue;
+            };
+            let partition = &table.schema().partition.name;
+            let Some(value) = item.get(partition) else {
+                continue;
+            };
+            let prefix = partition_prefix(value);
+            if sizes
+                .iter()
+                .any(|(p, size)| size.table == table.name() && *p == prefix)
+            {
+                continue;
+            }
+            let bytes = self.collection_size(collections, &prefix)?;
+            let key = Item::from([(partition.clone(), value.clone())]);
+            sizes.push((
+                prefix,
+                ItemCollectionSize {
+                    table: table.name().to_owned(),
+                    key,
+                    bytes,
+                },
+            ));
+        }
+        Ok(sizes.into_iter().map(|(_, size)| size).collect())
     }
 
     fn get(&mut self, table: &TableState, key: &[u8]) -> Applied<Option<Item>> {
@@ -1125,6 +1358,22 @@ impl<'t> Tx<'t> {
         if old == new {
             // Nothing changes, so nothing is written and no record is produced.
             return Ok(consumed);
+        }
+        if let Some(collections) = &table.collections_table
+            && let Some(partition) = old
+                .or(new)
+                .and_then(|i| i.get(&table.schema().partition.name))
+        {
+            let bytes = |item: Option<&Item>| item.map_or(0, |i| table.collection_bytes(i));
+            let prefix = partition_prefix(partition);
+            let size = (self.collection_size(collections, &prefix)? + bytes(new))
+                .saturating_sub(bytes(old));
+            let sizes = self.collections(collections)?;
+            if size == 0 {
+                sizes.remove(prefix.as_slice())?;
+            } else {
+                sizes.insert(prefix.as_slice(), size)?;
+            }
         }
         match new {
             Some(item) => {
@@ -1205,7 +1454,7 @@ impl<'t> Tx<'t> {
 #[cfg(test)]
 mod tests {
     use rave_conformance::{delete, get, key, put, table_definition};
-    use rave_store::{Number, item};
+    use rave_store::{AttributeValue, Number, item};
 
     use super::*;
     use crate::read;
@@ -1225,6 +1474,7 @@ mod tests {
             last_trim: Instant::now(),
             max_group: 1024,
             clock: Clock::System,
+            max_item_collection_bytes: crate::MAX_ITEM_COLLECTION_BYTES,
         };
         writer
             .change_catalog(&WriteOp::CreateTable(table_definition(TABLE)))
@@ -1256,6 +1506,79 @@ mod tests {
 
     fn thing(pk: &str, v: i64) -> Item {
         item! {"PK" => pk, "SK" => "s", "v" => v}
+    }
+
+    /// A table with one local index, the way collections are kept for.
+    fn local_table(writer: &mut Writer) -> Arc<TableState> {
+        let definition = TableDefinition {
+            name: "locals".into(),
+            local_secondary_indexes: vec![rave_store::LocalSecondaryIndex {
+                name: "byV".into(),
+                sort_key: rave_store::KeyAttribute::new("v", rave_store::KeyType::N),
+                projection: rave_store::Projection::KeysOnly,
+            }],
+            ..table_definition("locals")
+        };
+        writer
+            .change_catalog(&WriteOp::CreateTable(definition))
+            .expect("table created");
+        writer.catalog.get("locals").expect("the table")
+    }
+
+    fn collection_sizes(writer: &Writer, table: &TableState) -> Vec<(Vec<u8>, u64)> {
+        let name = table.collections_table.as_deref().expect("kept");
+        let txn = writer.db.begin_read().expect("a snapshot");
+        let sizes = txn.open_table(collections_table(name)).expect("the sizes");
+        sizes
+            .iter()
+            .expect("an iterator")
+            .map(|entry| {
+                let (key, size) = entry.expect("an entry");
+                (key.value().to_vec(), size.value())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn collections_never_kept_are_measured_from_the_items() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = writer(dir.path());
+        let table = local_table(&mut writer);
+        let items = [
+            item! {"PK" => "a", "SK" => "1", "v" => 1i64},
+            item! {"PK" => "a", "SK" => "2"},
+            item! {"PK" => "b", "SK" => "1", "v" => 2i64, "note" => "text"},
+        ];
+        let puts = items
+            .iter()
+            .map(|item| WriteOp::Put(put("locals", item.clone()), Default::default()))
+            .collect();
+        assert!(group(&mut writer, puts).iter().all(Result::is_ok));
+        let kept = collection_sizes(&writer, &table);
+        let expected = |pk: &str| -> u64 {
+            items
+                .iter()
+                .filter(|item| item["PK"] == AttributeValue::from(pk))
+                .map(|item| table.collection_bytes(item))
+                .sum()
+        };
+        let partition = |pk: &str| partition_prefix(&AttributeValue::from(pk));
+        let mut wanted = vec![
+            (partition("a"), expected("a")),
+            (partition("b"), expected("b")),
+        ];
+        wanted.sort();
+        assert_eq!(kept, wanted);
+
+        // As a data directory from before the sizes were kept: none at all.
+        let txn = writer.db.begin_write().unwrap();
+        let name = table.collections_table.as_deref().unwrap();
+        txn.delete_table(collections_table(name)).unwrap();
+        txn.commit().unwrap();
+        let txn = writer.db.begin_write().unwrap();
+        measure_collections(&txn, &table).unwrap();
+        txn.commit().unwrap();
+        assert_eq!(collection_sizes(&writer, &table), wanted);
     }
 
     #[test]

@@ -608,3 +608,44 @@ async fn a_stream_turned_off_records_nothing_until_turned_on_again() {
         Some(&AttributeValue::from(3i64))
     );
 }
+
+/// The harness's floor reads a partition's stored entries, in either
+/// direction, and stops at its limit.
+#[tokio::test]
+async fn a_raw_partition_read_stops_at_its_limit_and_its_partition() {
+    let (_dir, engine) = open().await;
+    for (group, at) in [("a", "x"), ("a", "yy"), ("a", "zzz"), ("b", "wwww")] {
+        engine
+            .put_item(put(
+                TABLE,
+                item! {"PK" => format!("{group}{at}"), "SK" => "s", "GROUP" => group, "AT" => at},
+            ))
+            .await
+            .unwrap();
+    }
+    let raw = |group: &str, forward, limit| {
+        engine
+            .read_raw_partition(
+                TABLE,
+                Some("byGroup"),
+                &AttributeValue::s(group),
+                forward,
+                limit,
+            )
+            .unwrap()
+    };
+    let whole = raw("a", true, 10);
+    assert_eq!(raw("a", false, 10), whole);
+    assert_eq!(raw("a", true, 3), whole);
+    let (first, last) = (raw("a", true, 1), raw("a", false, 1));
+    assert!(
+        first > 0 && first < last && last < whole,
+        "{first} {last} {whole}"
+    );
+    assert_eq!(raw("none", true, 10), 0);
+    assert!(
+        engine
+            .read_raw_partition(TABLE, Some("missing"), &AttributeValue::s("a"), true, 1)
+            .is_err()
+    );
+}

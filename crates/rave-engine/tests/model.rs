@@ -12,6 +12,7 @@
 //! model reuses it so that this test is about storage, indexes and paging.
 
 use std::cmp::Ordering;
+use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use rave_engine::{Engine, EventName};
@@ -82,6 +83,9 @@ fn outcome_of<T>(result: &Result<T>) -> Outcome {
                     CancellationReason::ConditionalCheckFailed => "ConditionalCheckFailed",
                     CancellationReason::ValidationError(_) => "ValidationError",
                     CancellationReason::TransactionConflict => "TransactionConflict",
+                    CancellationReason::ItemCollectionSizeLimitExceeded => {
+                        "ItemCollectionSizeLimitExceeded"
+                    }
                 })
                 .collect(),
         ),
@@ -766,7 +770,19 @@ async fn walk(engine: &Engine, spec: &QuerySpec) -> (Vec<Item>, f64, f64) {
             input.select = Some(Select::AllAttributes);
             input.consistent_read = true;
         }
-        let page = engine.query(input).await.expect("query");
+        let page = engine.query(input.clone()).await.expect("query");
+        let visited = Arc::new(Mutex::new(Vec::new()));
+        let sink = visited.clone();
+        let mut visiting = engine
+            .query_visiting(
+                input,
+                Box::new(move |item| sink.lock().expect("sink").push(item.to_item())),
+            )
+            .await
+            .expect("query visiting");
+        assert!(visiting.items.is_empty(), "a visiting page holds no items");
+        visiting.items = std::mem::take(&mut *visited.lock().expect("visited"));
+        assert_eq!(visiting, page, "visiting reads what the page holds");
         charged += page.consumed.read_units;
         if spec.whole {
             // The index entries read, and each item fetched on its own.

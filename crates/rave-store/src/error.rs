@@ -17,6 +17,9 @@ pub enum CancellationReason {
     ConditionalCheckFailed,
     ValidationError(String),
     TransactionConflict,
+    /// The action would grow its item collection past the limit (see
+    /// [`StoreError::ItemCollectionSizeLimitExceeded`]).
+    ItemCollectionSizeLimitExceeded,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -34,6 +37,12 @@ pub enum StoreError {
     ResourceNotFound(String),
     #[error("ResourceInUseException: {0}")]
     ResourceInUse(String),
+    /// A write would grow an item collection (the items of one partition
+    /// key value and their entries in the table's local secondary indexes)
+    /// past its size limit; nothing changed. Writes that shrink a
+    /// collection are still allowed.
+    #[error("ItemCollectionSizeLimitExceededException: {0}")]
+    ItemCollectionSizeLimitExceeded(String),
     /// Another transaction touched the same item at the same time.
     #[error("TransactionConflictException: {0}")]
     TransactionConflict(String),
@@ -90,6 +99,7 @@ impl StoreError {
             | StoreError::ConditionalCheckFailed
             | StoreError::ResourceNotFound(_)
             | StoreError::ResourceInUse(_)
+            | StoreError::ItemCollectionSizeLimitExceeded(_)
             | StoreError::Corrupt { .. }
             | StoreError::Internal(_) => false,
         }
@@ -134,6 +144,7 @@ mod tests {
         assert!(!StoreError::corrupt("item", "truncated").is_retryable());
         assert!(!StoreError::Internal("bug".into()).is_retryable());
         assert!(!StoreError::ResourceNotFound("t".into()).is_retryable());
+        assert!(!StoreError::ItemCollectionSizeLimitExceeded("full".into()).is_retryable());
     }
 
     #[test]

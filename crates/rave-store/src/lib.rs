@@ -20,6 +20,7 @@ mod retry;
 mod schema;
 mod shared;
 mod value;
+mod view;
 
 use std::future::Future;
 
@@ -55,6 +56,7 @@ pub use value::{
     AttributeType, AttributeValue, Item, MAX_ATTRIBUTE_NAME_BYTES, MAX_ITEM_SIZE,
     MAX_NESTING_LEVELS, check_attribute_name, item_size, validate_attributes,
 };
+pub use view::{AttributeRef, ItemView, ItemVisitor};
 
 /// DynamoDB's operations, as the domain uses them.
 ///
@@ -77,6 +79,24 @@ pub trait Store: Send + Sync + 'static {
         input: DeleteItemInput,
     ) -> impl Future<Output = Result<WriteOutput>> + Send;
     fn query(&self, input: QueryInput) -> impl Future<Output = Result<Page>> + Send;
+    /// A Query whose kept items go to `visit`, in order, instead of into
+    /// the page (whose `items` is then empty; everything else is as
+    /// [`Store::query`] returns it). A backend that can show its stored
+    /// items without building them overrides this; the others visit the
+    /// items of an ordinary page.
+    fn query_visiting(
+        &self,
+        input: QueryInput,
+        mut visit: ItemVisitor,
+    ) -> impl Future<Output = Result<Page>> + Send {
+        async move {
+            let mut page = self.query(input).await?;
+            for item in page.items.drain(..) {
+                visit(&item);
+            }
+            Ok(page)
+        }
+    }
     fn scan(&self, input: ScanInput) -> impl Future<Output = Result<Page>> + Send;
     fn batch_get_item(
         &self,

@@ -19,6 +19,7 @@ trait DynStore: Send + Sync {
     fn update_item(&self, input: UpdateItemInput) -> BoxFuture<'_, Result<WriteOutput>>;
     fn delete_item(&self, input: DeleteItemInput) -> BoxFuture<'_, Result<WriteOutput>>;
     fn query(&self, input: QueryInput) -> BoxFuture<'_, Result<Page>>;
+    fn query_visiting(&self, input: QueryInput, visit: ItemVisitor) -> BoxFuture<'_, Result<Page>>;
     fn scan(&self, input: ScanInput) -> BoxFuture<'_, Result<Page>>;
     fn batch_get_item(&self, input: BatchGetItemInput)
     -> BoxFuture<'_, Result<BatchGetItemOutput>>;
@@ -53,6 +54,9 @@ impl<S: Store> DynStore for S {
     }
     fn query(&self, input: QueryInput) -> BoxFuture<'_, Result<Page>> {
         Box::pin(Store::query(self, input))
+    }
+    fn query_visiting(&self, input: QueryInput, visit: ItemVisitor) -> BoxFuture<'_, Result<Page>> {
+        Box::pin(Store::query_visiting(self, input, visit))
     }
     fn scan(&self, input: ScanInput) -> BoxFuture<'_, Result<Page>> {
         Box::pin(Store::scan(self, input))
@@ -120,6 +124,13 @@ impl Store for SharedStore {
     }
     fn query(&self, input: QueryInput) -> impl Future<Output = Result<Page>> + Send {
         self.0.query(input)
+    }
+    fn query_visiting(
+        &self,
+        input: QueryInput,
+        visit: ItemVisitor,
+    ) -> impl Future<Output = Result<Page>> + Send {
+        self.0.query_visiting(input, visit)
     }
     fn scan(&self, input: ScanInput) -> impl Future<Output = Result<Page>> + Send {
         self.0.scan(input)

@@ -24,7 +24,8 @@ use rave_store::{AttributeValue, Item, KeyCondition, QueryInput, SortOp, Store};
 use super::cursor::Position;
 use crate::access::TableAccess;
 use crate::error::Result;
-use crate::table::{Index, comment};
+use crate::table::Index;
+use crate::table::comment::{self, Listed};
 
 /// One sub-query being read.
 pub(crate) struct Source {
@@ -56,7 +57,7 @@ struct Reader {
     source: Source,
     next_start: Option<Item>,
     done: bool,
-    buffer: VecDeque<Item>,
+    buffer: VecDeque<Listed>,
     reads: usize,
 }
 
@@ -68,17 +69,20 @@ async fn fill<S: Store>(
     chunks: &[(usize, usize)],
     forward: bool,
 ) -> Result<(usize, f64)> {
-    let queries = chunks
-        .iter()
-        .map(|&(i, limit)| access.query(readers[i].query(limit, forward, access)));
+    let queries = chunks.iter().map(|&(i, limit)| {
+        let index = readers[i].source.index;
+        access.query_reading(readers[i].query(limit, forward, access), move |entry| {
+            Listed::read(entry, index)
+        })
+    });
     let pages = try_join_all(queries).await?;
     let (mut items_read, mut read_units) = (0, 0.0);
-    for (&(i, _), page) in chunks.iter().zip(pages) {
+    for (&(i, _), (page, entries)) in chunks.iter().zip(pages) {
         let reader = &mut readers[i];
         reader.reads += 1;
         items_read += page.scanned_count;
         read_units += page.consumed.read_units;
-        reader.buffer.extend(page.items);
+        reader.buffer.extend(entries);
         reader.next_start = page.last_evaluated_key;
         reader.done = reader.next_start.is_none();
     }
@@ -87,7 +91,7 @@ async fn fill<S: Store>(
 
 /// What a page read produced.
 pub(crate) struct Merged {
-    pub items: Vec<Item>,
+    pub items: Vec<Listed>,
     /// Per source tag, where the next page resumes; `None` on the last page.
     pub next: Option<Vec<(u8, Position)>>,
     /// The helpfulness rank of the page's last item, when `next` resumes
@@ -160,14 +164,18 @@ fn current_rank(readers: &[Reader]) -> Option<u8> {
         .min()
 }
 
+/// The helpfulness rank an entry of a `helpful*` index was listed with.
+fn rank_of(entry: &Listed) -> Result<Option<u32>> {
+    Ok(entry.helpfulness.clone().transpose()?)
+}
+
 /// The waiting readers of `rank` the merge has come down to: those whose
 /// next rank is at or above the best head read so far (or, with no head,
 /// the highest waiting ones).
 fn woken(readers: &[Reader], rank: u8) -> Result<Vec<usize>> {
     let mut best: Option<u32> = None;
     for reader in readers.iter().filter(|r| r.source.rank == rank) {
-        if let Some(item) = reader.buffer.front() {
-            let head = comment::helpfulness_rank_of(item)?;
+        if let Some(head) = reader.buffer.front().map(rank_of).transpose()?.flatten() {
             best = Some(best.map_or(head, |b| b.max(head)));
         }
     }
@@ -201,7 +209,7 @@ pub(crate) async fn read_page<S: Store>(
         .collect::<Result<Vec<_>>>()?;
     let mut items_read = 0;
     let mut read_units = 0.0;
-    let mut taken: Vec<(usize, Item)> = Vec::with_capacity(page_size);
+    let mut taken: Vec<(usize, Listed)> = Vec::with_capacity(page_size);
     let merging_helpfulness = readers.iter().all(|r| r.source.index.is_helpful());
     while taken.len() < page_size {
         let Some(rank) = current_rank(&readers) else {
@@ -250,7 +258,7 @@ pub(crate) async fn read_page<S: Store>(
                 readers[i]
                     .buffer
                     .front()
-                    .map(|item| (i, comment::sort_value(item, readers[i].source.index)))
+                    .map(|entry| (i, entry.sort.as_str()))
             })
             .reduce(|a, b| {
                 let b_first = if forward { b.1 < a.1 } else { b.1 > a.1 };
@@ -297,7 +305,7 @@ pub(crate) async fn read_page<S: Store>(
     // given nothing yet and starts from its beginning.
     let next_helpfulness = match taken.last() {
         Some((from, last)) if has_more && readers[*from].source.index.is_helpful() => {
-            Some(comment::helpfulness_rank_of(last)?)
+            last.helpfulness.clone().transpose()?
         }
         _ => None,
     };
@@ -308,7 +316,7 @@ pub(crate) async fn read_page<S: Store>(
     if has_more && merging_helpfulness {
         for reader in &readers {
             let next = match reader.buffer.front() {
-                Some(item) => Some(comment::helpfulness_rank_of(item)?),
+                Some(entry) => rank_of(entry)?,
                 None => reader.waiting_at(),
             };
             if let Some(next) = next {
@@ -319,7 +327,7 @@ pub(crate) async fn read_page<S: Store>(
     let next = match taken.last() {
         Some((from, last)) if has_more => {
             let last_rank = readers[*from].source.rank;
-            let last = comment::id_of_key(last)?;
+            let last = last.id.clone()?;
             Some(
                 readers
                     .iter()

@@ -22,7 +22,8 @@ use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
 use crate::model::{Comment, ProductId, Status, check_page_size, validate_author};
 use crate::statistics::Statistics;
-use crate::table::{ItemKind, comment, describe_key, primary_key};
+use crate::table::comment::Listed;
+use crate::table::{ItemKind, comment, describe_key};
 
 /// One page of a product's comments.
 #[derive(Debug, Clone, PartialEq)]
@@ -209,7 +210,7 @@ impl<S: Store> Listings<S> {
             }
             .encode(&self.cursor_key, &binding)
         });
-        let items = decode_all(&merged.items)?;
+        let items = comments(merged.items)?;
         Ok(ListPage {
             items,
             next_cursor,
@@ -261,7 +262,7 @@ impl<S: Store> Listings<S> {
         };
         let merged = read_page(&self.access, vec![source], limit, true).await?;
         Ok(QueuePage {
-            items: decode_all(&merged.items)?,
+            items: comments(merged.items)?,
             next_cursor: merged.next.map(|positions| {
                 Cursor {
                     positions,
@@ -309,7 +310,11 @@ impl<S: Store> Listings<S> {
         // The author index holds keys only: the comments are read by key,
         // in the index's order. One deleted since the index was read is
         // left out, so such a page can be short.
-        let keys: Vec<Item> = merged.items.iter().map(primary_key).collect();
+        let keys: Vec<Item> = merged
+            .items
+            .into_iter()
+            .map(Listed::into_key)
+            .collect::<Result<_, _>>()?;
         let mut found: BTreeMap<String, Item> = self
             .access
             .get_many(&keys)
@@ -322,7 +327,10 @@ impl<S: Store> Listings<S> {
             .filter_map(|key| found.remove(&describe_key(key)))
             .collect();
         Ok(AuthorPage {
-            items: decode_all(&items)?,
+            items: items
+                .iter()
+                .map(comment::decode)
+                .collect::<Result<_, _>>()?,
             next_cursor: merged.next.map(|positions| {
                 Cursor {
                     positions,
@@ -364,10 +372,10 @@ impl<S: Store> Listings<S> {
     }
 }
 
-fn decode_all(items: &[Item]) -> Result<Vec<Comment>> {
-    Ok(items
-        .iter()
-        .map(comment::decode)
+fn comments(entries: Vec<Listed>) -> Result<Vec<Comment>> {
+    Ok(entries
+        .into_iter()
+        .map(Listed::into_comment)
         .collect::<Result<_, _>>()?)
 }
 

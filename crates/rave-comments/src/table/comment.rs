@@ -2,7 +2,7 @@
 //! to exactly the listings and queue its status allows), and its listed
 //! attributes.
 
-use rave_store::{AttributeValue, Condition, Item, Number};
+use rave_store::{AttributeRef, AttributeValue, Condition, Item, ItemView, Number};
 use ulid::Ulid;
 
 use super::{GSISK, Index, Malformed, PK, text};
@@ -112,7 +112,7 @@ fn helpful_sort_key(rank: u32, created_at: Timestamp, id: &str) -> String {
 }
 
 /// The helpfulness rank an entry of a `helpful*` index sorts by.
-pub(crate) fn helpfulness_rank_of(item: &Item) -> Result<u32, Malformed> {
+pub(crate) fn helpfulness_rank_of(item: &(impl ItemView + ?Sized)) -> Result<u32, Malformed> {
     text(item, HELPFUL_SORT)?
         .get(..RANK_DIGITS)
         .and_then(|digits| digits.parse().ok())
@@ -275,12 +275,12 @@ fn encode_reply(reply: &Reply) -> AttributeValue {
 
 /// The reply a comment item carries, if any; `item` names the comment in
 /// the error when the reply does not decode.
-fn decode_reply(item: &Item) -> Result<Option<Reply>, Malformed> {
-    let Some(value) = item.get(REPLY) else {
+fn decode_reply(item: &(impl ItemView + ?Sized)) -> Result<Option<Reply>, Malformed> {
+    let Some(value) = item.attribute(REPLY) else {
         return Ok(None);
     };
     let bad = |what: &str| Malformed::new(item, format!("{REPLY}.{what} is not valid"));
-    let AttributeValue::M(reply) = value else {
+    let AttributeRef::Other(AttributeValue::M(reply)) = value else {
         return Err(bad("map"));
     };
     let field = |name: &str| {
@@ -298,12 +298,12 @@ fn decode_reply(item: &Item) -> Result<Option<Reply>, Malformed> {
 }
 
 /// Reads a comment back from a table item, an index entry or a stream image.
-pub(crate) fn decode(item: &Item) -> Result<Comment, Malformed> {
+pub(crate) fn decode(item: &(impl ItemView + ?Sized)) -> Result<Comment, Malformed> {
     let bad = |what: &str| Malformed::new(item, format!("{what} is not valid"));
     let rating = item
-        .get(RATING)
-        .and_then(AttributeValue::as_n)
-        .and_then(Number::to_i64)
+        .attribute(RATING)
+        .and_then(|value| value.as_n())
+        .and_then(|n| n.to_i64())
         .ok_or_else(|| bad(RATING))?;
     Ok(Comment {
         id: id_of(item)?.to_string(),
@@ -315,14 +315,14 @@ pub(crate) fn decode(item: &Item) -> Result<Comment, Malformed> {
         body: text(item, BODY)?.to_owned(),
         created_at: Timestamp::parse(text(item, CREATED_AT)?).map_err(|_| bad(CREATED_AT))?,
         status: Status::parse(text(item, STATUS)?).ok_or_else(|| bad(STATUS))?,
-        held_by: match item.get(HELD_BY) {
+        held_by: match item.attribute(HELD_BY) {
             Some(value) => Some(value.as_s().ok_or_else(|| bad(HELD_BY))?.to_owned()),
             None => None,
         },
         reply: decode_reply(item)?,
-        verified_purchase: match item.get(VERIFIED_PURCHASE) {
+        verified_purchase: match item.attribute(VERIFIED_PURCHASE) {
             None => false,
-            Some(AttributeValue::Bool(verified)) => *verified,
+            Some(AttributeRef::Bool(verified)) => verified,
             Some(_) => return Err(bad(VERIFIED_PURCHASE)),
         },
         votes: VoteCounts {
@@ -333,8 +333,8 @@ pub(crate) fn decode(item: &Item) -> Result<Comment, Malformed> {
 }
 
 /// A vote count of a comment; comments nobody voted on carry none.
-fn vote_count(item: &Item, name: &str) -> Result<u64, Malformed> {
-    match item.get(name) {
+fn vote_count(item: &(impl ItemView + ?Sized), name: &str) -> Result<u64, Malformed> {
+    match item.attribute(name) {
         None => Ok(0),
         Some(_) => super::count(item, name),
     }
@@ -347,22 +347,76 @@ pub(crate) fn version(item: &Item) -> Result<u64, Malformed> {
 
 /// The id of the comment whose key `item` carries: a table item or an
 /// entry of a KEYS_ONLY index.
-pub(crate) fn id_of_key(item: &Item) -> Result<Ulid, Malformed> {
+pub(crate) fn id_of_key(item: &(impl ItemView + ?Sized)) -> Result<Ulid, Malformed> {
     text(item, PK)?
         .strip_prefix(PREFIX)
         .and_then(|id| Ulid::from_string(id).ok())
         .ok_or_else(|| Malformed::new(item, "not a comment's key"))
 }
 
-pub(crate) fn id_of(item: &Item) -> Result<Ulid, Malformed> {
+pub(crate) fn id_of(item: &(impl ItemView + ?Sized)) -> Result<Ulid, Malformed> {
     Ulid::from_string(text(item, ID)?).map_err(|_| Malformed::new(item, "id is not a ULID"))
 }
 
 /// Where an index entry sorts within its partition.
-pub(crate) fn sort_value(item: &Item, index: Index) -> &str {
-    item.get(index.sort_attribute())
-        .and_then(AttributeValue::as_s)
+pub(crate) fn sort_value(item: &(impl ItemView + ?Sized), index: Index) -> &str {
+    item.attribute(index.sort_attribute())
+        .and_then(|value| value.as_s())
         .unwrap_or("")
+}
+
+/// An entry of a listing index, read as it is shown: where it sorts, the
+/// comment its key names and, from an index that holds them, the listed
+/// attributes as a comment. Whether the key and the comment decode is
+/// kept, not raised: only the entries a page shows must.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Listed {
+    pub sort: String,
+    pub id: Result<Ulid, Malformed>,
+    /// On a `helpful*` index, the rank the entry sorts by.
+    pub helpfulness: Option<Result<u32, Malformed>>,
+    pub shown: Shown,
+}
+
+/// Unboxed: nearly every entry is a comment, and boxing it would cost an
+/// allocation per entry to spare a few moves of a buffered one.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Shown {
+    Comment(Result<Comment, Malformed>),
+    /// The primary key, from a KEYS_ONLY index: the comment is read by it.
+    Key(Item),
+}
+
+impl Listed {
+    pub(crate) fn read(entry: &(impl ItemView + ?Sized), index: Index) -> Listed {
+        Listed {
+            sort: sort_value(entry, index).to_owned(),
+            id: id_of_key(entry),
+            helpfulness: index.is_helpful().then(|| helpfulness_rank_of(entry)),
+            shown: if index.holds_comments() {
+                Shown::Comment(decode(entry))
+            } else {
+                Shown::Key(super::primary_key(entry))
+            },
+        }
+    }
+
+    /// The comment the entry shows.
+    pub(crate) fn into_comment(self) -> Result<Comment, Malformed> {
+        match self.shown {
+            Shown::Comment(comment) => comment,
+            Shown::Key(key) => Err(Malformed::new(&key, "a keys-only entry holds no comment")),
+        }
+    }
+
+    /// The primary key of the comment the entry names.
+    pub(crate) fn into_key(self) -> Result<Item, Malformed> {
+        match self.shown {
+            Shown::Comment(comment) => Ok(key(&comment?.id)),
+            Shown::Key(key) => Ok(key),
+        }
+    }
 }
 
 /// The ExclusiveStartKey that resumes a query of `index` in `partition`
@@ -618,6 +672,36 @@ mod tests {
             };
             proptest::prop_assert_eq!(order(&by_key), order(&by_model));
         }
+    }
+
+    #[test]
+    fn a_listed_entry_shows_its_comment_or_its_key_and_keeps_its_faults() {
+        let voted = Comment {
+            votes: VoteCounts {
+                helpful: 2,
+                unhelpful: 1,
+            },
+            ..comment(Status::Published)
+        };
+        let item = encode(&voted, 3);
+        let id = Ulid::from_string(&voted.id).unwrap();
+        let listed = Listed::read(&item, Index::HelpfulByRating);
+        assert_eq!(listed.sort, sort_value(&item, Index::HelpfulByRating));
+        assert_eq!(listed.id, Ok(id));
+        assert_eq!(listed.helpfulness, Some(helpfulness_rank_of(&item)));
+        assert_eq!(listed.into_comment(), Ok(voted.clone()));
+        let by_author = Listed::read(&item, Index::ByAuthor);
+        assert_eq!(by_author.helpfulness, None);
+        assert_eq!(by_author.clone().into_key(), Ok(key(&voted.id)));
+        assert!(by_author.into_comment().is_err());
+        // A fault stays with the entry until the entry is shown.
+        let mut broken = item.clone();
+        broken.insert(RATING.into(), AttributeValue::s("five"));
+        broken.remove(HELPFUL_SORT);
+        let listed = Listed::read(&broken, Index::HelpfulByRating);
+        assert_eq!(listed.id, Ok(id));
+        assert!(matches!(listed.helpfulness, Some(Err(_))));
+        assert_eq!(listed.into_comment(), Err(decode(&broken).unwrap_err()));
     }
 
     #[test]

@@ -53,7 +53,7 @@ pub(crate) mod stats;
 pub(crate) mod vote;
 
 use rave_store::{
-    AttributeValue, GlobalSecondaryIndex, Item, KeyAttribute, KeySchema, KeyType, Number,
+    AttributeValue, GlobalSecondaryIndex, Item, ItemView, KeyAttribute, KeySchema, KeyType, Number,
     Projection, TableDefinition,
 };
 
@@ -72,7 +72,7 @@ pub struct Malformed {
 }
 
 impl Malformed {
-    fn new(item: &Item, what: impl Into<String>) -> Malformed {
+    fn new(item: &(impl ItemView + ?Sized), what: impl Into<String>) -> Malformed {
         Malformed {
             key: describe_key(item),
             what: what.into(),
@@ -81,16 +81,20 @@ impl Malformed {
 }
 
 /// `PK/SK` of an item, for reports and error messages.
-pub(crate) fn describe_key(item: &Item) -> String {
-    let part = |name| item.get(name).and_then(AttributeValue::as_s).unwrap_or("?");
+pub(crate) fn describe_key(item: &(impl ItemView + ?Sized)) -> String {
+    let part = |name| {
+        item.attribute(name)
+            .and_then(|value| value.as_s())
+            .unwrap_or("?")
+    };
     format!("{}/{}", part(PK), part(SK))
 }
 
 /// Just the primary key of an item.
-pub(crate) fn primary_key(item: &Item) -> Item {
+pub(crate) fn primary_key(item: &(impl ItemView + ?Sized)) -> Item {
     [PK, SK]
         .iter()
-        .filter_map(|k| item.get(*k).map(|v| (k.to_string(), v.clone())))
+        .filter_map(|k| Some((k.to_string(), item.attribute(k)?.to_value())))
         .collect()
 }
 
@@ -101,16 +105,16 @@ fn key(pk: String, sk: String) -> Item {
     ])
 }
 
-fn text<'a>(item: &'a Item, name: &str) -> Result<&'a str, Malformed> {
-    item.get(name)
-        .and_then(AttributeValue::as_s)
+fn text<'a>(item: &'a (impl ItemView + ?Sized), name: &str) -> Result<&'a str, Malformed> {
+    item.attribute(name)
+        .and_then(|value| value.as_s())
         .ok_or_else(|| Malformed::new(item, format!("{name} is not a string")))
 }
 
-fn count(item: &Item, name: &str) -> Result<u64, Malformed> {
-    item.get(name)
-        .and_then(AttributeValue::as_n)
-        .and_then(Number::to_i64)
+fn count(item: &(impl ItemView + ?Sized), name: &str) -> Result<u64, Malformed> {
+    item.attribute(name)
+        .and_then(|value| value.as_n())
+        .and_then(|n| n.to_i64())
         .and_then(|n| u64::try_from(n).ok())
         .ok_or_else(|| Malformed::new(item, format!("{name} is not a count")))
 }
@@ -281,6 +285,12 @@ impl Index {
     /// the listing indexes already use more than half of. The author index is
     /// KEYS_ONLY: it is read for erasures and an admin's listing, which
     /// fetch the comments themselves, while every comment has an entry.
+    /// Whether the index's entries carry the listed attributes: all but
+    /// the KEYS_ONLY author index do.
+    pub(crate) fn holds_comments(self) -> bool {
+        self != Index::ByAuthor
+    }
+
     fn projection(self) -> Projection {
         match self {
             Index::VerifiedByLangAndRating

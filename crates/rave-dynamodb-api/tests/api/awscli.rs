@@ -226,10 +226,12 @@ fn update_table(cli: &OsString, url: &str) {
             r#"[{"Delete":{"IndexName":"byStatus"}}]"#,
         ],
     );
-    assert_eq!(
-        deleted["TableDescription"].get("GlobalSecondaryIndexes"),
-        None
-    );
+    // Answered DELETING, as DynamoDB answers; gone once deleted.
+    let deleting = &deleted["TableDescription"]["GlobalSecondaryIndexes"];
+    assert_eq!(deleting[0]["IndexName"], "byStatus");
+    assert_eq!(deleting[0]["IndexStatus"], "DELETING");
+    let described = ok(cli, url, &["describe-table", "--table-name", "orders"]);
+    assert_eq!(described["Table"].get("GlobalSecondaryIndexes"), None);
 }
 
 fn drive(cli: &OsString, url: &str) {

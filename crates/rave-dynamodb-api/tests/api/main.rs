@@ -3,12 +3,14 @@
 //! (`model`), the same requests sent to DynamoDB Local (`differential`),
 //! Time to Live, limits, tags and TransactGetItems (`control`), DynamoDB
 //! Streams (`streams`), UpdateTable (`update_table`), local secondary
-//! indexes (`local_indexes`), Signature V4 headers and their verification
+//! indexes (`local_indexes`) and their item collections (`collections`),
+//! Signature V4 headers and their verification
 //! (`signatures`), the AWS CLI (`awscli`), and boto3 with the example
 //! systems (`boto3`).
 
 mod awscli;
 mod boto3;
+mod collections;
 mod control;
 mod differential;
 mod expressions;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use rave_dynamodb_api::{Credentials, DynamoApi};
-use rave_engine::Engine;
+use rave_engine::{Engine, EngineOptions};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -35,7 +35,14 @@ impl Server {
 
     /// Serves the data directory `dir` (which may hold tables already).
     pub async fn start_in(dir: tempfile::TempDir) -> Server {
-        Server::serve(dir, None).await
+        Server::serve(dir, None, EngineOptions::default()).await
+    }
+
+    /// A server whose engine runs with `options` (a smaller limit a test
+    /// can reach).
+    pub async fn start_with(options: EngineOptions) -> Server {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        Server::serve(dir, None, options).await
     }
 
     /// A server that verifies signatures against `credentials`, a
@@ -43,11 +50,15 @@ impl Server {
     pub async fn start_verifying(credentials: &str) -> Server {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let credentials = Credentials::parse(credentials).expect("valid credentials");
-        Server::serve(dir, Some(credentials)).await
+        Server::serve(dir, Some(credentials), EngineOptions::default()).await
     }
 
-    async fn serve(dir: tempfile::TempDir, credentials: Option<Credentials>) -> Server {
-        let engine = Engine::open(dir.path()).expect("the engine opens");
+    async fn serve(
+        dir: tempfile::TempDir,
+        credentials: Option<Credentials>,
+        options: EngineOptions,
+    ) -> Server {
+        let engine = Engine::open_with(dir.path(), options).expect("the engine opens");
         let mut api = DynamoApi::new(engine.clone()).expect("the metadata opens");
         if let Some(credentials) = credentials {
             api = api.with_credentials(credentials);

@@ -144,10 +144,16 @@ async fn an_index_is_created_from_the_items_then_deleted() {
         )
         .await
         .ok();
-    assert_eq!(
-        deleted["TableDescription"].get("GlobalSecondaryIndexes"),
-        None
-    );
+    // Answered DELETING, as DynamoDB answers; gone once deleted.
+    let deleting = &deleted["TableDescription"]["GlobalSecondaryIndexes"];
+    assert_eq!(deleting.as_array().map(Vec::len), Some(1));
+    assert_eq!(deleting[0]["IndexName"], "byColor");
+    assert_eq!(deleting[0]["IndexStatus"], "DELETING");
+    let described = server
+        .call("DescribeTable", json!({"TableName": TABLE}))
+        .await
+        .ok();
+    assert_eq!(described["Table"].get("GlobalSecondaryIndexes"), None);
     assert_eq!(
         deleted["TableDescription"]["AttributeDefinitions"],
         json!([{"AttributeName": "pk", "AttributeType": "S"}])

@@ -1,0 +1,79 @@
+//! Items read without building them: a page of a Query can hand its items to
+//! the caller as views over what the backend holds, so that a caller that
+//! wants a few attributes of each (the comment codec) reads them in place
+//! instead of from a freshly built attribute map per item.
+
+use crate::number::Number;
+use crate::value::{AttributeValue, Item};
+
+/// One attribute of an [`ItemView`]: strings borrowed, numbers by value,
+/// other types as the value itself.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AttributeRef<'a> {
+    S(&'a str),
+    N(Number),
+    Bool(bool),
+    Null,
+    /// Binary, list, map or set.
+    Other(&'a AttributeValue),
+}
+
+impl<'a> AttributeRef<'a> {
+    pub fn as_s(&self) -> Option<&'a str> {
+        match self {
+            AttributeRef::S(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_n(&self) -> Option<Number> {
+        match self {
+            AttributeRef::N(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// The value as an owned [`AttributeValue`].
+    pub fn to_value(&self) -> AttributeValue {
+        match self {
+            AttributeRef::S(s) => AttributeValue::S((*s).to_owned()),
+            AttributeRef::N(n) => AttributeValue::N(*n),
+            AttributeRef::Bool(b) => AttributeValue::Bool(*b),
+            AttributeRef::Null => AttributeValue::Null,
+            AttributeRef::Other(value) => (*value).clone(),
+        }
+    }
+}
+
+impl<'a> From<&'a AttributeValue> for AttributeRef<'a> {
+    fn from(value: &'a AttributeValue) -> AttributeRef<'a> {
+        match value {
+            AttributeValue::S(s) => AttributeRef::S(s),
+            AttributeValue::N(n) => AttributeRef::N(*n),
+            AttributeValue::Bool(b) => AttributeRef::Bool(*b),
+            AttributeValue::Null => AttributeRef::Null,
+            other => AttributeRef::Other(other),
+        }
+    }
+}
+
+/// Read access to the top-level attributes of one item.
+pub trait ItemView {
+    fn attribute(&self, name: &str) -> Option<AttributeRef<'_>>;
+    /// The whole item, built.
+    fn to_item(&self) -> Item;
+}
+
+impl ItemView for Item {
+    fn attribute(&self, name: &str) -> Option<AttributeRef<'_>> {
+        self.get(name).map(AttributeRef::from)
+    }
+
+    fn to_item(&self) -> Item {
+        self.clone()
+    }
+}
+
+/// Receives the items a [`crate::Store::query_visiting`] page keeps, one at
+/// a time and in the page's order.
+pub type ItemVisitor = Box<dyn FnMut(&dyn ItemView) + Send>;
