@@ -515,7 +515,7 @@ fn time_floor(
     on_rave: &Comments<Engine>,
     filter: &Filter,
 ) -> anyhow::Result<Latencies> {
-    let page = list(rt, on_rave, filter, None)?;
+    let page = list(rt, on_rave, filter, Sort::Newest, None)?;
     let [query] = &page.plan.queries[..] else {
         anyhow::bail!("an AP1 page is one query, not {}", page.plan.queries.len());
     };
