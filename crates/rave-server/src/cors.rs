@@ -1,7 +1,8 @@
 //! Cross-origin use of the public API (CORS), for the embed on shops'
 //! pages: only the origins the operator names (`--allowed-origin`), none by
-//! default. Credentials and the `Authorization` header are never allowed
-//! across origins, so admin endpoints stay same-origin.
+//! default. `PUT` and `DELETE` are for the embed's helpful votes.
+//! Credentials and the `Authorization` header are never allowed across
+//! origins, so admin endpoints stay same-origin.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -49,7 +50,13 @@ const PREFLIGHT_MAX_AGE: Duration = Duration::from_secs(600);
 pub fn layer(origins: &[AllowedOrigin]) -> CorsLayer {
     CorsLayer::new()
         .allow_origin(AllowOrigin::list(origins.iter().map(|o| o.0.clone())))
-        .allow_methods([Method::GET, Method::HEAD, Method::POST])
+        .allow_methods([
+            Method::GET,
+            Method::HEAD,
+            Method::POST,
+            Method::PUT,
+            Method::DELETE,
+        ])
         .allow_headers([
             header::CONTENT_TYPE,
             header::IF_NONE_MATCH,

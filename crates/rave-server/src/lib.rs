@@ -31,6 +31,7 @@ mod pages;
 mod purchase;
 mod responses;
 mod routes;
+mod sort_labels;
 mod webhooks;
 
 use std::future::Future;

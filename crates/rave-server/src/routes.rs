@@ -2,6 +2,8 @@
 //! domain once and shapes the answer; the OpenAPI document is generated
 //! from the `#[utoipa::path]` annotations next to them.
 
+use std::sync::LazyLock;
+
 use axum::Json;
 use axum::extract::{FromRequestParts, Path, RawQuery, State};
 use axum::http::request::Parts;
@@ -793,7 +795,8 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
 }
 
 /// The web page: browse, filter, post, and moderate.
-const PAGE: &str = include_str!("../web/index.html");
+static PAGE: LazyLock<String> =
+    LazyLock::new(|| crate::sort_labels::fill(include_str!("../web/index.html")));
 
 #[utoipa::path(
     get,
@@ -808,7 +811,7 @@ pub async fn page() -> Response {
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         ],
-        PAGE,
+        PAGE.as_str(),
     )
         .into_response()
 }

@@ -686,6 +686,27 @@ async fn cors_preflights_succeed_for_allowed_origins_only() {
             .iter()
             .any(|v| v.to_str().unwrap().contains("origin"))
     );
+    // The embed's helpful votes: a JSON PUT and a DELETE.
+    for method in ["PUT", "DELETE"] {
+        let vote = s
+            .client
+            .request(
+                Method::OPTIONS,
+                format!("{}/v1/comments/c/votes/shopper-1", s.base),
+            )
+            .header("Origin", SHOP)
+            .header("Access-Control-Request-Method", method)
+            .header("Access-Control-Request-Headers", "content-type")
+            .send()
+            .await
+            .unwrap();
+        assert!(vote.status().is_success(), "{method}");
+        assert_eq!(vote.headers()["access-control-allow-origin"], SHOP);
+        let methods = vote.headers()["access-control-allow-methods"]
+            .to_str()
+            .unwrap();
+        assert!(methods.contains(method), "{methods}");
+    }
     // Admin calls stay same-origin: Authorization is not allowed across.
     let admin = s
         .client

@@ -4,7 +4,10 @@
 //! be. The embed renders, loads more without duplicates, posts, shows
 //! errors inline, keeps its styles from the page's and the page's from it,
 //! and keeps hostile text inert; CORS lets the allowed origin in and no
-//! other. With `RAVE_SCREENSHOTS=<dir>`, the product page, the fragment in
+//! other. It shows the verified badge and the merchant's reply, orders and
+//! filters verified purchases (and "load more" keeps both), and casts and
+//! withdraws helpful votes across origins, as a random voter of its own or
+//! as the shop's. With `RAVE_SCREENSHOTS=<dir>`, the product page, the fragment in
 //! a shop's page and the embed are saved there (that is how `docs/` is
 //! made). chromedriver and Chromium as in tests/browser.rs.
 
@@ -17,7 +20,9 @@ use std::time::{Duration, Instant};
 use axum::extract::{Path, State};
 use axum::response::Html;
 use fantoccini::Client;
-use rave_comments::{Comments, Config, CursorKey, Moderation, NewComment, ProductRecord};
+use rave_comments::{
+    Comments, Config, CursorKey, Moderation, NewComment, OrderId, ProductRecord, Timestamp,
+};
 use rave_engine::{Engine, EngineFeed};
 use rave_server::{AllowedOrigin, AppState, ServerConfig};
 use rave_store::SharedStore;
@@ -45,9 +50,15 @@ button { background: rgb(0, 255, 0) !important; width: 500px !important; }\
 </style>";
 
 /// The shop's pages: the embed with and without the hostile stylesheet,
-/// and the fragment included server-side.
+/// the embed of product `v` (as the shop's customer for `customer`), and
+/// the fragment included server-side.
 async fn shop_page(State(rave): State<String>, Path(kind): Path<String>) -> Html<String> {
     let style = if kind == "hostile" { HOSTILE_STYLE } else { "" };
+    let (product, voter) = match kind.as_str() {
+        "reviews" => ("v", ""),
+        "customer" => ("v", " data-rave-voter=\"customer-7\""),
+        _ => ("p", ""),
+    };
     let content = if kind == "fragment" {
         let fragment = reqwest::get(format!("{rave}/fragments/products/p"))
             .await
@@ -59,7 +70,7 @@ async fn shop_page(State(rave): State<String>, Path(kind): Path<String>) -> Html
     } else {
         format!(
             "<h1>Steel kettle</h1><p>Our best kettle.</p><button>Add to basket</button>\
-             <div data-rave-product=\"p\" style=\"--rave-accent: rgb(0, 90, 200)\"></div>\
+             <div data-rave-product=\"{product}\"{voter} style=\"--rave-accent: rgb(0, 90, 200)\"></div>\
              <script src=\"{rave}/embed.js\" async></script>"
         )
     };
@@ -159,6 +170,38 @@ impl Session {
             assert!(
                 started.elapsed() < Duration::from_secs(10),
                 "timed out waiting for `{condition}`"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Changes the embed's select `name` (a filter or the order).
+    async fn choose(&self, name: &str, value: &str) {
+        self.run(&format!(
+            "const f = {ROOT}.querySelector('.filters select[name={name}]'); f.value = '{value}'; \
+             f.dispatchEvent(new Event('change'));"
+        ))
+        .await;
+    }
+
+    /// The titles of the comments the embed shows, in order.
+    async fn titles(&self) -> Vec<String> {
+        serde_json::from_value(
+            self.eval(&format!(
+                "[...{ITEMS}].map(li => li.querySelector('.title').textContent)"
+            ))
+            .await,
+        )
+        .unwrap()
+    }
+
+    /// Waits until the aggregator has counted `id`'s helpful votes to `n`.
+    async fn until_helpful(&self, id: &str, n: u64) {
+        let started = Instant::now();
+        while self.comments.get(id).await.unwrap().votes.helpful != n {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the helpful votes of {id} never became {n}"
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -553,5 +596,234 @@ async fn the_web_pages_known_defects_are_gone() {
             .await,
         ""
     );
+    let _ = s.client.close().await;
+}
+
+/// The vote button of the comment titled `title` (`true`: "Helpful").
+fn vote_button(title: &str, helpful: bool) -> String {
+    format!(
+        "[...{ITEMS}].find(li => li.querySelector('.title').textContent === {title}) \
+         .querySelector('.votes button[data-helpful={helpful}]')",
+        title = json!(title)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embed_shows_orders_verified_purchases_replies_and_votes() {
+    let s = session().await;
+    let new = |title: &str, rating: i64, second: i64| NewComment {
+        author: "ann".into(),
+        language: "en".into(),
+        rating,
+        title: Some(title.into()),
+        body: "b".into(),
+        created_at: Some(Timestamp::from_millis(1_780_000_000_000 + second * 1000).unwrap()),
+    };
+    // Oldest first: low, filler 0..19, verified, newest.
+    s.comments.create("v", new("low", 1, 0), None).await.unwrap();
+    let mut oldest_first = vec!["low".to_owned()];
+    for i in 0..20 {
+        let title = format!("filler {i:02}");
+        s.comments
+            .create("v", new(&title, 3, 1 + i), None)
+            .await
+            .unwrap();
+        oldest_first.push(title);
+    }
+    let verified = s
+        .comments
+        .create_verified(
+            "v",
+            new("verified", 5, 30),
+            None,
+            &OrderId::parse("o-1").unwrap(),
+        )
+        .await
+        .unwrap()
+        .comment
+        .id;
+    let newest = s
+        .comments
+        .create("v", new("newest", 4, 40), None)
+        .await
+        .unwrap()
+        .comment
+        .id;
+    oldest_first.extend(["verified".to_owned(), "newest".to_owned()]);
+    let reply = s
+        .comments
+        .set_reply(&verified, "<b>Glad</b> it works")
+        .await
+        .unwrap()
+        .reply
+        .unwrap();
+
+    s.goto(&format!("{}/reviews", s.shop)).await;
+    s.until(&format!("{ITEMS}.length === 20")).await;
+    let mut newest_first = oldest_first.clone();
+    newest_first.reverse();
+    assert_eq!(s.titles().await, newest_first[..20]);
+
+    // The badge only on the verified purchase; the reply, as text, with its
+    // date, under its comment.
+    let badges = s
+        .eval(&format!(
+            "[...{ITEMS}].filter(li => li.querySelector('.verified')).map(li => li.querySelector('.title').textContent)"
+        ))
+        .await;
+    assert_eq!(badges, json!(["verified"]));
+    let replied = format!("{ITEMS}[1].querySelector('.reply')");
+    assert_eq!(
+        s.eval(&format!("{replied}.querySelector('bdi').textContent"))
+            .await,
+        "<b>Glad</b> it works"
+    );
+    assert_eq!(
+        s.eval(&format!("{replied}.querySelectorAll('b').length"))
+            .await,
+        0
+    );
+    let updated = reply.updated_at.to_string();
+    assert_eq!(
+        s.eval(&format!("{replied}.querySelector('time').dateTime"))
+            .await,
+        updated.as_str()
+    );
+    assert_eq!(
+        s.eval(&format!("{replied}.querySelector('time').textContent"))
+            .await,
+        &updated[..10]
+    );
+    assert_eq!(s.eval(&format!("{ROOT}.querySelectorAll('.reply').length")).await, 1);
+
+    // Verified purchases only, and back.
+    s.run(&format!(
+        "const v = {ROOT}.querySelector('input[name=verified]'); v.click();"
+    ))
+    .await;
+    s.until(&format!("{ITEMS}.length === 1")).await;
+    assert_eq!(s.titles().await, ["verified"]);
+    assert_eq!(
+        s.eval(&format!("{ROOT}.querySelector('button.more').hidden"))
+            .await,
+        true
+    );
+    s.run(&format!(
+        "const v = {ROOT}.querySelector('input[name=verified]'); v.click();"
+    ))
+    .await;
+    s.until(&format!("{ITEMS}.length === 20")).await;
+
+    // The orders: the choice replaces the list, "Load more" keeps it.
+    let options = s
+        .eval(&format!(
+            "[...{ROOT}.querySelectorAll('select[name=sort] option')].map(o => o.value)"
+        ))
+        .await;
+    assert_eq!(options, json!(["newest", "oldest", "highest", "lowest", "helpful"]));
+    s.choose("sort", "oldest").await;
+    s.until(&format!(
+        "{ITEMS}.length === 20 && {ITEMS}[0].querySelector('.title').textContent === 'low'"
+    ))
+    .await;
+    s.run(&format!("{ROOT}.querySelector('button.more').click();"))
+        .await;
+    s.until(&format!("{ITEMS}.length === 23")).await;
+    assert_eq!(s.titles().await, oldest_first);
+    s.choose("sort", "highest").await;
+    s.until(&format!(
+        "{ITEMS}.length === 20 && {ITEMS}[0].querySelector('.title').textContent === 'verified'"
+    ))
+    .await;
+    assert_eq!(s.titles().await[..3], ["verified", "newest", "filler 19"]);
+    s.choose("sort", "lowest").await;
+    s.until(&format!(
+        "{ITEMS}.length === 20 && {ITEMS}[0].querySelector('.title').textContent === 'low'"
+    ))
+    .await;
+    assert_eq!(s.titles().await[1], "filler 19");
+    // The verified filter combines with the order.
+    s.run(&format!(
+        "const v = {ROOT}.querySelector('input[name=verified]'); v.click();"
+    ))
+    .await;
+    s.until(&format!("{ITEMS}.length === 1")).await;
+    assert_eq!(s.titles().await, ["verified"]);
+    s.run(&format!(
+        "const v = {ROOT}.querySelector('input[name=verified]'); v.click();"
+    ))
+    .await;
+    s.choose("sort", "newest").await;
+    s.until(&format!(
+        "{ITEMS}.length === 20 && {ITEMS}[0].querySelector('.title').textContent === 'newest'"
+    ))
+    .await;
+
+    // A vote, across origins (a preflighted PUT): the button counts it at
+    // once, the aggregator counts it, and the most helpful order then puts
+    // the comment first with the server's count.
+    let helpful = vote_button("newest", true);
+    assert_eq!(s.eval(&format!("{helpful}.textContent")).await, "Helpful (0)");
+    s.run(&format!("{helpful}.click();")).await;
+    s.until(&format!("{helpful}.getAttribute('aria-pressed') === 'true'"))
+        .await;
+    assert_eq!(s.eval(&format!("{helpful}.textContent")).await, "Helpful (1)");
+    assert_eq!(
+        s.eval(&format!("{ROOT}.querySelector('.rave .error').hidden"))
+            .await,
+        true
+    );
+    s.until_helpful(&newest, 1).await;
+    s.choose("sort", "helpful").await;
+    s.until(&format!(
+        "{ITEMS}[0].querySelector('.title').textContent === 'newest'"
+    ))
+    .await;
+    let helpful = vote_button("newest", true);
+    assert_eq!(s.eval(&format!("{helpful}.textContent")).await, "Helpful (1)");
+    assert_eq!(
+        s.eval(&format!("{helpful}.getAttribute('aria-pressed')"))
+            .await,
+        "true"
+    );
+    // The voter is the random id this browser keeps for the shop: rave knows
+    // the vote by it.
+    let voter = s.eval("localStorage.getItem('rave-voter')").await;
+    let voter = voter.as_str().unwrap();
+    assert_eq!(voter.len(), 32, "{voter}");
+    s.comments.withdraw_vote(&newest, voter).await.unwrap();
+    s.until_helpful(&newest, 0).await;
+    // Pressing it again withdraws it (a preflighted DELETE) ...
+    s.comments.vote(&newest, voter, true).await.unwrap();
+    s.until_helpful(&newest, 1).await;
+    s.run(&format!("{helpful}.click();")).await;
+    s.until(&format!("{helpful}.getAttribute('aria-pressed') === 'false'"))
+        .await;
+    assert_eq!(s.eval(&format!("{helpful}.textContent")).await, "Helpful (0)");
+    s.until_helpful(&newest, 0).await;
+    // ... and the other button casts the other vote.
+    let unhelpful = vote_button("newest", false);
+    s.run(&format!("{unhelpful}.click();")).await;
+    s.until(&format!("{unhelpful}.textContent === 'Not helpful (1)'"))
+        .await;
+    let started = Instant::now();
+    while s.comments.get(&newest).await.unwrap().votes.unhelpful != 1 {
+        assert!(started.elapsed() < Duration::from_secs(10));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // A shop that knows its customer votes as that customer.
+    s.goto(&format!("{}/customer", s.shop)).await;
+    s.until(&format!("{ITEMS}.length === 20")).await;
+    let helpful = vote_button("verified", true);
+    s.run(&format!("{helpful}.click();")).await;
+    s.until(&format!("{helpful}.getAttribute('aria-pressed') === 'true'"))
+        .await;
+    s.until_helpful(&verified, 1).await;
+    s.comments
+        .withdraw_vote(&verified, "customer-7")
+        .await
+        .unwrap();
+    s.until_helpful(&verified, 0).await;
     let _ = s.client.close().await;
 }

@@ -1,9 +1,11 @@
 // rave's embed for shops' product pages:
 //   <div data-rave-product="42"></div>
 //   <script src="https://comments.example/embed.js" async></script>
-// renders the product's comments (histogram, average, filters, "load more",
-// the post form) in a shadow root, so the page's styles and the widget's
-// stay apart. Theme it from the page with custom properties on the host
+// renders the product's comments (histogram, average, filters, the order,
+// "load more", helpful votes, the post form) in a shadow root, so the page's
+// styles and the widget's stay apart. Votes are cast as a random voter id
+// this browser keeps for the shop (local storage); a shop that knows its
+// customer passes its own id instead: data-rave-voter="customer-7". Theme it from the page with custom properties on the host
 // element: --rave-font, --rave-text, --rave-muted, --rave-accent,
 // --rave-background, --rave-border, --rave-radius.
 // User text only ever goes in through textContent.
@@ -12,6 +14,9 @@
   const script = document.currentScript;
   const api = new URL(script ? script.src : location.href).origin;
   const PAGE = 20;
+  // The orders and their labels, filled in by the server (one list with
+  // rave's web page).
+  const SORTS = RAVE_SORTS;
 
   const STYLE = `
 :host{all:initial;display:block}
@@ -34,6 +39,10 @@ li{border-top:1px solid var(--rave-border,#ddd);padding-top:.5rem}
 h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{color:var(--rave-accent,#b36b00)}
 .body{white-space:pre-line}
 .reply{margin-left:1rem;padding-left:.75rem;border-left:3px solid var(--rave-border,#ddd)}
+.verified{color:var(--rave-accent,#b36b00);font-weight:600;margin-left:.5rem}
+.votes{display:flex;gap:.5rem;margin-top:.25rem}
+.votes button{background:transparent;color:inherit;border-color:var(--rave-border,#ccc);font-size:.9em}
+.votes button[aria-pressed=true]{background:var(--rave-accent,#b36b00);color:#fff}
 .form{display:grid;gap:.4rem;max-width:32rem}
 .error{color:#b00020;font-size:.9em}.notice{color:var(--rave-muted,#555)}
 [hidden]{display:none}`;
@@ -49,6 +58,23 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
     return "★★★★★☆☆☆☆☆".slice(5 - rating, 10 - rating);
   }
 
+  // crypto.randomUUID needs https; not every shop has it.
+  function randomId() {
+    return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  // Where local storage is refused, the voter lasts as long as the page.
+  const memory = new Map();
+  const stored = {
+    get(key) { try { return localStorage.getItem(key); } catch { return memory.get(key) ?? null; } },
+    set(key, value) { try { localStorage.setItem(key, value); } catch { memory.set(key, value); } },
+  };
+  function storedVoter() {
+    let id = stored.get("rave-voter");
+    if (!id) { id = randomId(); stored.set("rave-voter", id); }
+    return id;
+  }
+
   async function call(path, options) {
     const response = await fetch(api + path, options);
     const body = await response.json().catch(() => null);
@@ -59,6 +85,12 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
   function mount(host) {
     const product = host.getAttribute("data-rave-product");
     const base = "/v1/products/" + encodeURIComponent(product);
+    const voter = host.getAttribute("data-rave-voter") || storedVoter();
+    // The voter's votes: {comment id: helpful}.
+    const votesKey = "rave-votes-" + voter;
+    function myVotes() {
+      try { return JSON.parse(stored.get(votesKey)) || {}; } catch { return {}; }
+    }
     const root = host.attachShadow({ mode: "open" });
     root.append(el("style", { textContent: STYLE }));
 
@@ -68,6 +100,8 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
     const language = el("select", { name: "language" }, [el("option", { value: "", textContent: "All languages" })]);
     const ratingFilter = el("select", { name: "rating" }, [el("option", { value: "", textContent: "All ratings" })]);
     for (let r = 5; r >= 1; r--) ratingFilter.append(el("option", { value: String(r), textContent: stars(r) }));
+    const sort = el("select", { name: "sort" }, SORTS.map(([value, label]) => el("option", { value, textContent: label })));
+    const verified = el("input", { type: "checkbox", name: "verified" });
     const list = el("ol", { className: "comments" });
     const empty = el("p", { className: "notice", textContent: "No comments yet.", hidden: true });
     const more = el("button", { type: "button", className: "more", textContent: "Load more", hidden: true });
@@ -100,7 +134,7 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       el("h2", { textContent: "Customer reviews" }),
       el("p", { className: "summary" }, [average, " out of 5 · ", count, " reviews"]),
       histogram,
-      el("div", { className: "filters" }, [language, ratingFilter]),
+      el("div", { className: "filters" }, [language, ratingFilter, sort, el("label", {}, [verified, "Verified purchases only"])]),
       list, empty, listError, more,
       el("h2", { textContent: "Write a review" }), form,
     ]));
@@ -110,6 +144,49 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
     // Every listing request takes a number; only the newest may change the list.
     let sequence = 0;
 
+    // Pressing a button casts (or replaces) this browser's vote, pressing it
+    // again withdraws it; the counts add a vote the listing had not counted.
+    function voteButtons(c) {
+      const counted = myVotes()[c.id];
+      const counts = { true: c.helpful_votes, false: c.unhelpful_votes };
+      const buttons = [true, false].map((helpful) => {
+        const button = el("button", { type: "button" });
+        button.dataset.helpful = String(helpful);
+        button.addEventListener("click", () => vote(helpful));
+        return button;
+      });
+      function show() {
+        const mine = myVotes()[c.id];
+        for (const button of buttons) {
+          const helpful = button.dataset.helpful === "true";
+          const n = counts[helpful] - (counted === helpful ? 1 : 0) + (mine === helpful ? 1 : 0);
+          button.textContent = (helpful ? "Helpful" : "Not helpful") + " (" + Math.max(n, 0) + ")";
+          button.setAttribute("aria-pressed", String(mine === helpful));
+        }
+      }
+      async function vote(helpful) {
+        const votes = myVotes();
+        const withdraw = votes[c.id] === helpful;
+        const path = "/v1/comments/" + encodeURIComponent(c.id) + "/votes/" + encodeURIComponent(voter);
+        for (const button of buttons) button.disabled = true;
+        try {
+          if (withdraw) await call(path, { method: "DELETE" });
+          else await call(path, { method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ helpful }) });
+          if (withdraw) delete votes[c.id]; else votes[c.id] = helpful;
+          stored.set(votesKey, JSON.stringify(votes));
+          show();
+          listError.hidden = true;
+        } catch (e) {
+          listError.textContent = e.message;
+          listError.hidden = false;
+        } finally {
+          for (const button of buttons) button.disabled = false;
+        }
+      }
+      show();
+      return el("div", { className: "votes" }, buttons);
+    }
+
     function comment(c) {
       return el("li", { className: "comment", lang: c.language }, [
         el("h3", { className: "title" }, [el("bdi", { textContent: c.title || c.body.slice(0, 80) })]),
@@ -117,12 +194,15 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
           el("span", { className: "stars", textContent: stars(c.rating) }), " by ",
           el("bdi", { className: "author", textContent: c.author }), " on ",
           el("time", { dateTime: c.created_at, textContent: c.created_at.slice(0, 10) }),
+          ...(c.verified_purchase ? [el("span", { className: "verified", textContent: "✓ Verified purchase" })] : []),
         ]),
         el("p", { className: "body", dir: "auto" }, [el("bdi", { textContent: c.body })]),
         ...(c.reply ? [el("div", { className: "reply" }, [
-          el("p", { className: "meta", textContent: "Reply from the shop" }),
+          el("p", { className: "meta" }, ["Reply from the shop on ",
+            el("time", { dateTime: c.reply.updated_at, textContent: c.reply.updated_at.slice(0, 10) })]),
           el("p", { className: "body", dir: "auto" }, [el("bdi", { textContent: c.reply.body })]),
         ])] : []),
+        voteButtons(c),
       ]);
     }
 
@@ -150,6 +230,8 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       const query = new URLSearchParams({ limit: String(PAGE) });
       if (language.value) query.set("language", language.value);
       if (ratingFilter.value) query.set("rating", ratingFilter.value);
+      if (sort.value !== "newest") query.set("sort", sort.value);
+      if (verified.checked) query.set("verified", "true");
       if (!reset && cursor) query.set("cursor", cursor);
       try {
         const page = await call(base + "/comments?" + query);
@@ -175,6 +257,8 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
 
     language.addEventListener("change", () => load(true));
     ratingFilter.addEventListener("change", () => load(true));
+    sort.addEventListener("change", () => load(true));
+    verified.addEventListener("change", () => load(true));
     more.addEventListener("click", () => { if (!more.disabled) load(false); });
 
     form.addEventListener("submit", async (event) => {
@@ -190,7 +274,7 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       try {
         const created = await call(base + "/comments", {
           method: "POST",
-          headers: { "Content-Type": "application/json", "Idempotency-Key": crypto.randomUUID() },
+          headers: { "Content-Type": "application/json", "Idempotency-Key": randomId() },
           body: JSON.stringify(body),
         });
         fields.title.value = "";

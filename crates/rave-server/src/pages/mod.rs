@@ -14,6 +14,8 @@
 mod html;
 mod jsonld;
 
+use std::sync::LazyLock;
+
 use axum::Json;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -31,7 +33,8 @@ use crate::routes::Segment;
 pub use html::View;
 
 /// The embed for shops' pages (see `web/embed.js`).
-const EMBED_JS: &str = include_str!("../../web/embed.js");
+static EMBED_JS: LazyLock<String> =
+    LazyLock::new(|| crate::sort_labels::fill(include_str!("../../web/embed.js")));
 
 /// The filters and start of a page, from its query. Parameters it does not
 /// know are ignored: shops and crawlers add their own.
@@ -326,7 +329,7 @@ pub async fn embed_js(State(state): State<AppState>, headers: HeaderMap) -> Resp
                 HeaderValue::from_static("nosniff"),
             ),
         ],
-        EMBED_JS,
+        EMBED_JS.as_str(),
     )
         .into_response();
     caching::stamp(&mut response, tag, cache_control);
