@@ -620,7 +620,10 @@ async fn the_embed_shows_orders_verified_purchases_replies_and_votes() {
         created_at: Some(Timestamp::from_millis(1_780_000_000_000 + second * 1000).unwrap()),
     };
     // Oldest first: low, filler 0..19, verified, newest.
-    s.comments.create("v", new("low", 1, 0), None).await.unwrap();
+    s.comments
+        .create("v", new("low", 1, 0), None)
+        .await
+        .unwrap();
     let mut oldest_first = vec!["low".to_owned()];
     for i in 0..20 {
         let title = format!("filler {i:02}");
@@ -694,7 +697,11 @@ async fn the_embed_shows_orders_verified_purchases_replies_and_votes() {
             .await,
         &updated[..10]
     );
-    assert_eq!(s.eval(&format!("{ROOT}.querySelectorAll('.reply').length")).await, 1);
+    assert_eq!(
+        s.eval(&format!("{ROOT}.querySelectorAll('.reply').length"))
+            .await,
+        1
+    );
 
     // Verified purchases only, and back.
     s.run(&format!(
@@ -720,7 +727,10 @@ async fn the_embed_shows_orders_verified_purchases_replies_and_votes() {
             "[...{ROOT}.querySelectorAll('select[name=sort] option')].map(o => o.value)"
         ))
         .await;
-    assert_eq!(options, json!(["newest", "oldest", "highest", "lowest", "helpful"]));
+    assert_eq!(
+        options,
+        json!(["newest", "oldest", "highest", "lowest", "helpful"])
+    );
     s.choose("sort", "oldest").await;
     s.until(&format!(
         "{ITEMS}.length === 20 && {ITEMS}[0].querySelector('.title').textContent === 'low'"
@@ -763,11 +773,19 @@ async fn the_embed_shows_orders_verified_purchases_replies_and_votes() {
     // once, the aggregator counts it, and the most helpful order then puts
     // the comment first with the server's count.
     let helpful = vote_button("newest", true);
-    assert_eq!(s.eval(&format!("{helpful}.textContent")).await, "Helpful (0)");
+    assert_eq!(
+        s.eval(&format!("{helpful}.textContent")).await,
+        "Helpful (0)"
+    );
     s.run(&format!("{helpful}.click();")).await;
-    s.until(&format!("{helpful}.getAttribute('aria-pressed') === 'true'"))
-        .await;
-    assert_eq!(s.eval(&format!("{helpful}.textContent")).await, "Helpful (1)");
+    s.until(&format!(
+        "{helpful}.getAttribute('aria-pressed') === 'true'"
+    ))
+    .await;
+    assert_eq!(
+        s.eval(&format!("{helpful}.textContent")).await,
+        "Helpful (1)"
+    );
     assert_eq!(
         s.eval(&format!("{ROOT}.querySelector('.rave .error').hidden"))
             .await,
@@ -780,7 +798,10 @@ async fn the_embed_shows_orders_verified_purchases_replies_and_votes() {
     ))
     .await;
     let helpful = vote_button("newest", true);
-    assert_eq!(s.eval(&format!("{helpful}.textContent")).await, "Helpful (1)");
+    assert_eq!(
+        s.eval(&format!("{helpful}.textContent")).await,
+        "Helpful (1)"
+    );
     assert_eq!(
         s.eval(&format!("{helpful}.getAttribute('aria-pressed')"))
             .await,
@@ -797,9 +818,14 @@ async fn the_embed_shows_orders_verified_purchases_replies_and_votes() {
     s.comments.vote(&newest, voter, true).await.unwrap();
     s.until_helpful(&newest, 1).await;
     s.run(&format!("{helpful}.click();")).await;
-    s.until(&format!("{helpful}.getAttribute('aria-pressed') === 'false'"))
-        .await;
-    assert_eq!(s.eval(&format!("{helpful}.textContent")).await, "Helpful (0)");
+    s.until(&format!(
+        "{helpful}.getAttribute('aria-pressed') === 'false'"
+    ))
+    .await;
+    assert_eq!(
+        s.eval(&format!("{helpful}.textContent")).await,
+        "Helpful (0)"
+    );
     s.until_helpful(&newest, 0).await;
     // ... and the other button casts the other vote.
     let unhelpful = vote_button("newest", false);
@@ -817,8 +843,10 @@ async fn the_embed_shows_orders_verified_purchases_replies_and_votes() {
     s.until(&format!("{ITEMS}.length === 20")).await;
     let helpful = vote_button("verified", true);
     s.run(&format!("{helpful}.click();")).await;
-    s.until(&format!("{helpful}.getAttribute('aria-pressed') === 'true'"))
-        .await;
+    s.until(&format!(
+        "{helpful}.getAttribute('aria-pressed') === 'true'"
+    ))
+    .await;
     s.until_helpful(&verified, 1).await;
     s.comments
         .withdraw_vote(&verified, "customer-7")

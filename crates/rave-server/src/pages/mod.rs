@@ -308,7 +308,7 @@ pub async fn put_product(
     path = "/embed.js",
     tag = "pages",
     summary = "The embed for shops' product pages",
-    description = "Add `<div data-rave-product=\"42\"></div><script src=\"https://comments.example/embed.js\" async></script>`: it renders the listing (filters, load more, histogram, the post form) in a shadow root, themable with CSS custom properties. The page's origin must be allowed (--allowed-origin).",
+    description = "Add `<div data-rave-product=\"42\"></div><script src=\"https://comments.example/embed.js\" async></script>`: it renders the listing (filters, the order, verified purchases only, load more, histogram, verified badges, replies, helpful votes, the post form) in a shadow root, themable with CSS custom properties. Votes are cast as `data-rave-voter` when the element has one, else as a random voter id kept in the browser. The page's origin must be allowed (--allowed-origin).",
     responses((status = 200, description = "The script", body = String, content_type = "text/javascript"))
 )]
 pub async fn embed_js(State(state): State<AppState>, headers: HeaderMap) -> Response {
