@@ -853,5 +853,24 @@ async fn the_embed_shows_orders_verified_purchases_replies_and_votes() {
         .await
         .unwrap();
     s.until_helpful(&verified, 0).await;
+
+    // A comment posted while another order is chosen is not put first: the
+    // embed says it is posted.
+    s.choose("sort", "oldest").await;
+    s.until(&format!(
+        "{ITEMS}[0].querySelector('.title').textContent === 'low'"
+    ))
+    .await;
+    s.run(&format!(
+        "const root = {ROOT}; root.querySelector('input[name=author]').value = 'dan'; \
+         root.querySelector('input[name=title]').value = 'posted'; \
+         root.querySelector('textarea[name=body]').value = 'from the shop'; \
+         root.querySelector('form').requestSubmit();"
+    ))
+    .await;
+    s.until(&format!("!{ROOT}.querySelector('.form .notice').hidden"))
+        .await;
+    assert_eq!(s.titles().await[0], "low");
+    assert!(!s.titles().await.contains(&"posted".to_owned()));
     let _ = s.client.close().await;
 }

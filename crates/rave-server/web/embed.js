@@ -5,8 +5,9 @@
 // "load more", helpful votes, the post form) in a shadow root, so the page's
 // styles and the widget's stay apart. Votes are cast as a random voter id
 // this browser keeps for the shop (local storage); a shop that knows its
-// customer passes its own id instead: data-rave-voter="customer-7". Theme it from the page with custom properties on the host
-// element: --rave-font, --rave-text, --rave-muted, --rave-accent,
+// customer passes its own id instead: data-rave-voter="customer-7".
+// Theme it from the page with custom properties on the host element:
+// --rave-font, --rave-text, --rave-muted, --rave-accent,
 // --rave-background, --rave-border, --rave-radius.
 // User text only ever goes in through textContent.
 (() => {
@@ -14,8 +15,7 @@
   const script = document.currentScript;
   const api = new URL(script ? script.src : location.href).origin;
   const PAGE = 20;
-  // The orders and their labels, filled in by the server (one list with
-  // rave's web page).
+  // [[value, label]] of the orders, filled in by the server.
   const SORTS = RAVE_SORTS;
 
   const STYLE = `
@@ -281,6 +281,10 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
         fields.body.value = "";
         if (created.status === "pending") {
           notice.textContent = "Thank you: your comment appears once a moderator approves it.";
+          notice.hidden = false;
+        } else if (sort.value !== "newest" || verified.checked) {
+          // Its place in this order or filter is for the list to say.
+          notice.textContent = "Thank you: your comment is posted.";
           notice.hidden = false;
         } else if (!shown.has(created.id)) {
           shown.add(created.id);
