@@ -1078,7 +1078,6 @@ fn serve(
                 && b7.p99 <= 2 * ceiling.p99,
         ),
     );
-    html_pages(plan, &server, dir, rows)?;
     let rss = server.resident_bytes()?;
     rows.push(
         Row::new(
@@ -1088,6 +1087,7 @@ fn serve(
         )
         .target("≤ 256 MB", rss <= 256 * 1024 * 1024),
     );
+    html_pages(plan, &server, dir, rows)?;
     println!("B6: POSTs, B8: aggregation lag");
     let sampler = LagSampler::start(server.addr);
     let b6 = http::wrk(&url, Some(&post), plan.http_seconds, 64)?;
