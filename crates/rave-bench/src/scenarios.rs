@@ -180,17 +180,19 @@ pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Ve
     rows.push(
         Row::new(
             "disk",
-            "bytes on disk after loading and aggregating (files; allocated)",
+            "bytes on disk after loading and aggregating (files; allocated; per comment)",
             format!(
-                "{} ({})",
+                "{} ({}; {} B)",
                 bytes(rave_bytes.length),
-                bytes(rave_bytes.allocated)
+                bytes(rave_bytes.allocated),
+                rave_bytes.length / plan.comments.max(1)
             ),
         )
         .peers(format!(
-            "SQLite {} ({})",
+            "SQLite {} ({}; {} B)",
             bytes(sqlite_bytes.length),
-            bytes(sqlite_bytes.allocated)
+            bytes(sqlite_bytes.allocated),
+            sqlite_bytes.length / plan.comments.max(1)
         ))
         .ratio(rave_bytes.length as f64 / sqlite_bytes.length.max(1) as f64)
         .target(
