@@ -234,9 +234,13 @@ async fn a_flood_of_distinct_addresses_leaves_the_limiter_bounded() {
     const FLOOD: u32 = 100_000;
     const SENDERS: u32 = 16;
     let s = Arc::new(start(1, &["127.0.0.1"]).await);
+    // Past the cap new clients share one overflow bucket: most of them are
+    // then refused, which shows the cap was reached.
+    let refused = Arc::new(std::sync::atomic::AtomicU32::new(0));
     let senders: Vec<_> = (0..SENDERS)
         .map(|sender| {
             let s = Arc::clone(&s);
+            let refused = Arc::clone(&refused);
             tokio::spawn(async move {
                 let url = format!("{}/v1/products/p/comments", s.base);
                 for n in (sender..FLOOD).step_by(SENDERS as usize) {
@@ -256,6 +260,9 @@ async fn a_flood_of_distinct_addresses_leaves_the_limiter_bounded() {
                             || status == StatusCode::TOO_MANY_REQUESTS,
                         "{status}"
                     );
+                    if status == StatusCode::TOO_MANY_REQUESTS {
+                        refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
                 }
             })
         })
@@ -270,10 +277,15 @@ async fn a_flood_of_distinct_addresses_leaves_the_limiter_bounded() {
         .expect("the limiter's size is a metric")
         .parse()
         .unwrap();
-    eprintln!("{FLOOD} distinct addresses left {tracked} buckets");
-    assert_eq!(
-        tracked, 65_536,
-        "the limiter filled up to its cap and no further"
+    let refused = refused.load(std::sync::atomic::Ordering::Relaxed);
+    eprintln!("{FLOOD} distinct addresses left {tracked} buckets, {refused} refused");
+    // Buckets refill after a minute and are pruned, so on a slow run some
+    // of the first clients' buckets are gone by the end: the size is at
+    // most the cap, never above it.
+    assert!(tracked <= 65_536, "{tracked} buckets: above the cap");
+    assert!(
+        refused > 0,
+        "none refused: the flood never filled the limiter to its cap"
     );
 }
 
