@@ -87,9 +87,23 @@ impl Default for ServerConfig {
     }
 }
 
-/// What every handler shares.
+/// What every handler shares, behind one `Arc`: each middleware and
+/// handler takes its own copy per request, which is then a counter
+/// increment.
 #[derive(Clone, Debug)]
-pub struct AppState {
+pub struct AppState(Arc<ServerState>);
+
+impl std::ops::Deref for AppState {
+    type Target = ServerState;
+
+    fn deref(&self) -> &ServerState {
+        &self.0
+    }
+}
+
+/// The state behind [`AppState`].
+#[derive(Clone, Debug)]
+pub struct ServerState {
     pub comments: Arc<Comments<SharedStore>>,
     pub admin: AdminToken,
     pub metrics: Arc<Metrics>,
@@ -119,7 +133,7 @@ impl AppState {
                 metrics.rate_limited_clients(),
             ))
         });
-        AppState {
+        AppState(Arc::new(ServerState {
             comments,
             admin: AdminToken::new(config.admin_token.as_deref()),
             metrics,
@@ -132,25 +146,31 @@ impl AppState {
             webhooks: None,
             purchases: None,
             answers: Arc::default(),
-        }
+        }))
+    }
+
+    /// The state to change while the server is being set up (it is not
+    /// shared yet, so nothing is copied).
+    fn setting_up(&mut self) -> &mut ServerState {
+        Arc::make_mut(&mut self.0)
     }
 
     /// Verifies purchase proofs signed with `secret` (the shop's); without
     /// it a post that carries a proof is refused.
     pub fn with_purchase_secret(mut self, secret: &[u8]) -> AppState {
-        self.purchases = Some(PurchaseVerifier::new(secret));
+        self.setting_up().purchases = Some(PurchaseVerifier::new(secret));
         self
     }
 
     /// How long caches may keep pages, listings and statistics.
     pub fn with_cache_policy(mut self, policy: CachePolicy) -> AppState {
-        self.cache_policy = policy;
+        self.setting_up().cache_policy = policy;
         self
     }
 
     /// Lets pages from these origins call the public API (CORS).
     pub fn with_allowed_origins(mut self, origins: Vec<AllowedOrigin>) -> AppState {
-        self.allowed_origins = origins;
+        self.setting_up().allowed_origins = origins;
         self
     }
 
@@ -159,20 +179,20 @@ impl AppState {
         mut self,
         status: tokio::sync::watch::Receiver<AggregatorStatus>,
     ) -> AppState {
-        self.aggregator = Some(status);
+        self.setting_up().aggregator = Some(status);
         self
     }
 
     /// Serves the webhooks admin API over `webhooks`.
     pub fn with_webhooks(mut self, webhooks: Arc<Webhooks<SharedStore>>) -> AppState {
-        self.webhooks = Some(webhooks);
+        self.setting_up().webhooks = Some(webhooks);
         self
     }
 
     /// Believes the forwarding headers of requests from these proxies: the
     /// client is then the address they name (see `client_addr`).
     pub fn with_trusted_proxies(mut self, proxies: TrustedProxies) -> AppState {
-        self.trusted_proxies = proxies;
+        self.setting_up().trusted_proxies = proxies;
         self
     }
 
