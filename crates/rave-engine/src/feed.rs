@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rave_store::{
-    ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, Item, KeyFilter, Result, StoreError,
+    ChangeBatch, ChangeFeed, ChangeRecord, FeedLag, KeyFilter, Result, StoreError,
     TransactWriteAction, TransactWriteItemsInput,
 };
 
@@ -108,16 +108,11 @@ impl EngineFeed {
     }
 }
 
-/// Every record: what [`ChangeFeed::next`] hands out.
-fn every_record(_keys: &Item) -> bool {
-    true
-}
-
 impl ChangeFeed for EngineFeed {
     type Batch = EngineBatch;
 
     async fn next(&self, max_records: usize, wait: Duration) -> Result<Option<EngineBatch>> {
-        self.next_wanted(max_records, wait, every_record).await
+        self.next_wanted(max_records, wait, |_| true).await
     }
 
     async fn next_wanted(

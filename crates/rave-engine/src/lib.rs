@@ -554,23 +554,12 @@ impl Engine {
 
     /// Up to `limit` stream records of `table` with sequence numbers after `after`.
     pub fn read_stream(&self, table: &str, after: u64, limit: usize) -> Result<Vec<StreamRecord>> {
-        let state = self.inner.catalog.get(table)?;
-        let txn = self.inner.db.begin_read().map_err(storage)?;
-        let stream = txn
-            .open_table(stream_table(&state.stream_table))
-            .map_err(storage)?;
-        let mut records = Vec::new();
-        for entry in stream
-            .range(after.saturating_add(1)..)
-            .map_err(storage)?
-            .take(limit)
-        {
-            let (sequence, value) = entry.map_err(storage)?;
-            let stored = codec::decode_record(value.value())
-                .map_err(|e| state.corrupt_record(sequence.value(), e))?;
-            records.push(stored.into_record(sequence.value()));
-        }
-        Ok(records)
+        let found = self.read_wanted_stream(table, after, limit, |_| true)?;
+        Ok(found
+            .records
+            .into_iter()
+            .map(|(_, record)| record)
+            .collect())
     }
 
     /// [`Engine::read_stream`] for a consumer that wants only the records

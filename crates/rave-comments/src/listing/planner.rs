@@ -324,10 +324,10 @@ pub(super) fn share_limits(want: usize, ratings: &[(Rating, Option<u64>)]) -> Ve
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn product() -> ProductId {
+    pub(in crate::listing) fn product() -> ProductId {
         ProductId::parse("42").unwrap()
     }
 
@@ -335,7 +335,7 @@ mod tests {
         RatingSet::from_ratings(list.iter().map(|r| Rating::new(*r).unwrap()))
     }
 
-    fn filter(language: Option<&str>, list: &[i64]) -> Filter {
+    pub(in crate::listing) fn filter(language: Option<&str>, list: &[i64]) -> Filter {
         Filter {
             language: language.map(|l| Language::parse(l).unwrap()),
             ratings: ratings(list),

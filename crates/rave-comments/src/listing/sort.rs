@@ -257,16 +257,7 @@ fn most_helpful(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listing::planner::RatingSet;
-    use crate::model::Language;
-
-    fn filter(language: Option<&str>, ratings: &[i64]) -> Filter {
-        Filter {
-            language: language.map(|l| Language::parse(l).unwrap()),
-            ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).unwrap())),
-            verified: false,
-        }
-    }
+    use crate::listing::planner::tests::{filter, product};
 
     fn order(plan: &Plan) -> Vec<(&str, &str, u8)> {
         plan.queries
@@ -287,7 +278,7 @@ mod tests {
 
     #[test]
     fn highest_reads_five_stars_down_to_one_without_a_new_index() {
-        let product = ProductId::parse("42").unwrap();
+        let product = product();
         let p = plan(&product, &filter(None, &[]), Sort::Highest, 20, None, false);
         assert_eq!(p.strategy, Strategy::RatingsInOrder);
         assert_eq!(
@@ -320,7 +311,7 @@ mod tests {
 
     #[test]
     fn exact_zero_counts_are_skipped_and_ranks_stay_dense() {
-        let product = ProductId::parse("42").unwrap();
+        let product = product();
         let counts = RatingCounts([3, 0, 0, 0, 7]);
         let p = plan(
             &product,
@@ -351,7 +342,7 @@ mod tests {
 
     #[test]
     fn helpful_merges_the_rating_partitions_of_the_helpful_indexes() {
-        let product = ProductId::parse("42").unwrap();
+        let product = product();
         let counts = RatingCounts([10, 0, 0, 30, 60]);
         let p = plan(
             &product,
@@ -390,7 +381,7 @@ mod tests {
 
     #[test]
     fn oldest_plans_what_newest_plans() {
-        let product = ProductId::parse("42").unwrap();
+        let product = product();
         let newest = plan(
             &product,
             &filter(Some("en"), &[2, 3]),
