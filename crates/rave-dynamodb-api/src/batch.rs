@@ -7,14 +7,16 @@ use crate::DynamoApi;
 use crate::collections;
 use crate::error::ApiError;
 use crate::expressions::read_expressions;
-use crate::request::{Members, missing};
+use crate::request::{Members, missing, validation_errors};
 use crate::wire::{item_from_json, item_to_json};
 
 pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let detail = body.capacity_detail()?;
     let mut requests = Vec::new();
     let mut projections = Vec::new();
-    for (table, request) in request_items(body)? {
+    let tables = request_items(body, "BatchGetItem")?;
+    refuse_mixed_projections(tables)?;
+    for (table, request) in tables {
         let Value::Object(request) = request else {
             return Err(ApiError::serialization(
                 "RequestItems values must be structures",
@@ -24,9 +26,13 @@ pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value,
         if let Some(paths) = read_expressions(request)?.projection {
             projections.push((table.clone(), paths));
         }
-        let keys = request
-            .list("Keys")?
-            .ok_or_else(|| missing("Keys"))?
+        let keys = request.list("Keys")?.ok_or_else(|| missing("Keys"))?;
+        if keys.len() > MAX_KEYS_PER_TABLE {
+            return Err(validation_errors(&[format!(
+                "Value at 'RequestItems.{table}.member.Keys' failed to satisfy constraint: Member must have length less than or equal to {MAX_KEYS_PER_TABLE}"
+            )]));
+        }
+        let keys = keys
             .iter()
             .map(item_from_json)
             .collect::<Result<_, _>>()?;
@@ -81,10 +87,17 @@ pub async fn batch_write_item(api: &DynamoApi, body: Members<'_>) -> Result<Valu
     let detail = body.capacity_detail()?;
     let metrics = collections::asked(body)?;
     let mut requests = Vec::new();
-    for (table, writes) in request_items(body)? {
+    let tables = request_items(body, "BatchWriteItem")?;
+    for (table, writes) in tables {
         let Value::Array(writes) = writes else {
             return Err(ApiError::serialization("RequestItems values must be lists"));
         };
+        if !(1..=MAX_WRITES_PER_TABLE).contains(&writes.len()) {
+            return Err(validation_errors(&[format!(
+                "Value '{}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to {MAX_WRITES_PER_TABLE}, Member must have length greater than or equal to 1]",
+                echoed(tables)
+            )]));
+        }
         for write in writes {
             let Value::Object(write) = write else {
                 return Err(ApiError::serialization("WriteRequest must be a structure"));
@@ -106,7 +119,9 @@ pub async fn batch_write_item(api: &DynamoApi, body: Members<'_>) -> Result<Valu
     let written = api
         .engine
         .batch_write_item_with(BatchWriteItemInput { requests })
-        .await?;
+        .await
+        .map_err(ApiError::from)
+        .map_err(key_schema_mismatch)?;
     let output = &written.output;
     let mut unprocessed = Map::new();
     for (table, request) in &output.unprocessed {
@@ -131,13 +146,58 @@ pub async fn batch_write_item(api: &DynamoApi, body: Members<'_>) -> Result<Valu
     Ok(response)
 }
 
-/// The `RequestItems` map, which may not be empty.
-fn request_items<'a>(body: Members<'a>) -> Result<&'a Map<String, Value>, ApiError> {
-    let items = body.required_object("RequestItems")?;
+/// Most keys one table's entry of a BatchGetItem may list.
+const MAX_KEYS_PER_TABLE: usize = 100;
+/// Most requests one table's entry of a BatchWriteItem may list.
+const MAX_WRITES_PER_TABLE: usize = 25;
+
+/// The `RequestItems` map of `operation`, which may not be empty.
+fn request_items<'a>(
+    body: Members<'a>,
+    operation: &str,
+) -> Result<&'a Map<String, Value>, ApiError> {
+    let required = || {
+        ApiError::validation(format!(
+            "The requestItems parameter is required for {operation}"
+        ))
+    };
+    let items = body.object("RequestItems")?.ok_or_else(required)?;
     if items.0.is_empty() {
-        return Err(ApiError::validation(
-            "1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1",
-        ));
+        return Err(required());
     }
     Ok(items.0)
+}
+
+/// A BatchGetItem projects with expressions or with the legacy
+/// `AttributesToGet`, never both, even from one table to the next.
+fn refuse_mixed_projections(tables: &Map<String, Value>) -> Result<(), ApiError> {
+    let uses = |member: &str| tables.values().any(|t| t.get(member).is_some_and(|v| !v.is_null()));
+    if uses("AttributesToGet") && uses("ProjectionExpression") {
+        return Err(ApiError::validation(
+            "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}",
+        ));
+    }
+    Ok(())
+}
+
+/// DynamoDB echoes the whole `RequestItems` map in a constraint's message,
+/// each table's name then its requests.
+fn echoed(tables: &Map<String, Value>) -> String {
+    let entries: Vec<String> = tables
+        .iter()
+        .map(|(table, writes)| format!("{table}={writes}"))
+        .collect();
+    format!("{{{}}}", entries.join(", "))
+}
+
+/// BatchWriteItem reports a key of the wrong type as not matching the
+/// schema, where PutItem names the key and both types.
+fn key_schema_mismatch(error: ApiError) -> ApiError {
+    let wrong_type = error.message.as_deref().is_some_and(|message| {
+        message.starts_with("One or more parameter values were invalid: Type mismatch for key ")
+    });
+    match wrong_type {
+        true => ApiError::validation("The provided key element does not match the schema"),
+        false => error,
+    }
 }

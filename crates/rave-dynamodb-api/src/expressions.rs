@@ -10,6 +10,7 @@ use rave_store::{
 use serde_json::Value;
 
 use crate::error::ApiError;
+use crate::legacy;
 use crate::request::Members;
 use crate::wire::value_from_json;
 
@@ -72,10 +73,14 @@ impl Placeholders {
     }
 }
 
-/// The `ConditionExpression` of a write, if any, with every placeholder
-/// checked for use. Legacy `Expected` conditions are refused.
+/// The condition of a write, if any: its `ConditionExpression`, with every
+/// placeholder checked for use, or its legacy `Expected`.
 pub fn write_condition(members: Members<'_>) -> Result<Option<Condition>, ApiError> {
-    members.refuse(&["Expected", "ConditionalOperator"])?;
+    legacy::refuse_mixed(
+        members,
+        &["Expected", "ConditionalOperator"],
+        &["ConditionExpression"],
+    )?;
     let placeholders = Placeholders::read(members)?;
     let mut parser = placeholders.parser()?;
     let condition = members
@@ -83,7 +88,10 @@ pub fn write_condition(members: Members<'_>) -> Result<Option<Condition>, ApiErr
         .map(|text| parser.condition(text))
         .transpose()?;
     parser.finish()?;
-    Ok(condition)
+    match condition {
+        Some(condition) => Ok(Some(condition)),
+        None => legacy::expected(members),
+    }
 }
 
 /// The expressions a read may carry.
@@ -96,14 +104,24 @@ pub struct ReadExpressions {
 }
 
 /// Parses a read's expressions against its placeholders, which must all
-/// be used. `AttributesToGet`, the legacy projection, is read as one.
+/// be used, or reads its legacy parameters (`AttributesToGet`,
+/// `KeyConditions`, `QueryFilter`, `ScanFilter`) as the same trees.
 pub fn read_expressions(members: Members<'_>) -> Result<ReadExpressions, ApiError> {
-    members.refuse(&[
-        "KeyConditions",
-        "QueryFilter",
-        "ScanFilter",
-        "ConditionalOperator",
-    ])?;
+    legacy::refuse_mixed(
+        members,
+        &[
+            "AttributesToGet",
+            "KeyConditions",
+            "QueryFilter",
+            "ScanFilter",
+            "ConditionalOperator",
+        ],
+        &[
+            "ProjectionExpression",
+            "KeyConditionExpression",
+            "FilterExpression",
+        ],
+    )?;
     let placeholders = Placeholders::read(members)?;
     let mut parser = placeholders.parser()?;
     let key_condition = members
@@ -119,12 +137,18 @@ pub fn read_expressions(members: Members<'_>) -> Result<ReadExpressions, ApiErro
         .map(|text| parser.projection(text))
         .transpose()?;
     parser.finish()?;
+    let key_condition = match key_condition {
+        Some(condition) => Some(condition),
+        None => legacy::key_conditions(members)?,
+    };
+    let filter = match filter {
+        Some(filter) => Some(filter),
+        None => match legacy::filter(members, "QueryFilter")? {
+            Some(filter) => Some(filter),
+            None => legacy::filter(members, "ScanFilter")?,
+        },
+    };
     if let Some(names) = members.list("AttributesToGet")? {
-        if projection.is_some() {
-            return Err(ApiError::validation(
-                "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}",
-            ));
-        }
         let paths = names
             .iter()
             .map(|name| match name {

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use crate::DynamoApi;
 use crate::collections;
 use crate::error::ApiError;
+use crate::legacy;
 use crate::expressions::{Placeholders, on_condition_failure, read_expressions, write_condition};
 use crate::request::{CapacityDetail, Members};
 use crate::wire::item_to_json;
@@ -93,7 +94,11 @@ pub async fn delete_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
 }
 
 pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
-    body.refuse(&["AttributeUpdates", "Expected", "ConditionalOperator"])?;
+    legacy::refuse_mixed(
+        body,
+        &["AttributeUpdates", "Expected", "ConditionalOperator"],
+        &["UpdateExpression", "ConditionExpression"],
+    )?;
     let on_failure = on_condition_failure(body)?;
     let detail = body.capacity_detail()?;
     let metrics = collections::asked(body)?;
@@ -112,13 +117,20 @@ pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
     let update = body
         .string("UpdateExpression")?
         .map(|text| parser.update(text))
-        .transpose()?
-        .unwrap_or_default();
+        .transpose()?;
     let condition = body
         .string("ConditionExpression")?
         .map(|text| parser.condition(text))
         .transpose()?;
     parser.finish()?;
+    let update = match update {
+        Some(update) => update,
+        None => legacy::attribute_updates(body)?.unwrap_or_default(),
+    };
+    let condition = match condition {
+        Some(condition) => Some(condition),
+        None => legacy::expected(body)?,
+    };
     // UPDATED_OLD and UPDATED_NEW are the whole image cut down to the
     // paths the update wrote.
     let updated_paths: Vec<Path> = update.paths().cloned().collect();

@@ -9,6 +9,7 @@
 //! * `request` — reading request members with DynamoDB's errors, and
 //!   rendering consumed capacity; `collections` — item collection metrics;
 //! * `expressions` — placeholder maps, the expression parser, projections;
+//!   `legacy` — the parameters that predate expressions, as the same trees;
 //! * `tables`, `update_table`, `items`, `batch`, `pages`, `transact` — the
 //!   operations;
 //! * `ttl` — the Time to Live pair and DescribeLimits; `tags` — tagging;
@@ -23,6 +24,7 @@ mod error;
 mod expressions;
 mod idempotency;
 mod items;
+mod legacy;
 mod metadata;
 mod pages;
 mod protocol;

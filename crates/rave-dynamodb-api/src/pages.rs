@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::DynamoApi;
 use crate::error::ApiError;
 use crate::expressions::read_expressions;
-use crate::request::{CapacityDetail, Members};
+use crate::request::{CapacityDetail, Members, validation_errors};
 use crate::wire::item_to_json;
 
 pub async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
@@ -24,7 +24,7 @@ pub async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError
     })?;
     let mut input = QueryInput::new(table, body.string("IndexName")?, key_condition);
     input.filter = expressions.filter;
-    input.limit = limit(body)?;
+    input.limit = limit(body, "Query")?;
     input.scan_index_forward = match body.0.get("ScanIndexForward") {
         None | Some(Value::Null) => true,
         Some(_) => body.bool("ScanIndexForward")?,
@@ -49,7 +49,7 @@ pub async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError>
     let select = select(body)?;
     input.index = body.string("IndexName")?.map(str::to_owned);
     input.filter = expressions.filter;
-    input.limit = limit(body)?;
+    input.limit = limit(body, "Scan")?;
     input.exclusive_start_key = body.item("ExclusiveStartKey")?;
     input.segment = segment(body)?;
     input.consistent_read = body.bool("ConsistentRead")?;
@@ -63,10 +63,10 @@ fn select(body: Members<'_>) -> Result<Option<Select>, ApiError> {
     let choice = body.choice(
         "Select",
         &[
-            "ALL_ATTRIBUTES",
-            "ALL_PROJECTED_ATTRIBUTES",
             "SPECIFIC_ATTRIBUTES",
             "COUNT",
+            "ALL_ATTRIBUTES",
+            "ALL_PROJECTED_ATTRIBUTES",
         ],
     )?;
     Ok(choice.map(|choice| match choice {
@@ -77,11 +77,17 @@ fn select(body: Members<'_>) -> Result<Option<Select>, ApiError> {
     }))
 }
 
-fn limit(body: Members<'_>) -> Result<Option<usize>, ApiError> {
+/// `Limit`, at least 1. DynamoDB words its refusal differently for each
+/// operation: Query's message leaves the value out.
+fn limit(body: Members<'_>, operation: &str) -> Result<Option<usize>, ApiError> {
     match body.integer("Limit")? {
-        Some(limit) if limit < 1 => Err(ApiError::validation(format!(
-            "1 validation error detected: Value '{limit}' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1"
-        ))),
+        Some(limit) if limit < 1 => Err(validation_errors(&[format!(
+            "Value {} failed to satisfy constraint: Member must have value greater than or equal to 1",
+            match operation {
+                "Query" => "at 'Limit'".to_owned(),
+                _ => format!("'{limit}' at 'limit'"),
+            }
+        )])),
         limit => Ok(limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX))),
     }
 }

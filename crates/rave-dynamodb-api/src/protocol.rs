@@ -22,7 +22,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, he
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::request::Members;
 use crate::signature::{SignedRequest, require_signature};
 use crate::{DynamoApi, batch, items, pages, streams, tables, tags, transact, ttl, update_table};
@@ -117,6 +117,23 @@ enum Operation {
 }
 
 impl Operation {
+    /// The data plane: operations on a table's items.
+    fn on_items(self) -> bool {
+        matches!(
+            self,
+            Operation::GetItem
+                | Operation::PutItem
+                | Operation::UpdateItem
+                | Operation::DeleteItem
+                | Operation::BatchGetItem
+                | Operation::BatchWriteItem
+                | Operation::Query
+                | Operation::Scan
+                | Operation::TransactWriteItems
+                | Operation::TransactGetItems
+        )
+    }
+
     /// The operation an `X-Amz-Target` names: each service's operations
     /// only under its own prefix.
     fn targeted(target: &str) -> Option<Operation> {
@@ -194,6 +211,18 @@ async fn dispatch(
     operation: Operation,
     body: Members<'_>,
 ) -> Result<Value, ApiError> {
+    let answer = run(api, operation, body).await;
+    match answer {
+        // DynamoDB names the missing table in the control plane's answers
+        // only: an item operation says no more than this.
+        Err(error) if error.kind == ErrorKind::ResourceNotFound && operation.on_items() => Err(
+            ApiError::new(ErrorKind::ResourceNotFound, "Requested resource not found"),
+        ),
+        answer => answer,
+    }
+}
+
+async fn run(api: &DynamoApi, operation: Operation, body: Members<'_>) -> Result<Value, ApiError> {
     match operation {
         Operation::CreateTable => tables::create_table(api, body).await,
         Operation::DescribeTable => tables::describe_table(api, body).await,

@@ -39,22 +39,23 @@ impl<'a> Members<'a> {
         self.string(member)?.ok_or_else(|| missing(member))
     }
 
-    /// `TableName`, checked as DynamoDB checks it before anything else.
+    /// `TableName`, checked as DynamoDB checks it before anything else: the
+    /// name of a table (or its ARN, which DynamoDB accepts where a table
+    /// exists, hence a minimum of one character).
     pub fn table_name(&self) -> Result<&'a str, ApiError> {
         let name = self.required_string("TableName")?;
-        if !(3..=255).contains(&name.len()) {
-            return Err(ApiError::validation(
-                "TableName must be at least 3 characters long and at most 255 characters long",
-            ));
-        }
-        if !name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-        {
-            return Err(ApiError::validation(format!(
-                "1 validation error detected: Value '{name}' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
-            )));
-        }
+        check_name(name, "tableName", 1)?;
+        Ok(name)
+    }
+
+    /// CreateTable's `TableName`: a new table's name, three characters or more.
+    pub fn new_table_name(&self) -> Result<&'a str, ApiError> {
+        let name = self.string("TableName")?.ok_or_else(|| {
+            ApiError::validation(
+                "The parameter 'TableName' is required but was not present in the request",
+            )
+        })?;
+        check_name(name, "tableName", 3)?;
         Ok(name)
     }
 
@@ -119,17 +120,27 @@ impl<'a> Members<'a> {
 
     /// A member whose value must be one of `allowed` (DynamoDB's enums).
     pub fn choice(&self, member: &str, allowed: &[&str]) -> Result<Option<&'a str>, ApiError> {
+        self.choice_at(member, &lower_first(member), allowed)
+    }
+
+    /// [`Members::choice`] of a member nested in a list, which DynamoDB's
+    /// message places by its path (`keySchema.1.member.keyType`).
+    pub fn choice_at(
+        &self,
+        member: &str,
+        at: &str,
+        allowed: &[&str],
+    ) -> Result<Option<&'a str>, ApiError> {
         let Some(value) = self.string(member)? else {
             return Ok(None);
         };
         if allowed.contains(&value) {
             return Ok(Some(value));
         }
-        Err(ApiError::validation(format!(
-            "1 validation error detected: Value '{value}' at '{}' failed to satisfy constraint: Member must satisfy enum value set: [{}]",
-            lower_first(member),
+        Err(validation_errors(&[format!(
+            "Value '{value}' at '{at}' failed to satisfy constraint: Member must satisfy enum value set: [{}]",
             allowed.join(", ")
-        )))
+        )]))
     }
 
     pub fn capacity_detail(&self) -> Result<CapacityDetail, ApiError> {
@@ -154,6 +165,49 @@ impl<'a> Members<'a> {
             ))),
         }
     }
+}
+
+/// A table or index name held to DynamoDB's constraints (its pattern, then
+/// its length), every one it breaks listed.
+pub fn check_name(name: &str, at: &str, min: usize) -> Result<(), ApiError> {
+    let mut violations = Vec::new();
+    let violation = |constraint: String| {
+        format!("Value '{name}' at '{at}' failed to satisfy constraint: Member must {constraint}")
+    };
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
+        violations.push(violation(
+            "satisfy regular expression pattern: [a-zA-Z0-9_.-]+".to_owned(),
+        ));
+    }
+    if name.len() < min {
+        violations.push(violation(format!(
+            "have length greater than or equal to {min}"
+        )));
+    }
+    if name.len() > 255 {
+        violations.push(violation(
+            "have length less than or equal to 255".to_owned(),
+        ));
+    }
+    match violations.is_empty() {
+        true => Ok(()),
+        false => Err(validation_errors(&violations)),
+    }
+}
+
+/// DynamoDB's envelope for constraint violations found before the request
+/// is run: "N validation error(s) detected: " and each, `; `-separated.
+pub fn validation_errors(violations: &[String]) -> ApiError {
+    let count = violations.len();
+    ApiError::validation(format!(
+        "{count} validation error{} detected: {}",
+        if count == 1 { "" } else { "s" },
+        violations.join("; ")
+    ))
 }
 
 /// DynamoDB names members in its messages in lower camel case.
@@ -277,8 +331,8 @@ mod tests {
         assert_eq!(members.integer("Limit"), Ok(Some(3)));
         for (name, message) in [
             (
-                json!("ab"),
-                "TableName must be at least 3 characters long and at most 255 characters long",
+                json!(""),
+                "2 validation errors detected: Value '' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; Value '' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 1",
             ),
             (
                 json!("abc;"),

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::DynamoApi;
 use crate::error::ApiError;
 use crate::metadata::{Billing, MetadataError, StreamViewType, TableMetadata, Throughput};
-use crate::request::{Members, missing};
+use crate::request::{Members, check_name, missing, validation_errors};
 
 /// The account and region in every ARN rave hands out: rave is one local
 /// database, not a region of an account.
@@ -41,7 +41,8 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
         "WarmThroughput",
         "ResourcePolicy",
     ])?;
-    let name = body.table_name()?;
+    let name = body.new_table_name()?;
+    check_index_names(body)?;
     let definitions = attribute_definitions(
         body.list("AttributeDefinitions")?
             .ok_or_else(|| missing("AttributeDefinitions"))?,
@@ -50,6 +51,7 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
     let table_keys = key_schema(
         body.list("KeySchema")?
             .ok_or_else(|| missing("KeySchema"))?,
+        "keySchema",
         &definitions,
         &mut used,
     )?;
@@ -61,13 +63,15 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
     };
     let mut indexes = Vec::new();
     let mut index_throughput = BTreeMap::new();
-    for index in body.list("GlobalSecondaryIndexes")?.unwrap_or_default() {
+    let global_indexes = body.list("GlobalSecondaryIndexes")?.unwrap_or_default();
+    for (position, index) in global_indexes.iter().enumerate() {
         let index = object(index, "GlobalSecondaryIndexes")?;
         let index_name = index.required_string("IndexName")?;
         let keys = index
             .list("KeySchema")?
             .ok_or_else(|| missing("KeySchema"))?;
-        let index_keys = key_schema(keys, &definitions, &mut used)?;
+        let at = format!("globalSecondaryIndexes.{}.member.keySchema", position + 1);
+        let index_keys = key_schema(keys, &at, &definitions, &mut used)?;
         let projection = projection(index.required_object("Projection")?)?;
         if let Some(throughput) = index_throughput_for(billing, index_name, throughput(index)?)? {
             index_throughput.insert(index_name.to_owned(), throughput);
@@ -133,13 +137,14 @@ fn local_secondary_indexes(
         )));
     }
     let mut local_indexes: Vec<LocalSecondaryIndex> = Vec::new();
-    for index in listed {
+    for (position, index) in listed.iter().enumerate() {
         let index = object(index, "LocalSecondaryIndexes")?;
         let index_name = index.required_string("IndexName")?;
         let keys = index
             .list("KeySchema")?
             .ok_or_else(|| missing("KeySchema"))?;
-        let index_keys = key_schema(keys, definitions, used)?;
+        let at = format!("localSecondaryIndexes.{}.member.keySchema", position + 1);
+        let index_keys = key_schema(keys, &at, definitions, used)?;
         let Some(sort_key) = index_keys.sort else {
             return Err(ApiError::validation(format!(
                 "{INVALID}: Index KeySchema does not have a range key for index: {index_name}"
@@ -167,6 +172,22 @@ fn local_secondary_indexes(
         )));
     }
     Ok(local_indexes)
+}
+
+/// The names of CreateTable's indexes, held to DynamoDB's constraints
+/// before anything else about them: the global ones' first.
+fn check_index_names(body: Members<'_>) -> Result<(), ApiError> {
+    for (member, at) in [
+        ("GlobalSecondaryIndexes", "globalSecondaryIndexes"),
+        ("LocalSecondaryIndexes", "localSecondaryIndexes"),
+    ] {
+        for (position, index) in body.list(member)?.unwrap_or_default().iter().enumerate() {
+            if let Some(name) = index.get("IndexName").and_then(Value::as_str) {
+                check_name(name, &format!("{at}.{}.member.indexName", position + 1), 3)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn duplicate_index(name: &str) -> ApiError {
@@ -422,10 +443,11 @@ pub fn object<'a>(value: &'a Value, member: &str) -> Result<Members<'a>, ApiErro
 /// An `AttributeDefinitions` list: each attribute's name and type.
 pub fn attribute_definitions(listed: &[Value]) -> Result<Vec<(String, KeyType)>, ApiError> {
     let mut definitions: Vec<(String, KeyType)> = Vec::new();
-    for definition in listed {
+    for (position, definition) in listed.iter().enumerate() {
         let definition = object(definition, "AttributeDefinitions")?;
         let name = definition.required_string("AttributeName")?;
-        let key_type = match definition.choice("AttributeType", &["B", "N", "S"])? {
+        let at = format!("attributeDefinitions.{}.member.attributeType", position + 1);
+        let key_type = match definition.choice_at("AttributeType", &at, &["B", "N", "S"])? {
             Some("B") => KeyType::B,
             Some("N") => KeyType::N,
             Some(_) => KeyType::S,
@@ -443,17 +465,23 @@ pub fn attribute_definitions(listed: &[Value]) -> Result<Vec<(String, KeyType)>,
 
 /// A `KeySchema`, each attribute typed by its definition; `used` collects
 /// the attributes that some key schema names.
+/// `at` places the list in DynamoDB's messages (`keySchema`, or an index's).
 pub fn key_schema(
     elements: &[Value],
+    at: &str,
     definitions: &[(String, KeyType)],
     used: &mut Vec<String>,
 ) -> Result<KeySchema, ApiError> {
     let mut keys = Vec::new();
-    for element in elements {
+    for (position, element) in elements.iter().enumerate() {
         let element = object(element, "KeySchema")?;
         let name = element.required_string("AttributeName")?;
         let role = element
-            .choice("KeyType", &["HASH", "RANGE"])?
+            .choice_at(
+                "KeyType",
+                &format!("{at}.{}.member.keyType", position + 1),
+                &["HASH", "RANGE"],
+            )?
             .ok_or_else(|| missing("KeyType"))?;
         keys.push((name, role));
     }
@@ -478,8 +506,10 @@ pub fn key_schema(
     };
     match keys.as_slice() {
         [(partition, "HASH")] => Ok(KeySchema::new(typed(partition, used)?, None)),
+        // One attribute cannot be defined twice, so one of the two keys
+        // always lacks a definition of its own.
         [(partition, "HASH"), (sort, "RANGE")] if partition == sort => Err(ApiError::validation(
-            "Both the Hash Key and the Range Key element in the KeySchema have the same name",
+            "Invalid KeySchema: Some index key attribute have no definition",
         )),
         [(partition, "HASH"), (sort, "RANGE")] => Ok(KeySchema::new(
             typed(partition, used)?,
@@ -494,9 +524,18 @@ pub fn key_schema(
         [_, _] => Err(ApiError::validation(
             "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type",
         )),
-        _ => Err(ApiError::validation(
-            "1 validation error detected: Value at 'keySchema' failed to satisfy constraint: Member must have length less than or equal to 2",
-        )),
+        _ => {
+            let elements: Vec<String> = keys
+                .iter()
+                .map(|(name, role)| {
+                    format!("KeySchemaElement(attributeName={name}, keyType={role})")
+                })
+                .collect();
+            Err(validation_errors(&[format!(
+                "Value '[{}]' at '{at}' failed to satisfy constraint: Member must have length less than or equal to 2",
+                elements.join(", ")
+            )]))
+        }
     }
 }
 

@@ -144,9 +144,11 @@ fn index_updates(
     definitions: &[(String, rave_store::KeyType)],
 ) -> Result<Vec<IndexUpdate>, ApiError> {
     let mut updates: Vec<IndexUpdate> = Vec::new();
-    for entry in body
+    for (position, entry) in body
         .list("GlobalSecondaryIndexUpdates")?
         .unwrap_or_default()
+        .iter()
+        .enumerate()
     {
         let entry = object(entry, "GlobalSecondaryIndexUpdates")?;
         let actions = (
@@ -163,7 +165,15 @@ fn index_updates(
                 IndexUpdate::Create {
                     index: GlobalSecondaryIndex {
                         name: index_name.to_owned(),
-                        key_schema: key_schema(keys, definitions, &mut Vec::new())?,
+                        key_schema: key_schema(
+                            keys,
+                            &format!(
+                                "globalSecondaryIndexUpdates.{}.member.create.keySchema",
+                                position + 1
+                            ),
+                            definitions,
+                            &mut Vec::new(),
+                        )?,
                         projection: projection(create.required_object("Projection")?)?,
                     },
                     throughput: throughput(create)?,

@@ -83,11 +83,10 @@ fn value_at(value: &Value, depth: usize) -> Result<AttributeValue, ApiError> {
             Value::Bool(b) => Ok(AttributeValue::Bool(*b)),
             _ => Err(wrong_json_type(tag, "a boolean")),
         },
+        // DynamoDB takes `{"NULL": false}` as the null it always stores,
+        // which reads back as `{"NULL": true}`.
         "NULL" => match inner {
-            Value::Bool(true) => Ok(AttributeValue::Null),
-            Value::Bool(false) => Err(ApiError::validation(
-                "One or more parameter values were invalid: Null attribute value types must have the value of true",
-            )),
+            Value::Bool(_) => Ok(AttributeValue::Null),
             _ => Err(wrong_json_type(tag, "a boolean")),
         },
         "L" => match inner {
@@ -303,10 +302,6 @@ mod tests {
                 "Attempting to store more than 38 significant digits in a Number",
             ),
             (
-                json!({"NULL": false}),
-                "One or more parameter values were invalid: Null attribute value types must have the value of true",
-            ),
-            (
                 json!({"L": [{"M": {"x": {}}}]}),
                 "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes",
             ),
@@ -316,6 +311,10 @@ mod tests {
             assert_eq!(error.kind, crate::error::ErrorKind::Validation, "{value}");
             assert_eq!(error.message.as_deref(), Some(message), "{value}");
         }
+        assert_eq!(
+            value_from_json(&json!({"NULL": false})),
+            Ok(AttributeValue::Null)
+        );
     }
 
     #[test]

@@ -188,10 +188,13 @@ impl TableState {
             Some(attr) => Some(key_value(item, attr, MAX_SORT_KEY_BYTES, false)?),
             None => None,
         };
-        for index in &self.indexes {
+        // DynamoDB reports the first index by name whose key does not fit.
+        let mut indexes: Vec<&IndexState> = self.indexes.iter().collect();
+        indexes.sort_by(|a, b| a.index.name.cmp(&b.index.name));
+        for index in indexes {
             for (attr, limit) in index_key_limits(&index.index.key_schema) {
                 if let Some(value) = item.get(&attr.name) {
-                    check_key_value(value, attr, limit, true)?;
+                    check_key_value(value, attr, limit, Some(&index.index.name))?;
                 }
             }
         }
@@ -345,31 +348,32 @@ fn key_value<'a>(
             )
         })
     })?;
-    check_key_value(value, attr, limit, false)?;
+    check_key_value(value, attr, limit, None)?;
     Ok(value)
 }
 
+/// `index` names the secondary index whose key `attr` is, if it is not
+/// the table's.
 fn check_key_value(
     value: &AttributeValue,
     attr: &KeyAttribute,
     limit: usize,
-    index: bool,
+    index: Option<&str>,
 ) -> Result<()> {
     if !attr.key_type.matches(value) {
-        return Err(StoreError::validation(if index {
-            format!(
-                "One or more parameter values were invalid: Type mismatch for Index Key {} Expected: {} Actual: {}",
+        return Err(StoreError::validation(match index {
+            Some(index) => format!(
+                "One or more parameter values were invalid: Type mismatch for Index Key {} Expected: {} Actual: {} IndexName: {index}",
                 attr.name,
                 attr.key_type.attribute_type().as_str(),
                 value.attribute_type().as_str()
-            )
-        } else {
-            format!(
+            ),
+            None => format!(
                 "One or more parameter values were invalid: Type mismatch for key {} expected: {} actual: {}",
                 attr.name,
                 attr.key_type.attribute_type().as_str(),
                 value.attribute_type().as_str()
-            )
+            ),
         }));
     }
     let len = match value {
@@ -378,15 +382,21 @@ fn check_key_value(
         _ => usize::MAX,
     };
     if len == 0 {
-        return Err(StoreError::validation(format!(
-            "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty {} value. Key: {}",
-            if matches!(value, AttributeValue::S(_)) {
-                "string"
-            } else {
-                "binary"
-            },
-            attr.name
-        )));
+        let kind = if matches!(value, AttributeValue::S(_)) {
+            "string"
+        } else {
+            "binary"
+        };
+        return Err(StoreError::validation(match index {
+            Some(index) => format!(
+                "One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty {kind} value. IndexName: {index}, IndexKey: {}",
+                attr.name
+            ),
+            None => format!(
+                "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty {kind} value. Key: {}",
+                attr.name
+            ),
+        }));
     }
     if len != usize::MAX && len > limit {
         return Err(StoreError::validation(format!(

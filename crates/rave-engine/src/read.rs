@@ -152,15 +152,25 @@ fn query_with(
 ) -> Result<Page> {
     let index = index_to_read(table, input.index.as_deref(), input.consistent_read)?;
     let schema = index.map_or(table.schema(), |i| &i.index.key_schema);
-    let condition = &input.key_condition;
-    if condition.partition_name != schema.partition.name
-        || !schema
-            .partition
-            .key_type
-            .matches(&condition.partition_value)
+    // Of two equalities, the parser (or a legacy KeyConditions) cannot tell
+    // which is the partition key's: the schema does.
+    let condition = &input
+        .key_condition
+        .clone()
+        .with_partition_key(&schema.partition.name);
+    if condition.partition_name != schema.partition.name {
+        return Err(StoreError::validation(format!(
+            "Query condition missed key schema element: {}",
+            schema.partition.name
+        )));
+    }
+    if !schema
+        .partition
+        .key_type
+        .matches(&condition.partition_value)
     {
         return Err(StoreError::validation(
-            "Query condition missed key schema element",
+            "One or more parameter values were invalid: Condition parameter type does not match schema type",
         ));
     }
     if let Some(sort) = &condition.sort {
