@@ -23,7 +23,7 @@ pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value,
             ));
         };
         let request = Members(request);
-        if let Some(paths) = read_expressions(request)?.projection {
+        if let Some(paths) = read_expressions(request, None)?.projection {
             projections.push((table.clone(), paths));
         }
         let keys = request.list("Keys")?.ok_or_else(|| missing("Keys"))?;

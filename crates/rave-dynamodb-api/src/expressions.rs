@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::legacy;
-use crate::request::Members;
+use crate::request::{Members, validation_errors};
 use crate::wire::value_from_json;
 
 impl From<ExpressionError> for ApiError {
@@ -90,7 +90,13 @@ pub fn write_condition(members: Members<'_>) -> Result<Option<Condition>, ApiErr
     parser.finish()?;
     match condition {
         Some(condition) => Ok(Some(condition)),
-        None => legacy::expected(members),
+        None => {
+            let expected = legacy::expected(members)?;
+            if expected.is_none() {
+                legacy::refuse_lone_operator(members)?;
+            }
+            Ok(expected)
+        }
     }
 }
 
@@ -106,16 +112,19 @@ pub struct ReadExpressions {
 /// Parses a read's expressions against its placeholders, which must all
 /// be used, or reads its legacy parameters (`AttributesToGet`,
 /// `KeyConditions`, `QueryFilter`, `ScanFilter`) as the same trees.
-pub fn read_expressions(members: Members<'_>) -> Result<ReadExpressions, ApiError> {
+/// `legacy_filter` names the legacy filter the operation has (`QueryFilter`,
+/// `ScanFilter`), if any: DynamoDB ignores the other, as any member an
+/// operation does not have.
+pub fn read_expressions(
+    members: Members<'_>,
+    legacy_filter: Option<&str>,
+) -> Result<ReadExpressions, ApiError> {
+    let mut legacy_members = vec!["AttributesToGet", "KeyConditions"];
+    legacy_members.extend(legacy_filter);
+    legacy_members.push("ConditionalOperator");
     legacy::refuse_mixed(
         members,
-        &[
-            "AttributesToGet",
-            "KeyConditions",
-            "QueryFilter",
-            "ScanFilter",
-            "ConditionalOperator",
-        ],
+        &legacy_members,
         &[
             "ProjectionExpression",
             "KeyConditionExpression",
@@ -141,14 +150,30 @@ pub fn read_expressions(members: Members<'_>) -> Result<ReadExpressions, ApiErro
         Some(condition) => Some(condition),
         None => legacy::key_conditions(members)?,
     };
-    let filter = match filter {
-        Some(filter) => Some(filter),
-        None => match legacy::filter(members, "QueryFilter")? {
-            Some(filter) => Some(filter),
-            None => legacy::filter(members, "ScanFilter")?,
-        },
+    let filter = match (filter, legacy_filter) {
+        (Some(filter), _) => Some(filter),
+        (None, Some(member)) => legacy::filter(members, member)?,
+        (None, None) => None,
     };
+    if filter.is_none() {
+        legacy::refuse_lone_operator(members)?;
+    }
     if let Some(names) = members.list("AttributesToGet")? {
+        if names.is_empty() {
+            return Err(validation_errors(&[
+                "Value '[]' at 'attributesToGet' failed to satisfy constraint: Member must have length greater than or equal to 1".to_owned(),
+            ]));
+        }
+        if let Some(repeated) = names
+            .iter()
+            .enumerate()
+            .find_map(|(i, name)| names[..i].contains(name).then_some(name))
+        {
+            return Err(ApiError::validation(format!(
+                "One or more parameter values were invalid: Duplicate value in attribute name: {}",
+                repeated.as_str().unwrap_or_default()
+            )));
+        }
         let paths = names
             .iter()
             .map(|name| match name {

@@ -19,7 +19,7 @@ pub async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiEr
     let detail = body.capacity_detail()?;
     let table = body.table_name()?.to_owned();
     let key = body.required_item("Key")?;
-    let projection = read_expressions(body)?.projection;
+    let projection = read_expressions(body, None)?.projection;
     let output = api
         .engine
         .get_item(GetItemInput {
@@ -131,6 +131,9 @@ pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
         Some(condition) => Some(condition),
         None => legacy::expected(body)?,
     };
+    if condition.is_none() {
+        legacy::refuse_lone_operator(body)?;
+    }
     // UPDATED_OLD and UPDATED_NEW are the whole image cut down to the
     // paths the update wrote.
     let updated_paths: Vec<Path> = update.paths().cloned().collect();

@@ -13,7 +13,7 @@ use rave_store::{
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::request::Members;
+use crate::request::{Members, lower_first, validation_errors};
 use crate::wire::value_from_json;
 
 const INVALID: &str = "One or more parameter values were invalid: ";
@@ -53,7 +53,7 @@ pub fn expected(members: Members<'_>) -> Result<Option<Condition>, ApiError> {
         let entry = entry_members(entry, "Expected")?;
         conditions.push(expected_condition(name, entry)?);
     }
-    Ok(join(conditions, conditional_operator(members)?))
+    Ok(join(conditions, conditional_operator(members, true)?))
 }
 
 /// `QueryFilter` or `ScanFilter` (`member`), joined by `ConditionalOperator`.
@@ -64,11 +64,11 @@ pub fn filter(members: Members<'_>, member: &str) -> Result<Option<Condition>, A
     let mut conditions = Vec::new();
     for (name, entry) in filter.0 {
         let entry = entry_members(entry, member)?;
-        let operator = entry.required_string("ComparisonOperator")?;
+        let operator = comparison_operator(entry, &format!("{}.{name}", lower_first(member)))?;
         let values = attribute_value_list(entry)?.unwrap_or_default();
         conditions.push(comparison(name, operator, values)?);
     }
-    Ok(join(conditions, conditional_operator(members)?))
+    Ok(join(conditions, conditional_operator(members, true)?))
 }
 
 /// `KeyConditions`: the partition key's equality and at most one sort key
@@ -86,7 +86,7 @@ pub fn key_conditions(members: Members<'_>) -> Result<Option<KeyCondition>, ApiE
     let mut parts = Vec::new();
     for (name, entry) in conditions.0 {
         let entry = entry_members(entry, "KeyConditions")?;
-        let operator = entry.required_string("ComparisonOperator")?;
+        let operator = comparison_operator(entry, &format!("keyConditions.{name}"))?;
         let values = attribute_value_list(entry)?.unwrap_or_default();
         check_arguments(operator, &values)?;
         let mut values = values.into_iter();
@@ -107,15 +107,15 @@ pub fn key_conditions(members: Members<'_>) -> Result<Option<KeyCondition>, ApiE
         };
         parts.push((name.clone(), op));
     }
+    // The partition key can only be tested for equality.
+    let not_supported = || ApiError::validation("Query key condition not supported");
     let equality = parts
         .iter()
         .position(|(_, op)| matches!(op, SortOp::Eq(_)))
-        .ok_or_else(|| ApiError::validation("Query condition missed key schema element"))?;
+        .ok_or_else(not_supported)?;
     let (partition_name, partition_op) = parts.remove(equality);
     let SortOp::Eq(partition_value) = partition_op else {
-        return Err(ApiError::validation(
-            "Query condition missed key schema element",
-        ));
+        return Err(not_supported());
     };
     let condition = KeyCondition::partition(partition_name, partition_value);
     Ok(Some(match parts.pop() {
@@ -134,7 +134,11 @@ pub fn attribute_updates(members: Members<'_>) -> Result<Option<Update>, ApiErro
     for (name, entry) in updates.0 {
         let entry = entry_members(entry, "AttributeUpdates")?;
         let action = entry
-            .choice("Action", &["ADD", "PUT", "DELETE"])?
+            .choice_at(
+                "Action",
+                &format!("attributeUpdates.{name}.member.action"),
+                &["ADD", "PUT", "DELETE"],
+            )?
             .unwrap_or("PUT");
         let value = entry.0.get("Value").filter(|v| !v.is_null());
         let value = value.map(value_from_json).transpose()?;
@@ -201,12 +205,57 @@ fn attribute_value_list(entry: Members<'_>) -> Result<Option<Vec<AttributeValue>
         .transpose()
 }
 
-fn conditional_operator(members: Members<'_>) -> Result<Comparison, ApiError> {
-    Ok(match members.choice("ConditionalOperator", &["AND", "OR"])? {
+/// `ConditionalOperator`, which needs conditions to join (`joins`).
+fn conditional_operator(members: Members<'_>, joins: bool) -> Result<Comparison, ApiError> {
+    let operator = members.choice("ConditionalOperator", &["AND", "OR"])?;
+    if operator.is_some() && !joins {
+        return Err(ApiError::validation(
+            "ConditionalOperator cannot be used without Filter or Expected",
+        ));
+    }
+    Ok(match operator {
         Some("OR") => Comparison::Or,
         _ => Comparison::And,
     })
 }
+
+/// Refuses a `ConditionalOperator` with no legacy conditions to join.
+pub fn refuse_lone_operator(members: Members<'_>) -> Result<(), ApiError> {
+    conditional_operator(members, false).map(|_| ())
+}
+
+/// An entry's `ComparisonOperator`, which DynamoDB requires and places by
+/// the entry's path (`scanFilter.NAME`) when it is missing or unknown.
+fn comparison_operator<'a>(entry: Members<'a>, at: &str) -> Result<&'a str, ApiError> {
+    entry
+        .choice_at(
+            "ComparisonOperator",
+            &format!("{at}.member.comparisonOperator"),
+            &COMPARISON_OPERATORS,
+        )?
+        .ok_or_else(|| {
+            validation_errors(&[format!(
+                "Value null at '{at}.member.comparisonOperator' failed to satisfy constraint: Member must not be null"
+            )])
+        })
+}
+
+/// DynamoDB's comparison operators, in the order its messages list them.
+const COMPARISON_OPERATORS: [&str; 13] = [
+    "IN",
+    "NULL",
+    "BETWEEN",
+    "LT",
+    "NOT_CONTAINS",
+    "EQ",
+    "GT",
+    "NOT_NULL",
+    "NE",
+    "LE",
+    "BEGINS_WITH",
+    "GE",
+    "CONTAINS",
+];
 
 /// How the conditions of one legacy map are joined.
 #[derive(Clone, Copy)]
@@ -231,7 +280,11 @@ fn expected_condition(name: &str, entry: Members<'_>) -> Result<Condition, ApiEr
         None | Some(Value::Null) => None,
         Some(_) => Some(entry.bool("Exists")?),
     };
-    if let Some(operator) = entry.string("ComparisonOperator")? {
+    let operator = match entry.0.get("ComparisonOperator") {
+        None | Some(Value::Null) => None,
+        Some(_) => Some(comparison_operator(entry, &format!("expected.{name}"))?),
+    };
+    if let Some(operator) = operator {
         let values = match (value, list) {
             (Some(_), Some(_)) => {
                 return Err(ApiError::validation(format!(
@@ -283,11 +336,8 @@ fn check_arguments(operator: &str, values: &[AttributeValue]) -> Result<(), ApiE
         "EQ" | "NE" | "LT" | "LE" | "GT" | "GE" | "CONTAINS" | "NOT_CONTAINS" | "BEGINS_WITH" => {
             values.len() == 1
         }
-        _ => {
-            return Err(ApiError::validation(format!(
-                "1 validation error detected: Value '{operator}' at 'comparisonOperator' failed to satisfy constraint: Member must satisfy enum value set: [IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS]"
-            )));
-        }
+        // Every operator is read through `comparison_operator`.
+        _ => false,
     };
     if fits {
         Ok(())

@@ -15,7 +15,7 @@ use crate::wire::item_to_json;
 pub async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let detail = body.capacity_detail()?;
     let table = body.table_name()?;
-    let expressions = read_expressions(body)?;
+    let expressions = read_expressions(body, Some("QueryFilter"))?;
     let select = select(body)?;
     let key_condition = expressions.key_condition.ok_or_else(|| {
         ApiError::validation(
@@ -33,14 +33,23 @@ pub async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError
     input.consistent_read = body.bool("ConsistentRead")?;
     input.select = select;
     input.projection = expressions.projection;
-    let page = api.engine.query(input).await?;
+    let page = api.engine.query(input).await.map_err(|error| {
+        let error = ApiError::from(error);
+        // The engine names the filter by its expression; a legacy request's is its QueryFilter.
+        match (&error.message, body.object("QueryFilter")) {
+            (Some(message), Ok(Some(_))) if message.starts_with(FILTER_ON_KEY) => {
+                ApiError::validation(message.replacen("Filter Expression", "QueryFilter", 1))
+            }
+            _ => error,
+        }
+    })?;
     Ok(page_response(&page, select, detail))
 }
 
 pub async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let detail = body.capacity_detail()?;
     let mut input = ScanInput::new(body.table_name()?);
-    let expressions = read_expressions(body)?;
+    let expressions = read_expressions(body, Some("ScanFilter"))?;
     if expressions.key_condition.is_some() {
         return Err(ApiError::validation(
             "KeyConditionExpression is a Query parameter, not a Scan one",
@@ -58,6 +67,9 @@ pub async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError>
     let page = api.engine.scan(input).await?;
     Ok(page_response(&page, select, detail))
 }
+
+/// The start of the engine's refusal of a filter on a key attribute.
+const FILTER_ON_KEY: &str = "Filter Expression can only contain non-primary key attributes";
 
 fn select(body: Members<'_>) -> Result<Option<Select>, ApiError> {
     let choice = body.choice(

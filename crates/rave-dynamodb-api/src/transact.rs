@@ -158,7 +158,7 @@ pub async fn transact_get_items(api: &DynamoApi, body: Members<'_>) -> Result<Va
                 "Transaction request cannot include multiple operations on one item",
             ));
         }
-        projections.push(read_expressions(get)?.projection);
+        projections.push(read_expressions(get, None)?.projection);
         requests.push(TableKeys {
             table,
             keys: vec![key],
