@@ -2,8 +2,8 @@
 
 use rave_engine::Written;
 use rave_store::{
-    DeleteItemInput, GetItemInput, Path, PutItemInput, ReturnValues, Store, UpdateItemInput,
-    WriteOutput, project,
+    AttributeValue, DeleteItemInput, GetItemInput, Path, PutItemInput, ReturnValues, SetValue,
+    Store, TableDefinition, Update, UpdateItemInput, UpdateOperand, WriteOutput, project,
 };
 use serde_json::{Value, json};
 
@@ -142,6 +142,7 @@ pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
         "ALL_NEW" | "UPDATED_NEW" => ReturnValues::AllNew,
         _ => ReturnValues::None,
     };
+    check_index_key_update(&api.engine.describe_table(&table).await?, &update)?;
     let output = api
         .engine
         .update_item_with(
@@ -170,6 +171,32 @@ pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
         detail,
         metrics,
     ))
+}
+
+/// DynamoDB refuses, before reading the item, an update that sets a key of
+/// a secondary index to an empty string or binary.
+pub fn check_index_key_update(definition: &TableDefinition, update: &Update) -> Result<(), ApiError> {
+    let index_keys: Vec<&str> = definition
+        .key_attributes()
+        .map(|attr| attr.name.as_str())
+        .filter(|name| !definition.key_schema.attributes().any(|a| a.name == *name))
+        .collect();
+    for (path, value) in &update.set {
+        let SetValue::Operand(UpdateOperand::Value(value)) = value else {
+            continue;
+        };
+        let kind = match value {
+            AttributeValue::S(s) if s.is_empty() => "string",
+            AttributeValue::B(b) if b.is_empty() => "binary",
+            _ => continue,
+        };
+        if path.0.len() == 1 && path.top().is_some_and(|top| index_keys.contains(&top)) {
+            return Err(ApiError::validation(format!(
+                "One or more parameter values are not valid. The update expression attempted to update a secondary index key to a value that is not supported. The AttributeValue for a key attribute cannot contain an empty {kind} value."
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn write_response(

@@ -3,8 +3,9 @@
 //! reads from one snapshot.
 
 use rave_store::{
-    BatchGetItemInput, Item, ReturnValuesOnConditionCheckFailure, Store, TableKeys,
-    TransactWriteAction, TransactWriteItemsInput, project,
+    BatchGetItemInput, CancellationReason, Item, KeyAttribute, KeySchema,
+    ReturnValuesOnConditionCheckFailure, Store, TableDefinition, TableKeys, TransactWriteAction,
+    TransactWriteItemsInput, project,
 };
 use serde_json::{Value, json};
 
@@ -35,6 +36,7 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
         .collect::<Result<Vec<_>, ApiError>>()?
         .into_iter()
         .unzip();
+    check_key_types(api, &actions).await?;
     let running = match body.string("ClientRequestToken")? {
         Some(token) => match api.client_tokens.claim(token, fingerprint(&listed))? {
             Claim::Run(running) => Some(running),
@@ -58,6 +60,120 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
         response["ItemCollectionMetrics"] = metrics;
     }
     Ok(response)
+}
+
+/// A key of the wrong type cancels the transaction, each such action
+/// with a ValidationError reason and every other with None, where
+/// PutItem, UpdateItem and DeleteItem refuse the request outright. A Put
+/// names the key and both types (an index's key, the first index by name
+/// whose key it is); the other actions' keys are held to the key schema.
+async fn check_key_types(api: &DynamoApi, actions: &[TransactWriteAction]) -> Result<(), ApiError> {
+    let mut definitions = Definitions::default();
+    let mut reasons = Vec::with_capacity(actions.len());
+    for action in actions {
+        let definition = definitions.of(api, action.table()).await?;
+        let mismatch = match action {
+            TransactWriteAction::Put { item, .. } => put_key_mismatch(definition, item),
+            TransactWriteAction::Update { key, update, .. } => {
+                crate::items::check_index_key_update(definition, update)?;
+                (!key_types_fit(definition, key)).then(|| KEY_MISMATCH.to_owned())
+            }
+            TransactWriteAction::Delete { key, .. }
+            | TransactWriteAction::ConditionCheck { key, .. } => {
+                (!key_types_fit(definition, key)).then(|| KEY_MISMATCH.to_owned())
+            }
+        };
+        reasons.push(mismatch.map_or(CancellationReason::None, CancellationReason::ValidationError));
+    }
+    cancel_if_any(reasons)
+}
+
+const KEY_MISMATCH: &str = "The provided key element does not match the schema";
+
+/// The definitions of the tables one request names, each read once.
+#[derive(Default)]
+struct Definitions(Vec<TableDefinition>);
+
+impl Definitions {
+    async fn of(&mut self, api: &DynamoApi, table: &str) -> Result<&TableDefinition, ApiError> {
+        let position = match self.0.iter().position(|d| d.name == table) {
+            Some(position) => position,
+            None => {
+                self.0.push(api.engine.describe_table(table).await?);
+                self.0.len() - 1
+            }
+        };
+        Ok(&self.0[position])
+    }
+}
+
+/// Whether the key attributes `key` has are of the key schema's types.
+fn key_types_fit(definition: &TableDefinition, key: &Item) -> bool {
+    definition
+        .key_schema
+        .attributes()
+        .all(|attr| key.get(&attr.name).is_none_or(|v| attr.key_type.matches(v)))
+}
+
+/// Whether `key` is exactly the table's key: its attributes, of their types.
+fn key_fits(definition: &TableDefinition, key: &Item) -> bool {
+    key.len() == definition.key_schema.attributes().count()
+        && definition
+            .key_schema
+            .attributes()
+            .all(|attr| key.get(&attr.name).is_some_and(|v| attr.key_type.matches(v)))
+}
+
+/// The transaction cancelled when any action has a reason to be.
+fn cancel_if_any(reasons: Vec<CancellationReason>) -> Result<(), ApiError> {
+    if reasons.iter().all(|reason| *reason == CancellationReason::None) {
+        return Ok(());
+    }
+    Err(ApiError::from(rave_store::StoreError::TransactionCanceled(
+        reasons,
+    )))
+}
+
+/// What is wrong with the type of a key attribute of a Put's item, if anything.
+fn put_key_mismatch(definition: &TableDefinition, item: &Item) -> Option<String> {
+    // The attribute's name, the type it must have and the one it has.
+    let mismatch = |attr: &KeyAttribute| {
+        item.get(&attr.name)
+            .filter(|value| !attr.key_type.matches(value))
+            .map(|value| {
+                (
+                    attr.name.clone(),
+                    attr.key_type.attribute_type().as_str(),
+                    value.attribute_type().as_str(),
+                )
+            })
+    };
+    if let Some((name, expected, actual)) = definition.key_schema.attributes().find_map(mismatch)
+    {
+        return Some(format!(
+            "One or more parameter values were invalid: Type mismatch for key {name} expected: {expected} actual: {actual}"
+        ));
+    }
+    let partition = &definition.key_schema.partition;
+    let mut indexes: Vec<(&str, KeySchema)> = definition
+        .global_secondary_indexes
+        .iter()
+        .map(|index| (index.name.as_str(), index.key_schema.clone()))
+        .chain(
+            definition
+                .local_secondary_indexes
+                .iter()
+                .map(|index| (index.name.as_str(), index.key_schema(partition))),
+        )
+        .collect();
+    indexes.sort_by(|a, b| a.0.cmp(b.0));
+    indexes.iter().find_map(|(index, schema)| {
+        schema.attributes().find_map(mismatch).map(|(name, expected, actual)| {
+            format!(
+                "One or more parameter values were invalid: Type mismatch for Index Key {name} Expected: {expected} Actual: {actual} IndexName: {index}"
+            )
+        })
+    })
 }
 
 /// DynamoDB's length constraint on `TransactItems`, in its words: the
@@ -165,6 +281,17 @@ pub async fn transact_get_items(api: &DynamoApi, body: Members<'_>) -> Result<Va
             consistent_read: true,
         });
     }
+    let mut definitions = Definitions::default();
+    let mut reasons = Vec::with_capacity(requests.len());
+    for request in &requests {
+        let definition = definitions.of(api, &request.table).await?;
+        let fits = request.keys.iter().all(|key| key_fits(definition, key));
+        reasons.push(match fits {
+            true => CancellationReason::None,
+            false => CancellationReason::ValidationError(KEY_MISMATCH.to_owned()),
+        });
+    }
+    cancel_if_any(reasons)?;
     let output = api
         .engine
         .batch_get_item(BatchGetItemInput {

@@ -348,6 +348,13 @@ fn key_value<'a>(
             )
         })
     })?;
+    // A key looked up (not an item's) of another type does not match the
+    // schema; an item's names the key and both types.
+    if in_key && !attr.key_type.matches(value) {
+        return Err(StoreError::validation(
+            "The provided key element does not match the schema",
+        ));
+    }
     check_key_value(value, attr, limit, None)?;
     Ok(value)
 }

@@ -173,6 +173,17 @@ fn query_with(
             "One or more parameter values were invalid: Condition parameter type does not match schema type",
         ));
     }
+    let empty = match &condition.partition_value {
+        AttributeValue::S(s) if s.is_empty() => Some("string"),
+        AttributeValue::B(b) if b.is_empty() => Some("binary"),
+        _ => None,
+    };
+    if let Some(kind) = empty {
+        return Err(StoreError::validation(format!(
+            "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty {kind} value. Key: {}",
+            schema.partition.name
+        )));
+    }
     if let Some(sort) = &condition.sort {
         let attr = schema
             .sort

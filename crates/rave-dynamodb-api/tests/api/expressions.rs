@@ -432,7 +432,7 @@ async fn query_reads_key_ranges_both_ways_with_filters_and_projections() {
         .error(
             400,
             "ValidationException",
-            "Query condition missed key schema element",
+            "Query condition missed key schema element: pk",
         );
 }
 

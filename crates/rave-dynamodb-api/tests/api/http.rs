@@ -223,7 +223,7 @@ async fn create_table_refuses_malformed_definitions() {
         ),
         (
             with("TableName", Value::Null),
-            "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null",
+            "The parameter 'TableName' is required but was not present in the request",
         ),
     ];
     for (body, message) in cases {
@@ -459,7 +459,7 @@ async fn item_requests_get_dynamodbs_validation_errors() {
         .error(
             400,
             "ResourceNotFoundException",
-            "Requested resource not found: Table: nowhere not found",
+            "Requested resource not found",
         );
 }
 
@@ -548,8 +548,21 @@ async fn batches_write_and_read_across_tables() {
         .error(
             400,
             "ValidationException",
-            "1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1",
+            "The requestItems parameter is required for BatchWriteItem",
         );
+    let puts: Vec<Value> = (0..26)
+        .map(|n| json!({"PutRequest": {"Item": {"pk": {"S": format!("p{n}")}}}}))
+        .collect();
+    let refused = server
+        .call("BatchWriteItem", json!({"RequestItems": {"cats": puts}}))
+        .await;
+    let message = refused.body["message"].as_str().unwrap_or_default();
+    // DynamoDB echoes the whole map between these two.
+    assert!(
+        message.starts_with("1 validation error detected: Value '{cats=[")
+            && message.ends_with("]}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]"),
+        "{message}"
+    );
     server
         .call("BatchWriteItem", json!({"RequestItems": {"one": [{}]}}))
         .await
@@ -640,8 +653,12 @@ async fn scan_pages_and_segments_cover_the_table_once() {
             "The Segment parameter is required but was not present in the request when parameter TotalSegments is present",
         ),
         (
-            json!({"TableName": "comments", "ScanFilter": {}}),
-            "rave does not support ScanFilter yet",
+            json!({
+                "TableName": "comments",
+                "ScanFilter": {"title": {"ComparisonOperator": "NOT_NULL"}},
+                "FilterExpression": "attribute_exists(title)",
+            }),
+            "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {ScanFilter} Expression parameters: {FilterExpression}",
         ),
     ];
     for (body, message) in cases {

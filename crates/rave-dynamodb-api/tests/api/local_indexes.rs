@@ -301,7 +301,7 @@ async fn writes_maintain_local_indexes_and_charge_them() {
         .error(
             400,
             "ValidationException",
-            "One or more parameter values were invalid: Type mismatch for Index Key date Expected: N Actual: S",
+            "One or more parameter values were invalid: Type mismatch for Index Key date Expected: N Actual: S IndexName: byDate",
         );
     server
         .call(
