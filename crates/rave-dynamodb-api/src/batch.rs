@@ -27,9 +27,14 @@ pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value,
             projections.push((table.clone(), paths));
         }
         let keys = request.list("Keys")?.ok_or_else(|| missing("Keys"))?;
-        if keys.len() > MAX_KEYS_PER_TABLE {
+        let bound = match keys.len() {
+            0 => Some("greater than or equal to 1".to_owned()),
+            n if n > MAX_KEYS_PER_TABLE => Some(format!("less than or equal to {MAX_KEYS_PER_TABLE}")),
+            _ => None,
+        };
+        if let Some(bound) = bound {
             return Err(validation_errors(&[format!(
-                "Value at 'RequestItems.{table}.member.Keys' failed to satisfy constraint: Member must have length less than or equal to {MAX_KEYS_PER_TABLE}"
+                "Value at 'RequestItems.{table}.member.Keys' failed to satisfy constraint: Member must have length {bound}"
             )]));
         }
         let keys = keys

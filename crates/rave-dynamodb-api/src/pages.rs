@@ -33,16 +33,11 @@ pub async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError
     input.consistent_read = body.bool("ConsistentRead")?;
     input.select = select;
     input.projection = expressions.projection;
-    let page = api.engine.query(input).await.map_err(|error| {
-        let error = ApiError::from(error);
-        // The engine names the filter by its expression; a legacy request's is its QueryFilter.
-        match (&error.message, body.object("QueryFilter")) {
-            (Some(message), Ok(Some(_))) if message.starts_with(FILTER_ON_KEY) => {
-                ApiError::validation(message.replacen("Filter Expression", "QueryFilter", 1))
-            }
-            _ => error,
-        }
-    })?;
+    let page = api
+        .engine
+        .query(input)
+        .await
+        .map_err(|error| legacy_wording(body, error.into()))?;
     Ok(page_response(&page, select, detail))
 }
 
@@ -64,12 +59,35 @@ pub async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError>
     input.consistent_read = body.bool("ConsistentRead")?;
     input.select = select;
     input.projection = expressions.projection;
-    let page = api.engine.scan(input).await?;
+    let page = api
+        .engine
+        .scan(input)
+        .await
+        .map_err(|error| legacy_wording(body, error.into()))?;
     Ok(page_response(&page, select, detail))
 }
 
-/// The start of the engine's refusal of a filter on a key attribute.
-const FILTER_ON_KEY: &str = "Filter Expression can only contain non-primary key attributes";
+/// The engine's refusals name the expressions; DynamoDB names the legacy
+/// parameter a request used instead (`QueryFilter`, `AttributesToGet`).
+fn legacy_wording(body: Members<'_>, error: ApiError) -> ApiError {
+    let uses = |member: &str| body.0.get(member).is_some_and(|v| !v.is_null());
+    let reworded = match error.message.as_deref() {
+        Some(message)
+            if uses("QueryFilter")
+                && message.starts_with("Filter Expression can only contain non-primary key attributes") =>
+        {
+            message.replacen("Filter Expression", "QueryFilter", 1)
+        }
+        Some(message)
+            if uses("AttributesToGet")
+                && message.starts_with("Cannot specify the ProjectionExpression") =>
+        {
+            message.replacen("ProjectionExpression", "AttributesToGet", 1)
+        }
+        _ => return error,
+    };
+    ApiError::validation(reworded)
+}
 
 fn select(body: Members<'_>) -> Result<Option<Select>, ApiError> {
     let choice = body.choice(

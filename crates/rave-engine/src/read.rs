@@ -43,9 +43,9 @@ pub(crate) fn batch_get(
 ) -> Result<BatchGetItemOutput> {
     let total: usize = input.requests.iter().map(|r| r.keys.len()).sum();
     if total == 0 || total > MAX_BATCH_GET_KEYS {
-        return Err(StoreError::validation(format!(
-            "Too many items requested for the BatchGetItem call: {total} (1 to {MAX_BATCH_GET_KEYS} allowed)"
-        )));
+        return Err(StoreError::validation(
+            "Too many items requested for the BatchGetItem call",
+        ));
     }
     let mut responses = Vec::with_capacity(input.requests.len());
     let mut consumed = Vec::with_capacity(input.requests.len());
@@ -234,14 +234,11 @@ fn query_with(
             upper = tighter_upper(upper, Bound::Excluded(start));
         }
     }
-    let shape = Shape::new(index, input.select, input.projection.as_deref(), "Querying")?;
-    let fetch = fetches(
-        table,
-        index,
-        input.select,
-        input.projection.as_deref(),
-        input.filter.as_ref(),
-    );
+    if let (Some(index), Some(filter)) = (index, &input.filter) {
+        check_filter_projected(table, index, filter)?;
+    }
+    let shape = Shape::new(index, input.select, input.projection.as_deref())?;
+    let fetch = fetches(table, index, input.select, input.projection.as_deref());
     let read = RangeRead {
         table,
         index,
@@ -310,7 +307,7 @@ pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput)
         }
         lower = tighter_lower(lower, Bound::Excluded(start));
     }
-    let shape = Shape::new(index, input.select, input.projection.as_deref(), "Scanning")?;
+    let shape = Shape::new(index, input.select, input.projection.as_deref())?;
     let read = RangeRead {
         table,
         index,
@@ -319,14 +316,28 @@ pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput)
         limit: input.limit,
         consistent: input.consistent_read,
     };
-    let fetch = fetches(
-        table,
-        index,
-        input.select,
-        input.projection.as_deref(),
+    let requested = fetches(table, index, input.select, input.projection.as_deref());
+    // A Scan of a local index reads what its filter names and the index does
+    // not project from the table; its items still hold what the index
+    // projects, unless more was asked for.
+    let filter_reads_table = index.filter(|i| i.local).filter(|i| {
+        !requested
+            && input
+                .filter
+                .as_ref()
+                .is_some_and(|f| !unprojected(table, i, f).is_empty())
+    });
+    let mut page = read.items(
+        txn,
         input.filter.as_ref(),
-    );
-    Ok(shape.apply(read.items(txn, input.filter.as_ref(), fetch)?))
+        requested || filter_reads_table.is_some(),
+    )?;
+    if let Some(index) = filter_reads_table {
+        for item in &mut page.items {
+            item.retain(|attribute, _| table.projects(index, attribute));
+        }
+    }
+    Ok(shape.apply(page))
 }
 
 /// The stored bytes of the first `limit` entries of one partition of a
@@ -359,26 +370,59 @@ pub(crate) fn raw_partition(
 
 /// Whether a read of `index` must fetch each item from the table: it is a
 /// local secondary index, which DynamoDB reads through to the table for the
-/// attributes it does not project (ALL_ATTRIBUTES, or a projection or
-/// filter naming one); a global one returns only what it holds.
+/// attributes requested that it does not project (ALL_ATTRIBUTES, or a
+/// projection naming one); a global one returns only what it holds. A
+/// filter is evaluated on what the index holds.
 fn fetches(
     table: &TableState,
     index: Option<&IndexState>,
     select: Option<Select>,
     projection: Option<&[Path]>,
-    filter: Option<&rave_store::Condition>,
 ) -> bool {
     let Some(index) = index.filter(|i| i.local && i.index.projection != Projection::All) else {
         return false;
     };
-    let named = projection
-        .into_iter()
-        .flatten()
-        .chain(filter.map(|f| f.paths()).into_iter().flatten());
     select == Some(Select::AllAttributes)
-        || named
+        || projection
+            .into_iter()
+            .flatten()
             .filter_map(Path::top)
             .any(|attribute| !table.projects(index, attribute))
+}
+
+/// The attributes `filter` names that `index` does not project, sorted.
+fn unprojected<'f>(
+    table: &TableState,
+    index: &IndexState,
+    filter: &'f rave_store::Condition,
+) -> Vec<&'f str> {
+    let mut missing: Vec<&str> = filter
+        .paths()
+        .into_iter()
+        .filter_map(Path::top)
+        .filter(|attribute| !table.projects(index, attribute))
+        .collect();
+    missing.sort_unstable();
+    missing.dedup();
+    missing
+}
+
+/// A Query of an index refuses a filter on attributes the index does not
+/// project, global or local.
+fn check_filter_projected(
+    table: &TableState,
+    index: &IndexState,
+    filter: &rave_store::Condition,
+) -> Result<()> {
+    let missing = unprojected(table, index, filter);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(StoreError::validation(format!(
+        "One or more parameter values were invalid: Secondary index {} does not project one or more filter attributes: [{}]",
+        index.index.name,
+        missing.join(", ")
+    )))
 }
 
 /// What a Query or Scan returns of the items it keeps, from its Select and
@@ -394,7 +438,6 @@ impl<'a> Shape<'a> {
         index: Option<&IndexState>,
         select: Option<Select>,
         projection: Option<&'a [Path]>,
-        reading: &str,
     ) -> Result<Shape<'a>> {
         let named = |select: &str| {
             StoreError::validation(format!(
@@ -410,12 +453,13 @@ impl<'a> Shape<'a> {
             (Some(Select::AllProjectedAttributes), Some(_)) => {
                 Err(named("ALL_PROJECTED_ATTRIBUTES"))
             }
-            (Some(Select::Count), Some(_)) => Err(named("COUNT")),
+            (Some(Select::Count), Some(_)) => Err(named("only the Count")),
             (Some(Select::Count), None) => Ok(Shape::Count),
             (Some(Select::AllProjectedAttributes), None) if index.is_none() => {
-                Err(StoreError::validation(format!(
-                    "One or more parameter values were invalid: Select type ALL_PROJECTED_ATTRIBUTES can be used only when {reading} using an IndexName"
-                )))
+                // DynamoDB says so of a Scan too.
+                Err(StoreError::validation(
+                    "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName",
+                ))
             }
             (Some(Select::AllAttributes), None) => match index {
                 // A global secondary index holds only what it projects.
