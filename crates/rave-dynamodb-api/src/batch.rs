@@ -29,7 +29,9 @@ pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value,
         let keys = request.list("Keys")?.ok_or_else(|| missing("Keys"))?;
         let bound = match keys.len() {
             0 => Some("greater than or equal to 1".to_owned()),
-            n if n > MAX_KEYS_PER_TABLE => Some(format!("less than or equal to {MAX_KEYS_PER_TABLE}")),
+            n if n > MAX_KEYS_PER_TABLE => {
+                Some(format!("less than or equal to {MAX_KEYS_PER_TABLE}"))
+            }
             _ => None,
         };
         if let Some(bound) = bound {
@@ -37,10 +39,7 @@ pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value,
                 "Value at 'RequestItems.{table}.member.Keys' failed to satisfy constraint: Member must have length {bound}"
             )]));
         }
-        let keys = keys
-            .iter()
-            .map(item_from_json)
-            .collect::<Result<_, _>>()?;
+        let keys = keys.iter().map(item_from_json).collect::<Result<_, _>>()?;
         requests.push(TableKeys {
             table: table.clone(),
             keys,
@@ -176,7 +175,11 @@ fn request_items<'a>(
 /// A BatchGetItem projects with expressions or with the legacy
 /// `AttributesToGet`, never both, even from one table to the next.
 fn refuse_mixed_projections(tables: &Map<String, Value>) -> Result<(), ApiError> {
-    let uses = |member: &str| tables.values().any(|t| t.get(member).is_some_and(|v| !v.is_null()));
+    let uses = |member: &str| {
+        tables
+            .values()
+            .any(|t| t.get(member).is_some_and(|v| !v.is_null()))
+    };
     if uses("AttributesToGet") && uses("ProjectionExpression") {
         return Err(ApiError::validation(
             "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}",

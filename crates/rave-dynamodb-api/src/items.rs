@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use crate::DynamoApi;
 use crate::collections;
 use crate::error::ApiError;
-use crate::legacy;
 use crate::expressions::{Placeholders, on_condition_failure, read_expressions, write_condition};
+use crate::legacy;
 use crate::request::{CapacityDetail, Members};
 use crate::wire::item_to_json;
 
@@ -155,7 +155,14 @@ pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
             },
             on_failure,
         )
-        .await?;
+        .await
+        .map_err(|error| match ApiError::from(error) {
+            // DynamoDB names what grew too large: the item to update.
+            error if error.message.as_deref() == Some(ITEM_TOO_LARGE) => {
+                ApiError::validation("Item size to update has exceeded the maximum allowed size")
+            }
+            error => error,
+        })?;
     let attributes = match returned {
         "UPDATED_OLD" | "UPDATED_NEW" => output
             .output
@@ -173,9 +180,15 @@ pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
     ))
 }
 
+/// The engine's refusal of an item past 400 KB.
+const ITEM_TOO_LARGE: &str = "Item size has exceeded the maximum allowed size";
+
 /// DynamoDB refuses, before reading the item, an update that sets a key of
 /// a secondary index to an empty string or binary.
-pub fn check_index_key_update(definition: &TableDefinition, update: &Update) -> Result<(), ApiError> {
+pub fn check_index_key_update(
+    definition: &TableDefinition,
+    update: &Update,
+) -> Result<(), ApiError> {
     let index_keys: Vec<&str> = definition
         .key_attributes()
         .map(|attr| attr.name.as_str())

@@ -265,10 +265,12 @@ enum Comparison {
 }
 
 fn join(conditions: Vec<Condition>, operator: Comparison) -> Option<Condition> {
-    conditions.into_iter().reduce(|joined, next| match operator {
-        Comparison::And => joined.and(next),
-        Comparison::Or => joined.or(next),
-    })
+    conditions
+        .into_iter()
+        .reduce(|joined, next| match operator {
+            Comparison::And => joined.and(next),
+            Comparison::Or => joined.or(next),
+        })
 }
 
 /// One entry of `Expected`: `Exists` and `Value`, or a comparison.
@@ -400,8 +402,9 @@ fn comparison(
         "NOT_NULL" => Condition::AttributeExists(path),
         "CONTAINS" => Condition::Contains(path, value),
         // A missing attribute contains nothing, and fails NOT_CONTAINS too.
-        "NOT_CONTAINS" => Condition::AttributeExists(path.clone())
-            .and(Condition::Contains(path, value).not()),
+        "NOT_CONTAINS" => {
+            Condition::AttributeExists(path.clone()).and(Condition::Contains(path, value).not())
+        }
         "BEGINS_WITH" => Condition::BeginsWith(path, value),
         _ => Condition::Between(
             attribute(),

@@ -74,7 +74,9 @@ fn legacy_wording(body: Members<'_>, error: ApiError) -> ApiError {
     let reworded = match error.message.as_deref() {
         Some(message)
             if uses("QueryFilter")
-                && message.starts_with("Filter Expression can only contain non-primary key attributes") =>
+                && message.starts_with(
+                    "Filter Expression can only contain non-primary key attributes",
+                ) =>
         {
             message.replacen("Filter Expression", "QueryFilter", 1)
         }

@@ -170,33 +170,41 @@ impl<'a> Members<'a> {
 /// A table or index name held to DynamoDB's constraints (its pattern, then
 /// its length), every one it breaks listed.
 pub fn check_name(name: &str, at: &str, min: usize) -> Result<(), ApiError> {
+    let violations = name_violations(name, at, min);
+    match violations.is_empty() {
+        true => Ok(()),
+        false => Err(validation_errors(&violations)),
+    }
+}
+
+/// The constraints of a table or index name that `name` breaks.
+pub fn name_violations(name: &str, at: &str, min: usize) -> Vec<String> {
     let mut violations = Vec::new();
-    let violation = |constraint: String| {
-        format!("Value '{name}' at '{at}' failed to satisfy constraint: Member must {constraint}")
-    };
     if name.is_empty()
         || !name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
     {
-        violations.push(violation(
-            "satisfy regular expression pattern: [a-zA-Z0-9_.-]+".to_owned(),
+        violations.push(format!(
+            "Value '{name}' at '{at}' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
         ));
     }
-    if name.len() < min {
-        violations.push(violation(format!(
-            "have length greater than or equal to {min}"
-        )));
-    }
-    if name.len() > 255 {
-        violations.push(violation(
-            "have length less than or equal to 255".to_owned(),
-        ));
-    }
-    match violations.is_empty() {
-        true => Ok(()),
-        false => Err(validation_errors(&violations)),
-    }
+    violations.extend(length_violation(name, at, min, 255));
+    violations
+}
+
+/// The length constraint `value` breaks, if any.
+pub fn length_violation(value: &str, at: &str, min: usize, max: usize) -> Option<String> {
+    let bound = if value.len() < min {
+        format!("greater than or equal to {min}")
+    } else if value.len() > max {
+        format!("less than or equal to {max}")
+    } else {
+        return None;
+    };
+    Some(format!(
+        "Value '{value}' at '{at}' failed to satisfy constraint: Member must have length {bound}"
+    ))
 }
 
 /// DynamoDB's envelope for constraint violations found before the request

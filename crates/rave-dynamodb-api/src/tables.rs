@@ -8,18 +8,24 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use rave_engine::IndexStatus;
 use rave_store::{
     GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, LocalSecondaryIndex,
-    MAX_LOCAL_SECONDARY_INDEXES, Projection, ScanInput, Store, TableDefinition, item_size,
+    MAX_KEY_ATTRIBUTE_NAME_BYTES, MAX_LOCAL_SECONDARY_INDEXES, Projection, ScanInput, Store,
+    TableDefinition, item_size,
 };
 use serde_json::{Value, json};
 
 use crate::DynamoApi;
 use crate::error::ApiError;
 use crate::metadata::{Billing, MetadataError, StreamViewType, TableMetadata, Throughput};
-use crate::request::{Members, check_name, missing, validation_errors};
+use crate::request::{
+    Members, check_name, length_violation, missing, name_violations, validation_errors,
+};
 
 /// The account and region in every ARN rave hands out: rave is one local
 /// database, not a region of an account.
 pub const ARN_PREFIX: &str = "arn:aws:dynamodb:local:000000000000:table/";
+
+/// Most global secondary indexes one table has (DynamoDB's default quota).
+const MAX_GLOBAL_SECONDARY_INDEXES: usize = 20;
 
 /// Most table names one ListTables page holds.
 const MAX_LIST_TABLES: i64 = 100;
@@ -42,7 +48,7 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
         "ResourcePolicy",
     ])?;
     let name = body.new_table_name()?;
-    check_index_names(body)?;
+    check_names(body)?;
     let definitions = attribute_definitions(
         body.list("AttributeDefinitions")?
             .ok_or_else(|| missing("AttributeDefinitions"))?,
@@ -88,6 +94,11 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
             key_schema: index_keys,
             projection,
         });
+    }
+    if indexes.len() > MAX_GLOBAL_SECONDARY_INDEXES {
+        return Err(ApiError::validation(format!(
+            "{INVALID}: GlobalSecondaryIndex count exceeds the per-table limit of {MAX_GLOBAL_SECONDARY_INDEXES}"
+        )));
     }
     if definitions.iter().any(|(name, _)| !used.contains(name)) {
         return Err(ApiError::validation(format!(
@@ -174,20 +185,37 @@ fn local_secondary_indexes(
     Ok(local_indexes)
 }
 
-/// The names of CreateTable's indexes, held to DynamoDB's constraints
-/// before anything else about them: the global ones' first.
-fn check_index_names(body: Members<'_>) -> Result<(), ApiError> {
+/// The names CreateTable gives (of attributes, then of indexes, the global
+/// ones first), held to DynamoDB's length and pattern constraints before
+/// anything else about them, every broken one listed.
+fn check_names(body: Members<'_>) -> Result<(), ApiError> {
+    let mut violations = Vec::new();
+    for (member, at) in [
+        ("AttributeDefinitions", "attributeDefinitions"),
+        ("KeySchema", "keySchema"),
+    ] {
+        for (position, element) in body.list(member)?.unwrap_or_default().iter().enumerate() {
+            if let Some(name) = element.get("AttributeName").and_then(Value::as_str) {
+                let at = format!("{at}.{}.member.attributeName", position + 1);
+                violations.extend(length_violation(name, &at, 1, MAX_KEY_ATTRIBUTE_NAME_BYTES));
+            }
+        }
+    }
     for (member, at) in [
         ("GlobalSecondaryIndexes", "globalSecondaryIndexes"),
         ("LocalSecondaryIndexes", "localSecondaryIndexes"),
     ] {
         for (position, index) in body.list(member)?.unwrap_or_default().iter().enumerate() {
             if let Some(name) = index.get("IndexName").and_then(Value::as_str) {
-                check_name(name, &format!("{at}.{}.member.indexName", position + 1), 3)?;
+                let at = format!("{at}.{}.member.indexName", position + 1);
+                violations.extend(name_violations(name, &at, 3));
             }
         }
     }
-    Ok(())
+    match violations.is_empty() {
+        true => Ok(()),
+        false => Err(validation_errors(&violations)),
+    }
 }
 
 fn duplicate_index(name: &str) -> ApiError {
@@ -222,6 +250,9 @@ pub async fn list_tables(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
         )));
     }
     let start = body.string("ExclusiveStartTableName")?;
+    if let Some(start) = start {
+        check_name(start, "exclusiveStartTableName", 3)?;
+    }
     let names = api.engine.table_names()?;
     let mut after_start = names
         .iter()
@@ -557,7 +588,12 @@ pub fn projection(projection: Members<'_>) -> Result<Projection, ApiError> {
         })
         .transpose()?;
     match (projection_type, attributes) {
-        ("INCLUDE", attributes) => Ok(Projection::Include(attributes.unwrap_or_default())),
+        ("INCLUDE", Some(attributes)) if !attributes.is_empty() => {
+            Ok(Projection::Include(attributes))
+        }
+        ("INCLUDE", _) => Err(ApiError::validation(format!(
+            "{INVALID}: ProjectionType is INCLUDE, but NonKeyAttributes is not specified"
+        ))),
         (other, Some(_)) => Err(ApiError::validation(format!(
             "{INVALID}: ProjectionType is {other}, but NonKeyAttributes is specified"
         ))),
@@ -628,6 +664,11 @@ pub fn stream_specification(body: Members<'_>) -> Result<Option<Option<StreamVie
         return Ok(None);
     };
     if !stream.bool("StreamEnabled")? {
+        if stream.string("StreamViewType")?.is_some() {
+            return Err(ApiError::validation(
+                "Invalid StreamViewType: Stream StreamEnabled was false but a StreamViewType was present.",
+            ));
+        }
         return Ok(Some(None));
     }
     let view = stream.choice(

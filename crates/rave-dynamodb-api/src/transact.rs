@@ -83,7 +83,10 @@ async fn check_key_types(api: &DynamoApi, actions: &[TransactWriteAction]) -> Re
                 (!key_types_fit(definition, key)).then(|| KEY_MISMATCH.to_owned())
             }
         };
-        reasons.push(mismatch.map_or(CancellationReason::None, CancellationReason::ValidationError));
+        reasons.push(mismatch.map_or(
+            CancellationReason::None,
+            CancellationReason::ValidationError,
+        ));
     }
     cancel_if_any(reasons)
 }
@@ -118,15 +121,18 @@ fn key_types_fit(definition: &TableDefinition, key: &Item) -> bool {
 /// Whether `key` is exactly the table's key: its attributes, of their types.
 fn key_fits(definition: &TableDefinition, key: &Item) -> bool {
     key.len() == definition.key_schema.attributes().count()
-        && definition
-            .key_schema
-            .attributes()
-            .all(|attr| key.get(&attr.name).is_some_and(|v| attr.key_type.matches(v)))
+        && definition.key_schema.attributes().all(|attr| {
+            key.get(&attr.name)
+                .is_some_and(|v| attr.key_type.matches(v))
+        })
 }
 
 /// The transaction cancelled when any action has a reason to be.
 fn cancel_if_any(reasons: Vec<CancellationReason>) -> Result<(), ApiError> {
-    if reasons.iter().all(|reason| *reason == CancellationReason::None) {
+    if reasons
+        .iter()
+        .all(|reason| *reason == CancellationReason::None)
+    {
         return Ok(());
     }
     Err(ApiError::from(rave_store::StoreError::TransactionCanceled(
@@ -148,8 +154,7 @@ fn put_key_mismatch(definition: &TableDefinition, item: &Item) -> Option<String>
                 )
             })
     };
-    if let Some((name, expected, actual)) = definition.key_schema.attributes().find_map(mismatch)
-    {
+    if let Some((name, expected, actual)) = definition.key_schema.attributes().find_map(mismatch) {
         return Some(format!(
             "One or more parameter values were invalid: Type mismatch for key {name} expected: {expected} actual: {actual}"
         ));

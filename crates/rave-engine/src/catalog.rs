@@ -406,10 +406,18 @@ fn check_key_value(
         }));
     }
     if len != usize::MAX && len > limit {
-        return Err(StoreError::validation(format!(
-            "One or more parameter values were invalid: Size of key {} exceeds the limit of {limit} bytes",
-            attr.name
-        )));
+        // DynamoDB's words, its missing space included.
+        return Err(StoreError::validation(
+            if limit == MAX_PARTITION_KEY_BYTES {
+                format!(
+                    "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of{limit} bytes"
+                )
+            } else {
+                format!(
+                    "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of {limit} bytes"
+                )
+            },
+        ));
     }
     Ok(())
 }

@@ -178,16 +178,7 @@ impl Operand {
             Operand::Path(p) => p.resolve(item).cloned(),
             Operand::Value(v) => Some(v.clone()),
             Operand::Size(p) => {
-                let size = match p.resolve(item)? {
-                    AttributeValue::S(s) => s.len(),
-                    AttributeValue::B(b) => b.len(),
-                    AttributeValue::L(l) => l.len(),
-                    AttributeValue::M(m) => m.len(),
-                    AttributeValue::Ss(s) => s.len(),
-                    AttributeValue::Ns(s) => s.len(),
-                    AttributeValue::Bs(s) => s.len(),
-                    _ => return None,
-                };
+                let size = size_of(p.resolve(item)?)?;
                 Some(AttributeValue::N(Number::from(size as u64)))
             }
         }
@@ -365,6 +356,21 @@ fn compare(left: Option<AttributeValue>, op: Comparator, right: Option<Attribute
         Comparator::Gt => order(&l, &r) == Some(Ordering::Greater),
         Comparator::Ge => order(&l, &r).is_some_and(Ordering::is_ge),
     }
+}
+
+/// What `size()` gives for a value: a string's or a binary's length, a
+/// collection's number of elements; nothing for the other types.
+pub(crate) fn size_of(value: &AttributeValue) -> Option<usize> {
+    Some(match value {
+        AttributeValue::S(s) => s.len(),
+        AttributeValue::B(b) => b.len(),
+        AttributeValue::L(l) => l.len(),
+        AttributeValue::M(m) => m.len(),
+        AttributeValue::Ss(s) => s.len(),
+        AttributeValue::Ns(s) => s.len(),
+        AttributeValue::Bs(s) => s.len(),
+        _ => return None,
+    })
 }
 
 /// A key condition for Query: partition key equality and an optional sort-key condition.

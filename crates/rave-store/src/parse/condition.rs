@@ -19,7 +19,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
-use crate::{AttributeType, AttributeValue, Comparator, Condition, Operand, Path, order};
+use crate::{AttributeType, AttributeValue, Comparator, Condition, Number, Operand, Path, order};
 
 use super::error::{DocumentPath, ExpressionError, ExpressionKind};
 use super::lexer::TokenKind;
@@ -203,9 +203,23 @@ impl Parser<'_, '_> {
             Term::Call(call) => {
                 let name = call.name.clone();
                 match self.call_arguments(call) {
-                    Some(args) if name == "size" => match self.path_argument(&name, &args[0]) {
-                        Some(path) => Operand::Size(path),
-                        None => stand_in(),
+                    // The size of a value is known as it is parsed.
+                    Some(args) if name == "size" => match &args[0] {
+                        Operand::Value(value) => match crate::expr::size_of(value) {
+                            Some(size) => {
+                                Operand::Value(AttributeValue::N(Number::from(size as u64)))
+                            }
+                            None => {
+                                let error =
+                                    self.operand_type("size", value.attribute_type().as_str());
+                                self.defer(error);
+                                stand_in()
+                            }
+                        },
+                        argument => match self.path_argument(&name, argument) {
+                            Some(path) => Operand::Size(path),
+                            None => stand_in(),
+                        },
                     },
                     Some(_) => {
                         self.defer(ExpressionError::MisusedFunction {

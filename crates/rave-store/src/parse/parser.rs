@@ -200,10 +200,11 @@ impl<'p, 'm> Parser<'p, 'm> {
     pub fn syntax_error(&self) -> ExpressionError {
         let kind = self.kind;
         let Some(&token) = self.tokens.get(self.pos) else {
+            // From the last token to the end of the text, spaces included.
             let near = self
                 .tokens
                 .last()
-                .map_or("", |&last| self.text(last))
+                .map_or("", |last| &self.source[last.start..])
                 .to_owned();
             return ExpressionError::Syntax {
                 kind,

@@ -354,8 +354,12 @@ fn function_errors() {
             "Operator or function requires a document path; operator or function: attribute_exists",
         ),
         (
-            "size(:s) = :one",
-            "Operator or function requires a document path; operator or function: size",
+            "size(:one) = :one",
+            "Incorrect operand type for operator or function; operator or function: size, operand type: N",
+        ),
+        (
+            "size(:yes) > :one",
+            "Incorrect operand type for operator or function; operator or function: size, operand type: BOOL",
         ),
         (
             "attribute_type(a, :typeX)",
@@ -585,7 +589,7 @@ fn key_condition_errors() {
         ),
         (
             "pk = ",
-            "Invalid KeyConditionExpression: Syntax error; token: \"<EOF>\", near: \"=\"",
+            "Invalid KeyConditionExpression: Syntax error; token: \"<EOF>\", near: \"= \"",
         ),
         (
             "",
@@ -924,4 +928,24 @@ fn length_and_nesting_are_bounded() {
         update(&calls(65)),
         Err(ExpressionError::TooDeep { .. })
     ));
+}
+
+#[test]
+fn the_size_of_a_value_is_known_as_it_is_parsed() {
+    assert_eq!(
+        condition("size(:s) = :one"),
+        Ok(Condition::compare(
+            Operand::value(1i64),
+            Comparator::Eq,
+            Operand::value(1i64)
+        ))
+    );
+    assert_eq!(
+        condition("size(:ss) < size(a)"),
+        Ok(Condition::compare(
+            Operand::value(1i64),
+            Comparator::Lt,
+            Operand::Size(Path::attr("a"))
+        ))
+    );
 }
