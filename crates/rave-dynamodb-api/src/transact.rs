@@ -66,7 +66,8 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
 /// with a ValidationError reason and every other with None, where
 /// PutItem, UpdateItem and DeleteItem refuse the request outright. A Put
 /// names the key and both types (an index's key, the first index by name
-/// whose key it is); the other actions' keys are held to the key schema.
+/// whose key it is); the other actions' keys must be the key schema's
+/// attributes, of its types.
 async fn check_key_types(api: &DynamoApi, actions: &[TransactWriteAction]) -> Result<(), ApiError> {
     let mut definitions = Definitions::default();
     let mut reasons = Vec::with_capacity(actions.len());
@@ -76,11 +77,11 @@ async fn check_key_types(api: &DynamoApi, actions: &[TransactWriteAction]) -> Re
             TransactWriteAction::Put { item, .. } => put_key_mismatch(definition, item),
             TransactWriteAction::Update { key, update, .. } => {
                 crate::items::check_index_key_update(definition, update)?;
-                (!key_types_fit(definition, key)).then(|| KEY_MISMATCH.to_owned())
+                (!key_fits(definition, key)).then(|| KEY_MISMATCH.to_owned())
             }
             TransactWriteAction::Delete { key, .. }
             | TransactWriteAction::ConditionCheck { key, .. } => {
-                (!key_types_fit(definition, key)).then(|| KEY_MISMATCH.to_owned())
+                (!key_fits(definition, key)).then(|| KEY_MISMATCH.to_owned())
             }
         };
         reasons.push(mismatch.map_or(
@@ -108,14 +109,6 @@ impl Definitions {
         };
         Ok(&self.0[position])
     }
-}
-
-/// Whether the key attributes `key` has are of the key schema's types.
-fn key_types_fit(definition: &TableDefinition, key: &Item) -> bool {
-    definition
-        .key_schema
-        .attributes()
-        .all(|attr| key.get(&attr.name).is_none_or(|v| attr.key_type.matches(v)))
 }
 
 /// Whether `key` is exactly the table's key: its attributes, of their types.

@@ -2011,3 +2011,321 @@ async fn update_table_index_changes_match_dynamodb_local() {
     ]);
     differential("indexes", steps).await;
 }
+
+/// One probe of the validation corpus: a request, and, where DynamoDB
+/// Local departs from DynamoDB, why and DynamoDB's answer (`{t}` standing
+/// for the case's table).
+struct Probe {
+    name: String,
+    step: Step,
+    documented: Option<(&'static str, Value)>,
+}
+
+fn probe(name: impl Into<String>, operation: &str, body: Value) -> Probe {
+    Probe {
+        name: name.into(),
+        step: op(operation, body),
+        documented: None,
+    }
+}
+
+/// DynamoDB's error envelope for `exception` (in the namespace a client
+/// dispatches on) with `message`.
+fn refusal(exception: &str, message: &str) -> Value {
+    let namespace = match exception {
+        "ValidationException" => "com.amazon.coral.validate",
+        _ => "com.amazonaws.dynamodb.v20120810",
+    };
+    json!({"status": 400, "body": {"__type": format!("{namespace}#{exception}"), "message": message}})
+}
+
+impl Probe {
+    /// DynamoDB refuses it with `exception` and `message`.
+    fn refused(mut self, why: &'static str, exception: &str, message: &str) -> Probe {
+        self.documented = Some((why, refusal(exception, message)));
+        self
+    }
+
+    /// DynamoDB cancels it, one ValidationError reason per action given
+    /// (`None` for an action that would have run).
+    fn cancelled(mut self, why: &'static str, reasons: &[Option<&str>]) -> Probe {
+        let codes: Vec<&str> = reasons
+            .iter()
+            .map(|r| r.map_or("None", |_| "ValidationError"))
+            .collect();
+        let mut answer = refusal(
+            "TransactionCanceledException",
+            &format!(
+                "Transaction cancelled, please refer cancellation reasons for specific reasons [{}]",
+                codes.join(", ")
+            ),
+        );
+        answer["body"]["CancellationReasons"] = reasons
+            .iter()
+            .map(|reason| match reason {
+                Some(message) => json!({"Code": "ValidationError", "Message": message}),
+                None => json!({"Code": "None"}),
+            })
+            .collect();
+        self.documented = Some((why, answer));
+        self
+    }
+}
+
+/// Runs `setup` on both servers, then each probe: rave's answer against
+/// DynamoDB Local's, or against DynamoDB's where the probe documents it.
+async fn probe_corpus(case: &'static str, setup: Vec<Step>, probes: Vec<Probe>, tables: &[&str]) {
+    let server = Server::start().await;
+    let table = unique_table(case);
+    let mut rave = Peer::new(server.url.clone());
+    let mut local = Peer::new(endpoint());
+    for step in &setup {
+        rave.run(&table, step).await;
+        local.run(&table, step).await;
+    }
+    let mut divergences = Vec::new();
+    for probe in &probes {
+        let (status, answer) = rave.run(&table, &probe.step).await;
+        let got = json!({"status": status, "body": normalise(&answer, &table, false)});
+        let (expected, whose) = match &probe.documented {
+            Some((why, answer)) => {
+                let answer: Value =
+                    serde_json::from_str(&answer.to_string().replace("{t}", &table))
+                        .unwrap_or_else(|e| panic!("{}: not JSON: {e}", probe.name));
+                (normalise(&answer, &table, false), *why)
+            }
+            None => {
+                let (status, answer) = local.run(&table, &probe.step).await;
+                (
+                    json!({"status": status, "body": normalise(&answer, &table, false)}),
+                    "DynamoDB Local",
+                )
+            }
+        };
+        if got != expected {
+            let mut paths = Vec::new();
+            differences(&got, &expected, String::new(), &mut paths);
+            divergences.push(format!(
+                "{}: {} {}\n  where: {} (rave, then {whose})",
+                probe.name,
+                probe.step.target,
+                probe.step.body,
+                paths.join("\n         ")
+            ));
+        }
+    }
+    for suffix in tables {
+        let drop = op(
+            "DeleteTable",
+            json!({"TableName": format!("{{t}}{suffix}")}),
+        );
+        local.run(&table, &drop).await;
+    }
+    server.stop().await;
+    assert!(
+        divergences.is_empty(),
+        "{case}: {} of {} probes differ\n{}",
+        divergences.len(),
+        probes.len(),
+        divergences.join("\n")
+    );
+}
+
+const INVALID_PARAMETER: &str = "One or more parameter values were invalid: ";
+const SCHEMA_MISMATCH: &str = "The provided key element does not match the schema";
+const KEY_LOOKUP: &str = "a key looked up (GetItem, DeleteItem, UpdateItem, BatchGetItem, a DeleteRequest, a transaction's Update, Delete, ConditionCheck or Get) whose attributes are not the key schema's, or of other types: \"The provided key element does not match the schema\" (for a transaction, the action's ValidationError reason); DynamoDB Local says \"The number of conditions on the keys is invalid\" or \"Type mismatch for key\"";
+const PUT_KEY_TYPE: &str = "an item's key of the wrong type: \"One or more parameter values were invalid: Type mismatch for key NAME expected: TYPE actual: TYPE\" (a transaction's Put cancels with it as the reason; a BatchWriteItem PutRequest reports \"The provided key element does not match the schema\"); DynamoDB Local leaves out the name and types or answers \"Invalid attribute value type\"";
+const BAD_NUMBER: &str = "a number that does not parse: \"The parameter cannot be converted to a numeric value: TEXT\"; DynamoDB Local says \"A value provided cannot be converted into a number\"";
+const LONG_NUMBER: &str = "Number: \"Numbers can have up to 38 digits of precision\", refused with \"Attempting to store more than 38 significant digits in a Number\"; DynamoDB Local says \"DynamoDB only supports precision up to 38 digits\"";
+
+/// The validation corpus: every data-plane operation that takes a key or an
+/// item, crossed with the ways a key can be wrong (an attribute missing or
+/// extra, a type not the schema's, a list, an empty string, numbers that do
+/// not parse, are too precise or out of range), each probe one request.
+#[tokio::test]
+async fn key_faults_across_operations_match_dynamodb() {
+    let setup = vec![op("CreateTable", keyed_table(json!({})))];
+    let good = key("a", 1);
+    // (fault, the key, what DynamoDB answers a lookup and a put: None where
+    // DynamoDB Local answers as DynamoDB does)
+    type Answer = Option<(&'static str, String)>;
+    let faults: Vec<(&str, Value, Answer, Answer)> = vec![
+        (
+            "the sort key missing",
+            json!({"pk": {"S": "a"}}),
+            Some((KEY_LOOKUP, SCHEMA_MISMATCH.to_owned())),
+            Some((
+                MISSING_KEY,
+                format!("{INVALID_PARAMETER}Missing the key sk in the item"),
+            )),
+        ),
+        (
+            "an attribute beyond the key",
+            item("a", 1, json!({"x": {"S": "y"}})),
+            Some((KEY_LOOKUP, SCHEMA_MISMATCH.to_owned())),
+            None,
+        ),
+        (
+            "the sort key a string",
+            json!({"pk": {"S": "a"}, "sk": {"S": "1"}}),
+            Some((KEY_LOOKUP, SCHEMA_MISMATCH.to_owned())),
+            Some((
+                PUT_KEY_TYPE,
+                format!("{INVALID_PARAMETER}Type mismatch for key sk expected: N actual: S"),
+            )),
+        ),
+        (
+            "the partition key a list",
+            json!({"pk": {"L": [{"S": "a"}]}, "sk": {"N": "1"}}),
+            Some((KEY_LOOKUP, SCHEMA_MISMATCH.to_owned())),
+            Some((
+                PUT_KEY_TYPE,
+                format!("{INVALID_PARAMETER}Type mismatch for key pk expected: S actual: L"),
+            )),
+        ),
+        (
+            "the partition key empty",
+            json!({"pk": {"S": ""}, "sk": {"N": "1"}}),
+            None,
+            None,
+        ),
+        (
+            "the sort key not a number",
+            json!({"pk": {"S": "a"}, "sk": {"N": "1..2"}}),
+            Some((
+                BAD_NUMBER,
+                "The parameter cannot be converted to a numeric value: 1..2".to_owned(),
+            )),
+            Some((
+                BAD_NUMBER,
+                "The parameter cannot be converted to a numeric value: 1..2".to_owned(),
+            )),
+        ),
+        (
+            "the sort key of 39 digits",
+            json!({"pk": {"S": "a"}, "sk": {"N": "123456789012345678901234567890123456789"}}),
+            Some((
+                LONG_NUMBER,
+                "Attempting to store more than 38 significant digits in a Number".to_owned(),
+            )),
+            Some((
+                LONG_NUMBER,
+                "Attempting to store more than 38 significant digits in a Number".to_owned(),
+            )),
+        ),
+        (
+            "the sort key past 1E+126",
+            json!({"pk": {"S": "a"}, "sk": {"N": "1E+126"}}),
+            None,
+            None,
+        ),
+        (
+            "the sort key below 1E-130",
+            json!({"pk": {"S": "a"}, "sk": {"N": "1E-131"}}),
+            None,
+            None,
+        ),
+    ];
+    let mut probes = Vec::new();
+    for (fault, key, lookup, put) in &faults {
+        let item = {
+            let mut item = key.clone();
+            item["v"] = json!({"S": "x"});
+            item
+        };
+        // A fault in the request's JSON is refused before any action runs;
+        // one in the key's shape or types cancels a transaction.
+        let in_json = lookup
+            .as_ref()
+            .is_some_and(|(why, _)| *why == BAD_NUMBER || *why == LONG_NUMBER);
+        let lookups = [
+            ("GetItem", json!({"TableName": "{t}", "Key": key})),
+            ("DeleteItem", json!({"TableName": "{t}", "Key": key})),
+            (
+                "UpdateItem",
+                json!({"TableName": "{t}", "Key": key, "UpdateExpression": "SET v = :v", "ExpressionAttributeValues": {":v": {"S": "x"}}}),
+            ),
+            (
+                "BatchGetItem",
+                json!({"RequestItems": {"{t}": {"Keys": [key]}}}),
+            ),
+            (
+                "BatchWriteItem",
+                json!({"RequestItems": {"{t}": [{"DeleteRequest": {"Key": key}}]}}),
+            ),
+        ];
+        for (operation, body) in lookups {
+            let mut probe = probe(format!("{operation}: {fault}"), operation, body);
+            if let Some((why, message)) = lookup {
+                probe = probe.refused(why, "ValidationException", message);
+            }
+            probes.push(probe);
+        }
+        let transactional_lookups = [
+            json!({"Update": {"TableName": "{t}", "Key": key, "UpdateExpression": "SET v = :v", "ExpressionAttributeValues": {":v": {"S": "x"}}}}),
+            json!({"Delete": {"TableName": "{t}", "Key": key}}),
+            json!({"ConditionCheck": {"TableName": "{t}", "Key": key, "ConditionExpression": "attribute_exists(v)"}}),
+        ];
+        for action in transactional_lookups {
+            // The untouched action beside it keeps the reasons positional.
+            let other = json!({"ConditionCheck": {"TableName": "{t}", "Key": good, "ConditionExpression": "attribute_not_exists(v)"}});
+            let name = format!(
+                "TransactWriteItems {}: {fault}",
+                action
+                    .as_object()
+                    .and_then(|a| a.keys().next())
+                    .map_or("", |k| k.as_str())
+            );
+            let mut probe = probe(
+                name,
+                "TransactWriteItems",
+                json!({"TransactItems": [other, action]}),
+            );
+            if let Some((why, message)) = lookup {
+                probe = match in_json {
+                    true => probe.refused(why, "ValidationException", message),
+                    false => probe.cancelled(why, &[None, Some(message)]),
+                };
+            }
+            probes.push(probe);
+        }
+        let mut get = probe(
+            format!("TransactGetItems: {fault}"),
+            "TransactGetItems",
+            json!({"TransactItems": [{"Get": {"TableName": "{t}", "Key": key}}]}),
+        );
+        if let Some((why, message)) = lookup {
+            get = match in_json {
+                true => get.refused(why, "ValidationException", message),
+                false => get.cancelled(why, &[Some(message)]),
+            };
+        }
+        probes.push(get);
+        let puts = [
+            ("PutItem", json!({"TableName": "{t}", "Item": item})),
+            (
+                "BatchWriteItem",
+                json!({"RequestItems": {"{t}": [{"PutRequest": {"Item": item}}]}}),
+            ),
+            (
+                "TransactWriteItems",
+                json!({"TransactItems": [{"Put": {"TableName": "{t}", "Item": item}}]}),
+            ),
+        ];
+        for (operation, body) in puts {
+            let mut probe = probe(format!("{operation} put: {fault}"), operation, body);
+            if let Some((why, message)) = put {
+                let type_fault = *why == PUT_KEY_TYPE;
+                probe = match operation {
+                    "BatchWriteItem" if type_fault => {
+                        probe.refused(why, "ValidationException", SCHEMA_MISMATCH)
+                    }
+                    "TransactWriteItems" if type_fault => probe.cancelled(why, &[Some(message)]),
+                    _ => probe.refused(why, "ValidationException", message),
+                };
+            }
+            probes.push(probe);
+        }
+    }
+    probe_corpus("keys", setup, probes, &[""]).await;
+}
