@@ -2329,3 +2329,250 @@ async fn key_faults_across_operations_match_dynamodb() {
     }
     probe_corpus("keys", setup, probes, &[""]).await;
 }
+
+fn nested(depth: usize) -> Value {
+    (0..depth).fold(json!({"S": "x"}), |inner, _| json!({"L": [inner]}))
+}
+
+const DUPLICATE_SET: &str = "a set with one member twice: \"One or more parameter values were invalid: Input collection [MEMBERS] contains duplicates.\" (with the period); DynamoDB Local leaves the period out";
+const UPDATE_TOO_LARGE: &str = "an UpdateItem whose item would pass 400 KB: \"Item size to update has exceeded the maximum allowed size\"";
+const EMPTY_NAME: &str = "an attribute with an empty name: \"One or more parameter values were invalid: An AttributeValue may not contain an empty attribute name\"; DynamoDB Local says \"Empty attribute name\"";
+const LONG_NAME: &str = "attribute names are at most 64 KB long: \"One or more parameter values were invalid: Attribute name is too large, must be less than 65536 bytes\"; DynamoDB Local fails with a 500";
+const KEY_SIZE: &str = "a partition key of at most 2048 bytes: \"One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes\"; DynamoDB Local words the partition and sort key limits in one sentence";
+const MIXED: &str = "a request with both legacy and expression parameters: \"Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {LEGACY} Expression parameters: {EXPRESSIONS}\"; DynamoDB Local ignores the legacy KeyConditions beside a FilterExpression";
+const SEGMENT_RANGE: &str = "Segment: \"The value of Segment must be greater than or equal to 0, and less than the value provided for TotalSegments\", in DynamoDB's own message; DynamoDB Local reports a constraint on the member";
+const START_KEY: &str = "ExclusiveStartKey is \"the primary key of the first item that this operation will evaluate\": one that is not a key of the table is refused with \"The provided starting key is invalid: REASON\"; DynamoDB Local leaves the prefix out";
+
+/// Items and requests that DynamoDB refuses whatever their key: sets empty
+/// or repeating a member, nesting past 32 levels, items past 400 KB, bad
+/// attribute names, keys too long, expression placeholders unused or
+/// undefined, reserved words, syntax errors, operands of the wrong type,
+/// Limit, Segment, ExclusiveStartKey, ConsistentRead on a global index, and
+/// the legacy parameters, alone and beside expressions.
+#[tokio::test]
+async fn item_and_request_faults_match_dynamodb() {
+    let setup = vec![
+        op(
+            "CreateTable",
+            keyed_table(json!({
+                "AttributeDefinitions": [
+                    {"AttributeName": "pk", "AttributeType": "S"},
+                    {"AttributeName": "sk", "AttributeType": "N"},
+                    {"AttributeName": "g", "AttributeType": "S"},
+                ],
+                "GlobalSecondaryIndexes": [{
+                    "IndexName": "byG",
+                    "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "KEYS_ONLY"},
+                }],
+            })),
+        ),
+        op(
+            "PutItem",
+            json!({"TableName": "{t}", "Item": item("a", 1, json!({"g": {"S": "x"}, "n": {"N": "1"}}))}),
+        ),
+    ];
+    let big = "x".repeat(400 * 1024);
+    // What an item may not hold, each in every write that carries an item.
+    let item_faults: Vec<(&str, Value, Option<(&'static str, String)>)> = vec![
+        ("an empty string set", json!({"x": {"SS": []}}), None),
+        ("an empty binary set", json!({"x": {"BS": []}}), None),
+        (
+            "a string set repeating a member",
+            json!({"x": {"SS": ["a", "a"]}}),
+            Some((
+                DUPLICATE_SET,
+                format!("{INVALID_PARAMETER}Input collection [a, a] contains duplicates."),
+            )),
+        ),
+        (
+            "a number set repeating a number",
+            json!({"x": {"NS": ["1", "1.0"]}}),
+            None,
+        ),
+        ("nesting 32 levels", json!({"x": nested(31)}), None),
+        ("nesting 33 levels", json!({"x": nested(32)}), None),
+        ("a string of 400 KB", json!({"x": {"S": big}}), None),
+        ("an empty string", json!({"x": {"S": ""}}), None),
+        ("a number past 1E+126", json!({"x": {"N": "-1E+126"}}), None),
+        (
+            "an attribute with an empty name",
+            json!({"": {"S": "x"}}),
+            Some((
+                EMPTY_NAME,
+                format!(
+                    "{INVALID_PARAMETER}An AttributeValue may not contain an empty attribute name"
+                ),
+            )),
+        ),
+    ];
+    let mut probes = Vec::new();
+    for (fault, extra, documented) in &item_faults {
+        let full = item("b", 2, extra.clone());
+        let writes = [
+            ("PutItem", json!({"TableName": "{t}", "Item": full})),
+            (
+                "BatchWriteItem",
+                json!({"RequestItems": {"{t}": [{"PutRequest": {"Item": full}}]}}),
+            ),
+            (
+                "TransactWriteItems",
+                json!({"TransactItems": [{"Put": {"TableName": "{t}", "Item": full}}]}),
+            ),
+        ];
+        for (operation, body) in writes {
+            let mut probe = probe(format!("{operation}: {fault}"), operation, body);
+            if let Some((why, message)) = documented {
+                probe = probe.refused(why, "ValidationException", message);
+            }
+            probes.push(probe);
+        }
+    }
+    let long_name = "a".repeat(65536);
+    let invalid = |reason: &str| format!("{INVALID_PARAMETER}{reason}");
+    let too_long = invalid("Size of hashkey has exceeded the maximum size limit of2048 bytes");
+    probes.extend([
+        probe(
+            "UpdateItem: an item past 400 KB",
+            "UpdateItem",
+            json!({"TableName": "{t}", "Key": key("a", 1), "UpdateExpression": "SET x = :x", "ExpressionAttributeValues": {":x": {"S": big}}}),
+        )
+        .refused(UPDATE_TOO_LARGE, "ValidationException", "Item size to update has exceeded the maximum allowed size"),
+        probe("PutItem: a name of 64 KB", "PutItem", json!({"TableName": "{t}", "Item": item("b", 2, json!({long_name: {"S": "x"}}))}))
+            .refused(LONG_NAME, "ValidationException", &invalid("Attribute name is too large, must be less than 65536 bytes")),
+        probe("PutItem: a partition key of 2049 bytes", "PutItem", json!({"TableName": "{t}", "Item": {"pk": {"S": "a".repeat(2049)}, "sk": {"N": "1"}}}))
+            .refused(KEY_SIZE, "ValidationException", &too_long),
+        probe("GetItem: a partition key of 2049 bytes", "GetItem", json!({"TableName": "{t}", "Key": {"pk": {"S": "a".repeat(2049)}, "sk": {"N": "1"}}}))
+            .refused(KEY_SIZE, "ValidationException", &too_long),
+        probe("PutItem: a partition key of 2048 bytes", "PutItem", json!({"TableName": "{t}", "Item": {"pk": {"S": "a".repeat(2048)}, "sk": {"N": "1"}}})),
+    ]);
+    // Expressions and their placeholders, in a write's condition and in a
+    // Scan's filter.
+    let conditions: Vec<(&str, Value)> = vec![
+        (
+            "an unused name",
+            json!({"ConditionExpression": "attribute_exists(pk)", "ExpressionAttributeNames": {"#a": "a"}}),
+        ),
+        (
+            "an unused value",
+            json!({"ConditionExpression": "attribute_exists(pk)", "ExpressionAttributeValues": {":a": {"S": "a"}}}),
+        ),
+        (
+            "an undefined value",
+            json!({"ConditionExpression": "pk = :a"}),
+        ),
+        (
+            "an undefined name",
+            json!({"ConditionExpression": "#a = :a", "ExpressionAttributeValues": {":a": {"S": "a"}}}),
+        ),
+        (
+            "a reserved word",
+            json!({"ConditionExpression": "attribute_exists(name)"}),
+        ),
+        (
+            "a syntax error at the start",
+            json!({"ConditionExpression": ") pk = :a", "ExpressionAttributeValues": {":a": {"S": "a"}}}),
+        ),
+        (
+            "a syntax error inside",
+            json!({"ConditionExpression": "pk == :a", "ExpressionAttributeValues": {":a": {"S": "a"}}}),
+        ),
+        (
+            "a syntax error at the end",
+            json!({"ConditionExpression": "pk = "}),
+        ),
+        (
+            "begins_with of a number",
+            json!({"ConditionExpression": "begins_with(pk, :a)", "ExpressionAttributeValues": {":a": {"N": "1"}}}),
+        ),
+        (
+            "size of a boolean",
+            json!({"ConditionExpression": "size(:a) > :b", "ExpressionAttributeValues": {":a": {"BOOL": true}, ":b": {"N": "1"}}}),
+        ),
+        (
+            "size of a string value",
+            json!({"ConditionExpression": "size(:a) > :b", "ExpressionAttributeValues": {":a": {"S": "abc"}, ":b": {"N": "1"}}}),
+        ),
+        (
+            "a comparison of two values",
+            json!({"ConditionExpression": ":a = :b", "ExpressionAttributeValues": {":a": {"S": "a"}, ":b": {"S": "a"}}}),
+        ),
+        ("an empty expression", json!({"ConditionExpression": ""})),
+        (
+            "names without an expression",
+            json!({"ExpressionAttributeNames": {"#a": "a"}}),
+        ),
+    ];
+    for (fault, members) in conditions {
+        let mut write = json!({"TableName": "{t}", "Item": item("c", 3, json!({}))});
+        // Counted: a Scan's order is each server's own.
+        let mut read = json!({"TableName": "{t}", "Select": "COUNT"});
+        if let (Value::Object(write), Value::Object(read), Value::Object(members)) =
+            (&mut write, &mut read, members)
+        {
+            for (member, value) in members {
+                read.insert(member.replace("Condition", "Filter"), value.clone());
+                write.insert(member, value);
+            }
+        }
+        probes.push(probe(format!("PutItem: {fault}"), "PutItem", write));
+        probes.push(probe(format!("Scan: {fault}"), "Scan", read));
+    }
+    let query = |extra: Value| {
+        let mut body = json!({"TableName": "{t}", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "a"}}});
+        if let (Value::Object(body), Value::Object(extra)) = (&mut body, extra) {
+            body.extend(extra);
+        }
+        body
+    };
+    probes.extend([
+        probe("Query: Limit 0", "Query", query(json!({"Limit": 0}))).refused(
+            QUERY_LIMIT_RANGE,
+            "ValidationException",
+            "1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
+        ),
+        probe("Scan: Limit -5", "Scan", json!({"TableName": "{t}", "Limit": -5})).refused(
+            LIMIT_RANGE,
+            "ValidationException",
+            "1 validation error detected: Value '-5' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
+        ),
+        probe("Scan: Segment equal to TotalSegments", "Scan", json!({"TableName": "{t}", "Segment": 4, "TotalSegments": 4})).refused(
+            SEGMENT_RANGE,
+            "ValidationException",
+            "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: 4 is not less than TotalSegments: 4",
+        ),
+        probe("Scan: a start key with an attribute beyond the key", "Scan", json!({"TableName": "{t}", "ExclusiveStartKey": item("a", 1, json!({"x": {"S": "y"}}))}))
+            .refused(START_KEY, "ValidationException", "The provided starting key is invalid: Exclusive Start Key must have same size as table's key schema"),
+        probe("Query: a start key of another partition", "Query", query(json!({"ExclusiveStartKey": key("b", 1)}))),
+        probe("Query: ConsistentRead on a global index", "Query", json!({"TableName": "{t}", "IndexName": "byG", "KeyConditionExpression": "g = :g", "ExpressionAttributeValues": {":g": {"S": "x"}}, "ConsistentRead": true})),
+        probe("Scan: ConsistentRead on a global index", "Scan", json!({"TableName": "{t}", "IndexName": "byG", "ConsistentRead": true})),
+        probe("Query: an index that does not exist", "Query", json!({"TableName": "{t}", "IndexName": "nope", "KeyConditionExpression": "g = :g", "ExpressionAttributeValues": {":g": {"S": "x"}}})),
+        probe("Query: a filter on what a global index does not project", "Query", json!({"TableName": "{t}", "IndexName": "byG", "KeyConditionExpression": "g = :g", "FilterExpression": "n > :n", "ExpressionAttributeValues": {":g": {"S": "x"}, ":n": {"N": "0"}}})),
+        probe("Query: Select COUNT with a projection", "Query", query(json!({"Select": "COUNT", "ProjectionExpression": "n"}))),
+        probe("Query: ALL_PROJECTED_ATTRIBUTES of the table", "Query", query(json!({"Select": "ALL_PROJECTED_ATTRIBUTES"}))),
+        probe("Query: the partition key empty", "Query", json!({"TableName": "{t}", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": ""}}})),
+    ]);
+    // The legacy parameters, alone and beside expressions.
+    let eq = |value: Value| json!({"ComparisonOperator": "EQ", "AttributeValueList": [value]});
+    probes.extend([
+        probe("GetItem: AttributesToGet", "GetItem", json!({"TableName": "{t}", "Key": key("a", 1), "AttributesToGet": ["n", "missing"]})),
+        probe("PutItem: Expected that fails", "PutItem", json!({"TableName": "{t}", "Item": key("a", 1), "Expected": {"n": {"Value": {"N": "2"}}}})),
+        probe("PutItem: Expected OR", "PutItem", json!({"TableName": "{t}", "Item": item("a", 1, json!({"n": {"N": "1"}, "g": {"S": "x"}})), "Expected": {"n": eq(json!({"N": "1"})), "x": {"Exists": true, "Value": {"S": "y"}}}, "ConditionalOperator": "OR"})),
+        probe("PutItem: Expected and a ConditionExpression", "PutItem", json!({"TableName": "{t}", "Item": key("a", 1), "Expected": {"pk": {"Exists": false}}, "ConditionExpression": "attribute_not_exists(pk)"})),
+        probe("UpdateItem: AttributeUpdates", "UpdateItem", json!({"TableName": "{t}", "Key": key("a", 1), "AttributeUpdates": {"n": {"Action": "ADD", "Value": {"N": "2"}}, "s": {"Action": "PUT", "Value": {"SS": ["a", "b"]}}}, "ReturnValues": "ALL_NEW"})),
+        probe("UpdateItem: AttributeUpdates deleting from a set", "UpdateItem", json!({"TableName": "{t}", "Key": key("a", 1), "AttributeUpdates": {"s": {"Action": "DELETE", "Value": {"SS": ["a"]}}}, "ReturnValues": "UPDATED_NEW"})),
+        probe("UpdateItem: AttributeUpdates and an UpdateExpression", "UpdateItem", json!({"TableName": "{t}", "Key": key("a", 1), "AttributeUpdates": {"n": {"Action": "PUT", "Value": {"N": "2"}}}, "UpdateExpression": "SET n = :n", "ExpressionAttributeValues": {":n": {"N": "2"}}})),
+        probe("DeleteItem: Expected NOT_NULL", "DeleteItem", json!({"TableName": "{t}", "Key": key("z", 9), "Expected": {"n": {"ComparisonOperator": "NOT_NULL"}}})),
+        probe("Query: KeyConditions", "Query", json!({"TableName": "{t}", "KeyConditions": {"sk": {"ComparisonOperator": "BETWEEN", "AttributeValueList": [{"N": "0"}, {"N": "5"}]}, "pk": eq(json!({"S": "a"}))}})),
+        probe("Query: KeyConditions and a QueryFilter", "Query", json!({"TableName": "{t}", "KeyConditions": {"pk": eq(json!({"S": "a"}))}, "QueryFilter": {"n": {"ComparisonOperator": "GE", "AttributeValueList": [{"N": "2"}]}}})),
+        probe("Query: KeyConditions and a KeyConditionExpression", "Query", json!({"TableName": "{t}", "KeyConditions": {"pk": eq(json!({"S": "a"}))}, "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "a"}}})),
+        probe("Query: KeyConditions and a FilterExpression", "Query", json!({"TableName": "{t}", "KeyConditions": {"pk": eq(json!({"S": "a"}))}, "FilterExpression": "n = :n", "ExpressionAttributeValues": {":n": {"N": "1"}}}))
+            .refused(MIXED, "ValidationException", "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {KeyConditions} Expression parameters: {FilterExpression}"),
+        probe("Scan: ScanFilter", "Scan", json!({"TableName": "{t}", "ScanFilter": {"n": {"ComparisonOperator": "IN", "AttributeValueList": [{"N": "1"}, {"N": "3"}]}}})),
+        probe("Scan: ScanFilter with Select COUNT", "Scan", json!({"TableName": "{t}", "ScanFilter": {"g": {"ComparisonOperator": "BEGINS_WITH", "AttributeValueList": [{"S": "x"}]}}, "Select": "COUNT"})),
+        probe("Scan: ScanFilter and a FilterExpression", "Scan", json!({"TableName": "{t}", "ScanFilter": {"n": eq(json!({"N": "1"}))}, "FilterExpression": "n = :n", "ExpressionAttributeValues": {":n": {"N": "1"}}})),
+        probe("Scan: ConditionalOperator without a filter", "Scan", json!({"TableName": "{t}", "ConditionalOperator": "AND"})),
+        probe("BatchGetItem: AttributesToGet", "BatchGetItem", json!({"RequestItems": {"{t}": {"Keys": [key("a", 1)], "AttributesToGet": ["g"]}}})),
+    ]);
+    probe_corpus("requests", setup, probes, &[""]).await;
+}
