@@ -2040,10 +2040,15 @@ fn refusal(exception: &str, message: &str) -> Value {
 }
 
 impl Probe {
-    /// DynamoDB refuses it with `exception` and `message`.
-    fn refused(mut self, why: &'static str, exception: &str, message: &str) -> Probe {
-        self.documented = Some((why, refusal(exception, message)));
+    /// DynamoDB answers it with `answer` (its status and body).
+    fn answered(mut self, why: &'static str, answer: Value) -> Probe {
+        self.documented = Some((why, answer));
         self
+    }
+
+    /// DynamoDB refuses it with `exception` and `message`.
+    fn refused(self, why: &'static str, exception: &str, message: &str) -> Probe {
+        self.answered(why, refusal(exception, message))
     }
 
     /// DynamoDB cancels it, one ValidationError reason per action given
@@ -2575,4 +2580,115 @@ async fn item_and_request_faults_match_dynamodb() {
         probe("BatchGetItem: AttributesToGet", "BatchGetItem", json!({"RequestItems": {"{t}": {"Keys": [key("a", 1)], "AttributesToGet": ["g"]}}})),
     ]);
     probe_corpus("requests", setup, probes, &[""]).await;
+}
+
+const NAME_CONSTRAINT: &str = "table and index names: \"Length Constraints: Minimum length of 3. Maximum length of 255. Pattern: [a-zA-Z0-9_.-]+\", each broken constraint in DynamoDB's \"N validation error(s) detected\" form; DynamoDB Local answers one sentence for all";
+const KEY_SCHEMA: &str = "KeySchema: \"Array Members: Minimum number of 1 item. Maximum number of 2 items\", a HASH key then a RANGE key, each defined in AttributeDefinitions, which defines nothing else; DynamoDB words its refusals \"Invalid KeySchema: ...\" and \"One or more parameter values were invalid: ...\"";
+const BILLING: &str = "BillingMode: PROVISIONED \"requires ProvisionedThroughput\", PAY_PER_REQUEST refuses it: \"One or more parameter values were invalid: ...\"; DynamoDB Local accepts units on an on-demand table and words the others its own way";
+const INDEX_LIMITS: &str = "quotas: 20 global and 5 local secondary indexes per table, and projections as the Projection shape describes them (NonKeyAttributes with INCLUDE only, and then required): \"One or more parameter values were invalid: ...\"";
+const LIST_LIMIT: &str = "ListTables: \"Limit: Valid Range: Minimum value of 1. Maximum value of 100\", and ExclusiveStartTableName a table name (3 to 255 characters of [a-zA-Z0-9_.-]), in DynamoDB's \"1 validation error detected\" form";
+
+/// The control plane's refusals: CreateTable with bad names, attribute
+/// definitions and key schemas, billing settings, too many indexes and bad
+/// projections; DescribeTable and DeleteTable of a missing table, a table
+/// deleted twice; ListTables' limits and paging.
+#[tokio::test]
+async fn control_plane_faults_match_dynamodb() {
+    let defined = |pairs: &[(&str, &str)]| -> Value {
+        pairs
+            .iter()
+            .map(|(name, kind)| json!({"AttributeName": name, "AttributeType": kind}))
+            .collect()
+    };
+    let schema = |pairs: &[(&str, &str)]| -> Value {
+        pairs
+            .iter()
+            .map(|(name, role)| json!({"AttributeName": name, "KeyType": role}))
+            .collect()
+    };
+    let table = |suffix: &str, extra: Value| {
+        let mut body = json!({
+            "TableName": format!("{{t}}{suffix}"),
+            "AttributeDefinitions": defined(&[("pk", "S")]),
+            "KeySchema": schema(&[("pk", "HASH")]),
+            "BillingMode": "PAY_PER_REQUEST",
+        });
+        if let (Value::Object(body), Value::Object(extra)) = (&mut body, extra) {
+            body.extend(extra);
+        }
+        body
+    };
+    let global = |name: &str, projection: Value| json!({"IndexName": name, "KeySchema": schema(&[("pk", "HASH")]), "Projection": projection});
+    let invalid = |reason: &str| format!("{INVALID_PARAMETER}{reason}");
+    let long = "a".repeat(256);
+    let probes = vec![
+        probe("CreateTable: a name with a space", "CreateTable", table("", json!({"TableName": "bad name!"})))
+            .refused(NAME_CONSTRAINT, "ValidationException", "1 validation error detected: Value 'bad name!' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"),
+        probe("CreateTable: a name of 256 characters", "CreateTable", table("", json!({"TableName": long})))
+            .refused(NAME_CONSTRAINT, "ValidationException", &format!("1 validation error detected: Value '{long}' at 'tableName' failed to satisfy constraint: Member must have length less than or equal to 255")),
+        probe("CreateTable: an empty name", "CreateTable", table("", json!({"TableName": ""})))
+            .refused(NAME_CONSTRAINT, "ValidationException", "2 validation errors detected: Value '' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; Value '' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 3"),
+        probe("CreateTable: an index name of one character", "CreateTable", table("-a", json!({"GlobalSecondaryIndexes": [global("g", json!({"ProjectionType": "ALL"}))]})))
+            .refused(NAME_CONSTRAINT, "ValidationException", "1 validation error detected: Value 'g' at 'globalSecondaryIndexes.1.member.indexName' failed to satisfy constraint: Member must have length greater than or equal to 3"),
+        probe("CreateTable: one attribute defined twice", "CreateTable", table("-b", json!({"AttributeDefinitions": defined(&[("pk", "S"), ("pk", "S")])})))
+            .refused(KEY_SCHEMA, "ValidationException", &invalid("Cannot have two attributes with the same name")),
+        probe("CreateTable: an attribute no key uses", "CreateTable", table("-c", json!({"AttributeDefinitions": defined(&[("pk", "S"), ("x", "S")])})))
+            .refused(KEY_SCHEMA, "ValidationException", &invalid("Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions")),
+        probe("CreateTable: a key not defined", "CreateTable", table("-d", json!({"AttributeDefinitions": defined(&[("x", "S")])})))
+            .refused(KEY_SCHEMA, "ValidationException", &invalid("Some index key attributes are not defined in AttributeDefinitions. Keys: [pk], AttributeDefinitions: [x]")),
+        probe("CreateTable: two HASH keys", "CreateTable", table("-e", json!({"AttributeDefinitions": defined(&[("pk", "S"), ("x", "S")]), "KeySchema": schema(&[("pk", "HASH"), ("x", "HASH")])})))
+            .refused(KEY_SCHEMA, "ValidationException", "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type"),
+        probe("CreateTable: a RANGE key first", "CreateTable", table("-f", json!({"KeySchema": schema(&[("pk", "RANGE")])})))
+            .refused(KEY_SCHEMA, "ValidationException", "Invalid KeySchema: The first KeySchemaElement is not a HASH key type"),
+        probe("CreateTable: the HASH key twice", "CreateTable", table("-g", json!({"KeySchema": schema(&[("pk", "HASH"), ("pk", "RANGE")])})))
+            .refused(KEY_SCHEMA, "ValidationException", "Invalid KeySchema: Some index key attribute have no definition"),
+        probe("CreateTable: an empty key schema", "CreateTable", table("-h", json!({"KeySchema": []})))
+            .refused(KEY_SCHEMA, "ValidationException", "1 validation error detected: Value '[]' at 'keySchema' failed to satisfy constraint: Member must have length greater than or equal to 1"),
+        probe("CreateTable: a key type that does not exist", "CreateTable", table("-i", json!({"KeySchema": schema(&[("pk", "PRIMARY")])})))
+            .refused(KEY_SCHEMA, "ValidationException", "1 validation error detected: Value 'PRIMARY' at 'keySchema.1.member.keyType' failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]"),
+        probe("CreateTable: an attribute type that does not exist", "CreateTable", table("-j", json!({"AttributeDefinitions": defined(&[("pk", "BOOL")])})))
+            .refused(KEY_SCHEMA, "ValidationException", "1 validation error detected: Value 'BOOL' at 'attributeDefinitions.1.member.attributeType' failed to satisfy constraint: Member must satisfy enum value set: [B, N, S]"),
+        probe("CreateTable: units on an on-demand table", "CreateTable", table("-k", json!({"ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}})))
+            .refused(BILLING, "ValidationException", &invalid("Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST")),
+        probe("CreateTable: provisioned without units", "CreateTable", table("-l", json!({"BillingMode": "PROVISIONED"})))
+            .refused(BILLING, "ValidationException", &invalid("ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED")),
+        probe("CreateTable: 21 global indexes", "CreateTable", table("-m", json!({"GlobalSecondaryIndexes": (0..21).map(|n| global(&format!("index{n:02}"), json!({"ProjectionType": "KEYS_ONLY"}))).collect::<Vec<_>>()})))
+            .refused(INDEX_LIMITS, "ValidationException", &invalid("GlobalSecondaryIndex count exceeds the per-table limit of 20")),
+        probe("CreateTable: INCLUDE without attributes", "CreateTable", table("-n", json!({"GlobalSecondaryIndexes": [global("byPk", json!({"ProjectionType": "INCLUDE"}))]})))
+            .refused(INDEX_LIMITS, "ValidationException", &invalid("ProjectionType is INCLUDE, but NonKeyAttributes is not specified")),
+        probe("CreateTable: KEYS_ONLY with attributes", "CreateTable", table("-o", json!({"GlobalSecondaryIndexes": [global("byPk", json!({"ProjectionType": "KEYS_ONLY", "NonKeyAttributes": ["x"]}))]})))
+            .refused(INDEX_LIMITS, "ValidationException", &invalid("ProjectionType is KEYS_ONLY, but NonKeyAttributes is specified")),
+        probe("DescribeTable: a missing table", "DescribeTable", json!({"TableName": "{t}-missing"}))
+            .refused(NOT_FOUND, "ResourceNotFoundException", "Requested resource not found: Table: {t}-missing not found"),
+        probe("CreateTable", "CreateTable", table("", json!({}))),
+        probe("DeleteTable", "DeleteTable", json!({"TableName": "{t}"}))
+            .answered(DELETING, json!({"status": 200, "body": {"TableDescription": {
+                "AttributeDefinitions": defined(&[("pk", "S")]),
+                "BillingModeSummary": {"BillingMode": "PAY_PER_REQUEST"},
+                "DeletionProtectionEnabled": false,
+                "KeySchema": schema(&[("pk", "HASH")]),
+                "ProvisionedThroughput": {"NumberOfDecreasesToday": 0, "ReadCapacityUnits": 0, "WriteCapacityUnits": 0},
+                "TableName": "{t}",
+                "TableStatus": "DELETING",
+            }}})),
+        probe("DeleteTable: the table again", "DeleteTable", json!({"TableName": "{t}"}))
+            .refused(NOT_FOUND, "ResourceNotFoundException", "Requested resource not found: Table: {t} not found"),
+        probe("ListTables: Limit 0", "ListTables", json!({"Limit": 0}))
+            .refused(LIST_LIMIT, "ValidationException", "1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1"),
+        probe("ListTables: Limit 101", "ListTables", json!({"Limit": 101}))
+            .refused(LIST_LIMIT, "ValidationException", "1 validation error detected: Value '101' at 'limit' failed to satisfy constraint: Member must have value less than or equal to 100"),
+        probe("ListTables: a start name that is no table name", "ListTables", json!({"ExclusiveStartTableName": "a b"}))
+            .refused(LIST_LIMIT, "ValidationException", "1 validation error detected: Value 'a b' at 'exclusiveStartTableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"),
+        probe("ListTables: one a page", "ListTables", json!({"Limit": 1, "ExclusiveStartTableName": "{t}"})),
+    ];
+    probe_corpus(
+        "tables",
+        Vec::new(),
+        probes,
+        &[
+            "", "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-i", "-j", "-k", "-l", "-m", "-n",
+            "-o",
+        ],
+    )
+    .await;
 }
