@@ -2137,6 +2137,10 @@ async fn probe_corpus(case: &'static str, setup: Vec<Step>, probes: Vec<Probe>, 
 }
 
 const INVALID_PARAMETER: &str = "One or more parameter values were invalid: ";
+
+/// Why DynamoDB Local is not the reference and DynamoDB's message; `None`
+/// where DynamoDB Local answers as DynamoDB does.
+type Answer = Option<(&'static str, String)>;
 const SCHEMA_MISMATCH: &str = "The provided key element does not match the schema";
 const KEY_LOOKUP: &str = "a key looked up (GetItem, DeleteItem, UpdateItem, BatchGetItem, a DeleteRequest, a transaction's Update, Delete, ConditionCheck or Get) whose attributes are not the key schema's, or of other types: \"The provided key element does not match the schema\" (for a transaction, the action's ValidationError reason); DynamoDB Local says \"The number of conditions on the keys is invalid\" or \"Type mismatch for key\"";
 const PUT_KEY_TYPE: &str = "an item's key of the wrong type: \"One or more parameter values were invalid: Type mismatch for key NAME expected: TYPE actual: TYPE\" (a transaction's Put cancels with it as the reason; a BatchWriteItem PutRequest reports \"The provided key element does not match the schema\"); DynamoDB Local leaves out the name and types or answers \"Invalid attribute value type\"";
@@ -2151,9 +2155,7 @@ const LONG_NUMBER: &str = "Number: \"Numbers can have up to 38 digits of precisi
 async fn key_faults_across_operations_match_dynamodb() {
     let setup = vec![op("CreateTable", keyed_table(json!({})))];
     let good = key("a", 1);
-    // (fault, the key, what DynamoDB answers a lookup and a put: None where
-    // DynamoDB Local answers as DynamoDB does)
-    type Answer = Option<(&'static str, String)>;
+    // (fault, the key, what DynamoDB answers a lookup and a put)
     let faults: Vec<(&str, Value, Answer, Answer)> = vec![
         (
             "the sort key missing",
@@ -2379,7 +2381,7 @@ async fn item_and_request_faults_match_dynamodb() {
     ];
     let big = "x".repeat(400 * 1024);
     // What an item may not hold, each in every write that carries an item.
-    let item_faults: Vec<(&str, Value, Option<(&'static str, String)>)> = vec![
+    let item_faults: Vec<(&str, Value, Answer)> = vec![
         ("an empty string set", json!({"x": {"SS": []}}), None),
         ("an empty binary set", json!({"x": {"BS": []}}), None),
         (
