@@ -15,7 +15,10 @@ const GIGABYTE: u64 = 1 << 30;
 
 /// Whether the request asked for `ItemCollectionMetrics` (SIZE).
 pub fn asked(body: Members<'_>) -> Result<bool, ApiError> {
-    Ok(body.choice("ReturnItemCollectionMetrics", &["SIZE", "NONE"])? == Some("SIZE"))
+    Ok(body.choice(
+        "ReturnItemCollectionMetrics",
+        &crate::request::COLLECTION_METRICS,
+    )? == Some("SIZE"))
 }
 
 /// One collection's metrics: its partition key and `SizeEstimateRangeGB`,

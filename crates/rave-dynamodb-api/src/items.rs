@@ -12,12 +12,12 @@ use crate::collections;
 use crate::error::ApiError;
 use crate::expressions::{Placeholders, on_condition_failure, read_expressions, write_condition};
 use crate::legacy;
-use crate::request::{CapacityDetail, Members};
+use crate::request::{CapacityDetail, Members, RETURN_VALUES};
 use crate::wire::item_to_json;
 
 pub async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
-    let detail = body.capacity_detail()?;
     let table = body.table_name()?.to_owned();
+    let detail = body.capacity_detail()?;
     let key = body.required_item("Key")?;
     let projection = read_expressions(body, None)?.projection;
     let output = api
@@ -42,8 +42,9 @@ pub async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiEr
 }
 
 pub async fn put_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
-    let detail = body.capacity_detail()?;
     let table = body.table_name()?.to_owned();
+    body.check_write_enums()?;
+    let detail = body.capacity_detail()?;
     let item = body.required_item("Item")?;
     let return_values = body.return_values("PutItem")?;
     let metrics = collections::asked(body)?;
@@ -68,8 +69,9 @@ pub async fn put_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiEr
 }
 
 pub async fn delete_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
-    let detail = body.capacity_detail()?;
     let table = body.table_name()?.to_owned();
+    body.check_write_enums()?;
+    let detail = body.capacity_detail()?;
     let key = body.required_item("Key")?;
     let return_values = body.return_values("DeleteItem")?;
     let metrics = collections::asked(body)?;
@@ -99,17 +101,15 @@ pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
         &["AttributeUpdates", "Expected", "ConditionalOperator"],
         &["UpdateExpression", "ConditionExpression"],
     )?;
+    let table = body.table_name()?.to_owned();
+    // UpdateItem reports the first bad enum only, ReturnValues first.
+    let returned = body
+        .choice("ReturnValues", &RETURN_VALUES)?
+        .unwrap_or("NONE");
     let on_failure = on_condition_failure(body)?;
     let detail = body.capacity_detail()?;
     let metrics = collections::asked(body)?;
-    let table = body.table_name()?.to_owned();
     let key = body.required_item("Key")?;
-    let returned = body
-        .choice(
-            "ReturnValues",
-            &["NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"],
-        )?
-        .unwrap_or("NONE");
     let placeholders = Placeholders::read(body)?;
     let mut parser = placeholders.parser()?;
     // Without an UpdateExpression DynamoDB writes the bare key: an update

@@ -13,8 +13,8 @@ use crate::request::{CapacityDetail, Members, validation_errors};
 use crate::wire::item_to_json;
 
 pub async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
-    let detail = body.capacity_detail()?;
     let table = body.table_name()?;
+    let detail = body.capacity_detail()?;
     let expressions = read_expressions(body, Some("QueryFilter"))?;
     let select = select(body)?;
     let key_condition = expressions.key_condition.ok_or_else(|| {
@@ -42,8 +42,8 @@ pub async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError
 }
 
 pub async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
-    let detail = body.capacity_detail()?;
     let mut input = ScanInput::new(body.table_name()?);
+    let detail = body.capacity_detail()?;
     let expressions = read_expressions(body, Some("ScanFilter"))?;
     if expressions.key_condition.is_some() {
         return Err(ApiError::validation(
