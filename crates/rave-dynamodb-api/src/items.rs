@@ -181,7 +181,9 @@ pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
 }
 
 /// The engine's refusal of an item past 400 KB.
-const ITEM_TOO_LARGE: &str = "Item size has exceeded the maximum allowed size";
+pub const ITEM_TOO_LARGE: &str = "Item size has exceeded the maximum allowed size";
+/// DynamoDB's, when an update made it so.
+pub const UPDATE_TOO_LARGE: &str = "Item size to update has exceeded the maximum allowed size";
 
 /// DynamoDB refuses, before reading the item, an update that sets a key of
 /// a secondary index to an empty string or binary.

@@ -4,8 +4,8 @@
 
 use rave_store::{
     BatchGetItemInput, CancellationReason, Item, KeyAttribute, KeySchema,
-    ReturnValuesOnConditionCheckFailure, Store, TableDefinition, TableKeys, TransactWriteAction,
-    TransactWriteItemsInput, project,
+    ReturnValuesOnConditionCheckFailure, Store, StoreError, TableDefinition, TableKeys,
+    TransactWriteAction, TransactWriteItemsInput, project,
 };
 use serde_json::{Value, json};
 
@@ -45,10 +45,24 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
         },
         None => None,
     };
+    let updates: Vec<bool> = actions
+        .iter()
+        .map(|action| matches!(action, TransactWriteAction::Update { .. }))
+        .collect();
     let written = api
         .engine
         .transact_write_items_with(TransactWriteItemsInput { actions }, on_failure)
-        .await?;
+        .await
+        .map_err(|mut failure| {
+            if let StoreError::TransactionCanceled(reasons) = &mut failure.error {
+                for (reason, update) in reasons.iter_mut().zip(&updates) {
+                    if let CancellationReason::ValidationError(message) = reason {
+                        reword_reason(message, *update);
+                    }
+                }
+            }
+            failure
+        })?;
     if let Some(running) = running {
         running.succeeded();
     }
@@ -60,6 +74,18 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
         response["ItemCollectionMetrics"] = metrics;
     }
     Ok(response)
+}
+
+/// A ValidationError reason as DynamoDB words it: the message alone, not
+/// the engine's error kind before it, and an Update's item that grew too
+/// large named the item to update.
+fn reword_reason(message: &mut String, update: bool) {
+    if let Some(bare) = message.strip_prefix("ValidationException: ") {
+        *message = bare.to_owned();
+    }
+    if update && message == crate::items::ITEM_TOO_LARGE {
+        *message = crate::items::UPDATE_TOO_LARGE.to_owned();
+    }
 }
 
 /// A key of the wrong type cancels the transaction, each such action

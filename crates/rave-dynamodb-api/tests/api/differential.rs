@@ -2342,7 +2342,7 @@ fn nested(depth: usize) -> Value {
 }
 
 const DUPLICATE_SET: &str = "a set with one member twice: \"One or more parameter values were invalid: Input collection [MEMBERS] contains duplicates.\" (with the period); DynamoDB Local leaves the period out";
-const UPDATE_TOO_LARGE: &str = "an UpdateItem whose item would pass 400 KB: \"Item size to update has exceeded the maximum allowed size\"";
+const UPDATE_TOO_LARGE: &str = "an update whose item would pass 400 KB: \"Item size to update has exceeded the maximum allowed size\" (in a transaction, the Update's ValidationError reason, the stored item being needed to know)";
 const EMPTY_NAME: &str = "an attribute with an empty name: \"One or more parameter values were invalid: An AttributeValue may not contain an empty attribute name\"; DynamoDB Local says \"Empty attribute name\"";
 const LONG_NAME: &str = "attribute names are at most 64 KB long: \"One or more parameter values were invalid: Attribute name is too large, must be less than 65536 bytes\"; DynamoDB Local fails with a 500";
 const KEY_SIZE: &str = "a partition key of at most 2048 bytes: \"One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes\"; DynamoDB Local words the partition and sort key limits in one sentence";
@@ -2452,6 +2452,18 @@ async fn item_and_request_faults_match_dynamodb() {
         probe("GetItem: a partition key of 2049 bytes", "GetItem", json!({"TableName": "{t}", "Key": {"pk": {"S": "a".repeat(2049)}, "sk": {"N": "1"}}}))
             .refused(KEY_SIZE, "ValidationException", &too_long),
         probe("PutItem: a partition key of 2048 bytes", "PutItem", json!({"TableName": "{t}", "Item": {"pk": {"S": "a".repeat(2048)}, "sk": {"N": "1"}}})),
+        probe(
+            "TransactWriteItems: an Update past 400 KB",
+            "TransactWriteItems",
+            json!({"TransactItems": [{"Update": {"TableName": "{t}", "Key": key("a", 1), "UpdateExpression": "SET x = :x", "ExpressionAttributeValues": {":x": {"S": big}}}}]}),
+        )
+        .cancelled(UPDATE_TOO_LARGE, &[Some("Item size to update has exceeded the maximum allowed size")]),
+        probe(
+            "TransactWriteItems: an Update setting an index key to a number",
+            "TransactWriteItems",
+            json!({"TransactItems": [{"Update": {"TableName": "{t}", "Key": key("a", 1), "UpdateExpression": "SET g = :g", "ExpressionAttributeValues": {":g": {"N": "1"}}}}]}),
+        )
+        .cancelled(PUT_KEY_TYPE, &[Some(&invalid("Type mismatch for Index Key g Expected: S Actual: N IndexName: byG"))]),
     ]);
     // Expressions and their placeholders, in a write's condition and in a
     // Scan's filter.
