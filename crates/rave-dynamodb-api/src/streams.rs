@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use crate::DynamoApi;
 use crate::error::{ApiError, ErrorKind};
 use crate::metadata::{StreamViewType, TableMetadata};
-use crate::request::Members;
+use crate::request::{Members, validation_errors};
 use crate::tables::{ARN_PREFIX, key_schema_json};
 use crate::wire::item_to_json;
 
@@ -215,6 +215,9 @@ pub async fn get_records(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
     Ok(json!({ "Records": rendered, "NextShardIterator": next.encode() }))
 }
 
+/// The shortest StreamArn DynamoDB Streams takes.
+const MIN_STREAM_ARN: usize = 37;
+
 /// A table's stream, as its ARN names it.
 struct Stream {
     arn: String,
@@ -237,10 +240,17 @@ impl Stream {
                 format!("Requested resource not found: Stream: {arn} not found"),
             )
         };
+        // StreamArn: "Length Constraints: Minimum length of 37"; an ARN of
+        // any other stream is not one of rave's.
+        if arn.len() < MIN_STREAM_ARN {
+            return Err(validation_errors(&[format!(
+                "Value '{arn}' at 'streamArn' failed to satisfy constraint: Member must have length greater than or equal to {MIN_STREAM_ARN}"
+            )]));
+        }
         let (table, label) = arn
             .strip_prefix(ARN_PREFIX)
             .and_then(|rest| rest.split_once("/stream/"))
-            .ok_or_else(|| ApiError::validation(format!("Invalid StreamArn: {arn}")))?;
+            .ok_or_else(not_found)?;
         let definition = match api.engine.describe_table(table).await {
             Ok(definition) if definition.stream_enabled => definition,
             Ok(_) | Err(rave_store::StoreError::ResourceNotFound(_)) => return Err(not_found()),

@@ -2706,3 +2706,30 @@ async fn control_plane_faults_match_dynamodb() {
     )
     .await;
 }
+
+const STREAM_ARN: &str = "StreamArn: \"Required: Yes\", \"Length Constraints: Minimum length of 37. Maximum length of 1024\" (constraint failures in DynamoDB's \"1 validation error detected\" form), and a stream that does not exist is a ResourceNotFoundException naming it; DynamoDB Local answers otherwise";
+
+/// DynamoDB Streams' refusals: stream ARNs too short or naming no stream,
+/// shard iterators that are not one, missing members.
+#[tokio::test]
+async fn stream_faults_match_dynamodb() {
+    let streams_probe = |name: &str, operation: &str, body: Value| Probe {
+        name: name.to_owned(),
+        step: streams_op(operation, body),
+        documented: None,
+    };
+    let elsewhere =
+        "arn:aws:dynamodb:us-east-1:000000000000:table/elsewhere/stream/2020-01-01T00:00:00.000";
+    let probes = vec![
+        streams_probe("DescribeStream: an ARN too short", "DescribeStream", json!({"StreamArn": "nope"}))
+            .refused(STREAM_ARN, "ValidationException", "1 validation error detected: Value 'nope' at 'streamArn' failed to satisfy constraint: Member must have length greater than or equal to 37"),
+        streams_probe("DescribeStream: a stream elsewhere", "DescribeStream", json!({"StreamArn": elsewhere}))
+            .refused(STREAM_ARN, "ResourceNotFoundException", &format!("Requested resource not found: Stream: {elsewhere} not found")),
+        streams_probe("GetShardIterator: a stream elsewhere", "GetShardIterator", json!({"StreamArn": elsewhere, "ShardId": "shardId-00000000000000000000-00000000", "ShardIteratorType": "LATEST"}))
+            .refused(STREAM_ARN, "ResourceNotFoundException", &format!("Requested resource not found: Stream: {elsewhere} not found")),
+        streams_probe("GetRecords: an iterator that is not one", "GetRecords", json!({"ShardIterator": "garbage"})),
+        streams_probe("DescribeStream: no ARN", "DescribeStream", json!({}))
+            .refused(STREAM_ARN, "ValidationException", "1 validation error detected: Value null at 'streamArn' failed to satisfy constraint: Member must not be null"),
+    ];
+    probe_corpus("streams-faults", Vec::new(), probes, &[]).await;
+}
