@@ -217,7 +217,8 @@ pub fn name_violations(name: &str, at: &str, min: usize) -> Vec<String> {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
     // Where a table's ARN may stand for its name (the data plane), DynamoDB
     // reports an empty name by its length alone.
-    if !fits_pattern && !(name.is_empty() && min == 1) {
+    let reported_by_length = name.is_empty() && min == 1;
+    if !(fits_pattern || reported_by_length) {
         violations.push(format!(
             "Value '{name}' at '{at}' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
         ));
