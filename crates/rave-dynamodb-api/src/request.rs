@@ -259,13 +259,21 @@ pub const COLLECTION_METRICS: [&str; 2] = ["SIZE", "NONE"];
 /// `ReturnValues`' values.
 pub const RETURN_VALUES: [&str; 5] = ["NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"];
 
-/// DynamoDB names members in its messages in lower camel case.
+/// DynamoDB names members in its messages in lower camel case, each step
+/// of a path (`timeToLiveSpecification.attributeName`).
 pub fn lower_first(member: &str) -> String {
-    let mut chars = member.chars();
-    match chars.next() {
-        Some(first) => first.to_lowercase().chain(chars).collect(),
-        None => String::new(),
-    }
+    let lower = |step: &str| {
+        let mut chars = step.chars();
+        match chars.next() {
+            Some(first) => first.to_lowercase().chain(chars).collect(),
+            None => String::new(),
+        }
+    };
+    member
+        .split('.')
+        .map(lower)
+        .collect::<Vec<String>>()
+        .join(".")
 }
 
 pub fn missing(member: &str) -> ApiError {

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::DynamoApi;
 use crate::error::ApiError;
-use crate::request::Members;
+use crate::request::{Members, length_violation, missing, validation_errors};
 
 /// DynamoDB's default quotas, as DescribeLimits reports them for an
 /// account that never asked for more.
@@ -16,8 +16,16 @@ const TABLE_MAX_CAPACITY_UNITS: u64 = 40_000;
 pub async fn update_time_to_live(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let table = body.table_name()?;
     let specification = body.required_object("TimeToLiveSpecification")?;
+    // Placed in DynamoDB's messages by their path in the request.
+    let attribute_name = specification
+        .string("AttributeName")?
+        .ok_or_else(|| missing("TimeToLiveSpecification.AttributeName"))?;
+    let at = "timeToLiveSpecification.attributeName";
+    if let Some(violation) = length_violation(attribute_name, at, 1, 255) {
+        return Err(validation_errors(&[violation]));
+    }
     let change = TimeToLiveSpecification {
-        attribute_name: specification.required_string("AttributeName")?.to_owned(),
+        attribute_name: attribute_name.to_owned(),
         enabled: required_bool(specification, "Enabled")?,
     };
     let applied = api.engine.update_time_to_live(table, change).await?;
@@ -56,7 +64,7 @@ pub async fn describe_limits(_api: &DynamoApi, _body: Members<'_>) -> Result<Val
 /// `Enabled` has no default: DynamoDB refuses a specification without it.
 fn required_bool(members: Members<'_>, member: &str) -> Result<bool, ApiError> {
     if members.0.get(member).is_none_or(Value::is_null) {
-        return Err(crate::request::missing(member));
+        return Err(missing(&format!("TimeToLiveSpecification.{member}")));
     }
     members.bool(member)
 }

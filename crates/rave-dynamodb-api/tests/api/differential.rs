@@ -2733,3 +2733,32 @@ async fn stream_faults_match_dynamodb() {
     ];
     probe_corpus("streams-faults", Vec::new(), probes, &[]).await;
 }
+
+const TTL_SPECIFICATION: &str = "UpdateTimeToLive's TimeToLiveSpecification is required, and its AttributeName \"Length Constraints: Minimum length of 1. Maximum length of 255\" (constraint failures in DynamoDB's \"1 validation error detected\" form, placed by their path); DynamoDB Local words them its own way";
+
+/// Time to Live's refusals: a missing specification, attribute names too
+/// short or too long, a missing table, enabling twice, disabling another
+/// attribute.
+#[tokio::test]
+async fn time_to_live_faults_match_dynamodb() {
+    let setup = vec![op("CreateTable", keyed_table(json!({})))];
+    let enable = |name: &str| json!({"TableName": "{t}", "TimeToLiveSpecification": {"Enabled": true, "AttributeName": name}});
+    let long = "a".repeat(256);
+    let probes = vec![
+        probe("UpdateTimeToLive: no specification", "UpdateTimeToLive", json!({"TableName": "{t}"}))
+            .refused(TTL_SPECIFICATION, "ValidationException", "1 validation error detected: Value null at 'timeToLiveSpecification' failed to satisfy constraint: Member must not be null"),
+        probe("UpdateTimeToLive: an empty attribute name", "UpdateTimeToLive", enable(""))
+            .refused(TTL_SPECIFICATION, "ValidationException", "1 validation error detected: Value '' at 'timeToLiveSpecification.attributeName' failed to satisfy constraint: Member must have length greater than or equal to 1"),
+        probe("UpdateTimeToLive: an attribute name of 256 characters", "UpdateTimeToLive", enable(&long))
+            .refused(TTL_SPECIFICATION, "ValidationException", &format!("1 validation error detected: Value '{long}' at 'timeToLiveSpecification.attributeName' failed to satisfy constraint: Member must have length less than or equal to 255")),
+        probe("UpdateTimeToLive: a missing table", "UpdateTimeToLive", json!({"TableName": "{t}-missing", "TimeToLiveSpecification": {"Enabled": true, "AttributeName": "ttl"}}))
+            .refused(NOT_FOUND, "ResourceNotFoundException", "Requested resource not found: Table: {t}-missing not found"),
+        probe("DescribeTimeToLive: a missing table", "DescribeTimeToLive", json!({"TableName": "{t}-missing"}))
+            .refused(NOT_FOUND, "ResourceNotFoundException", "Requested resource not found: Table: {t}-missing not found"),
+        probe("DescribeTimeToLive: never enabled", "DescribeTimeToLive", json!({"TableName": "{t}"})),
+        probe("UpdateTimeToLive: enabled", "UpdateTimeToLive", enable("ttl")),
+        probe("UpdateTimeToLive: enabled again", "UpdateTimeToLive", enable("ttl")),
+        probe("DescribeTimeToLive: enabled", "DescribeTimeToLive", json!({"TableName": "{t}"})),
+    ];
+    probe_corpus("ttl", setup, probes, &[""]).await;
+}
