@@ -71,7 +71,7 @@ async fn time_to_live_is_enabled_described_and_disabled_under_dynamodbs_rules() 
         .error(
             400,
             "ValidationException",
-            "1 validation error detected: Value null at 'enabled' failed to satisfy constraint: Member must not be null",
+            "1 validation error detected: Value null at 'timeToLiveSpecification.enabled' failed to satisfy constraint: Member must not be null",
         );
     assert_eq!(
         server
