@@ -14,7 +14,7 @@ use crate::collections;
 use crate::error::ApiError;
 use crate::expressions::{Placeholders, on_condition_failure, read_expressions};
 use crate::idempotency::{Claim, fingerprint};
-use crate::request::{Members, missing};
+use crate::request::{Members, length_violation, missing, validation_errors};
 use crate::wire::item_to_json;
 
 /// Most actions one transaction holds.
@@ -36,8 +36,15 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
         .collect::<Result<Vec<_>, ApiError>>()?
         .into_iter()
         .unzip();
+    let token = body.string("ClientRequestToken")?;
+    // ClientRequestToken: "Length Constraints: Minimum length of 1. Maximum length of 36."
+    if let Some(violation) =
+        token.and_then(|token| length_violation(token, "clientRequestToken", 1, 36))
+    {
+        return Err(validation_errors(&[violation]));
+    }
     check_key_types(api, &actions).await?;
-    let running = match body.string("ClientRequestToken")? {
+    let running = match token {
         Some(token) => match api.client_tokens.claim(token, fingerprint(&listed))? {
             Claim::Run(running) => Some(running),
             // Done already; nothing is read or written, so nothing is charged.

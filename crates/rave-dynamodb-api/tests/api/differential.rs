@@ -2348,6 +2348,7 @@ const LONG_NAME: &str = "attribute names are at most 64 KB long: \"One or more p
 const KEY_SIZE: &str = "a partition key of at most 2048 bytes: \"One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes\"; DynamoDB Local words the partition and sort key limits in one sentence";
 const MIXED: &str = "a request with both legacy and expression parameters: \"Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {LEGACY} Expression parameters: {EXPRESSIONS}\"; DynamoDB Local ignores the legacy KeyConditions beside a FilterExpression";
 const SEGMENT_RANGE: &str = "Segment: \"The value of Segment must be greater than or equal to 0, and less than the value provided for TotalSegments\", in DynamoDB's own message; DynamoDB Local reports a constraint on the member";
+const TOKEN_LENGTH: &str = "ClientRequestToken: \"Length Constraints: Minimum length of 1. Maximum length of 36\", in DynamoDB's \"1 validation error detected\" form; DynamoDB Local leaves out the count and the quotes";
 const START_KEY: &str = "ExclusiveStartKey is \"the primary key of the first item that this operation will evaluate\": one that is not a key of the table is refused with \"The provided starting key is invalid: REASON\"; DynamoDB Local leaves the prefix out";
 
 /// Items and requests that DynamoDB refuses whatever their key: sets empty
@@ -2452,6 +2453,12 @@ async fn item_and_request_faults_match_dynamodb() {
         probe("GetItem: a partition key of 2049 bytes", "GetItem", json!({"TableName": "{t}", "Key": {"pk": {"S": "a".repeat(2049)}, "sk": {"N": "1"}}}))
             .refused(KEY_SIZE, "ValidationException", &too_long),
         probe("PutItem: a partition key of 2048 bytes", "PutItem", json!({"TableName": "{t}", "Item": {"pk": {"S": "a".repeat(2048)}, "sk": {"N": "1"}}})),
+        probe(
+            "TransactWriteItems: a client request token of 37 characters",
+            "TransactWriteItems",
+            json!({"ClientRequestToken": "t".repeat(37), "TransactItems": [{"Put": {"TableName": "{t}", "Item": key("d", 4)}}]}),
+        )
+        .refused(TOKEN_LENGTH, "ValidationException", &format!("1 validation error detected: Value '{}' at 'clientRequestToken' failed to satisfy constraint: Member must have length less than or equal to 36", "t".repeat(37))),
         probe(
             "TransactWriteItems: an Update past 400 KB",
             "TransactWriteItems",
