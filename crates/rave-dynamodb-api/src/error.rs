@@ -49,6 +49,8 @@ pub enum ErrorKind {
     UnrecognizedClient,
     /// A signature that does not match, or a date outside the clock skew.
     InvalidSignature,
+    /// A resource of another account or region than rave's.
+    AccessDenied,
 }
 
 impl ErrorKind {
@@ -76,6 +78,7 @@ impl ErrorKind {
             ErrorKind::IncompleteSignature => "IncompleteSignatureException",
             ErrorKind::UnrecognizedClient => "UnrecognizedClientException",
             ErrorKind::InvalidSignature => "InvalidSignatureException",
+            ErrorKind::AccessDenied => "AccessDeniedException",
         }
     }
 
@@ -86,7 +89,8 @@ impl ErrorKind {
             | ErrorKind::MissingAuthenticationToken
             | ErrorKind::IncompleteSignature
             | ErrorKind::UnrecognizedClient
-            | ErrorKind::InvalidSignature => CORAL_NAMESPACE,
+            | ErrorKind::InvalidSignature
+            | ErrorKind::AccessDenied => CORAL_NAMESPACE,
             ErrorKind::ServiceUnavailable => "com.amazon.coral.availability",
             ErrorKind::Validation => VALIDATION_NAMESPACE,
             _ => DYNAMODB_NAMESPACE,

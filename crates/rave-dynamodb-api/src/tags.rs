@@ -17,7 +17,7 @@ const MAX_KEY_CHARS: usize = 128;
 const MAX_VALUE_CHARS: usize = 256;
 
 pub async fn tag_resource(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
-    let table = tagged_table(api, body).await?;
+    let table = tagged_table(api, body, "TagResource").await?;
     let tags = read_tags(body.list("Tags")?.ok_or_else(|| missing("Tags"))?)?;
     let mut current = api.metadata.get(&table)?.unwrap_or_default().tags;
     current.extend(tags);
@@ -33,7 +33,7 @@ pub async fn tag_resource(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
 }
 
 pub async fn untag_resource(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
-    let table = tagged_table(api, body).await?;
+    let table = tagged_table(api, body, "UntagResource").await?;
     let keys = body
         .list("TagKeys")?
         .ok_or_else(|| missing("TagKeys"))?
@@ -53,7 +53,7 @@ pub async fn untag_resource(api: &DynamoApi, body: Members<'_>) -> Result<Value,
 
 /// Every tag in one page: a table has at most fifty.
 pub async fn list_tags_of_resource(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
-    let table = tagged_table(api, body).await?;
+    let table = tagged_table(api, body, "ListTagsOfResource").await?;
     let tags = api.metadata.get(&table)?.unwrap_or_default().tags;
     let listed: Vec<Value> = tags
         .iter()
@@ -92,13 +92,27 @@ pub fn read_tags(listed: &[Value]) -> Result<BTreeMap<String, String>, ApiError>
     Ok(tags)
 }
 
-/// The table a `ResourceArn` names, which must exist.
-async fn tagged_table(api: &DynamoApi, body: Members<'_>) -> Result<String, ApiError> {
+/// The table a `ResourceArn` names, which must exist. A table's ARN of
+/// another account or region is refused as DynamoDB refuses a caller the
+/// resource's account did not grant (`operation` the one it asked for).
+async fn tagged_table(
+    api: &DynamoApi,
+    body: Members<'_>,
+    operation: &str,
+) -> Result<String, ApiError> {
     let arn = body.required_string("ResourceArn")?;
     let Some(table) = arn
         .strip_prefix(ARN_PREFIX)
         .filter(|name| !name.is_empty() && !name.contains('/'))
     else {
+        if is_table_arn(arn) {
+            return Err(ApiError::new(
+                ErrorKind::AccessDenied,
+                format!(
+                    "User is not authorized to perform: dynamodb:{operation} on resource: {arn}"
+                ),
+            ));
+        }
         return Err(ApiError::validation(format!(
             "Invalid TableArn: Invalid ResourceArn provided as input {arn}"
         )));
@@ -111,6 +125,23 @@ async fn tagged_table(api: &DynamoApi, body: Members<'_>) -> Result<String, ApiE
         )),
         Err(other) => Err(other.into()),
     }
+}
+
+/// Whether `arn` has the shape of a DynamoDB table's ARN:
+/// `arn:PARTITION:dynamodb:REGION:ACCOUNT:table/NAME`.
+fn is_table_arn(arn: &str) -> bool {
+    let parts: Vec<&str> = arn.splitn(6, ':').collect();
+    matches!(
+        parts.as_slice(),
+        ["arn", partition, "dynamodb", region, account, resource]
+            if !partition.is_empty()
+                && !region.is_empty()
+                && account.len() == 12
+                && account.bytes().all(|b| b.is_ascii_digit())
+                && resource
+                    .strip_prefix("table/")
+                    .is_some_and(|name| !name.is_empty() && !name.contains('/'))
+    )
 }
 
 #[cfg(test)]
@@ -126,5 +157,17 @@ mod tests {
         let long_value = "v".repeat(MAX_VALUE_CHARS + 1);
         assert!(read_tags(&[json!({"Key": "k", "Value": long_value})]).is_err());
         assert!(read_tags(&[json!({"Key": "k"})]).is_err());
+    }
+
+    #[test]
+    fn table_arns_are_told_from_other_strings() {
+        assert!(is_table_arn(
+            "arn:aws:dynamodb:us-east-1:000000000000:table/t"
+        ));
+        assert!(!is_table_arn(
+            "arn:aws:dynamodb:us-east-1:000000000000:table/t/stream/x"
+        ));
+        assert!(!is_table_arn("arn:aws:s3:us-east-1:000000000000:table/t"));
+        assert!(!is_table_arn("not-a-valid-arn"));
     }
 }

@@ -2034,6 +2034,7 @@ fn probe(name: impl Into<String>, operation: &str, body: Value) -> Probe {
 fn refusal(exception: &str, message: &str) -> Value {
     let namespace = match exception {
         "ValidationException" => "com.amazon.coral.validate",
+        "AccessDeniedException" => "com.amazon.coral.service",
         _ => "com.amazonaws.dynamodb.v20120810",
     };
     json!({"status": 400, "body": {"__type": format!("{namespace}#{exception}"), "message": message}})
@@ -2607,6 +2608,7 @@ const NAME_CONSTRAINT: &str = "table and index names: \"Length Constraints: Mini
 const KEY_SCHEMA: &str = "KeySchema: \"Array Members: Minimum number of 1 item. Maximum number of 2 items\", a HASH key then a RANGE key, each defined in AttributeDefinitions, which defines nothing else; DynamoDB words its refusals \"Invalid KeySchema: ...\" and \"One or more parameter values were invalid: ...\"";
 const BILLING: &str = "BillingMode: PROVISIONED \"requires ProvisionedThroughput\", PAY_PER_REQUEST refuses it: \"One or more parameter values were invalid: ...\"; DynamoDB Local accepts units on an on-demand table and words the others its own way";
 const INDEX_LIMITS: &str = "quotas: 20 global and 5 local secondary indexes per table, and projections as the Projection shape describes them (NonKeyAttributes with INCLUDE only, and then required): \"One or more parameter values were invalid: ...\"";
+const OTHER_ACCOUNT: &str = "a table ARN of another account or region than the caller's: AccessDeniedException, the caller not being authorized on that account's resource; DynamoDB Local does not tag";
 const LIST_LIMIT: &str = "ListTables: \"Limit: Valid Range: Minimum value of 1. Maximum value of 100\", and ExclusiveStartTableName a table name (3 to 255 characters of [a-zA-Z0-9_.-]), in DynamoDB's \"1 validation error detected\" form";
 
 /// The control plane's refusals: CreateTable with bad names, attribute
@@ -2701,6 +2703,10 @@ async fn control_plane_faults_match_dynamodb() {
         probe("ListTables: a start name that is no table name", "ListTables", json!({"ExclusiveStartTableName": "a b"}))
             .refused(LIST_LIMIT, "ValidationException", "1 validation error detected: Value 'a b' at 'exclusiveStartTableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"),
         probe("ListTables: one a page", "ListTables", json!({"Limit": 1, "ExclusiveStartTableName": "{t}"})),
+        probe("ListTagsOfResource: a table of another account", "ListTagsOfResource", json!({"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/elsewhere"}))
+            .refused(OTHER_ACCOUNT, "AccessDeniedException", "User is not authorized to perform: dynamodb:ListTagsOfResource on resource: arn:aws:dynamodb:us-east-1:000000000000:table/elsewhere"),
+        probe("TagResource: no ARN at all", "TagResource", json!({"ResourceArn": "not-a-valid-arn", "Tags": [{"Key": "k", "Value": "v"}]}))
+            .refused(TAGGING, "ValidationException", "Invalid TableArn: Invalid ResourceArn provided as input not-a-valid-arn"),
     ];
     probe_corpus(
         "tables",
