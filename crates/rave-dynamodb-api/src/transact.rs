@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 use crate::DynamoApi;
 use crate::collections;
 use crate::error::ApiError;
-use crate::expressions::{Placeholders, on_condition_failure, read_expressions};
+use crate::expressions::{Placeholders, read_expressions};
 use crate::idempotency::{Claim, fingerprint};
-use crate::request::{Members, length_violation, missing, validation_errors};
+use crate::request::{Members, length_violation, lower_first, missing, validation_errors};
 use crate::wire::item_to_json;
 
 /// Most actions one transaction holds.
@@ -32,7 +32,8 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
     check_action_count(listed)?;
     let (actions, on_failure): (Vec<_>, Vec<_>) = listed
         .iter()
-        .map(action)
+        .enumerate()
+        .map(|(position, item)| action(item, position))
         .collect::<Result<Vec<_>, ApiError>>()?
         .into_iter()
         .unzip();
@@ -224,8 +225,12 @@ fn check_action_count(listed: &[Value]) -> Result<(), ApiError> {
 }
 
 /// One action and what it hands back if its condition fails.
+/// One action (the `position`th, from 0) and what it hands back if its
+/// condition fails. DynamoDB places a missing or bad member by its path,
+/// `transactItems.1.member.put.item`.
 fn action(
     item: &Value,
+    position: usize,
 ) -> Result<(TransactWriteAction, ReturnValuesOnConditionCheckFailure), ApiError> {
     let Value::Object(item) = item else {
         return Err(ApiError::serialization("TransactItems must be structures"));
@@ -242,7 +247,20 @@ fn action(
             ));
         }
     };
-    let on_failure = on_condition_failure(members)?;
+    let at = format!(
+        "transactItems.{}.member.{}",
+        position + 1,
+        lower_first(name)
+    );
+    let required = |member: &str| missing(&format!("{at}.{member}"));
+    let on_failure = match members.choice_at(
+        "ReturnValuesOnConditionCheckFailure",
+        &format!("{at}.returnValuesOnConditionCheckFailure"),
+        &["ALL_OLD", "NONE"],
+    )? {
+        Some("ALL_OLD") => ReturnValuesOnConditionCheckFailure::AllOld,
+        _ => ReturnValuesOnConditionCheckFailure::None,
+    };
     let table = members.table_name()?.to_owned();
     let placeholders = Placeholders::read(members)?;
     let mut parser = placeholders.parser()?;
@@ -253,27 +271,29 @@ fn action(
     let action = match name {
         "Put" => TransactWriteAction::Put {
             table,
-            item: members.required_item("Item")?,
+            item: members.item("Item")?.ok_or_else(|| required("Item"))?,
             condition,
         },
         "Delete" => TransactWriteAction::Delete {
             table,
-            key: members.required_item("Key")?,
+            key: members.item("Key")?.ok_or_else(|| required("Key"))?,
             condition,
         },
         "Update" => {
-            let text = members.required_string("UpdateExpression")?;
+            let text = members
+                .string("UpdateExpression")?
+                .ok_or_else(|| required("UpdateExpression"))?;
             TransactWriteAction::Update {
                 table,
-                key: members.required_item("Key")?,
+                key: members.item("Key")?.ok_or_else(|| required("Key"))?,
                 update: parser.update(text)?,
                 condition,
             }
         }
         _ => TransactWriteAction::ConditionCheck {
             table,
-            key: members.required_item("Key")?,
-            condition: condition.ok_or_else(|| missing("ConditionExpression"))?,
+            key: members.item("Key")?.ok_or_else(|| required("Key"))?,
+            condition: condition.ok_or_else(|| required("ConditionExpression"))?,
         },
     };
     parser.finish()?;
@@ -290,13 +310,16 @@ pub async fn transact_get_items(api: &DynamoApi, body: Members<'_>) -> Result<Va
     check_action_count(listed)?;
     let mut requests: Vec<TableKeys> = Vec::with_capacity(listed.len());
     let mut projections = Vec::with_capacity(listed.len());
-    for entry in listed {
+    for (position, entry) in listed.iter().enumerate() {
         let Value::Object(entry) = entry else {
             return Err(ApiError::serialization("TransactItems must be structures"));
         };
-        let get = Members(entry).required_object("Get")?;
+        let at = format!("transactItems.{}.member.get", position + 1);
+        let get = Members(entry).object("Get")?.ok_or_else(|| missing(&at))?;
         let table = get.table_name()?.to_owned();
-        let key = get.required_item("Key")?;
+        let key = get
+            .item("Key")?
+            .ok_or_else(|| missing(&format!("{at}.key")))?;
         if requests
             .iter()
             .any(|r| r.table == table && r.keys == [key.clone()])

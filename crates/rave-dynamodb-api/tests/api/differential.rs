@@ -2349,6 +2349,7 @@ const LONG_NAME: &str = "attribute names are at most 64 KB long: \"One or more p
 const KEY_SIZE: &str = "a partition key of at most 2048 bytes: \"One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes\"; DynamoDB Local words the partition and sort key limits in one sentence";
 const MIXED: &str = "a request with both legacy and expression parameters: \"Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {LEGACY} Expression parameters: {EXPRESSIONS}\"; DynamoDB Local ignores the legacy KeyConditions beside a FilterExpression";
 const SEGMENT_RANGE: &str = "Segment: \"The value of Segment must be greater than or equal to 0, and less than the value provided for TotalSegments\", in DynamoDB's own message; DynamoDB Local reports a constraint on the member";
+const MEMBER_PATH: &str = "a transaction's action members (Update's UpdateExpression, ConditionCheck's ConditionExpression, TransactGetItem's Get are \"Required: Yes\"; ReturnValuesOnConditionCheckFailure \"Valid Values: ALL_OLD | NONE\"), refused in DynamoDB's \"1 validation error detected\" form and placed by their path; DynamoDB Local accepts some, and leaves out the count";
 const TOKEN_LENGTH: &str = "ClientRequestToken: \"Length Constraints: Minimum length of 1. Maximum length of 36\", in DynamoDB's \"1 validation error detected\" form; DynamoDB Local leaves out the count and the quotes";
 const START_KEY: &str = "ExclusiveStartKey is \"the primary key of the first item that this operation will evaluate\": one that is not a key of the table is refused with \"The provided starting key is invalid: REASON\"; DynamoDB Local leaves the prefix out";
 
@@ -2454,6 +2455,30 @@ async fn item_and_request_faults_match_dynamodb() {
         probe("GetItem: a partition key of 2049 bytes", "GetItem", json!({"TableName": "{t}", "Key": {"pk": {"S": "a".repeat(2049)}, "sk": {"N": "1"}}}))
             .refused(KEY_SIZE, "ValidationException", &too_long),
         probe("PutItem: a partition key of 2048 bytes", "PutItem", json!({"TableName": "{t}", "Item": {"pk": {"S": "a".repeat(2048)}, "sk": {"N": "1"}}})),
+        probe(
+            "TransactWriteItems: a ConditionCheck without a condition",
+            "TransactWriteItems",
+            json!({"TransactItems": [{"ConditionCheck": {"TableName": "{t}", "Key": key("a", 1)}}]}),
+        )
+        .refused(MEMBER_PATH, "ValidationException", "1 validation error detected: Value null at 'transactItems.1.member.conditionCheck.conditionExpression' failed to satisfy constraint: Member must not be null"),
+        probe(
+            "TransactWriteItems: an Update without an expression",
+            "TransactWriteItems",
+            json!({"TransactItems": [{"Update": {"TableName": "{t}", "Key": key("a", 1)}}]}),
+        )
+        .refused(MEMBER_PATH, "ValidationException", "1 validation error detected: Value null at 'transactItems.1.member.update.updateExpression' failed to satisfy constraint: Member must not be null"),
+        probe(
+            "TransactWriteItems: ReturnValuesOnConditionCheckFailure ALL_NEW",
+            "TransactWriteItems",
+            json!({"TransactItems": [{"Put": {"TableName": "{t}", "Item": key("d", 4), "ReturnValuesOnConditionCheckFailure": "ALL_NEW"}}]}),
+        )
+        .refused(MEMBER_PATH, "ValidationException", "1 validation error detected: Value 'ALL_NEW' at 'transactItems.1.member.put.returnValuesOnConditionCheckFailure' failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, NONE]"),
+        probe(
+            "TransactGetItems: an entry without a Get",
+            "TransactGetItems",
+            json!({"TransactItems": [{}]}),
+        )
+        .refused(MEMBER_PATH, "ValidationException", "1 validation error detected: Value null at 'transactItems.1.member.get' failed to satisfy constraint: Member must not be null"),
         probe(
             "TransactWriteItems: a client request token of 37 characters",
             "TransactWriteItems",
