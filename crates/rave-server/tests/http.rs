@@ -945,8 +945,8 @@ async fn start_with_statistics() -> (
         admin_token: Some(TOKEN.into()),
         rate_limit_per_minute: 0,
     };
-    let server = server::start_serving(config, Moderation::Off, None, |state| {
-        state.with_aggregator(receiver)
+    let server = server::start_serving(config, Moderation::Off, None, async |state, _| {
+        (state.with_aggregator(receiver), None)
     })
     .await;
     let feed = rave_engine::EngineFeed::open(server.engine.clone(), "rave", "statistics")
