@@ -17,7 +17,7 @@
 //! database before the next group ([`crate::database`]): a full disk
 //! refuses writes while it is full, not until a restart.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
@@ -569,6 +569,9 @@ impl Writer {
         }
         // Validate the request as a whole before reading anything.
         let mut resolved = Vec::with_capacity(count);
+        // A set, not a scan of `resolved`: a consumer's commit carries
+        // thousands of actions, and the scan made checking them quadratic.
+        let mut targets: HashSet<(&str, Vec<u8>)> = HashSet::with_capacity(count);
         for action in &input.actions {
             let table = self.catalog.get(action.table())?;
             let key = match action {
@@ -580,10 +583,7 @@ impl Writer {
                 TransactWriteAction::Delete { key, .. }
                 | TransactWriteAction::ConditionCheck { key, .. } => table.key_bytes(key)?,
             };
-            if resolved
-                .iter()
-                .any(|(t, k): &(Arc<TableState>, Vec<u8>)| t.name() == table.name() && *k == key)
-            {
+            if !targets.insert((action.table(), key.clone())) {
                 return Err(Failure::Request(StoreError::validation(
                     "Transaction request cannot include multiple operations on one item",
                 )));
