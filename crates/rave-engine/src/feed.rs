@@ -12,7 +12,7 @@ use rave_store::{
 use crate::{Checkpoint, Engine, StartPosition};
 
 /// Most effects one consumer commit carries.
-const MAX_CONSUMER_EFFECTS: usize = 20_000;
+const MAX_CONSUMER_EFFECTS: usize = 50_000;
 
 /// A durable consumer of one table's stream.
 #[derive(Debug)]

@@ -42,7 +42,7 @@ use crate::table::{ItemKind, Malformed, comment, describe_key, stats, vote};
 /// [`ChangeFeed::max_effects`] writes, which usually stops a batch first;
 /// a long batch lets a busy statistics item be written once for many
 /// comments.
-const MAX_BATCH_RECORDS: usize = 20_000;
+const MAX_BATCH_RECORDS: usize = 50_000;
 
 /// The records the aggregator counts: comments and votes. Everything else
 /// on the stream (its own statistics writes among them) changes nothing.
