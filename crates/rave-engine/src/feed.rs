@@ -11,7 +11,9 @@ use rave_store::{
 
 use crate::{Checkpoint, Engine, StartPosition};
 
-/// Most effects one consumer commit carries.
+/// Most effects one consumer commit carries: as many as a long batch of
+/// the aggregator makes, so that catching up takes few commits (each one
+/// rewrites every page it touches and syncs).
 const MAX_CONSUMER_EFFECTS: usize = 50_000;
 
 /// A durable consumer of one table's stream.
