@@ -871,8 +871,8 @@ async fn helpful_listings_read_close_to_what_they_return() {
 /// rating partitions) and with votes independent of it: the first 50 pages
 /// of 20 read at most 1.3 items per item returned under the language and
 /// rating filters, on the first page and over the walk (the executor's
-/// count of items read; 1.09–1.18 following the rating, 1.11–1.27
-/// independent of it).
+/// count of items read); without a rating filter every page is one query
+/// of the page and one more, at any depth.
 #[tokio::test]
 async fn helpful_listings_read_close_to_what_they_return_when_votes_follow_ratings() {
     use rave_comments::dataset::{Generator, Votes};
@@ -920,6 +920,16 @@ async fn helpful_listings_read_close_to_what_they_return_when_votes_follow_ratin
                     })
                     .await
                     .unwrap();
+                if filter.ratings.is_unfiltered() {
+                    // One partition at any depth: the page and one more.
+                    assert_eq!(page.plan.queries.len(), 1, "{votes:?} {filter:?}");
+                    assert!(
+                        page.plan.items_read <= page.items.len() + 1,
+                        "{votes:?} {filter:?} page {page_number}: {} read for {}",
+                        page.plan.items_read,
+                        page.items.len()
+                    );
+                }
                 if page_number == 1 {
                     assert!(
                         page.plan.items_read as f64 <= 1.3 * page.items.len() as f64,

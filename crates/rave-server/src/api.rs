@@ -328,8 +328,8 @@ pub struct SkippedBody {
 pub struct PlanBody {
     /// `all`, `language`, `rating`, `language_rating`, `ratings_fan_out`,
     /// `language_ratings_fan_out`, `ratings_in_order`,
-    /// `language_ratings_in_order`, `helpful_ratings`,
-    /// `helpful_language_ratings` or `empty`.
+    /// `language_ratings_in_order`, `helpful_all`, `helpful_language`,
+    /// `helpful_ratings`, `helpful_language_ratings` or `empty`.
     pub strategy: String,
     /// The order the page was read in.
     #[schema(value_type = ListingSort)]

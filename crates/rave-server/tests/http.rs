@@ -1397,6 +1397,16 @@ async fn the_helpful_sort_follows_the_counted_votes() {
         explained["plan"]["queries"][0]["partition_key"],
         "PRODUCT#h/en/4"
     );
+    // Without a rating filter: one partition, whatever the ratings' mix.
+    let (_, explained) = s
+        .get("/v1/products/h/comments?sort=helpful&language=en&explain=true")
+        .await;
+    assert_eq!(explained["plan"]["strategy"], "helpful_language");
+    assert_eq!(explained["plan"]["queries"][0]["index"], "helpfulByLang");
+    assert_eq!(
+        explained["plan"]["queries"][0]["partition_key"],
+        "PRODUCT#h/en"
+    );
 }
 
 #[tokio::test]

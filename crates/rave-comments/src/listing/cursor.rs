@@ -88,6 +88,11 @@ pub(crate) fn listing_binding(product: &ProductId, filter: &Filter, sort: Sort) 
         binding.push('\u{0}');
         binding.push_str(sort.as_str());
     }
+    // Such a listing once merged rating partitions: a cursor of that merge
+    // is refused rather than read as one of a single partition.
+    if sort == Sort::Helpful && super::sort::helpful_in_one_partition(filter) {
+        binding.push_str("\u{0}one partition");
+    }
     binding.into_bytes()
 }
 

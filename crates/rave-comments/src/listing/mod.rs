@@ -125,7 +125,11 @@ impl<S: Store> Listings<S> {
         // merged by helpfulness) use counts unless one rating is asked for.
         let per_rating = matches!(request.sort, Sort::Highest | Sort::Lowest | Sort::Helpful);
         let single_query = match per_rating {
-            true => ratings.ratings().len() == 1,
+            true => {
+                ratings.ratings().len() == 1
+                    || (request.sort == Sort::Helpful
+                        && sort::helpful_in_one_partition(&request.filter))
+            }
             false => ratings.is_unfiltered() || ratings.ratings().len() < 2,
         };
         if single_query {

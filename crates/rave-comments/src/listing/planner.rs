@@ -100,11 +100,15 @@ pub enum Strategy {
     /// Highest or lowest first in a language: queries on `byLangAndRating`,
     /// one rating after another.
     LanguageRatingsInOrder,
-    /// Most helpful first: queries on `helpfulByRating`, one per rating
-    /// asked for (all five without a filter), merged.
+    /// Most helpful first: one query on `helpfulAll`.
+    HelpfulAll,
+    /// Most helpful first in a language: one query on `helpfulByLang`.
+    HelpfulLanguage,
+    /// Most helpful first with a rating filter (or verified): queries on
+    /// `helpfulByRating`, one per rating asked for, merged.
     HelpfulRatings,
-    /// Most helpful first in a language: queries on
-    /// `helpfulByLangAndRating`, merged.
+    /// Most helpful first in a language with a rating filter (or verified):
+    /// queries on `helpfulByLangAndRating`, merged.
     HelpfulLanguageRatings,
     /// Every rating asked for has no comments: nothing to read.
     Empty,

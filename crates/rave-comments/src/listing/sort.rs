@@ -9,13 +9,17 @@
 //!   a page moves on to the next rating only when the one before has run
 //!   out, so it reads what it returns, and the cursor records which rating
 //!   it is in (earlier ones exhausted, later ones not started).
-//! * `helpful`: the `helpful*` indexes, keyed by the partitions of
-//!   `byLangAndRating` (with a language) or `byRating` (without) and sorted
-//!   by helpfulness, then time. The rating partitions asked for (all five
-//!   without a rating filter) are merged most helpful first, each read in
-//!   chunks sized by its share of the product's counts, as a rating
-//!   fan-out is; the executor reads a partition only once the merge is
-//!   down to the rank of its next comment, which the cursor carries.
+//! * `helpful`: the `helpful*` indexes, sorted by helpfulness, then time.
+//!   Without a rating filter, one query on `helpfulByLang` (with a
+//!   language) or `helpfulAll`: a page costs the same at any depth, however
+//!   the ratings mix there (the top of the order from 5-star comments when
+//!   votes follow the rating, every rating deeper down). With one, the
+//!   rating partitions asked for of `helpfulByLangAndRating` or
+//!   `helpfulByRating` are merged most helpful first, each read in chunks
+//!   sized by its share of the product's counts, as a rating fan-out is;
+//!   the executor reads a partition only once the merge is down to the
+//!   rank of its next comment, which the cursor carries. Verified listings
+//!   merge the verified copies of the per-rating indexes in both cases.
 //!   Scores move while a walk goes on: a comment whose score
 //!   changes between two pages may show once more or not at all; every
 //!   other comment shows exactly once.
@@ -184,10 +188,18 @@ fn in_rating_order(
     }
 }
 
-/// One sub-query per rating asked for (all five without a rating filter)
-/// on the `helpful*` index over that rating's partition, all merged; each
-/// first reads its share of the page by the counts (the whole page without
-/// counts). A rating whose exact count is 0 is skipped.
+/// Whether a `helpful` listing reads one partition of `helpfulByLang` or
+/// `helpfulAll` rather than merging rating partitions.
+pub(crate) fn helpful_in_one_partition(filter: &Filter) -> bool {
+    !filter.verified && filter.ratings.is_unfiltered()
+}
+
+/// Without a rating filter, one query on `helpfulByLang` or `helpfulAll`.
+/// Otherwise one sub-query per rating asked for on the `helpful*` index
+/// over that rating's partition (verified listings: all five without a
+/// rating filter), all merged; each first reads its share of the page by
+/// the counts (the whole page without counts). A rating whose exact count
+/// is 0 is skipped.
 fn most_helpful(
     product: &ProductId,
     filter: &Filter,
@@ -196,6 +208,31 @@ fn most_helpful(
     exact: bool,
 ) -> Plan {
     let language = filter.language.as_ref();
+    if helpful_in_one_partition(filter) {
+        let (strategy, index) = match language {
+            Some(_) => (Strategy::HelpfulLanguage, Index::ByLang),
+            None => (Strategy::HelpfulAll, Index::All),
+        };
+        let read_on = index.helpful();
+        return Plan {
+            strategy,
+            sort: Sort::Helpful,
+            queries: vec![PlannedQuery {
+                index: read_on.name(),
+                partition_key: listing_partition(index, product, language, None),
+                // One more than the page, to know whether a next page exists.
+                limit: page_size + 1,
+                tag: 0,
+                index_kind: read_on,
+                share: 1.0,
+                rank: 0,
+            }],
+            skipped: Vec::new(),
+            sized_by: SizedBy::Nothing,
+            read_units: 0.0,
+            items_read: 0,
+        };
+    }
     let (index, asked) = rating_partitions(filter);
     let read_on = match filter.verified {
         true => index.verified().helpful(),
@@ -341,12 +378,62 @@ mod tests {
     }
 
     #[test]
+    fn helpful_without_a_rating_filter_reads_one_partition() {
+        let product = product();
+        let counts = RatingCounts([10, 0, 0, 30, 60]);
+        for (language, ratings, strategy, expected) in [
+            (
+                None,
+                &[][..],
+                Strategy::HelpfulAll,
+                ("helpfulAll", "PRODUCT#42"),
+            ),
+            (
+                Some("en"),
+                &[][..],
+                Strategy::HelpfulLanguage,
+                ("helpfulByLang", "PRODUCT#42/en"),
+            ),
+            (
+                None,
+                &[1, 2, 3, 4, 5][..],
+                Strategy::HelpfulAll,
+                ("helpfulAll", "PRODUCT#42"),
+            ),
+        ] {
+            let p = plan(
+                &product,
+                &filter(language, ratings),
+                Sort::Helpful,
+                20,
+                Some(&counts),
+                true,
+            );
+            assert_eq!(p.strategy, strategy);
+            assert_eq!(order(&p), vec![(expected.0, expected.1, 0)]);
+            assert_eq!(p.queries[0].limit, 21);
+        }
+        // Verified listings have no such index: they merge the verified
+        // copies of the rating partitions.
+        let mut verified = filter(Some("en"), &[]);
+        verified.verified = true;
+        let p = plan(&product, &verified, Sort::Helpful, 20, None, false);
+        assert_eq!(p.strategy, Strategy::HelpfulLanguageRatings);
+        assert_eq!(p.queries.len(), 5);
+        assert!(
+            p.queries
+                .iter()
+                .all(|q| q.index == "verifiedHelpfulByLangAndRating")
+        );
+    }
+
+    #[test]
     fn helpful_merges_the_rating_partitions_of_the_helpful_indexes() {
         let product = product();
         let counts = RatingCounts([10, 0, 0, 30, 60]);
         let p = plan(
             &product,
-            &filter(None, &[]),
+            &filter(None, &[1, 4, 5]),
             Sort::Helpful,
             20,
             Some(&counts),

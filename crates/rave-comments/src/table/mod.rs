@@ -154,10 +154,15 @@ pub(crate) enum Index {
     VerifiedAll,
     /// `AUTHOR#<author>`: every comment of an author, any status.
     ByAuthor,
-    /// The `helpful` sort's indexes: the partitions of `byLangAndRating` and
-    /// `byRating` (and of their verified copies), sorted by `HELPSK`.
+    /// The `helpful` sort's indexes: the partitions of `byLangAndRating`,
+    /// `byRating`, `byLang` and `all` (and of the first two's verified
+    /// copies), sorted by `HELPSK`. A listing with a rating filter merges
+    /// rating partitions; one without reads a single partition, whatever
+    /// the mix of ratings at its depth.
     HelpfulByLangAndRating,
     HelpfulByRating,
+    HelpfulByLang,
+    HelpfulAll,
     VerifiedHelpfulByLangAndRating,
     VerifiedHelpfulByRating,
 }
@@ -177,9 +182,11 @@ impl Index {
         Index::VerifiedAll,
     ];
 
-    pub(crate) const HELPFUL: [Index; 4] = [
+    pub(crate) const HELPFUL: [Index; 6] = [
         Index::HelpfulByLangAndRating,
         Index::HelpfulByRating,
+        Index::HelpfulByLang,
+        Index::HelpfulAll,
         Index::VerifiedHelpfulByLangAndRating,
         Index::VerifiedHelpfulByRating,
     ];
@@ -197,12 +204,14 @@ impl Index {
         }
     }
 
-    /// The `helpful` index over the same partitions as a per-rating
-    /// listing index or its verified copy (itself for the others).
+    /// The `helpful` index over the same partitions as a listing index or
+    /// a per-rating verified copy (itself for the others).
     pub(crate) fn helpful(self) -> Index {
         match self {
             Index::ByLangAndRating => Index::HelpfulByLangAndRating,
             Index::ByRating => Index::HelpfulByRating,
+            Index::ByLang => Index::HelpfulByLang,
+            Index::All => Index::HelpfulAll,
             Index::VerifiedByLangAndRating => Index::VerifiedHelpfulByLangAndRating,
             Index::VerifiedByRating => Index::VerifiedHelpfulByRating,
             other => other,
@@ -226,6 +235,8 @@ impl Index {
                 Index::ByLangAndRating
             }
             Index::HelpfulByRating | Index::VerifiedHelpfulByRating => Index::ByRating,
+            Index::HelpfulByLang => Index::ByLang,
+            Index::HelpfulAll => Index::All,
             other => other,
         }
     }
@@ -244,6 +255,8 @@ impl Index {
             Index::ByAuthor => "byAuthor",
             Index::HelpfulByLangAndRating => "helpfulByLangAndRating",
             Index::HelpfulByRating => "helpfulByRating",
+            Index::HelpfulByLang => "helpfulByLang",
+            Index::HelpfulAll => "helpfulAll",
             Index::VerifiedHelpfulByLangAndRating => "verifiedHelpfulByLangAndRating",
             Index::VerifiedHelpfulByRating => "verifiedHelpfulByRating",
         }
@@ -252,9 +265,9 @@ impl Index {
     pub(crate) fn partition_attribute(self) -> &'static str {
         match self {
             Index::ByLangAndRating | Index::HelpfulByLangAndRating => "GSIPK",
-            Index::ByLang => "GSI2PK",
+            Index::ByLang | Index::HelpfulByLang => "GSI2PK",
             Index::ByRating | Index::HelpfulByRating => "GSI3PK",
-            Index::All => "GSI4PK",
+            Index::All | Index::HelpfulAll => "GSI4PK",
             Index::Moderation => "MODPK",
             Index::VerifiedByLangAndRating | Index::VerifiedHelpfulByLangAndRating => "VGSIPK",
             Index::VerifiedByLang => "VGSI2PK",
@@ -267,30 +280,30 @@ impl Index {
     pub(crate) fn sort_attribute(self) -> &'static str {
         match self {
             Index::Moderation => "MODSK",
-            Index::HelpfulByLangAndRating
-            | Index::HelpfulByRating
-            | Index::VerifiedHelpfulByLangAndRating
-            | Index::VerifiedHelpfulByRating => comment::HELPFUL_SORT,
+            index if index.is_helpful() => comment::HELPFUL_SORT,
             _ => GSISK,
         }
     }
 }
 
 impl Index {
-    /// What the index copies of a comment. The listing and moderation
-    /// indexes project what a page shows. The verified copies project ALL:
-    /// they hold only verified comments, so the few attributes they copy
-    /// for nothing cost little, and ALL does not count against DynamoDB's
-    /// quota of 100 included attributes (summed over the indexes), which
-    /// the listing indexes already use more than half of. The author index is
-    /// KEYS_ONLY: it is read for erasures and an admin's listing, which
-    /// fetch the comments themselves, while every comment has an entry.
     /// Whether the index's entries carry the listed attributes: all but
     /// the KEYS_ONLY author index do.
     pub(crate) fn holds_comments(self) -> bool {
         self != Index::ByAuthor
     }
 
+    /// What the index copies of a comment. The four listing indexes, the
+    /// moderation index and the two per-rating `helpful` indexes project
+    /// what a page shows (14 attributes each: 98 of DynamoDB's quota of 100
+    /// included attributes, summed over the indexes). The others project
+    /// ALL, which does not count against that quota: the verified copies
+    /// hold only verified comments, so the few attributes they copy for
+    /// nothing cost little, and `helpfulByLang` / `helpfulAll` copy the
+    /// comment's keys and bookkeeping besides what a page shows. The author
+    /// index is KEYS_ONLY: it is read for erasures and an admin's listing,
+    /// which fetch the comments themselves, while every comment has an
+    /// entry.
     fn projection(self) -> Projection {
         match self {
             Index::VerifiedByLangAndRating
@@ -298,7 +311,9 @@ impl Index {
             | Index::VerifiedByRating
             | Index::VerifiedAll
             | Index::VerifiedHelpfulByLangAndRating
-            | Index::VerifiedHelpfulByRating => Projection::All,
+            | Index::VerifiedHelpfulByRating
+            | Index::HelpfulByLang
+            | Index::HelpfulAll => Projection::All,
             Index::ByAuthor => Projection::KeysOnly,
             _ => Projection::Include(comment::LISTED.iter().map(|s| s.to_string()).collect()),
         }
