@@ -571,7 +571,7 @@ impl Writer {
         let mut resolved = Vec::with_capacity(count);
         // A set, not a scan of `resolved`: a consumer's commit carries
         // thousands of actions, and the scan made checking them quadratic.
-        let mut targets: HashSet<(&str, Vec<u8>)> = HashSet::with_capacity(count);
+        let mut targets: HashSet<(String, Vec<u8>)> = HashSet::with_capacity(count);
         for action in &input.actions {
             let table = self.catalog.get(action.table())?;
             let key = match action {
@@ -583,7 +583,7 @@ impl Writer {
                 TransactWriteAction::Delete { key, .. }
                 | TransactWriteAction::ConditionCheck { key, .. } => table.key_bytes(key)?,
             };
-            if !targets.insert((action.table(), key.clone())) {
+            if !targets.insert((table.name().to_owned(), key.clone())) {
                 return Err(Failure::Request(StoreError::validation(
                     "Transaction request cannot include multiple operations on one item",
                 )));
