@@ -3,15 +3,12 @@
 
 mod common;
 
-use common::fixture;
+use common::{fixture, stats_feed};
 use rave_comments::Moderation;
-use rave_engine::EngineFeed;
 
 #[tokio::test]
 async fn erasing_an_author_leaves_nothing_of_them() {
     let f = fixture(Moderation::Off).await;
-    let feed = EngineFeed::open(f.engine.clone(), "rave", "stats")
-        .await
-        .unwrap();
+    let feed = stats_feed(&f.engine).await;
     rave_conformance::erasure::check_erasure(&f.comments, &feed).await;
 }

@@ -7,30 +7,11 @@ mod common;
 
 use std::time::Duration;
 
-use common::{fixture, new_comment};
+use common::{catch_up, fixture, new_comment, stats_feed as feed};
 use proptest::prelude::*;
 use rave_comments::{Comments, Moderation};
 use rave_conformance::shards::ShardFeed;
 use rave_engine::{Engine, EngineFeed};
-use rave_store::ChangeFeed;
-
-async fn feed(engine: &Engine) -> EngineFeed {
-    EngineFeed::open(engine.clone(), "rave", "stats")
-        .await
-        .unwrap()
-}
-
-async fn catch_up(comments: &Comments<Engine>, feed: &EngineFeed) {
-    loop {
-        comments
-            .aggregate_once(feed, Duration::from_millis(1))
-            .await
-            .unwrap();
-        if feed.lag().await.unwrap().events == 0 {
-            return;
-        }
-    }
-}
 
 #[tokio::test]
 async fn a_reply_changes_no_count() {

@@ -5,15 +5,11 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::{fixture, new_comment};
+use common::{catch_up, fixture, new_comment, stats_feed};
 use rave_comments::{
-    Comments, CommentsError, Filter, Language, ListRequest, Moderation, OrderId, Rating, RatingSet,
-    SizedBy, Sort,
+    CommentsError, Filter, Language, ListRequest, Moderation, OrderId, Rating, RatingSet, SizedBy,
+    Sort,
 };
-use rave_engine::{Engine, EngineFeed};
-use rave_store::ChangeFeed;
 
 fn order(id: &str) -> OrderId {
     OrderId::parse(id).unwrap()
@@ -152,21 +148,6 @@ async fn verified_listings_read_only_what_they_return() {
     }
 }
 
-async fn catch_up(comments: &Comments<Engine>, engine: &Engine) {
-    let feed = EngineFeed::open(engine.clone(), "rave", "stats")
-        .await
-        .unwrap();
-    loop {
-        comments
-            .aggregate_once(&feed, Duration::from_millis(1))
-            .await
-            .unwrap();
-        if feed.lag().await.unwrap().events == 0 {
-            return;
-        }
-    }
-}
-
 /// Verified comments spread unevenly over ratings (every 1-star comment
 /// verified, one 5-star comment in ten, one 3-star in four, no 2- or
 /// 4-star one): a verified fan-out over several ratings, sized by the
@@ -198,7 +179,7 @@ async fn verified_fan_outs_read_at_most_1_3_items_per_item_returned_when_skewed(
             f.comments.create("p", new, None).await.unwrap();
         }
     }
-    catch_up(&f.comments, &f.engine).await;
+    catch_up(&f.comments, &stats_feed(&f.engine).await).await;
     let stats = f.comments.product_stats("p", Some("en")).await.unwrap();
     assert_eq!(stats.verified_counts.0, [100, 0, 25, 0, 10]);
     assert_eq!(stats.verified_total, 135);
@@ -283,7 +264,7 @@ async fn verified_counts_by_rating_missing_from_older_items_are_reconciled() {
             f.comments.create("p", new, None).await.unwrap();
         }
     }
-    catch_up(&f.comments, &f.engine).await;
+    catch_up(&f.comments, &stats_feed(&f.engine).await).await;
     let request = ListRequest {
         sort: Sort::Newest,
         product: "p",

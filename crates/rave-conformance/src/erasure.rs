@@ -1,6 +1,7 @@
 //! Erasing an author's data, for every backend: after the erasure and the
 //! aggregator's catch-up, nothing of the author remains — no comment item,
-//! no index entry (the author, product and verified listings show none),
+//! no index entry (the author, product and verified listings, newest and
+//! most helpful first, show none),
 //! no author statistics — the other authors' comments and counts are as a
 //! recount says, `reconcile` finds no drift, and erasing again erases
 //! nothing.
@@ -165,23 +166,28 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
     assert!(remaining.iter().all(|c| c.author != ERASED));
     let remaining_ids: BTreeSet<String> = remaining.iter().map(|c| c.id.clone()).collect();
     assert_eq!(remaining_ids, kept_ids, "the other authors' comments stay");
-    for verified in [false, true] {
-        for product in ["p1", "p2"] {
-            let page = comments
-                .list(&ListRequest {
-                    sort: Sort::Newest,
-                    product,
-                    filter: Filter {
-                        verified,
-                        ..Filter::default()
-                    },
-                    limit: 100,
-                    cursor: None,
-                })
-                .await
-                .unwrap();
-            assert!(page.items.iter().all(|c| c.author != ERASED));
-        }
+    for (verified, sort, product) in [false, true]
+        .into_iter()
+        .flat_map(|verified| [Sort::Newest, Sort::Helpful].map(|sort| (verified, sort)))
+        .flat_map(|(verified, sort)| ["p1", "p2"].map(|product| (verified, sort, product)))
+    {
+        let page = comments
+            .list(&ListRequest {
+                sort,
+                product,
+                filter: Filter {
+                    verified,
+                    ..Filter::default()
+                },
+                limit: 100,
+                cursor: None,
+            })
+            .await
+            .unwrap();
+        assert!(
+            page.items.iter().all(|c| c.author != ERASED),
+            "{sort:?} verified={verified} {product}"
+        );
     }
     let p1 = comments.product_stats("p1", None).await.unwrap();
     assert_eq!((p1.total, p1.verified_total), (2, 0));

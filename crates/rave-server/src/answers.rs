@@ -1,7 +1,8 @@
-//! Listing answers kept by their entity tag, so a listing nothing has
-//! changed since it was last answered costs what its 304 costs.
+//! A product's JSON answers (its listings, statistics and record) kept by
+//! their entity tag, so an answer nothing has changed since it was last
+//! given costs what its 304 costs.
 //!
-//! A listing's `ETag` names the product's revision with the request
+//! Such an answer's `ETag` names the product's revision with the request
 //! (`caching`), and a client holding that tag is already told by a 304
 //! that its copy is current. An answer kept under the same tag is that
 //! copy, so serving it says nothing a 304 would not. Two more rules keep

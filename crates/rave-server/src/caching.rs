@@ -148,7 +148,7 @@ fn cacheable<'a>(path: &'a str, query: &str) -> Option<Cacheable<'a>> {
 
 /// Largest body the leaderboard's digest reads (100 rows are far less).
 const MAX_DIGESTED_BODY: usize = 1 << 20;
-/// Largest listing body read to be kept (a page of 100 of the largest
+/// Largest body read to be kept (a listing page of 100 of the largest
 /// comments is far less).
 const MAX_KEPT_BODY: usize = 16 << 20;
 
@@ -187,15 +187,8 @@ pub async fn json_routes(State(state): State<AppState>, request: Request, next: 
             if not_modified(&headers, &tag) {
                 return not_modified_response(tag, cache_control);
             }
-            if kind != "comments" {
-                let mut response = next.run(request).await;
-                if response.status() == StatusCode::OK {
-                    stamp(&mut response, tag, cache_control);
-                }
-                return response;
-            }
             if let Some(answer) = state.answers.get(&tag, generation) {
-                state.metrics.answer_reused();
+                state.metrics.answer_reused(kind);
                 let mut response = Response::new(Body::from(answer.body));
                 *response.headers_mut() = answer.headers;
                 stamp(&mut response, tag, cache_control);

@@ -34,6 +34,12 @@ struct RouteLabels {
     route: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AnswerLabels {
+    /// `comments`, `stats` or `product`.
+    kind: &'static str,
+}
+
 /// The service's metrics and their registry.
 pub struct Metrics {
     registry: Mutex<Registry>,
@@ -45,7 +51,7 @@ pub struct Metrics {
     aggregator_lag_events: Gauge,
     aggregator_lag_seconds: Gauge<f64, std::sync::atomic::AtomicU64>,
     rate_limited_clients: Gauge,
-    answers_reused: Counter,
+    answers_reused: Family<AnswerLabels, Counter>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -67,10 +73,10 @@ impl Default for Metrics {
         let aggregator_lag_events = Gauge::default();
         let aggregator_lag_seconds = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
         let rate_limited_clients = Gauge::default();
-        let answers_reused = Counter::default();
+        let answers_reused = Family::<AnswerLabels, Counter>::default();
         registry.register(
-            "listing_answers_reused",
-            "Listing answers served as kept because nothing changed since they were read",
+            "answers_reused",
+            "JSON answers (listings, statistics, product records) served as kept because nothing changed since they were read",
             answers_reused.clone(),
         );
         registry.register(
@@ -145,9 +151,11 @@ impl Metrics {
             .observe(seconds);
     }
 
-    /// Counts a listing answer served as kept.
-    pub(crate) fn answer_reused(&self) {
-        self.answers_reused.inc();
+    /// Counts an answer of `kind` served as kept.
+    pub(crate) fn answer_reused(&self, kind: &'static str) {
+        self.answers_reused
+            .get_or_create(&AnswerLabels { kind })
+            .inc();
     }
 
     /// The gauge the rate limiter keeps its number of buckets in.

@@ -30,6 +30,13 @@ impl TestServer {
         self.call(Method::GET, path, None, false).await
     }
 
+    /// The `/metrics` exposition.
+    async fn metrics(&self) -> String {
+        let (status, metrics) = self.get("/metrics").await;
+        assert_eq!(status, StatusCode::OK);
+        metrics.as_str().unwrap().to_owned()
+    }
+
     async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
         self.call(Method::POST, path, Some(body), false).await
     }
@@ -850,9 +857,7 @@ async fn health_metrics_and_openapi() {
     assert_eq!((status, health), (StatusCode::OK, json!({"status": "ok"})));
     s.create("p", "en", 5).await;
     s.get("/v1/products/p/comments").await;
-    let (status, metrics) = s.get("/metrics").await;
-    assert_eq!(status, StatusCode::OK);
-    let metrics = metrics.as_str().unwrap().to_owned();
+    let metrics = s.metrics().await;
     assert!(metrics.contains(r#"rave_http_requests_total{method="POST",route="/v1/products/{product_id}/comments",status="201"} 1"#), "{metrics}");
     assert!(metrics.contains("rave_http_request_duration_seconds_bucket"));
     assert!(metrics.contains("rave_write_capacity_units"));
@@ -945,8 +950,8 @@ async fn start_with_statistics() -> (
         admin_token: Some(TOKEN.into()),
         rate_limit_per_minute: 0,
     };
-    let server = server::start_serving(config, Moderation::Off, None, |state| {
-        state.with_aggregator(receiver)
+    let server = server::start_serving(config, Moderation::Off, None, async |state, _| {
+        (state.with_aggregator(receiver), None)
     })
     .await;
     let feed = rave_engine::EngineFeed::open(server.engine.clone(), "rave", "statistics")
@@ -1424,18 +1429,9 @@ async fn a_listing_nothing_changed_since_is_answered_as_kept_and_never_hides_a_w
     assert_eq!(again, page);
     let read = s.comments.usage().items_read() - before;
     assert!(read <= 2, "a kept answer read {read} items");
-    let (_, metrics) = s
-        .client
-        .get(format!("{}/metrics", s.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .map(|text| (StatusCode::OK, text))
-        .unwrap();
+    let metrics = s.metrics().await;
     assert!(
-        metrics.contains("rave_listing_answers_reused_total 1"),
+        metrics.contains("rave_answers_reused_total{kind=\"comments\"} 1"),
         "{metrics}"
     );
 
@@ -1463,4 +1459,18 @@ async fn a_listing_nothing_changed_since_is_answered_as_kept_and_never_hides_a_w
     s.catch_up().await;
     let (_, page) = s.get("/v1/products/p/comments").await;
     assert_eq!(page["items"], json!([]), "{page}");
+
+    // Statistics are kept by the same rule, and follow the revision too.
+    let (_, stats) = s.get("/v1/products/p/stats").await;
+    let (_, again) = s.get("/v1/products/p/stats").await;
+    assert_eq!(again, stats);
+    let metrics = s.metrics().await;
+    assert!(
+        metrics.contains("rave_answers_reused_total{kind=\"stats\"} 1"),
+        "{metrics}"
+    );
+    s.create("p", "en", 2).await;
+    s.catch_up().await;
+    let (_, stats) = s.get("/v1/products/p/stats").await;
+    assert_eq!(stats["total"], 1, "{stats}");
 }

@@ -10,18 +10,20 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode as AxumStatus};
 use axum::routing::post;
-use rave_comments::{Comments, Config, CursorKey, Moderation};
-use rave_engine::{Engine, EngineFeed};
-use rave_server::{AppState, ServerConfig};
+use rave_comments::Moderation;
+use rave_engine::EngineFeed;
+use rave_server::ServerConfig;
 use rave_store::SharedStore;
 use rave_webhooks::{RetryPolicy, Secret, TargetPolicy, Timeouts, WebhookConfig, Webhooks};
-use reqwest::{Client, Method, StatusCode};
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 #[path = "common/client.rs"]
 mod client;
+#[path = "common/server.rs"]
+mod server;
 
-const TOKEN: &str = "webhook-admin-token";
+use server::TestServer;
 
 type Inbox = Arc<Mutex<Vec<(HeaderMap, String)>>>;
 
@@ -47,80 +49,39 @@ async fn receiver() -> (String, Inbox) {
     (url, inbox)
 }
 
-struct Server {
-    base: String,
-    client: Client,
-    _stop: tokio::sync::watch::Sender<bool>,
-    _dir: tempfile::TempDir,
-}
-
-async fn start() -> Server {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::open(dir.path()).unwrap();
-    let store = SharedStore::new(engine.clone());
-    let comments = Arc::new(Comments::new(
-        store.clone(),
-        Config {
-            table: "rave".into(),
-            cursor_key: CursorKey::new([4; 32]),
-            moderation: Moderation::Off,
-        },
-    ));
-    comments.ensure_table().await.unwrap();
-    let webhooks = Arc::new(Webhooks::new(
-        store,
-        WebhookConfig {
-            comments_table: "rave".into(),
-            targets: TargetPolicy {
-                allow_private: true,
-            },
-            retry: RetryPolicy::default(),
-        },
-    ));
-    webhooks.ensure_table().await.unwrap();
-    let feed = EngineFeed::open(engine, "rave", rave_webhooks::CONSUMER)
-        .await
-        .unwrap();
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    tokio::spawn(rave_webhooks::run(
-        webhooks.clone(),
-        feed,
-        Timeouts::default(),
-        stopped,
-    ));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
+/// A server with webhooks, their delivery task running on the store's
+/// change feed.
+async fn start() -> TestServer {
     let config = ServerConfig {
-        admin_token: Some(TOKEN.into()),
+        admin_token: Some(server::TOKEN.into()),
         rate_limit_per_minute: 0,
     };
-    let state = AppState::new(comments, &config).with_webhooks(webhooks);
-    tokio::spawn(rave_server::serve(listener, state, std::future::pending()));
-    Server {
-        base,
-        client: Client::new(),
-        _stop: stop,
-        _dir: dir,
-    }
-}
-
-impl Server {
-    async fn call(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<Value>,
-        admin: bool,
-    ) -> (StatusCode, Value) {
-        client::call(
-            &self.client,
-            method,
-            format!("{}{path}", self.base),
-            body,
-            admin.then_some(TOKEN),
-        )
-        .await
-    }
+    server::start_serving(config, Moderation::Off, None, async |state, engine| {
+        let webhooks = Arc::new(Webhooks::new(
+            SharedStore::new(engine.clone()),
+            WebhookConfig {
+                comments_table: "rave".into(),
+                targets: TargetPolicy {
+                    allow_private: true,
+                },
+                retry: RetryPolicy::default(),
+            },
+        ));
+        webhooks.ensure_table().await.unwrap();
+        let feed = EngineFeed::open(engine.clone(), "rave", rave_webhooks::CONSUMER)
+            .await
+            .unwrap();
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        tokio::spawn(rave_webhooks::run(
+            webhooks.clone(),
+            feed,
+            Timeouts::default(),
+            stopped,
+        ));
+        let kept: server::Kept = Box::new(stop);
+        (state.with_webhooks(webhooks), Some(kept))
+    })
+    .await
 }
 
 #[tokio::test]

@@ -2,8 +2,11 @@
 
 #![allow(dead_code)]
 
+use std::time::Duration;
+
 use rave_comments::{Comments, Config, CursorKey, Moderation, NewComment, Timestamp};
-use rave_engine::Engine;
+use rave_engine::{Engine, EngineFeed};
+use rave_store::ChangeFeed;
 
 pub struct Fixture {
     pub comments: Comments<Engine>,
@@ -45,4 +48,24 @@ pub fn new_comment(language: &str, rating: i64, body: &str) -> NewComment {
 pub fn at(mut comment: NewComment, created_at: &str) -> NewComment {
     comment.created_at = Some(Timestamp::parse(created_at).expect("time"));
     comment
+}
+
+/// The statistics aggregator's consumer of the engine's change stream.
+pub async fn stats_feed(engine: &Engine) -> EngineFeed {
+    EngineFeed::open(engine.clone(), "rave", "stats")
+        .await
+        .unwrap()
+}
+
+/// Lets the aggregator apply everything written so far.
+pub async fn catch_up(comments: &Comments<Engine>, feed: &EngineFeed) {
+    loop {
+        comments
+            .aggregate_once(feed, Duration::from_millis(1))
+            .await
+            .unwrap();
+        if feed.lag().await.unwrap().events == 0 {
+            return;
+        }
+    }
 }

@@ -23,8 +23,14 @@ pub struct TestServer {
     pub client: Client,
     pub comments: Arc<Comments<SharedStore>>,
     pub engine: Engine,
+    /// What the state's extras need alive while the server serves (a
+    /// background task's stop signal, say).
+    _kept: Option<Kept>,
     _dir: tempfile::TempDir,
 }
+
+/// Anything [`start_serving`]'s finisher hands back to keep.
+pub type Kept = Box<dyn std::any::Any + Send + Sync>;
 
 pub async fn start(purchase_secret: Option<&[u8]>) -> TestServer {
     start_with(
@@ -43,16 +49,21 @@ pub async fn start_with(
     moderation: Moderation,
     purchase_secret: Option<&[u8]>,
 ) -> TestServer {
-    start_serving(config, moderation, purchase_secret, |state| state).await
+    start_serving(config, moderation, purchase_secret, async |state, _| {
+        (state, None)
+    })
+    .await
 }
 
-/// [`start_with`], with the server's state finished by `finish` (an
-/// aggregator's status, say) before it serves.
+/// [`start_with`], with the server's state finished by `finish` on the
+/// store's engine (an aggregator's status, webhooks with their delivery
+/// task, say) before it serves; what `finish` hands back is kept as long as
+/// the server.
 pub async fn start_serving(
     config: ServerConfig,
     moderation: Moderation,
     purchase_secret: Option<&[u8]>,
-    finish: impl FnOnce(AppState) -> AppState,
+    finish: impl AsyncFnOnce(AppState, &Engine) -> (AppState, Option<Kept>),
 ) -> TestServer {
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::open(dir.path()).unwrap();
@@ -71,13 +82,14 @@ pub async fn start_serving(
     if let Some(secret) = purchase_secret {
         state = state.with_purchase_secret(secret);
     }
-    let state = finish(state);
+    let (state, kept) = finish(state, &engine).await;
     tokio::spawn(rave_server::serve(listener, state, std::future::pending()));
     TestServer {
         base,
         client: Client::new(),
         comments,
         engine,
+        _kept: kept,
         _dir: dir,
     }
 }
