@@ -1,6 +1,7 @@
 //! The tables the engine holds, and how a table's items map to stored keys,
 //! index entries and redb tables.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
@@ -44,10 +45,19 @@ pub struct IndexState {
 }
 
 /// One item's entry in one index: where it is stored and what is projected.
+/// An index that projects everything borrows the item itself, so a write
+/// neither copies nor encodes it once per index.
 #[derive(Debug, PartialEq)]
-pub struct IndexEntry {
+pub struct IndexEntry<'a> {
     pub key: Vec<u8>,
-    pub projected: Item,
+    pub projected: Cow<'a, Item>,
+}
+
+impl IndexEntry<'_> {
+    /// Whether the entry holds the whole item (an index projecting all).
+    pub fn is_whole_item(&self) -> bool {
+        matches!(self.projected, Cow::Borrowed(_))
+    }
 }
 
 impl TableState {
@@ -209,7 +219,7 @@ impl TableState {
 
     /// The entry `item` has in `index`, or `None` when it lacks one of the
     /// index's key attributes (sparse index).
-    pub fn index_entry(&self, index: &IndexState, item: &Item) -> Option<IndexEntry> {
+    pub fn index_entry<'a>(&self, index: &IndexState, item: &'a Item) -> Option<IndexEntry<'a>> {
         let index_schema = &index.index.key_schema;
         let partition = item.get(&index_schema.partition.name)?;
         let index_sort = match &index_schema.sort {
@@ -227,8 +237,8 @@ impl TableState {
                 .chain(table_sort),
         );
         let projected = match &index.index.projection {
-            Projection::All => item.clone(),
-            Projection::KeysOnly => self.keys_for_index(index, item),
+            Projection::All => Cow::Borrowed(item),
+            Projection::KeysOnly => Cow::Owned(self.keys_for_index(index, item)),
             Projection::Include(names) => {
                 let mut keys = self.keys_for_index(index, item);
                 for name in names {
@@ -236,7 +246,7 @@ impl TableState {
                         keys.insert(name.clone(), v.clone());
                     }
                 }
-                keys
+                Cow::Owned(keys)
             }
         };
         Some(IndexEntry { key, projected })

@@ -132,26 +132,43 @@ pub fn decode_item(bytes: &[u8]) -> Decoded<Item> {
     Ok(item)
 }
 
-pub(crate) fn encode_record(record: &StoredRecord) -> Vec<u8> {
-    let mut out = Vec::with_capacity(512);
-    out.push(match (record.event, record.removed_by_ttl) {
+/// The stored form of a record, from its images as [`encode_item`] encoded
+/// them: the writer encodes an item once for its table, its index entries
+/// and its record.
+pub(crate) fn encode_record(
+    head: &RecordHeadFields<'_>,
+    old_image: Option<&[u8]>,
+    new_image: Option<&[u8]>,
+) -> Vec<u8> {
+    let images = old_image.map_or(0, <[u8]>::len) + new_image.map_or(0, <[u8]>::len);
+    let mut out = Vec::with_capacity(64 + images);
+    out.push(match (head.event, head.removed_by_ttl) {
         (EventName::Insert, _) => 0,
         (EventName::Modify, _) => 1,
         (EventName::Remove, false) => 2,
         (EventName::Remove, true) => REMOVE_BY_TTL,
     });
-    out.extend_from_slice(&record.commit_time_ms.to_le_bytes());
-    put_map(&mut out, &record.keys);
-    for image in [&record.old_image, &record.new_image] {
+    out.extend_from_slice(&head.commit_time_ms.to_le_bytes());
+    put_map(&mut out, head.keys);
+    for image in [old_image, new_image] {
         match image {
-            Some(item) => {
+            Some(encoded) => {
                 out.push(1);
-                put_map(&mut out, item);
+                out.extend_from_slice(encoded);
             }
             None => out.push(0),
         }
     }
     out
+}
+
+/// What a stored record says besides its images.
+pub(crate) struct RecordHeadFields<'a> {
+    pub event: EventName,
+    pub removed_by_ttl: bool,
+    pub commit_time_ms: u64,
+    /// The table's key attributes of the item.
+    pub keys: &'a Item,
 }
 
 pub(crate) fn decode_record(bytes: &[u8]) -> Decoded<StoredRecord> {
@@ -633,23 +650,26 @@ mod tests {
 
     #[test]
     fn records_round_trip_and_truncation_is_an_error() {
-        let record = StoredRecord {
+        let keys = item! {"PK" => "a"};
+        let old_image = item! {"PK" => "a", "v" => 1i64};
+        let head = RecordHeadFields {
             event: EventName::Modify,
-            keys: item! {"PK" => "a"},
-            old_image: Some(item! {"PK" => "a", "v" => 1i64}),
-            new_image: None,
-            commit_time_ms: 1_700_000_000_000,
             removed_by_ttl: false,
+            commit_time_ms: 1_700_000_000_000,
+            keys: &keys,
         };
-        let bytes = encode_record(&record);
-        let back = decode_record(&bytes).expect("decodes");
-        assert_eq!(back.into_record(7).old_image, record.old_image);
-        let by_ttl = StoredRecord {
+        let bytes = encode_record(&head, Some(&encode_item(&old_image)), None);
+        let back = decode_record(&bytes).expect("decodes").into_record(7);
+        assert_eq!(back.old_image, Some(old_image));
+        assert_eq!(back.new_image, None);
+        assert_eq!(back.keys, keys);
+        assert_eq!(back.commit_time_ms, 1_700_000_000_000);
+        let by_ttl = RecordHeadFields {
             event: EventName::Remove,
             removed_by_ttl: true,
-            ..record
+            ..head
         };
-        let back = decode_record(&encode_record(&by_ttl)).expect("decodes");
+        let back = decode_record(&encode_record(&by_ttl, None, None)).expect("decodes");
         assert!(back.removed_by_ttl && back.event == EventName::Remove);
         for cut in 0..bytes.len() {
             assert!(decode_record(&bytes[..cut]).is_err());

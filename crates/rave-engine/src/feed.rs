@@ -11,8 +11,10 @@ use rave_store::{
 
 use crate::{Checkpoint, Engine, StartPosition};
 
-/// Most effects one consumer commit carries.
-const MAX_CONSUMER_EFFECTS: usize = 5_000;
+/// Most effects one consumer commit carries: as many as a long batch of
+/// the aggregator makes, so that catching up takes few commits (each one
+/// rewrites every page it touches and syncs).
+const MAX_CONSUMER_EFFECTS: usize = 50_000;
 
 /// A durable consumer of one table's stream.
 #[derive(Debug)]

@@ -17,7 +17,7 @@
 //! database before the next group ([`crate::database`]): a full disk
 //! refuses writes while it is full, not until a restart.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
@@ -33,13 +33,13 @@ use rave_store::{
 use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
 use tokio::sync::{oneshot, watch};
 
-use crate::catalog::{Catalog, TableState};
+use crate::catalog::{Catalog, IndexEntry, TableState};
 use crate::clock::Clock;
-use crate::codec::{decode_item, decode_record, encode_item, encode_record};
+use crate::codec::{RecordHeadFields, decode_item, decode_record, encode_item, encode_record};
 use crate::database::SharedDatabase;
 use crate::index_build::{self, INDEX_BUILDS, IndexChange, IndexStatus, build_key};
 use crate::keys::partition_prefix;
-use crate::stream::{Checkpoint, EventName, StartPosition, StoredRecord, consumer_key};
+use crate::stream::{Checkpoint, EventName, StartPosition, consumer_key};
 use crate::ttl::{self, Expired, TimeToLiveSpecification};
 use crate::{
     CATALOG, CONSUMERS, ItemCollectionSize, META, NEXT_SEQUENCE, Written, bytes_table, encode,
@@ -569,6 +569,9 @@ impl Writer {
         }
         // Validate the request as a whole before reading anything.
         let mut resolved = Vec::with_capacity(count);
+        // A set, not a scan of `resolved`: a consumer's commit carries
+        // thousands of actions, and the scan made checking them quadratic.
+        let mut targets: HashSet<(String, Vec<u8>)> = HashSet::with_capacity(count);
         for action in &input.actions {
             let table = self.catalog.get(action.table())?;
             let key = match action {
@@ -580,10 +583,7 @@ impl Writer {
                 TransactWriteAction::Delete { key, .. }
                 | TransactWriteAction::ConditionCheck { key, .. } => table.key_bytes(key)?,
             };
-            if resolved
-                .iter()
-                .any(|(t, k): &(Arc<TableState>, Vec<u8>)| t.name() == table.name() && *k == key)
-            {
+            if !targets.insert((table.name().to_owned(), key.clone())) {
                 return Err(Failure::Request(StoreError::validation(
                     "Transaction request cannot include multiple operations on one item",
                 )));
@@ -1353,8 +1353,10 @@ impl<'t> Tx<'t> {
         new: Option<&Item>,
         removed_by_ttl: bool,
     ) -> Applied<ConsumedCapacity> {
+        let old_size = old.map_or(0, item_size);
+        let new_size = new.map_or(0, item_size);
         let mut consumed = ConsumedCapacity::new(table.name());
-        consumed.write_units = write_units(old.map_or(0, item_size).max(new.map_or(0, item_size)));
+        consumed.write_units = write_units(old_size.max(new_size));
         if old == new {
             // Nothing changes, so nothing is written and no record is produced.
             return Ok(consumed);
@@ -1375,9 +1377,11 @@ impl<'t> Tx<'t> {
                 sizes.insert(prefix.as_slice(), size)?;
             }
         }
-        match new {
-            Some(item) => {
-                let bytes = encode_item(item);
+        // The new item is encoded once: for the table, for every index that
+        // projects it whole, and for its stream record.
+        let new_bytes = new.map(encode_item);
+        match &new_bytes {
+            Some(bytes) => {
                 self.table(&table.items_table)?
                     .insert(key, bytes.as_slice())?;
             }
@@ -1385,6 +1389,10 @@ impl<'t> Tx<'t> {
                 self.table(&table.items_table)?.remove(key)?;
             }
         }
+        let entry_size = |entry: &IndexEntry<'_>, whole: usize| match entry.is_whole_item() {
+            true => whole,
+            false => item_size(&entry.projected),
+        };
         for index in &table.indexes {
             let before = old.and_then(|item| table.index_entry(index, item));
             let after = new.and_then(|item| table.index_entry(index, item));
@@ -1395,13 +1403,13 @@ impl<'t> Tx<'t> {
                 // (developer guide, "Item sizes and formats": "the larger of
                 // the item sizes before and after the update").
                 (Some(b), Some(a)) if b.key == a.key => {
-                    write_units(item_size(&b.projected).max(item_size(&a.projected)))
+                    write_units(entry_size(b, old_size).max(entry_size(a, new_size)))
                 }
                 (b, a) => {
                     b.as_ref()
-                        .map_or(0.0, |e| write_units(item_size(&e.projected)))
+                        .map_or(0.0, |e| write_units(entry_size(e, old_size)))
                         + a.as_ref()
-                            .map_or(0.0, |e| write_units(item_size(&e.projected)))
+                            .map_or(0.0, |e| write_units(entry_size(e, new_size)))
                 }
             };
             let entries = self.table(&index.redb_table)?;
@@ -1413,8 +1421,10 @@ impl<'t> Tx<'t> {
             if let Some(a) = &after
                 && units > 0.0
             {
-                let bytes = encode_item(&a.projected);
-                entries.insert(a.key.as_slice(), bytes.as_slice())?;
+                match (&new_bytes, a.is_whole_item()) {
+                    (Some(whole), true) => entries.insert(a.key.as_slice(), whole.as_slice())?,
+                    _ => entries.insert(a.key.as_slice(), encode_item(&a.projected).as_slice())?,
+                };
             }
             if units > 0.0 {
                 consumed.write_units += units;
@@ -1433,15 +1443,14 @@ impl<'t> Tx<'t> {
                 (Some(_), None) => EventName::Remove,
             };
             let keys = table.schema().key_of(old.or(new).unwrap_or(&Item::new()));
-            let record = StoredRecord {
+            let head = RecordHeadFields {
                 event,
-                keys,
-                old_image: old.cloned(),
-                new_image: new.cloned(),
-                commit_time_ms: self.now_ms,
                 removed_by_ttl,
+                commit_time_ms: self.now_ms,
+                keys: &keys,
             };
-            let bytes = encode_record(&record);
+            let old_bytes = old.map(encode_item);
+            let bytes = encode_record(&head, old_bytes.as_deref(), new_bytes.as_deref());
             let sequence = self.next_sequence;
             self.stream(&table.stream_table)?
                 .insert(sequence, bytes.as_slice())?;
@@ -1458,6 +1467,7 @@ mod tests {
 
     use super::*;
     use crate::read;
+    use crate::stream::StoredRecord;
 
     const TABLE: &str = "things";
 
