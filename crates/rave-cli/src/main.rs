@@ -832,7 +832,7 @@ async fn aggregate(args: AggregateArgs) -> anyhow::Result<()> {
     comments.ensure_table().await?;
     let feed = EngineFeed::open(engine, &args.store.table, aggregator::CONSUMER).await?;
     if args.until_caught_up {
-        let applied = aggregator::catch_up(&comments, &feed).await?;
+        let applied = aggregator::catch_up(&comments, &feed.catching_up()).await?;
         println!("applied {applied} changes; the statistics are up to date");
         return Ok(());
     }
@@ -901,7 +901,9 @@ async fn reconcile(args: ReconcileArgs) -> anyhow::Result<()> {
     let comments = Arc::new(comments);
     comments.ensure_table().await?;
     // Apply what is pending first, so the recount compares like with like.
-    let feed = EngineFeed::open(engine, &args.store.table, aggregator::CONSUMER).await?;
+    let feed = EngineFeed::open(engine, &args.store.table, aggregator::CONSUMER)
+        .await?
+        .catching_up();
     let applied = aggregator::catch_up(&comments, &feed).await?;
     if applied > 0 {
         eprintln!("applied {applied} pending changes before recounting");

@@ -11,10 +11,17 @@ use rave_store::{
 
 use crate::{Checkpoint, Engine, StartPosition};
 
-/// Most effects one consumer commit carries: as many as a long batch of
-/// the aggregator makes, so that catching up takes few commits (each one
-/// rewrites every page it touches and syncs).
-const MAX_CONSUMER_EFFECTS: usize = 50_000;
+/// Most effects one consumer commit carries beside a live service: the
+/// commit holds the single writer, and every write a client waits for
+/// queues behind it, so it stays short (tens of milliseconds).
+const LIVE_EFFECTS: usize = 5_000;
+
+/// Most effects one commit carries while catching up with nothing else
+/// writing ([`EngineFeed::catching_up`]): each commit rewrites every page it
+/// touches and syncs, so a long batch that writes a busy statistics item
+/// once for many comments makes catching up after a bulk load several times
+/// faster; such a commit holds the writer for a few hundred milliseconds.
+const CATCH_UP_EFFECTS: usize = 50_000;
 
 /// A durable consumer of one table's stream.
 #[derive(Debug)]
@@ -24,6 +31,8 @@ pub struct EngineFeed {
     consumer: String,
     /// The last sequence number this consumer applied.
     position: AtomicU64,
+    /// Most effects one commit carries.
+    max_effects: usize,
 }
 
 /// Records read but not yet applied, with where they sit in the stream.
@@ -77,7 +86,16 @@ impl EngineFeed {
             table: table.to_owned(),
             consumer: consumer.to_owned(),
             position: AtomicU64::new(position),
+            max_effects: LIVE_EFFECTS,
         })
+    }
+
+    /// The same consumer committing long batches, for catching up with a
+    /// backlog (after a bulk load, before a recount) while no client is
+    /// waiting on the writer.
+    pub fn catching_up(mut self) -> EngineFeed {
+        self.max_effects = CATCH_UP_EFFECTS;
+        self
     }
 
     fn read(&self, max_records: usize, wanted: KeyFilter) -> Result<Option<EngineBatch>> {
@@ -172,7 +190,7 @@ impl ChangeFeed for EngineFeed {
     /// The engine commits a consumer's effects and checkpoint in one redb
     /// transaction of any size; this bound only keeps commits short.
     fn max_effects(&self) -> usize {
-        MAX_CONSUMER_EFFECTS
+        self.max_effects
     }
 
     async fn lag(&self) -> Result<FeedLag> {

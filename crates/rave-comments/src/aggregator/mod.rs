@@ -38,13 +38,15 @@ use crate::model::{AUTHOR_BUCKETS, GlobalStats};
 use crate::table::stats::ProductCounts;
 use crate::table::{ItemKind, Malformed, comment, describe_key, stats, vote};
 
-/// Most records one read from the feed asks for (DynamoDB Streams hands out
-/// at most 1,000 per read, and a commit there carries 99 writes, which
-/// stops a batch first). On the engine a long batch matters while catching
-/// up: a busy statistics item (a hot product's, a prolific author's) is
-/// written once for many comments, and each commit rewrites and syncs every
-/// page it touches, so fewer commits write less. 50,000 records of a bulk
-/// load hold a few hundred megabytes decoded.
+/// How many records one read from the feed asks for: as many as the feed's
+/// commits carry effects, within these bounds. DynamoDB Streams hands out at
+/// most 1,000 a read and a commit there carries 99 writes, which stops a
+/// batch first. On the engine a long batch matters while catching up: a
+/// busy statistics item (a hot product's, a prolific author's) is written
+/// once for many comments, and each commit rewrites and syncs every page it
+/// touches, so fewer commits write less; 50,000 records of a bulk load hold
+/// a few hundred megabytes decoded.
+const MIN_BATCH_RECORDS: usize = 2_000;
 const MAX_BATCH_RECORDS: usize = 50_000;
 
 /// The records the aggregator counts: comments and votes. Everything else
@@ -300,10 +302,11 @@ impl<S: Store> Aggregator<S> {
         feed: &F,
         wait: Duration,
     ) -> Result<usize> {
-        let Some(mut batch) = feed.next_wanted(MAX_BATCH_RECORDS, wait, counted).await? else {
+        let capacity = feed.max_effects();
+        let records = capacity.clamp(MIN_BATCH_RECORDS, MAX_BATCH_RECORDS);
+        let Some(mut batch) = feed.next_wanted(records, wait, counted).await? else {
             return Ok(0);
         };
-        let capacity = feed.max_effects();
         // Take as many records as fit in one commit.
         let mut deltas = Deltas::default();
         let mut fit = 0;
