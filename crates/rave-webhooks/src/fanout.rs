@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rave_comments::{Timestamp, comment_change};
 use rave_store::{
-    ChangeBatch, ChangeFeed, ChangeRecord, Condition, StoreError, TransactWriteAction,
+    ChangeBatch, ChangeFeed, ChangeRecord, Condition, KeyFilter, StoreError, TransactWriteAction,
 };
 use serde::Serialize;
 
@@ -26,7 +26,12 @@ use crate::table::deliveries;
 /// The consumer's name on the change stream.
 pub const CONSUMER: &str = "webhooks";
 
+/// Most records one read asks for while endpoints are registered.
 const MAX_RECORDS: usize = 500;
+/// Most records one read passes over while no endpoint is registered: only
+/// their keys are read (a first start on a store with a long stream passes
+/// it quickly, without decoding an image).
+const MAX_PASSED_RECORDS: usize = 5_000;
 
 /// The body every receiver gets: the Standard Webhooks payload shape.
 #[derive(Serialize)]
@@ -84,10 +89,22 @@ impl<S: rave_store::Store> Webhooks<S> {
     /// Reads one batch (waiting up to `wait`), writes its deliveries and
     /// moves past it. Returns how many deliveries it wrote.
     pub async fn fan_out_once<F: ChangeFeed>(&self, feed: &F, wait: Duration) -> Result<usize> {
-        let Some(mut batch) = feed.next(MAX_RECORDS, wait).await? else {
+        // With no endpoint nothing is delivered: the records are passed over
+        // by their keys alone, many a commit.
+        let idle = self.endpoints().await?.is_empty();
+        let (max_records, wanted): (usize, KeyFilter) = match idle {
+            true => (MAX_PASSED_RECORDS, |_| false),
+            false => (MAX_RECORDS, |_| true),
+        };
+        let Some(mut batch) = feed.next_wanted(max_records, wait, wanted).await? else {
             return Ok(0);
         };
         let endpoints = self.endpoints().await?;
+        if idle && !endpoints.is_empty() {
+            // An endpoint was registered while the batch was read: read it
+            // again with its images, so that the endpoint gets its events.
+            return Ok(0);
+        }
         let mut effects = Vec::new();
         let mut kept = 0;
         for record in batch.records() {

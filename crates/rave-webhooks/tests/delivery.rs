@@ -242,6 +242,58 @@ async fn every_event_arrives_signed_and_in_order() {
     w.stop.send(true).unwrap();
 }
 
+/// Changes made while no endpoint is registered are passed over (by their
+/// keys alone); an endpoint registered afterwards gets what follows, and
+/// nothing from before it.
+#[tokio::test]
+async fn changes_before_any_endpoint_are_passed_over_and_later_ones_delivered() {
+    use rave_store::ChangeFeed;
+    let w = world(FAST_RETRY).await;
+    w.start_delivering().await;
+    for body in ["one", "two", "three"] {
+        w.comments.create("p1", comment(body), None).await.unwrap();
+    }
+    let lag = EngineFeed::open(w.engine.clone(), "rave", rave_webhooks::CONSUMER)
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while lag.lag().await.unwrap().events > 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the consumer did not pass the changes"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let receiver = Receiver::default();
+    let base = start_receiver(receiver.clone()).await;
+    let endpoint = w
+        .webhooks
+        .create_endpoint(&format!("{base}/hook"), &EventType::ALL)
+        .await
+        .unwrap();
+    let after = w
+        .comments
+        .create("p1", comment("after"), None)
+        .await
+        .unwrap()
+        .comment;
+    wait_for("one delivery", || {
+        !receiver.received.lock().unwrap().is_empty()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let received = distinct(&receiver.received.lock().unwrap());
+    assert_eq!(received.len(), 1, "{received:?}");
+    let event = parsed(&received[0]);
+    assert_eq!(event["type"], "comment.created");
+    assert_eq!(event["data"]["id"], after.id.as_str());
+    assert_eq!(
+        w.webhooks.deliveries(&endpoint.id, 10).await.unwrap().len(),
+        1
+    );
+    w.stop.send(true).unwrap();
+}
+
 #[tokio::test]
 async fn a_failing_receiver_gets_the_same_messages_later_and_holds_back_only_itself() {
     let w = world(FAST_RETRY).await;
