@@ -23,7 +23,9 @@ use rave_comments::{
     Comments, Config, CursorKey, DEFAULT_IDEMPOTENCY_TTL, Filter, Language, ListRequest,
     Moderation, Rating, RatingSet,
 };
-use rave_engine::{Engine, EngineFeed, IndexChange, IndexStatus, TimeToLiveSpecification};
+use rave_engine::{
+    Engine, EngineFeed, IndexChange, IndexStatus, StartPosition, TimeToLiveSpecification,
+};
 use rave_server::{AggregatorStatus, AppState, CachePolicy, ServerConfig};
 use rave_store::{ChangeFeed, SharedStore};
 use tokio::net::TcpListener;
@@ -631,7 +633,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .await?;
     let webhook_feed = match args.no_webhook_delivery {
         true => None,
-        false => Some(EngineFeed::open(engine, &args.store.table, rave_webhooks::CONSUMER).await?),
+        false => Some(webhook_feed(engine, &args.store.table, &webhooks).await?),
     };
     let served = run_service(&args, comments, feed, webhooks, webhook_feed).await;
     // The comments API stops on the signal; the DynamoDB API stops with it.
@@ -856,8 +858,24 @@ async fn deliver(args: DeliverArgs) -> anyhow::Result<()> {
         .webhooks
         .webhooks(SharedStore::new(engine.clone()), &args.store.table)
         .await?;
-    let feed = EngineFeed::open(engine, &args.store.table, rave_webhooks::CONSUMER).await?;
+    let feed = webhook_feed(engine, &args.store.table, &webhooks).await?;
     deliver_until_stopped(&args.webhooks, webhooks, feed).await
+}
+
+/// The webhooks consumer of `table`'s stream. Registered while no endpoint
+/// exists, it starts at the stream's end: nothing committed before an
+/// endpoint is ever delivered to it, so reading the stream kept so far (a
+/// day of a busy store's changes) would deliver nothing.
+async fn webhook_feed(
+    engine: Engine,
+    table: &str,
+    webhooks: &rave_webhooks::Webhooks<SharedStore>,
+) -> anyhow::Result<EngineFeed> {
+    let start = match webhooks.endpoints().await?.is_empty() {
+        true => StartPosition::Latest,
+        false => StartPosition::TrimHorizon,
+    };
+    Ok(EngineFeed::open_at(engine, table, rave_webhooks::CONSUMER, start).await?)
 }
 
 async fn deliver_until_stopped<F: ChangeFeed>(

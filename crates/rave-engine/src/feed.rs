@@ -78,9 +78,18 @@ impl EngineFeed {
     /// Registers (or finds) `consumer` on `table`'s stream; a new consumer
     /// starts from the oldest record kept.
     pub async fn open(engine: Engine, table: &str, consumer: &str) -> Result<EngineFeed> {
-        let position = engine
-            .register_consumer(table, consumer, StartPosition::TrimHorizon)
-            .await?;
+        EngineFeed::open_at(engine, table, consumer, StartPosition::TrimHorizon).await
+    }
+
+    /// [`EngineFeed::open`] with where a new consumer starts (one already
+    /// registered goes on from its checkpoint).
+    pub async fn open_at(
+        engine: Engine,
+        table: &str,
+        consumer: &str,
+        start: StartPosition,
+    ) -> Result<EngineFeed> {
+        let position = engine.register_consumer(table, consumer, start).await?;
         Ok(EngineFeed {
             engine,
             table: table.to_owned(),
