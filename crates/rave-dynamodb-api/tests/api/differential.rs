@@ -2021,6 +2021,22 @@ struct Probe {
     documented: Option<(&'static str, Value)>,
 }
 
+/// The three requests that put `item` into the probes' table: PutItem,
+/// BatchWriteItem and TransactWriteItems.
+fn put_requests(item: &Value) -> [(&'static str, Value); 3] {
+    [
+        ("PutItem", json!({"TableName": "{t}", "Item": item})),
+        (
+            "BatchWriteItem",
+            json!({"RequestItems": {"{t}": [{"PutRequest": {"Item": item}}]}}),
+        ),
+        (
+            "TransactWriteItems",
+            json!({"TransactItems": [{"Put": {"TableName": "{t}", "Item": item}}]}),
+        ),
+    ]
+}
+
 fn probe(name: impl Into<String>, operation: &str, body: Value) -> Probe {
     Probe {
         name: name.into(),
@@ -2309,18 +2325,7 @@ async fn key_faults_across_operations_match_dynamodb() {
             };
         }
         probes.push(get);
-        let puts = [
-            ("PutItem", json!({"TableName": "{t}", "Item": item})),
-            (
-                "BatchWriteItem",
-                json!({"RequestItems": {"{t}": [{"PutRequest": {"Item": item}}]}}),
-            ),
-            (
-                "TransactWriteItems",
-                json!({"TransactItems": [{"Put": {"TableName": "{t}", "Item": item}}]}),
-            ),
-        ];
-        for (operation, body) in puts {
+        for (operation, body) in put_requests(&item) {
             let mut probe = probe(format!("{operation} put: {fault}"), operation, body);
             if let Some((why, message)) = put {
                 let type_fault = *why == PUT_KEY_TYPE;
@@ -2419,18 +2424,7 @@ async fn item_and_request_faults_match_dynamodb() {
     let mut probes = Vec::new();
     for (fault, extra, documented) in &item_faults {
         let full = item("b", 2, extra.clone());
-        let writes = [
-            ("PutItem", json!({"TableName": "{t}", "Item": full})),
-            (
-                "BatchWriteItem",
-                json!({"RequestItems": {"{t}": [{"PutRequest": {"Item": full}}]}}),
-            ),
-            (
-                "TransactWriteItems",
-                json!({"TransactItems": [{"Put": {"TableName": "{t}", "Item": full}}]}),
-            ),
-        ];
-        for (operation, body) in writes {
+        for (operation, body) in put_requests(&full) {
             let mut probe = probe(format!("{operation}: {fault}"), operation, body);
             if let Some((why, message)) = documented {
                 probe = probe.refused(why, "ValidationException", message);
