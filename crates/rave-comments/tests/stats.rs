@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{catch_up, fixture, new_comment, stats_feed as feed};
+use common::{catch_up, fixture, new_comment, stats_feed as feed, walk};
 use proptest::prelude::*;
 use rave_comments::{Comments, Moderation};
 use rave_conformance::shards::ShardFeed;
@@ -775,7 +775,7 @@ async fn reconcile_backfills_a_missing_helpful_key() {
 /// statistics, with scores spread independently of the rating.
 #[tokio::test]
 async fn helpful_listings_read_close_to_what_they_return() {
-    use rave_comments::{Filter, Language, ListRequest, OrderId, Rating, RatingSet, Sort};
+    use rave_comments::{Filter, Language, OrderId, Rating, RatingSet, Sort};
     let f = fixture(Moderation::Off).await;
     let consumer = feed(&f.engine).await;
     for i in 0..250usize {
@@ -817,26 +817,15 @@ async fn helpful_listings_read_close_to_what_they_return() {
                 ratings,
                 verified,
             };
-            let (mut read, mut returned, mut cursor) = (0, 0, None::<String>);
-            loop {
-                let page = f
-                    .comments
-                    .list(&ListRequest {
-                        sort: Sort::Helpful,
-                        product: "p",
-                        filter: filter.clone(),
-                        limit: 20,
-                        cursor: cursor.as_deref(),
-                    })
-                    .await
-                    .unwrap();
-                read += page.plan.items_read;
-                returned += page.items.len();
-                match page.next_cursor {
-                    Some(next) => cursor = Some(next),
-                    None => break,
-                }
-            }
+            let (read, returned) = walk(
+                &f.comments,
+                &filter,
+                Sort::Helpful,
+                20,
+                usize::MAX,
+                |_, _| {},
+            )
+            .await;
             assert!(returned > 0, "{filter:?}");
             let ratio = read as f64 / returned as f64;
             assert!(
@@ -857,7 +846,7 @@ async fn helpful_listings_read_close_to_what_they_return() {
 #[tokio::test]
 async fn helpful_listings_read_close_to_what_they_return_when_votes_follow_ratings() {
     use rave_comments::dataset::{Generator, Votes};
-    use rave_comments::{Filter, Language, ListRequest, Rating, RatingSet, Sort};
+    use rave_comments::{Filter, Language, Rating, RatingSet, Sort};
     let ratings = |r: &[i64]| RatingSet::from_ratings(r.iter().map(|r| Rating::new(*r).unwrap()));
     for votes in [Votes::ByRating, Votes::Independent] {
         let f = fixture(Moderation::Off).await;
@@ -888,44 +877,34 @@ async fn helpful_listings_read_close_to_what_they_return_when_votes_follow_ratin
                 ratings,
                 verified: false,
             };
-            let (mut read, mut returned, mut cursor) = (0, 0, None::<String>);
-            for page_number in 1..=50 {
-                let page = f
-                    .comments
-                    .list(&ListRequest {
-                        sort: Sort::Helpful,
-                        product: "p",
-                        filter: filter.clone(),
-                        limit: 20,
-                        cursor: cursor.as_deref(),
-                    })
-                    .await
-                    .unwrap();
-                if filter.ratings.is_unfiltered() {
-                    // One partition at any depth: the page and one more.
-                    assert_eq!(page.plan.queries.len(), 1, "{votes:?} {filter:?}");
-                    assert!(
-                        page.plan.items_read <= page.items.len() + 1,
-                        "{votes:?} {filter:?} page {page_number}: {} read for {}",
-                        page.plan.items_read,
-                        page.items.len()
-                    );
-                }
-                if page_number == 1 {
-                    assert!(
-                        page.plan.items_read as f64 <= 1.3 * page.items.len() as f64,
-                        "{votes:?} {filter:?} page 1: {} read for {}",
-                        page.plan.items_read,
-                        page.items.len()
-                    );
-                }
-                read += page.plan.items_read;
-                returned += page.items.len();
-                match page.next_cursor {
-                    Some(next) => cursor = Some(next),
-                    None => break,
-                }
-            }
+            let (read, returned) = walk(
+                &f.comments,
+                &filter,
+                Sort::Helpful,
+                20,
+                50,
+                |page_number, page| {
+                    if filter.ratings.is_unfiltered() {
+                        // One partition at any depth: the page and one more.
+                        assert_eq!(page.plan.queries.len(), 1, "{votes:?} {filter:?}");
+                        assert!(
+                            page.plan.items_read <= page.items.len() + 1,
+                            "{votes:?} {filter:?} page {page_number}: {} read for {}",
+                            page.plan.items_read,
+                            page.items.len()
+                        );
+                    }
+                    if page_number == 1 {
+                        assert!(
+                            page.plan.items_read as f64 <= 1.3 * page.items.len() as f64,
+                            "{votes:?} {filter:?} page 1: {} read for {}",
+                            page.plan.items_read,
+                            page.items.len()
+                        );
+                    }
+                },
+            )
+            .await;
             let ratio = read as f64 / returned as f64;
             assert!(
                 ratio <= 1.3,

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{catch_up, fixture, new_comment, stats_feed};
+use common::{catch_up, fixture, new_comment, stats_feed, walk};
 use rave_comments::{
     CommentsError, Filter, Language, ListRequest, Moderation, OrderId, Rating, RatingSet, SizedBy,
     Sort,
@@ -112,33 +112,23 @@ async fn verified_listings_read_only_what_they_return() {
             ratings,
             verified: true,
         };
-        let (mut read, mut returned, mut cursor) = (0, 0, None::<String>);
-        loop {
-            let page = f
-                .comments
-                .list(&ListRequest {
-                    sort: Sort::Newest,
-                    product: "p",
-                    filter: filter.clone(),
-                    limit: 5,
-                    cursor: cursor.as_deref(),
-                })
-                .await
-                .unwrap();
-            assert!(page.items.iter().all(|c| c.verified_purchase));
-            assert!(
-                page.plan
-                    .queries
-                    .iter()
-                    .all(|q| q.index.starts_with("verified"))
-            );
-            read += page.plan.items_read;
-            returned += page.items.len();
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => break,
-            }
-        }
+        let (read, returned) = walk(
+            &f.comments,
+            &filter,
+            Sort::Newest,
+            5,
+            usize::MAX,
+            |_, page| {
+                assert!(page.items.iter().all(|c| c.verified_purchase));
+                assert!(
+                    page.plan
+                        .queries
+                        .iter()
+                        .all(|q| q.index.starts_with("verified"))
+                );
+            },
+        )
+        .await;
         assert!(returned > 0, "{filter:?}");
         let ratio = read as f64 / returned as f64;
         assert!(
@@ -193,36 +183,26 @@ async fn verified_fan_outs_read_at_most_1_3_items_per_item_returned_when_skewed(
                     ratings: ratings(list),
                     verified: true,
                 };
-                let (mut read, mut returned, mut cursor) = (0, 0, None::<String>);
-                for page_number in 1.. {
-                    let page = f
-                        .comments
-                        .list(&ListRequest {
-                            sort,
-                            product: "p",
-                            filter: filter.clone(),
-                            limit: 20,
-                            cursor: cursor.as_deref(),
-                        })
-                        .await
-                        .unwrap();
-                    assert!(page.items.iter().all(|c| c.verified_purchase));
-                    let page_ratio = page.plan.items_read as f64 / page.items.len() as f64;
-                    if page.next_cursor.is_some() {
-                        assert!(
-                            page_ratio <= 1.3,
-                            "{sort:?} {filter:?} page {page_number}: {} read for {}",
-                            page.plan.items_read,
-                            page.items.len()
-                        );
-                    }
-                    read += page.plan.items_read;
-                    returned += page.items.len();
-                    match page.next_cursor {
-                        Some(next) => cursor = Some(next),
-                        None => break,
-                    }
-                }
+                let (read, returned) = walk(
+                    &f.comments,
+                    &filter,
+                    sort,
+                    20,
+                    usize::MAX,
+                    |page_number, page| {
+                        assert!(page.items.iter().all(|c| c.verified_purchase));
+                        let page_ratio = page.plan.items_read as f64 / page.items.len() as f64;
+                        if page.next_cursor.is_some() {
+                            assert!(
+                                page_ratio <= 1.3,
+                                "{sort:?} {filter:?} page {page_number}: {} read for {}",
+                                page.plan.items_read,
+                                page.items.len()
+                            );
+                        }
+                    },
+                )
+                .await;
                 let per_rating = stats.verified_counts.0;
                 let expected: u64 = match list {
                     [] => per_rating.iter().sum(),

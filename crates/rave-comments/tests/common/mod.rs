@@ -4,7 +4,10 @@
 
 use std::time::Duration;
 
-use rave_comments::{Comments, Config, CursorKey, Moderation, NewComment, Timestamp};
+use rave_comments::{
+    Comments, Config, CursorKey, Filter, ListPage, ListRequest, Moderation, NewComment, Sort,
+    Timestamp,
+};
 use rave_engine::{Engine, EngineFeed};
 use rave_store::ChangeFeed;
 
@@ -68,4 +71,38 @@ pub async fn catch_up(comments: &Comments<Engine>, feed: &EngineFeed) {
             return;
         }
     }
+}
+
+/// Walks product `p`'s listing in `sort` under `filter`, pages of `limit`,
+/// until its last page or `max_pages`, handing each page (numbered from 1)
+/// to `check`. Returns the items read and the items returned.
+pub async fn walk(
+    comments: &Comments<Engine>,
+    filter: &Filter,
+    sort: Sort,
+    limit: usize,
+    max_pages: usize,
+    mut check: impl FnMut(usize, &ListPage),
+) -> (usize, usize) {
+    let (mut read, mut returned, mut cursor) = (0, 0, None::<String>);
+    for page_number in 1..=max_pages {
+        let page = comments
+            .list(&ListRequest {
+                sort,
+                product: "p",
+                filter: filter.clone(),
+                limit,
+                cursor: cursor.as_deref(),
+            })
+            .await
+            .unwrap();
+        check(page_number, &page);
+        read += page.plan.items_read;
+        returned += page.items.len();
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    (read, returned)
 }
