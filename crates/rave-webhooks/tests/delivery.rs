@@ -16,7 +16,8 @@ use rave_comments::{Comments, Config, CursorKey, Moderation, NewComment};
 use rave_engine::{Engine, EngineFeed};
 use rave_store::{AttributeValue, ScanInput, Store};
 use rave_webhooks::{
-    DeliveryStatus, EventType, RetryPolicy, TargetPolicy, Timeouts, WebhookConfig, Webhooks,
+    DeliveryStatus, Endpoint, EventType, RetryPolicy, TargetPolicy, Timeouts, WebhookConfig,
+    Webhooks,
 };
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -120,6 +121,18 @@ async fn world(retry: RetryPolicy) -> World {
 }
 
 impl World {
+    /// A receiver on loopback and an endpoint for every event posting to it.
+    async fn subscribed_receiver(&self) -> (Receiver, Endpoint) {
+        let receiver = Receiver::default();
+        let base = start_receiver(receiver.clone()).await;
+        let endpoint = self
+            .webhooks
+            .create_endpoint(&format!("{base}/hook"), &EventType::ALL)
+            .await
+            .unwrap();
+        (receiver, endpoint)
+    }
+
     async fn start_delivering(&self) {
         let feed = EngineFeed::open(self.engine.clone(), "rave", rave_webhooks::CONSUMER)
             .await
@@ -175,13 +188,7 @@ fn distinct(received: &[Received]) -> Vec<Received> {
 #[tokio::test]
 async fn every_event_arrives_signed_and_in_order() {
     let w = world(FAST_RETRY).await;
-    let receiver = Receiver::default();
-    let base = start_receiver(receiver.clone()).await;
-    let endpoint = w
-        .webhooks
-        .create_endpoint(&format!("{base}/hook"), &EventType::ALL)
-        .await
-        .unwrap();
+    let (receiver, endpoint) = w.subscribed_receiver().await;
     w.start_delivering().await;
 
     let a = w
@@ -264,13 +271,7 @@ async fn changes_before_any_endpoint_are_passed_over_and_later_ones_delivered() 
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let receiver = Receiver::default();
-    let base = start_receiver(receiver.clone()).await;
-    let endpoint = w
-        .webhooks
-        .create_endpoint(&format!("{base}/hook"), &EventType::ALL)
-        .await
-        .unwrap();
+    let (receiver, endpoint) = w.subscribed_receiver().await;
     let after = w
         .comments
         .create("p1", comment("after"), None)
