@@ -59,7 +59,12 @@ impl<'a> Members<'a> {
         Ok(name)
     }
 
+    /// A boolean member, false when absent.
     pub fn bool(&self, member: &str) -> Result<bool, ApiError> {
+        Ok(self.optional_bool(member)?.unwrap_or(false))
+    }
+
+    pub fn optional_bool(&self, member: &str) -> Result<Option<bool>, ApiError> {
         self.get(member)
             .map(|value| {
                 value
@@ -67,7 +72,6 @@ impl<'a> Members<'a> {
                     .ok_or_else(|| wrong_type(member, "a boolean"))
             })
             .transpose()
-            .map(|value| value.unwrap_or(false))
     }
 
     pub fn integer(&self, member: &str) -> Result<Option<i64>, ApiError> {
