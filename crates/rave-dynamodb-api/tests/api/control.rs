@@ -292,6 +292,10 @@ async fn transact_get_items_reads_each_key_in_order_and_charges_double() {
             "customers",
             json!({"pk": {"S": "c1"}, "name": {"S": "Ada"}}),
         ),
+        (
+            "customers",
+            json!({"pk": {"S": "c2"}, "name": {"S": "Grace"}}),
+        ),
     ] {
         server
             .call("PutItem", json!({"TableName": table, "Item": item}))
@@ -311,6 +315,11 @@ async fn transact_get_items_reads_each_key_in_order_and_charges_double() {
                         "ProjectionExpression": "#t",
                         "ExpressionAttributeNames": {"#t": "total"},
                     }},
+                    {"Get": {
+                        "TableName": "customers",
+                        "Key": {"pk": {"S": "c2"}},
+                        "ProjectionExpression": "nickname",
+                    }},
                 ],
                 "ReturnConsumedCapacity": "TOTAL",
             }),
@@ -323,12 +332,14 @@ async fn transact_get_items_reads_each_key_in_order_and_charges_double() {
             {"Item": {"pk": {"S": "c1"}, "name": {"S": "Ada"}}},
             {},
             {"Item": {"total": {"N": "12"}}},
+            // A projection matching nothing on a present item: no `Item`.
+            {},
         ])
     );
     assert_eq!(
         answer["ConsumedCapacity"],
         json!([
-            {"TableName": "customers", "CapacityUnits": 2.0},
+            {"TableName": "customers", "CapacityUnits": 4.0},
             {"TableName": "orders", "CapacityUnits": 4.0},
         ])
     );

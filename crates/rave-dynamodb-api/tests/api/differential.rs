@@ -522,10 +522,10 @@ const LOCAL_DEPARTURES: &[Departure] = &[
     Departure {
         case: "batch",
         step: 6,
-        documented: "BatchGetItem with no tables in RequestItems: DynamoDB answers \"The requestItems parameter is required for BatchGetItem\"",
+        documented: "BatchGetItem with no tables in RequestItems: DynamoDB answers with its validation framework's RequestItems length constraint",
         patches: &[(
             "/body/message",
-            r#""The requestItems parameter is required for BatchGetItem""#,
+            r#""1 validation error detected: Value at 'RequestItems' failed to satisfy constraint: Member must have length greater than or equal to 1""#,
         )],
     },
     Departure {

@@ -592,6 +592,13 @@ async fn a_client_request_token_makes_a_retry_harmless() {
             .ok(),
         json!({})
     );
+    // Asked for its capacity, a replay reports the read of its item.
+    let mut counted = put_once("retry", 1);
+    counted["ReturnConsumedCapacity"] = json!("TOTAL");
+    assert_eq!(
+        server.call("TransactWriteItems", counted).await.ok(),
+        json!({"ConsumedCapacity": [{"TableName": "things", "CapacityUnits": 1.0}]})
+    );
     let answer = server
         .call("TransactWriteItems", put_once("retry", 2))
         .await;
