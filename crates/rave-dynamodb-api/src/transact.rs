@@ -3,8 +3,8 @@
 //! reads from one snapshot.
 
 use rave_store::{
-    BatchGetItemInput, CancellationReason, GetItemInput, Item, KeyAttribute, KeySchema,
-    ReturnValuesOnConditionCheckFailure, Store, StoreError, TableDefinition, TableKeys,
+    BatchGetItemInput, CancellationReason, ConsumedCapacity, GetItemInput, Item, KeyAttribute,
+    KeySchema, ReturnValuesOnConditionCheckFailure, Store, StoreError, TableDefinition, TableKeys,
     TransactWriteAction, TransactWriteItemsInput, project,
 };
 use serde_json::{Value, json};
@@ -15,7 +15,8 @@ use crate::error::ApiError;
 use crate::expressions::{Placeholders, read_expressions};
 use crate::idempotency::{Claim, fingerprint};
 use crate::request::{
-    CapacityDetail, Members, length_violation, lower_first, missing, validation_errors,
+    CapacityDetail, Members, TransactionUnits, length_violation, lower_first, missing,
+    validation_errors,
 };
 use crate::wire::item_to_json;
 
@@ -76,7 +77,9 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
         running.succeeded();
     }
     let mut response = json!({});
-    if let Some(consumed) = detail.render_per_table(&written.output.consumed) {
+    if let Some(consumed) =
+        detail.render_transaction(&written.output.consumed, TransactionUnits::Write)
+    {
         response["ConsumedCapacity"] = consumed;
     }
     if let Some(metrics) = collections::per_table(metrics, &written.item_collections) {
@@ -104,8 +107,9 @@ fn reword_reason(message: &mut String, update: bool) {
 /// whose key it is); the other actions' keys must be the key schema's
 /// attributes, of its types.
 /// The answer to a transaction repeated with the token of one that
-/// succeeded: nothing is written again, but its items are read, and that
-/// read is what `ConsumedCapacity` reports (DynamoDB's rule).
+/// succeeded: nothing is written again, but its items are read
+/// transactionally, and that read is what `ConsumedCapacity` reports
+/// (DynamoDB's rule).
 async fn replay(
     api: &DynamoApi,
     actions: &[TransactWriteAction],
@@ -133,10 +137,12 @@ async fn replay(
                 consistent_read: true,
             })
             .await?;
-        consumed.push(read.consumed);
+        let mut read = read.consumed;
+        charge_as_transactional_read(&mut read);
+        consumed.push(read);
     }
     let mut response = json!({});
-    if let Some(rendered) = detail.render_per_table(&consumed) {
+    if let Some(rendered) = detail.render_transaction(&consumed, TransactionUnits::Read) {
         response["ConsumedCapacity"] = rendered;
     }
     Ok(response)
@@ -422,20 +428,22 @@ pub async fn transact_get_items(api: &DynamoApi, body: Members<'_>) -> Result<Va
             }
         })
         .collect();
-    // A transactional read costs twice a strongly consistent one.
     let mut consumed = output.consumed;
-    for entry in &mut consumed {
-        entry.read_units *= 2.0;
-        entry
-            .index_units
-            .values_mut()
-            .for_each(|units| *units *= 2.0);
-    }
+    consumed.iter_mut().for_each(charge_as_transactional_read);
     let mut response = json!({ "Responses": responses });
-    if let Some(rendered) = detail.render_per_table(&consumed) {
+    if let Some(rendered) = detail.render_transaction(&consumed, TransactionUnits::Read) {
         response["ConsumedCapacity"] = rendered;
     }
     Ok(response)
+}
+
+/// A transactional read costs twice a strongly consistent one.
+fn charge_as_transactional_read(consumed: &mut ConsumedCapacity) {
+    consumed.read_units *= 2.0;
+    consumed
+        .index_units
+        .values_mut()
+        .for_each(|units| *units *= 2.0);
 }
 
 fn holds_key(item: &Item, key: &Item) -> bool {

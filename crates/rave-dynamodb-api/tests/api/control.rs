@@ -339,8 +339,8 @@ async fn transact_get_items_reads_each_key_in_order_and_charges_double() {
     assert_eq!(
         answer["ConsumedCapacity"],
         json!([
-            {"TableName": "customers", "CapacityUnits": 4.0},
-            {"TableName": "orders", "CapacityUnits": 4.0},
+            {"TableName": "customers", "CapacityUnits": 4.0, "ReadCapacityUnits": 4.0},
+            {"TableName": "orders", "CapacityUnits": 4.0, "ReadCapacityUnits": 4.0},
         ])
     );
     server
