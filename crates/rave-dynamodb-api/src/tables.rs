@@ -99,7 +99,7 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
             "{INVALID}: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions"
         )));
     }
-    let stream_view_type = stream_specification(body)?.flatten();
+    let stream_view_type = stream_specification(body, true)?.flatten();
     let requested_settings = RequestedSettings::read(body)?;
     let definition = TableDefinition {
         name: name.to_owned(),
@@ -666,15 +666,28 @@ fn billing(body: Members<'_>) -> Result<Billing, ApiError> {
 /// A `StreamSpecification`, if given: the view type of a stream to enable,
 /// or `None` for a stream disabled. The engine records every change with
 /// both images; the view is applied on read.
-pub fn stream_specification(body: Members<'_>) -> Result<Option<Option<StreamViewType>>, ApiError> {
+/// CreateTable's and UpdateTable's answers differ where a specification
+/// contradicts itself.
+pub fn stream_specification(
+    body: Members<'_>,
+    creating: bool,
+) -> Result<Option<Option<StreamViewType>>, ApiError> {
     let Some(stream) = body.object("StreamSpecification")? else {
         return Ok(None);
     };
-    if !stream.bool("StreamEnabled")? {
+    let Some(enabled) = stream.optional_bool("StreamEnabled")? else {
+        return Err(ApiError::validation(
+            "1 validation error detected: Value null at 'streamSpecification.streamEnabled' failed to satisfy constraint: Member must not be null",
+        ));
+    };
+    if !enabled {
         if stream.string("StreamViewType")?.is_some() {
-            return Err(ApiError::validation(
-                "Invalid StreamViewType: Stream StreamEnabled was false but a StreamViewType was present.",
-            ));
+            return Err(ApiError::validation(match creating {
+                true => format!(
+                    "{INVALID}: Table is being created with a stream disabled, UpdateViewType should not be specified"
+                ),
+                false => "Invalid StreamViewType: Stream StreamEnabled was false but a StreamViewType was present.".to_owned(),
+            }));
         }
         return Ok(Some(None));
     }
@@ -684,9 +697,12 @@ pub fn stream_specification(body: Members<'_>) -> Result<Option<Option<StreamVie
     )?;
     match view.and_then(StreamViewType::named) {
         Some(view) => Ok(Some(Some(view))),
-        None => Err(ApiError::validation(format!(
-            "{INVALID}: You must specify a StreamViewType when enabling streams"
-        ))),
+        None => Err(ApiError::validation(match creating {
+            true => format!(
+                "{INVALID}: Table is being created with a stream enabled, UpdateViewType is required"
+            ),
+            false => format!("{INVALID}: You must specify a StreamViewType when enabling streams"),
+        })),
     }
 }
 

@@ -60,7 +60,7 @@ pub async fn update_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
     let name = body.table_name()?;
     let mode = body.choice("BillingMode", &["PROVISIONED", "PAY_PER_REQUEST"])?;
     let requested = throughput(body)?;
-    let stream = stream_specification(body)?;
+    let stream = stream_specification(body, false)?;
     let definitions =
         attribute_definitions(body.list("AttributeDefinitions")?.unwrap_or_default())?;
     let updates = index_updates(body, &definitions)?;
@@ -79,7 +79,7 @@ pub async fn update_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
     let metadata = api.metadata.get(name)?.unwrap_or_default();
     let billing = next_billing(metadata.billing, mode, requested)?;
     let index_throughput = next_index_throughput(&definition, &metadata, billing, &updates)?;
-    let change = index_change(&definition, updates)?;
+    let change = index_change(&definition, keep_declared_key_types(&definition, updates))?;
     if let Some(stream) = stream {
         check_stream_change(&definition, stream)?;
     }
@@ -130,6 +130,26 @@ pub async fn update_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
         }
     }
     Ok(json!({ "TableDescription": description }))
+}
+
+/// A new index's key attribute that is already a key of the table keeps
+/// the type it was declared with: DynamoDB accepts a request that declares
+/// it again with another type, and ignores that declaration.
+fn keep_declared_key_types(
+    definition: &TableDefinition,
+    mut updates: Vec<IndexUpdate>,
+) -> Vec<IndexUpdate> {
+    for update in &mut updates {
+        if let IndexUpdate::Create { index, .. } = update {
+            let schema = &mut index.key_schema;
+            for attribute in std::iter::once(&mut schema.partition).chain(schema.sort.as_mut()) {
+                if let Some(declared) = definition.key_type_of(&attribute.name) {
+                    attribute.key_type = declared;
+                }
+            }
+        }
+    }
+    updates
 }
 
 /// The description of global secondary index `name` in a table's description.

@@ -226,8 +226,13 @@ fn query_with(
         condition.sort.as_ref().map(|s| &s.op),
     );
     if let Some(start) = &input.exclusive_start_key {
+        // A Query names no detail of a start key that is no key at all
+        // (Scan does).
+        let start_bytes = table
+            .start_key_bytes(index, start)
+            .map_err(|_| StoreError::validation("The provided starting key is invalid"))?;
         check_start_in_condition(start, condition)?;
-        let start = table.start_key_bytes(index, start)?;
+        let start = start_bytes;
         if input.scan_index_forward {
             lower = tighter_lower(lower, Bound::Excluded(start));
         } else {
@@ -237,7 +242,12 @@ fn query_with(
     if let (Some(index), Some(filter)) = (index, &input.filter) {
         check_filter_projected(table, index, filter)?;
     }
-    let shape = Shape::new(index, input.select, input.projection.as_deref())?;
+    let shape = Shape::new(
+        Reading::Query,
+        index,
+        input.select,
+        input.projection.as_deref(),
+    )?;
     let fetch = fetches(table, index, input.select, input.projection.as_deref());
     let read = RangeRead {
         table,
@@ -307,7 +317,12 @@ pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput)
         }
         lower = tighter_lower(lower, Bound::Excluded(start));
     }
-    let shape = Shape::new(index, input.select, input.projection.as_deref())?;
+    let shape = Shape::new(
+        Reading::Scan,
+        index,
+        input.select,
+        input.projection.as_deref(),
+    )?;
     let read = RangeRead {
         table,
         index,
@@ -433,8 +448,16 @@ enum Shape<'a> {
     Count,
 }
 
+/// Which operation reads: their messages differ in places.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    Query,
+    Scan,
+}
+
 impl<'a> Shape<'a> {
     fn new(
+        reading: Reading,
         index: Option<&IndexState>,
         select: Option<Select>,
         projection: Option<&'a [Path]>,
@@ -446,9 +469,15 @@ impl<'a> Shape<'a> {
         };
         match (select, projection) {
             (None | Some(Select::SpecificAttributes), Some(paths)) => Ok(Shape::Paths(paths)),
-            (Some(Select::SpecificAttributes), None) => Err(StoreError::validation(
-                "Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES",
-            )),
+            (Some(Select::SpecificAttributes), None) => Err(StoreError::validation(format!(
+                // Query's answer comes in the validation framework's
+                // envelope, Scan's without it.
+                "{}Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES",
+                match reading {
+                    Reading::Query => "1 validation error detected: ",
+                    Reading::Scan => "",
+                }
+            ))),
             (Some(Select::AllAttributes), Some(_)) => Err(named("ALL_ATTRIBUTES")),
             (Some(Select::AllProjectedAttributes), Some(_)) => {
                 Err(named("ALL_PROJECTED_ATTRIBUTES"))

@@ -545,6 +545,18 @@ const LOCAL_DEPARTURES: &[Departure] = &[
         )],
     },
     Departure {
+        case: "pages",
+        step: 18,
+        documented: SPECIFIC_WITHOUT_PROJECTION,
+        patches: &[("/body/message", SPECIFIC_WITHOUT_PROJECTION_MESSAGE)],
+    },
+    Departure {
+        case: "local",
+        step: 17,
+        documented: SPECIFIC_WITHOUT_PROJECTION,
+        patches: &[("/body/message", SPECIFIC_WITHOUT_PROJECTION_MESSAGE)],
+    },
+    Departure {
         case: "batch",
         step: 6,
         documented: "BatchGetItem with no tables in RequestItems: DynamoDB answers with its validation framework's RequestItems length constraint",
@@ -2381,6 +2393,7 @@ const MIXED: &str = "a request with both legacy and expression parameters: \"Can
 const SEGMENT_RANGE: &str = "Segment: \"The value of Segment must be greater than or equal to 0, and less than the value provided for TotalSegments\", in DynamoDB's own message; DynamoDB Local reports a constraint on the member";
 const MEMBER_PATH: &str = "a transaction's action members (Update's UpdateExpression, ConditionCheck's ConditionExpression, TransactGetItem's Get are \"Required: Yes\"; ReturnValuesOnConditionCheckFailure \"Valid Values: ALL_OLD | NONE\"), refused in DynamoDB's \"1 validation error detected\" form and placed by their path; DynamoDB Local accepts some, and leaves out the count";
 const TOKEN_LENGTH: &str = "ClientRequestToken: \"Length Constraints: Minimum length of 1. Maximum length of 36\", in DynamoDB's \"1 validation error detected\" form; DynamoDB Local leaves out the count and the quotes";
+const QUERY_START_KEY: &str = "a Query's ExclusiveStartKey that is no key of the table (or index) is refused with \"The provided starting key is invalid\", no reason given (Scan gives one); DynamoDB Local gives the reason alone";
 const START_KEY: &str = "ExclusiveStartKey is \"the primary key of the first item that this operation will evaluate\": one that is not a key of the table is refused with \"The provided starting key is invalid: REASON\"; DynamoDB Local leaves the prefix out";
 
 /// Items and requests that DynamoDB refuses whatever their key: sets empty
@@ -2615,11 +2628,15 @@ async fn item_and_request_faults_match_dynamodb() {
         probe("Scan: a start key with an attribute beyond the key", "Scan", json!({"TableName": "{t}", "ExclusiveStartKey": item("a", 1, json!({"x": {"S": "y"}}))}))
             .refused(START_KEY, "ValidationException", "The provided starting key is invalid: Exclusive Start Key must have same size as table's key schema"),
         probe("Query: a start key of another partition", "Query", query(json!({"ExclusiveStartKey": key("b", 1)}))),
+        probe("Query: a start key that is no key of the table", "Query", query(json!({"ExclusiveStartKey": {"bad": {"S": "p"}}})))
+            .refused(QUERY_START_KEY, "ValidationException", "The provided starting key is invalid"),
         probe("Query: ConsistentRead on a global index", "Query", json!({"TableName": "{t}", "IndexName": "byG", "KeyConditionExpression": "g = :g", "ExpressionAttributeValues": {":g": {"S": "x"}}, "ConsistentRead": true})),
         probe("Scan: ConsistentRead on a global index", "Scan", json!({"TableName": "{t}", "IndexName": "byG", "ConsistentRead": true})),
         probe("Query: an index that does not exist", "Query", json!({"TableName": "{t}", "IndexName": "nope", "KeyConditionExpression": "g = :g", "ExpressionAttributeValues": {":g": {"S": "x"}}})),
         probe("Query: a filter on what a global index does not project", "Query", json!({"TableName": "{t}", "IndexName": "byG", "KeyConditionExpression": "g = :g", "FilterExpression": "n > :n", "ExpressionAttributeValues": {":g": {"S": "x"}, ":n": {"N": "0"}}})),
         probe("Query: Select COUNT with a projection", "Query", query(json!({"Select": "COUNT", "ProjectionExpression": "n"}))),
+        probe("Query: SPECIFIC_ATTRIBUTES without a projection", "Query", query(json!({"Select": "SPECIFIC_ATTRIBUTES"})))
+            .refused(SPECIFIC_WITHOUT_PROJECTION, "ValidationException", "1 validation error detected: Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES"),
         probe("Query: ALL_PROJECTED_ATTRIBUTES of the table", "Query", query(json!({"Select": "ALL_PROJECTED_ATTRIBUTES"}))),
         probe("Query: the partition key empty", "Query", json!({"TableName": "{t}", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": ""}}})),
     ]);
@@ -2650,6 +2667,9 @@ async fn item_and_request_faults_match_dynamodb() {
 
 const NAME_CONSTRAINT: &str = "table and index names: \"Length Constraints: Minimum length of 3. Maximum length of 255. Pattern: [a-zA-Z0-9_.-]+\", each broken constraint in DynamoDB's \"N validation error(s) detected\" form; DynamoDB Local answers one sentence for all";
 const KEY_SCHEMA: &str = "KeySchema: \"Array Members: Minimum number of 1 item. Maximum number of 2 items\", a HASH key then a RANGE key, each defined in AttributeDefinitions, which defines nothing else; DynamoDB words its refusals \"Invalid KeySchema: ...\" and \"One or more parameter values were invalid: ...\"";
+const SPECIFIC_WITHOUT_PROJECTION_MESSAGE: &str = r#""1 validation error detected: Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES""#;
+const SPECIFIC_WITHOUT_PROJECTION: &str = "Select SPECIFIC_ATTRIBUTES needs a projection; Query answers in the validation framework's \"1 validation error detected\" envelope (Scan without it); DynamoDB Local leaves the envelope out";
+const STREAM_SPECIFICATION: &str = "CreateTable's StreamSpecification: StreamEnabled is required, a view type goes with an enabled stream only, in DynamoDB's \"Table is being created with a stream ...\" words; DynamoDB Local words them as UpdateTable does";
 const BILLING: &str = "BillingMode: PROVISIONED \"requires ProvisionedThroughput\", PAY_PER_REQUEST refuses it: \"One or more parameter values were invalid: ...\"; DynamoDB Local accepts units on an on-demand table and words the others its own way";
 const INDEX_LIMITS: &str = "quotas: 20 global and 5 local secondary indexes per table, and projections as the Projection shape describes them (NonKeyAttributes with INCLUDE only, and then required): \"One or more parameter values were invalid: ...\"";
 const OTHER_ACCOUNT: &str = "a table ARN of another account or region than the caller's: AccessDeniedException, the caller not being authorized on that account's resource; DynamoDB Local does not tag";
@@ -2715,6 +2735,12 @@ async fn control_plane_faults_match_dynamodb() {
             .refused(KEY_SCHEMA, "ValidationException", "1 validation error detected: Value 'PRIMARY' at 'keySchema.1.member.keyType' failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]"),
         probe("CreateTable: an attribute type that does not exist", "CreateTable", table("-j", json!({"AttributeDefinitions": defined(&[("pk", "BOOL")])})))
             .refused(KEY_SCHEMA, "ValidationException", "1 validation error detected: Value 'BOOL' at 'attributeDefinitions.1.member.attributeType' failed to satisfy constraint: Member must satisfy enum value set: [B, N, S]"),
+        probe("CreateTable: a stream disabled with a view type", "CreateTable", table("-s1", json!({"StreamSpecification": {"StreamEnabled": false, "StreamViewType": "NEW_IMAGE"}})))
+            .refused(STREAM_SPECIFICATION, "ValidationException", &invalid("Table is being created with a stream disabled, UpdateViewType should not be specified")),
+        probe("CreateTable: a stream enabled without a view type", "CreateTable", table("-s2", json!({"StreamSpecification": {"StreamEnabled": true}})))
+            .refused(STREAM_SPECIFICATION, "ValidationException", &invalid("Table is being created with a stream enabled, UpdateViewType is required")),
+        probe("CreateTable: a view type without StreamEnabled", "CreateTable", table("-s3", json!({"StreamSpecification": {"StreamViewType": "NEW_IMAGE"}})))
+            .refused(STREAM_SPECIFICATION, "ValidationException", "1 validation error detected: Value null at 'streamSpecification.streamEnabled' failed to satisfy constraint: Member must not be null"),
         probe("CreateTable: units on an on-demand table", "CreateTable", table("-k", json!({"ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}})))
             .refused(BILLING, "ValidationException", &invalid("Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST")),
         probe("CreateTable: provisioned without units", "CreateTable", table("-l", json!({"BillingMode": "PROVISIONED"})))

@@ -347,3 +347,56 @@ async fn billing_and_throughput_change_for_the_table_and_its_indexes() {
         0
     );
 }
+
+/// An index whose key reuses the table's key, declared again with another
+/// type: DynamoDB creates it and keeps the type the table declared.
+#[tokio::test]
+async fn a_key_declared_again_with_another_type_keeps_its_first_type() {
+    let server = Server::start().await;
+    shop(&server, 3).await;
+    server
+        .call(
+            "UpdateTable",
+            json!({
+                "TableName": TABLE,
+                "AttributeDefinitions": [
+                    {"AttributeName": "pk", "AttributeType": "N"},
+                    {"AttributeName": "color", "AttributeType": "S"},
+                ],
+                "GlobalSecondaryIndexUpdates": [{"Create": {
+                    "IndexName": "byColorThenKey",
+                    "KeySchema": [{"AttributeName": "color", "KeyType": "HASH"}, {"AttributeName": "pk", "KeyType": "RANGE"}],
+                    "Projection": {"ProjectionType": "ALL"},
+                }}],
+            }),
+        )
+        .await
+        .ok();
+    let table = loop {
+        let table = describe(&server).await;
+        if table["GlobalSecondaryIndexes"][0]["IndexStatus"] == "ACTIVE" {
+            break table;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    };
+    assert_eq!(
+        table["AttributeDefinitions"],
+        json!([
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "color", "AttributeType": "S"},
+        ])
+    );
+    let page = server
+        .call(
+            "Query",
+            json!({
+                "TableName": TABLE,
+                "IndexName": "byColorThenKey",
+                "KeyConditionExpression": "color = :c",
+                "ExpressionAttributeValues": {":c": {"S": "red"}},
+            }),
+        )
+        .await
+        .ok();
+    assert_eq!(page["Items"][0]["pk"], json!({"S": "p0000"}));
+}
