@@ -1,9 +1,9 @@
-//! Table settings DynamoDB keeps and describes but whose effect lies
-//! outside one node: the table class (a storage price), deletion
-//! protection, on-demand maximums (throttling), server-side encryption
-//! (done by the host's disk here). CreateTable and UpdateTable set them,
-//! DescribeTable shows them, and deletion protection is enforced:
-//! DeleteTable refuses a protected table.
+//! Table settings DynamoDB keeps and describes: deletion protection,
+//! enforced here (DeleteTable refuses a protected table), and three whose
+//! effect lies beyond one node, kept and described only: the table class
+//! (a storage price), on-demand maximums (throttling) and server-side
+//! encryption (rave writes its files unencrypted; the README tells
+//! operators to encrypt the disk).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
