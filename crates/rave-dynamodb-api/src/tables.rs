@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use rave_engine::IndexStatus;
 use rave_store::{
     GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, LocalSecondaryIndex,
-    MAX_KEY_ATTRIBUTE_NAME_BYTES, MAX_LOCAL_SECONDARY_INDEXES, Projection, ScanInput, Store,
+    MAX_INDEX_KEY_ATTRIBUTES, MAX_KEY_ATTRIBUTE_NAME_BYTES, MAX_LOCAL_SECONDARY_INDEXES, Projection, ScanInput, Store,
     TableDefinition, item_size,
 };
 use serde_json::{Value, json};
@@ -77,7 +77,7 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
             .list("KeySchema")?
             .ok_or_else(|| missing("KeySchema"))?;
         let at = format!("globalSecondaryIndexes.{}.member.keySchema", position + 1);
-        let index_keys = key_schema(keys, &at, &definitions, &mut used)?;
+        let index_keys = global_index_key_schema(keys, &at, &definitions, &mut used)?;
         let projection = projection(index.required_object("Projection")?)?;
         if let Some(throughput) = index_throughput_for(billing, index_name, throughput(index)?)? {
             index_throughput.insert(index_name.to_owned(), throughput);
@@ -430,11 +430,14 @@ fn throughput_json(throughput: Option<Throughput>) -> Value {
 }
 
 pub fn key_schema_json(schema: &KeySchema) -> Value {
-    let mut elements = vec![json!({"AttributeName": schema.partition.name, "KeyType": "HASH"})];
-    if let Some(sort) = &schema.sort {
-        elements.push(json!({"AttributeName": sort.name, "KeyType": "RANGE"}));
-    }
-    Value::Array(elements)
+    let element = |attribute: &KeyAttribute, role: &str| {
+        json!({"AttributeName": attribute.name, "KeyType": role})
+    };
+    schema
+        .partition_attributes()
+        .map(|a| element(a, "HASH"))
+        .chain(schema.sort_attributes().map(|a| element(a, "RANGE")))
+        .collect()
 }
 
 /// Every key attribute of the table and its indexes, once each.
@@ -494,8 +497,9 @@ pub fn attribute_definitions(listed: &[Value]) -> Result<Vec<(String, KeyType)>,
     Ok(definitions)
 }
 
-/// A `KeySchema`, each attribute typed by its definition; `used` collects
-/// the attributes that some key schema names.
+/// A table's or a local secondary index's `KeySchema`, each attribute
+/// typed by its definition; `used` collects the attributes that some key
+/// schema names.
 /// `at` places the list in DynamoDB's messages (`keySchema`, or an index's).
 pub fn key_schema(
     elements: &[Value],
@@ -503,6 +507,78 @@ pub fn key_schema(
     definitions: &[(String, KeyType)],
     used: &mut Vec<String>,
 ) -> Result<KeySchema, ApiError> {
+    let keys = key_elements(elements, at)?;
+    let typed = |name: &str, used: &mut Vec<String>| typed_key(name, &keys, definitions, used);
+    match keys.as_slice() {
+        [(partition, "HASH")] => Ok(KeySchema::new(typed(partition, used)?, None)),
+        // One attribute cannot be defined twice, so one of the two keys
+        // always lacks a definition of its own.
+        [(partition, "HASH"), (sort, "RANGE")] if partition == sort => Err(repeated_key()),
+        [(partition, "HASH"), (sort, "RANGE")] => Ok(KeySchema::new(
+            typed(partition, used)?,
+            Some(typed(sort, used)?),
+        )),
+        [] => Err(empty_key_schema()),
+        [(_, "RANGE"), ..] => Err(first_not_hash()),
+        [_, _] => Err(ApiError::validation(
+            "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type",
+        )),
+        _ => Err(too_long(&keys, at, 2)),
+    }
+}
+
+/// A global secondary index's `KeySchema`: up to four HASH attributes,
+/// then up to four RANGE attributes (a key of several attributes), each
+/// typed by its definition; `used` and `at` as for [`key_schema`].
+///
+/// DynamoDB's messages for a HASH element after a RANGE one and for more
+/// than four of a kind are not documented: these follow the wording of its
+/// other `Invalid KeySchema` messages.
+pub fn global_index_key_schema(
+    elements: &[Value],
+    at: &str,
+    definitions: &[(String, KeyType)],
+    used: &mut Vec<String>,
+) -> Result<KeySchema, ApiError> {
+    let keys = key_elements(elements, at)?;
+    match keys.first() {
+        None => return Err(empty_key_schema()),
+        Some((_, "RANGE")) => return Err(first_not_hash()),
+        Some(_) => {}
+    }
+    if keys.len() > 2 * MAX_INDEX_KEY_ATTRIBUTES {
+        return Err(too_long(&keys, at, 2 * MAX_INDEX_KEY_ATTRIBUTES));
+    }
+    let hash_count = keys.iter().take_while(|(_, role)| *role == "HASH").count();
+    if keys[hash_count..].iter().any(|(_, role)| *role == "HASH") {
+        return Err(ApiError::validation(
+            "Invalid KeySchema: A HASH KeySchemaElement cannot follow a RANGE KeySchemaElement",
+        ));
+    }
+    for (role, count) in [("HASH", hash_count), ("RANGE", keys.len() - hash_count)] {
+        if count > MAX_INDEX_KEY_ATTRIBUTES {
+            return Err(ApiError::validation(format!(
+                "Invalid KeySchema: The KeySchema has {count} {role} KeySchemaElements, more than the limit of {MAX_INDEX_KEY_ATTRIBUTES}"
+            )));
+        }
+    }
+    if keys
+        .iter()
+        .enumerate()
+        .any(|(at, (name, _))| keys[..at].iter().any(|(seen, _)| seen == name))
+    {
+        return Err(repeated_key());
+    }
+    let mut typed = Vec::with_capacity(keys.len());
+    for (name, _) in &keys {
+        typed.push(typed_key(name, &keys, definitions, used)?);
+    }
+    let sort = typed.split_off(hash_count);
+    KeySchema::of(typed, sort).ok_or_else(empty_key_schema)
+}
+
+/// The elements of a `KeySchema` as (attribute name, key type).
+fn key_elements<'a>(elements: &'a [Value], at: &str) -> Result<Vec<(&'a str, &'a str)>, ApiError> {
     let mut keys = Vec::new();
     for (position, element) in elements.iter().enumerate() {
         let element = object(element, "KeySchema")?;
@@ -516,58 +592,59 @@ pub fn key_schema(
             .ok_or_else(|| missing("KeyType"))?;
         keys.push((name, role));
     }
-    let typed = |name: &str, used: &mut Vec<String>| {
-        let key_type = definitions
-            .iter()
-            .find(|(defined, _)| defined == name)
-            .map(|(_, key_type)| *key_type)
-            .ok_or_else(|| {
-                let defined: Vec<&str> = definitions.iter().map(|(n, _)| n.as_str()).collect();
-                let keys: Vec<&str> = keys.iter().map(|(n, _)| *n).collect();
-                ApiError::validation(format!(
-                    "{INVALID}: Some index key attributes are not defined in AttributeDefinitions. Keys: [{}], AttributeDefinitions: [{}]",
-                    keys.join(", "),
-                    defined.join(", ")
-                ))
-            })?;
-        if !used.iter().any(|u| u == name) {
-            used.push(name.to_owned());
-        }
-        Ok::<_, ApiError>(KeyAttribute::new(name, key_type))
-    };
-    match keys.as_slice() {
-        [(partition, "HASH")] => Ok(KeySchema::new(typed(partition, used)?, None)),
-        // One attribute cannot be defined twice, so one of the two keys
-        // always lacks a definition of its own.
-        [(partition, "HASH"), (sort, "RANGE")] if partition == sort => Err(ApiError::validation(
-            "Invalid KeySchema: Some index key attribute have no definition",
-        )),
-        [(partition, "HASH"), (sort, "RANGE")] => Ok(KeySchema::new(
-            typed(partition, used)?,
-            Some(typed(sort, used)?),
-        )),
-        [] => Err(ApiError::validation(
-            "1 validation error detected: Value '[]' at 'keySchema' failed to satisfy constraint: Member must have length greater than or equal to 1",
-        )),
-        [(_, "RANGE"), ..] => Err(ApiError::validation(
-            "Invalid KeySchema: The first KeySchemaElement is not a HASH key type",
-        )),
-        [_, _] => Err(ApiError::validation(
-            "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type",
-        )),
-        _ => {
-            let elements: Vec<String> = keys
-                .iter()
-                .map(|(name, role)| {
-                    format!("KeySchemaElement(attributeName={name}, keyType={role})")
-                })
-                .collect();
-            Err(validation_errors(&[format!(
-                "Value '[{}]' at '{at}' failed to satisfy constraint: Member must have length less than or equal to 2",
-                elements.join(", ")
-            )]))
-        }
+    Ok(keys)
+}
+
+/// The key attribute `name` of the key schema `keys`, typed by its
+/// definition, recorded in `used`.
+fn typed_key(
+    name: &str,
+    keys: &[(&str, &str)],
+    definitions: &[(String, KeyType)],
+    used: &mut Vec<String>,
+) -> Result<KeyAttribute, ApiError> {
+    let key_type = definitions
+        .iter()
+        .find(|(defined, _)| defined == name)
+        .map(|(_, key_type)| *key_type)
+        .ok_or_else(|| {
+            let defined: Vec<&str> = definitions.iter().map(|(n, _)| n.as_str()).collect();
+            let keys: Vec<&str> = keys.iter().map(|(n, _)| *n).collect();
+            ApiError::validation(format!(
+                "{INVALID}: Some index key attributes are not defined in AttributeDefinitions. Keys: [{}], AttributeDefinitions: [{}]",
+                keys.join(", "),
+                defined.join(", ")
+            ))
+        })?;
+    if !used.iter().any(|u| u == name) {
+        used.push(name.to_owned());
     }
+    Ok(KeyAttribute::new(name, key_type))
+}
+
+fn repeated_key() -> ApiError {
+    ApiError::validation("Invalid KeySchema: Some index key attribute have no definition")
+}
+
+fn empty_key_schema() -> ApiError {
+    ApiError::validation(
+        "1 validation error detected: Value '[]' at 'keySchema' failed to satisfy constraint: Member must have length greater than or equal to 1",
+    )
+}
+
+fn first_not_hash() -> ApiError {
+    ApiError::validation("Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
+}
+
+fn too_long(keys: &[(&str, &str)], at: &str, most: usize) -> ApiError {
+    let elements: Vec<String> = keys
+        .iter()
+        .map(|(name, role)| format!("KeySchemaElement(attributeName={name}, keyType={role})"))
+        .collect();
+    validation_errors(&[format!(
+        "Value '[{}]' at '{at}' failed to satisfy constraint: Member must have length less than or equal to {most}",
+        elements.join(", ")
+    )])
 }
 
 pub fn projection(projection: Members<'_>) -> Result<Projection, ApiError> {

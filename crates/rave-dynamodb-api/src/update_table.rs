@@ -19,7 +19,7 @@ use crate::error::{ApiError, ErrorKind};
 use crate::metadata::{Billing, StreamViewType, TableMetadata, Throughput};
 use crate::request::{Members, missing};
 use crate::tables::{
-    INVALID, attribute_definitions, current_description, index_throughput_for, key_schema, now,
+    INVALID, attribute_definitions, current_description, index_throughput_for, global_index_key_schema, now,
     object, projection, stream_specification, throughput,
 };
 
@@ -165,7 +165,7 @@ fn index_updates(
                 IndexUpdate::Create {
                     index: GlobalSecondaryIndex {
                         name: index_name.to_owned(),
-                        key_schema: key_schema(
+                        key_schema: global_index_key_schema(
                             keys,
                             &format!(
                                 "globalSecondaryIndexUpdates.{}.member.create.keySchema",

@@ -78,16 +78,15 @@ impl KeyCondition {
                 range: None,
             });
         };
-        let gaps: Vec<&str> = sort[..last]
-            .iter()
-            .filter(|a| !matches!(self.on(&a.name), Some(Clause::Equal(_))))
-            .map(|a| a.name.as_str())
-            .collect();
-        if !gaps.is_empty() {
+        // DynamoDB names the first attribute without an equality and the
+        // first attribute after it that has a condition.
+        let is_equality = |a: &KeyAttribute| matches!(self.on(&a.name), Some(Clause::Equal(_)));
+        if let Some(gap) = sort[..last].iter().position(|a| !is_equality(a))
+            && let Some(later) = sort[gap + 1..].iter().find(|a| self.on(&a.name).is_some())
+        {
             return Err(format!(
                 "RANGE key attributes {} must have equality conditions specified in the query because a condition is present on key attribute {}",
-                gaps.join(", "),
-                sort[last].name
+                sort[gap].name, later.name
             ));
         }
         let mut range = None;
