@@ -8,8 +8,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use rave_engine::IndexStatus;
 use rave_store::{
     GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, LocalSecondaryIndex,
-    MAX_INDEX_KEY_ATTRIBUTES, MAX_KEY_ATTRIBUTE_NAME_BYTES, MAX_LOCAL_SECONDARY_INDEXES, Projection, ScanInput, Store,
-    TableDefinition, item_size,
+    MAX_INDEX_KEY_ATTRIBUTES, MAX_KEY_ATTRIBUTE_NAME_BYTES, MAX_LOCAL_SECONDARY_INDEXES,
+    Projection, ScanInput, Store, TableDefinition, item_size,
 };
 use serde_json::{Value, json};
 
@@ -430,9 +430,7 @@ fn throughput_json(throughput: Option<Throughput>) -> Value {
 }
 
 pub fn key_schema_json(schema: &KeySchema) -> Value {
-    let element = |attribute: &KeyAttribute, role: &str| {
-        json!({"AttributeName": attribute.name, "KeyType": role})
-    };
+    let element = |attribute: &KeyAttribute, role: &str| json!({"AttributeName": attribute.name, "KeyType": role});
     schema
         .partition_attributes()
         .map(|a| element(a, "HASH"))

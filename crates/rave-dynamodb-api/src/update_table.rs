@@ -19,8 +19,8 @@ use crate::error::{ApiError, ErrorKind};
 use crate::metadata::{Billing, StreamViewType, TableMetadata, Throughput};
 use crate::request::{Members, missing};
 use crate::tables::{
-    INVALID, attribute_definitions, current_description, index_throughput_for, global_index_key_schema, now,
-    object, projection, stream_specification, throughput,
+    INVALID, attribute_definitions, current_description, global_index_key_schema,
+    index_throughput_for, now, object, projection, stream_specification, throughput,
 };
 
 /// One entry of `GlobalSecondaryIndexUpdates`.
