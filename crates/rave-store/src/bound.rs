@@ -153,3 +153,102 @@ enum Clause<'a> {
     /// Any comparison but equality.
     Compare(&'a SortOp),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> KeySchema {
+        let s = |name: &str| KeyAttribute::new(name, KeyType::S);
+        KeySchema::of(vec![s("h"), s("g")], vec![s("a"), s("b"), s("c")]).expect("a partition")
+    }
+
+    fn condition(clauses: &[(&str, SortOp)]) -> KeyCondition {
+        let (first, rest) = clauses.split_first().expect("a clause");
+        let SortOp::Eq(value) = &first.1 else {
+            panic!("the first clause is an equality")
+        };
+        rest.iter().fold(
+            KeyCondition::partition(first.0, value.clone()),
+            |c, (n, op)| c.and(*n, op.clone()),
+        )
+    }
+
+    fn eq(value: &str) -> SortOp {
+        SortOp::Eq(AttributeValue::s(value))
+    }
+
+    #[test]
+    fn equalities_on_every_partition_attribute_and_a_sort_prefix_bind_in_key_order() {
+        let schema = schema();
+        let bound = condition(&[
+            ("g", eq("2")),
+            ("b", SortOp::Gt(AttributeValue::s("m"))),
+            ("a", eq("x")),
+            ("h", eq("1")),
+        ]);
+        let bound = bound.bind(&schema).expect("a valid condition");
+        let names: Vec<&str> = bound
+            .equalities
+            .iter()
+            .map(|(a, _)| a.name.as_str())
+            .collect();
+        assert_eq!(names, ["h", "g", "a"]);
+        assert_eq!(
+            bound.range.map(|(a, op)| (a.name.as_str(), op.clone())),
+            Some(("b", SortOp::Gt(AttributeValue::s("m"))))
+        );
+    }
+
+    #[test]
+    fn refusals_name_what_is_missing() {
+        let schema = schema();
+        let gt = || SortOp::Gt(AttributeValue::s("m"));
+        let gap = |missing: &str, present: &str| {
+            format!(
+                "RANGE key attributes {missing} must have equality conditions specified in the query because a condition is present on key attribute {present}"
+            )
+        };
+        for (clauses, message) in [
+            (
+                vec![("h", eq("1")), ("a", eq("x"))],
+                "Query condition missed key schema element: g".to_owned(),
+            ),
+            (
+                vec![("h", eq("1")), ("g", gt())],
+                "Query condition missed key schema element: g".to_owned(),
+            ),
+            (
+                vec![("h", eq("1")), ("g", eq("2")), ("z", eq("x"))],
+                "Query key condition not supported".to_owned(),
+            ),
+            (
+                vec![("h", eq("1")), ("g", eq("2")), ("a", eq("x")), ("c", eq("x"))],
+                gap("b", "c"),
+            ),
+            (
+                vec![("h", eq("1")), ("g", eq("2")), ("a", gt()), ("b", eq("x")), ("c", eq("y"))],
+                gap("a", "b"),
+            ),
+            (
+                vec![("h", eq("1")), ("g", eq("")), ("a", eq("x"))],
+                "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: g".to_owned(),
+            ),
+            (
+                vec![("h", eq("1")), ("g", eq("2")), ("a", SortOp::Eq(AttributeValue::N("1".parse().expect("a number"))))],
+                TYPE_MISMATCH.to_owned(),
+            ),
+        ] {
+            assert_eq!(condition(&clauses).bind(&schema), Err(message), "{clauses:?}");
+        }
+        // A key of one attribute of each kind takes two conditions at most.
+        let single = KeySchema::new(
+            KeyAttribute::new("h", KeyType::S),
+            Some(KeyAttribute::new("a", KeyType::S)),
+        );
+        assert_eq!(
+            condition(&[("h", eq("1")), ("a", eq("x")), ("b", eq("y"))]).bind(&single),
+            Err("Conditions can be of length 1 or 2 only".to_owned())
+        );
+    }
+}
