@@ -506,32 +506,56 @@ pub fn key_schema(
     used: &mut Vec<String>,
 ) -> Result<KeySchema, ApiError> {
     let keys = key_elements(elements, at)?;
-    let typed = |name: &str, used: &mut Vec<String>| typed_key(name, &keys, definitions, used);
-    match keys.as_slice() {
+    key_schema_of(&keys, at, definitions, used)
+}
+
+fn key_schema_of(
+    keys: &[(&str, &str)],
+    at: &str,
+    definitions: &[(String, KeyType)],
+    used: &mut Vec<String>,
+) -> Result<KeySchema, ApiError> {
+    let typed = |name: &str, used: &mut Vec<String>| typed_key(name, keys, definitions, used);
+    match keys {
         [(partition, "HASH")] => Ok(KeySchema::new(typed(partition, used)?, None)),
         // One attribute cannot be defined twice, so one of the two keys
         // always lacks a definition of its own.
-        [(partition, "HASH"), (sort, "RANGE")] if partition == sort => Err(repeated_key()),
+        [(partition, "HASH"), (sort, "RANGE")] if partition == sort => Err(ApiError::validation(
+            "Invalid KeySchema: Some index key attribute have no definition",
+        )),
         [(partition, "HASH"), (sort, "RANGE")] => Ok(KeySchema::new(
             typed(partition, used)?,
             Some(typed(sort, used)?),
         )),
-        [] => Err(empty_key_schema()),
-        [(_, "RANGE"), ..] => Err(first_not_hash()),
+        [] => Err(ApiError::validation(
+            "1 validation error detected: Value '[]' at 'keySchema' failed to satisfy constraint: Member must have length greater than or equal to 1",
+        )),
+        [(_, "RANGE"), ..] => Err(ApiError::validation(
+            "Invalid KeySchema: The first KeySchemaElement is not a HASH key type",
+        )),
         [_, _] => Err(ApiError::validation(
             "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type",
         )),
-        _ => Err(too_long(&keys, at, 2)),
+        _ => {
+            let elements: Vec<String> = keys
+                .iter()
+                .map(|(name, role)| {
+                    format!("KeySchemaElement(attributeName={name}, keyType={role})")
+                })
+                .collect();
+            Err(validation_errors(&[format!(
+                "Value '[{}]' at '{at}' failed to satisfy constraint: Member must have length less than or equal to 2",
+                elements.join(", ")
+            )]))
+        }
     }
 }
 
-/// A global secondary index's `KeySchema`: up to four HASH attributes,
-/// then up to four RANGE attributes (a key of several attributes), each
-/// typed by its definition; `used` and `at` as for [`key_schema`].
-///
-/// DynamoDB's messages for a HASH element after a RANGE one and for more
-/// than four of a kind are not documented: these follow the wording of its
-/// other `Invalid KeySchema` messages.
+/// A global secondary index's `KeySchema`: one HASH and at most one RANGE
+/// attribute as for a table, or a key of several attributes, up to four
+/// HASH then up to four RANGE; `used` and `at` as for [`key_schema`]. The
+/// refusals of a key of several attributes are worded as DynamoDB Local
+/// words them (the developer guide gives no wording).
 pub fn global_index_key_schema(
     elements: &[Value],
     at: &str,
@@ -539,40 +563,45 @@ pub fn global_index_key_schema(
     used: &mut Vec<String>,
 ) -> Result<KeySchema, ApiError> {
     let keys = key_elements(elements, at)?;
-    match keys.first() {
-        None => return Err(empty_key_schema()),
-        Some((_, "RANGE")) => return Err(first_not_hash()),
-        Some(_) => {}
+    let several = keys.len() > 2 || matches!(keys.as_slice(), [(_, "HASH"), (_, "HASH")]);
+    if !several || keys.first().is_some_and(|(_, role)| *role == "RANGE") {
+        return key_schema_of(&keys, at, definitions, used);
     }
     if keys.len() > 2 * MAX_INDEX_KEY_ATTRIBUTES {
-        return Err(too_long(&keys, at, 2 * MAX_INDEX_KEY_ATTRIBUTES));
-    }
-    let hash_count = keys.iter().take_while(|(_, role)| *role == "HASH").count();
-    if keys[hash_count..].iter().any(|(_, role)| *role == "HASH") {
         return Err(ApiError::validation(
-            "Invalid KeySchema: A HASH KeySchemaElement cannot follow a RANGE KeySchemaElement",
+            "Key Schema too big.  Key Schema must at most consist of the hash and range key of a table",
         ));
-    }
-    for (role, count) in [("HASH", hash_count), ("RANGE", keys.len() - hash_count)] {
-        if count > MAX_INDEX_KEY_ATTRIBUTES {
-            return Err(ApiError::validation(format!(
-                "Invalid KeySchema: The KeySchema has {count} {role} KeySchemaElements, more than the limit of {MAX_INDEX_KEY_ATTRIBUTES}"
-            )));
-        }
     }
     if keys
         .iter()
         .enumerate()
         .any(|(at, (name, _))| keys[..at].iter().any(|(seen, _)| seen == name))
     {
-        return Err(repeated_key());
+        return Err(ApiError::validation("Two keys can not have the same name"));
+    }
+    let hash_count = keys.iter().take_while(|(_, role)| *role == "HASH").count();
+    if keys[hash_count..].iter().any(|(_, role)| *role == "HASH") {
+        return Err(ApiError::validation(
+            "Invalid key order. Hash Key must be specified first in key schema, Range Key must be specifed second",
+        ));
+    }
+    if hash_count > MAX_INDEX_KEY_ATTRIBUTES {
+        return Err(ApiError::validation(format!(
+            "Too many partition keys. GSI can have at most {MAX_INDEX_KEY_ATTRIBUTES} partition keys"
+        )));
+    }
+    if keys.len() - hash_count > MAX_INDEX_KEY_ATTRIBUTES {
+        return Err(ApiError::validation(format!(
+            "Too many sort keys. GSI can have at most {MAX_INDEX_KEY_ATTRIBUTES} sort keys"
+        )));
     }
     let mut typed = Vec::with_capacity(keys.len());
     for (name, _) in &keys {
         typed.push(typed_key(name, &keys, definitions, used)?);
     }
     let sort = typed.split_off(hash_count);
-    KeySchema::of(typed, sort).ok_or_else(empty_key_schema)
+    KeySchema::of(typed, sort)
+        .ok_or_else(|| ApiError::validation("Two keys can not have the same name"))
 }
 
 /// The elements of a `KeySchema` as (attribute name, key type).
@@ -618,31 +647,6 @@ fn typed_key(
         used.push(name.to_owned());
     }
     Ok(KeyAttribute::new(name, key_type))
-}
-
-fn repeated_key() -> ApiError {
-    ApiError::validation("Invalid KeySchema: Some index key attribute have no definition")
-}
-
-fn empty_key_schema() -> ApiError {
-    ApiError::validation(
-        "1 validation error detected: Value '[]' at 'keySchema' failed to satisfy constraint: Member must have length greater than or equal to 1",
-    )
-}
-
-fn first_not_hash() -> ApiError {
-    ApiError::validation("Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
-}
-
-fn too_long(keys: &[(&str, &str)], at: &str, most: usize) -> ApiError {
-    let elements: Vec<String> = keys
-        .iter()
-        .map(|(name, role)| format!("KeySchemaElement(attributeName={name}, keyType={role})"))
-        .collect();
-    validation_errors(&[format!(
-        "Value '[{}]' at '{at}' failed to satisfy constraint: Member must have length less than or equal to {most}",
-        elements.join(", ")
-    )])
 }
 
 pub fn projection(projection: Members<'_>) -> Result<Projection, ApiError> {

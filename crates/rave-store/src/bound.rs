@@ -41,6 +41,21 @@ impl KeyCondition {
         if !schema.is_multi_attribute() && !self.more.is_empty() {
             return Err("Conditions can be of length 1 or 2 only".into());
         }
+        // A key of several attributes names every partition attribute
+        // without an equality, a key of one the partition key.
+        if schema.is_multi_attribute() {
+            let unequal: Vec<&str> = schema
+                .partition_attributes()
+                .filter(|a| !matches!(self.on(&a.name), Some(Clause::Equal(_))))
+                .map(|a| a.name.as_str())
+                .collect();
+            if !unequal.is_empty() {
+                return Err(format!(
+                    "HASH key attributes {} must have equality conditions specified in the query",
+                    unequal.join(", ")
+                ));
+            }
+        }
         let mut equalities = Vec::new();
         for attribute in schema.partition_attributes() {
             let Some(Clause::Equal(value)) = self.on(&attribute.name) else {
@@ -78,15 +93,16 @@ impl KeyCondition {
                 range: None,
             });
         };
-        // DynamoDB names the first attribute without an equality and the
-        // first attribute after it that has a condition.
-        let is_equality = |a: &KeyAttribute| matches!(self.on(&a.name), Some(Clause::Equal(_)));
-        if let Some(gap) = sort[..last].iter().position(|a| !is_equality(a))
-            && let Some(later) = sort[gap + 1..].iter().find(|a| self.on(&a.name).is_some())
-        {
+        let gaps: Vec<&str> = sort[..last]
+            .iter()
+            .filter(|a| !matches!(self.on(&a.name), Some(Clause::Equal(_))))
+            .map(|a| a.name.as_str())
+            .collect();
+        if !gaps.is_empty() {
             return Err(format!(
                 "RANGE key attributes {} must have equality conditions specified in the query because a condition is present on key attribute {}",
-                sort[gap].name, later.name
+                gaps.join(", "),
+                sort[last].name
             ));
         }
         let mut range = None;
@@ -211,12 +227,14 @@ mod tests {
         };
         for (clauses, message) in [
             (
-                vec![("h", eq("1")), ("a", eq("x"))],
-                "Query condition missed key schema element: g".to_owned(),
+                vec![("a", eq("x"))],
+                "HASH key attributes h, g must have equality conditions specified in the query"
+                    .to_owned(),
             ),
             (
                 vec![("h", eq("1")), ("g", gt())],
-                "Query condition missed key schema element: g".to_owned(),
+                "HASH key attributes g must have equality conditions specified in the query"
+                    .to_owned(),
             ),
             (
                 vec![("h", eq("1")), ("g", eq("2")), ("z", eq("x"))],
@@ -228,7 +246,11 @@ mod tests {
             ),
             (
                 vec![("h", eq("1")), ("g", eq("2")), ("a", gt()), ("b", eq("x")), ("c", eq("y"))],
-                gap("a", "b"),
+                gap("a", "c"),
+            ),
+            (
+                vec![("h", eq("1")), ("g", eq("2")), ("c", eq("y"))],
+                gap("a, b", "c"),
             ),
             (
                 vec![("h", eq("1")), ("g", eq("")), ("a", eq("x"))],
@@ -241,7 +263,8 @@ mod tests {
         ] {
             assert_eq!(condition(&clauses).bind(&schema), Err(message), "{clauses:?}");
         }
-        // A key of one attribute of each kind takes two conditions at most.
+        // A key of one attribute of each kind takes two conditions at most,
+        // and names its partition key when it lacks it.
         let single = KeySchema::new(
             KeyAttribute::new("h", KeyType::S),
             Some(KeyAttribute::new("a", KeyType::S)),
@@ -249,6 +272,10 @@ mod tests {
         assert_eq!(
             condition(&[("h", eq("1")), ("a", eq("x")), ("b", eq("y"))]).bind(&single),
             Err("Conditions can be of length 1 or 2 only".to_owned())
+        );
+        assert_eq!(
+            condition(&[("a", eq("x"))]).bind(&single),
+            Err("Query condition missed key schema element: h".to_owned())
         );
     }
 }

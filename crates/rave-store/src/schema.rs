@@ -117,26 +117,25 @@ impl KeySchema {
     }
 
     /// Checks the shape of a global secondary index's key: at most
-    /// [`MAX_INDEX_KEY_ATTRIBUTES`] of each kind, no attribute twice.
-    fn validate_index_key(&self, index: &str) -> Result<(), String> {
-        for (kind, count) in [
-            ("HASH", self.partition_attributes().count()),
-            ("RANGE", self.sort_attributes().count()),
-        ] {
-            if count > MAX_INDEX_KEY_ATTRIBUTES {
-                return Err(format!(
-                    "One or more parameter values were invalid: Index KeySchema of index {index} has {count} {kind} key attributes, more than the limit of {MAX_INDEX_KEY_ATTRIBUTES}"
-                ));
-            }
-        }
+    /// [`MAX_INDEX_KEY_ATTRIBUTES`] of each kind, no attribute twice (in
+    /// DynamoDB's words).
+    fn validate_index_key(&self) -> Result<(), String> {
         let names: Vec<&str> = self.attributes().map(|a| a.name.as_str()).collect();
-        if let Some(repeated) = names
+        if names
             .iter()
             .enumerate()
-            .find_map(|(at, name)| names[..at].contains(name).then_some(name))
+            .any(|(at, name)| names[..at].contains(name))
         {
+            return Err("Two keys can not have the same name".into());
+        }
+        if self.partition_attributes().count() > MAX_INDEX_KEY_ATTRIBUTES {
             return Err(format!(
-                "One or more parameter values were invalid: Index KeySchema of index {index} names the attribute {repeated} more than once"
+                "Too many partition keys. GSI can have at most {MAX_INDEX_KEY_ATTRIBUTES} partition keys"
+            ));
+        }
+        if self.sort_attributes().count() > MAX_INDEX_KEY_ATTRIBUTES {
+            return Err(format!(
+                "Too many sort keys. GSI can have at most {MAX_INDEX_KEY_ATTRIBUTES} sort keys"
             ));
         }
         Ok(())
@@ -342,7 +341,7 @@ impl TableDefinition {
             );
         }
         for index in &self.global_secondary_indexes {
-            index.key_schema.validate_index_key(&index.name)?;
+            index.key_schema.validate_index_key()?;
         }
         if let Some(attribute) = &self.time_to_live_attribute {
             valid_time_to_live_attribute(attribute)?;
