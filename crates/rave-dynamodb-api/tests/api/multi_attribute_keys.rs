@@ -182,6 +182,27 @@ async fn queries_select_equal_prefixes_and_one_range_sorted_attribute_by_attribu
         "KEYS_ONLY holds the table's and the index's keys: {page}"
     );
 
+    // The legacy KeyConditions name the same conditions.
+    let eq =
+        |value: &str| json!({"ComparisonOperator": "EQ", "AttributeValueList": [{"S": value}]});
+    let legacy = server
+        .call(
+            "Query",
+            json!({
+                "TableName": TABLE,
+                "IndexName": "byOwner",
+                "KeyConditions": {
+                    "b": eq("live"),
+                    "h": eq("o1"),
+                    "a": eq("T"),
+                    "c": {"ComparisonOperator": "GT", "AttributeValueList": [{"S": "a"}]},
+                },
+            }),
+        )
+        .await
+        .ok();
+    assert_eq!(keys(&legacy), ["p1"]);
+
     // A Scan of the index holds only the items with every key attribute.
     let scanned = server
         .call("Scan", json!({"TableName": TABLE, "IndexName": "byOwner"}))
