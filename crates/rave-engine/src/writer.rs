@@ -621,7 +621,12 @@ impl Writer {
             } else {
                 match &new {
                     Ok(_) => CancellationReason::None,
-                    Err(e) => CancellationReason::ValidationError(e.to_string()),
+                    // The reason carries the message alone: its code is the
+                    // variant.
+                    Err(StoreError::Validation(message)) => {
+                        CancellationReason::ValidationError(message.clone())
+                    }
+                    Err(other) => return Err(Failure::Request(other.clone())),
                 }
             };
             reasons.push(reason);
