@@ -167,7 +167,14 @@ fn request_items<'a>(
     };
     let items = body.object("RequestItems")?.ok_or_else(required)?;
     if items.0.is_empty() {
-        return Err(required());
+        // DynamoDB has moved BatchGetItem to its validation framework's
+        // constraint message; BatchWriteItem still answers the sentence.
+        return Err(match operation {
+            "BatchGetItem" => ApiError::validation(
+                "1 validation error detected: Value at 'RequestItems' failed to satisfy constraint: Member must have length greater than or equal to 1",
+            ),
+            _ => required(),
+        });
     }
     Ok(items.0)
 }

@@ -29,6 +29,7 @@ mod metadata;
 mod pages;
 mod protocol;
 mod request;
+mod settings;
 mod signature;
 mod streams;
 mod tables;

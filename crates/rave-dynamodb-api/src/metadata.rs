@@ -12,6 +12,8 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+use crate::settings::TableSettings;
+
 /// File name of the metadata inside the data directory.
 pub const METADATA_FILE: &str = "dynamodb-tables.json";
 
@@ -92,6 +94,12 @@ pub struct TableMetadata {
     /// to an earlier stream of the table.
     #[serde(default)]
     pub stream_starts_after: u64,
+    /// DynamoDB's `TableId`, given at creation; a table created some other
+    /// way has one derived from its name.
+    #[serde(default)]
+    pub table_id: Option<String>,
+    #[serde(default)]
+    pub settings: TableSettings,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -211,6 +219,11 @@ mod tests {
             stream_view_type: StreamViewType::KeysOnly,
             stream_enabled_at: Some(1_700_000_100.25),
             stream_starts_after: 42,
+            table_id: Some("0190c5a6-7f3e-4b2a-9c1d-2e3f4a5b6c7d".to_owned()),
+            settings: TableSettings {
+                deletion_protection: true,
+                ..TableSettings::default()
+            },
         };
         store.insert("t1", metadata.clone()).expect("written");
         store

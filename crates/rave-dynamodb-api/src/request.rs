@@ -59,7 +59,12 @@ impl<'a> Members<'a> {
         Ok(name)
     }
 
+    /// A boolean member, false when absent.
     pub fn bool(&self, member: &str) -> Result<bool, ApiError> {
+        Ok(self.optional_bool(member)?.unwrap_or(false))
+    }
+
+    pub fn optional_bool(&self, member: &str) -> Result<Option<bool>, ApiError> {
         self.get(member)
             .map(|value| {
                 value
@@ -67,7 +72,6 @@ impl<'a> Members<'a> {
                     .ok_or_else(|| wrong_type(member, "a boolean"))
             })
             .transpose()
-            .map(|value| value.unwrap_or(false))
     }
 
     pub fn integer(&self, member: &str) -> Result<Option<i64>, ApiError> {
@@ -288,6 +292,13 @@ fn wrong_type(member: &str, expected: &str) -> ApiError {
 }
 
 /// How much of the consumed capacity a response reports.
+/// What a transaction's capacity units were spent on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransactionUnits {
+    Read,
+    Write,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CapacityDetail {
     None,
@@ -317,6 +328,37 @@ impl CapacityDetail {
                         .map(|(index, units)| (index.clone(), json!({"CapacityUnits": units})))
                         .collect::<Map<_, _>>()
                         .into();
+                }
+            }
+        }
+        Some(rendered)
+    }
+
+    /// The `ConsumedCapacity` list of a transaction: one entry per table,
+    /// which, unlike other operations', also names its units as reads or
+    /// writes, at every level of detail.
+    pub fn render_transaction(
+        self,
+        consumed: &[ConsumedCapacity],
+        units: TransactionUnits,
+    ) -> Option<Value> {
+        let key = match units {
+            TransactionUnits::Read => "ReadCapacityUnits",
+            TransactionUnits::Write => "WriteCapacityUnits",
+        };
+        let split = |level: &mut Value| {
+            let total = level["CapacityUnits"].clone();
+            level[key] = total;
+        };
+        let mut rendered = self.render_per_table(consumed)?;
+        for entry in rendered.as_array_mut().into_iter().flatten() {
+            split(entry);
+            if let Some(table) = entry.get_mut("Table") {
+                split(table);
+            }
+            for member in ["GlobalSecondaryIndexes", "LocalSecondaryIndexes"] {
+                if let Some(Value::Object(indexes)) = entry.get_mut(member) {
+                    indexes.values_mut().for_each(split);
                 }
             }
         }

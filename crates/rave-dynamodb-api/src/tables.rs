@@ -19,6 +19,7 @@ use crate::metadata::{Billing, MetadataError, StreamViewType, TableMetadata, Thr
 use crate::request::{
     Members, check_name, length_violation, missing, name_violations, validation_errors,
 };
+use crate::settings::{self, RequestedSettings};
 
 /// The account and region in every ARN rave hands out: rave is one local
 /// database, not a region of an account.
@@ -39,14 +40,7 @@ impl From<MetadataError> for ApiError {
 }
 
 pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
-    body.refuse(&[
-        "SSESpecification",
-        "TableClass",
-        "DeletionProtectionEnabled",
-        "OnDemandThroughput",
-        "WarmThroughput",
-        "ResourcePolicy",
-    ])?;
+    body.refuse(&["WarmThroughput", "ResourcePolicy"])?;
     let name = body.new_table_name()?;
     check_names(body)?;
     let definitions = attribute_definitions(
@@ -106,6 +100,7 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
         )));
     }
     let stream_view_type = stream_specification(body)?.flatten();
+    let requested_settings = RequestedSettings::read(body)?;
     let definition = TableDefinition {
         name: name.to_owned(),
         key_schema: table_keys,
@@ -115,14 +110,17 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
         local_secondary_indexes: local_indexes,
     };
     api.engine.create_table(definition.clone()).await?;
-    let metadata = TableMetadata {
-        created: Some(now()),
+    let created = now();
+    let mut metadata = TableMetadata {
+        created: Some(created),
         billing,
         index_throughput,
         tags: tags.into_iter().collect(),
         stream_view_type: stream_view_type.unwrap_or_default(),
+        table_id: Some(settings::new_table_id()),
         ..TableMetadata::default()
     };
+    requested_settings.apply_to(&mut metadata.settings, created);
     api.metadata.insert(name, metadata.clone())?;
     let description = describe(&definition, Some(&metadata), "ACTIVE", Counts::default());
     Ok(json!({ "TableDescription": description }))
@@ -230,6 +228,9 @@ pub async fn describe_table(api: &DynamoApi, body: Members<'_>) -> Result<Value,
 
 pub async fn delete_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let name = body.table_name()?;
+    if let Some(metadata) = api.metadata.get(name)? {
+        settings::check_deletable(&metadata.settings)?;
+    }
     let description = current_description(api, name, "DELETING", None).await?;
     api.engine.delete_table(name).await?;
     api.metadata.remove(name)?;
@@ -352,8 +353,14 @@ fn describe(
             Billing::Provisioned(_) => json!({"BillingMode": "PROVISIONED"}),
             Billing::PayPerRequest => json!({"BillingMode": "PAY_PER_REQUEST"}),
         },
-        "DeletionProtectionEnabled": false,
+        "TableId": metadata
+            .and_then(|m| m.table_id.clone())
+            .unwrap_or_else(|| settings::uuid_from(definition.name.as_bytes())),
     });
+    settings::describe(
+        &metadata.map(|m| m.settings.clone()).unwrap_or_default(),
+        &mut description,
+    );
     if let Some(created) = metadata.and_then(|m| m.created) {
         description["CreationDateTime"] = json!(created);
         if billing == Billing::PayPerRequest {

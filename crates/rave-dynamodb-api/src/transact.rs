@@ -3,8 +3,8 @@
 //! reads from one snapshot.
 
 use rave_store::{
-    BatchGetItemInput, CancellationReason, Item, KeyAttribute, KeySchema,
-    ReturnValuesOnConditionCheckFailure, Store, StoreError, TableDefinition, TableKeys,
+    BatchGetItemInput, CancellationReason, ConsumedCapacity, GetItemInput, Item, KeyAttribute,
+    KeySchema, ReturnValuesOnConditionCheckFailure, Store, StoreError, TableDefinition, TableKeys,
     TransactWriteAction, TransactWriteItemsInput, project,
 };
 use serde_json::{Value, json};
@@ -14,7 +14,10 @@ use crate::collections;
 use crate::error::ApiError;
 use crate::expressions::{Placeholders, read_expressions};
 use crate::idempotency::{Claim, fingerprint};
-use crate::request::{Members, length_violation, lower_first, missing, validation_errors};
+use crate::request::{
+    CapacityDetail, Members, TransactionUnits, length_violation, lower_first, missing,
+    validation_errors,
+};
 use crate::wire::item_to_json;
 
 /// Most actions one transaction holds.
@@ -48,8 +51,7 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
     let running = match token {
         Some(token) => match api.client_tokens.claim(token, fingerprint(&listed))? {
             Claim::Run(running) => Some(running),
-            // Done already; nothing is read or written, so nothing is charged.
-            Claim::Replay => return Ok(json!({})),
+            Claim::Replay => return replay(api, &actions, detail).await,
         },
         None => None,
     };
@@ -75,7 +77,9 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
         running.succeeded();
     }
     let mut response = json!({});
-    if let Some(consumed) = detail.render_per_table(&written.output.consumed) {
+    if let Some(consumed) =
+        detail.render_transaction(&written.output.consumed, TransactionUnits::Write)
+    {
         response["ConsumedCapacity"] = consumed;
     }
     if let Some(metrics) = collections::per_table(metrics, &written.item_collections) {
@@ -98,6 +102,48 @@ fn reword_reason(message: &mut String, update: bool) {
 /// names the key and both types (an index's key, the first index by name
 /// whose key it is); the other actions' keys must be the key schema's
 /// attributes, of its types.
+/// The answer to a transaction repeated with the token of one that
+/// succeeded: nothing is written again, but its items are read
+/// transactionally, and that read is what `ConsumedCapacity` reports
+/// (DynamoDB's rule).
+async fn replay(
+    api: &DynamoApi,
+    actions: &[TransactWriteAction],
+    detail: CapacityDetail,
+) -> Result<Value, ApiError> {
+    if detail == CapacityDetail::None {
+        return Ok(json!({}));
+    }
+    let mut definitions = Definitions::default();
+    let mut consumed = Vec::with_capacity(actions.len());
+    for action in actions {
+        let key = match action {
+            TransactWriteAction::Put { table, item, .. } => {
+                definitions.of(api, table).await?.key_schema.key_of(item)
+            }
+            TransactWriteAction::Update { key, .. }
+            | TransactWriteAction::Delete { key, .. }
+            | TransactWriteAction::ConditionCheck { key, .. } => key.clone(),
+        };
+        let read = api
+            .engine
+            .get_item(GetItemInput {
+                table: action.table().to_owned(),
+                key,
+                consistent_read: true,
+            })
+            .await?;
+        let mut read = read.consumed;
+        charge_as_transactional_read(&mut read);
+        consumed.push(read);
+    }
+    let mut response = json!({});
+    if let Some(rendered) = detail.render_transaction(&consumed, TransactionUnits::Read) {
+        response["ConsumedCapacity"] = rendered;
+    }
+    Ok(response)
+}
+
 async fn check_key_types(api: &DynamoApi, actions: &[TransactWriteAction]) -> Result<(), ApiError> {
     let mut definitions = Definitions::default();
     let mut reasons = Vec::with_capacity(actions.len());
@@ -214,7 +260,7 @@ fn check_action_count(listed: &[Value]) -> Result<(), ApiError> {
     }
     if listed.len() > MAX_TRANSACT_ITEMS {
         return Err(ApiError::validation(format!(
-            "1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to {MAX_TRANSACT_ITEMS}"
+            "1 validation error detected: Value at 'TransactItems' failed to satisfy constraint: Member must have length less than or equal to {MAX_TRANSACT_ITEMS}"
         )));
     }
     Ok(())
@@ -364,26 +410,36 @@ pub async fn transact_get_items(api: &DynamoApi, body: Members<'_>) -> Result<Va
                 .flat_map(|(_, items)| items)
                 .find(|item| request.keys.iter().any(|key| holds_key(item, key)));
             match (found, projection) {
-                (Some(item), Some(paths)) => json!({"Item": item_to_json(&project(item, paths))}),
+                // Unlike GetItem's empty `Item`, a transactional read whose
+                // projection matches nothing on the item leaves `Item` out.
+                (Some(item), Some(paths)) => {
+                    let projected = project(item, paths);
+                    match projected.is_empty() {
+                        true => json!({}),
+                        false => json!({"Item": item_to_json(&projected)}),
+                    }
+                }
                 (Some(item), None) => json!({"Item": item_to_json(item)}),
                 (None, _) => json!({}),
             }
         })
         .collect();
-    // A transactional read costs twice a strongly consistent one.
     let mut consumed = output.consumed;
-    for entry in &mut consumed {
-        entry.read_units *= 2.0;
-        entry
-            .index_units
-            .values_mut()
-            .for_each(|units| *units *= 2.0);
-    }
+    consumed.iter_mut().for_each(charge_as_transactional_read);
     let mut response = json!({ "Responses": responses });
-    if let Some(rendered) = detail.render_per_table(&consumed) {
+    if let Some(rendered) = detail.render_transaction(&consumed, TransactionUnits::Read) {
         response["ConsumedCapacity"] = rendered;
     }
     Ok(response)
+}
+
+/// A transactional read costs twice a strongly consistent one.
+fn charge_as_transactional_read(consumed: &mut ConsumedCapacity) {
+    consumed.read_units *= 2.0;
+    consumed
+        .index_units
+        .values_mut()
+        .for_each(|units| *units *= 2.0);
 }
 
 fn holds_key(item: &Item, key: &Item) -> bool {

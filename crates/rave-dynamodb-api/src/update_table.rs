@@ -18,6 +18,7 @@ use crate::DynamoApi;
 use crate::error::{ApiError, ErrorKind};
 use crate::metadata::{Billing, StreamViewType, TableMetadata, Throughput};
 use crate::request::{Members, missing};
+use crate::settings::RequestedSettings;
 use crate::tables::{
     INVALID, attribute_definitions, current_description, global_index_key_schema,
     index_throughput_for, now, object, projection, stream_specification, throughput,
@@ -51,11 +52,7 @@ impl IndexUpdate {
 
 pub async fn update_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     body.refuse(&[
-        "SSESpecification",
         "ReplicaUpdates",
-        "TableClass",
-        "DeletionProtectionEnabled",
-        "OnDemandThroughput",
         "WarmThroughput",
         "MultiRegionConsistency",
         "GlobalTableWitnessUpdates",
@@ -67,7 +64,13 @@ pub async fn update_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
     let definitions =
         attribute_definitions(body.list("AttributeDefinitions")?.unwrap_or_default())?;
     let updates = index_updates(body, &definitions)?;
-    if mode.is_none() && requested.is_none() && stream.is_none() && updates.is_empty() {
+    let settings = RequestedSettings::read(body)?;
+    if mode.is_none()
+        && requested.is_none()
+        && stream.is_none()
+        && updates.is_empty()
+        && settings.is_empty()
+    {
         return Err(ApiError::validation(
             "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required",
         ));
@@ -108,7 +111,9 @@ pub async fn update_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
             stream_started = Some((now(), before));
         }
     }
+    let changed_at = now();
     api.metadata.update(name, |metadata| {
+        settings.apply_to(&mut metadata.settings, changed_at);
         metadata.billing = billing;
         metadata.index_throughput = index_throughput;
         if let (Some(Some(view)), Some((at, after))) = (stream, stream_started) {

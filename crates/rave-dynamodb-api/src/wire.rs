@@ -83,10 +83,11 @@ fn value_at(value: &Value, depth: usize) -> Result<AttributeValue, ApiError> {
             Value::Bool(b) => Ok(AttributeValue::Bool(*b)),
             _ => Err(wrong_json_type(tag, "a boolean")),
         },
-        // DynamoDB takes `{"NULL": false}` as the null it always stores,
-        // which reads back as `{"NULL": true}`.
         "NULL" => match inner {
-            Value::Bool(_) => Ok(AttributeValue::Null),
+            Value::Bool(true) => Ok(AttributeValue::Null),
+            Value::Bool(false) => Err(ApiError::validation(
+                "One or more parameter values were invalid: Null attribute value types must have the value of true",
+            )),
             _ => Err(wrong_json_type(tag, "a boolean")),
         },
         "L" => match inner {
@@ -312,8 +313,14 @@ mod tests {
             assert_eq!(error.message.as_deref(), Some(message), "{value}");
         }
         assert_eq!(
-            value_from_json(&json!({"NULL": false})),
+            value_from_json(&json!({"NULL": true})),
             Ok(AttributeValue::Null)
+        );
+        assert_eq!(
+            error_of(json!({"NULL": false})).message.as_deref(),
+            Some(
+                "One or more parameter values were invalid: Null attribute value types must have the value of true"
+            )
         );
     }
 

@@ -256,9 +256,9 @@ impl PartialOrd for Number {
 impl FromStr for Number {
     type Err = NumberError;
 
-    /// Accepts `[+-]digits[.digits][(e|E)[+-]digits]`, as DynamoDB does.
+    /// Accepts `[+-]digits[.digits][(e|E)[+-]digits]`, as DynamoDB does:
+    /// nothing around it, not even spaces.
     fn from_str(s: &str) -> Result<Number, NumberError> {
-        let s = s.trim();
         let (negative, rest) = match s.as_bytes().first() {
             Some(b'-') => (true, &s[1..]),
             Some(b'+') => (false, &s[1..]),
@@ -378,7 +378,9 @@ mod tests {
 
     #[test]
     fn rejects_what_dynamodb_rejects() {
-        for bad in ["", "-", "abc", "1e", "1.2.3", "e5", "0x10", "1,5", "--1"] {
+        for bad in [
+            "", "-", "abc", "1e", "1.2.3", "e5", "0x10", "1,5", "--1", " 5", "5 ", "1 5", "\t5",
+        ] {
             assert_eq!(bad.parse::<Number>(), Err(NumberError::Syntax), "{bad:?}");
         }
         let digits39 = "1".repeat(39);

@@ -88,10 +88,19 @@ impl<S: rave_store::Store> Webhooks<S> {
 
     /// Reads one batch (waiting up to `wait`), writes its deliveries and
     /// moves past it. Returns how many deliveries it wrote.
-    pub async fn fan_out_once<F: ChangeFeed>(&self, feed: &F, wait: Duration) -> Result<usize> {
+    ///
+    /// `known` is what the previous call found the endpoints to be (empty
+    /// at first); the endpoints are read once per batch, after it is read,
+    /// and `known` is updated.
+    pub async fn fan_out_once<F: ChangeFeed>(
+        &self,
+        feed: &F,
+        wait: Duration,
+        known: &mut Vec<Endpoint>,
+    ) -> Result<usize> {
         // With no endpoint nothing is delivered: the records are passed over
         // by their keys alone, many a commit.
-        let idle = self.endpoints().await?.is_empty();
+        let idle = known.is_empty();
         let (max_records, wanted): (usize, KeyFilter) = match idle {
             true => (MAX_PASSED_RECORDS, |_| false),
             false => (MAX_RECORDS, |_| true),
@@ -99,16 +108,19 @@ impl<S: rave_store::Store> Webhooks<S> {
         let Some(mut batch) = feed.next_wanted(max_records, wait, wanted).await? else {
             return Ok(0);
         };
-        let endpoints = self.endpoints().await?;
+        // Read after the batch, so that an endpoint registered while it was
+        // read (the read may wait) gets its events.
+        *known = self.endpoints().await?;
+        let endpoints = &*known;
         if idle && !endpoints.is_empty() {
-            // An endpoint was registered while the batch was read: read it
-            // again with its images, so that the endpoint gets its events.
+            // The batch was read by its keys alone: read it again with its
+            // images, so that the new endpoint gets its events.
             return Ok(0);
         }
         let mut effects = Vec::new();
         let mut kept = 0;
         for record in batch.records() {
-            let made = self.deliveries_of(record, &endpoints)?;
+            let made = self.deliveries_of(record, endpoints)?;
             // A commit carries whole changes only; the rest come next time.
             if kept > 0 && effects.len() + made.len() > feed.max_effects() {
                 break;

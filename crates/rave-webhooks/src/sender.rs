@@ -200,8 +200,13 @@ impl<S: Store> Sender<S> {
     /// Applies the change stream to the endpoints' queues until `stop`,
     /// waking the endpoint tasks whenever deliveries were written.
     pub async fn fan_out<F: ChangeFeed>(self: Arc<Self>, feed: F, stop: watch::Receiver<bool>) {
+        let mut endpoints = Vec::new();
         while !*stop.borrow() {
-            match self.webhooks.fan_out_once(&feed, POLL).await {
+            match self
+                .webhooks
+                .fan_out_once(&feed, POLL, &mut endpoints)
+                .await
+            {
                 Ok(0) => {}
                 Ok(_) => self.wake.notify_waiters(),
                 Err(error) => {

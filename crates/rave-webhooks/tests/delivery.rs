@@ -295,6 +295,58 @@ async fn changes_before_any_endpoint_are_passed_over_and_later_ones_delivered() 
     w.stop.send(true).unwrap();
 }
 
+/// The fan-out chooses between passing records by their keys and reading
+/// their images from the endpoints it last saw; an endpoint it has not seen
+/// yet, registered before the batch was read, still gets the batch.
+#[tokio::test]
+async fn an_endpoint_the_fan_out_has_not_seen_yet_gets_the_batch_it_was_registered_before() {
+    let w = world(FAST_RETRY).await;
+    let feed = EngineFeed::open(w.engine.clone(), "rave", rave_webhooks::CONSUMER)
+        .await
+        .unwrap();
+    for body in ["one", "two"] {
+        w.comments.create("p1", comment(body), None).await.unwrap();
+    }
+    let (_receiver, endpoint) = w.subscribed_receiver().await;
+    let wait = Duration::from_millis(10);
+    let mut known = Vec::new();
+    assert_eq!(
+        w.webhooks
+            .fan_out_once(&feed, wait, &mut known)
+            .await
+            .unwrap(),
+        0,
+        "a batch read by its keys alone delivers nothing"
+    );
+    assert_eq!(known, std::slice::from_ref(&endpoint));
+    assert_eq!(
+        w.webhooks
+            .fan_out_once(&feed, wait, &mut known)
+            .await
+            .unwrap(),
+        2,
+        "the same batch, read again with its images, makes a delivery per change"
+    );
+    assert_eq!(
+        w.webhooks.deliveries(&endpoint.id, 10).await.unwrap().len(),
+        2
+    );
+    w.webhooks.delete_endpoint(&endpoint.id).await.unwrap();
+    w.comments
+        .create("p1", comment("three"), None)
+        .await
+        .unwrap();
+    assert_eq!(
+        w.webhooks
+            .fan_out_once(&feed, wait, &mut known)
+            .await
+            .unwrap(),
+        0,
+        "an endpoint deleted before the batch was read gets nothing"
+    );
+    assert!(known.is_empty());
+}
+
 #[tokio::test]
 async fn a_failing_receiver_gets_the_same_messages_later_and_holds_back_only_itself() {
     let w = world(FAST_RETRY).await;

@@ -20,6 +20,97 @@ async fn create_table(server: &Server, name: &str, extra: Value) -> Value {
     server.call("CreateTable", request).await.ok()
 }
 
+/// Table class, deletion protection, on-demand maximums and encryption:
+/// set by CreateTable and UpdateTable, described, kept across a restart;
+/// a protected table cannot be deleted.
+#[tokio::test]
+async fn table_settings_are_described_kept_and_deletion_protection_enforced() {
+    let server = Server::start().await;
+    let created = create_table(
+        &server,
+        "ledger",
+        json!({
+            "TableClass": "STANDARD_INFREQUENT_ACCESS",
+            "DeletionProtectionEnabled": true,
+            "OnDemandThroughput": {"MaxReadRequestUnits": 10, "MaxWriteRequestUnits": 5},
+            "SSESpecification": {"Enabled": true, "SSEType": "KMS"},
+        }),
+    )
+    .await["TableDescription"]
+        .clone();
+    let table_id = created["TableId"].as_str().unwrap().to_owned();
+    assert_eq!(table_id.len(), 36, "{table_id}");
+    assert_eq!(created["DeletionProtectionEnabled"], true);
+    assert_eq!(
+        created["TableClassSummary"]["TableClass"],
+        "STANDARD_INFREQUENT_ACCESS"
+    );
+    assert_eq!(
+        created["OnDemandThroughput"],
+        json!({"MaxReadRequestUnits": 10, "MaxWriteRequestUnits": 5})
+    );
+    assert_eq!(created["SSEDescription"]["Status"], "ENABLED");
+    assert_eq!(created["SSEDescription"]["SSEType"], "KMS");
+    assert!(
+        created["SSEDescription"]["KMSMasterKeyArn"]
+            .as_str()
+            .unwrap()
+            .starts_with("arn:aws:kms:")
+    );
+
+    server
+        .call("DeleteTable", json!({"TableName": "ledger"}))
+        .await
+        .error(
+            400,
+            "ValidationException",
+            "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.",
+        );
+    let server = Server::start_in(server.stop().await).await;
+    let described = server
+        .call("DescribeTable", json!({"TableName": "ledger"}))
+        .await
+        .ok()["Table"]
+        .clone();
+    assert_eq!(described["TableId"], table_id.as_str());
+    assert_eq!(described["DeletionProtectionEnabled"], true);
+    assert_eq!(described["TableClassSummary"], created["TableClassSummary"]);
+
+    let updated = server
+        .call(
+            "UpdateTable",
+            json!({
+                "TableName": "ledger",
+                "DeletionProtectionEnabled": false,
+                "TableClass": "STANDARD",
+                "SSESpecification": {"Enabled": false},
+            }),
+        )
+        .await
+        .ok()["TableDescription"]
+        .clone();
+    assert_eq!(updated["DeletionProtectionEnabled"], false);
+    assert_eq!(updated["TableClassSummary"]["TableClass"], "STANDARD");
+    assert!(updated.get("SSEDescription").is_none(), "{updated}");
+    assert_eq!(updated["TableId"], table_id.as_str());
+    server
+        .call("DeleteTable", json!({"TableName": "ledger"}))
+        .await
+        .ok();
+
+    // Unset, a table is STANDARD without a summary, unprotected, and its
+    // id stays the same from one description to the next.
+    let plain = create_table(&server, "plain", json!({})).await["TableDescription"].clone();
+    assert_eq!(plain["DeletionProtectionEnabled"], false);
+    assert!(plain.get("TableClassSummary").is_none());
+    assert!(plain.get("SSEDescription").is_none());
+    let again = server
+        .call("DescribeTable", json!({"TableName": "plain"}))
+        .await
+        .ok();
+    assert_eq!(again["Table"]["TableId"], plain["TableId"]);
+}
+
 #[tokio::test]
 async fn time_to_live_is_enabled_described_and_disabled_under_dynamodbs_rules() {
     let server = Server::start().await;
@@ -201,6 +292,10 @@ async fn transact_get_items_reads_each_key_in_order_and_charges_double() {
             "customers",
             json!({"pk": {"S": "c1"}, "name": {"S": "Ada"}}),
         ),
+        (
+            "customers",
+            json!({"pk": {"S": "c2"}, "name": {"S": "Grace"}}),
+        ),
     ] {
         server
             .call("PutItem", json!({"TableName": table, "Item": item}))
@@ -220,6 +315,11 @@ async fn transact_get_items_reads_each_key_in_order_and_charges_double() {
                         "ProjectionExpression": "#t",
                         "ExpressionAttributeNames": {"#t": "total"},
                     }},
+                    {"Get": {
+                        "TableName": "customers",
+                        "Key": {"pk": {"S": "c2"}},
+                        "ProjectionExpression": "nickname",
+                    }},
                 ],
                 "ReturnConsumedCapacity": "TOTAL",
             }),
@@ -232,13 +332,15 @@ async fn transact_get_items_reads_each_key_in_order_and_charges_double() {
             {"Item": {"pk": {"S": "c1"}, "name": {"S": "Ada"}}},
             {},
             {"Item": {"total": {"N": "12"}}},
+            // A projection matching nothing on a present item: no `Item`.
+            {},
         ])
     );
     assert_eq!(
         answer["ConsumedCapacity"],
         json!([
-            {"TableName": "customers", "CapacityUnits": 2.0},
-            {"TableName": "orders", "CapacityUnits": 4.0},
+            {"TableName": "customers", "CapacityUnits": 4.0, "ReadCapacityUnits": 4.0},
+            {"TableName": "orders", "CapacityUnits": 4.0, "ReadCapacityUnits": 4.0},
         ])
     );
     server

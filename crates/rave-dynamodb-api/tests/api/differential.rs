@@ -81,6 +81,7 @@ const COLLECTION_METRICS: &str = "ReturnItemCollectionMetrics = SIZE: \"If set t
 const ONE_SMALL_COLLECTION: &str =
     r#"{"ItemCollectionKey":{"pk":{"S":"a"}},"SizeEstimateRangeGB":[0.0,1.0]}"#;
 
+const TRANSACTION_UNITS: &str = "a transaction's ConsumedCapacity names its units as ReadCapacityUnits (TransactGetItems) or WriteCapacityUnits (TransactWriteItems) beside CapacityUnits, at each level of detail, where single-item operations give the aggregate only; DynamoDB Local gives the aggregate only";
 const MISSING_READ: &str = "BatchGetItem charges each key as a GetItem, and \"if you perform a read operation on an item that does not exist, DynamoDB still consumes provisioned read throughput\" (an eventually consistent read: half a unit); DynamoDB Local charges nothing for the missing item";
 const MISSING_DELETE: &str = "BatchWriteItem charges each request as its PutItem or DeleteItem, and a delete of an item that does not exist consumes one write unit (a new item with a global secondary index entry: one unit each); DynamoDB Local charges the table one unit more";
 const TRANSACTION_INDEXES: &str = "transactions: \"DynamoDB performs two underlying reads or writes of every item in the transaction\", while \"after a transaction completes, its changes start propagating to global secondary indexes\": the index's writes are not doubled; DynamoDB Local doubles them";
@@ -357,9 +358,18 @@ const LOCAL_DEPARTURES: &[Departure] = &[
     },
     Departure {
         case: "capacity",
+        step: 28,
+        documented: TRANSACTION_UNITS,
+        patches: &[("/body/ConsumedCapacity/0/ReadCapacityUnits", "2.0")],
+    },
+    Departure {
+        case: "capacity",
         step: 29,
         documented: TRANSACTION_INDEXES,
-        patches: &[("/body/ConsumedCapacity/0/CapacityUnits", "5.0")],
+        patches: &[
+            ("/body/ConsumedCapacity/0/CapacityUnits", "5.0"),
+            ("/body/ConsumedCapacity/0/WriteCapacityUnits", "5.0"),
+        ],
     },
     Departure {
         case: "capacity",
@@ -381,12 +391,27 @@ const LOCAL_DEPARTURES: &[Departure] = &[
     },
     Departure {
         case: "capacity",
+        step: 43,
+        documented: TRANSACTION_UNITS,
+        patches: &[
+            ("/body/ConsumedCapacity/0/ReadCapacityUnits", "2.0"),
+            ("/body/ConsumedCapacity/0/Table/ReadCapacityUnits", "2.0"),
+        ],
+    },
+    Departure {
+        case: "capacity",
         step: 44,
         documented: TRANSACTION_INDEXES,
         patches: &[
             ("/body/ConsumedCapacity/0/CapacityUnits", "5.0"),
+            ("/body/ConsumedCapacity/0/WriteCapacityUnits", "5.0"),
+            ("/body/ConsumedCapacity/0/Table/WriteCapacityUnits", "4.0"),
             (
                 "/body/ConsumedCapacity/0/GlobalSecondaryIndexes/byG/CapacityUnits",
+                "1.0",
+            ),
+            (
+                "/body/ConsumedCapacity/0/GlobalSecondaryIndexes/byG/WriteCapacityUnits",
                 "1.0",
             ),
         ],
@@ -558,10 +583,10 @@ const LOCAL_DEPARTURES: &[Departure] = &[
     Departure {
         case: "batch",
         step: 6,
-        documented: "BatchGetItem with no tables in RequestItems: DynamoDB answers \"The requestItems parameter is required for BatchGetItem\"",
+        documented: "BatchGetItem with no tables in RequestItems: DynamoDB answers with its validation framework's RequestItems length constraint",
         patches: &[(
             "/body/message",
-            r#""The requestItems parameter is required for BatchGetItem""#,
+            r#""1 validation error detected: Value at 'RequestItems' failed to satisfy constraint: Member must have length greater than or equal to 1""#,
         )],
     },
     Departure {

@@ -592,6 +592,27 @@ async fn a_client_request_token_makes_a_retry_harmless() {
             .ok(),
         json!({})
     );
+    // Asked for its capacity, a replay reports a transactional read of its
+    // item, where the first call reported its write.
+    let mut counted = put_once("counted", 3);
+    counted["TransactItems"][0]["Put"]["Item"]["big"] = json!({"S": "x".repeat(1536)});
+    counted["ReturnConsumedCapacity"] = json!("INDEXES");
+    let first = server
+        .call("TransactWriteItems", counted.clone())
+        .await
+        .ok();
+    let replayed = server.call("TransactWriteItems", counted).await.ok();
+    assert_eq!(
+        first["ConsumedCapacity"],
+        json!([{"TableName": "things", "CapacityUnits": 5.0, "WriteCapacityUnits": 5.0,
+                "Table": {"CapacityUnits": 4.0, "WriteCapacityUnits": 4.0},
+                "GlobalSecondaryIndexes": {"byGsi": {"CapacityUnits": 1.0, "WriteCapacityUnits": 1.0}}}])
+    );
+    assert_eq!(
+        replayed["ConsumedCapacity"],
+        json!([{"TableName": "things", "CapacityUnits": 2.0, "ReadCapacityUnits": 2.0,
+                "Table": {"CapacityUnits": 2.0, "ReadCapacityUnits": 2.0}}])
+    );
     let answer = server
         .call("TransactWriteItems", put_once("retry", 2))
         .await;

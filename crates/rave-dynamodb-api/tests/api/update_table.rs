@@ -241,13 +241,11 @@ async fn refused_updates_say_why_as_dynamodb_does_and_change_nothing() {
         "ValidationException",
         "One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is PROVISIONED",
     );
-    refused(json!({"DeletionProtectionEnabled": true}))
-        .await
-        .error(
-            400,
-            "ValidationException",
-            "rave does not support DeletionProtectionEnabled yet",
-        );
+    refused(json!({"TableClass": "GLACIER"})).await.error(
+        400,
+        "ValidationException",
+        "1 validation error detected: Value 'GLACIER' at 'tableClass' failed to satisfy constraint: Member must satisfy enum value set: [STANDARD, STANDARD_INFREQUENT_ACCESS]",
+    );
     server
         .call(
             "UpdateTable",
