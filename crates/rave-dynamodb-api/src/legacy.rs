@@ -7,8 +7,8 @@
 //! alike. A request may use one style or the other, never both.
 
 use rave_store::{
-    AttributeValue, Comparator, Condition, KeyCondition, Operand, Path, SetValue, SortOp, Update,
-    UpdateOperand,
+    AttributeValue, Comparator, Condition, KeyCondition, MAX_INDEX_KEY_ATTRIBUTES, Operand, Path,
+    SetValue, SortOp, Update, UpdateOperand,
 };
 use serde_json::Value;
 
@@ -72,13 +72,15 @@ pub fn filter(members: Members<'_>, member: &str) -> Result<Option<Condition>, A
 }
 
 /// `KeyConditions`: the partition key's equality and at most one sort key
-/// condition. Which attribute is which is the table's to say: the engine
-/// holds the condition to the key schema it reads.
+/// condition, or for a global secondary index keyed on several attributes
+/// one condition on each of up to eight. Which attribute is which is the
+/// table's to say: the engine holds the condition to the key schema it
+/// reads.
 pub fn key_conditions(members: Members<'_>) -> Result<Option<KeyCondition>, ApiError> {
     let Some(conditions) = members.object("KeyConditions")? else {
         return Ok(None);
     };
-    if !(1..=2).contains(&conditions.0.len()) {
+    if !(1..=2 * MAX_INDEX_KEY_ATTRIBUTES).contains(&conditions.0.len()) {
         return Err(ApiError::validation(
             "Conditions can be of length 1 or 2 only",
         ));
@@ -118,10 +120,11 @@ pub fn key_conditions(members: Members<'_>) -> Result<Option<KeyCondition>, ApiE
         return Err(not_supported());
     };
     let condition = KeyCondition::partition(partition_name, partition_value);
-    Ok(Some(match parts.pop() {
-        Some((sort_name, op)) => condition.with_sort(sort_name, op),
-        None => condition,
-    }))
+    Ok(Some(
+        parts
+            .into_iter()
+            .fold(condition, |condition, (name, op)| condition.and(name, op)),
+    ))
 }
 
 /// `AttributeUpdates`: each attribute's `Action` (PUT when absent) and

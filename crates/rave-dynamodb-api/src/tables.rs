@@ -8,8 +8,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use rave_engine::IndexStatus;
 use rave_store::{
     GlobalSecondaryIndex, KeyAttribute, KeySchema, KeyType, LocalSecondaryIndex,
-    MAX_KEY_ATTRIBUTE_NAME_BYTES, MAX_LOCAL_SECONDARY_INDEXES, Projection, ScanInput, Store,
-    TableDefinition, item_size,
+    MAX_INDEX_KEY_ATTRIBUTES, MAX_KEY_ATTRIBUTE_NAME_BYTES, MAX_LOCAL_SECONDARY_INDEXES,
+    Projection, ScanInput, Store, TableDefinition, item_size,
 };
 use serde_json::{Value, json};
 
@@ -71,7 +71,7 @@ pub async fn create_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
             .list("KeySchema")?
             .ok_or_else(|| missing("KeySchema"))?;
         let at = format!("globalSecondaryIndexes.{}.member.keySchema", position + 1);
-        let index_keys = key_schema(keys, &at, &definitions, &mut used)?;
+        let index_keys = global_index_key_schema(keys, &at, &definitions, &mut used)?;
         let projection = projection(index.required_object("Projection")?)?;
         if let Some(throughput) = index_throughput_for(billing, index_name, throughput(index)?)? {
             index_throughput.insert(index_name.to_owned(), throughput);
@@ -437,11 +437,12 @@ fn throughput_json(throughput: Option<Throughput>) -> Value {
 }
 
 pub fn key_schema_json(schema: &KeySchema) -> Value {
-    let mut elements = vec![json!({"AttributeName": schema.partition.name, "KeyType": "HASH"})];
-    if let Some(sort) = &schema.sort {
-        elements.push(json!({"AttributeName": sort.name, "KeyType": "RANGE"}));
-    }
-    Value::Array(elements)
+    let element = |attribute: &KeyAttribute, role: &str| json!({"AttributeName": attribute.name, "KeyType": role});
+    schema
+        .partition_attributes()
+        .map(|a| element(a, "HASH"))
+        .chain(schema.sort_attributes().map(|a| element(a, "RANGE")))
+        .collect()
 }
 
 /// Every key attribute of the table and its indexes, once each.
@@ -501,8 +502,9 @@ pub fn attribute_definitions(listed: &[Value]) -> Result<Vec<(String, KeyType)>,
     Ok(definitions)
 }
 
-/// A `KeySchema`, each attribute typed by its definition; `used` collects
-/// the attributes that some key schema names.
+/// A table's or a local secondary index's `KeySchema`, each attribute
+/// typed by its definition; `used` collects the attributes that some key
+/// schema names.
 /// `at` places the list in DynamoDB's messages (`keySchema`, or an index's).
 pub fn key_schema(
     elements: &[Value],
@@ -510,39 +512,18 @@ pub fn key_schema(
     definitions: &[(String, KeyType)],
     used: &mut Vec<String>,
 ) -> Result<KeySchema, ApiError> {
-    let mut keys = Vec::new();
-    for (position, element) in elements.iter().enumerate() {
-        let element = object(element, "KeySchema")?;
-        let name = element.required_string("AttributeName")?;
-        let role = element
-            .choice_at(
-                "KeyType",
-                &format!("{at}.{}.member.keyType", position + 1),
-                &["HASH", "RANGE"],
-            )?
-            .ok_or_else(|| missing("KeyType"))?;
-        keys.push((name, role));
-    }
-    let typed = |name: &str, used: &mut Vec<String>| {
-        let key_type = definitions
-            .iter()
-            .find(|(defined, _)| defined == name)
-            .map(|(_, key_type)| *key_type)
-            .ok_or_else(|| {
-                let defined: Vec<&str> = definitions.iter().map(|(n, _)| n.as_str()).collect();
-                let keys: Vec<&str> = keys.iter().map(|(n, _)| *n).collect();
-                ApiError::validation(format!(
-                    "{INVALID}: Some index key attributes are not defined in AttributeDefinitions. Keys: [{}], AttributeDefinitions: [{}]",
-                    keys.join(", "),
-                    defined.join(", ")
-                ))
-            })?;
-        if !used.iter().any(|u| u == name) {
-            used.push(name.to_owned());
-        }
-        Ok::<_, ApiError>(KeyAttribute::new(name, key_type))
-    };
-    match keys.as_slice() {
+    let keys = key_elements(elements, at)?;
+    key_schema_of(&keys, at, definitions, used)
+}
+
+fn key_schema_of(
+    keys: &[(&str, &str)],
+    at: &str,
+    definitions: &[(String, KeyType)],
+    used: &mut Vec<String>,
+) -> Result<KeySchema, ApiError> {
+    let typed = |name: &str, used: &mut Vec<String>| typed_key(name, keys, definitions, used);
+    match keys {
         [(partition, "HASH")] => Ok(KeySchema::new(typed(partition, used)?, None)),
         // One attribute cannot be defined twice, so one of the two keys
         // always lacks a definition of its own.
@@ -575,6 +556,104 @@ pub fn key_schema(
             )]))
         }
     }
+}
+
+/// A global secondary index's `KeySchema`: one HASH and at most one RANGE
+/// attribute as for a table, or a key of several attributes, up to four
+/// HASH then up to four RANGE; `used` and `at` as for [`key_schema`]. The
+/// refusals of a key of several attributes are worded as DynamoDB Local
+/// words them (the developer guide gives no wording).
+pub fn global_index_key_schema(
+    elements: &[Value],
+    at: &str,
+    definitions: &[(String, KeyType)],
+    used: &mut Vec<String>,
+) -> Result<KeySchema, ApiError> {
+    let keys = key_elements(elements, at)?;
+    let several = keys.len() > 2 || matches!(keys.as_slice(), [(_, "HASH"), (_, "HASH")]);
+    if !several || keys.first().is_some_and(|(_, role)| *role == "RANGE") {
+        return key_schema_of(&keys, at, definitions, used);
+    }
+    if keys.len() > 2 * MAX_INDEX_KEY_ATTRIBUTES {
+        return Err(ApiError::validation(
+            "Key Schema too big.  Key Schema must at most consist of the hash and range key of a table",
+        ));
+    }
+    if keys
+        .iter()
+        .enumerate()
+        .any(|(at, (name, _))| keys[..at].iter().any(|(seen, _)| seen == name))
+    {
+        return Err(ApiError::validation("Two keys can not have the same name"));
+    }
+    let hash_count = keys.iter().take_while(|(_, role)| *role == "HASH").count();
+    if keys[hash_count..].iter().any(|(_, role)| *role == "HASH") {
+        return Err(ApiError::validation(
+            "Invalid key order. Hash Key must be specified first in key schema, Range Key must be specifed second",
+        ));
+    }
+    if hash_count > MAX_INDEX_KEY_ATTRIBUTES {
+        return Err(ApiError::validation(format!(
+            "Too many partition keys. GSI can have at most {MAX_INDEX_KEY_ATTRIBUTES} partition keys"
+        )));
+    }
+    if keys.len() - hash_count > MAX_INDEX_KEY_ATTRIBUTES {
+        return Err(ApiError::validation(format!(
+            "Too many sort keys. GSI can have at most {MAX_INDEX_KEY_ATTRIBUTES} sort keys"
+        )));
+    }
+    let mut typed = Vec::with_capacity(keys.len());
+    for (name, _) in &keys {
+        typed.push(typed_key(name, &keys, definitions, used)?);
+    }
+    let sort = typed.split_off(hash_count);
+    KeySchema::of(typed, sort)
+        .ok_or_else(|| ApiError::validation("Two keys can not have the same name"))
+}
+
+/// The elements of a `KeySchema` as (attribute name, key type).
+fn key_elements<'a>(elements: &'a [Value], at: &str) -> Result<Vec<(&'a str, &'a str)>, ApiError> {
+    let mut keys = Vec::new();
+    for (position, element) in elements.iter().enumerate() {
+        let element = object(element, "KeySchema")?;
+        let name = element.required_string("AttributeName")?;
+        let role = element
+            .choice_at(
+                "KeyType",
+                &format!("{at}.{}.member.keyType", position + 1),
+                &["HASH", "RANGE"],
+            )?
+            .ok_or_else(|| missing("KeyType"))?;
+        keys.push((name, role));
+    }
+    Ok(keys)
+}
+
+/// The key attribute `name` of the key schema `keys`, typed by its
+/// definition, recorded in `used`.
+fn typed_key(
+    name: &str,
+    keys: &[(&str, &str)],
+    definitions: &[(String, KeyType)],
+    used: &mut Vec<String>,
+) -> Result<KeyAttribute, ApiError> {
+    let key_type = definitions
+        .iter()
+        .find(|(defined, _)| defined == name)
+        .map(|(_, key_type)| *key_type)
+        .ok_or_else(|| {
+            let defined: Vec<&str> = definitions.iter().map(|(n, _)| n.as_str()).collect();
+            let keys: Vec<&str> = keys.iter().map(|(n, _)| *n).collect();
+            ApiError::validation(format!(
+                "{INVALID}: Some index key attributes are not defined in AttributeDefinitions. Keys: [{}], AttributeDefinitions: [{}]",
+                keys.join(", "),
+                defined.join(", ")
+            ))
+        })?;
+    if !used.iter().any(|u| u == name) {
+        used.push(name.to_owned());
+    }
+    Ok(KeyAttribute::new(name, key_type))
 }
 
 pub fn projection(projection: Members<'_>) -> Result<Projection, ApiError> {

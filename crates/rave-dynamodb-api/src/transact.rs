@@ -88,13 +88,9 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
     Ok(response)
 }
 
-/// A ValidationError reason as DynamoDB words it: the message alone, not
-/// the engine's error kind before it, and an Update's item that grew too
-/// large named the item to update.
+/// A ValidationError reason as DynamoDB words it: an Update's item that
+/// grew too large names the item to update.
 fn reword_reason(message: &mut String, update: bool) {
-    if let Some(bare) = message.strip_prefix("ValidationException: ") {
-        *message = bare.to_owned();
-    }
     if update && message == crate::items::ITEM_TOO_LARGE {
         *message = crate::items::UPDATE_TOO_LARGE.to_owned();
     }

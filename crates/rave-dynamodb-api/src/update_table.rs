@@ -20,8 +20,8 @@ use crate::metadata::{Billing, StreamViewType, TableMetadata, Throughput};
 use crate::request::{Members, missing};
 use crate::settings::RequestedSettings;
 use crate::tables::{
-    INVALID, attribute_definitions, current_description, index_throughput_for, key_schema, now,
-    object, projection, stream_specification, throughput,
+    INVALID, attribute_definitions, current_description, global_index_key_schema,
+    index_throughput_for, now, object, projection, stream_specification, throughput,
 };
 
 /// One entry of `GlobalSecondaryIndexUpdates`.
@@ -142,7 +142,11 @@ fn keep_declared_key_types(
     for update in &mut updates {
         if let IndexUpdate::Create { index, .. } = update {
             let schema = &mut index.key_schema;
-            for attribute in std::iter::once(&mut schema.partition).chain(schema.sort.as_mut()) {
+            let attributes = std::iter::once(&mut schema.partition)
+                .chain(schema.more_partition.iter_mut())
+                .chain(schema.sort.as_mut())
+                .chain(schema.more_sort.iter_mut());
+            for attribute in attributes {
                 if let Some(declared) = definition.key_type_of(&attribute.name) {
                     attribute.key_type = declared;
                 }
@@ -190,7 +194,7 @@ fn index_updates(
                 IndexUpdate::Create {
                     index: GlobalSecondaryIndex {
                         name: index_name.to_owned(),
-                        key_schema: key_schema(
+                        key_schema: global_index_key_schema(
                             keys,
                             &format!(
                                 "globalSecondaryIndexUpdates.{}.member.create.keySchema",

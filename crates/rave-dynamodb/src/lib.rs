@@ -664,42 +664,44 @@ fn key_type(t: KeyType) -> sdk::ScalarAttributeType {
 }
 
 fn key_schema(schema: &KeySchema) -> Result<Vec<sdk::KeySchemaElement>> {
-    let mut elements = vec![
+    let element = |attribute: &KeyAttribute, kind: sdk::KeyType| {
         sdk::KeySchemaElement::builder()
-            .attribute_name(&schema.partition.name)
-            .key_type(sdk::KeyType::Hash)
+            .attribute_name(&attribute.name)
+            .key_type(kind)
             .build()
-            .map_err(build_error)?,
-    ];
-    if let Some(sort) = &schema.sort {
-        elements.push(
-            sdk::KeySchemaElement::builder()
-                .attribute_name(&sort.name)
-                .key_type(sdk::KeyType::Range)
-                .build()
-                .map_err(build_error)?,
-        );
-    }
-    Ok(elements)
+            .map_err(build_error)
+    };
+    schema
+        .partition_attributes()
+        .map(|a| element(a, sdk::KeyType::Hash))
+        .chain(
+            schema
+                .sort_attributes()
+                .map(|a| element(a, sdk::KeyType::Range)),
+        )
+        .collect()
 }
 
 fn schema_from(
     elements: &[sdk::KeySchemaElement],
     types: &HashMap<String, KeyType>,
 ) -> Result<KeySchema> {
-    let attribute = |kind: sdk::KeyType| {
-        elements.iter().find(|e| *e.key_type() == kind).map(|e| {
-            let name = e.attribute_name().to_owned();
-            let t = types.get(&name).copied().unwrap_or(KeyType::S);
-            KeyAttribute::new(name, t)
-        })
+    let attributes = |kind: sdk::KeyType| {
+        elements
+            .iter()
+            .filter(|e| *e.key_type() == kind)
+            .map(|e| {
+                let name = e.attribute_name().to_owned();
+                let t = types.get(&name).copied().unwrap_or(KeyType::S);
+                KeyAttribute::new(name, t)
+            })
+            .collect()
     };
-    Ok(KeySchema::new(
-        attribute(sdk::KeyType::Hash).ok_or_else(|| {
-            StoreError::corrupt("a key schema DynamoDB described", "no partition key")
-        })?,
-        attribute(sdk::KeyType::Range),
-    ))
+    KeySchema::of(
+        attributes(sdk::KeyType::Hash),
+        attributes(sdk::KeyType::Range),
+    )
+    .ok_or_else(|| StoreError::corrupt("a key schema DynamoDB described", "no partition key"))
 }
 
 impl Store for DynamoStore {

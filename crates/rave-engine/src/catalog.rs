@@ -186,7 +186,7 @@ impl TableState {
             Some(attr) => Some(key_value(key, attr, MAX_SORT_KEY_BYTES, true)?),
             None => None,
         };
-        Ok(stored_key(partition, sort))
+        Ok(stored_key(&[partition], sort))
     }
 
     /// Checks a whole item against the table (keys, index keys, value rules,
@@ -214,23 +214,26 @@ impl TableState {
                 "Item size has exceeded the maximum allowed size",
             ));
         }
-        Ok(stored_key(partition, sort))
+        Ok(stored_key(&[partition], sort))
     }
 
     /// The entry `item` has in `index`, or `None` when it lacks one of the
     /// index's key attributes (sparse index).
     pub fn index_entry<'a>(&self, index: &IndexState, item: &'a Item) -> Option<IndexEntry<'a>> {
         let index_schema = &index.index.key_schema;
-        let partition = item.get(&index_schema.partition.name)?;
-        let index_sort = match &index_schema.sort {
-            Some(attr) => Some(item.get(&attr.name)?),
-            None => None,
-        };
+        let partition = index_schema
+            .partition_attributes()
+            .map(|a| item.get(&a.name))
+            .collect::<Option<Vec<_>>>()?;
+        let index_sort = index_schema
+            .sort_attributes()
+            .map(|a| item.get(&a.name))
+            .collect::<Option<Vec<_>>>()?;
         let table_schema = self.schema();
         let table_partition = item.get(&table_schema.partition.name)?;
         let table_sort = table_schema.sort.as_ref().and_then(|a| item.get(&a.name));
         let key = stored_key(
-            partition,
+            &partition,
             index_sort
                 .into_iter()
                 .chain(Some(table_partition))
@@ -330,7 +333,8 @@ impl TableState {
                     // An attribute may be a key of both the index and the table.
                     values.push(value);
                 }
-                let (partition, rest) = values.split_first().ok_or_else(invalid)?;
+                let partition_len = index.index.key_schema.partition_attributes().count();
+                let (partition, rest) = values.split_at(partition_len);
                 Ok(stored_key(partition, rest.iter().copied()))
             }
         }
@@ -338,8 +342,10 @@ impl TableState {
 }
 
 fn index_key_limits(schema: &KeySchema) -> impl Iterator<Item = (&KeyAttribute, usize)> {
-    std::iter::once((&schema.partition, MAX_PARTITION_KEY_BYTES))
-        .chain(schema.sort.as_ref().map(|s| (s, MAX_SORT_KEY_BYTES)))
+    schema
+        .partition_attributes()
+        .map(|a| (a, MAX_PARTITION_KEY_BYTES))
+        .chain(schema.sort_attributes().map(|a| (a, MAX_SORT_KEY_BYTES)))
 }
 
 fn key_value<'a>(

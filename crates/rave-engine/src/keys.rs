@@ -12,7 +12,11 @@
 //!   inverted for negative numbers so that byte order is numeric order.
 //!
 //! Being self-delimiting, encodings concatenate: the byte order of
-//! `hash ‖ pk ‖ sk` is the order of `(hash, pk, sk)`.
+//! `hash ‖ pk ‖ sk` is the order of `(hash, pk, sk)`. A key of several
+//! attributes (a global secondary index may have up to four partition and
+//! four sort attributes) is their encodings in key order, the hash taken
+//! over all the partition attributes' together: its byte order is the order
+//! of the sort attributes compared one after another.
 
 use std::ops::Bound;
 
@@ -83,10 +87,14 @@ pub fn partition_hash(encoded_partition: &[u8]) -> [u8; 2] {
     top.to_be_bytes()
 }
 
-/// `hash(pk) ‖ pk`: the prefix every key of one partition starts with.
-pub fn partition_prefix(partition: &AttributeValue) -> Vec<u8> {
+/// `hash(pk) ‖ pk`: the prefix every key of one partition starts with. A
+/// partition key of several attributes (a global secondary index's) is
+/// their encodings one after another, hashed together.
+pub fn partition_prefix(partition: &[&AttributeValue]) -> Vec<u8> {
     let mut encoded = Vec::with_capacity(32);
-    encode_value(&mut encoded, partition);
+    for value in partition {
+        encode_value(&mut encoded, value);
+    }
     let mut out = Vec::with_capacity(encoded.len() + 2);
     out.extend_from_slice(&partition_hash(&encoded));
     out.extend_from_slice(&encoded);
@@ -95,7 +103,7 @@ pub fn partition_prefix(partition: &AttributeValue) -> Vec<u8> {
 
 /// The full stored key: `hash(pk) ‖ pk ‖ rest...`.
 pub fn stored_key<'a>(
-    partition: &AttributeValue,
+    partition: &[&AttributeValue],
     rest: impl IntoIterator<Item = &'a AttributeValue>,
 ) -> Vec<u8> {
     let mut out = partition_prefix(partition);
@@ -195,12 +203,14 @@ pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
-/// Byte range for a Query: one partition, narrowed by the sort-key condition.
+/// Byte range for a Query: one partition, narrowed by the equalities on a
+/// prefix of the sort attributes and the comparison on the next one.
 pub fn query_range(
-    partition: &AttributeValue,
+    partition: &[&AttributeValue],
+    sort_equalities: &[&AttributeValue],
     sort: Option<&SortOp>,
 ) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
-    let prefix = partition_prefix(partition);
+    let prefix = stored_key(partition, sort_equalities.iter().copied());
     let with = |v: &AttributeValue| {
         let mut k = prefix.clone();
         encode_value(&mut k, v);
@@ -313,10 +323,10 @@ mod tests {
                 5 => SortOp::Between(bound_v, high_v),
                 _ => SortOp::BeginsWith(bound_v),
             };
-            let (lo, hi) = query_range(&pk, Some(&op));
+            let (lo, hi) = query_range(&[&pk], &[], Some(&op));
             for s in sorts {
                 let sv = AttributeValue::s(s);
-                let key = stored_key(&pk, [&sv]);
+                let key = stored_key(&[&pk], [&sv]);
                 let in_range = (lo.as_ref().map(Vec::as_slice), hi.as_ref().map(Vec::as_slice)).contains(key.as_slice());
                 prop_assert_eq!(in_range, op.matches(&sv), "{:?} {:?}", op, sv);
             }
@@ -341,13 +351,13 @@ mod tests {
         ];
         for (pk, sk) in [("a\u{0}b", "-12.5"), ("COMMENT#1", "0"), ("x", "1E+100")] {
             let sk: Number = sk.parse().expect("a number");
-            let stored = stored_key(&AttributeValue::S(pk.into()), [&AttributeValue::N(sk)]);
+            let stored = stored_key(&[&AttributeValue::S(pk.into())], [&AttributeValue::N(sk)]);
             assert_eq!(
                 describe_stored_key(&stored, &schema),
                 format!("PK={pk:?}, SK={sk}")
             );
         }
-        let binary = stored_key(&AttributeValue::B(vec![0, 255]), []);
+        let binary = stored_key(&[&AttributeValue::B(vec![0, 255])], []);
         assert_eq!(
             describe_stored_key(&binary, &[KeyAttribute::new("K", KeyType::B)]),
             "K=0x00ff"

@@ -7,9 +7,9 @@ use std::ops::{Bound, RangeBounds};
 
 use rave_store::{
     AttributeValue, BatchGetItemInput, BatchGetItemOutput, ConsumedCapacity, GetItemInput,
-    GetItemOutput, Item, ItemVisitor, KeyType, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS,
-    MAX_PAGE_BYTES, Page, Path, Projection, QueryInput, Result, ScanInput, Select, SortOp,
-    StoreError, TableKeys, item_size, project, read_units,
+    GetItemOutput, Item, ItemVisitor, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES,
+    Page, Path, Projection, QueryInput, Result, ScanInput, Select, StoreError, TableKeys,
+    item_size, project, read_units,
 };
 use redb::ReadTransaction;
 
@@ -152,62 +152,10 @@ fn query_with(
 ) -> Result<Page> {
     let index = index_to_read(table, input.index.as_deref(), input.consistent_read)?;
     let schema = index.map_or(table.schema(), |i| &i.index.key_schema);
-    // Of two equalities, the parser (or a legacy KeyConditions) cannot tell
-    // which is the partition key's: the schema does.
-    let condition = &input
+    let condition = input
         .key_condition
-        .clone()
-        .with_partition_key(&schema.partition.name);
-    if condition.partition_name != schema.partition.name {
-        return Err(StoreError::validation(format!(
-            "Query condition missed key schema element: {}",
-            schema.partition.name
-        )));
-    }
-    if !schema
-        .partition
-        .key_type
-        .matches(&condition.partition_value)
-    {
-        return Err(StoreError::validation(
-            "One or more parameter values were invalid: Condition parameter type does not match schema type",
-        ));
-    }
-    let empty = match &condition.partition_value {
-        AttributeValue::S(s) if s.is_empty() => Some("string"),
-        AttributeValue::B(b) if b.is_empty() => Some("binary"),
-        _ => None,
-    };
-    if let Some(kind) = empty {
-        return Err(StoreError::validation(format!(
-            "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty {kind} value. Key: {}",
-            schema.partition.name
-        )));
-    }
-    if let Some(sort) = &condition.sort {
-        let attr = schema
-            .sort
-            .as_ref()
-            .filter(|a| a.name == sort.name)
-            .ok_or_else(|| StoreError::validation("Query key condition not supported"))?;
-        if sort.op.values().iter().any(|v| !attr.key_type.matches(v)) {
-            return Err(StoreError::validation(
-                "One or more parameter values were invalid: Condition parameter type does not match schema type",
-            ));
-        }
-        if matches!(sort.op, SortOp::BeginsWith(_)) && attr.key_type == KeyType::N {
-            return Err(StoreError::validation(
-                "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N",
-            ));
-        }
-        if let SortOp::Between(lo, hi) = &sort.op
-            && rave_store::order(lo, hi) == Some(std::cmp::Ordering::Greater)
-        {
-            return Err(StoreError::validation(
-                "Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound",
-            ));
-        }
-    }
+        .bind(schema)
+        .map_err(StoreError::Validation)?;
     // The developer guide (Query, "Filter expressions for Query"): "A filter
     // expression cannot contain partition key or sort key attributes."
     if let Some(filter) = &input.filter
@@ -221,9 +169,13 @@ fn query_with(
             "Filter Expression can only contain non-primary key attributes: Primary key attribute: {key_attribute}"
         )));
     }
+    let partition_len = schema.partition_attributes().count();
+    let values: Vec<&AttributeValue> = condition.equalities.iter().map(|(_, v)| *v).collect();
+    let (partition, sort_equalities) = values.split_at(partition_len);
     let (mut lower, mut upper) = query_range(
-        &condition.partition_value,
-        condition.sort.as_ref().map(|s| &s.op),
+        partition,
+        sort_equalities,
+        condition.range.map(|(_, op)| op),
     );
     if let Some(start) = &input.exclusive_start_key {
         // A Query names no detail of a start key that is no key at all
@@ -231,7 +183,12 @@ fn query_with(
         let start_bytes = table
             .start_key_bytes(index, start)
             .map_err(|_| StoreError::validation("The provided starting key is invalid"))?;
-        check_start_in_condition(start, condition)?;
+        // A Query resumes only inside what its key condition selects.
+        if !condition.matches(start) {
+            return Err(StoreError::validation(
+                "The provided starting key does not match the range key predicate",
+            ));
+        }
         let start = start_bytes;
         if input.scan_index_forward {
             lower = tighter_lower(lower, Bound::Excluded(start));
@@ -270,23 +227,6 @@ fn query_with(
         }
         None => Ok(shape.apply(read.items(txn, input.filter.as_ref(), fetch)?)),
     }
-}
-
-/// A Query resumes only inside what its key condition selects: the start
-/// key's partition is the one queried and its sort key meets the condition.
-fn check_start_in_condition(start: &Item, condition: &rave_store::KeyCondition) -> Result<()> {
-    let outside = || {
-        StoreError::validation("The provided starting key does not match the range key predicate")
-    };
-    if start.get(&condition.partition_name) != Some(&condition.partition_value) {
-        return Err(outside());
-    }
-    if let Some(sort) = &condition.sort
-        && !start.get(&sort.name).is_some_and(|v| sort.op.matches(v))
-    {
-        return Err(outside());
-    }
-    Ok(())
 }
 
 pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput) -> Result<Page> {
@@ -369,7 +309,7 @@ pub(crate) fn raw_partition(
     let read = RangeRead {
         table,
         index: index_to_read(table, index, false)?,
-        range: query_range(partition, None),
+        range: query_range(&[partition], &[], None),
         forward,
         limit: Some(limit),
         consistent: false,

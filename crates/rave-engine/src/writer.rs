@@ -42,8 +42,8 @@ use crate::keys::partition_prefix;
 use crate::stream::{Checkpoint, EventName, StartPosition, consumer_key};
 use crate::ttl::{self, Expired, TimeToLiveSpecification};
 use crate::{
-    CATALOG, CONSUMERS, ItemCollectionSize, META, NEXT_SEQUENCE, Written, bytes_table, encode,
-    storage,
+    CATALOG, CONSUMERS, ItemCollectionSize, META, NEXT_SEQUENCE, Written, bytes_table,
+    encode_definition, storage,
 };
 
 /// How often the writer looks for stream records it may drop.
@@ -621,7 +621,12 @@ impl Writer {
             } else {
                 match &new {
                     Ok(_) => CancellationReason::None,
-                    Err(e) => CancellationReason::ValidationError(e.to_string()),
+                    // The reason carries the message alone: its code is the
+                    // variant.
+                    Err(StoreError::Validation(message)) => {
+                        CancellationReason::ValidationError(message.clone())
+                    }
+                    Err(other) => return Err(Failure::Request(other.clone())),
                 }
             };
             reasons.push(reason);
@@ -752,7 +757,7 @@ impl Writer {
             else {
                 continue;
             };
-            let prefix = partition_prefix(partition);
+            let prefix = partition_prefix(&[partition]);
             let at = match sizes
                 .iter()
                 .position(|(name, p, _, _)| *name == table.name() && *p == prefix)
@@ -855,7 +860,10 @@ impl Writer {
                 {
                     let mut catalog = txn.open_table(CATALOG).map_err(storage)?;
                     catalog
-                        .insert(definition.name.as_str(), encode(definition)?.as_slice())
+                        .insert(
+                            definition.name.as_str(),
+                            encode_definition(definition)?.as_slice(),
+                        )
                         .map_err(storage)?;
                 }
                 // Create the redb tables now, so readers never meet a missing one.
@@ -912,7 +920,7 @@ impl Writer {
                     ttl::changed_attribute(definition.time_to_live_attribute.as_deref(), change)?;
                 txn.open_table(CATALOG)
                     .map_err(storage)?
-                    .insert(table.as_str(), encode(&definition)?.as_slice())
+                    .insert(table.as_str(), encode_definition(&definition)?.as_slice())
                     .map_err(storage)?;
                 txn.commit().map_err(storage)?;
                 self.catalog.insert(state.successor(definition, None))
@@ -942,7 +950,7 @@ impl Writer {
                 definition.stream_enabled = *enabled;
                 txn.open_table(CATALOG)
                     .map_err(storage)?
-                    .insert(table.as_str(), encode(&definition)?.as_slice())
+                    .insert(table.as_str(), encode_definition(&definition)?.as_slice())
                     .map_err(storage)?;
                 txn.commit().map_err(storage)?;
                 self.catalog.insert(state.successor(definition, None))
@@ -1016,7 +1024,7 @@ fn change_indexes(
     };
     txn.open_table(CATALOG)
         .map_err(storage)?
-        .insert(state.name(), encode(&definition)?.as_slice())
+        .insert(state.name(), encode_definition(&definition)?.as_slice())
         .map_err(storage)?;
     Ok(next)
 }
@@ -1220,7 +1228,8 @@ pub(crate) fn measure_collections(txn: &WriteTransaction, state: &TableState) ->
         let (key, value) = entry.map_err(storage)?;
         let item = decode_item(value.value()).map_err(|e| state.corrupt_item(key.value(), e))?;
         if let Some(partition) = item.get(&state.schema().partition.name) {
-            *sizes.entry(partition_prefix(partition)).or_default() += state.collection_bytes(&item);
+            *sizes.entry(partition_prefix(&[partition])).or_default() +=
+                state.collection_bytes(&item);
         }
     }
     for (prefix, bytes) in sizes {
@@ -1296,7 +1305,7 @@ impl<'t> Tx<'t> {
             let Some(value) = item.get(partition) else {
                 continue;
             };
-            let prefix = partition_prefix(value);
+            let prefix = partition_prefix(&[value]);
             if sizes
                 .iter()
                 .any(|(p, size)| size.table == table.name() && *p == prefix)
@@ -1367,7 +1376,7 @@ impl<'t> Tx<'t> {
                 .and_then(|i| i.get(&table.schema().partition.name))
         {
             let bytes = |item: Option<&Item>| item.map_or(0, |i| table.collection_bytes(i));
-            let prefix = partition_prefix(partition);
+            let prefix = partition_prefix(&[partition]);
             let size = (self.collection_size(collections, &prefix)? + bytes(new))
                 .saturating_sub(bytes(old));
             let sizes = self.collections(collections)?;
@@ -1572,7 +1581,7 @@ mod tests {
                 .map(|item| table.collection_bytes(item))
                 .sum()
         };
-        let partition = |pk: &str| partition_prefix(&AttributeValue::from(pk));
+        let partition = |pk: &str| partition_prefix(&[&AttributeValue::from(pk)]);
         let mut wanted = vec![
             (partition("a"), expected("a")),
             (partition("b"), expected("b")),

@@ -320,6 +320,35 @@ async fn a_transaction_of_more_than_4_mb_is_refused() {
 }
 
 #[tokio::test]
+async fn an_invalid_action_cancels_a_transaction_with_dynamodbs_message_alone() {
+    let (_dir, engine) = open().await;
+    let input = TransactWriteItemsInput {
+        actions: vec![
+            TransactWriteAction::Update {
+                table: TABLE.into(),
+                key: key("t", "1"),
+                update: Update::new().set("body", SetValue::value("b".repeat(500_000))),
+                condition: None,
+            },
+            TransactWriteAction::Put {
+                table: TABLE.into(),
+                item: item! {"PK" => "u", "SK" => "1"},
+                condition: None,
+            },
+        ],
+    };
+    assert_eq!(
+        engine.transact_write_items(input).await,
+        Err(StoreError::TransactionCanceled(vec![
+            CancellationReason::ValidationError(
+                "Item size has exceeded the maximum allowed size".into()
+            ),
+            CancellationReason::None,
+        ]))
+    );
+}
+
+#[tokio::test]
 async fn batch_get_returns_at_most_16_mb_and_the_rest_unprocessed() {
     let (_dir, engine) = open().await;
     let keys: Vec<Item> = (0..50).map(|i| key(&format!("b{i}"), "1")).collect();

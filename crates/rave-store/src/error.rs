@@ -15,6 +15,7 @@ pub enum CancellationReason {
     /// The action was fine; another one cancelled the transaction.
     None,
     ConditionalCheckFailed,
+    /// The action is invalid: DynamoDB's message, the code being the variant.
     ValidationError(String),
     TransactionConflict,
     /// The action would grow its item collection past the limit (see

@@ -373,12 +373,19 @@ pub(crate) fn size_of(value: &AttributeValue) -> Option<usize> {
     })
 }
 
-/// A key condition for Query: partition key equality and an optional sort-key condition.
+/// A key condition for Query: partition key equality and an optional
+/// sort-key condition; on a key of several attributes (a global secondary
+/// index's), the conditions on its other attributes too. The parser does
+/// not know which attribute is which: the key schema sorts them out
+/// ([`KeyCondition::bind`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct KeyCondition {
     pub partition_name: String,
     pub partition_value: AttributeValue,
     pub sort: Option<SortKeyCondition>,
+    /// The conditions after the first two, as written (empty for a key of
+    /// one partition and one sort attribute).
+    pub more: Vec<SortKeyCondition>,
 }
 
 impl KeyCondition {
@@ -387,6 +394,7 @@ impl KeyCondition {
             partition_name: name.into(),
             partition_value: value.into(),
             sort: None,
+            more: Vec::new(),
         }
     }
 
@@ -395,6 +403,19 @@ impl KeyCondition {
             name: name.into(),
             op,
         });
+        self
+    }
+
+    /// Adds a condition on one more attribute of a key of several.
+    pub fn and(mut self, name: impl Into<String>, op: SortOp) -> KeyCondition {
+        let condition = SortKeyCondition {
+            name: name.into(),
+            op,
+        };
+        match self.sort {
+            None => self.sort = Some(condition),
+            Some(_) => self.more.push(condition),
+        }
         self
     }
 }

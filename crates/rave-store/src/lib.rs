@@ -7,6 +7,7 @@
 //! their evaluation rules, request and response types, capacity formulas and
 //! the error kinds.
 
+mod bound;
 mod capacity;
 mod error;
 mod expr;
@@ -24,6 +25,7 @@ mod view;
 
 use std::future::Future;
 
+pub use bound::BoundKeyCondition;
 pub use capacity::{
     ConsumedCapacity, READ_UNIT_BYTES, WRITE_UNIT_BYTES, add_by_table, read_units, write_units,
 };
@@ -48,8 +50,8 @@ pub use render::{Placeholders, Renderer};
 pub use retry::{Batch, Retry};
 pub use schema::{
     GlobalSecondaryIndex, IndexDrift, KeyAttribute, KeySchema, KeyType, LocalSecondaryIndex,
-    MAX_KEY_ATTRIBUTE_NAME_BYTES, MAX_LOCAL_SECONDARY_INDEXES, Projection, TableDefinition,
-    valid_time_to_live_attribute,
+    MAX_INDEX_KEY_ATTRIBUTES, MAX_KEY_ATTRIBUTE_NAME_BYTES, MAX_LOCAL_SECONDARY_INDEXES,
+    Projection, TableDefinition, valid_time_to_live_attribute,
 };
 pub use shared::SharedStore;
 pub use value::{

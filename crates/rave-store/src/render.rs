@@ -172,9 +172,9 @@ impl Renderer {
         let partition = self.name(&condition.partition_name);
         let value = self.value(&condition.partition_value);
         let mut text = format!("{partition} = {value}");
-        if let Some(sort) = &condition.sort {
-            let name = self.name(&sort.name);
-            let clause = match &sort.op {
+        for other in condition.sort.iter().chain(&condition.more) {
+            let name = self.name(&other.name);
+            let clause = match &other.op {
                 SortOp::Eq(v) => format!("{name} = {}", self.value(v)),
                 SortOp::Lt(v) => format!("{name} < {}", self.value(v)),
                 SortOp::Le(v) => format!("{name} <= {}", self.value(v)),

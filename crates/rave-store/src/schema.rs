@@ -47,21 +47,66 @@ impl KeyAttribute {
     }
 }
 
-/// A partition key and an optional sort key.
+/// A partition key and an optional sort key. A global secondary index's
+/// key may have up to [`MAX_INDEX_KEY_ATTRIBUTES`] partition (HASH) and as
+/// many sort (RANGE) attributes: `partition` and `sort` are the first of
+/// each, the others follow in `more_partition` and `more_sort`, in the
+/// order the key sorts by. Tables and local indexes have one of each at
+/// most.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct KeySchema {
     pub partition: KeyAttribute,
     pub sort: Option<KeyAttribute>,
+    pub more_partition: Vec<KeyAttribute>,
+    pub more_sort: Vec<KeyAttribute>,
 }
+
+/// Most partition (HASH) attributes, and most sort (RANGE) attributes, a
+/// global secondary index's key has.
+pub const MAX_INDEX_KEY_ATTRIBUTES: usize = 4;
 
 impl KeySchema {
     pub fn new(partition: KeyAttribute, sort: Option<KeyAttribute>) -> KeySchema {
-        KeySchema { partition, sort }
+        KeySchema {
+            partition,
+            sort,
+            more_partition: Vec::new(),
+            more_sort: Vec::new(),
+        }
     }
 
-    /// The key attributes, partition key first.
+    /// A key of the partition attributes `partition` and the sort
+    /// attributes `sort`, each list in key order; `None` without a
+    /// partition attribute.
+    pub fn of(partition: Vec<KeyAttribute>, sort: Vec<KeyAttribute>) -> Option<KeySchema> {
+        let mut partition = partition.into_iter();
+        let mut sort = sort.into_iter();
+        Some(KeySchema {
+            partition: partition.next()?,
+            sort: sort.next(),
+            more_partition: partition.collect(),
+            more_sort: sort.collect(),
+        })
+    }
+
+    /// The partition (HASH) attributes, in key order.
+    pub fn partition_attributes(&self) -> impl Iterator<Item = &KeyAttribute> {
+        std::iter::once(&self.partition).chain(&self.more_partition)
+    }
+
+    /// The sort (RANGE) attributes, in key order.
+    pub fn sort_attributes(&self) -> impl Iterator<Item = &KeyAttribute> {
+        self.sort.iter().chain(&self.more_sort)
+    }
+
+    /// Whether a kind of key attribute has more than one attribute.
+    pub fn is_multi_attribute(&self) -> bool {
+        !self.more_partition.is_empty() || !self.more_sort.is_empty()
+    }
+
+    /// The key attributes, partition attributes first.
     pub fn attributes(&self) -> impl Iterator<Item = &KeyAttribute> {
-        std::iter::once(&self.partition).chain(self.sort.as_ref())
+        self.partition_attributes().chain(self.sort_attributes())
     }
 
     /// Copies the key attributes of `item` (missing ones are skipped).
@@ -69,6 +114,31 @@ impl KeySchema {
         self.attributes()
             .filter_map(|a| item.get(&a.name).map(|v| (a.name.clone(), v.clone())))
             .collect()
+    }
+
+    /// Checks the shape of a global secondary index's key: at most
+    /// [`MAX_INDEX_KEY_ATTRIBUTES`] of each kind, no attribute twice (in
+    /// DynamoDB's words).
+    fn validate_index_key(&self) -> Result<(), String> {
+        let names: Vec<&str> = self.attributes().map(|a| a.name.as_str()).collect();
+        if names
+            .iter()
+            .enumerate()
+            .any(|(at, name)| names[..at].contains(name))
+        {
+            return Err("Two keys can not have the same name".into());
+        }
+        if self.partition_attributes().count() > MAX_INDEX_KEY_ATTRIBUTES {
+            return Err(format!(
+                "Too many partition keys. GSI can have at most {MAX_INDEX_KEY_ATTRIBUTES} partition keys"
+            ));
+        }
+        if self.sort_attributes().count() > MAX_INDEX_KEY_ATTRIBUTES {
+            return Err(format!(
+                "Too many sort keys. GSI can have at most {MAX_INDEX_KEY_ATTRIBUTES} sort keys"
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -264,6 +334,14 @@ impl TableDefinition {
             && sort.name == self.key_schema.partition.name
         {
             return Err("partition key and sort key must be different attributes".into());
+        }
+        if self.key_schema.is_multi_attribute() {
+            return Err(
+                "a table's key has one partition attribute and at most one sort attribute".into(),
+            );
+        }
+        for index in &self.global_secondary_indexes {
+            index.key_schema.validate_index_key()?;
         }
         if let Some(attribute) = &self.time_to_live_attribute {
             valid_time_to_live_attribute(attribute)?;

@@ -101,6 +101,42 @@ const NO_PROVISIONED: &str =
 
 const LOCAL_DEPARTURES: &[Departure] = &[
     Departure {
+        case: "multikey",
+        step: 0,
+        documented: INDEX_THROUGHPUT,
+        patches: &[
+            (
+                "/body/TableDescription/GlobalSecondaryIndexes/0/ProvisionedThroughput",
+                NO_PROVISIONED,
+            ),
+            (
+                "/body/TableDescription/GlobalSecondaryIndexes/1/ProvisionedThroughput",
+                NO_PROVISIONED,
+            ),
+        ],
+    },
+    Departure {
+        case: "multikey",
+        step: 7,
+        documented: KEY_CONDITION_ON_OTHER_ATTRIBUTE,
+        patches: &[("/body/message", r#""Query key condition not supported""#)],
+    },
+    Departure {
+        case: "multikey",
+        step: 29,
+        documented: INDEX_THROUGHPUT,
+        patches: &[
+            (
+                "/body/Table/GlobalSecondaryIndexes/0/ProvisionedThroughput",
+                NO_PROVISIONED,
+            ),
+            (
+                "/body/Table/GlobalSecondaryIndexes/1/ProvisionedThroughput",
+                NO_PROVISIONED,
+            ),
+        ],
+    },
+    Departure {
         case: "errors",
         step: 9,
         documented: BATCH_WRITE_LENGTH,
@@ -904,6 +940,13 @@ fn normalise(value: &Value, table: &str, capacity: bool) -> Value {
                 // A set in all but its JSON type: each server lists it in its own order.
                 if let ("AttributeDefinitions", Value::Array(definitions)) = (name, &mut member) {
                     definitions.sort_by_key(|definition| definition.to_string());
+                }
+                // So are a table's indexes, which DynamoDB Local lists in an
+                // order of its own.
+                if let ("GlobalSecondaryIndexes" | "LocalSecondaryIndexes", Value::Array(indexes)) =
+                    (name, &mut member)
+                {
+                    indexes.sort_by_key(|index| index["IndexName"].to_string());
                 }
                 kept.insert(name.to_owned(), member);
             }
@@ -2047,6 +2090,162 @@ async fn update_table_index_changes_match_dynamodb_local() {
         by_g("odd"),
     ]);
     differential("indexes", steps).await;
+}
+
+/// A global secondary index keyed on several attributes (`h` HASH, `a` to
+/// `d` RANGE) and one on two HASH attributes: the queries and refusals of
+/// the case DynamoDB was observed answering, a page's LastEvaluatedKey and
+/// resuming from it, DescribeTable, and CreateTable's refusals of keys of
+/// several attributes.
+#[tokio::test]
+async fn multi_attribute_index_keys_match_dynamodb_local() {
+    let element = |name: &str, role: &str| json!({"AttributeName": name, "KeyType": role});
+    let defined = |names: &[&str]| -> Value {
+        names
+            .iter()
+            .map(|name| json!({"AttributeName": name, "AttributeType": "S"}))
+            .collect()
+    };
+    let mut steps = vec![op(
+        "CreateTable",
+        json!({
+            "TableName": "{t}",
+            "AttributeDefinitions": defined(&["pk", "h", "a", "b", "c", "d"]),
+            "KeySchema": [element("pk", "HASH")],
+            "BillingMode": "PAY_PER_REQUEST",
+            "GlobalSecondaryIndexes": [
+                {
+                    "IndexName": "byOwner",
+                    "KeySchema": [element("h", "HASH"), element("a", "RANGE"), element("b", "RANGE"), element("c", "RANGE"), element("d", "RANGE")],
+                    "Projection": {"ProjectionType": "ALL"},
+                },
+                {
+                    "IndexName": "byOwnerAndFlag",
+                    "KeySchema": [element("h", "HASH"), element("a", "HASH"), element("pk", "RANGE")],
+                    "Projection": {"ProjectionType": "KEYS_ONLY"},
+                },
+            ],
+        }),
+    )];
+    let items = [
+        ("p1", "T", "live", Some("b"), "r1"),
+        ("p2", "T", "live", Some("a"), "r2"),
+        ("p3", "T", "live", Some("a"), "r1"),
+        ("p4", "T", "draft", Some("c"), "r1"),
+        ("p5", "F", "live", Some("a"), "r0"),
+        ("p6", "T", "live", None, "r1"),
+    ];
+    for (pk, a, b, c, d) in items {
+        let mut item =
+            json!({"pk": {"S": pk}, "h": {"S": "o1"}, "a": {"S": a}, "b": {"S": b}, "d": {"S": d}});
+        if let Some(c) = c {
+            item["c"] = json!({"S": c});
+        }
+        steps.push(op("PutItem", json!({"TableName": "{t}", "Item": item})));
+    }
+    let values = [
+        (":h", "o1"),
+        (":a", "T"),
+        (":b", "live"),
+        (":c", "a"),
+        (":d", "r"),
+        (":lo", "r1"),
+        (":hi", "r1"),
+    ];
+    let query = |index: &str, expression: &str, extra: Value| {
+        let used: Map<String, Value> = values
+            .iter()
+            .filter(|(name, _)| {
+                expression
+                    .split(|c: char| !(c.is_alphanumeric() || c == ':'))
+                    .any(|token| token == *name)
+            })
+            .map(|(name, value)| (name.to_string(), json!({"S": value})))
+            .collect();
+        let mut body = json!({
+            "TableName": "{t}",
+            "IndexName": index,
+            "KeyConditionExpression": expression,
+            "ExpressionAttributeValues": used,
+        });
+        if let (Some(body), Value::Object(extra)) = (body.as_object_mut(), extra) {
+            body.extend(extra);
+        }
+        op("Query", body)
+    };
+    let none = || json!({});
+    steps.extend([
+        query("byOwner", "h = :h AND pk = :a", none()),
+        query("byOwner", "h = :h", none()),
+        query("byOwner", "h = :h", json!({"ScanIndexForward": false})),
+        query("byOwner", "h = :h AND a = :a", none()),
+        query("byOwner", "b = :b AND h = :h AND a = :a", none()),
+        query("byOwner", "h = :h AND a = :a AND b = :b AND c = :c", none()),
+        query("byOwner", "h = :h AND a = :a AND b = :b AND c > :c", none()),
+        query("byOwner", "h = :h AND a = :a AND b = :b AND c = :c AND begins_with(d, :d)", none()),
+        query("byOwner", "h = :h AND a = :a AND b = :b AND c = :c AND d BETWEEN :lo AND :hi", none()),
+        query("byOwner", "h = :h AND a = :a AND b < :b", none()),
+        query("byOwner", "h = :h AND a = :a", json!({"Limit": 2})),
+        query("byOwner", "h = :h AND a = :a", json!({"Limit": 2, "ExclusiveStartKey": {"pk": {"S": "p3"}, "h": {"S": "o1"}, "a": {"S": "T"}, "b": {"S": "live"}, "c": {"S": "a"}, "d": {"S": "r1"}}})),
+        query("byOwner", "h = :h AND a = :a AND b = :b", json!({"ExclusiveStartKey": {"pk": {"S": "p4"}, "h": {"S": "o1"}, "a": {"S": "T"}, "b": {"S": "draft"}, "c": {"S": "c"}, "d": {"S": "r1"}}})),
+        query("byOwner", "h = :h AND a = :a AND c = :c", none()),
+        query("byOwner", "h = :h AND a = :a AND b > :b AND c = :c", none()),
+        query("byOwner", "h = :h AND b = :b", none()),
+        query("byOwner", "h = :h AND c = :c", none()),
+        query("byOwner", "a = :a AND b = :b", none()),
+        query("byOwnerAndFlag", "a = :a AND h = :h", none()),
+        query("byOwnerAndFlag", "h = :h AND a > :a", none()),
+        query("byOwnerAndFlag", "d = :d", none()),
+        op("Scan", json!({"TableName": "{t}", "IndexName": "byOwner", "Select": "COUNT"})),
+        op("DescribeTable", json!({"TableName": "{t}"})),
+    ]);
+    let wide = |suffix: &str, key_schema: Value| {
+        op(
+            "CreateTable",
+            json!({
+                "TableName": format!("{{t}}{suffix}"),
+                "AttributeDefinitions": defined(&["pk", "k1", "k2", "k3", "k4", "k5"]),
+                "KeySchema": [element("pk", "HASH")],
+                "BillingMode": "PAY_PER_REQUEST",
+                "GlobalSecondaryIndexes": [{"IndexName": "wide", "KeySchema": key_schema, "Projection": {"ProjectionType": "ALL"}}],
+            }),
+        )
+    };
+    let names = ["k1", "k2", "k3", "k4", "k5"];
+    let of = |names: &[&str], role: &str| -> Vec<Value> {
+        names.iter().map(|name| element(name, role)).collect()
+    };
+    let five_ranges: Vec<Value> = [element("pk", "HASH")]
+        .into_iter()
+        .chain(of(&names, "RANGE"))
+        .collect();
+    let nine: Vec<Value> = of(&names[..4], "HASH")
+        .into_iter()
+        .chain(of(&names, "RANGE"))
+        .collect();
+    steps.extend([
+        wide("-a", json!(of(&names, "HASH"))),
+        wide("-b", json!(five_ranges)),
+        wide(
+            "-c",
+            json!([
+                element("k1", "HASH"),
+                element("k2", "RANGE"),
+                element("k1", "RANGE")
+            ]),
+        ),
+        wide("-d", json!([element("k1", "HASH"), element("k1", "HASH")])),
+        wide(
+            "-e",
+            json!([
+                element("k1", "HASH"),
+                element("k2", "RANGE"),
+                element("k3", "HASH")
+            ]),
+        ),
+        wide("-f", json!(nine)),
+    ]);
+    differential("multikey", steps).await;
 }
 
 /// One probe of the validation corpus: a request, and, where DynamoDB

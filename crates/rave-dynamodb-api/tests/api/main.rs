@@ -4,6 +4,8 @@
 //! Time to Live, limits, tags and TransactGetItems (`control`), DynamoDB
 //! Streams (`streams`), UpdateTable (`update_table`), local secondary
 //! indexes (`local_indexes`) and their item collections (`collections`),
+//! global secondary indexes keyed on several attributes
+//! (`multi_attribute_keys`),
 //! Signature V4 headers and their verification
 //! (`signatures`), the AWS CLI (`awscli`), and boto3 with the example
 //! systems (`boto3`).
@@ -17,6 +19,7 @@ mod expressions;
 mod http;
 mod local_indexes;
 mod model;
+mod multi_attribute_keys;
 mod signatures;
 mod streams;
 mod support;

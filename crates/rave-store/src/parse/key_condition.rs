@@ -1,20 +1,21 @@
 //! KeyConditionExpression: read as a condition, then held to Query's rules,
-//! one or two comparisons joined by `AND`, each between one top-level
-//! attribute and values:
+//! comparisons joined by `AND`, each between one top-level attribute and
+//! values (one or two for most keys, up to eight for a global secondary
+//! index's key of several attributes):
 //!
 //! ```text
-//! key = :v [AND sort (= | < | <= | > | >=) :v | sort BETWEEN :a AND :b | begins_with(sort, :v)]
+//! key = :v [AND sort (= | < | <= | > | >=) :v | sort BETWEEN :a AND :b | begins_with(sort, :v)]...
 //! ```
 //!
-//! Either part may come first, and a value may stand left of its key
+//! The parts may come in any order, and a value may stand left of its key
 //! (`:v < sort` reads as `sort > :v`). The parser does not know the table's
-//! key names: the equality is taken as the partition key, and where both
-//! parts are equalities the first is, until the caller names the partition
-//! key with [`KeyCondition::with_partition_key`].
+//! key names: the first equality is taken as the partition key, the other
+//! parts follow as written, and [`KeyCondition::bind`] holds them to the
+//! schema.
 
 use crate::{
-    AttributeValue, Comparator, Condition, KeyCondition, Operand, PathElement, SortKeyCondition,
-    SortOp,
+    AttributeValue, Comparator, Condition, KeyCondition, MAX_INDEX_KEY_ATTRIBUTES, Operand,
+    PathElement, SortKeyCondition, SortOp,
 };
 
 use super::error::ExpressionError;
@@ -28,50 +29,27 @@ struct KeyPart {
 pub(super) fn key_condition(condition: Condition) -> Result<KeyCondition, ExpressionError> {
     let mut parts = Vec::new();
     collect(condition, &mut parts)?;
-    let mut parts = parts.into_iter();
-    let (first, second) = (parts.next(), parts.next());
-    if parts.next().is_some() {
+    if parts.len() > 2 * MAX_INDEX_KEY_ATTRIBUTES {
         return Err(ExpressionError::KeyConditionLength);
     }
-    let (partition, sort) = match (first, second) {
-        (Some(first), None) => (first, None),
-        (Some(first), Some(second)) if matches!(first.op, SortOp::Eq(_)) => (first, Some(second)),
-        (Some(first), Some(second)) if matches!(second.op, SortOp::Eq(_)) => (second, Some(first)),
-        _ => return Err(ExpressionError::KeyConditionUnsupported),
-    };
+    let partition = parts
+        .iter()
+        .position(|part| matches!(part.op, SortOp::Eq(_)))
+        .ok_or(ExpressionError::KeyConditionUnsupported)?;
+    let partition = parts.remove(partition);
     let SortOp::Eq(partition_value) = partition.op else {
         return Err(ExpressionError::KeyConditionUnsupported);
     };
+    let mut others = parts.into_iter().map(|part| SortKeyCondition {
+        name: part.name,
+        op: part.op,
+    });
     Ok(KeyCondition {
         partition_name: partition.name,
         partition_value,
-        sort: sort.map(|part| SortKeyCondition {
-            name: part.name,
-            op: part.op,
-        }),
+        sort: others.next(),
+        more: others.collect(),
     })
-}
-
-impl KeyCondition {
-    /// Makes `partition_key` the partition part, for a condition whose two
-    /// parts are both equalities (the parser takes the first as the
-    /// partition key, not knowing the table's schema).
-    pub fn with_partition_key(self, partition_key: &str) -> KeyCondition {
-        match self.sort {
-            Some(SortKeyCondition {
-                name,
-                op: SortOp::Eq(value),
-            }) if name == partition_key && self.partition_name != partition_key => KeyCondition {
-                partition_name: name,
-                partition_value: value,
-                sort: Some(SortKeyCondition {
-                    name: self.partition_name,
-                    op: SortOp::Eq(self.partition_value),
-                }),
-            },
-            sort => KeyCondition { sort, ..self },
-        }
-    }
 }
 
 fn invalid_operator(operator: &str) -> ExpressionError {

@@ -494,12 +494,16 @@ fn key_conditions_every_sort_comparison() {
             expected,
             "{text}"
         );
-        // Two equalities are told apart by the schema (see below).
+        // Two equalities are told apart by the schema.
+        let schema = crate::KeySchema::new(
+            crate::KeyAttribute::new("pk", crate::KeyType::S),
+            Some(crate::KeyAttribute::new("sk", crate::KeyType::N)),
+        );
         assert_eq!(
             key_condition(&format!("{text} and pk = :s"))
                 .unwrap()
-                .with_partition_key("pk"),
-            expected,
+                .bind(&schema),
+            expected.bind(&schema),
             "{text}, sort key first"
         );
     }
@@ -510,16 +514,18 @@ fn key_conditions_every_sort_comparison() {
 }
 
 #[test]
-fn two_equalities_wait_for_the_schema_to_say_which_is_the_partition_key() {
-    let parsed = key_condition("sk = :one AND pk = :s").unwrap();
+fn conditions_past_the_first_equality_wait_for_the_schema_in_written_order() {
     assert_eq!(
-        parsed,
+        key_condition("sk = :one AND pk = :s").unwrap(),
         KeyCondition::partition("sk", 1i64).with_sort("pk", SortOp::Eq("s".into()))
     );
-    let expected = KeyCondition::partition("pk", "s").with_sort("sk", SortOp::Eq(1i64.into()));
-    assert_eq!(parsed.clone().with_partition_key("pk"), expected);
-    assert_eq!(parsed.clone().with_partition_key("sk"), parsed);
-    assert_eq!(expected.clone().with_partition_key("pk"), expected);
+    assert_eq!(
+        key_condition("b > :s AND h = :s AND a = :one AND begins_with(c, :t)").unwrap(),
+        KeyCondition::partition("h", "s")
+            .and("b", SortOp::Gt("s".into()))
+            .and("a", SortOp::Eq(1i64.into()))
+            .and("c", SortOp::BeginsWith("t".into()))
+    );
 }
 
 #[test]
@@ -580,7 +586,7 @@ fn key_condition_errors() {
         ("sk > :one", "Query key condition not supported"),
         ("pk > :s AND sk > :one", "Query key condition not supported"),
         (
-            "a = :s AND b = :s AND c = :s",
+            "a = :s AND b = :s AND c = :s AND d = :s AND e = :s AND f = :s AND g = :s AND h = :s AND i = :s",
             "Conditions can be of length 1 or 2 only",
         ),
         (
