@@ -20,7 +20,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::error::{ApiError, ErrorKind};
 use crate::request::Members;
@@ -54,8 +54,13 @@ pub async fn handle(
         headers: &headers,
         body: &body,
     };
+    // Where the client reached this endpoint: DescribeEndpoints' answer.
+    let host = headers
+        .get(header::HOST)
+        .and_then(|host| host.to_str().ok())
+        .unwrap_or_default();
     let outcome = match verify(&api, operation, &signed) {
-        Ok(()) => answer(&api, operation, &body).await,
+        Ok(()) => answer(&api, operation, &body, host).await,
         Err(refused) => Err(refused),
     };
     let elapsed_us = started.elapsed().as_micros() as u64;
@@ -107,6 +112,7 @@ enum Operation {
     UpdateTimeToLive,
     DescribeTimeToLive,
     DescribeLimits,
+    DescribeEndpoints,
     TagResource,
     UntagResource,
     ListTagsOfResource,
@@ -165,6 +171,7 @@ impl Operation {
             "UpdateTimeToLive" => Operation::UpdateTimeToLive,
             "DescribeTimeToLive" => Operation::DescribeTimeToLive,
             "DescribeLimits" => Operation::DescribeLimits,
+            "DescribeEndpoints" => Operation::DescribeEndpoints,
             "TagResource" => Operation::TagResource,
             "UntagResource" => Operation::UntagResource,
             "ListTagsOfResource" => Operation::ListTagsOfResource,
@@ -189,7 +196,12 @@ fn verify(api: &DynamoApi, operation: &str, request: &SignedRequest<'_>) -> Resu
 /// A body that is not JSON is a SerializationException whatever the
 /// target, as DynamoDB answers; only an empty one leaves an unknown target
 /// to be reported as such.
-async fn answer(api: &DynamoApi, operation: &str, body: &[u8]) -> Result<Value, ApiError> {
+async fn answer(
+    api: &DynamoApi,
+    operation: &str,
+    body: &[u8],
+    host: &str,
+) -> Result<Value, ApiError> {
     let operation = Operation::targeted(operation);
     let request: Value = match serde_json::from_slice(body) {
         Ok(request) => request,
@@ -203,15 +215,16 @@ async fn answer(api: &DynamoApi, operation: &str, body: &[u8]) -> Result<Value, 
         }
     };
     let operation = operation.ok_or_else(ApiError::unknown_operation)?;
-    dispatch(api, operation, Members::of(&request)?).await
+    dispatch(api, operation, Members::of(&request)?, host).await
 }
 
 async fn dispatch(
     api: &DynamoApi,
     operation: Operation,
     body: Members<'_>,
+    host: &str,
 ) -> Result<Value, ApiError> {
-    let answer = run(api, operation, body).await;
+    let answer = run(api, operation, body, host).await;
     match answer {
         // DynamoDB names the missing table in the control plane's answers
         // only: an item operation says no more than this.
@@ -222,7 +235,12 @@ async fn dispatch(
     }
 }
 
-async fn run(api: &DynamoApi, operation: Operation, body: Members<'_>) -> Result<Value, ApiError> {
+async fn run(
+    api: &DynamoApi,
+    operation: Operation,
+    body: Members<'_>,
+    host: &str,
+) -> Result<Value, ApiError> {
     match operation {
         Operation::CreateTable => tables::create_table(api, body).await,
         Operation::DescribeTable => tables::describe_table(api, body).await,
@@ -242,6 +260,7 @@ async fn run(api: &DynamoApi, operation: Operation, body: Members<'_>) -> Result
         Operation::UpdateTimeToLive => ttl::update_time_to_live(api, body).await,
         Operation::DescribeTimeToLive => ttl::describe_time_to_live(api, body).await,
         Operation::DescribeLimits => ttl::describe_limits(api, body).await,
+        Operation::DescribeEndpoints => Ok(describe_endpoints(host)),
         Operation::TagResource => tags::tag_resource(api, body).await,
         Operation::UntagResource => tags::untag_resource(api, body).await,
         Operation::ListTagsOfResource => tags::list_tags_of_resource(api, body).await,
@@ -250,6 +269,12 @@ async fn run(api: &DynamoApi, operation: Operation, body: Members<'_>) -> Result
         Operation::GetShardIterator => streams::get_shard_iterator(api, body).await,
         Operation::GetRecords => streams::get_records(api, body).await,
     }
+}
+
+/// DescribeEndpoints: this endpoint is the only one, at the address the
+/// client reached it by, and stays so for a day (DynamoDB's cache period).
+fn describe_endpoints(host: &str) -> Value {
+    json!({"Endpoints": [{"Address": host, "CachePeriodInMinutes": 1440}]})
 }
 
 fn respond(status: StatusCode, body: &Value, request_id: &str) -> Response {

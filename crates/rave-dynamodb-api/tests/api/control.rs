@@ -189,6 +189,16 @@ async fn time_to_live_is_enabled_described_and_disabled_under_dynamodbs_rules() 
 }
 
 #[tokio::test]
+async fn describe_endpoints_names_the_address_the_client_reached() {
+    let server = Server::start().await;
+    let host = server.url.trim_start_matches("http://");
+    assert_eq!(
+        server.call("DescribeEndpoints", json!({})).await.ok(),
+        json!({"Endpoints": [{"Address": host, "CachePeriodInMinutes": 1440}]})
+    );
+}
+
+#[tokio::test]
 async fn describe_limits_reports_dynamodbs_default_quotas() {
     let server = Server::start().await;
     assert_eq!(
