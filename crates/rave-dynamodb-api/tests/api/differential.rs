@@ -2099,12 +2099,8 @@ async fn update_table_index_changes_match_dynamodb_local() {
 /// several attributes.
 #[tokio::test]
 async fn multi_attribute_index_keys_match_dynamodb_local() {
-    let element = |name: &str, role: &str| json!({"AttributeName": name, "KeyType": role});
-    let defined = |names: &[&str]| -> Value {
-        names
-            .iter()
-            .map(|name| json!({"AttributeName": name, "AttributeType": "S"}))
-            .collect()
+    use crate::multi_attribute_keys::{
+        by_owner, definitions as defined, element, items, query_request,
     };
     let mut steps = vec![op(
         "CreateTable",
@@ -2114,11 +2110,7 @@ async fn multi_attribute_index_keys_match_dynamodb_local() {
             "KeySchema": [element("pk", "HASH")],
             "BillingMode": "PAY_PER_REQUEST",
             "GlobalSecondaryIndexes": [
-                {
-                    "IndexName": "byOwner",
-                    "KeySchema": [element("h", "HASH"), element("a", "RANGE"), element("b", "RANGE"), element("c", "RANGE"), element("d", "RANGE")],
-                    "Projection": {"ProjectionType": "ALL"},
-                },
+                by_owner(),
                 {
                     "IndexName": "byOwnerAndFlag",
                     "KeySchema": [element("h", "HASH"), element("a", "HASH"), element("pk", "RANGE")],
@@ -2127,51 +2119,11 @@ async fn multi_attribute_index_keys_match_dynamodb_local() {
             ],
         }),
     )];
-    let items = [
-        ("p1", "T", "live", Some("b"), "r1"),
-        ("p2", "T", "live", Some("a"), "r2"),
-        ("p3", "T", "live", Some("a"), "r1"),
-        ("p4", "T", "draft", Some("c"), "r1"),
-        ("p5", "F", "live", Some("a"), "r0"),
-        ("p6", "T", "live", None, "r1"),
-    ];
-    for (pk, a, b, c, d) in items {
-        let mut item =
-            json!({"pk": {"S": pk}, "h": {"S": "o1"}, "a": {"S": a}, "b": {"S": b}, "d": {"S": d}});
-        if let Some(c) = c {
-            item["c"] = json!({"S": c});
-        }
+    for item in items() {
         steps.push(op("PutItem", json!({"TableName": "{t}", "Item": item})));
     }
-    let values = [
-        (":h", "o1"),
-        (":a", "T"),
-        (":b", "live"),
-        (":c", "a"),
-        (":d", "r"),
-        (":lo", "r1"),
-        (":hi", "r1"),
-    ];
     let query = |index: &str, expression: &str, extra: Value| {
-        let used: Map<String, Value> = values
-            .iter()
-            .filter(|(name, _)| {
-                expression
-                    .split(|c: char| !(c.is_alphanumeric() || c == ':'))
-                    .any(|token| token == *name)
-            })
-            .map(|(name, value)| (name.to_string(), json!({"S": value})))
-            .collect();
-        let mut body = json!({
-            "TableName": "{t}",
-            "IndexName": index,
-            "KeyConditionExpression": expression,
-            "ExpressionAttributeValues": used,
-        });
-        if let (Some(body), Value::Object(extra)) = (body.as_object_mut(), extra) {
-            body.extend(extra);
-        }
-        op("Query", body)
+        op("Query", query_request("{t}", index, expression, extra))
     };
     let none = || json!({});
     steps.extend([

@@ -10,11 +10,11 @@ use crate::support::{Answer, Server};
 
 const TABLE: &str = "orders";
 
-fn element(name: &str, role: &str) -> Value {
+pub(crate) fn element(name: &str, role: &str) -> Value {
     json!({"AttributeName": name, "KeyType": role})
 }
 
-fn definitions(names: &[&str]) -> Value {
+pub(crate) fn definitions(names: &[&str]) -> Value {
     names
         .iter()
         .map(|name| json!({"AttributeName": name, "AttributeType": "S"}))
@@ -23,7 +23,7 @@ fn definitions(names: &[&str]) -> Value {
 
 /// `byOwner`: `h` HASH then `a`, `b`, `c`, `d` RANGE; `byOwnerAndFlag`: `h`
 /// and `a` HASH, `d` RANGE.
-fn by_owner() -> Value {
+pub(crate) fn by_owner() -> Value {
     json!({
         "IndexName": "byOwner",
         "KeySchema": [element("h", "HASH"), element("a", "RANGE"), element("b", "RANGE"), element("c", "RANGE"), element("d", "RANGE")],
@@ -31,7 +31,7 @@ fn by_owner() -> Value {
     })
 }
 
-fn by_owner_and_flag() -> Value {
+pub(crate) fn by_owner_and_flag() -> Value {
     json!({
         "IndexName": "byOwnerAndFlag",
         "KeySchema": [element("h", "HASH"), element("a", "HASH"), element("d", "RANGE")],
@@ -50,13 +50,20 @@ const ITEMS: [(&str, &str, &str, Option<&str>, &str); 6] = [
     ("p6", "T", "live", None, "r1"),
 ];
 
-async fn put_items(server: &Server) {
-    for (pk, a, b, c, d) in ITEMS {
+/// The items, each as DynamoDB JSON.
+pub(crate) fn items() -> impl Iterator<Item = Value> {
+    ITEMS.into_iter().map(|(pk, a, b, c, d)| {
         let mut item =
             json!({"pk": {"S": pk}, "h": {"S": "o1"}, "a": {"S": a}, "b": {"S": b}, "d": {"S": d}});
         if let Some(c) = c {
             item["c"] = json!({"S": c});
         }
+        item
+    })
+}
+
+async fn put_items(server: &Server) {
+    for item in items() {
         server
             .call("PutItem", json!({"TableName": TABLE, "Item": item}))
             .await
@@ -64,9 +71,16 @@ async fn put_items(server: &Server) {
     }
 }
 
-/// A Query of `index` with the values its expression names (`:h` o1, `:a`
-/// T, `:b` live, `:c` a, `:d` r, `:lo` and `:hi` r1), and `extra` members.
 async fn query(server: &Server, index: &str, expression: &str, extra: Value) -> Answer {
+    server
+        .call("Query", query_request(TABLE, index, expression, extra))
+        .await
+}
+
+/// A Query of `index` of `table` with the values its expression names (`:h`
+/// o1, `:a` T, `:b` live, `:c` a, `:d` r, `:lo` and `:hi` r1), and `extra`
+/// members.
+pub(crate) fn query_request(table: &str, index: &str, expression: &str, extra: Value) -> Value {
     let known = [
         (":h", "o1"),
         (":a", "T"),
@@ -86,7 +100,7 @@ async fn query(server: &Server, index: &str, expression: &str, extra: Value) -> 
         .map(|(name, value)| (name.to_string(), json!({"S": value})))
         .collect();
     let mut request = json!({
-        "TableName": TABLE,
+        "TableName": table,
         "IndexName": index,
         "KeyConditionExpression": expression,
         "ExpressionAttributeValues": values,
@@ -94,7 +108,7 @@ async fn query(server: &Server, index: &str, expression: &str, extra: Value) -> 
     if let (Some(request), Value::Object(extra)) = (request.as_object_mut(), extra) {
         request.extend(extra);
     }
-    server.call("Query", request).await
+    request
 }
 
 fn keys(page: &Value) -> Vec<&str> {
