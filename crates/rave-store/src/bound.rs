@@ -39,7 +39,11 @@ impl KeyCondition {
     /// way DynamoDB checks a Query: the error is its message.
     pub fn bind<'a>(&'a self, schema: &'a KeySchema) -> Result<BoundKeyCondition<'a>, String> {
         if !schema.is_multi_attribute() && !self.more.is_empty() {
-            return Err("Conditions can be of length 1 or 2 only".into());
+            return Err(format!(
+                "The number of query conditions ({}) exceeds the number of key attributes defined in the schema ({})",
+                1 + usize::from(self.sort.is_some()) + self.more.len(),
+                schema.attributes().count()
+            ));
         }
         // A key of several attributes names every partition attribute
         // without an equality, a key of one the partition key.
@@ -271,7 +275,10 @@ mod tests {
         );
         assert_eq!(
             condition(&[("h", eq("1")), ("a", eq("x")), ("b", eq("y"))]).bind(&single),
-            Err("Conditions can be of length 1 or 2 only".to_owned())
+            Err(
+                "The number of query conditions (3) exceeds the number of key attributes defined in the schema (2)"
+                    .to_owned()
+            )
         );
         assert_eq!(
             condition(&[("a", eq("x"))]).bind(&single),

@@ -271,9 +271,10 @@ impl FromStr for Number {
                 if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                     return Err(NumberError::Syntax);
                 }
-                // Exponents beyond a few hundred can only overflow or underflow;
-                // clamp so that parsing a huge exponent cannot overflow i64.
-                let value: i64 = digits.parse().unwrap_or(i64::from(i16::MAX));
+                // An exponent beyond 64 bits is no number to DynamoDB;
+                // short of that, one beyond a few hundred can only overflow
+                // or underflow: clamp so that the arithmetic below cannot.
+                let value: i64 = digits.parse().map_err(|_| NumberError::Syntax)?;
                 let value = value.min(10_000);
                 (
                     &rest[..at],
@@ -296,7 +297,15 @@ impl FromStr for Number {
         let significant = all_digits.trim_start_matches('0');
         let trimmed = significant.trim_end_matches('0');
         if trimmed.is_empty() {
-            return Ok(Number::ZERO);
+            // Zero keeps the range check of its written exponent, as the
+            // decimal DynamoDB parses it into does (one digit, at the
+            // exponent the text gives it).
+            let written = exponent - frac_part.len() as i64;
+            return match written {
+                w if w > i64::from(MAX_LEADING_EXPONENT) => Err(NumberError::Overflow),
+                w if w < i64::from(MIN_LEADING_EXPONENT) => Err(NumberError::Underflow),
+                _ => Ok(Number::ZERO),
+            };
         }
         if trimmed.len() > MAX_DIGITS {
             return Err(NumberError::TooManyDigits);
@@ -394,10 +403,17 @@ mod tests {
         );
         assert_eq!("1e-131".parse::<Number>(), Err(NumberError::Underflow));
         assert!("1e-130".parse::<Number>().is_ok());
+        assert_eq!("1e2147483647".parse::<Number>(), Err(NumberError::Overflow));
+        // An exponent beyond 64 bits is not a number at all.
         assert_eq!(
-            "1e99999999999999999999".parse::<Number>(),
-            Err(NumberError::Overflow)
+            "1e9223372036854775808".parse::<Number>(),
+            Err(NumberError::Syntax)
         );
+        // Zero is checked at the exponent it is written with.
+        assert_eq!("0e126".parse::<Number>(), Err(NumberError::Overflow));
+        assert_eq!("0e-131".parse::<Number>(), Err(NumberError::Underflow));
+        assert_eq!("0e125".parse::<Number>(), Ok(Number::ZERO));
+        assert_eq!("0.0e126".parse::<Number>(), Ok(Number::ZERO));
     }
 
     #[test]

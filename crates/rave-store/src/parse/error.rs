@@ -187,7 +187,9 @@ pub enum ExpressionError {
     KeyConditionNestedAttribute,
     #[error("Invalid condition in KeyConditionExpression: {reason}")]
     KeyConditionInvalid { reason: String },
-    #[error("KeyConditionExpressions must only contain one condition per key")]
+    #[error(
+        "Invalid KeyConditionExpression: KeyConditionExpressions must only contain one condition per key"
+    )]
     KeyConditionRepeatedKey,
     /// More conditions than a partition and a sort key can take.
     #[error("Conditions can be of length 1 or 2 only")]

@@ -581,7 +581,7 @@ fn key_condition_errors() {
         ),
         (
             "pk = :s AND pk = :t",
-            "KeyConditionExpressions must only contain one condition per key",
+            "Invalid KeyConditionExpression: KeyConditionExpressions must only contain one condition per key",
         ),
         ("sk > :one", "Query key condition not supported"),
         ("pk > :s AND sk > :one", "Query key condition not supported"),
