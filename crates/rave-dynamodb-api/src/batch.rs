@@ -205,11 +205,12 @@ fn echoed(tables: &Map<String, Value>) -> String {
     format!("{{{}}}", entries.join(", "))
 }
 
-/// BatchWriteItem reports a key of the wrong type as not matching the
-/// schema, where PutItem names the key and both types.
+/// BatchWriteItem reports a key of the wrong type, or missing from an item,
+/// as not matching the schema, where PutItem names the key (and both types).
 fn key_schema_mismatch(error: ApiError) -> ApiError {
     let wrong_type = error.message.as_deref().is_some_and(|message| {
         message.starts_with("One or more parameter values were invalid: Type mismatch for key ")
+            || message.starts_with("One or more parameter values were invalid: Missing the key ")
     });
     match wrong_type {
         true => ApiError::validation("The provided key element does not match the schema"),

@@ -2518,7 +2518,8 @@ async fn key_faults_across_operations_match_dynamodb() {
             if let Some((why, message)) = put {
                 let type_fault = *why == PUT_KEY_TYPE;
                 probe = match operation {
-                    "BatchWriteItem" if type_fault => {
+                    // BatchWriteItem names neither the key nor its types.
+                    "BatchWriteItem" if type_fault || *why == MISSING_KEY => {
                         probe.refused(why, "ValidationException", SCHEMA_MISMATCH)
                     }
                     "TransactWriteItems" if type_fault => probe.cancelled(why, &[Some(message)]),
