@@ -43,8 +43,15 @@ impl<'a> Members<'a> {
     /// name of a table (or its ARN, which DynamoDB accepts where a table
     /// exists, hence a minimum of one character).
     pub fn table_name(&self) -> Result<&'a str, ApiError> {
+        self.table_name_at("tableName")
+    }
+
+    /// [`Members::table_name`] of a member nested in a list, which
+    /// DynamoDB's message places by its path
+    /// (`transactItems.1.member.get.tableName`).
+    pub fn table_name_at(&self, at: &str) -> Result<&'a str, ApiError> {
         let name = self.required_string("TableName")?;
-        check_name(name, "tableName", 1)?;
+        check_name(name, at, 1)?;
         Ok(name)
     }
 

@@ -303,7 +303,9 @@ fn action(
         Some("ALL_OLD") => ReturnValuesOnConditionCheckFailure::AllOld,
         _ => ReturnValuesOnConditionCheckFailure::None,
     };
-    let table = members.table_name()?.to_owned();
+    let table = members
+        .table_name_at(&format!("{at}.tableName"))?
+        .to_owned();
     let placeholders = Placeholders::read(members)?;
     let mut parser = placeholders.parser()?;
     let condition = members
@@ -358,7 +360,7 @@ pub async fn transact_get_items(api: &DynamoApi, body: Members<'_>) -> Result<Va
         };
         let at = format!("transactItems.{}.member.get", position + 1);
         let get = Members(entry).object("Get")?.ok_or_else(|| missing(&at))?;
-        let table = get.table_name()?.to_owned();
+        let table = get.table_name_at(&format!("{at}.tableName"))?.to_owned();
         let key = get
             .item("Key")?
             .ok_or_else(|| missing(&format!("{at}.key")))?;

@@ -2658,6 +2658,21 @@ async fn item_and_request_faults_match_dynamodb() {
         )
         .refused(MEMBER_PATH, "ValidationException", "1 validation error detected: Value 'ALL_NEW' at 'transactItems.1.member.put.returnValuesOnConditionCheckFailure' failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, NONE]"),
         probe(
+            "TransactGetItems: a malformed table name in the second Get",
+            "TransactGetItems",
+            json!({"TransactItems": [
+                {"Get": {"TableName": "{t}", "Key": key("a", 1)}},
+                {"Get": {"TableName": "bad!name", "Key": key("a", 1)}},
+            ]}),
+        )
+        .refused(MEMBER_PATH, "ValidationException", "1 validation error detected: Value 'bad!name' at 'transactItems.2.member.get.tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"),
+        probe(
+            "TransactWriteItems: a malformed table name in a Put",
+            "TransactWriteItems",
+            json!({"TransactItems": [{"Put": {"TableName": "bad!name", "Item": key("d", 4)}}]}),
+        )
+        .refused(MEMBER_PATH, "ValidationException", "1 validation error detected: Value 'bad!name' at 'transactItems.1.member.put.tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"),
+        probe(
             "TransactGetItems: an entry without a Get",
             "TransactGetItems",
             json!({"TransactItems": [{}]}),
