@@ -88,6 +88,10 @@ pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value,
 }
 
 pub async fn batch_write_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+    let violations = body.batch_write_enum_violations();
+    if !violations.is_empty() {
+        return Err(validation_errors(&violations));
+    }
     let detail = body.capacity_detail()?;
     let metrics = collections::asked(body)?;
     let mut requests = Vec::new();

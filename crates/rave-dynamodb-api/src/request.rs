@@ -137,7 +137,17 @@ impl<'a> Members<'a> {
     /// Every member of `enums` whose value is not one of its allowed ones,
     /// reported together as DynamoDB reports broken constraints.
     pub fn check_enums(&self, enums: &[(&str, &[&str])]) -> Result<(), ApiError> {
-        let violations: Vec<String> = enums
+        let violations = self.enum_violations(enums);
+        match violations.is_empty() {
+            true => Ok(()),
+            false => Err(validation_errors(&violations)),
+        }
+    }
+
+    /// What [`Members::check_enums`] reports, for joining with other
+    /// broken constraints.
+    pub fn enum_violations(&self, enums: &[(&str, &[&str])]) -> Vec<String> {
+        enums
             .iter()
             .filter_map(|(member, allowed)| {
                 let value = self.get(member)?.as_str()?;
@@ -149,11 +159,7 @@ impl<'a> Members<'a> {
                     )
                 })
             })
-            .collect();
-        match violations.is_empty() {
-            true => Ok(()),
-            false => Err(validation_errors(&violations)),
-        }
+            .collect()
     }
 
     /// [`Members::choice`] of a member nested in a list, which DynamoDB's
@@ -193,6 +199,15 @@ impl<'a> Members<'a> {
             ("ReturnConsumedCapacity", &CAPACITY_DETAILS),
             ("ReturnItemCollectionMetrics", &COLLECTION_METRICS),
             ("ReturnValues", &RETURN_VALUES),
+        ])
+    }
+
+    /// The enums of a write of many items (BatchWriteItem,
+    /// TransactWriteItems), reported together.
+    pub fn batch_write_enum_violations(&self) -> Vec<String> {
+        self.enum_violations(&[
+            ("ReturnConsumedCapacity", &CAPACITY_DETAILS),
+            ("ReturnItemCollectionMetrics", &COLLECTION_METRICS),
         ])
     }
 

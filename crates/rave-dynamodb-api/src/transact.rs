@@ -27,6 +27,18 @@ const MAX_TRANSACT_ITEMS: usize = 100;
 const ACTIONS: [&str; 4] = ["ConditionCheck", "Put", "Delete", "Update"];
 
 pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+    // The request's own members' constraints are reported together, the
+    // token first.
+    let token = body.string("ClientRequestToken")?;
+    // ClientRequestToken: "Length Constraints: Minimum length of 1. Maximum length of 36."
+    let violations: Vec<String> = token
+        .and_then(|token| length_violation(token, "clientRequestToken", 1, 36))
+        .into_iter()
+        .chain(body.batch_write_enum_violations())
+        .collect();
+    if !violations.is_empty() {
+        return Err(validation_errors(&violations));
+    }
     let detail = body.capacity_detail()?;
     let metrics = collections::asked(body)?;
     let listed = body
@@ -40,13 +52,6 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
         .collect::<Result<Vec<_>, ApiError>>()?
         .into_iter()
         .unzip();
-    let token = body.string("ClientRequestToken")?;
-    // ClientRequestToken: "Length Constraints: Minimum length of 1. Maximum length of 36."
-    if let Some(violation) =
-        token.and_then(|token| length_violation(token, "clientRequestToken", 1, 36))
-    {
-        return Err(validation_errors(&[violation]));
-    }
     check_key_types(api, &actions).await?;
     let running = match token {
         Some(token) => match api.client_tokens.claim(token, fingerprint(&listed))? {

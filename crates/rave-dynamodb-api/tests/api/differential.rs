@@ -2543,6 +2543,9 @@ const LONG_NAME: &str = "attribute names are at most 64 KB long: \"One or more p
 const KEY_SIZE: &str = "a partition key of at most 2048 bytes: \"One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes\"; DynamoDB Local words the partition and sort key limits in one sentence";
 const MIXED: &str = "a request with both legacy and expression parameters: \"Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {LEGACY} Expression parameters: {EXPRESSIONS}\"; DynamoDB Local ignores the legacy KeyConditions beside a FilterExpression";
 const SEGMENT_RANGE: &str = "Segment: \"The value of Segment must be greater than or equal to 0, and less than the value provided for TotalSegments\", in DynamoDB's own message; DynamoDB Local reports a constraint on the member";
+const ALL_VIOLATIONS: &str = "DynamoDB's validation framework reports every member that breaks its constraints in one \"N validation errors detected\" message, the token first, then the enums; DynamoDB Local reports the first";
+const BOGUS_CAPACITY: &str = "Value 'BOGUS' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]";
+const BOGUS_METRICS: &str = "Value 'BOGUS2' at 'returnItemCollectionMetrics' failed to satisfy constraint: Member must satisfy enum value set: [SIZE, NONE]";
 const MEMBER_PATH: &str = "a transaction's action members (Update's UpdateExpression, ConditionCheck's ConditionExpression, TransactGetItem's Get are \"Required: Yes\"; ReturnValuesOnConditionCheckFailure \"Valid Values: ALL_OLD | NONE\"), refused in DynamoDB's \"1 validation error detected\" form and placed by their path; DynamoDB Local accepts some, and leaves out the count";
 const TOKEN_LENGTH: &str = "ClientRequestToken: \"Length Constraints: Minimum length of 1. Maximum length of 36\", in DynamoDB's \"1 validation error detected\" form; DynamoDB Local leaves out the count and the quotes";
 const QUERY_START_KEY: &str = "a Query's ExclusiveStartKey that is no key of the table (or index) is refused with \"The provided starting key is invalid\", no reason given (Scan gives one); DynamoDB Local gives the reason alone";
@@ -2657,6 +2660,24 @@ async fn item_and_request_faults_match_dynamodb() {
             json!({"TransactItems": [{"Put": {"TableName": "{t}", "Item": key("d", 4), "ReturnValuesOnConditionCheckFailure": "ALL_NEW"}}]}),
         )
         .refused(MEMBER_PATH, "ValidationException", "1 validation error detected: Value 'ALL_NEW' at 'transactItems.1.member.put.returnValuesOnConditionCheckFailure' failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, NONE]"),
+        probe(
+            "BatchWriteItem: two unknown enums",
+            "BatchWriteItem",
+            json!({"RequestItems": {"{t}": [{"PutRequest": {"Item": key("d", 4)}}]}, "ReturnConsumedCapacity": "BOGUS", "ReturnItemCollectionMetrics": "BOGUS2"}),
+        )
+        .refused(ALL_VIOLATIONS, "ValidationException", &format!("2 validation errors detected: {BOGUS_CAPACITY}; {BOGUS_METRICS}")),
+        probe(
+            "TransactWriteItems: two unknown enums",
+            "TransactWriteItems",
+            json!({"TransactItems": [{"Put": {"TableName": "{t}", "Item": key("d", 4)}}], "ReturnConsumedCapacity": "BOGUS", "ReturnItemCollectionMetrics": "BOGUS2"}),
+        )
+        .refused(ALL_VIOLATIONS, "ValidationException", &format!("2 validation errors detected: {BOGUS_CAPACITY}; {BOGUS_METRICS}")),
+        probe(
+            "TransactWriteItems: a long token and an unknown enum",
+            "TransactWriteItems",
+            json!({"TransactItems": [{"Put": {"TableName": "{t}", "Item": key("d", 4)}}], "ClientRequestToken": "x".repeat(37), "ReturnConsumedCapacity": "BOGUS"}),
+        )
+        .refused(ALL_VIOLATIONS, "ValidationException", &format!("2 validation errors detected: Value '{}' at 'clientRequestToken' failed to satisfy constraint: Member must have length less than or equal to 36; {BOGUS_CAPACITY}", "x".repeat(37))),
         probe(
             "TransactGetItems: a malformed table name in the second Get",
             "TransactGetItems",
