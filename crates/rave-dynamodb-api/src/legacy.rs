@@ -210,7 +210,8 @@ fn attribute_value_list(entry: Members<'_>) -> Result<Option<Vec<AttributeValue>
 
 /// `ConditionalOperator`, which needs conditions to join (`joins`).
 fn conditional_operator(members: Members<'_>, joins: bool) -> Result<Comparison, ApiError> {
-    let operator = members.choice("ConditionalOperator", &["AND", "OR"])?;
+    // In the order DynamoDB lists them.
+    let operator = members.choice("ConditionalOperator", &["OR", "AND"])?;
     if operator.is_some() && !joins {
         return Err(ApiError::validation(
             "ConditionalOperator cannot be used without Filter or Expected",

@@ -20,6 +20,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ErrorKind};
@@ -203,19 +204,60 @@ async fn answer(
     host: &str,
 ) -> Result<Value, ApiError> {
     let operation = Operation::targeted(operation);
-    let request: Value = match serde_json::from_slice(body) {
+    let request: Value = match parse_request(body) {
         Ok(request) => request,
         Err(_) if body.is_empty() && operation.is_none() => {
             return Err(ApiError::unknown_operation());
         }
-        Err(error) => {
-            return Err(ApiError::serialization(format!(
-                "the request body is not JSON: {error}"
-            )));
-        }
+        Err(error) => return Err(ApiError::serialization(error)),
     };
     let operation = operation.ok_or_else(ApiError::unknown_operation)?;
     dispatch(api, operation, Members::of(&request)?, host).await
+}
+
+/// Deepest JSON nesting a request may have. DynamoDB answers a value
+/// nested past its 32 levels, 100 levels deep say, with its own validation
+/// errors (in their order), so the body must parse beyond serde_json's
+/// default limit of 128; this bound keeps parsing, and dropping, the value
+/// within a thread's stack.
+const MAX_REQUEST_DEPTH: usize = 512;
+
+/// The request as JSON, or why it is not (a SerializationException's
+/// message).
+fn parse_request(body: &[u8]) -> Result<Value, String> {
+    if nesting_depth(body) > MAX_REQUEST_DEPTH {
+        return Err(format!(
+            "the request body nests deeper than {MAX_REQUEST_DEPTH} levels"
+        ));
+    }
+    let not_json = |error: serde_json::Error| format!("the request body is not JSON: {error}");
+    let mut parser = serde_json::Deserializer::from_slice(body);
+    parser.disable_recursion_limit();
+    let request = Value::deserialize(&mut parser).map_err(not_json)?;
+    parser.end().map_err(not_json)?;
+    Ok(request)
+}
+
+/// How deep the arrays and objects of a JSON text nest (brackets inside
+/// strings not counted); for a text that is not JSON, whatever its
+/// brackets say, which the parser then refuses anyway.
+fn nesting_depth(text: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &byte in text {
+        match (in_string, byte) {
+            (true, _) if escaped => escaped = false,
+            (true, b'\\') => escaped = true,
+            (true, b'"') | (false, b'"') => in_string = !in_string,
+            (false, b'{' | b'[') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            (false, b'}' | b']') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 async fn dispatch(
@@ -288,4 +330,33 @@ fn respond(status: StatusCode, body: &Value, request_id: &str) -> Response {
     }
     headers.insert(CRC32, HeaderValue::from(crc));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_is_measured_outside_strings() {
+        assert_eq!(nesting_depth(b"{}"), 1);
+        assert_eq!(nesting_depth(br#"{"a": [{"b": []}], "c": {}}"#), 4);
+        assert_eq!(nesting_depth(br#"{"a": "[[[{{{"}"#), 1);
+        assert_eq!(nesting_depth(br#"{"a": "\"[[", "b": [[]]}"#), 3);
+        assert_eq!(nesting_depth(br#"{"a": "\\", "b": [[]]}"#), 3);
+    }
+
+    #[test]
+    fn requests_parse_past_the_default_depth_up_to_the_bound() {
+        let nested = |levels: usize| "[".repeat(levels) + &"]".repeat(levels);
+        assert!(parse_request(nested(MAX_REQUEST_DEPTH).as_bytes()).is_ok());
+        assert_eq!(
+            parse_request(nested(MAX_REQUEST_DEPTH + 1).as_bytes()),
+            Err("the request body nests deeper than 512 levels".to_owned())
+        );
+        assert!(
+            parse_request(b"{")
+                .unwrap_err()
+                .starts_with("the request body is not JSON")
+        );
+    }
 }

@@ -282,8 +282,8 @@ pub fn validation_errors(violations: &[String]) -> ApiError {
 const CAPACITY_DETAILS: [&str; 3] = ["INDEXES", "TOTAL", "NONE"];
 /// `ReturnItemCollectionMetrics`' values.
 pub const COLLECTION_METRICS: [&str; 2] = ["SIZE", "NONE"];
-/// `ReturnValues`' values.
-pub const RETURN_VALUES: [&str; 5] = ["NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"];
+/// `ReturnValues`' values, in the order DynamoDB lists them.
+pub const RETURN_VALUES: [&str; 5] = ["ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW"];
 
 /// DynamoDB names members in its messages in lower camel case, each step
 /// of a path (`timeToLiveSpecification.attributeName`).

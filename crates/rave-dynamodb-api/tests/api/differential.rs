@@ -2600,6 +2600,8 @@ async fn item_and_request_faults_match_dynamodb() {
         ),
         ("nesting 32 levels", json!({"x": nested(31)}), None),
         ("nesting 33 levels", json!({"x": nested(32)}), None),
+        // Deeper than a JSON parser's default limit of 128 levels.
+        ("nesting 100 levels", json!({"x": nested(99)}), None),
         ("a string of 400 KB", json!({"x": {"S": big}}), None),
         ("an empty string", json!({"x": {"S": ""}}), None),
         ("a number past 1E+126", json!({"x": {"N": "-1E+126"}}), None),
