@@ -215,6 +215,44 @@ async fn answer(
     dispatch(api, operation, Members::of(&request)?, host).await
 }
 
+/// The request-level checks that the item writes (PutItem, UpdateItem,
+/// DeleteItem) now answer inside the validation framework's envelope
+/// (captured in several regions in October 2026), by the start of their
+/// message; other operations answer the same checks bare.
+const ENVELOPED_BY_ITEM_WRITES: [&str; 10] = [
+    "ExpressionAttributeValues can only be specified",
+    "ExpressionAttributeNames can only be specified",
+    "ExpressionAttributeValues must not be empty",
+    "ExpressionAttributeNames must not be empty",
+    "Invalid ConditionExpression: The expression can not be empty;",
+    "Invalid ConditionExpression: An expression attribute value used in expression is not defined",
+    // The legacy `Expected` conditions (`Value` with `Exists`, or with
+    // `AttributeValueList`, or missing for an operator).
+    "One or more parameter values were invalid: Value ",
+    "One or more parameter values were invalid: Exists and ComparisonOperator",
+    "One or more parameter values were invalid: AttributeValueList can only be used",
+    "One or more parameter values were invalid: Invalid number of argument(s)",
+];
+
+fn in_validation_envelope(operation: Operation, error: ApiError) -> ApiError {
+    let item_write = matches!(
+        operation,
+        Operation::PutItem | Operation::UpdateItem | Operation::DeleteItem
+    );
+    match &error.message {
+        Some(message)
+            if item_write
+                && error.kind == ErrorKind::Validation
+                && ENVELOPED_BY_ITEM_WRITES
+                    .iter()
+                    .any(|start| message.starts_with(start)) =>
+        {
+            ApiError::validation(format!("1 validation error detected: {message}"))
+        }
+        _ => error,
+    }
+}
+
 /// Deepest JSON nesting a request may have. DynamoDB answers a value
 /// nested past its 32 levels, 100 levels deep say, with its own validation
 /// errors (in their order), so the body must parse beyond serde_json's
@@ -266,7 +304,9 @@ async fn dispatch(
     body: Members<'_>,
     host: &str,
 ) -> Result<Value, ApiError> {
-    let answer = run(api, operation, body, host).await;
+    let answer = run(api, operation, body, host)
+        .await
+        .map_err(|error| in_validation_envelope(operation, error));
     match answer {
         // DynamoDB names the missing table in the control plane's answers
         // only: an item operation says no more than this.

@@ -217,9 +217,15 @@ impl<'a> Members<'a> {
         match self.choice("ReturnValues", &RETURN_VALUES)? {
             None | Some("NONE") => Ok(ReturnValues::None),
             Some("ALL_OLD") => Ok(ReturnValues::AllOld),
-            Some(_) => Err(ApiError::validation(format!(
-                "ReturnValues can only be ALL_OLD or NONE for {operation}"
-            ))),
+            // DeleteItem has moved to the validation framework's envelope
+            // and dropped the operation's name.
+            Some(_) => Err(ApiError::validation(match operation {
+                "DeleteItem" => {
+                    "1 validation error detected: ReturnValues can only be ALL_OLD or NONE"
+                        .to_owned()
+                }
+                _ => format!("ReturnValues can only be ALL_OLD or NONE for {operation}"),
+            })),
         }
     }
 }

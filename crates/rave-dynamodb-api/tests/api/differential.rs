@@ -2543,6 +2543,23 @@ const LONG_NAME: &str = "attribute names are at most 64 KB long: \"One or more p
 const KEY_SIZE: &str = "a partition key of at most 2048 bytes: \"One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes\"; DynamoDB Local words the partition and sort key limits in one sentence";
 const MIXED: &str = "a request with both legacy and expression parameters: \"Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {LEGACY} Expression parameters: {EXPRESSIONS}\"; DynamoDB Local ignores the legacy KeyConditions beside a FilterExpression";
 const SEGMENT_RANGE: &str = "Segment: \"The value of Segment must be greater than or equal to 0, and less than the value provided for TotalSegments\", in DynamoDB's own message; DynamoDB Local reports a constraint on the member";
+const ITEM_WRITE_ENVELOPE: &str = "PutItem, UpdateItem and DeleteItem answer their request-level checks (expression members without an expression, an empty condition, an undefined value, legacy Expected conditions, DeleteItem's ReturnValues) in the validation framework's \"1 validation error detected\" envelope, as DynamoDB has since October 2026; DynamoDB Local answers them bare";
+/// The condition faults an item write answers in the envelope, with the
+/// bare message.
+const ENVELOPED_CONDITION_FAULTS: [(&str, &str); 3] = [
+    (
+        "an undefined value",
+        "Invalid ConditionExpression: An expression attribute value used in expression is not defined; attribute value: :a",
+    ),
+    (
+        "an empty expression",
+        "Invalid ConditionExpression: The expression can not be empty;",
+    ),
+    (
+        "names without an expression",
+        "ExpressionAttributeNames can only be specified when using expressions",
+    ),
+];
 const ALL_VIOLATIONS: &str = "DynamoDB's validation framework reports every member that breaks its constraints in one \"N validation errors detected\" message, the token first, then the enums; DynamoDB Local reports the first";
 const BOGUS_CAPACITY: &str = "Value 'BOGUS' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]";
 const BOGUS_METRICS: &str = "Value 'BOGUS2' at 'returnItemCollectionMetrics' failed to satisfy constraint: Member must satisfy enum value set: [SIZE, NONE]";
@@ -2662,6 +2679,12 @@ async fn item_and_request_faults_match_dynamodb() {
             json!({"TransactItems": [{"Put": {"TableName": "{t}", "Item": key("d", 4), "ReturnValuesOnConditionCheckFailure": "ALL_NEW"}}]}),
         )
         .refused(MEMBER_PATH, "ValidationException", "1 validation error detected: Value 'ALL_NEW' at 'transactItems.1.member.put.returnValuesOnConditionCheckFailure' failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, NONE]"),
+        probe("DeleteItem: ReturnValues ALL_NEW", "DeleteItem", json!({"TableName": "{t}", "Key": key("a", 1), "ReturnValues": "ALL_NEW"}))
+            .refused(ITEM_WRITE_ENVELOPE, "ValidationException", "1 validation error detected: ReturnValues can only be ALL_OLD or NONE"),
+        probe("DeleteItem: Exists true without a value", "DeleteItem", json!({"TableName": "{t}", "Key": key("a", 1), "Expected": {"a": {"Exists": true}}}))
+            .refused(ITEM_WRITE_ENVELOPE, "ValidationException", "1 validation error detected: One or more parameter values were invalid: Value must be provided when Exists is true for Attribute: a"),
+        probe("UpdateItem: values without an expression", "UpdateItem", json!({"TableName": "{t}", "Key": key("a", 1), "AttributeUpdates": {"n": {"Action": "PUT", "Value": {"N": "2"}}}, "ExpressionAttributeValues": {":v": {"S": "x"}}}))
+            .refused(ITEM_WRITE_ENVELOPE, "ValidationException", "1 validation error detected: ExpressionAttributeValues can only be specified when using expressions"),
         probe(
             "BatchWriteItem: two unknown enums",
             "BatchWriteItem",
@@ -2789,7 +2812,15 @@ async fn item_and_request_faults_match_dynamodb() {
                 write.insert(member, value);
             }
         }
-        probes.push(probe(format!("PutItem: {fault}"), "PutItem", write));
+        let mut put = probe(format!("PutItem: {fault}"), "PutItem", write);
+        if let Some((_, message)) = ENVELOPED_CONDITION_FAULTS.iter().find(|(f, _)| *f == fault) {
+            put = put.refused(
+                ITEM_WRITE_ENVELOPE,
+                "ValidationException",
+                &format!("1 validation error detected: {message}"),
+            );
+        }
+        probes.push(put);
         probes.push(probe(format!("Scan: {fault}"), "Scan", read));
     }
     let query = |extra: Value| {

@@ -402,12 +402,12 @@ async fn item_requests_get_dynamodbs_validation_errors() {
         (
             "PutItem",
             json!({"TableName": "comments", "Item": comment("p", 1, None, "t"), "ConditionExpression": "title = :t"}),
-            "Invalid ConditionExpression: An expression attribute value used in expression is not defined; attribute value: :t",
+            "1 validation error detected: Invalid ConditionExpression: An expression attribute value used in expression is not defined; attribute value: :t",
         ),
         (
             "PutItem",
             json!({"TableName": "comments", "Item": comment("p", 1, None, "t"), "ExpressionAttributeValues": {":t": {"S": "x"}}}),
-            "ExpressionAttributeValues can only be specified when using expressions",
+            "1 validation error detected: ExpressionAttributeValues can only be specified when using expressions",
         ),
         (
             "DeleteItem",
