@@ -7,14 +7,14 @@ use crate::DynamoApi;
 use crate::collections;
 use crate::error::ApiError;
 use crate::expressions::read_expressions;
-use crate::request::{Members, missing, validation_errors};
+use crate::request::{Members, missing, name_violations, validation_errors};
 use crate::wire::{item_from_json, item_to_json};
 
 pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+    let tables = request_items(body, "BatchGetItem", body.capacity_violations())?;
     let detail = body.capacity_detail()?;
     let mut requests = Vec::new();
     let mut projections = Vec::new();
-    let tables = request_items(body, "BatchGetItem")?;
     refuse_mixed_projections(tables)?;
     for (table, request) in tables {
         let Value::Object(request) = request else {
@@ -88,14 +88,10 @@ pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value,
 }
 
 pub async fn batch_write_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
-    let violations = body.batch_write_enum_violations();
-    if !violations.is_empty() {
-        return Err(validation_errors(&violations));
-    }
+    let tables = request_items(body, "BatchWriteItem", body.batch_write_enum_violations())?;
     let detail = body.capacity_detail()?;
     let metrics = collections::asked(body)?;
     let mut requests = Vec::new();
-    let tables = request_items(body, "BatchWriteItem")?;
     for (table, writes) in tables {
         let Value::Array(writes) = writes else {
             return Err(ApiError::serialization("RequestItems values must be lists"));
@@ -159,10 +155,13 @@ const MAX_KEYS_PER_TABLE: usize = 100;
 /// Most requests one table's entry of a BatchWriteItem may list.
 const MAX_WRITES_PER_TABLE: usize = 25;
 
-/// The `RequestItems` map of `operation`, which may not be empty.
+/// The `RequestItems` map of `operation`, which may not be empty and
+/// whose keys must be table names: a broken constraint is reported together
+/// with `others`, the request's other members' (the map first).
 fn request_items<'a>(
     body: Members<'a>,
     operation: &str,
+    others: Vec<String>,
 ) -> Result<&'a Map<String, Value>, ApiError> {
     let required = || {
         ApiError::validation(format!(
@@ -179,6 +178,21 @@ fn request_items<'a>(
             ),
             _ => required(),
         });
+    }
+    let misnamed = items
+        .0
+        .keys()
+        .any(|name| !name_violations(name, "requestItems", 3).is_empty());
+    // The map is echoed as the request gave it.
+    let map_keys = misnamed.then(|| {
+        format!(
+            "Value '{}' at 'requestItems' failed to satisfy constraint: Map keys must satisfy constraint: [Member must have length less than or equal to 255, Member must have length greater than or equal to 3, Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]",
+            Value::Object(items.0.clone())
+        )
+    });
+    let violations: Vec<String> = map_keys.into_iter().chain(others).collect();
+    if !violations.is_empty() {
+        return Err(validation_errors(&violations));
     }
     Ok(items.0)
 }

@@ -202,6 +202,12 @@ impl<'a> Members<'a> {
         ])
     }
 
+    /// What [`Members::capacity_detail`] refuses, for joining with other
+    /// broken constraints.
+    pub fn capacity_violations(&self) -> Vec<String> {
+        self.enum_violations(&[("ReturnConsumedCapacity", &CAPACITY_DETAILS)])
+    }
+
     /// The enums of a write of many items (BatchWriteItem,
     /// TransactWriteItems), reported together.
     pub fn batch_write_enum_violations(&self) -> Vec<String> {

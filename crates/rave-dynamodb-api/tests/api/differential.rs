@@ -2561,6 +2561,7 @@ const ENVELOPED_CONDITION_FAULTS: [(&str, &str); 3] = [
     ),
 ];
 const ALL_VIOLATIONS: &str = "DynamoDB's validation framework reports every member that breaks its constraints in one \"N validation errors detected\" message, the token first, then the enums; DynamoDB Local reports the first";
+const MISNAMED_MAP: &str = r#"Value '{"bad!name":{"Keys":[{"pk":{"S":"a"}}]}}' at 'requestItems' failed to satisfy constraint: Map keys must satisfy constraint: [Member must have length less than or equal to 255, Member must have length greater than or equal to 3, Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]"#;
 const BOGUS_CAPACITY: &str = "Value 'BOGUS' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]";
 const BOGUS_METRICS: &str = "Value 'BOGUS2' at 'returnItemCollectionMetrics' failed to satisfy constraint: Member must satisfy enum value set: [SIZE, NONE]";
 const MEMBER_PATH: &str = "a transaction's action members (Update's UpdateExpression, ConditionCheck's ConditionExpression, TransactGetItem's Get are \"Required: Yes\"; ReturnValuesOnConditionCheckFailure \"Valid Values: ALL_OLD | NONE\"), refused in DynamoDB's \"1 validation error detected\" form and placed by their path; DynamoDB Local accepts some, and leaves out the count";
@@ -2685,6 +2686,10 @@ async fn item_and_request_faults_match_dynamodb() {
             .refused(ITEM_WRITE_ENVELOPE, "ValidationException", "1 validation error detected: One or more parameter values were invalid: Value must be provided when Exists is true for Attribute: a"),
         probe("UpdateItem: values without an expression", "UpdateItem", json!({"TableName": "{t}", "Key": key("a", 1), "AttributeUpdates": {"n": {"Action": "PUT", "Value": {"N": "2"}}}, "ExpressionAttributeValues": {":v": {"S": "x"}}}))
             .refused(ITEM_WRITE_ENVELOPE, "ValidationException", "1 validation error detected: ExpressionAttributeValues can only be specified when using expressions"),
+        probe("BatchGetItem: a malformed table name", "BatchGetItem", json!({"RequestItems": {"bad!name": {"Keys": [{"pk": {"S": "a"}}]}}}))
+            .refused(ALL_VIOLATIONS, "ValidationException", &format!("1 validation error detected: {MISNAMED_MAP}")),
+        probe("BatchGetItem: a malformed table name and an unknown enum", "BatchGetItem", json!({"RequestItems": {"bad!name": {"Keys": [{"pk": {"S": "a"}}]}}, "ReturnConsumedCapacity": "BOGUS"}))
+            .refused(ALL_VIOLATIONS, "ValidationException", &format!("2 validation errors detected: {MISNAMED_MAP}; {BOGUS_CAPACITY}")),
         probe(
             "BatchWriteItem: two unknown enums",
             "BatchWriteItem",
