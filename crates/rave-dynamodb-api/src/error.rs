@@ -120,6 +120,11 @@ pub struct ApiError {
     /// ConditionalCheckFailedException's `Item`, or each cancellation
     /// reason's.
     old_items: Vec<Option<Item>>,
+    /// For a value DynamoDB refuses (a number that does not parse, a set
+    /// repeating a member), the words of its current validation layer,
+    /// which some operations answer with and others not yet (see
+    /// `protocol`); `message` holds the older words.
+    pub current_wording: Option<String>,
 }
 
 impl ApiError {
@@ -129,11 +134,20 @@ impl ApiError {
             message: Some(message.into()),
             cancellation_reasons: None,
             old_items: Vec::new(),
+            current_wording: None,
         }
     }
 
     pub fn validation(message: impl Into<String>) -> ApiError {
         ApiError::new(ErrorKind::Validation, message)
+    }
+
+    /// A refused value, in DynamoDB's older words and in its current ones.
+    pub fn value_fault(older: impl Into<String>, current: impl Into<String>) -> ApiError {
+        ApiError {
+            current_wording: Some(current.into()),
+            ..ApiError::validation(older)
+        }
     }
 
     pub fn serialization(message: impl Into<String>) -> ApiError {
@@ -147,6 +161,7 @@ impl ApiError {
             message: None,
             cancellation_reasons: None,
             old_items: Vec::new(),
+            current_wording: None,
         }
     }
 
@@ -233,6 +248,7 @@ impl From<StoreError> for ApiError {
                     )),
                     cancellation_reasons: Some(reasons),
                     old_items: Vec::new(),
+                    current_wording: None,
                 }
             }
             StoreError::ResourceNotFound(message) => {

@@ -52,10 +52,15 @@ impl Placeholders {
                     .iter()
                     .map(|(placeholder, value)| {
                         let value = value_from_json(value).map_err(|error| {
-                            ApiError::validation(format!(
+                            let older = format!(
                                 "ExpressionAttributeValues contains invalid value: {} for key {placeholder}",
                                 error.message.unwrap_or_default()
-                            ))
+                            );
+                            // DynamoDB's current words name no placeholder.
+                            match error.current_wording {
+                                Some(current) => ApiError::value_fault(older, current),
+                                None => ApiError::validation(older),
+                            }
                         })?;
                         Ok((placeholder.clone(), value))
                     })

@@ -239,6 +239,20 @@ fn in_validation_envelope(operation: Operation, error: ApiError) -> ApiError {
         operation,
         Operation::PutItem | Operation::UpdateItem | Operation::DeleteItem
     );
+    // A refused value: the item writes answer in the current words inside
+    // the envelope, the single and batch reads and Query in them bare, the
+    // other operations still in the older words.
+    if let Some(current) = &error.current_wording {
+        let reads = matches!(
+            operation,
+            Operation::GetItem | Operation::BatchGetItem | Operation::Query
+        );
+        return match (item_write, reads) {
+            (true, _) => ApiError::validation(format!("1 validation error detected: {current}")),
+            (false, true) => ApiError::validation(current.clone()),
+            (false, false) => error,
+        };
+    }
     match &error.message {
         Some(message)
             if item_write

@@ -116,10 +116,20 @@ fn value_at(value: &Value, depth: usize) -> Result<AttributeValue, ApiError> {
             }
             let set: BTreeSet<String> = strings.iter().map(|s| (*s).to_owned()).collect();
             if set.len() < strings.len() {
-                return Err(ApiError::validation(format!(
-                    "One or more parameter values were invalid: Input collection [{}] contains duplicates.",
-                    strings.join(", ")
-                )));
+                let quoted: Vec<String> = sorted_to_first_repeat(&strings)
+                    .iter()
+                    .map(|s| format!("\"{s}\""))
+                    .collect();
+                return Err(ApiError::value_fault(
+                    format!(
+                        "One or more parameter values were invalid: Input collection [{}] contains duplicates.",
+                        strings.join(", ")
+                    ),
+                    format!(
+                        "One or more parameter values were invalid: Input collection [{}] contains duplicates.",
+                        quoted.join(", ")
+                    ),
+                ));
             }
             Ok(AttributeValue::Ss(set))
         }
@@ -136,7 +146,10 @@ fn value_at(value: &Value, depth: usize) -> Result<AttributeValue, ApiError> {
             }
             let set: BTreeSet<Number> = numbers.iter().copied().collect();
             if set.len() < numbers.len() {
-                return Err(ApiError::validation("Input collection contains duplicates"));
+                return Err(ApiError::value_fault(
+                    "Input collection contains duplicates",
+                    "One or more parameter values were invalid: Input collection contains duplicates.",
+                ));
             }
             Ok(AttributeValue::Ns(set))
         }
@@ -153,11 +166,24 @@ fn value_at(value: &Value, depth: usize) -> Result<AttributeValue, ApiError> {
             }
             let set: BTreeSet<Vec<u8>> = binaries.iter().cloned().collect();
             if set.len() < binaries.len() {
-                let encoded: Vec<String> = binaries.iter().map(|b| STANDARD.encode(b)).collect();
-                return Err(ApiError::validation(format!(
-                    "One or more parameter values were invalid: Input collection [{}]of type BS contains duplicates.",
-                    encoded.join(", ")
-                )));
+                let encoded = |members: &[&Vec<u8>]| -> Vec<String> {
+                    members.iter().map(|b| STANDARD.encode(b)).collect()
+                };
+                let given: Vec<&Vec<u8>> = binaries.iter().collect();
+                let quoted: Vec<String> = encoded(&sorted_to_first_repeat(&given))
+                    .iter()
+                    .map(|b| format!("\"{b}\""))
+                    .collect();
+                return Err(ApiError::value_fault(
+                    format!(
+                        "One or more parameter values were invalid: Input collection [{}]of type BS contains duplicates.",
+                        encoded(&given).join(", ")
+                    ),
+                    format!(
+                        "One or more parameter values were invalid: Input collection [{}]of type BS contains duplicates.",
+                        quoted.join(",")
+                    ),
+                ));
             }
             Ok(AttributeValue::Bs(set))
         }
@@ -210,15 +236,36 @@ fn set_members<'a>(value: &'a Value, tag: &str) -> Result<&'a [Value], ApiError>
 }
 
 fn number(text: &str) -> Result<Number, ApiError> {
-    text.parse().map_err(|error| match error {
-        NumberError::Syntax if text.is_empty() => {
-            ApiError::validation("The parameter cannot be converted to a numeric value")
-        }
-        NumberError::Syntax => ApiError::validation(format!(
-            "The parameter cannot be converted to a numeric value: {text}"
-        )),
-        other => ApiError::validation(other.to_string()),
+    text.parse().map_err(|error| {
+        let message = match error {
+            NumberError::Syntax => {
+                format!("The parameter cannot be converted to a numeric value: {text}")
+            }
+            other => other.to_string(),
+        };
+        // The older words drop a colon with nothing after it.
+        let older = match text.is_empty() {
+            true => message.trim_end_matches(": ").to_owned(),
+            false => message.clone(),
+        };
+        ApiError::value_fault(older, message)
     })
+}
+
+/// A set's members as DynamoDB's current words list them when one repeats:
+/// in order up to the first repeat, which closes the list.
+fn sorted_to_first_repeat<T: Ord + Clone>(members: &[T]) -> Vec<T> {
+    let mut sorted: Vec<T> = Vec::with_capacity(members.len());
+    for member in members {
+        match sorted.binary_search(member) {
+            Ok(_) => {
+                sorted.push(member.clone());
+                break;
+            }
+            Err(at) => sorted.insert(at, member.clone()),
+        }
+    }
+    sorted
 }
 
 fn binary(value: &Value, tag: &str) -> Result<Vec<u8>, ApiError> {
@@ -235,6 +282,40 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn refused_values_carry_dynamodbs_current_words_too() {
+        let current = |value: Value| error_of(value).current_wording.unwrap_or_default();
+        assert_eq!(
+            current(json!({"SS": ["b", "a", "b"]})),
+            r#"One or more parameter values were invalid: Input collection ["a", "b", "b"] contains duplicates."#
+        );
+        // Binaries in byte order (AA== is 0x00, /w== 0xFF), without spaces.
+        assert_eq!(
+            current(json!({"BS": ["/w==", "AA==", "AA=="]})),
+            r#"One or more parameter values were invalid: Input collection ["AA==","/w==","AA=="]of type BS contains duplicates."#
+        );
+        assert_eq!(
+            current(json!({"NS": ["2", "1", "2"]})),
+            "One or more parameter values were invalid: Input collection contains duplicates."
+        );
+        let empty = error_of(json!({"N": ""}));
+        assert_eq!(
+            empty.message.as_deref(),
+            Some("The parameter cannot be converted to a numeric value")
+        );
+        assert_eq!(
+            empty.current_wording.as_deref(),
+            Some("The parameter cannot be converted to a numeric value: ")
+        );
+    }
+
+    #[test]
+    fn a_repeating_set_is_listed_in_order_up_to_its_first_repeat() {
+        assert_eq!(sorted_to_first_repeat(&[3, 1, 2, 1, 0]), [1, 2, 3, 1]);
+        assert_eq!(sorted_to_first_repeat(&[2, 2]), [2, 2]);
+        assert_eq!(sorted_to_first_repeat(&[1, 2]), [1, 2]);
+    }
 
     fn error_of(value: Value) -> ApiError {
         match value_from_json(&value) {

@@ -621,6 +621,15 @@ const LOCAL_DEPARTURES: &[Departure] = &[
     },
     Departure {
         case: "items",
+        step: 17,
+        documented: CURRENT_WORDS,
+        patches: &[(
+            "/body/message",
+            r#""1 validation error detected: Number overflow. Attempting to store a number with magnitude larger than supported range""#,
+        )],
+    },
+    Departure {
+        case: "items",
         step: 5,
         documented: "a Key without the sort key: \"The provided key element does not match the schema\"",
         patches: &[(
@@ -2256,6 +2265,19 @@ impl Probe {
         self.answered(why, refusal(exception, message))
     }
 
+    /// A value refused by `operation`: an item write answers in DynamoDB's
+    /// current words, `current`, inside the validation envelope.
+    fn in_current_words(self, operation: &str, current: &str) -> Probe {
+        match operation {
+            "PutItem" | "UpdateItem" | "DeleteItem" => self.refused(
+                CURRENT_WORDS,
+                "ValidationException",
+                &format!("1 validation error detected: {current}"),
+            ),
+            _ => self,
+        }
+    }
+
     /// DynamoDB cancels it, one ValidationError reason per action given
     /// (`None` for an action that would have run).
     fn cancelled(mut self, why: &'static str, reasons: &[Option<&str>]) -> Probe {
@@ -2529,6 +2551,38 @@ async fn key_faults_across_operations_match_dynamodb() {
             probes.push(probe);
         }
     }
+    // The values the item writes refuse in DynamoDB's current words.
+    let currently_worded = [
+        (
+            "the sort key not a number",
+            "The parameter cannot be converted to a numeric value: 1..2",
+        ),
+        (
+            "the sort key of 39 digits",
+            "Attempting to store more than 38 significant digits in a Number",
+        ),
+        ("the sort key past 1E+126", OVERFLOW),
+        ("the sort key below 1E-130", UNDERFLOW),
+    ];
+    let probes = probes
+        .into_iter()
+        .map(|probe| {
+            let operation = probe
+                .step
+                .target
+                .rsplit('.')
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+            match currently_worded
+                .iter()
+                .find(|(fault, _)| probe.name.ends_with(&format!(": {fault}")))
+            {
+                Some((_, current)) => probe.in_current_words(&operation, current),
+                None => probe,
+            }
+        })
+        .collect();
     probe_corpus("keys", setup, probes, &[""]).await;
 }
 
@@ -2543,6 +2597,12 @@ const LONG_NAME: &str = "attribute names are at most 64 KB long: \"One or more p
 const KEY_SIZE: &str = "a partition key of at most 2048 bytes: \"One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes\"; DynamoDB Local words the partition and sort key limits in one sentence";
 const MIXED: &str = "a request with both legacy and expression parameters: \"Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {LEGACY} Expression parameters: {EXPRESSIONS}\"; DynamoDB Local ignores the legacy KeyConditions beside a FilterExpression";
 const SEGMENT_RANGE: &str = "Segment: \"The value of Segment must be greater than or equal to 0, and less than the value provided for TotalSegments\", in DynamoDB's own message; DynamoDB Local reports a constraint on the member";
+const CURRENT_WORDS: &str = "a value PutItem, UpdateItem or DeleteItem refuses (a number that does not parse or is out of range, a set repeating a member) is answered in DynamoDB's current words (a repeating set's members quoted and in order to the repeat) inside the \"1 validation error detected\" envelope, as DynamoDB has since October 2026; DynamoDB Local answers in the older words, bare";
+const CURRENT_WORDS_BARE: &str = "a value GetItem, BatchGetItem or Query refuses is answered in DynamoDB's current words, bare (no envelope, no placeholder named), as DynamoDB has since October 2026; DynamoDB Local answers in the older words";
+const OVERFLOW: &str =
+    "Number overflow. Attempting to store a number with magnitude larger than supported range";
+const UNDERFLOW: &str =
+    "Number underflow. Attempting to store a number with magnitude smaller than supported range";
 const ITEM_WRITE_ENVELOPE: &str = "PutItem, UpdateItem and DeleteItem answer their request-level checks (expression members without an expression, an empty condition, an undefined value, legacy Expected conditions, DeleteItem's ReturnValues) in the validation framework's \"1 validation error detected\" envelope, as DynamoDB has since October 2026; DynamoDB Local answers them bare";
 /// The condition faults an item write answers in the envelope, with the
 /// bare message.
@@ -2634,6 +2694,18 @@ async fn item_and_request_faults_match_dynamodb() {
             )),
         ),
     ];
+    // The values PutItem refuses in DynamoDB's current words.
+    let currently_worded = [
+        (
+            "a string set repeating a member",
+            format!(r#"{INVALID_PARAMETER}Input collection ["a", "a"] contains duplicates."#),
+        ),
+        (
+            "a number set repeating a number",
+            format!("{INVALID_PARAMETER}Input collection contains duplicates."),
+        ),
+        ("a number past 1E+126", OVERFLOW.to_owned()),
+    ];
     let mut probes = Vec::new();
     for (fault, extra, documented) in &item_faults {
         let full = item("b", 2, extra.clone());
@@ -2641,6 +2713,9 @@ async fn item_and_request_faults_match_dynamodb() {
             let mut probe = probe(format!("{operation}: {fault}"), operation, body);
             if let Some((why, message)) = documented {
                 probe = probe.refused(why, "ValidationException", message);
+            }
+            if let Some((_, current)) = currently_worded.iter().find(|(f, _)| f == fault) {
+                probe = probe.in_current_words(operation, current);
             }
             probes.push(probe);
         }
@@ -2680,6 +2755,12 @@ async fn item_and_request_faults_match_dynamodb() {
             json!({"TransactItems": [{"Put": {"TableName": "{t}", "Item": key("d", 4), "ReturnValuesOnConditionCheckFailure": "ALL_NEW"}}]}),
         )
         .refused(MEMBER_PATH, "ValidationException", "1 validation error detected: Value 'ALL_NEW' at 'transactItems.1.member.put.returnValuesOnConditionCheckFailure' failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, NONE]"),
+        probe("PutItem: a condition value that is no number", "PutItem", json!({"TableName": "{t}", "Item": key("d", 4), "ConditionExpression": "attribute_not_exists(pk) OR n = :v", "ExpressionAttributeValues": {":v": {"N": "abc"}}}))
+            .refused(CURRENT_WORDS, "ValidationException", "1 validation error detected: The parameter cannot be converted to a numeric value: abc"),
+        probe("GetItem: an empty number in the key", "GetItem", json!({"TableName": "{t}", "Key": {"pk": {"S": "a"}, "sk": {"N": ""}}}))
+            .refused(CURRENT_WORDS_BARE, "ValidationException", "The parameter cannot be converted to a numeric value: "),
+        probe("Query: a filter value repeating a member", "Query", json!({"TableName": "{t}", "KeyConditionExpression": "pk = :p", "FilterExpression": "contains(:s, n)", "ExpressionAttributeValues": {":p": {"S": "a"}, ":s": {"SS": ["b", "a", "b"]}}}))
+            .refused(CURRENT_WORDS_BARE, "ValidationException", r#"One or more parameter values were invalid: Input collection ["a", "b", "b"] contains duplicates."#),
         probe("DeleteItem: ReturnValues ALL_NEW", "DeleteItem", json!({"TableName": "{t}", "Key": key("a", 1), "ReturnValues": "ALL_NEW"}))
             .refused(ITEM_WRITE_ENVELOPE, "ValidationException", "1 validation error detected: ReturnValues can only be ALL_OLD or NONE"),
         probe("DeleteItem: Exists true without a value", "DeleteItem", json!({"TableName": "{t}", "Key": key("a", 1), "Expected": {"a": {"Exists": true}}}))

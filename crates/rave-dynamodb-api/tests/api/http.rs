@@ -382,7 +382,7 @@ async fn item_requests_get_dynamodbs_validation_errors() {
         (
             "PutItem",
             json!({"TableName": "comments", "Item": {"pk": {"S": "p"}, "sk": {"N": "x1"}}}),
-            "The parameter cannot be converted to a numeric value: x1",
+            "1 validation error detected: The parameter cannot be converted to a numeric value: x1",
         ),
         (
             "PutItem",
