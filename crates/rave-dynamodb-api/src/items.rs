@@ -12,7 +12,7 @@ use crate::collections;
 use crate::error::ApiError;
 use crate::expressions::{Placeholders, on_condition_failure, read_expressions, write_condition};
 use crate::legacy;
-use crate::request::{CapacityDetail, Members, RETURN_VALUES};
+use crate::request::{CapacityDetail, Members, RETURN_VALUES, name_violations, validation_errors};
 use crate::wire::item_to_json;
 
 pub async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
@@ -95,12 +95,38 @@ pub async fn delete_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
     ))
 }
 
+/// An UpdateItem without its Key breaks a member constraint, and DynamoDB
+/// reports it with every other member the request breaks, in this order.
+fn without_key(body: Members<'_>) -> ApiError {
+    let mut violations = body.capacity_violations();
+    match body.string("TableName") {
+        Ok(Some(name)) => violations.extend(name_violations(name, "tableName", 1)),
+        Ok(None) => violations.push(
+            "Value null at 'tableName' failed to satisfy constraint: Member must not be null"
+                .to_owned(),
+        ),
+        // Not a string: the Key's absence is reported alone.
+        Err(_) => {}
+    }
+    violations.extend(body.enum_violations(&[
+        ("ReturnValues", &RETURN_VALUES),
+        ("ConditionalOperator", &legacy::CONDITIONAL_OPERATORS),
+    ]));
+    violations.push(
+        "Value null at 'key' failed to satisfy constraint: Member must not be null".to_owned(),
+    );
+    validation_errors(&violations)
+}
+
 pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     legacy::refuse_mixed(
         body,
         &["AttributeUpdates", "Expected", "ConditionalOperator"],
         &["UpdateExpression", "ConditionExpression"],
     )?;
+    if body.item("Key")?.is_none() {
+        return Err(without_key(body));
+    }
     let table = body.table_name()?.to_owned();
     // UpdateItem reports the first bad enum only, ReturnValues first.
     let returned = body

@@ -20,6 +20,9 @@ const INVALID: &str = "One or more parameter values were invalid: ";
 
 /// Refuses a request that names both legacy parameters and expression
 /// parameters, with DynamoDB's message listing each kind it found.
+/// `ConditionalOperator`'s values, in the order DynamoDB lists them.
+pub const CONDITIONAL_OPERATORS: [&str; 2] = ["OR", "AND"];
+
 pub fn refuse_mixed(
     members: Members<'_>,
     legacy: &[&str],
@@ -210,8 +213,7 @@ fn attribute_value_list(entry: Members<'_>) -> Result<Option<Vec<AttributeValue>
 
 /// `ConditionalOperator`, which needs conditions to join (`joins`).
 fn conditional_operator(members: Members<'_>, joins: bool) -> Result<Comparison, ApiError> {
-    // In the order DynamoDB lists them.
-    let operator = members.choice("ConditionalOperator", &["OR", "AND"])?;
+    let operator = members.choice("ConditionalOperator", &CONDITIONAL_OPERATORS)?;
     if operator.is_some() && !joins {
         return Err(ApiError::validation(
             "ConditionalOperator cannot be used without Filter or Expected",
