@@ -183,11 +183,15 @@ fn request_items<'a>(
         .0
         .keys()
         .any(|name| !name_violations(name, "requestItems", 3).is_empty());
-    // The map is echoed as the request gave it.
+    // BatchGetItem echoes the map as the request gave it, BatchWriteItem as
+    // its own model objects print.
     let map_keys = misnamed.then(|| {
+        let echo = match operation {
+            "BatchWriteItem" => model_text(items.0),
+            _ => Value::Object(items.0.clone()).to_string(),
+        };
         format!(
-            "Value '{}' at 'requestItems' failed to satisfy constraint: Map keys must satisfy constraint: [Member must have length less than or equal to 255, Member must have length greater than or equal to 3, Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]",
-            Value::Object(items.0.clone())
+            "Value '{echo}' at 'requestItems' failed to satisfy constraint: Map keys must satisfy constraint: [Member must have length less than or equal to 255, Member must have length greater than or equal to 3, Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]"
         )
     });
     let violations: Vec<String> = map_keys.into_iter().chain(others).collect();
@@ -195,6 +199,57 @@ fn request_items<'a>(
         return Err(validation_errors(&violations));
     }
     Ok(items.0)
+}
+
+/// BatchWriteItem's `RequestItems` as DynamoDB's model objects print
+/// themselves in its messages:
+/// `{table=[WriteRequest(putRequest=PutRequest(item={pk=AttributeValue(S=a)}), deleteRequest=null)]}`.
+fn model_text(tables: &Map<String, Value>) -> String {
+    let map = |members: &Value| -> String {
+        let entries: Vec<String> = members
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(name, value)| {
+                let fields: Vec<String> = value
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(tag, inner)| match inner {
+                        Value::String(text) => format!("{tag}={text}"),
+                        other => format!("{tag}={other}"),
+                    })
+                    .collect();
+                format!("{name}=AttributeValue({})", fields.join(", "))
+            })
+            .collect();
+        format!("{{{}}}", entries.join(", "))
+    };
+    let tables: Vec<String> = tables
+        .iter()
+        .map(|(table, writes)| {
+            let writes: Vec<String> = writes
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|write| {
+                    let put = write
+                        .pointer("/PutRequest/Item")
+                        .map_or("null".to_owned(), |item| {
+                            format!("PutRequest(item={})", map(item))
+                        });
+                    let delete = write
+                        .pointer("/DeleteRequest/Key")
+                        .map_or("null".to_owned(), |key| {
+                            format!("DeleteRequest(key={})", map(key))
+                        });
+                    format!("WriteRequest(putRequest={put}, deleteRequest={delete})")
+                })
+                .collect();
+            format!("{table}=[{}]", writes.join(", "))
+        })
+        .collect();
+    format!("{{{}}}", tables.join(", "))
 }
 
 /// A BatchGetItem projects with expressions or with the legacy

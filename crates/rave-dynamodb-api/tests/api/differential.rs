@@ -2775,6 +2775,8 @@ async fn item_and_request_faults_match_dynamodb() {
             .refused(ITEM_WRITE_ENVELOPE, "ValidationException", "1 validation error detected: ExpressionAttributeValues can only be specified when using expressions"),
         probe("BatchGetItem: a malformed table name", "BatchGetItem", json!({"RequestItems": {"bad!name": {"Keys": [{"pk": {"S": "a"}}]}}}))
             .refused(ALL_VIOLATIONS, "ValidationException", &format!("1 validation error detected: {MISNAMED_MAP}")),
+        probe("BatchWriteItem: a malformed table name", "BatchWriteItem", json!({"RequestItems": {"bad!name": [{"PutRequest": {"Item": {"pk": {"S": "x"}}}}]}}))
+            .refused(ALL_VIOLATIONS, "ValidationException", "1 validation error detected: Value '{bad!name=[WriteRequest(putRequest=PutRequest(item={pk=AttributeValue(S=x)}), deleteRequest=null)]}' at 'requestItems' failed to satisfy constraint: Map keys must satisfy constraint: [Member must have length less than or equal to 255, Member must have length greater than or equal to 3, Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]"),
         probe("BatchGetItem: a malformed table name and an unknown enum", "BatchGetItem", json!({"RequestItems": {"bad!name": {"Keys": [{"pk": {"S": "a"}}]}}, "ReturnConsumedCapacity": "BOGUS"}))
             .refused(ALL_VIOLATIONS, "ValidationException", &format!("2 validation errors detected: {MISNAMED_MAP}; {BOGUS_CAPACITY}")),
         probe(
