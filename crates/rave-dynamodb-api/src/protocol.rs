@@ -234,7 +234,9 @@ const ENVELOPED_BY_ITEM_WRITES: [&str; 10] = [
     "One or more parameter values were invalid: Invalid number of argument(s)",
 ];
 
-fn in_validation_envelope(operation: Operation, error: ApiError) -> ApiError {
+/// `error` in the words DynamoDB's current validation layer answers
+/// `operation` with, where they differ from the words rave's checks use.
+fn in_current_words(operation: Operation, error: ApiError) -> ApiError {
     let item_write = matches!(
         operation,
         Operation::PutItem | Operation::UpdateItem | Operation::DeleteItem
@@ -320,7 +322,7 @@ async fn dispatch(
 ) -> Result<Value, ApiError> {
     let answer = run(api, operation, body, host)
         .await
-        .map_err(|error| in_validation_envelope(operation, error));
+        .map_err(|error| in_current_words(operation, error));
     match answer {
         // DynamoDB names the missing table in the control plane's answers
         // only: an item operation says no more than this.
