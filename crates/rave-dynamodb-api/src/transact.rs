@@ -101,12 +101,6 @@ fn reword_reason(message: &mut String, update: bool) {
     }
 }
 
-/// A key of the wrong type cancels the transaction, each such action
-/// with a ValidationError reason and every other with None, where
-/// PutItem, UpdateItem and DeleteItem refuse the request outright. A Put
-/// names the key and both types (an index's key, the first index by name
-/// whose key it is); the other actions' keys must be the key schema's
-/// attributes, of its types.
 /// The answer to a transaction repeated with the token of one that
 /// succeeded: nothing is written again, but its items are read
 /// transactionally, and that read is what `ConsumedCapacity` reports
@@ -149,6 +143,12 @@ async fn replay(
     Ok(response)
 }
 
+/// A key of the wrong type cancels the transaction, each such action
+/// with a ValidationError reason and every other with None, where
+/// PutItem, UpdateItem and DeleteItem refuse the request outright. A Put
+/// names the key and both types (an index's key, the first index by name
+/// whose key it is); the other actions' keys must be the key schema's
+/// attributes, of its types.
 async fn check_key_types(api: &DynamoApi, actions: &[TransactWriteAction]) -> Result<(), ApiError> {
     let mut definitions = Definitions::default();
     let mut reasons = Vec::with_capacity(actions.len());

@@ -1,5 +1,5 @@
-//! Time to Live, DescribeLimits, tagging and TransactGetItems through the
-//! HTTP server.
+//! Table settings, Time to Live, DescribeEndpoints, DescribeLimits,
+//! tagging and TransactGetItems through the HTTP server.
 
 use serde_json::{Value, json};
 
