@@ -187,7 +187,7 @@ fn request_items<'a>(
     // its own model objects print.
     let map_keys = misnamed.then(|| {
         let echo = match operation {
-            "BatchWriteItem" => model_text(items.0),
+            "BatchWriteItem" => echoed(items.0),
             _ => Value::Object(items.0.clone()).to_string(),
         };
         format!(
@@ -201,10 +201,10 @@ fn request_items<'a>(
     Ok(items.0)
 }
 
-/// BatchWriteItem's `RequestItems` as DynamoDB's model objects print
-/// themselves in its messages:
+/// BatchWriteItem's `RequestItems` as DynamoDB echoes the map in a
+/// constraint's message, the way its model objects print themselves:
 /// `{table=[WriteRequest(putRequest=PutRequest(item={pk=AttributeValue(S=a)}), deleteRequest=null)]}`.
-fn model_text(tables: &Map<String, Value>) -> String {
+fn echoed(tables: &Map<String, Value>) -> String {
     let map = |members: &Value| -> String {
         let entries: Vec<String> = members
             .as_object()
@@ -266,16 +266,6 @@ fn refuse_mixed_projections(tables: &Map<String, Value>) -> Result<(), ApiError>
         ));
     }
     Ok(())
-}
-
-/// DynamoDB echoes the whole `RequestItems` map in a constraint's message,
-/// each table's name then its requests.
-fn echoed(tables: &Map<String, Value>) -> String {
-    let entries: Vec<String> = tables
-        .iter()
-        .map(|(table, writes)| format!("{table}={writes}"))
-        .collect();
-    format!("{{{}}}", entries.join(", "))
 }
 
 /// BatchWriteItem reports a key of the wrong type, or missing from an item,

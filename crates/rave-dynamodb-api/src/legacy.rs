@@ -18,11 +18,11 @@ use crate::wire::value_from_json;
 
 const INVALID: &str = "One or more parameter values were invalid: ";
 
-/// Refuses a request that names both legacy parameters and expression
-/// parameters, with DynamoDB's message listing each kind it found.
 /// `ConditionalOperator`'s values, in the order DynamoDB lists them.
 pub const CONDITIONAL_OPERATORS: [&str; 2] = ["OR", "AND"];
 
+/// Refuses a request that names both legacy parameters and expression
+/// parameters, with DynamoDB's message listing each kind it found.
 pub fn refuse_mixed(
     members: Members<'_>,
     legacy: &[&str],

@@ -325,7 +325,6 @@ fn wrong_type(member: &str, expected: &str) -> ApiError {
     ApiError::serialization(format!("{member} must be {expected}"))
 }
 
-/// How much of the consumed capacity a response reports.
 /// What a transaction's capacity units were spent on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransactionUnits {
@@ -333,6 +332,7 @@ pub enum TransactionUnits {
     Write,
 }
 
+/// How much of the consumed capacity a response reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CapacityDetail {
     None,

@@ -19,7 +19,7 @@ use crate::metadata::{Billing, MetadataError, StreamViewType, TableMetadata, Thr
 use crate::request::{
     Members, check_name, length_violation, missing, name_violations, validation_errors,
 };
-use crate::settings::{self, RequestedSettings};
+use crate::settings::{self, RequestedSettings, TableSettings};
 
 /// The account and region in every ARN rave hands out: rave is one local
 /// database, not a region of an account.
@@ -358,7 +358,7 @@ fn describe(
             .unwrap_or_else(|| settings::uuid_from(definition.name.as_bytes())),
     });
     settings::describe(
-        &metadata.map(|m| m.settings.clone()).unwrap_or_default(),
+        metadata.map_or(&TableSettings::default(), |m| &m.settings),
         &mut description,
     );
     if let Some(created) = metadata.and_then(|m| m.created) {
@@ -607,8 +607,11 @@ pub fn global_index_key_schema(
         typed.push(typed_key(name, &keys, definitions, used)?);
     }
     let sort = typed.split_off(hash_count);
-    KeySchema::of(typed, sort)
-        .ok_or_else(|| ApiError::validation("Two keys can not have the same name"))
+    // The first element is a HASH one (checked above), so there is a
+    // partition attribute.
+    KeySchema::of(typed, sort).ok_or_else(|| {
+        ApiError::validation("Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
+    })
 }
 
 /// The elements of a `KeySchema` as (attribute name, key type).

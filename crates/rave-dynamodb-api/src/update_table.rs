@@ -141,12 +141,7 @@ fn keep_declared_key_types(
 ) -> Vec<IndexUpdate> {
     for update in &mut updates {
         if let IndexUpdate::Create { index, .. } = update {
-            let schema = &mut index.key_schema;
-            let attributes = std::iter::once(&mut schema.partition)
-                .chain(schema.more_partition.iter_mut())
-                .chain(schema.sort.as_mut())
-                .chain(schema.more_sort.iter_mut());
-            for attribute in attributes {
+            for attribute in index.key_schema.attributes_mut() {
                 if let Some(declared) = definition.key_type_of(&attribute.name) {
                     attribute.key_type = declared;
                 }

@@ -99,6 +99,14 @@ impl KeySchema {
         self.sort.iter().chain(&self.more_sort)
     }
 
+    /// The key attributes, partition attributes first, to change in place.
+    pub fn attributes_mut(&mut self) -> impl Iterator<Item = &mut KeyAttribute> {
+        std::iter::once(&mut self.partition)
+            .chain(self.more_partition.iter_mut())
+            .chain(self.sort.as_mut())
+            .chain(self.more_sort.iter_mut())
+    }
+
     /// Whether a kind of key attribute has more than one attribute.
     pub fn is_multi_attribute(&self) -> bool {
         !self.more_partition.is_empty() || !self.more_sort.is_empty()

@@ -557,9 +557,10 @@ async fn batches_write_and_read_across_tables() {
         .call("BatchWriteItem", json!({"RequestItems": {"cats": puts}}))
         .await;
     let message = refused.body["message"].as_str().unwrap_or_default();
-    // DynamoDB echoes the whole map between these two.
+    // DynamoDB echoes the whole map between these two, as its model
+    // objects print.
     assert!(
-        message.starts_with("1 validation error detected: Value '{cats=[")
+        message.starts_with("1 validation error detected: Value '{cats=[WriteRequest(putRequest=PutRequest(item={pk=AttributeValue(S=p0)}), deleteRequest=null), ")
             && message.ends_with("]}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]"),
         "{message}"
     );
