@@ -401,7 +401,13 @@ async fn update_table_builds_an_index_of_several_attributes_from_the_items() {
         )
         .await
         .ok();
+    // Longer than the backfill takes: the test fails rather than hangs.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let page = loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the index never became readable"
+        );
         let answer = query(&server, "byOwner", "h = :h AND a = :a", json!({})).await;
         if answer.status == 200 {
             break answer.body;

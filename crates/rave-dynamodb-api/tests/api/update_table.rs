@@ -7,6 +7,9 @@ use serde_json::{Value, json};
 use crate::support::Server;
 
 const TABLE: &str = "shop";
+/// Longer than any backfill here takes: a test waiting on one fails
+/// rather than hangs.
+const BACKFILL_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
 
 async fn shop(server: &Server, items: usize) {
     server
@@ -109,7 +112,12 @@ async fn an_index_is_created_from_the_items_then_deleted() {
     // then it is ACTIVE, without the Backfilling flag, and holds every
     // item with a colour.
     let reds_expected = (0..1_200).filter(|i| i % 6 == 0).count();
+    let deadline = std::time::Instant::now() + BACKFILL_DEADLINE;
     let active = loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the index never became ACTIVE"
+        );
         let table = describe(&server).await;
         assert_eq!(table["TableStatus"], "ACTIVE");
         let index = table["GlobalSecondaryIndexes"][0].clone();
@@ -372,7 +380,12 @@ async fn a_key_declared_again_with_another_type_keeps_its_first_type() {
         )
         .await
         .ok();
+    let deadline = std::time::Instant::now() + BACKFILL_DEADLINE;
     let table = loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the index never became ACTIVE"
+        );
         let table = describe(&server).await;
         if table["GlobalSecondaryIndexes"][0]["IndexStatus"] == "ACTIVE" {
             break table;
