@@ -118,6 +118,10 @@ fn without_key(body: Members<'_>) -> ApiError {
     validation_errors(&violations)
 }
 
+/// UpdateItem's `ReturnValues` as DynamoDB's current validation layer lists
+/// them when it refuses another (sic: UPDATE_NEW).
+const RETURN_VALUES_LISTED: [&str; 5] = ["ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATE_NEW", "NONE"];
+
 pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     legacy::refuse_mixed(
         body,
@@ -130,7 +134,7 @@ pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
     let table = body.table_name()?.to_owned();
     // UpdateItem reports the first bad enum only, ReturnValues first.
     let returned = body
-        .choice("ReturnValues", &RETURN_VALUES)?
+        .choice_in_both_words("ReturnValues", &RETURN_VALUES, &RETURN_VALUES_LISTED)?
         .unwrap_or("NONE");
     let on_failure = on_condition_failure(body)?;
     let detail = body.capacity_detail()?;

@@ -21,6 +21,10 @@ const INVALID: &str = "One or more parameter values were invalid: ";
 /// `ConditionalOperator`'s values, in the order DynamoDB lists them.
 pub const CONDITIONAL_OPERATORS: [&str; 2] = ["OR", "AND"];
 
+/// `ConditionalOperator`'s values as DynamoDB's current validation layer
+/// lists them when it refuses another (sic: ALL, not AND).
+const CONDITIONAL_OPERATORS_LISTED: [&str; 2] = ["ALL", "OR"];
+
 /// Refuses a request that names both legacy parameters and expression
 /// parameters, with DynamoDB's message listing each kind it found.
 pub fn refuse_mixed(
@@ -56,10 +60,13 @@ pub fn expected(members: Members<'_>) -> Result<Option<Condition>, ApiError> {
         let entry = entry_members(entry, "Expected")?;
         conditions.push(expected_condition(name, entry)?);
     }
-    Ok(join(conditions, conditional_operator(members, true)?))
+    let operator = members.choice("ConditionalOperator", &CONDITIONAL_OPERATORS)?;
+    Ok(join(conditions, conditional_operator(operator, true)?))
 }
 
-/// `QueryFilter` or `ScanFilter` (`member`), joined by `ConditionalOperator`.
+/// `QueryFilter` or `ScanFilter` (`member`), joined by `ConditionalOperator`,
+/// whose refusal the reads in DynamoDB's current validation layer (Query)
+/// answer in its words.
 pub fn filter(members: Members<'_>, member: &str) -> Result<Option<Condition>, ApiError> {
     let Some(filter) = members.object(member)? else {
         return Ok(None);
@@ -71,7 +78,12 @@ pub fn filter(members: Members<'_>, member: &str) -> Result<Option<Condition>, A
         let values = attribute_value_list(entry)?.unwrap_or_default();
         conditions.push(comparison(name, operator, values)?);
     }
-    Ok(join(conditions, conditional_operator(members, true)?))
+    let operator = members.choice_in_both_words(
+        "ConditionalOperator",
+        &CONDITIONAL_OPERATORS,
+        &CONDITIONAL_OPERATORS_LISTED,
+    )?;
+    Ok(join(conditions, conditional_operator(operator, true)?))
 }
 
 /// `KeyConditions`: the partition key's equality and at most one sort key
@@ -211,9 +223,9 @@ fn attribute_value_list(entry: Members<'_>) -> Result<Option<Vec<AttributeValue>
         .transpose()
 }
 
-/// `ConditionalOperator`, which needs conditions to join (`joins`).
-fn conditional_operator(members: Members<'_>, joins: bool) -> Result<Comparison, ApiError> {
-    let operator = members.choice("ConditionalOperator", &CONDITIONAL_OPERATORS)?;
+/// `ConditionalOperator` (`operator`, one of its values), which needs
+/// conditions to join (`joins`).
+fn conditional_operator(operator: Option<&str>, joins: bool) -> Result<Comparison, ApiError> {
     if operator.is_some() && !joins {
         return Err(ApiError::validation(
             "ConditionalOperator cannot be used without Filter or Expected",
@@ -227,7 +239,8 @@ fn conditional_operator(members: Members<'_>, joins: bool) -> Result<Comparison,
 
 /// Refuses a `ConditionalOperator` with no legacy conditions to join.
 pub fn refuse_lone_operator(members: Members<'_>) -> Result<(), ApiError> {
-    conditional_operator(members, false).map(|_| ())
+    let operator = members.choice("ConditionalOperator", &CONDITIONAL_OPERATORS)?;
+    conditional_operator(operator, false).map(|_| ())
 }
 
 /// An entry's `ComparisonOperator`, which DynamoDB requires and places by

@@ -6,7 +6,7 @@
 use rave_store::{ConsumedCapacity, Item, ReturnValues};
 use serde_json::{Map, Value, json};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::wire::item_from_json;
 
 /// The members of one JSON object of a request (the body, or a nested
@@ -180,6 +180,30 @@ impl<'a> Members<'a> {
             "Value '{value}' at '{at}' failed to satisfy constraint: Member must satisfy enum value set: [{}]",
             allowed.join(", ")
         )]))
+    }
+
+    /// [`Members::choice`] whose refusal carries the words of DynamoDB's
+    /// current validation layer too, as a refused value's do
+    /// ([`ApiError::value_fault`]): they name neither the member nor the
+    /// value, and list the set as that layer does (`listed`, which need not
+    /// be `allowed`).
+    pub fn choice_in_both_words(
+        &self,
+        member: &str,
+        allowed: &[&str],
+        listed: &[&str],
+    ) -> Result<Option<&'a str>, ApiError> {
+        self.choice(member, allowed)
+            .map_err(|older| match older.message {
+                Some(message) if older.kind == ErrorKind::Validation => ApiError::value_fault(
+                    message,
+                    format!(
+                        "Failed to satisfy constraint: Member must satisfy enum value set: [{}]",
+                        listed.join(", ")
+                    ),
+                ),
+                _ => older,
+            })
     }
 
     pub fn capacity_detail(&self) -> Result<CapacityDetail, ApiError> {

@@ -237,16 +237,20 @@ fn set_members<'a>(value: &'a Value, tag: &str) -> Result<&'a [Value], ApiError>
 
 fn number(text: &str) -> Result<Number, ApiError> {
     text.parse().map_err(|error| {
-        let message = match error {
+        let message = match &error {
             NumberError::Syntax => {
                 format!("The parameter cannot be converted to a numeric value: {text}")
             }
             other => other.to_string(),
         };
-        // The older words drop a colon with nothing after it.
-        let older = match text.is_empty() {
-            true => message.trim_end_matches(": ").to_owned(),
-            false => message.clone(),
+        let older = match error {
+            // The older layer's 32-bit reading of the magnitude wraps.
+            NumberError::Overflow if Number::wraps_in_older_reading(text) => {
+                NumberError::Underflow.to_string()
+            }
+            // The older words drop a colon with nothing after it.
+            _ if text.is_empty() => message.trim_end_matches(": ").to_owned(),
+            _ => message.clone(),
         };
         ApiError::value_fault(older, message)
     })
@@ -307,6 +311,22 @@ mod tests {
         assert_eq!(
             empty.current_wording.as_deref(),
             Some("The parameter cannot be converted to a numeric value: ")
+        );
+        // Past 32 bits the older words wrap to an underflow, the current
+        // ones stay an overflow; a magnitude one short of it overflows in both.
+        let wrapped = error_of(json!({"N": "1e2147483647"}));
+        assert_eq!(
+            wrapped.message.as_deref(),
+            Some(NumberError::Underflow.to_string().as_str())
+        );
+        assert_eq!(
+            wrapped.current_wording.as_deref(),
+            Some(NumberError::Overflow.to_string().as_str())
+        );
+        let short = error_of(json!({"N": "1e2147483646"}));
+        assert_eq!(
+            short.message.as_deref(),
+            Some(NumberError::Overflow.to_string().as_str())
         );
     }
 

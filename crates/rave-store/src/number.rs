@@ -253,12 +253,20 @@ impl PartialOrd for Number {
     }
 }
 
-impl FromStr for Number {
-    type Err = NumberError;
+/// A number's text split into its parts, before any of DynamoDB's limits:
+/// `[+-]int[.frac][(e|E)[+-]exponent]`.
+struct Written<'a> {
+    negative: bool,
+    int_part: &'a str,
+    frac_part: &'a str,
+    /// The exponent after `e` in full (0 without one).
+    exponent: i64,
+}
 
+impl<'a> Written<'a> {
     /// Accepts `[+-]digits[.digits][(e|E)[+-]digits]`, as DynamoDB does:
     /// nothing around it, not even spaces.
-    fn from_str(s: &str) -> Result<Number, NumberError> {
+    fn read(s: &'a str) -> Result<Written<'a>, NumberError> {
         let (negative, rest) = match s.as_bytes().first() {
             Some(b'-') => (true, &s[1..]),
             Some(b'+') => (false, &s[1..]),
@@ -271,11 +279,8 @@ impl FromStr for Number {
                 if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                     return Err(NumberError::Syntax);
                 }
-                // An exponent beyond 64 bits is no number to DynamoDB;
-                // short of that, one beyond a few hundred can only overflow
-                // or underflow: clamp so that the arithmetic below cannot.
+                // An exponent beyond 64 bits is no number to DynamoDB.
                 let value: i64 = digits.parse().map_err(|_| NumberError::Syntax)?;
-                let value = value.min(10_000);
                 (
                     &rest[..at],
                     if exp.starts_with('-') { -value } else { value },
@@ -293,6 +298,51 @@ impl FromStr for Number {
         {
             return Err(NumberError::Syntax);
         }
+        Ok(Written {
+            negative,
+            int_part,
+            frac_part,
+            exponent,
+        })
+    }
+}
+
+impl Number {
+    /// Whether DynamoDB's older validation layer, which reads a number as
+    /// Java's `BigDecimal` does and takes its precision less its scale (the
+    /// power of ten above the leading digit) in 32 bits, sees that power
+    /// wrap negative: `1e2147483647`, which it then refuses as an underflow
+    /// where the current layer says overflow. `BigDecimal` reads no
+    /// exponent, and no scale, outside 32 bits at all.
+    pub fn wraps_in_older_reading(text: &str) -> bool {
+        let Ok(written) = Written::read(text) else {
+            return false;
+        };
+        let exponent = i128::from(written.exponent);
+        let scale = written.frac_part.len() as i128 - exponent;
+        if i32::try_from(exponent).is_err() || i32::try_from(scale).is_err() {
+            return false;
+        }
+        // The unscaled value's digits; zero has one.
+        let unscaled = format!("{}{}", written.int_part, written.frac_part);
+        let precision = unscaled.trim_start_matches('0').len().max(1);
+        precision as i128 - scale > i128::from(i32::MAX)
+    }
+}
+
+impl FromStr for Number {
+    type Err = NumberError;
+
+    fn from_str(s: &str) -> Result<Number, NumberError> {
+        let Written {
+            negative,
+            int_part,
+            frac_part,
+            exponent,
+        } = Written::read(s)?;
+        // Short of 64 bits, an exponent beyond a few hundred can only
+        // overflow or underflow: clamp so that the arithmetic below cannot.
+        let exponent = exponent.clamp(-10_000, 10_000);
         let all_digits = format!("{int_part}{frac_part}");
         let significant = all_digits.trim_start_matches('0');
         let trimmed = significant.trim_end_matches('0');
@@ -414,6 +464,36 @@ mod tests {
         assert_eq!("0e-131".parse::<Number>(), Err(NumberError::Underflow));
         assert_eq!("0e125".parse::<Number>(), Ok(Number::ZERO));
         assert_eq!("0.0e126".parse::<Number>(), Ok(Number::ZERO));
+    }
+
+    #[test]
+    fn the_older_reading_wraps_only_just_past_32_bits() {
+        // Precision less scale is 2^31: it wraps, whatever the digits.
+        for wraps in [
+            "1e2147483647",
+            "-1e2147483647",
+            "10e2147483646",
+            "1.5e2147483647",
+            "0e2147483647",
+        ] {
+            assert!(Number::wraps_in_older_reading(wraps), "{wraps}");
+        }
+        // One short of it, below the range, or no BigDecimal at all (an
+        // exponent or a scale outside 32 bits), and text that is no number.
+        for stays in [
+            "1e2147483646",
+            "0.1e2147483647",
+            "001e2147483646",
+            "1e126",
+            "1e-2147483647",
+            "1e2147483648",
+            "1e-2147483648",
+            "1e99999999999",
+            "abc",
+            "",
+        ] {
+            assert!(!Number::wraps_in_older_reading(stays), "{stays}");
+        }
     }
 
     #[test]

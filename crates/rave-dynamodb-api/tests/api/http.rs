@@ -463,6 +463,133 @@ async fn item_requests_get_dynamodbs_validation_errors() {
         );
 }
 
+/// Refusals whose words depend on the validation layer an operation runs:
+/// DynamoDB's current one (the item writes inside the "1 validation error
+/// detected" envelope, Query bare) or its older one (BatchWriteItem,
+/// TransactWriteItems, Scan).
+#[tokio::test]
+async fn refusals_are_worded_by_the_operations_validation_layer() {
+    let server = Server::start().await;
+    server.create_comments_table("comments").await;
+    let overflow =
+        "Number overflow. Attempting to store a number with magnitude larger than supported range";
+    let underflow = "Number underflow. Attempting to store a number with magnitude smaller than supported range";
+    let key = json!({"pk": {"S": "p"}, "sk": {"N": "1"}});
+    let legacy_read = |operation: &str| {
+        let mut body = json!({
+            "TableName": "comments",
+            "ConditionalOperator": "XOR",
+            "Select": "BOGUS",
+        });
+        let filter =
+            json!({"b": {"ComparisonOperator": "NULL"}, "c": {"ComparisonOperator": "NULL"}});
+        match operation {
+            "Query" => {
+                body["KeyConditions"] =
+                    json!({"pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "p"}]}});
+                body["QueryFilter"] = filter;
+            }
+            _ => body["ScanFilter"] = filter,
+        }
+        body
+    };
+    let cases = [
+        // The current layer names neither the member nor the value (and
+        // lists ALL for AND), and reports nothing else, not even Select.
+        (
+            "Query",
+            legacy_read("Query"),
+            "Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]".to_owned(),
+        ),
+        (
+            "Scan",
+            legacy_read("Scan"),
+            "1 validation error detected: Value 'XOR' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [OR, AND]".to_owned(),
+        ),
+        // UpdateItem stops at ReturnValues, listed as the current layer
+        // lists them (UPDATE_NEW sic).
+        (
+            "UpdateItem",
+            json!({"TableName": "comments", "Key": key, "ReturnValues": "INVALID", "ReturnConsumedCapacity": "INVALID"}),
+            "1 validation error detected: Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]".to_owned(),
+        ),
+        // Without its Key, every broken member in the older words.
+        (
+            "UpdateItem",
+            json!({"TableName": "comments", "ReturnValues": "INVALID"}),
+            "2 validation errors detected: Value 'INVALID' at 'returnValues' failed to satisfy constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]; Value null at 'key' failed to satisfy constraint: Member must not be null".to_owned(),
+        ),
+        // The older layer reads a number's magnitude in 32 bits, which
+        // 1e2147483647 wraps: an underflow, where the current layer sees
+        // the overflow it is.
+        (
+            "BatchWriteItem",
+            json!({"RequestItems": {"comments": [{"PutRequest": {"Item": {"pk": {"S": "p"}, "sk": {"N": "1"}, "n": {"N": "1e2147483647"}}}}]}}),
+            underflow.to_owned(),
+        ),
+        (
+            "BatchWriteItem",
+            json!({"RequestItems": {"comments": [{"PutRequest": {"Item": {"pk": {"S": "p"}, "sk": {"N": "1"}, "n": {"N": "1e2147483646"}}}}]}}),
+            overflow.to_owned(),
+        ),
+        (
+            "PutItem",
+            json!({"TableName": "comments", "Item": {"pk": {"S": "p"}, "sk": {"N": "1"}, "n": {"N": "1e2147483647"}}}),
+            format!("1 validation error detected: {overflow}"),
+        ),
+    ];
+    for (operation, body, message) in cases {
+        server
+            .call(operation, body)
+            .await
+            .error(400, "ValidationException", &message);
+    }
+    // A TransactWriteItems Update's refused values, in the older words
+    // with the placeholder named.
+    let transact_update = |value: Value| {
+        json!({"TransactItems": [{"Update": {
+            "TableName": "comments",
+            "Key": key,
+            "UpdateExpression": "SET n = :v",
+            "ExpressionAttributeValues": {":v": value},
+        }}]})
+    };
+    let invalid_value = |words: &str| {
+        format!("ExpressionAttributeValues contains invalid value: {words} for key :v")
+    };
+    let not_numeric = "The parameter cannot be converted to a numeric value";
+    let invalid = "One or more parameter values were invalid: ";
+    let values = [
+        (json!({"N": "abc"}), format!("{not_numeric}: abc")),
+        (json!({"N": ""}), not_numeric.to_owned()),
+        (json!({"N": "1e126"}), overflow.to_owned()),
+        (json!({"N": "1e2147483647"}), underflow.to_owned()),
+        (
+            json!({"SS": ["b", "a", "b"]}),
+            format!("{invalid}Input collection [b, a, b] contains duplicates."),
+        ),
+        (
+            json!({"BS": ["/w==", "AA==", "AA=="]}),
+            format!("{invalid}Input collection [/w==, AA==, AA==]of type BS contains duplicates."),
+        ),
+        (
+            json!({"NS": ["2", "1", "2"]}),
+            "Input collection contains duplicates".to_owned(),
+        ),
+    ];
+    for (value, words) in values {
+        server
+            .call("TransactWriteItems", transact_update(value))
+            .await
+            .error(400, "ValidationException", &invalid_value(&words));
+    }
+    let nothing = server
+        .call("Scan", json!({"TableName": "comments"}))
+        .await
+        .ok();
+    assert_eq!(nothing["Count"], 0, "refused requests wrote nothing");
+}
+
 #[tokio::test]
 async fn batches_write_and_read_across_tables() {
     let server = Server::start().await;
