@@ -121,9 +121,9 @@ pub struct ApiError {
     /// reason's.
     old_items: Vec<Option<Item>>,
     /// For a value DynamoDB refuses (a number that does not parse, a set
-    /// repeating a member), the words of its current validation layer,
-    /// which some operations answer with and others not yet (see
-    /// `protocol`); `message` holds the older words.
+    /// repeating a member, some enums' members), the words of its current
+    /// validation layer, which some operations answer with and others not
+    /// yet (see `protocol`); `message` holds the older words.
     pub current_wording: Option<String>,
 }
 
