@@ -2620,6 +2620,8 @@ const ENVELOPED_CONDITION_FAULTS: [(&str, &str); 3] = [
         "ExpressionAttributeNames can only be specified when using expressions",
     ),
 ];
+const CURRENT_ENUM_WORDS: &str = "Query's ConditionalOperator joining its filter, and UpdateItem's ReturnValues (the first enum it checks), are refused in the words of DynamoDB's current validation layer, which name neither the member nor the value and list the set in their own way (ALL for AND, UPDATE_NEW), as DynamoDB has since 2026; DynamoDB Local lets the operator through (refusing the Select) and says \"Return values set to invalid value\"";
+const OLDER_NUMBER_READING: &str = "the operations in DynamoDB's older validation layer (BatchWriteItem among them) read a number's magnitude in 32 bits, so 1e2147483647 wraps to an underflow; DynamoDB Local says overflow";
 const ALL_VIOLATIONS: &str = "DynamoDB's validation framework reports every member that breaks its constraints in one \"N validation errors detected\" message, the token first, then the enums; DynamoDB Local reports the first";
 const MISNAMED_MAP: &str = r#"Value '{"bad!name":{"Keys":[{"pk":{"S":"a"}}]}}' at 'requestItems' failed to satisfy constraint: Map keys must satisfy constraint: [Member must have length less than or equal to 255, Member must have length greater than or equal to 3, Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]"#;
 const BOGUS_CAPACITY: &str = "Value 'BOGUS' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]";
@@ -2767,6 +2769,12 @@ async fn item_and_request_faults_match_dynamodb() {
             .refused(ALL_VIOLATIONS, "ValidationException", "4 validation errors detected: Value 'INVALID' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]; Value '' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 1; Value 'INVALID' at 'returnValues' failed to satisfy constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]; Value null at 'key' failed to satisfy constraint: Member must not be null"),
         probe("UpdateItem: XOR and no key", "UpdateItem", json!({"TableName": "{t}", "AttributeUpdates": {"x": {"Action": "PUT", "Value": {"S": "1"}}}, "Expected": {"a": {"Exists": false}, "b": {"Exists": false}}, "ConditionalOperator": "XOR"}))
             .refused(ALL_VIOLATIONS, "ValidationException", "2 validation errors detected: Value 'XOR' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [OR, AND]; Value null at 'key' failed to satisfy constraint: Member must not be null"),
+        probe("Query: XOR joining its filter, and an unknown Select", "Query", json!({"TableName": "{t}", "KeyConditions": {"pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "a"}]}}, "QueryFilter": {"b": {"ComparisonOperator": "NULL"}, "c": {"ComparisonOperator": "NULL"}}, "ConditionalOperator": "XOR", "Select": "BOGUS"}))
+            .refused(CURRENT_ENUM_WORDS, "ValidationException", "Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]"),
+        probe("UpdateItem: unknown ReturnValues and ReturnConsumedCapacity", "UpdateItem", json!({"TableName": "{t}", "Key": key("a", 1), "ReturnValues": "INVALID", "ReturnConsumedCapacity": "INVALID"}))
+            .refused(CURRENT_ENUM_WORDS, "ValidationException", "1 validation error detected: Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]"),
+        probe("BatchWriteItem: a number whose magnitude wraps in 32 bits", "BatchWriteItem", json!({"RequestItems": {"{t}": [{"PutRequest": {"Item": item("b", 2, json!({"n": {"N": "1e2147483647"}}))}}]}}))
+            .refused(OLDER_NUMBER_READING, "ValidationException", UNDERFLOW),
         probe("DeleteItem: ReturnValues ALL_NEW", "DeleteItem", json!({"TableName": "{t}", "Key": key("a", 1), "ReturnValues": "ALL_NEW"}))
             .refused(ITEM_WRITE_ENVELOPE, "ValidationException", "1 validation error detected: ReturnValues can only be ALL_OLD or NONE"),
         probe("DeleteItem: Exists true without a value", "DeleteItem", json!({"TableName": "{t}", "Key": key("a", 1), "Expected": {"a": {"Exists": true}}}))
