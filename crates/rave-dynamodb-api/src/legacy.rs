@@ -51,16 +51,24 @@ pub fn refuse_mixed(
 }
 
 /// `Expected`, joined by `ConditionalOperator`: the write's condition.
+/// The operator is checked before the conditions, as DynamoDB checks it
+/// ahead of their values (one nested past its limits included), and its
+/// refusal carries the current validation layer's words, which the item
+/// writes answer with.
 pub fn expected(members: Members<'_>) -> Result<Option<Condition>, ApiError> {
     let Some(expected) = members.object("Expected")? else {
         return Ok(None);
     };
+    let operator = members.choice_in_both_words(
+        "ConditionalOperator",
+        &CONDITIONAL_OPERATORS,
+        &CONDITIONAL_OPERATORS_LISTED,
+    )?;
     let mut conditions = Vec::new();
     for (name, entry) in expected.0 {
         let entry = entry_members(entry, "Expected")?;
         conditions.push(expected_condition(name, entry)?);
     }
-    let operator = members.choice("ConditionalOperator", &CONDITIONAL_OPERATORS)?;
     Ok(join(conditions, conditional_operator(operator, true)?))
 }
 

@@ -141,6 +141,15 @@ impl Operation {
         )
     }
 
+    /// PutItem, UpdateItem and DeleteItem, which DynamoDB's current
+    /// validation layer answers inside its envelope.
+    fn writes_one_item(self) -> bool {
+        matches!(
+            self,
+            Operation::PutItem | Operation::UpdateItem | Operation::DeleteItem
+        )
+    }
+
     /// The operation an `X-Amz-Target` names: each service's operations
     /// only under its own prefix.
     fn targeted(target: &str) -> Option<Operation> {
@@ -204,7 +213,8 @@ async fn answer(
     host: &str,
 ) -> Result<Value, ApiError> {
     let operation = Operation::targeted(operation);
-    let request: Value = match parse_request(body) {
+    let depth = nesting_depth(body);
+    let request: Value = match parse_request(body, depth) {
         Ok(request) => request,
         Err(_) if body.is_empty() && operation.is_none() => {
             return Err(ApiError::unknown_operation());
@@ -212,7 +222,35 @@ async fn answer(
         Err(error) => return Err(ApiError::serialization(error)),
     };
     let operation = operation.ok_or_else(ApiError::unknown_operation)?;
-    dispatch(api, operation, Members::of(&request)?, host).await
+    let layer = ValidationLayer::reading(operation, depth);
+    dispatch(api, operation, Members::of(&request)?, host, layer).await
+}
+
+/// Deepest a body may nest for DynamoDB's current validation layer to read
+/// it (a JSON parser's default limit, which a value nested about 62 levels
+/// reaches): the item writes leave a deeper body to the older layer.
+const CURRENT_LAYER_MAX_DEPTH: usize = 128;
+
+/// Which of DynamoDB's validation layers answers a request, and so in whose
+/// words and order its refusals come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ValidationLayer {
+    /// The layer the operation runs (see [`in_current_words`]).
+    Operation,
+    /// The older layer, which an item write falls back to for a body nested
+    /// past [`CURRENT_LAYER_MAX_DEPTH`]: its words (rave's checks' own),
+    /// bare, and its order (every enum before any value).
+    Older,
+}
+
+impl ValidationLayer {
+    /// The layer that reads a body of `operation` nesting `depth` levels.
+    fn reading(operation: Operation, depth: usize) -> ValidationLayer {
+        match operation.writes_one_item() && depth > CURRENT_LAYER_MAX_DEPTH {
+            true => ValidationLayer::Older,
+            false => ValidationLayer::Operation,
+        }
+    }
 }
 
 /// The request-level checks that the item writes (PutItem, UpdateItem,
@@ -237,10 +275,7 @@ const ENVELOPED_BY_ITEM_WRITES: [&str; 10] = [
 /// `error` in the words DynamoDB's current validation layer answers
 /// `operation` with, where they differ from the words rave's checks use.
 fn in_current_words(operation: Operation, error: ApiError) -> ApiError {
-    let item_write = matches!(
-        operation,
-        Operation::PutItem | Operation::UpdateItem | Operation::DeleteItem
-    );
+    let item_write = operation.writes_one_item();
     // A refused value: the item writes answer in the current words inside
     // the envelope, the single and batch reads and Query in them bare, the
     // other operations still in the older words.
@@ -277,9 +312,9 @@ fn in_current_words(operation: Operation, error: ApiError) -> ApiError {
 const MAX_REQUEST_DEPTH: usize = 512;
 
 /// The request as JSON, or why it is not (a SerializationException's
-/// message).
-fn parse_request(body: &[u8]) -> Result<Value, String> {
-    if nesting_depth(body) > MAX_REQUEST_DEPTH {
+/// message); `depth` is the body's [`nesting_depth`].
+fn parse_request(body: &[u8], depth: usize) -> Result<Value, String> {
+    if depth > MAX_REQUEST_DEPTH {
         return Err(format!(
             "the request body nests deeper than {MAX_REQUEST_DEPTH} levels"
         ));
@@ -319,10 +354,14 @@ async fn dispatch(
     operation: Operation,
     body: Members<'_>,
     host: &str,
+    layer: ValidationLayer,
 ) -> Result<Value, ApiError> {
     let answer = run(api, operation, body, host)
         .await
-        .map_err(|error| in_current_words(operation, error));
+        .map_err(|error| match layer {
+            ValidationLayer::Operation => in_current_words(operation, error),
+            ValidationLayer::Older => error,
+        });
     match answer {
         // DynamoDB names the missing table in the control plane's answers
         // only: an item operation says no more than this.
@@ -404,13 +443,14 @@ mod tests {
     #[test]
     fn requests_parse_past_the_default_depth_up_to_the_bound() {
         let nested = |levels: usize| "[".repeat(levels) + &"]".repeat(levels);
-        assert!(parse_request(nested(MAX_REQUEST_DEPTH).as_bytes()).is_ok());
+        let parse = |body: &[u8]| parse_request(body, nesting_depth(body));
+        assert!(parse(nested(MAX_REQUEST_DEPTH).as_bytes()).is_ok());
         assert_eq!(
-            parse_request(nested(MAX_REQUEST_DEPTH + 1).as_bytes()),
+            parse(nested(MAX_REQUEST_DEPTH + 1).as_bytes()),
             Err("the request body nests deeper than 512 levels".to_owned())
         );
         assert!(
-            parse_request(b"{")
+            parse(b"{")
                 .unwrap_err()
                 .starts_with("the request body is not JSON")
         );

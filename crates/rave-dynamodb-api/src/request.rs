@@ -247,15 +247,17 @@ impl<'a> Members<'a> {
         match self.choice("ReturnValues", &RETURN_VALUES)? {
             None | Some("NONE") => Ok(ReturnValues::None),
             Some("ALL_OLD") => Ok(ReturnValues::AllOld),
-            // DeleteItem has moved to the validation framework's envelope
-            // and dropped the operation's name.
-            Some(_) => Err(ApiError::validation(match operation {
+            Some(_) => Err(match operation {
+                // DeleteItem's words have dropped the operation's name in
+                // both layers; only the current one envelopes them.
                 "DeleteItem" => {
-                    "1 validation error detected: ReturnValues can only be ALL_OLD or NONE"
-                        .to_owned()
+                    let refusal = "ReturnValues can only be ALL_OLD or NONE";
+                    ApiError::value_fault(refusal, refusal)
                 }
-                _ => format!("ReturnValues can only be ALL_OLD or NONE for {operation}"),
-            })),
+                _ => ApiError::validation(format!(
+                    "ReturnValues can only be ALL_OLD or NONE for {operation}"
+                )),
+            }),
         }
     }
 }

@@ -29,6 +29,15 @@ impl fmt::Display for ExpressionKind {
     }
 }
 
+/// The tail of a [`ExpressionError::TooLong`] message: the size measured,
+/// left out for an update expression.
+fn size_reported(kind: ExpressionKind, size: usize) -> String {
+    match kind {
+        ExpressionKind::Update => String::new(),
+        _ => format!(" expression size: {size}"),
+    }
+}
+
 /// A refused expression or placeholder map. `Display` is the message
 /// DynamoDB sends in its `ValidationException`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,9 +45,11 @@ impl fmt::Display for ExpressionKind {
 pub enum ExpressionError {
     #[error("Invalid {kind}: The expression can not be empty;")]
     Empty { kind: ExpressionKind },
-    /// Longer than DynamoDB's 4 KB limit (`size` in bytes).
+    /// Longer than DynamoDB's 4 KB limit (`size` in bytes), which DynamoDB
+    /// reports for every kind but an update expression.
     #[error(
-        "Invalid {kind}: Expression size has exceeded the maximum allowed size; expression size: {size}"
+        "Invalid {kind}: Expression size has exceeded the maximum allowed size;{}",
+        size_reported(*kind, *size)
     )]
     TooLong { kind: ExpressionKind, size: usize },
     /// Parentheses nested deeper than rave parses (a bound that keeps the

@@ -912,6 +912,11 @@ fn length_and_nesting_are_bounded() {
             long.len()
         )
     );
+    let long_update = format!("SET {}", vec!["a = :one"; 600].join(", "));
+    assert_eq!(
+        refusal(update(&long_update)),
+        "Invalid UpdateExpression: Expression size has exceeded the maximum allowed size;"
+    );
     let nested = |depth: usize| format!("{}a = :one{}", "(".repeat(depth), ")".repeat(depth));
     assert!(matches!(
         condition(&nested(65)),
