@@ -441,6 +441,30 @@ mod tests {
     }
 
     #[test]
+    fn only_the_item_writes_fall_back_to_the_older_layer_past_its_depth() {
+        for operation in [
+            Operation::PutItem,
+            Operation::UpdateItem,
+            Operation::DeleteItem,
+        ] {
+            assert_eq!(
+                ValidationLayer::reading(operation, CURRENT_LAYER_MAX_DEPTH),
+                ValidationLayer::Operation
+            );
+            assert_eq!(
+                ValidationLayer::reading(operation, CURRENT_LAYER_MAX_DEPTH + 1),
+                ValidationLayer::Older
+            );
+        }
+        for operation in [Operation::GetItem, Operation::Query, Operation::Scan] {
+            assert_eq!(
+                ValidationLayer::reading(operation, MAX_REQUEST_DEPTH),
+                ValidationLayer::Operation
+            );
+        }
+    }
+
+    #[test]
     fn requests_parse_past_the_default_depth_up_to_the_bound() {
         let nested = |levels: usize| "[".repeat(levels) + &"]".repeat(levels);
         let parse = |body: &[u8]| parse_request(body, nesting_depth(body));

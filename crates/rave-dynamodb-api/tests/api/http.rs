@@ -590,6 +590,96 @@ async fn refusals_are_worded_by_the_operations_validation_layer() {
     assert_eq!(nothing["Count"], 0, "refused requests wrote nothing");
 }
 
+/// A value `levels` maps deep around a string, as a request nests it.
+fn nested_maps(levels: usize) -> Value {
+    (0..levels).fold(json!({"S": "leaf"}), |inner, _| json!({"M": {"n": inner}}))
+}
+
+/// An item write whose body nests past what DynamoDB's current validation
+/// layer reads (128 levels, a value about 62 maps deep) is answered by the
+/// older layer, in its words and without the envelope; below that, the
+/// current layer's. Either layer refuses an Expected's ConditionalOperator
+/// before the values it joins, however deep.
+#[tokio::test]
+async fn deep_requests_are_refused_by_the_layer_that_reads_them() {
+    let server = Server::start().await;
+    server.create_comments_table("comments").await;
+    let key = |pk: Value| json!({"pk": pk, "sk": {"N": "1"}});
+    let plain = key(json!({"S": "p"}));
+    let expected =
+        |levels: usize| json!({"a": {"Value": nested_maps(levels)}, "b": {"Exists": false}});
+    let older_xor = "1 validation error detected: Value 'XOR' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [OR, AND]";
+    let current_xor = "1 validation error detected: Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]";
+    let deleted_with = |levels: usize, returned: &str| {
+        json!({
+            "TableName": "comments",
+            "Key": plain,
+            "ConditionExpression": "#d = :deep",
+            "ExpressionAttributeNames": {"#d": "d"},
+            "ExpressionAttributeValues": {":deep": nested_maps(levels)},
+            "ReturnValues": returned,
+        })
+    };
+    let only_all_old = "ReturnValues can only be ALL_OLD or NONE";
+    let cases = [
+        (
+            "PutItem",
+            json!({"TableName": "comments", "Item": plain, "Expected": expected(100), "ConditionalOperator": "XOR"}),
+            older_xor.to_owned(),
+        ),
+        (
+            "UpdateItem",
+            json!({"TableName": "comments", "Key": plain, "AttributeUpdates": {"x": {"Action": "PUT", "Value": {"S": "1"}}}, "Expected": expected(100), "ConditionalOperator": "XOR"}),
+            older_xor.to_owned(),
+        ),
+        (
+            "PutItem",
+            json!({"TableName": "comments", "Item": plain, "Expected": expected(40), "ConditionalOperator": "XOR"}),
+            current_xor.to_owned(),
+        ),
+        // The body of a value 62 maps deep nests 127 levels, of one 63 deep
+        // 129.
+        (
+            "DeleteItem",
+            deleted_with(62, "UPDATED_NEW"),
+            format!("1 validation error detected: {only_all_old}"),
+        ),
+        ("DeleteItem", deleted_with(63, "UPDATED_NEW"), only_all_old.to_owned()),
+        (
+            "DeleteItem",
+            json!({"TableName": "comments", "Key": key(nested_maps(100)), "ReturnValues": "BOGUS"}),
+            "1 validation error detected: Value 'BOGUS' at 'returnValues' failed to satisfy constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]".to_owned(),
+        ),
+        // TransactWriteItems checks its actions in order: an oversized
+        // UpdateExpression (refused without its size) before a later key
+        // nested too deep.
+        (
+            "TransactWriteItems",
+            json!({"TransactItems": [
+                {"Update": {
+                    "TableName": "comments",
+                    "Key": plain,
+                    "UpdateExpression": format!("SET {}", (0..500).map(|i| format!("a{i} = :v")).collect::<Vec<_>>().join(", ")),
+                    "ExpressionAttributeValues": {":v": {"S": "x"}},
+                }},
+                {"ConditionCheck": {"TableName": "comments", "Key": key(nested_maps(100)), "ConditionExpression": "attribute_exists(a)"}},
+            ]}),
+            "Invalid UpdateExpression: Expression size has exceeded the maximum allowed size;".to_owned(),
+        ),
+    ];
+    for (operation, body, message) in cases {
+        server
+            .call(operation, body)
+            .await
+            .error(400, "ValidationException", &message);
+    }
+    let nothing = server
+        .call("Scan", json!({"TableName": "comments"}))
+        .await
+        .ok();
+    assert_eq!(nothing["Count"], 0, "refused requests wrote nothing");
+}
+
 #[tokio::test]
 async fn batches_write_and_read_across_tables() {
     let server = Server::start().await;
