@@ -156,8 +156,10 @@ const MAX_KEYS_PER_TABLE: usize = 100;
 const MAX_WRITES_PER_TABLE: usize = 25;
 
 /// The `RequestItems` map of `operation`, which may not be empty and
-/// whose keys must be table names: a broken constraint is reported together
-/// with `others`, the request's other members' (the map first).
+/// whose keys must be table names. BatchGetItem reports a misnamed table
+/// together with `others`, the request's other members' broken constraints
+/// (the map first); BatchWriteItem reports `others` alone when there are
+/// any, and the misnamed table only when nothing else is wrong.
 fn request_items<'a>(
     body: Members<'a>,
     operation: &str,
@@ -179,10 +181,12 @@ fn request_items<'a>(
             _ => required(),
         });
     }
-    let misnamed = items
-        .0
-        .keys()
-        .any(|name| !name_violations(name, "requestItems", 3).is_empty());
+    let gives_way = operation == "BatchWriteItem" && !others.is_empty();
+    let misnamed = !gives_way
+        && items
+            .0
+            .keys()
+            .any(|name| !name_violations(name, "requestItems", 3).is_empty());
     // BatchGetItem echoes the map as the request gave it, BatchWriteItem as
     // its own model objects print.
     let map_keys = misnamed.then(|| {

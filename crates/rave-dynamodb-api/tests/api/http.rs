@@ -791,6 +791,62 @@ async fn batches_write_and_read_across_tables() {
         );
 }
 
+/// A malformed table name is a constraint on the `RequestItems` map's keys:
+/// BatchGetItem reports it beside an unknown enum, the map first, where
+/// BatchWriteItem gives way to the enum and reports it alone.
+#[tokio::test]
+async fn a_misnamed_batch_table_beside_an_unknown_enum() {
+    let server = Server::start().await;
+    server.create_comments_table("comments").await;
+    let capacity = "Value 'BOGUS' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]";
+    let metrics = "Value 'BOGUS2' at 'returnItemCollectionMetrics' failed to satisfy constraint: Member must satisfy enum value set: [SIZE, NONE]";
+    let writes = |item: Value| json!([{"PutRequest": {"Item": item}}]);
+    server
+        .call(
+            "BatchWriteItem",
+            json!({
+                "RequestItems": {"bad!name": writes(comment("a", 1, None, "x")), "comments": writes(comment("b", 1, None, "y"))},
+                "ReturnConsumedCapacity": "BOGUS",
+            }),
+        )
+        .await
+        .error(400, "ValidationException", &format!("1 validation error detected: {capacity}"));
+    server
+        .call(
+            "BatchWriteItem",
+            json!({
+                "RequestItems": {"bad!name": writes(comment("a", 1, None, "x"))},
+                "ReturnConsumedCapacity": "BOGUS",
+                "ReturnItemCollectionMetrics": "BOGUS2",
+            }),
+        )
+        .await
+        .error(
+            400,
+            "ValidationException",
+            &format!("2 validation errors detected: {capacity}; {metrics}"),
+        );
+    server
+        .call(
+            "BatchGetItem",
+            json!({
+                "RequestItems": {"bad!name": {"Keys": [{"pk": {"S": "a"}}]}},
+                "ReturnConsumedCapacity": "BOGUS",
+            }),
+        )
+        .await
+        .error(
+            400,
+            "ValidationException",
+            &format!(r#"2 validation errors detected: Value '{{"bad!name":{{"Keys":[{{"pk":{{"S":"a"}}}}]}}}}' at 'requestItems' failed to satisfy constraint: Map keys must satisfy constraint: [Member must have length less than or equal to 255, Member must have length greater than or equal to 3, Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]; {capacity}"#),
+        );
+    let nothing = server
+        .call("Scan", json!({"TableName": "comments"}))
+        .await
+        .ok();
+    assert_eq!(nothing["Count"], 0, "refused requests wrote nothing");
+}
+
 #[tokio::test]
 async fn scan_pages_and_segments_cover_the_table_once() {
     let server = Server::start().await;
