@@ -7,7 +7,7 @@ use rave_store::{ConsumedCapacity, Item, ReturnValues};
 use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ErrorKind};
-use crate::wire::item_from_json;
+use crate::wire::{item_from_json, transacted_item_from_json};
 
 /// The members of one JSON object of a request (the body, or a nested
 /// shape such as a `PutRequest`).
@@ -115,6 +115,12 @@ impl<'a> Members<'a> {
 
     pub fn item(&self, member: &str) -> Result<Option<Item>, ApiError> {
         self.get(member).map(item_from_json).transpose()
+    }
+
+    /// [`Members::item`] as TransactWriteItems reads a Put's item
+    /// ([`transacted_item_from_json`]).
+    pub fn transacted_item(&self, member: &str) -> Result<Option<Item>, ApiError> {
+        self.get(member).map(transacted_item_from_json).transpose()
     }
 
     pub fn required_item(&self, member: &str) -> Result<Item, ApiError> {

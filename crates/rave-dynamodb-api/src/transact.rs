@@ -320,7 +320,9 @@ fn action(
     let action = match name {
         "Put" => TransactWriteAction::Put {
             table,
-            item: members.item("Item")?.ok_or_else(|| required("Item"))?,
+            item: members
+                .transacted_item("Item")?
+                .ok_or_else(|| required("Item"))?,
             condition,
         },
         "Delete" => TransactWriteAction::Delete {

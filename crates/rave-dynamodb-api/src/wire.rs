@@ -22,6 +22,21 @@ pub fn item_from_json(value: &Value) -> Result<Item, ApiError> {
     map_at(value, 1)
 }
 
+/// A Put's item as TransactWriteItems reads it, action by action: its
+/// attribute names before any of its values, an empty one refused in that
+/// operation's words, ahead of the item's depth, of any later action and of
+/// the table's lookup (DynamoDB, every region captured in October 2026).
+/// A map's empty key inside a value is left to the stored item's checks.
+pub fn transacted_item_from_json(value: &Value) -> Result<Item, ApiError> {
+    if value
+        .as_object()
+        .is_some_and(|attributes| attributes.contains_key(""))
+    {
+        return Err(ApiError::validation("Empty attribute name"));
+    }
+    item_from_json(value)
+}
+
 /// A map whose values sit at nesting level `depth`.
 fn map_at(value: &Value, depth: usize) -> Result<Item, ApiError> {
     let Value::Object(attributes) = value else {

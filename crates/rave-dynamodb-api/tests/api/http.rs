@@ -680,6 +680,81 @@ async fn deep_requests_are_refused_by_the_layer_that_reads_them() {
     assert_eq!(nothing["Count"], 0, "refused requests wrote nothing");
 }
 
+/// TransactWriteItems reads its actions in order, and a Put's attribute
+/// names before its values: an empty name is refused in that operation's
+/// words ahead of the item's depth, of a later action's and of the table's
+/// lookup; a value nested too deep in an earlier action comes first, and a
+/// map's empty key inside a value is not a name read there.
+#[tokio::test]
+async fn a_transacted_put_reads_its_attribute_names_before_its_values() {
+    let server = Server::start().await;
+    server.create_comments_table("comments").await;
+    let empty_name = "Empty attribute name";
+    let too_deep = "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit";
+    let put = |table: &str, extra: Value| {
+        let mut item = comment("a", 1, None, "x");
+        for (name, value) in extra.as_object().into_iter().flatten() {
+            item[name] = value.clone();
+        }
+        json!({"Put": {"TableName": table, "Item": item}})
+    };
+    let named_empty = json!({"": {"S": "x"}});
+    let cases = [
+        (json!([put("comments", named_empty.clone())]), empty_name),
+        (
+            json!([
+                put("absent", named_empty.clone()),
+                put("absent", json!({"d": nested_maps(100)}))
+            ]),
+            empty_name,
+        ),
+        (
+            json!([put(
+                "absent",
+                json!({"d": nested_maps(100), "": {"S": "x"}})
+            )]),
+            empty_name,
+        ),
+        (
+            json!([
+                put("absent", named_empty.clone()),
+                {"ConditionCheck": {
+                    "TableName": "absent",
+                    "Key": {"pk": {"S": "b"}, "sk": {"N": "1"}},
+                    "ConditionExpression": "d = :deep",
+                    "ExpressionAttributeValues": {":deep": nested_maps(100)},
+                }},
+            ]),
+            empty_name,
+        ),
+        (
+            json!([
+                put("absent", json!({"d": nested_maps(40)})),
+                put("absent", named_empty)
+            ]),
+            too_deep,
+        ),
+        (
+            json!([put(
+                "absent",
+                json!({"m": {"M": {"": {"S": "x"}}}, "d": nested_maps(40)})
+            )]),
+            too_deep,
+        ),
+    ];
+    for (actions, message) in cases {
+        server
+            .call("TransactWriteItems", json!({"TransactItems": actions}))
+            .await
+            .error(400, "ValidationException", message);
+    }
+    let nothing = server
+        .call("Scan", json!({"TableName": "comments"}))
+        .await
+        .ok();
+    assert_eq!(nothing["Count"], 0, "refused requests wrote nothing");
+}
+
 #[tokio::test]
 async fn batches_write_and_read_across_tables() {
     let server = Server::start().await;
