@@ -9,6 +9,7 @@ mod deliver;
 mod dynamodb_api;
 mod io;
 mod moderation;
+mod storage;
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -75,6 +76,8 @@ enum Command {
     Reconcile(ReconcileArgs),
     /// Serve DynamoDB's API over the embedded store, for the AWS CLI and SDKs.
     DynamodbApi(dynamodb_api::DynamodbApiArgs),
+    /// Show what each table's items, indexes and stream take on disk.
+    Storage(storage::StorageArgs),
 }
 
 /// Where the DynamoDB table is.
@@ -378,6 +381,7 @@ fn main() -> anyhow::Result<()> {
             Command::Init(args) => init(args).await,
             Command::Reconcile(args) => reconcile(args).await,
             Command::DynamodbApi(args) => dynamodb_api::run(args).await,
+            Command::Storage(args) => storage::run(args),
         }
     })
 }

@@ -501,6 +501,23 @@ fn reconcile_reports_no_drift_after_a_load() {
         stdout.contains("(2000 counted comments)") && stdout.contains(": 0 items drifted"),
         "{stdout}"
     );
+    // The same store, part by part: every comment in the listing index
+    // of all comments, and each of its changes in the stream.
+    let out = rave(&["storage", "--data", data]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let entries = |part: &str| -> Option<u64> {
+        stdout.lines().find_map(|line| {
+            let rest = line.strip_prefix("rave")?.trim_start().strip_prefix(part)?;
+            rest.split_whitespace().next()?.parse().ok()
+        })
+    };
+    assert_eq!(entries("index all "), Some(2000), "{stdout}");
+    assert!(entries("stream ").is_some_and(|n| n >= 2000), "{stdout}");
 }
 
 /// A data directory written by a rave whose listing indexes did not project

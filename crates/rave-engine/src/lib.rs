@@ -36,6 +36,7 @@ mod keys;
 mod read;
 mod stream;
 mod ttl;
+mod usage;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -62,6 +63,7 @@ pub use feed::{EngineBatch, EngineFeed};
 pub use index_build::{IndexChange, IndexDescription, IndexStatus};
 pub use stream::{Checkpoint, EventName, StartPosition, StreamRecord};
 pub use ttl::{TimeToLiveDescription, TimeToLiveSpecification, TimeToLiveStatus};
+pub use usage::{PartUsage, StorageUsage, TablePart};
 
 use catalog::{Catalog, TableState};
 use database::SharedDatabase;
