@@ -288,7 +288,14 @@ fn action(
         .filter_map(|name| item.object(name).transpose().map(|m| (*name, m)));
     let (name, members) = match (present.next(), present.next()) {
         (Some((name, members)), None) => (name, members?),
-        _ => {
+        // DynamoDB's validation framework is replacing this sentence with a
+        // constraint on `transactItems` region by region; most still give it.
+        (None, _) => {
+            return Err(ApiError::validation(
+                "Invalid Request: TransactWriteRequest should contain Delete or Put or Update request",
+            ));
+        }
+        (Some(_), Some(_)) => {
             return Err(ApiError::validation(
                 "TransactItems can only contain one of Check, Put, Update or Delete",
             ));

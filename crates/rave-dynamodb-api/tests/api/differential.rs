@@ -2831,6 +2831,7 @@ async fn item_and_request_faults_match_dynamodb() {
             json!({"TransactItems": [{}]}),
         )
         .refused(MEMBER_PATH, "ValidationException", "1 validation error detected: Value null at 'transactItems.1.member.get' failed to satisfy constraint: Member must not be null"),
+        probe("TransactWriteItems: an action without an operation", "TransactWriteItems", json!({"TransactItems": [{}]})),
         probe(
             "TransactWriteItems: a client request token of 37 characters",
             "TransactWriteItems",

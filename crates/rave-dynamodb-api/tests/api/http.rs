@@ -755,6 +755,38 @@ async fn a_transacted_put_reads_its_attribute_names_before_its_values() {
     assert_eq!(nothing["Count"], 0, "refused requests wrote nothing");
 }
 
+/// A TransactWriteItems action names exactly one operation: none is refused
+/// in the sentence most regions still give, two in another, and neither
+/// writes anything.
+#[tokio::test]
+async fn a_transaction_action_names_exactly_one_operation() {
+    let server = Server::start().await;
+    server.create_comments_table("comments").await;
+    let put = json!({"TableName": "comments", "Item": comment("a", 1, None, "x")});
+    let key = json!({"pk": {"S": "a"}, "sk": {"N": "1"}});
+    let cases = [
+        (
+            json!([{"Put": put}, {}]),
+            "Invalid Request: TransactWriteRequest should contain Delete or Put or Update request",
+        ),
+        (
+            json!([{"Put": put, "Delete": {"TableName": "comments", "Key": key}}]),
+            "TransactItems can only contain one of Check, Put, Update or Delete",
+        ),
+    ];
+    for (actions, message) in cases {
+        server
+            .call("TransactWriteItems", json!({"TransactItems": actions}))
+            .await
+            .error(400, "ValidationException", message);
+    }
+    let nothing = server
+        .call("Scan", json!({"TableName": "comments"}))
+        .await
+        .ok();
+    assert_eq!(nothing["Count"], 0, "refused requests wrote nothing");
+}
+
 #[tokio::test]
 async fn batches_write_and_read_across_tables() {
     let server = Server::start().await;
