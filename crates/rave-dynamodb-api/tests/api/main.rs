@@ -1,7 +1,9 @@
 //! rave's DynamoDB API through its real HTTP server: hand-written DynamoDB
 //! JSON requests (`http`, `expressions`), random writes against a model
 //! (`model`), the same requests sent to DynamoDB Local (`differential`),
-//! Time to Live, limits, tags and TransactGetItems (`control`), DynamoDB
+//! Time to Live, limits, tags and TransactGetItems (`control`), the
+//! 400 KB item, each index's write units and the 4 MB transaction
+//! (`limits`), DynamoDB
 //! Streams (`streams`), UpdateTable (`update_table`), local secondary
 //! indexes (`local_indexes`) and their item collections (`collections`),
 //! global secondary indexes keyed on several attributes
@@ -17,6 +19,7 @@ mod control;
 mod differential;
 mod expressions;
 mod http;
+mod limits;
 mod local_indexes;
 mod model;
 mod multi_attribute_keys;
