@@ -16,6 +16,12 @@ pub struct StorageArgs {
 }
 
 pub fn run(args: StorageArgs) -> anyhow::Result<()> {
+    // A report must not leave an empty store behind where there was none.
+    anyhow::ensure!(
+        args.data.join(rave_engine::DATABASE_FILE).is_file(),
+        "no rave store in {}",
+        args.data.display()
+    );
     let engine = Engine::open(&args.data).with_context(|| {
         format!(
             "cannot open the store in {} (is another rave using it?)",

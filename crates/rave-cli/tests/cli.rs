@@ -518,6 +518,16 @@ fn reconcile_reports_no_drift_after_a_load() {
     };
     assert_eq!(entries("index all "), Some(2000), "{stdout}");
     assert!(entries("stream ").is_some_and(|n| n >= 2000), "{stdout}");
+    // Where there is no store, the report says so and creates none.
+    let empty = dir.path().join("nothing-here");
+    let out = rave(&["storage", "--data", empty.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no rave store in"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!empty.exists());
 }
 
 /// A data directory written by a rave whose listing indexes did not project

@@ -1,8 +1,7 @@
 //! The tables the engine holds, and how a table's items map to stored keys,
 //! index entries and redb tables.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 
 use rave_store::{
@@ -10,7 +9,7 @@ use rave_store::{
     StoreError, TableDefinition, item_size,
 };
 
-use crate::codec::Undecodable;
+use crate::codec::{Undecodable, encode_attributes, encode_item};
 use crate::index_build::IndexStatus;
 use crate::keys::{describe_stored_key, stored_key};
 
@@ -40,24 +39,69 @@ pub struct TableState {
 pub struct IndexState {
     pub index: GlobalSecondaryIndex,
     pub redb_table: String,
+    /// The attributes an entry holds, in name order, where the index does
+    /// not project all: the table's and the index's keys, and what an
+    /// INCLUDE projection names.
+    pub projected_names: Option<Vec<String>>,
     pub status: IndexStatus,
     pub local: bool,
 }
 
 /// One item's entry in one index: where it is stored and what is projected.
-/// An index that projects everything borrows the item itself, so a write
-/// neither copies nor encodes it once per index.
+/// It borrows from the item: a write copies no attribute into an entry,
+/// and encodes an index that projects everything not at all (the table's
+/// encoding serves).
 #[derive(Debug, PartialEq)]
 pub struct IndexEntry<'a> {
     pub key: Vec<u8>,
-    pub projected: Cow<'a, Item>,
+    pub projected: Projected<'a>,
 }
 
-impl IndexEntry<'_> {
-    /// Whether the entry holds the whole item (an index projecting all).
-    pub fn is_whole_item(&self) -> bool {
-        matches!(self.projected, Cow::Borrowed(_))
+/// What an index entry holds of its item.
+#[derive(Debug, PartialEq)]
+pub enum Projected<'a> {
+    /// The whole item (an index projecting all).
+    Whole(&'a Item),
+    /// The attributes of the item the index projects, in name order.
+    Picked(Vec<(&'a str, &'a AttributeValue)>),
+}
+
+impl Projected<'_> {
+    /// Bytes DynamoDB charges for the entry: names plus values.
+    pub fn size(&self) -> usize {
+        match self {
+            Projected::Whole(item) => item_size(item),
+            Projected::Picked(attributes) => attributes
+                .iter()
+                .map(|(name, value)| name.len() + value.size())
+                .sum(),
+        }
     }
+
+    /// The entry's stored form, as [`encode_item`] encodes the same
+    /// attributes.
+    pub fn encode(&self) -> Vec<u8> {
+        match self {
+            Projected::Whole(item) => encode_item(item),
+            Projected::Picked(attributes) => encode_attributes(attributes),
+        }
+    }
+}
+
+/// [`IndexState::projected_names`] of `index` on a table keyed by `table_keys`.
+fn projected_names(table_keys: &KeySchema, index: &GlobalSecondaryIndex) -> Option<Vec<String>> {
+    let included: &[String] = match &index.projection {
+        Projection::All => return None,
+        Projection::KeysOnly => &[],
+        Projection::Include(names) => names,
+    };
+    let names: BTreeSet<&str> = table_keys
+        .attributes()
+        .chain(index.key_schema.attributes())
+        .map(|key| key.name.as_str())
+        .chain(included.iter().map(String::as_str))
+        .collect();
+    Some(names.into_iter().map(str::to_owned).collect())
 }
 
 impl TableState {
@@ -82,6 +126,7 @@ impl TableState {
                 }))
                 .map(|(index, local)| IndexState {
                     redb_table: format!("index/{name}/{}", index.name),
+                    projected_names: projected_names(&definition.key_schema, &index),
                     index,
                     status: IndexStatus::Active,
                     local,
@@ -239,18 +284,15 @@ impl TableState {
                 .chain(Some(table_partition))
                 .chain(table_sort),
         );
-        let projected = match &index.index.projection {
-            Projection::All => Cow::Borrowed(item),
-            Projection::KeysOnly => Cow::Owned(self.keys_for_index(index, item)),
-            Projection::Include(names) => {
-                let mut keys = self.keys_for_index(index, item);
-                for name in names {
-                    if let Some(v) = item.get(name) {
-                        keys.insert(name.clone(), v.clone());
-                    }
-                }
-                Cow::Owned(keys)
-            }
+        let projected = match &index.projected_names {
+            None => Projected::Whole(item),
+            Some(names) => Projected::Picked(
+                names
+                    .iter()
+                    .filter_map(|name| item.get_key_value(name))
+                    .map(|(name, value)| (name.as_str(), value))
+                    .collect(),
+            ),
         };
         Some(IndexEntry { key, projected })
     }
@@ -266,7 +308,7 @@ impl TableState {
             .iter()
             .filter(|index| index.local)
             .filter_map(|index| self.index_entry(index, item))
-            .map(|entry| item_size(&entry.projected))
+            .map(|entry| entry.projected.size())
             .sum();
         (item_size(item) + entries) as u64
     }
@@ -498,5 +540,72 @@ impl Catalog {
             .collect();
         names.sort();
         Ok(names)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use rave_conformance::table_definition;
+    use rave_store::{AttributeValue, item};
+
+    use super::*;
+
+    /// What an entry of `index` holds of `item`, built as a map: every
+    /// attribute the item has that is a key of the table or of the index,
+    /// or that the projection names.
+    fn projected_map(table: &TableState, index: &IndexState, item: &Item) -> Item {
+        let mut map = table.keys_for_index(index, item);
+        match &index.index.projection {
+            Projection::All => return item.clone(),
+            Projection::KeysOnly => {}
+            Projection::Include(names) => {
+                for name in names {
+                    if let Some(value) = item.get(name) {
+                        map.insert(name.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        map
+    }
+
+    proptest! {
+        /// Each index's entry, borrowed from the item, is stored and
+        /// charged as the map of its attributes would be.
+        #[test]
+        fn an_entry_encodes_and_sizes_as_the_map_of_what_it_projects(
+            group in proptest::option::of("[a-c]{1,3}"),
+            kind in proptest::option::of("[a-c]{1,3}"),
+            score in proptest::option::of(any::<i32>()),
+            tag in proptest::option::of(proptest::collection::vec(any::<u8>(), 1..4)),
+            note in proptest::option::of(".{0,8}"),
+            other in proptest::option::of(".{0,8}"),
+        ) {
+            let table = TableState::new(table_definition("things"));
+            let mut item = item! {"PK" => "p", "SK" => "s", "AT" => "t"};
+            let attributes = [
+                ("GROUP", group.map(AttributeValue::S)),
+                ("KIND", kind.map(AttributeValue::S)),
+                ("SCORE", score.map(|n| AttributeValue::N(i64::from(n).into()))),
+                ("TAG", tag.map(AttributeValue::B)),
+                ("note", note.map(AttributeValue::S)),
+                ("other", other.map(AttributeValue::S)),
+            ];
+            for (name, value) in attributes {
+                if let Some(value) = value {
+                    item.insert(name.into(), value);
+                }
+            }
+            for index in &table.indexes {
+                let Some(entry) = table.index_entry(index, &item) else {
+                    continue;
+                };
+                let expected = projected_map(&table, index, &item);
+                // The same bytes: in name order, as reads expect.
+                prop_assert_eq!(entry.projected.encode(), encode_item(&expected));
+                prop_assert_eq!(entry.projected.size(), item_size(&expected));
+            }
+        }
     }
 }

@@ -110,18 +110,36 @@ fn put_value(out: &mut Vec<u8>, value: &AttributeValue) {
     }
 }
 
-fn put_map(out: &mut Vec<u8>, map: &Item) {
-    put_varint(out, map.len() as u128);
-    // BTreeMap iterates in key order, which decoding relies on.
-    for (name, value) in map {
+/// A map of `len` attributes, which must come in name order: decoding
+/// relies on it.
+fn put_attributes<'a>(
+    out: &mut Vec<u8>,
+    len: usize,
+    attributes: impl Iterator<Item = (&'a str, &'a AttributeValue)>,
+) {
+    put_varint(out, len as u128);
+    for (name, value) in attributes {
         put_bytes(out, name.as_bytes());
         put_value(out, value);
     }
 }
 
+fn put_map(out: &mut Vec<u8>, map: &Item) {
+    // BTreeMap iterates in key order.
+    put_attributes(out, map.len(), map.iter().map(|(n, v)| (n.as_str(), v)));
+}
+
 pub fn encode_item(item: &Item) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     put_map(&mut out, item);
+    out
+}
+
+/// Attributes in name order (names unique), encoded as the item of just
+/// them would be.
+pub fn encode_attributes(attributes: &[(&str, &AttributeValue)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    put_attributes(&mut out, attributes.len(), attributes.iter().copied());
     out
 }
 

@@ -15,7 +15,7 @@ use rave_store::{GlobalSecondaryIndex, Result, StoreError};
 use redb::{ReadableTable, TableDefinition as RedbTable, WriteTransaction};
 
 use crate::catalog::{IndexState, TableState};
-use crate::codec::{decode_item, encode_item};
+use crate::codec::decode_item;
 use crate::{bytes_table, storage};
 
 /// Backfills in progress: `table \0 index` → the stored key of the last
@@ -118,10 +118,7 @@ pub(crate) fn backfill_chunk(
         });
         if fits && let Some(entry) = table.index_entry(index, &item) {
             entries
-                .insert(
-                    entry.key.as_slice(),
-                    encode_item(&entry.projected).as_slice(),
-                )
+                .insert(entry.key.as_slice(), entry.projected.encode().as_slice())
                 .map_err(storage)?;
         }
         last = Some(stored_key.value().to_vec());

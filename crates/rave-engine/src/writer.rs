@@ -33,7 +33,7 @@ use rave_store::{
 use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
 use tokio::sync::{oneshot, watch};
 
-use crate::catalog::{Catalog, IndexEntry, TableState};
+use crate::catalog::{Catalog, IndexEntry, Projected, TableState};
 use crate::clock::Clock;
 use crate::codec::{RecordHeadFields, decode_item, decode_record, encode_item, encode_record};
 use crate::database::SharedDatabase;
@@ -1398,9 +1398,9 @@ impl<'t> Tx<'t> {
                 self.table(&table.items_table)?.remove(key)?;
             }
         }
-        let entry_size = |entry: &IndexEntry<'_>, whole: usize| match entry.is_whole_item() {
-            true => whole,
-            false => item_size(&entry.projected),
+        let entry_size = |entry: &IndexEntry<'_>, whole: usize| match entry.projected {
+            Projected::Whole(_) => whole,
+            Projected::Picked(_) => entry.projected.size(),
         };
         for index in &table.indexes {
             let before = old.and_then(|item| table.index_entry(index, item));
@@ -1430,9 +1430,11 @@ impl<'t> Tx<'t> {
             if let Some(a) = &after
                 && units > 0.0
             {
-                match (&new_bytes, a.is_whole_item()) {
-                    (Some(whole), true) => entries.insert(a.key.as_slice(), whole.as_slice())?,
-                    _ => entries.insert(a.key.as_slice(), encode_item(&a.projected).as_slice())?,
+                match (&new_bytes, &a.projected) {
+                    (Some(whole), Projected::Whole(_)) => {
+                        entries.insert(a.key.as_slice(), whole.as_slice())?
+                    }
+                    _ => entries.insert(a.key.as_slice(), a.projected.encode().as_slice())?,
                 };
             }
             if units > 0.0 {
