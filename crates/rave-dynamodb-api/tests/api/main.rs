@@ -6,6 +6,8 @@
 //! indexes (`local_indexes`) and their item collections (`collections`),
 //! global secondary indexes keyed on several attributes
 //! (`multi_attribute_keys`),
+//! what Query's and Scan's filters count in a string
+//! (`read_and_table_refusals`),
 //! Signature V4 headers and their verification
 //! (`signatures`), the AWS CLI (`awscli`), and boto3 with the example
 //! systems (`boto3`).
@@ -20,6 +22,7 @@ mod http;
 mod local_indexes;
 mod model;
 mod multi_attribute_keys;
+mod read_and_table_refusals;
 mod signatures;
 mod streams;
 mod support;
