@@ -358,11 +358,13 @@ fn compare(left: Option<AttributeValue>, op: Comparator, right: Option<Attribute
     }
 }
 
-/// What `size()` gives for a value: a string's or a binary's length, a
-/// collection's number of elements; nothing for the other types.
+/// What `size()` gives for a value: a string's length, a binary's bytes, a
+/// collection's number of elements; nothing for the other types. DynamoDB
+/// measures a string in UTF-16 code units (its Java length), not in the
+/// UTF-8 bytes that size an item: `é` is 1, a character past U+FFFF is 2.
 pub(crate) fn size_of(value: &AttributeValue) -> Option<usize> {
     Some(match value {
-        AttributeValue::S(s) => s.len(),
+        AttributeValue::S(s) => s.encode_utf16().count(),
         AttributeValue::B(b) => b.len(),
         AttributeValue::L(l) => l.len(),
         AttributeValue::M(m) => m.len(),
@@ -928,6 +930,24 @@ mod tests {
         let both_missing =
             Condition::compare(Operand::attr("x"), Comparator::Ne, Operand::attr("y"));
         assert!(both_missing.evaluate(&it));
+    }
+
+    #[test]
+    fn a_strings_size_counts_utf16_code_units_not_bytes() {
+        // "é" is 2 UTF-8 bytes and 1 code unit; U+1D11E is 4 bytes and 2 code units.
+        let it = item! {"s" => "\u{e9}\u{1d11e}", "ascii" => "rave"};
+        let size_is = |name: &str, n: i64| {
+            Condition::compare(
+                Operand::Size(Path::attr(name)),
+                Comparator::Eq,
+                Operand::value(n),
+            )
+            .evaluate(&it)
+        };
+        assert!(size_is("s", 3));
+        assert!(!size_is("s", 6));
+        assert!(size_is("ascii", 4));
+        assert_eq!(size_of(&AttributeValue::B(vec![0xc3, 0xa9])), Some(2));
     }
 
     #[test]

@@ -583,11 +583,7 @@ async fn refusals_are_worded_by_the_operations_validation_layer() {
             .await
             .error(400, "ValidationException", &invalid_value(&words));
     }
-    let nothing = server
-        .call("Scan", json!({"TableName": "comments"}))
-        .await
-        .ok();
-    assert_eq!(nothing["Count"], 0, "refused requests wrote nothing");
+    server.assert_table_empty("comments").await;
 }
 
 /// A value `levels` maps deep around a string, as a request nests it.
@@ -673,11 +669,7 @@ async fn deep_requests_are_refused_by_the_layer_that_reads_them() {
             .await
             .error(400, "ValidationException", &message);
     }
-    let nothing = server
-        .call("Scan", json!({"TableName": "comments"}))
-        .await
-        .ok();
-    assert_eq!(nothing["Count"], 0, "refused requests wrote nothing");
+    server.assert_table_empty("comments").await;
 }
 
 /// TransactWriteItems reads its actions in order, and a Put's attribute
@@ -748,11 +740,7 @@ async fn a_transacted_put_reads_its_attribute_names_before_its_values() {
             .await
             .error(400, "ValidationException", message);
     }
-    let nothing = server
-        .call("Scan", json!({"TableName": "comments"}))
-        .await
-        .ok();
-    assert_eq!(nothing["Count"], 0, "refused requests wrote nothing");
+    server.assert_table_empty("comments").await;
 }
 
 /// A TransactWriteItems action names exactly one operation: none is refused
@@ -780,11 +768,7 @@ async fn a_transaction_action_names_exactly_one_operation() {
             .await
             .error(400, "ValidationException", message);
     }
-    let nothing = server
-        .call("Scan", json!({"TableName": "comments"}))
-        .await
-        .ok();
-    assert_eq!(nothing["Count"], 0, "refused requests wrote nothing");
+    server.assert_table_empty("comments").await;
 }
 
 #[tokio::test]
@@ -947,11 +931,7 @@ async fn a_misnamed_batch_table_beside_an_unknown_enum() {
             "ValidationException",
             &format!(r#"2 validation errors detected: Value '{{"bad!name":{{"Keys":[{{"pk":{{"S":"a"}}}}]}}}}' at 'requestItems' failed to satisfy constraint: Map keys must satisfy constraint: [Member must have length less than or equal to 255, Member must have length greater than or equal to 3, Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]; {capacity}"#),
         );
-    let nothing = server
-        .call("Scan", json!({"TableName": "comments"}))
-        .await
-        .ok();
-    assert_eq!(nothing["Count"], 0, "refused requests wrote nothing");
+    server.assert_table_empty("comments").await;
 }
 
 #[tokio::test]

@@ -8,6 +8,8 @@
 //! indexes (`local_indexes`) and their item collections (`collections`),
 //! global secondary indexes keyed on several attributes
 //! (`multi_attribute_keys`),
+//! what Query's and Scan's filters count in a string
+//! (`read_and_table_refusals`),
 //! Signature V4 headers and their verification
 //! (`signatures`), the AWS CLI (`awscli`), and boto3 with the example
 //! systems (`boto3`).
@@ -23,6 +25,7 @@ mod limits;
 mod local_indexes;
 mod model;
 mod multi_attribute_keys;
+mod read_and_table_refusals;
 mod signatures;
 mod streams;
 mod support;

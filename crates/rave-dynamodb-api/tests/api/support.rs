@@ -84,6 +84,13 @@ impl Server {
         }
     }
 
+    /// Asserts that `table` holds no item: the refused requests sent to it
+    /// wrote nothing.
+    pub async fn assert_table_empty(&self, table: &str) {
+        let scan = self.call("Scan", json!({"TableName": table})).await.ok();
+        assert_eq!(scan["Count"], 0, "refused requests wrote {scan}");
+    }
+
     /// A table keyed by `pk` (S) and `sk` (N), on demand, with one index on
     /// `gsi` (S) that projects `title`.
     pub async fn create_comments_table(&self, name: &str) -> Value {
