@@ -5,18 +5,14 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 
 use rave_store::{
-    AttributeValue, GlobalSecondaryIndex, Item, KeyAttribute, KeySchema, Projection, Result,
-    StoreError, TableDefinition, item_size,
+    AttributeValue, GlobalSecondaryIndex, Item, KeyAttribute, KeySchema, MAX_PARTITION_KEY_BYTES,
+    MAX_SORT_KEY_BYTES, Projection, Result, SORT_KEY_TOO_LONG, StoreError, TableDefinition,
+    empty_key_value, item_size, key_value_bytes,
 };
 
 use crate::codec::{Undecodable, encode_attributes, encode_item};
 use crate::index_build::IndexStatus;
 use crate::keys::{describe_stored_key, stored_key};
-
-/// Largest partition-key value DynamoDB accepts, in bytes.
-pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
-/// Largest sort-key value DynamoDB accepts, in bytes.
-pub const MAX_SORT_KEY_BYTES: usize = 1024;
 
 /// A table definition with the names of its redb tables.
 #[derive(Debug)]
@@ -441,39 +437,21 @@ fn check_key_value(
             ),
         }));
     }
-    let len = match value {
-        AttributeValue::S(s) => s.len(),
-        AttributeValue::B(b) => b.len(),
-        _ => usize::MAX,
-    };
-    if len == 0 {
-        let kind = if matches!(value, AttributeValue::S(_)) {
-            "string"
-        } else {
-            "binary"
-        };
-        return Err(StoreError::validation(match index {
-            Some(index) => format!(
-                "One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty {kind} value. IndexName: {index}, IndexKey: {}",
-                attr.name
-            ),
-            None => format!(
-                "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty {kind} value. Key: {}",
-                attr.name
-            ),
-        }));
+    if let Some(refusal) = empty_key_value(value, &attr.name, index) {
+        return Err(StoreError::validation(refusal));
     }
-    if len != usize::MAX && len > limit {
-        // DynamoDB's words, its missing space included.
+    let Some(len) = key_value_bytes(value) else {
+        return Ok(());
+    };
+    if len > limit {
         return Err(StoreError::validation(
             if limit == MAX_PARTITION_KEY_BYTES {
+                // DynamoDB's words, its missing space included.
                 format!(
                     "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of{limit} bytes"
                 )
             } else {
-                format!(
-                    "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of {limit} bytes"
-                )
+                SORT_KEY_TOO_LONG.to_owned()
             },
         ));
     }

@@ -57,7 +57,6 @@ use redb::{ReadableTable, TableDefinition as RedbTable};
 use serde::Serialize;
 use tokio::sync::{oneshot, watch};
 
-pub use catalog::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 pub use clock::{Clock, ManualClock};
 pub use feed::{EngineBatch, EngineFeed};
 pub use index_build::{IndexChange, IndexDescription, IndexStatus};

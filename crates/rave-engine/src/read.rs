@@ -154,7 +154,7 @@ fn query_with(
     let schema = index.map_or(table.schema(), |i| &i.index.key_schema);
     let condition = input
         .key_condition
-        .bind(schema)
+        .bind(schema, index.map(|i| i.index.name.as_str()))
         .map_err(StoreError::Validation)?;
     // The developer guide (Query, "Filter expressions for Query"): "A filter
     // expression cannot contain partition key or sort key attributes."

@@ -597,8 +597,9 @@ fn sort_op(value: BoxedStrategy<AttributeValue>, strings: bool) -> BoxedStrategy
             .boxed(),
     ];
     if strings {
+        // No empty prefix: DynamoDB refuses an empty sort-key value.
         options.push(
-            prop::sample::select(vec!["", "x", "y"])
+            prop::sample::select(vec!["x", "y"])
                 .prop_map(|p| Some(SortOp::BeginsWith(p.into())))
                 .boxed(),
         );

@@ -128,8 +128,9 @@ fn range_on(name: &'static str) -> BoxedStrategy<Option<SortOp>> {
             .boxed(),
     ];
     if strings {
+        // No empty prefix: DynamoDB refuses an empty sort-key value.
         ops.push(
-            prop_oneof![Just(""), Just("a"), Just("b")]
+            prop_oneof![Just("a"), Just("b")]
                 .prop_map(|p| Some(SortOp::BeginsWith(AttributeValue::s(p))))
                 .boxed(),
         );

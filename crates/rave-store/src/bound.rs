@@ -6,7 +6,10 @@
 use std::cmp::Ordering;
 
 use crate::expr::{KeyCondition, SortOp, order};
-use crate::schema::{KeyAttribute, KeySchema, KeyType};
+use crate::schema::{
+    KeyAttribute, KeySchema, KeyType, MAX_SORT_KEY_BYTES, SORT_KEY_TOO_LONG, empty_key_value,
+    key_value_bytes,
+};
 use crate::value::{AttributeValue, Item};
 
 /// A key condition bound to a key schema (see [`KeyCondition::bind`]).
@@ -35,9 +38,14 @@ impl BoundKeyCondition<'_> {
 const TYPE_MISMATCH: &str = "One or more parameter values were invalid: Condition parameter type does not match schema type";
 
 impl KeyCondition {
-    /// What this condition asks of each attribute of `schema`, checked the
+    /// What this condition asks of each attribute of `schema` (the key of
+    /// secondary index `index`, or of the table without one), checked the
     /// way DynamoDB checks a Query: the error is its message.
-    pub fn bind<'a>(&'a self, schema: &'a KeySchema) -> Result<BoundKeyCondition<'a>, String> {
+    pub fn bind<'a>(
+        &'a self,
+        schema: &'a KeySchema,
+        index: Option<&str>,
+    ) -> Result<BoundKeyCondition<'a>, String> {
         if !schema.is_multi_attribute() && !self.more.is_empty() {
             return Err(format!(
                 "The number of query conditions ({}) exceeds the number of key attributes defined in the schema ({})",
@@ -71,16 +79,8 @@ impl KeyCondition {
             if !attribute.key_type.matches(value) {
                 return Err(TYPE_MISMATCH.into());
             }
-            let empty = match value {
-                AttributeValue::S(s) if s.is_empty() => Some("string"),
-                AttributeValue::B(b) if b.is_empty() => Some("binary"),
-                _ => None,
-            };
-            if let Some(kind) = empty {
-                return Err(format!(
-                    "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty {kind} value. Key: {}",
-                    attribute.name
-                ));
+            if let Some(refusal) = empty_key_value(value, &attribute.name, index) {
+                return Err(refusal);
             }
             equalities.push((attribute, value));
         }
@@ -124,6 +124,15 @@ impl KeyCondition {
             };
             if values.iter().any(|v| !attribute.key_type.matches(v)) {
                 return Err(TYPE_MISMATCH.into());
+            }
+            // A sort key's values are held to what an item's may be.
+            for value in values {
+                if let Some(refusal) = empty_key_value(value, &attribute.name, index) {
+                    return Err(refusal);
+                }
+                if key_value_bytes(value).is_some_and(|bytes| bytes > MAX_SORT_KEY_BYTES) {
+                    return Err(SORT_KEY_TOO_LONG.into());
+                }
             }
         }
         if let Some((attribute, op)) = range {
@@ -207,7 +216,7 @@ mod tests {
             ("a", eq("x")),
             ("h", eq("1")),
         ]);
-        let bound = bound.bind(&schema).expect("a valid condition");
+        let bound = bound.bind(&schema, None).expect("a valid condition");
         let names: Vec<&str> = bound
             .equalities
             .iter()
@@ -265,7 +274,7 @@ mod tests {
                 TYPE_MISMATCH.to_owned(),
             ),
         ] {
-            assert_eq!(condition(&clauses).bind(&schema), Err(message), "{clauses:?}");
+            assert_eq!(condition(&clauses).bind(&schema, None), Err(message), "{clauses:?}");
         }
         // A key of one attribute of each kind takes two conditions at most,
         // and names its partition key when it lacks it.
@@ -274,15 +283,66 @@ mod tests {
             Some(KeyAttribute::new("a", KeyType::S)),
         );
         assert_eq!(
-            condition(&[("h", eq("1")), ("a", eq("x")), ("b", eq("y"))]).bind(&single),
+            condition(&[("h", eq("1")), ("a", eq("x")), ("b", eq("y"))]).bind(&single, None),
             Err(
                 "The number of query conditions (3) exceeds the number of key attributes defined in the schema (2)"
                     .to_owned()
             )
         );
         assert_eq!(
-            condition(&[("a", eq("x"))]).bind(&single),
+            condition(&[("a", eq("x"))]).bind(&single, None),
             Err("Query condition missed key schema element: h".to_owned())
+        );
+    }
+
+    /// A sort key's condition values are held to what an item's sort key
+    /// may be: not empty, at most 1,024 bytes (UTF-8); an index's key is
+    /// named with its index.
+    #[test]
+    fn sort_key_values_are_refused_where_no_item_could_hold_them() {
+        let single = KeySchema::new(
+            KeyAttribute::new("h", KeyType::S),
+            Some(KeyAttribute::new("a", KeyType::S)),
+        );
+        let on_sort = |op: SortOp, index: Option<&str>| {
+            condition(&[("h", eq("1")), ("a", op)])
+                .bind(&single, index)
+                .map(|_| ())
+        };
+        let empty = "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: a";
+        assert_eq!(on_sort(eq(""), None), Err(empty.to_owned()));
+        assert_eq!(
+            on_sort(SortOp::BeginsWith(AttributeValue::s("")), None),
+            Err(empty.to_owned())
+        );
+        assert_eq!(
+            on_sort(
+                SortOp::Between(AttributeValue::s(""), AttributeValue::s("b")),
+                None
+            ),
+            Err(empty.to_owned())
+        );
+        assert_eq!(
+            on_sort(eq(""), Some("byA")),
+            Err("One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty string value. IndexName: byA, IndexKey: a".to_owned())
+        );
+        // 1,024 bytes pass, 1,025 do not, whichever the comparison.
+        assert_eq!(on_sort(eq(&"é".repeat(512)), None), Ok(()));
+        assert_eq!(
+            on_sort(SortOp::Gt(AttributeValue::s("x".repeat(1025))), None),
+            Err(SORT_KEY_TOO_LONG.to_owned())
+        );
+        assert_eq!(
+            on_sort(
+                SortOp::Between(AttributeValue::s("a"), AttributeValue::s("é".repeat(513))),
+                None
+            ),
+            Err(SORT_KEY_TOO_LONG.to_owned())
+        );
+        // An empty partition key is named as the index's too.
+        assert_eq!(
+            condition(&[("h", eq(""))]).bind(&single, Some("byA")).map(|_| ()),
+            Err("One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty string value. IndexName: byA, IndexKey: h".to_owned())
         );
     }
 }

@@ -51,7 +51,8 @@ pub use retry::{Batch, Retry};
 pub use schema::{
     GlobalSecondaryIndex, IndexDrift, KeyAttribute, KeySchema, KeyType, LocalSecondaryIndex,
     MAX_INDEX_KEY_ATTRIBUTES, MAX_KEY_ATTRIBUTE_NAME_BYTES, MAX_LOCAL_SECONDARY_INDEXES,
-    Projection, TableDefinition, valid_time_to_live_attribute,
+    MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, Projection, SORT_KEY_TOO_LONG, TableDefinition,
+    empty_key_value, key_value_bytes, valid_time_to_live_attribute,
 };
 pub use shared::SharedStore;
 pub use value::{

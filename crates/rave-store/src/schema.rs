@@ -4,6 +4,48 @@ use serde::{Deserialize, Serialize};
 
 use crate::value::{AttributeType, AttributeValue, Item};
 
+/// Largest partition-key value DynamoDB accepts, in bytes.
+pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
+/// Largest sort-key value DynamoDB accepts, in bytes.
+pub const MAX_SORT_KEY_BYTES: usize = 1024;
+
+/// DynamoDB's refusal of a sort-key value longer than
+/// [`MAX_SORT_KEY_BYTES`], in an item, a key or a Query's key condition.
+pub const SORT_KEY_TOO_LONG: &str = "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes";
+
+/// The bytes a string or binary key value takes, which DynamoDB limits;
+/// `None` for a number, which it limits by its digits instead.
+pub fn key_value_bytes(value: &AttributeValue) -> Option<usize> {
+    match value {
+        AttributeValue::S(s) => Some(s.len()),
+        AttributeValue::B(b) => Some(b.len()),
+        _ => None,
+    }
+}
+
+/// DynamoDB's refusal of `value` for key attribute `attribute` of secondary
+/// index `index` (of the table, without one), when it is an empty string or
+/// binary; `None` for any other value.
+pub fn empty_key_value(
+    value: &AttributeValue,
+    attribute: &str,
+    index: Option<&str>,
+) -> Option<String> {
+    let kind = match value {
+        AttributeValue::S(s) if s.is_empty() => "string",
+        AttributeValue::B(b) if b.is_empty() => "binary",
+        _ => return None,
+    };
+    Some(match index {
+        Some(index) => format!(
+            "One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty {kind} value. IndexName: {index}, IndexKey: {attribute}"
+        ),
+        None => format!(
+            "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty {kind} value. Key: {attribute}"
+        ),
+    })
+}
+
 /// The three types a key attribute may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum KeyType {

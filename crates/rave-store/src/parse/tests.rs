@@ -502,8 +502,8 @@ fn key_conditions_every_sort_comparison() {
         assert_eq!(
             key_condition(&format!("{text} and pk = :s"))
                 .unwrap()
-                .bind(&schema),
-            expected.bind(&schema),
+                .bind(&schema, None),
+            expected.bind(&schema, None),
             "{text}, sort key first"
         );
     }
