@@ -125,6 +125,12 @@ pub struct ApiError {
     /// validation layer, which some operations answer with and others not
     /// yet (see `protocol`); `message` holds the older words.
     pub current_wording: Option<String>,
+    /// A refusal of the request's shape (an expression member without its
+    /// expression, an empty map or condition, an undefined value, a legacy
+    /// `Expected` entry that contradicts itself), which the item writes now
+    /// answer inside the validation framework's envelope and the other
+    /// operations bare (captured in several regions in October 2026).
+    pub enveloped_by_item_writes: bool,
 }
 
 impl ApiError {
@@ -135,6 +141,7 @@ impl ApiError {
             cancellation_reasons: None,
             old_items: Vec::new(),
             current_wording: None,
+            enveloped_by_item_writes: true,
         }
     }
 
@@ -150,6 +157,15 @@ impl ApiError {
         }
     }
 
+    /// A refusal of the request's shape: see
+    /// [`ApiError::enveloped_by_item_writes`].
+    pub fn request_fault(message: impl Into<String>) -> ApiError {
+        ApiError {
+            enveloped_by_item_writes: true,
+            ..ApiError::validation(message)
+        }
+    }
+
     pub fn serialization(message: impl Into<String>) -> ApiError {
         ApiError::new(ErrorKind::Serialization, message)
     }
@@ -157,11 +173,8 @@ impl ApiError {
     /// DynamoDB answers an unknown operation with the bare type, no message.
     pub fn unknown_operation() -> ApiError {
         ApiError {
-            kind: ErrorKind::UnknownOperation,
             message: None,
-            cancellation_reasons: None,
-            old_items: Vec::new(),
-            current_wording: None,
+            ..ApiError::new(ErrorKind::UnknownOperation, "")
         }
     }
 
@@ -241,14 +254,14 @@ impl From<StoreError> for ApiError {
             StoreError::TransactionCanceled(reasons) => {
                 let codes: Vec<&str> = reasons.iter().map(reason_code).collect();
                 ApiError {
-                    kind: ErrorKind::TransactionCanceled,
-                    message: Some(format!(
-                        "Transaction cancelled, please refer cancellation reasons for specific reasons [{}]",
-                        codes.join(", ")
-                    )),
                     cancellation_reasons: Some(reasons),
-                    old_items: Vec::new(),
-                    current_wording: None,
+                    ..ApiError::new(
+                        ErrorKind::TransactionCanceled,
+                        format!(
+                            "Transaction cancelled, please refer cancellation reasons for specific reasons [{}]",
+                            codes.join(", ")
+                        ),
+                    )
                 }
             }
             StoreError::ResourceNotFound(message) => {

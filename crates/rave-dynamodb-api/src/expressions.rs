@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use rave_store::{
-    AttributeValue, Condition, ExpressionError, ExpressionParser, KeyCondition, Path,
-    ReturnValuesOnConditionCheckFailure,
+    AttributeValue, Condition, ExpressionError, ExpressionKind, ExpressionParser, KeyCondition,
+    Path, ReturnValuesOnConditionCheckFailure,
 };
 use serde_json::Value;
 
@@ -16,7 +16,22 @@ use crate::wire::value_from_json;
 
 impl From<ExpressionError> for ApiError {
     fn from(error: ExpressionError) -> ApiError {
-        ApiError::validation(error.to_string())
+        let request_fault = matches!(
+            error,
+            ExpressionError::EmptyPlaceholders { .. }
+                | ExpressionError::PlaceholdersWithoutExpressions { .. }
+                | ExpressionError::Empty {
+                    kind: ExpressionKind::Condition
+                }
+                | ExpressionError::UndefinedValue {
+                    kind: ExpressionKind::Condition,
+                    ..
+                }
+        );
+        match request_fault {
+            true => ApiError::request_fault(error.to_string()),
+            false => ApiError::validation(error.to_string()),
+        }
     }
 }
 

@@ -316,40 +316,40 @@ fn expected_condition(name: &str, entry: Members<'_>) -> Result<Condition, ApiEr
     if let Some(operator) = operator {
         let values = match (value, list) {
             (Some(_), Some(_)) => {
-                return Err(ApiError::validation(format!(
+                return Err(ApiError::request_fault(format!(
                     "{INVALID}Value and AttributeValueList cannot be used together for Attribute: {name}"
                 )));
             }
             (Some(value), None) => vec![value],
             (None, Some(list)) => list,
             (None, None) if !matches!(operator, "NULL" | "NOT_NULL") => {
-                return Err(ApiError::validation(format!(
+                return Err(ApiError::request_fault(format!(
                     "{INVALID}Value or AttributeValueList must be used with ComparisonOperator: {operator} for Attribute: {name}"
                 )));
             }
             (None, None) => Vec::new(),
         };
         if exists.is_some() {
-            return Err(ApiError::validation(format!(
+            return Err(ApiError::request_fault(format!(
                 "{INVALID}Exists and ComparisonOperator cannot be used together for Attribute: {name}"
             )));
         }
         return comparison(name, operator, values);
     }
     if list.is_some() {
-        return Err(ApiError::validation(format!(
+        return Err(ApiError::request_fault(format!(
             "{INVALID}AttributeValueList can only be used with a ComparisonOperator for Attribute: {name}"
         )));
     }
     match (exists, value) {
-        (Some(false), Some(_)) => Err(ApiError::validation(format!(
+        (Some(false), Some(_)) => Err(ApiError::request_fault(format!(
             "{INVALID}Value cannot be used when Exists is false for Attribute: {name}"
         ))),
         (Some(false), None) => Ok(Condition::AttributeNotExists(Path::attr(name))),
-        (Some(true), None) => Err(ApiError::validation(format!(
+        (Some(true), None) => Err(ApiError::request_fault(format!(
             "{INVALID}Value must be provided when Exists is true for Attribute: {name}"
         ))),
-        (None, None) => Err(ApiError::validation(format!(
+        (None, None) => Err(ApiError::request_fault(format!(
             "{INVALID}Value must be provided when Exists is null for Attribute: {name}"
         ))),
         (_, Some(value)) => comparison(name, "EQ", vec![value]),
@@ -371,7 +371,7 @@ fn check_arguments(operator: &str, values: &[AttributeValue]) -> Result<(), ApiE
     if fits {
         Ok(())
     } else {
-        Err(ApiError::validation(format!(
+        Err(ApiError::request_fault(format!(
             "{INVALID}Invalid number of argument(s) for the {operator} ComparisonOperator"
         )))
     }

@@ -253,25 +253,6 @@ impl ValidationLayer {
     }
 }
 
-/// The request-level checks that the item writes (PutItem, UpdateItem,
-/// DeleteItem) now answer inside the validation framework's envelope
-/// (captured in several regions in October 2026), by the start of their
-/// message; other operations answer the same checks bare.
-const ENVELOPED_BY_ITEM_WRITES: [&str; 10] = [
-    "ExpressionAttributeValues can only be specified",
-    "ExpressionAttributeNames can only be specified",
-    "ExpressionAttributeValues must not be empty",
-    "ExpressionAttributeNames must not be empty",
-    "Invalid ConditionExpression: The expression can not be empty;",
-    "Invalid ConditionExpression: An expression attribute value used in expression is not defined",
-    // The legacy `Expected` conditions (`Value` with `Exists`, or with
-    // `AttributeValueList`, or missing for an operator).
-    "One or more parameter values were invalid: Value ",
-    "One or more parameter values were invalid: Exists and ComparisonOperator",
-    "One or more parameter values were invalid: AttributeValueList can only be used",
-    "One or more parameter values were invalid: Invalid number of argument(s)",
-];
-
 /// `error` in the words DynamoDB's current validation layer answers
 /// `operation` with, where they differ from the words rave's checks use.
 fn in_current_words(operation: Operation, error: ApiError) -> ApiError {
@@ -291,13 +272,7 @@ fn in_current_words(operation: Operation, error: ApiError) -> ApiError {
         };
     }
     match &error.message {
-        Some(message)
-            if item_write
-                && error.kind == ErrorKind::Validation
-                && ENVELOPED_BY_ITEM_WRITES
-                    .iter()
-                    .any(|start| message.starts_with(start)) =>
-        {
+        Some(message) if item_write && error.enveloped_by_item_writes => {
             ApiError::validation(format!("1 validation error detected: {message}"))
         }
         _ => error,
