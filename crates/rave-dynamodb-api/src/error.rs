@@ -141,7 +141,7 @@ impl ApiError {
             cancellation_reasons: None,
             old_items: Vec::new(),
             current_wording: None,
-            enveloped_by_item_writes: true,
+            enveloped_by_item_writes: false,
         }
     }
 
