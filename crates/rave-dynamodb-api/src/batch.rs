@@ -11,7 +11,7 @@ use crate::request::{Members, missing, name_violations, validation_errors};
 use crate::wire::{item_from_json, item_to_json};
 
 pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
-    let tables = request_items(body, "BatchGetItem", body.capacity_violations())?;
+    let tables = request_items(body, Batch::Get, body.capacity_violations())?;
     let detail = body.capacity_detail()?;
     let mut requests = Vec::new();
     let mut projections = Vec::new();
@@ -88,7 +88,7 @@ pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value,
 }
 
 pub async fn batch_write_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
-    let tables = request_items(body, "BatchWriteItem", body.batch_write_enum_violations())?;
+    let tables = request_items(body, Batch::Write, body.batch_write_enum_violations())?;
     let detail = body.capacity_detail()?;
     let metrics = collections::asked(body)?;
     let mut requests = Vec::new();
@@ -155,47 +155,73 @@ const MAX_KEYS_PER_TABLE: usize = 100;
 /// Most requests one table's entry of a BatchWriteItem may list.
 const MAX_WRITES_PER_TABLE: usize = 25;
 
-/// The `RequestItems` map of `operation`, which may not be empty and
-/// whose keys must be table names. BatchGetItem reports a misnamed table
+/// The two batch operations, which check their `RequestItems` alike but
+/// word some refusals differently.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Batch {
+    Get,
+    Write,
+}
+
+impl Batch {
+    fn operation(self) -> &'static str {
+        match self {
+            Batch::Get => "BatchGetItem",
+            Batch::Write => "BatchWriteItem",
+        }
+    }
+
+    /// The refusal of an absent `RequestItems` map; also of an empty one
+    /// on BatchWriteItem, while DynamoDB has moved BatchGetItem's empty map
+    /// to its validation framework's constraint message.
+    fn missing_map(self, empty: bool) -> ApiError {
+        match (self, empty) {
+            (Batch::Get, true) => ApiError::validation(
+                "1 validation error detected: Value at 'RequestItems' failed to satisfy constraint: Member must have length greater than or equal to 1",
+            ),
+            _ => ApiError::validation(format!(
+                "The requestItems parameter is required for {}",
+                self.operation()
+            )),
+        }
+    }
+
+    /// The map as a constraint's message echoes it: BatchGetItem as the
+    /// request gave it, BatchWriteItem as its own model objects print.
+    fn echo(self, items: &Map<String, Value>) -> String {
+        match self {
+            Batch::Get => Value::Object(items.clone()).to_string(),
+            Batch::Write => echoed(items),
+        }
+    }
+}
+
+/// The `RequestItems` map of a batch, which may not be empty and whose
+/// keys must be table names. BatchGetItem reports a misnamed table
 /// together with `others`, the request's other members' broken constraints
 /// (the map first); BatchWriteItem reports `others` alone when there are
 /// any, and the misnamed table only when nothing else is wrong.
 fn request_items<'a>(
     body: Members<'a>,
-    operation: &str,
+    batch: Batch,
     others: Vec<String>,
 ) -> Result<&'a Map<String, Value>, ApiError> {
-    let required = || {
-        ApiError::validation(format!(
-            "The requestItems parameter is required for {operation}"
-        ))
-    };
-    let items = body.object("RequestItems")?.ok_or_else(required)?;
+    let items = body
+        .object("RequestItems")?
+        .ok_or_else(|| batch.missing_map(false))?;
     if items.0.is_empty() {
-        // DynamoDB has moved BatchGetItem to its validation framework's
-        // constraint message; BatchWriteItem still answers the sentence.
-        return Err(match operation {
-            "BatchGetItem" => ApiError::validation(
-                "1 validation error detected: Value at 'RequestItems' failed to satisfy constraint: Member must have length greater than or equal to 1",
-            ),
-            _ => required(),
-        });
+        return Err(batch.missing_map(true));
     }
-    let gives_way = operation == "BatchWriteItem" && !others.is_empty();
+    let gives_way = batch == Batch::Write && !others.is_empty();
     let misnamed = !gives_way
         && items
             .0
             .keys()
             .any(|name| !name_violations(name, "requestItems", 3).is_empty());
-    // BatchGetItem echoes the map as the request gave it, BatchWriteItem as
-    // its own model objects print.
     let map_keys = misnamed.then(|| {
-        let echo = match operation {
-            "BatchWriteItem" => echoed(items.0),
-            _ => Value::Object(items.0.clone()).to_string(),
-        };
         format!(
-            "Value '{echo}' at 'requestItems' failed to satisfy constraint: Map keys must satisfy constraint: [Member must have length less than or equal to 255, Member must have length greater than or equal to 3, Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]"
+            "Value '{}' at 'requestItems' failed to satisfy constraint: Map keys must satisfy constraint: [Member must have length less than or equal to 255, Member must have length greater than or equal to 3, Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]",
+            batch.echo(items.0)
         )
     });
     let violations: Vec<String> = map_keys.into_iter().chain(others).collect();
