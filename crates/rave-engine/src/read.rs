@@ -636,6 +636,7 @@ impl RangeRead<'_> {
             }
             progress.kept += 1;
             visit(&item);
+            index.recycle(item);
             Ok(stop)
         })?;
         Ok(self.page(progress, Vec::new()))
