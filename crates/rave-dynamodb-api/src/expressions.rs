@@ -28,9 +28,10 @@ impl From<ExpressionError> for ApiError {
                     ..
                 }
         );
-        match request_fault {
-            true => ApiError::request_fault(error.to_string()),
-            false => ApiError::validation(error.to_string()),
+        if request_fault {
+            ApiError::request_fault(error.to_string())
+        } else {
+            ApiError::validation(error.to_string())
         }
     }
 }

@@ -46,7 +46,9 @@ pub async fn put_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiEr
     body.check_write_enums()?;
     let detail = body.capacity_detail()?;
     let item = body.required_item("Item")?;
-    let return_values = body.return_values("PutItem")?;
+    let return_values = body.return_values(|| {
+        ApiError::validation("ReturnValues can only be ALL_OLD or NONE for PutItem")
+    })?;
     let metrics = collections::asked(body)?;
     let output = api
         .engine
@@ -73,7 +75,12 @@ pub async fn delete_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
     body.check_write_enums()?;
     let detail = body.capacity_detail()?;
     let key = body.required_item("Key")?;
-    let return_values = body.return_values("DeleteItem")?;
+    // DeleteItem's words have dropped the operation's name in both
+    // validation layers; only the current one envelopes them.
+    let return_values = body.return_values(|| {
+        let refusal = "ReturnValues can only be ALL_OLD or NONE";
+        ApiError::value_fault(refusal, refusal)
+    })?;
     let metrics = collections::asked(body)?;
     let output = api
         .engine

@@ -246,9 +246,10 @@ enum ValidationLayer {
 impl ValidationLayer {
     /// The layer that reads a body of `operation` nesting `depth` levels.
     fn reading(operation: Operation, depth: usize) -> ValidationLayer {
-        match operation.writes_one_item() && depth > CURRENT_LAYER_MAX_DEPTH {
-            true => ValidationLayer::Older,
-            false => ValidationLayer::Operation,
+        if operation.writes_one_item() && depth > CURRENT_LAYER_MAX_DEPTH {
+            ValidationLayer::Older
+        } else {
+            ValidationLayer::Operation
         }
     }
 }

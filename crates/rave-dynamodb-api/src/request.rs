@@ -248,22 +248,16 @@ impl<'a> Members<'a> {
     }
 
     /// `ReturnValues` of a PutItem or a DeleteItem: only NONE and ALL_OLD
-    /// mean something there.
-    pub fn return_values(&self, operation: &str) -> Result<ReturnValues, ApiError> {
+    /// mean something there; any other value is refused with `refusal`
+    /// (the two operations word it differently).
+    pub fn return_values(
+        &self,
+        refusal: impl FnOnce() -> ApiError,
+    ) -> Result<ReturnValues, ApiError> {
         match self.choice("ReturnValues", &RETURN_VALUES)? {
             None | Some("NONE") => Ok(ReturnValues::None),
             Some("ALL_OLD") => Ok(ReturnValues::AllOld),
-            Some(_) => Err(match operation {
-                // DeleteItem's words have dropped the operation's name in
-                // both layers; only the current one envelopes them.
-                "DeleteItem" => {
-                    let refusal = "ReturnValues can only be ALL_OLD or NONE";
-                    ApiError::value_fault(refusal, refusal)
-                }
-                _ => ApiError::validation(format!(
-                    "ReturnValues can only be ALL_OLD or NONE for {operation}"
-                )),
-            }),
+            Some(_) => Err(refusal()),
         }
     }
 }

@@ -3,17 +3,12 @@
 
 use serde_json::{Value, json};
 
-use crate::support::Server;
+use crate::support::{Server, hash_keyed_table};
 
 const ARN: &str = "arn:aws:dynamodb:local:000000000000:table/";
 
 async fn create_table(server: &Server, name: &str, extra: Value) -> Value {
-    let mut request = json!({
-        "TableName": name,
-        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
-        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-        "BillingMode": "PAY_PER_REQUEST",
-    });
+    let mut request = hash_keyed_table(name);
     if let (Value::Object(request), Value::Object(extra)) = (&mut request, extra) {
         request.extend(extra);
     }

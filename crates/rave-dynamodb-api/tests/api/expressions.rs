@@ -633,53 +633,27 @@ async fn a_client_request_token_makes_a_retry_harmless() {
 /// The table of the `size()` test.
 const NOTES: &str = "notes";
 
-/// A table of one item whose string `s` is "é" and U+1D11E: 6 UTF-8 bytes,
-/// 3 UTF-16 code units.
+/// A table of one item, p/1, whose string `s` is "é" and U+1D11E: 6 UTF-8
+/// bytes, 3 UTF-16 code units.
 async fn notes(server: &Server) {
-    server
-        .call(
-            "CreateTable",
-            json!({
-                "TableName": NOTES,
-                "AttributeDefinitions": [
-                    {"AttributeName": "pk", "AttributeType": "S"},
-                    {"AttributeName": "sk", "AttributeType": "S"},
-                ],
-                "KeySchema": [
-                    {"AttributeName": "pk", "KeyType": "HASH"},
-                    {"AttributeName": "sk", "KeyType": "RANGE"},
-                ],
-                "BillingMode": "PAY_PER_REQUEST",
-            }),
-        )
-        .await
-        .ok();
+    server.create_comments_table(NOTES).await;
     server
         .call(
             "PutItem",
             json!({
                 "TableName": NOTES,
-                "Item": {"pk": {"S": "p"}, "sk": {"S": "1"}, "s": {"S": "\u{e9}\u{1d11e}"}},
+                "Item": {"pk": {"S": "p"}, "sk": {"N": "1"}, "s": {"S": "\u{e9}\u{1d11e}"}},
             }),
         )
         .await
         .ok();
-}
-
-fn string_sort_keys(answer: &Value) -> Vec<&str> {
-    answer["Items"]
-        .as_array()
-        .expect("Items")
-        .iter()
-        .map(|item| item["sk"]["S"].as_str().expect("a sort key"))
-        .collect()
 }
 
 #[tokio::test]
 async fn size_counts_a_strings_utf16_code_units_in_query_and_scan_filters() {
     let server = Server::start().await;
     notes(&server).await;
-    for (size, matched) in [("3", vec!["1"]), ("6", vec![])] {
+    for (size, matched) in [("3", vec![1]), ("6", vec![])] {
         let query = server
             .call(
                 "Query",
@@ -693,7 +667,7 @@ async fn size_counts_a_strings_utf16_code_units_in_query_and_scan_filters() {
             )
             .await
             .ok();
-        assert_eq!(string_sort_keys(&query), matched, "size {size}");
+        assert_eq!(sort_keys(&query), matched, "size {size}");
         assert_eq!(query["ScannedCount"], 1);
         let scan = server
             .call(
@@ -706,7 +680,7 @@ async fn size_counts_a_strings_utf16_code_units_in_query_and_scan_filters() {
             )
             .await
             .ok();
-        assert_eq!(string_sort_keys(&scan), matched, "size {size}");
+        assert_eq!(sort_keys(&scan), matched, "size {size}");
     }
     // A value's size, known as the filter is parsed, is counted the same way.
     let scan = server
@@ -720,7 +694,7 @@ async fn size_counts_a_strings_utf16_code_units_in_query_and_scan_filters() {
         )
         .await
         .ok();
-    assert_eq!(string_sort_keys(&scan), ["1"]);
+    assert_eq!(sort_keys(&scan), [1]);
     // A missing attribute has no size, not a size of 0.
     let query = server
         .call(

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::Server;
+use crate::support::{Server, hash_keyed_table};
 
 const CORAL: &str = "com.amazon.coral.service";
 
@@ -71,15 +71,7 @@ async fn create_table_describes_the_table_it_made() {
 
     // The same name again is in use.
     let again = server
-        .call(
-            "CreateTable",
-            json!({
-                "TableName": "comments",
-                "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
-                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-                "BillingMode": "PAY_PER_REQUEST",
-            }),
-        )
+        .call("CreateTable", hash_keyed_table("comments"))
         .await;
     again.error(
         400,
@@ -170,12 +162,7 @@ async fn provisioned_throughput_is_kept_and_survives_a_restart() {
 #[tokio::test]
 async fn create_table_refuses_malformed_definitions() {
     let server = Server::start().await;
-    let base = json!({
-        "TableName": "bad",
-        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
-        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-        "BillingMode": "PAY_PER_REQUEST",
-    });
+    let base = hash_keyed_table("bad");
     let with = |member: &str, value: Value| {
         let mut body = base.clone();
         body[member] = value;
@@ -734,6 +721,15 @@ async fn a_transacted_put_reads_its_attribute_names_before_its_values() {
             too_deep,
         ),
     ];
+    assert_transactions_refused(&server, cases).await;
+}
+
+/// Sends each case's `TransactItems`, expects a ValidationException with
+/// its message, and finds `comments` still empty.
+async fn assert_transactions_refused(
+    server: &Server,
+    cases: impl IntoIterator<Item = (Value, &str)>,
+) {
     for (actions, message) in cases {
         server
             .call("TransactWriteItems", json!({"TransactItems": actions}))
@@ -762,13 +758,7 @@ async fn a_transaction_action_names_exactly_one_operation() {
             "TransactItems can only contain one of Check, Put, Update or Delete",
         ),
     ];
-    for (actions, message) in cases {
-        server
-            .call("TransactWriteItems", json!({"TransactItems": actions}))
-            .await
-            .error(400, "ValidationException", message);
-    }
-    server.assert_table_empty("comments").await;
+    assert_transactions_refused(&server, cases).await;
 }
 
 #[tokio::test]
@@ -1090,19 +1080,9 @@ async fn protocol_errors_are_answered_as_dynamodb_answers_them() {
 #[tokio::test]
 async fn an_update_without_an_expression_writes_the_bare_key() {
     let server = Server::start().await;
-    server
-        .call(
-            "CreateTable",
-            json!({
-                "TableName": "bare",
-                "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
-                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-                "BillingMode": "PAY_PER_REQUEST",
-                "StreamSpecification": {"StreamEnabled": true, "StreamViewType": "NEW_IMAGE"},
-            }),
-        )
-        .await
-        .ok();
+    let mut bare = hash_keyed_table("bare");
+    bare["StreamSpecification"] = json!({"StreamEnabled": true, "StreamViewType": "NEW_IMAGE"});
+    server.call("CreateTable", bare).await.ok();
     let touch = |pk: &str| {
         server.call(
             "UpdateItem",

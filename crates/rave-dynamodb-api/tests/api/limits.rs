@@ -26,22 +26,6 @@ fn key(pk: &str) -> Value {
     json!({"pk": {"S": pk}})
 }
 
-/// A table keyed by `pk` (S) alone, on demand, without indexes.
-async fn create_plain_table(server: &Server, name: &str) {
-    server
-        .call(
-            "CreateTable",
-            json!({
-                "TableName": name,
-                "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
-                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-                "BillingMode": "PAY_PER_REQUEST",
-            }),
-        )
-        .await
-        .ok();
-}
-
 /// What a strongly consistent GetItem of `pk` answers: `{}` when there is
 /// no such item.
 async fn stored(server: &Server, table: &str, pk: &str) -> Value {
@@ -73,7 +57,7 @@ fn grow_to(table: &str, pk: &str, bytes: usize) -> Value {
 #[tokio::test]
 async fn items_of_400_kb_are_written_and_a_byte_more_refused_by_every_write() {
     let server = Server::start().await;
-    create_plain_table(&server, "big").await;
+    server.create_hash_keyed_table("big").await;
 
     // PutItem: the largest item is stored; one a byte larger is refused and
     // leaves the item it would have replaced, or nothing, behind.
@@ -251,14 +235,17 @@ fn rated(pk: &str, body: usize) -> Value {
 
 /// The ConsumedCapacity INDEXES gives: the total, the table's units and
 /// each charged index's.
-fn consumed(total: f64, table: f64, indexes: Value) -> Value {
+fn consumed(total: f64, table: f64, indexes: &[(&str, f64)]) -> Value {
     let mut capacity = json!({
         "TableName": "rated",
         "CapacityUnits": total,
         "Table": {"CapacityUnits": table},
     });
-    if indexes != json!({}) {
-        capacity["GlobalSecondaryIndexes"] = indexes;
+    if !indexes.is_empty() {
+        capacity["GlobalSecondaryIndexes"] = indexes
+            .iter()
+            .map(|(index, units)| (index.to_string(), json!({"CapacityUnits": units})))
+            .collect();
     }
     capacity
 }
@@ -267,128 +254,94 @@ fn consumed(total: f64, table: f64, indexes: Value) -> Value {
 async fn every_write_reports_the_units_of_the_table_and_of_each_index_written() {
     let server = Server::start().await;
     create_indexed_table(&server).await;
-    let write = |operation: &'static str, mut body: Value| {
+    let write = async |operation: &str, mut body: Value| {
         body["ReturnConsumedCapacity"] = json!("INDEXES");
-        server.call(operation, body)
+        server.call(operation, body).await.ok()
+    };
+    let charged = async |operation: &str, body: Value| {
+        write(operation, body).await["ConsumedCapacity"].take()
+    };
+    let put = |pk: &str, body: usize| json!({"TableName": "rated", "Item": rated(pk, body)});
+    let update = |expression: &str, values: Value| {
+        json!({
+            "TableName": "rated",
+            "Key": key("a"),
+            "UpdateExpression": expression,
+            "ExpressionAttributeValues": values,
+        })
     };
 
     // A new item of 3,013 bytes: 3 units for the table, 3 for its whole
     // copy in byAll, 1 for its 6-byte byKeys entry, none for bySparse;
     // 7 in all.
-    let answer = write(
-        "PutItem",
-        json!({"TableName": "rated", "Item": rated("a", 3000)}),
-    )
-    .await
-    .ok();
     assert_eq!(
-        answer["ConsumedCapacity"],
-        consumed(
-            7.0,
-            3.0,
-            json!({"byAll": {"CapacityUnits": 3.0}, "byKeys": {"CapacityUnits": 1.0}})
-        )
+        charged("PutItem", put("a", 3000)).await,
+        consumed(7.0, 3.0, &[("byAll", 3.0), ("byKeys", 1.0)])
     );
 
     // Replaced by one of 5,013 bytes: the larger of old and new, 5 units,
     // for the table and for byAll's entry rewritten in place; byKeys' entry
     // (pk, gk) is unchanged, so not written: 10 in all.
-    let answer = write(
-        "PutItem",
-        json!({"TableName": "rated", "Item": rated("a", 5000)}),
-    )
-    .await
-    .ok();
     assert_eq!(
-        answer["ConsumedCapacity"],
-        consumed(10.0, 5.0, json!({"byAll": {"CapacityUnits": 5.0}}))
+        charged("PutItem", put("a", 5000)).await,
+        consumed(10.0, 5.0, &[("byAll", 5.0)])
     );
 
     // Shrunk to 1,013 bytes: still the larger, 5,013 bytes, 5 units for
     // the table and 5 for byAll; byKeys untouched: 10.
-    let answer = write(
-        "UpdateItem",
-        json!({
-            "TableName": "rated",
-            "Key": key("a"),
-            "UpdateExpression": "SET body = :b",
-            "ExpressionAttributeValues": {":b": {"S": "b".repeat(1000)}},
-        }),
-    )
-    .await
-    .ok();
     assert_eq!(
-        answer["ConsumedCapacity"],
-        consumed(10.0, 5.0, json!({"byAll": {"CapacityUnits": 5.0}}))
+        charged(
+            "UpdateItem",
+            update("SET body = :b", json!({":b": {"S": "b".repeat(1000)}}))
+        )
+        .await,
+        consumed(10.0, 5.0, &[("byAll", 5.0)])
     );
 
     // Both index keys changed (the item stays 1,013 bytes): the table 1
     // unit; byAll deletes its 1,013-byte entry (1) and puts the new one
     // (1); byKeys deletes its 6-byte entry (1) and puts the new one (1):
     // 5 in all.
-    let answer = write(
-        "UpdateItem",
-        json!({
-            "TableName": "rated",
-            "Key": key("a"),
-            "UpdateExpression": "SET ga = :ga, gk = :gk",
-            "ExpressionAttributeValues": {":ga": {"S": "h"}, ":gk": {"S": "l"}},
-        }),
-    )
-    .await
-    .ok();
     assert_eq!(
-        answer["ConsumedCapacity"],
-        consumed(
-            5.0,
-            1.0,
-            json!({"byAll": {"CapacityUnits": 2.0}, "byKeys": {"CapacityUnits": 2.0}})
+        charged(
+            "UpdateItem",
+            update(
+                "SET ga = :ga, gk = :gk",
+                json!({":ga": {"S": "h"}, ":gk": {"S": "l"}})
+            )
         )
+        .await,
+        consumed(5.0, 1.0, &[("byAll", 2.0), ("byKeys", 2.0)])
     );
 
     // A new item of 2,013 bytes (table 2, byAll 2, byKeys 1) and the
     // deletion of `a`, 1,013 bytes (table 1, byAll 1, byKeys 1): the
     // table 3, byAll 3, byKeys 2, 8 in all.
-    let answer = write(
-        "BatchWriteItem",
-        json!({"RequestItems": {"rated": [
-            {"PutRequest": {"Item": rated("b", 2000)}},
-            {"DeleteRequest": {"Key": key("a")}},
-        ]}}),
-    )
-    .await
-    .ok();
+    let batch = json!({"RequestItems": {"rated": [
+        {"PutRequest": {"Item": rated("b", 2000)}},
+        {"DeleteRequest": {"Key": key("a")}},
+    ]}});
     assert_eq!(
-        answer,
+        write("BatchWriteItem", batch).await,
         json!({
             "UnprocessedItems": {},
-            "ConsumedCapacity": [consumed(
-                8.0,
-                3.0,
-                json!({"byAll": {"CapacityUnits": 3.0}, "byKeys": {"CapacityUnits": 2.0}})
-            )],
+            "ConsumedCapacity": [consumed(8.0, 3.0, &[("byAll", 3.0), ("byKeys", 2.0)])],
         })
     );
 
     // Deleting `b`, 2,013 bytes: the table 2, byAll's whole copy 2,
     // byKeys' entry 1: 5 in all.
-    let answer = write("DeleteItem", json!({"TableName": "rated", "Key": key("b")}))
-        .await
-        .ok();
+    let delete_b = || json!({"TableName": "rated", "Key": key("b")});
     assert_eq!(
-        answer["ConsumedCapacity"],
-        consumed(
-            5.0,
-            2.0,
-            json!({"byAll": {"CapacityUnits": 2.0}, "byKeys": {"CapacityUnits": 1.0}})
-        )
+        charged("DeleteItem", delete_b()).await,
+        consumed(5.0, 2.0, &[("byAll", 2.0), ("byKeys", 1.0)])
     );
 
     // Deleting what is not there writes no index: 1 unit for the table.
-    let answer = write("DeleteItem", json!({"TableName": "rated", "Key": key("b")}))
-        .await
-        .ok();
-    assert_eq!(answer["ConsumedCapacity"], consumed(1.0, 1.0, json!({})));
+    assert_eq!(
+        charged("DeleteItem", delete_b()).await,
+        consumed(1.0, 1.0, &[])
+    );
 }
 
 /// DynamoDB's largest transaction, 4 MB of items.
@@ -410,7 +363,7 @@ fn puts_of(bytes: usize) -> Vec<Value> {
 #[tokio::test]
 async fn transactions_of_4_mb_are_written_and_a_byte_more_refused() {
     let server = Server::start().await;
-    create_plain_table(&server, "big").await;
+    server.create_hash_keyed_table("big").await;
     let keys: Vec<String> = (0..=10).map(|n| format!("t{n:02}")).collect();
 
     server

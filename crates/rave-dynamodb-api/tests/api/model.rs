@@ -63,18 +63,7 @@ fn key(pk: u8) -> Value {
 
 async fn run(ops: Vec<Op>) {
     let server = Server::start().await;
-    server
-        .call(
-            "CreateTable",
-            json!({
-                "TableName": "model",
-                "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
-                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-                "BillingMode": "PAY_PER_REQUEST",
-            }),
-        )
-        .await
-        .ok();
+    server.create_hash_keyed_table("model").await;
     let mut model: BTreeMap<u8, Model> = BTreeMap::new();
     for op in ops {
         match op {

@@ -6,15 +6,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
-use crate::support::Server;
+use crate::support::{Server, hash_keyed_table};
 
 async fn create_table(server: &Server, name: &str, view: Option<&str>) -> Value {
-    let mut request = json!({
-        "TableName": name,
-        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
-        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-        "BillingMode": "PAY_PER_REQUEST",
-    });
+    let mut request = hash_keyed_table(name);
     if let Some(view) = view {
         request["StreamSpecification"] = json!({"StreamEnabled": true, "StreamViewType": view});
     }

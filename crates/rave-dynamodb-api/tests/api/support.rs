@@ -91,6 +91,11 @@ impl Server {
         assert_eq!(scan["Count"], 0, "refused requests wrote {scan}");
     }
 
+    /// A table keyed by `pk` (S) alone, on demand ([`hash_keyed_table`]).
+    pub async fn create_hash_keyed_table(&self, name: &str) -> Value {
+        self.call("CreateTable", hash_keyed_table(name)).await.ok()
+    }
+
     /// A table keyed by `pk` (S) and `sk` (N), on demand, with one index on
     /// `gsi` (S) that projects `title`.
     pub async fn create_comments_table(&self, name: &str) -> Value {
@@ -233,4 +238,15 @@ impl Answer {
         };
         assert_eq!(self.body[key], message, "{}", self.body);
     }
+}
+
+/// The CreateTable request of a table keyed by `pk` (S) alone, on demand,
+/// without indexes: tests add what they need to it.
+pub fn hash_keyed_table(name: &str) -> Value {
+    json!({
+        "TableName": name,
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "BillingMode": "PAY_PER_REQUEST",
+    })
 }

@@ -12,18 +12,7 @@ const TABLE: &str = "shop";
 const BACKFILL_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
 
 async fn shop(server: &Server, items: usize) {
-    server
-        .call(
-            "CreateTable",
-            json!({
-                "TableName": TABLE,
-                "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
-                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-                "BillingMode": "PAY_PER_REQUEST",
-            }),
-        )
-        .await
-        .ok();
+    server.create_hash_keyed_table(TABLE).await;
     for i in 0..items {
         let mut item = json!({"pk": {"S": format!("p{i:04}")}, "n": {"N": i.to_string()}});
         // Every third item has a colour: the index is sparse.
