@@ -155,7 +155,12 @@ impl ChangeFeed for EngineFeed {
         if let Some(batch) = self.read(max_records, wanted)? {
             return Ok(Some(batch));
         }
-        let _ = tokio::time::timeout(wait, commits.changed()).await;
+        let waited = tokio::time::timeout(wait, commits.changed()).await;
+        if let Ok(Err(_closed)) = waited {
+            // The writer is gone (the engine is closing): nothing will
+            // commit, so wait out the time instead of returning at once.
+            tokio::time::sleep(wait).await;
+        }
         self.read(max_records, wanted)
     }
 

@@ -593,9 +593,14 @@ impl Engine {
     }
 
     /// A receiver that changes whenever new stream records commit; consumers
-    /// wait on it instead of polling.
+    /// wait on it instead of polling. It starts with the current sequence
+    /// marked seen: a clone of the stored receiver would inherit that
+    /// receiver's last seen version, which never moves, and every
+    /// `changed()` after the first commit would be ready at once.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
-        self.inner.latest_sequence.clone()
+        let mut commits = self.inner.latest_sequence.clone();
+        commits.mark_unchanged();
+        commits
     }
 
     /// Registers a durable consumer of `table`'s stream (idempotent) and

@@ -678,3 +678,56 @@ async fn a_raw_partition_read_stops_at_its_limit_and_its_partition() {
             .is_err()
     );
 }
+
+#[tokio::test]
+async fn a_subscription_taken_after_a_commit_waits_for_the_next_one() {
+    let (_dir, engine) = open().await;
+    engine
+        .put_item(put(TABLE, item! {"PK" => "s", "SK" => "1"}))
+        .await
+        .unwrap();
+    let mut commits = engine.subscribe();
+    assert!(
+        !commits.has_changed().unwrap(),
+        "a fresh subscription saw a commit made before it"
+    );
+    engine
+        .put_item(put(TABLE, item! {"PK" => "s", "SK" => "2"}))
+        .await
+        .unwrap();
+    assert!(commits.has_changed().unwrap(), "a commit went unseen");
+    commits.borrow_and_update();
+    assert!(!commits.has_changed().unwrap());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_caught_up_feed_waits_out_its_time_instead_of_returning_at_once() {
+    use rave_store::ChangeFeed;
+    let (_dir, engine) = open().await;
+    let feed = rave_engine::EngineFeed::open(engine.clone(), TABLE, "waiting")
+        .await
+        .unwrap();
+    engine
+        .put_item(put(TABLE, item! {"PK" => "s", "SK" => "1"}))
+        .await
+        .unwrap();
+    let batch = feed
+        .next(100, std::time::Duration::from_secs(5))
+        .await
+        .unwrap()
+        .expect("the committed change");
+    feed.commit(batch, Vec::new()).await.unwrap();
+    // Caught up: with the clock paused, the wait ends only when the paused
+    // clock has been advanced through all of it.
+    let started = tokio::time::Instant::now();
+    assert!(feed
+        .next(100, std::time::Duration::from_secs(5))
+        .await
+        .unwrap()
+        .is_none());
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(5),
+        "the feed returned after {:?} without a commit",
+        started.elapsed()
+    );
+}
