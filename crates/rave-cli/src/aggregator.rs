@@ -11,6 +11,8 @@ use rave_store::{ChangeFeed, SharedStore};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use crate::shutdown::{self, Shutdown};
+
 /// The consumer name of the statistics aggregator on the stream.
 pub const CONSUMER: &str = "statistics";
 
@@ -68,7 +70,10 @@ async fn apply_until_stopped<F: ChangeFeed>(
             }
             Err(error) => {
                 tracing::error!(%error, "aggregator step failed; retrying");
-                tokio::time::sleep(Duration::from_secs(1)).await;
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    _ = stop.changed() => {}
+                }
             }
         }
         match feed.lag().await {
@@ -79,11 +84,23 @@ async fn apply_until_stopped<F: ChangeFeed>(
                     lag_events: lag.events,
                     lag_ms: lag.millis,
                     applied: applied.load(Ordering::Relaxed),
+                    published: Some(std::time::Instant::now()),
                 });
             }
             Err(error) => tracing::warn!(%error, "cannot read the aggregator's lag"),
         }
     }
+}
+
+/// Runs the aggregator alone (`rave aggregate`) until SIGTERM or Ctrl-C.
+pub async fn run_until_signalled<F: ChangeFeed>(comments: Arc<Comments<SharedStore>>, feed: F) {
+    let shutdown = Shutdown::new(shutdown::DEFAULT_TIMEOUT);
+    let (status, _) = watch::channel(AggregatorStatus::default());
+    let (stop, stopped) = watch::channel(false);
+    let task = tokio::spawn(run(comments, feed, status, stopped));
+    shutdown.signalled().await;
+    let _ = stop.send(true);
+    shutdown::join_within(&shutdown, "aggregator", task).await;
 }
 
 /// Applies every change committed so far, with a progress bar, then returns.

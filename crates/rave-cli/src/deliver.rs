@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use clap::Args;
 use rave_store::{ChangeFeed, SharedStore};
-use rave_webhooks::{RetryPolicy, TargetPolicy, Timeouts, WebhookConfig, Webhooks};
+use rave_webhooks::{FanOutProgress, RetryPolicy, TargetPolicy, Timeouts, WebhookConfig, Webhooks};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+
+use crate::options::seconds;
 
 #[derive(Debug, Clone, Args)]
 pub struct WebhookArgs {
@@ -30,11 +32,6 @@ pub struct WebhookArgs {
     /// Timeout of a whole delivery attempt (connect, send, response), in seconds.
     #[arg(long, env = "RAVE_WEBHOOK_TIMEOUT", default_value_t = 15)]
     pub webhook_timeout: u64,
-}
-
-fn seconds(value: f64, what: &str) -> anyhow::Result<Duration> {
-    Duration::try_from_secs_f64(value)
-        .map_err(|_| anyhow::anyhow!("{what} must be a positive number"))
 }
 
 impl WebhookArgs {
@@ -73,16 +70,18 @@ impl WebhookArgs {
         Ok(Arc::new(webhooks))
     }
 
-    /// Delivers from `feed` until `stop`.
+    /// Delivers from `feed` until `stop`, publishing the fan-out's lag
+    /// into `progress`.
     pub fn spawn<F: ChangeFeed>(
         &self,
         webhooks: Arc<Webhooks<SharedStore>>,
         feed: F,
         stop: watch::Receiver<bool>,
+        progress: watch::Sender<FanOutProgress>,
     ) -> JoinHandle<()> {
         let timeouts = self.timeouts();
         tokio::spawn(async move {
-            if let Err(error) = rave_webhooks::run(webhooks, feed, timeouts, stop).await {
+            if let Err(error) = rave_webhooks::run(webhooks, feed, timeouts, stop, progress).await {
                 tracing::error!(%error, "webhook delivery cannot start");
             }
         })

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::shutdown::{self, Shutdown};
 use anyhow::Context;
 use clap::Args;
 use rave_dynamodb_api::{Credentials, DynamoApi};
@@ -59,7 +60,12 @@ pub async fn run(args: DynamodbApiArgs) -> anyhow::Result<()> {
     tracing::info!(%addr, data = %args.data.display(), "rave's DynamoDB API is listening");
     // A plain line on stdout too, for scripts that start rave on port 0.
     println!("rave dynamodb-api listening on http://{addr}");
-    rave_dynamodb_api::serve(listener, api, crate::shutdown_signal()).await?;
+    let shutdown = Arc::new(Shutdown::new(shutdown::DEFAULT_TIMEOUT));
+    let signalled = {
+        let shutdown = Arc::clone(&shutdown);
+        async move { shutdown.signalled().await }
+    };
+    rave_dynamodb_api::serve(listener, api, signalled).await?;
     tracing::info!("stopped");
     Ok(())
 }

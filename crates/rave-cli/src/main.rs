@@ -9,6 +9,9 @@ mod deliver;
 mod dynamodb_api;
 mod io;
 mod moderation;
+mod options;
+mod readiness;
+mod shutdown;
 mod storage;
 
 use std::io::Write;
@@ -27,9 +30,12 @@ use rave_comments::{
 use rave_engine::{
     Engine, EngineFeed, IndexChange, IndexStatus, StartPosition, TimeToLiveSpecification,
 };
-use rave_server::{AggregatorStatus, AppState, CachePolicy, ServerConfig};
+use rave_server::{AggregatorStatus, AppState, CachePolicy, ReadinessPolicy, ServerConfig};
 use rave_store::{ChangeFeed, SharedStore};
 use tokio::net::TcpListener;
+
+use crate::options::seconds;
+use crate::shutdown::Shutdown;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -278,9 +284,31 @@ struct ServeArgs {
     /// access keys in this file (one `ACCESS_KEY_ID:SECRET` per line).
     #[arg(long, env = "RAVE_DYNAMODB_CREDENTIALS", value_name = "FILE")]
     dynamodb_credentials: Option<PathBuf>,
+    /// The longest a stop (SIGTERM, Ctrl-C) may take, in seconds: requests
+    /// in flight get most of it, then the process exits whatever still runs.
+    #[arg(long, env = "RAVE_SHUTDOWN_TIMEOUT", default_value_t = 10.0)]
+    shutdown_timeout: f64,
+    /// `/readyz` answers 503 while the aggregator's or the webhooks
+    /// fan-out's oldest pending change is older than this, in seconds, or
+    /// while either has not finished a step for as long.
+    #[arg(long, env = "RAVE_READY_MAX_LAG", default_value_t = 60.0)]
+    ready_max_lag: f64,
 }
 
 impl ServeArgs {
+    fn shutdown(&self) -> anyhow::Result<Arc<Shutdown>> {
+        let timeout = seconds(self.shutdown_timeout, "--shutdown-timeout")?;
+        Ok(Arc::new(Shutdown::new(timeout)))
+    }
+
+    fn readiness_policy(&self) -> anyhow::Result<ReadinessPolicy> {
+        let max_lag = seconds(self.ready_max_lag, "--ready-max-lag")?;
+        Ok(ReadinessPolicy {
+            max_lag,
+            max_silence: max_lag,
+        })
+    }
+
     fn idempotency_ttl(&self) -> Duration {
         Duration::from_secs(self.idempotency_ttl_hours.saturating_mul(3600))
     }
@@ -569,28 +597,6 @@ fn domain(
     .with_idempotency_ttl(idempotency_ttl))
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
-    }
-    tracing::info!("shutting down: finishing requests in flight");
-}
-
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let moderation = match args.moderation {
         ModerationArg::Off => Moderation::Off,
@@ -637,9 +643,21 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .await?;
     let webhook_feed = match args.no_webhook_delivery {
         true => None,
-        false => Some(webhook_feed(engine, &args.store.table, &webhooks).await?),
+        false => Some(webhook_feed(engine.clone(), &args.store.table, &webhooks).await?),
     };
-    let served = run_service(&args, comments, feed, webhooks, webhook_feed).await;
+    let shutdown = args.shutdown()?;
+    let engine_check: Arc<dyn rave_server::ReadinessCheck> =
+        Arc::new(readiness::EngineAcceptsWrites(engine));
+    let served = run_service(
+        &args,
+        &shutdown,
+        comments,
+        feed,
+        webhooks,
+        webhook_feed,
+        Some(engine_check),
+    )
+    .await;
     // The comments API stops on the signal; the DynamoDB API stops with it.
     if let Some(api) = dynamodb_api {
         api.stop().await?;
@@ -648,13 +666,16 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 /// Serves `comments` until SIGTERM or Ctrl-C, with the statistics aggregator
-/// on `feed` running in the same process when there is one.
+/// on `feed` and the webhooks on `webhook_feed` running in the same process
+/// when there are; stops within `shutdown`'s bound.
 async fn run_service<F: ChangeFeed, W: ChangeFeed>(
     args: &ServeArgs,
+    shutdown: &Arc<Shutdown>,
     comments: Arc<Comments<SharedStore>>,
     feed: Option<F>,
     webhooks: Arc<rave_webhooks::Webhooks<SharedStore>>,
     webhook_feed: Option<W>,
+    store_check: Option<Arc<dyn rave_server::ReadinessCheck>>,
 ) -> anyhow::Result<()> {
     let config = ServerConfig {
         admin_token: args.admin_token.clone(),
@@ -665,7 +686,7 @@ async fn run_service<F: ChangeFeed, W: ChangeFeed>(
             "no admin token: admin endpoints answer 403 (set --admin-token or RAVE_ADMIN_TOKEN)"
         );
     }
-    let (stop_aggregator, stopped) = tokio::sync::watch::channel(false);
+    let (stop_background, stopped) = tokio::sync::watch::channel(false);
     let mut state = AppState::new(comments.clone(), &config)
         .with_trusted_proxies(args.trusted_proxies.iter().copied().collect())
         .with_allowed_origins(args.allowed_origins.clone())
@@ -673,12 +694,20 @@ async fn run_service<F: ChangeFeed, W: ChangeFeed>(
             first_pages: Duration::from_secs(args.cache_first_pages),
             older_pages: Duration::from_secs(args.cache_older_pages),
         })
+        .with_readiness_policy(args.readiness_policy()?)
         .with_webhooks(webhooks.clone());
+    if let Some(check) = store_check {
+        state = state.with_readiness_check(check);
+    }
     if let Some(secret) = &args.purchase_secret {
         state = state.with_purchase_secret(secret.as_bytes());
     }
-    let delivery_task =
-        webhook_feed.map(|feed| args.webhooks.spawn(webhooks, feed, stopped.clone()));
+    let delivery_task = webhook_feed.map(|feed| {
+        let (progress, receiver) = tokio::sync::watch::channel(Default::default());
+        state = state.clone().with_webhooks_fan_out(receiver);
+        args.webhooks
+            .spawn(webhooks, feed, stopped.clone(), progress)
+    });
     let aggregator_task = feed.map(|feed| {
         let (status, receiver) = tokio::sync::watch::channel(AggregatorStatus::default());
         state = state.clone().with_aggregator(receiver);
@@ -691,13 +720,17 @@ async fn run_service<F: ChangeFeed, W: ChangeFeed>(
     tracing::info!(%addr, table = %args.store.table, "rave is listening");
     // A plain line on stdout too, for scripts that start rave on port 0.
     println!("rave listening on http://{addr}");
-    rave_server::serve(listener, state, shutdown_signal()).await?;
-    let _ = stop_aggregator.send(true);
+    let signalled = {
+        let shutdown = Arc::clone(shutdown);
+        async move { shutdown.signalled().await }
+    };
+    rave_server::serve(listener, state, signalled, shutdown.drain()).await?;
+    let _ = stop_background.send(true);
     if let Some(task) = aggregator_task {
-        let _ = task.await;
+        shutdown::join_within(shutdown, "aggregator", task).await;
     }
     if let Some(task) = delivery_task {
-        let _ = task.await;
+        shutdown::join_within(shutdown, "webhook delivery", task).await;
     }
     tracing::info!("stopped");
     Ok(())
@@ -842,12 +875,7 @@ async fn aggregate(args: AggregateArgs) -> anyhow::Result<()> {
         println!("applied {applied} changes; the statistics are up to date");
         return Ok(());
     }
-    let (status, _) = tokio::sync::watch::channel(AggregatorStatus::default());
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let task = tokio::spawn(aggregator::run(comments, feed, status, stopped));
-    shutdown_signal().await;
-    let _ = stop.send(true);
-    task.await?;
+    aggregator::run_until_signalled(comments, feed).await;
     Ok(())
 }
 
@@ -887,12 +915,14 @@ async fn deliver_until_stopped<F: ChangeFeed>(
     webhooks: Arc<rave_webhooks::Webhooks<SharedStore>>,
     feed: F,
 ) -> anyhow::Result<()> {
+    let shutdown = Shutdown::new(shutdown::DEFAULT_TIMEOUT);
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let task = args.spawn(webhooks, feed, stopped);
+    let (progress, _) = tokio::sync::watch::channel(Default::default());
+    let task = args.spawn(webhooks, feed, stopped, progress);
     tracing::info!("delivering webhooks");
-    shutdown_signal().await;
+    shutdown.signalled().await;
     let _ = stop.send(true);
-    task.await?;
+    shutdown::join_within(&shutdown, "webhook delivery", task).await;
     Ok(())
 }
 
@@ -1110,7 +1140,17 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
                 .await?,
         ),
     };
-    run_service(&args, comments, feed, webhooks, webhook_feed).await
+    let shutdown = args.shutdown()?;
+    run_service(
+        &args,
+        &shutdown,
+        comments,
+        feed,
+        webhooks,
+        webhook_feed,
+        None,
+    )
+    .await
 }
 
 #[cfg(not(feature = "dynamodb"))]
@@ -1140,12 +1180,7 @@ async fn aggregate_dynamodb(args: AggregateArgs) -> anyhow::Result<()> {
         )
         .await?
         .with_concurrent_shards(args.dynamo.stream_readers.into());
-    let (status, _) = tokio::sync::watch::channel(AggregatorStatus::default());
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let task = tokio::spawn(aggregator::run(comments, feed, status, stopped));
-    shutdown_signal().await;
-    let _ = stop.send(true);
-    task.await?;
+    aggregator::run_until_signalled(comments, feed).await;
     Ok(())
 }
 

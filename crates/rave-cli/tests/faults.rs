@@ -182,12 +182,58 @@ async fn assert_refusal_is_a_problem(response: reqwest::Response) {
     );
 }
 
+/// Polls `/readyz` until it answers `status` (at most `within`; once when
+/// that is zero) and returns the body.
+async fn readiness(
+    client: &reqwest::Client,
+    base: &str,
+    status: StatusCode,
+    within: Duration,
+) -> Value {
+    let started = Instant::now();
+    loop {
+        let response = client
+            .get(format!("{base}/readyz"))
+            .send()
+            .await
+            .expect("the server answers");
+        let answered = response.status();
+        let body: Value = response.json().await.expect("a readiness body");
+        if answered == status {
+            assert_eq!(
+                body["status"],
+                if status == StatusCode::OK {
+                    "ready"
+                } else {
+                    "not ready"
+                }
+            );
+            return body;
+        }
+        assert!(
+            started.elapsed() < within,
+            "/readyz answers {answered}, not {status}, after {:?}: {body}",
+            started.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The readiness condition called `name`.
+fn condition<'a>(readiness: &'a Value, name: &str) -> &'a Value {
+    readiness["conditions"]
+        .as_array()
+        .and_then(|all| all.iter().find(|c| c["name"] == name))
+        .unwrap_or_else(|| panic!("no condition {name} in {readiness}"))
+}
+
 /// Fills the disk through the API, then checks the contract while it is
 /// full and after space is freed.
 async fn fill_refuse_and_recover(disk: SmallDisk, dir: &Path) {
     let data = disk.data_dir(dir);
     let mut server = disk.serve(&data);
     let client = reqwest::Client::new();
+    readiness(&client, &server.base, StatusCode::OK, Duration::ZERO).await;
     let mut acknowledged = BTreeMap::new();
     let mut next = 0;
     let first_refusal = loop {
@@ -201,6 +247,28 @@ async fn fill_refuse_and_recover(disk: SmallDisk, dir: &Path) {
     let filled_with = acknowledged.len();
     assert!(filled_with > 0, "the first write was refused");
     assert_refusal_is_a_problem(first_refusal).await;
+    // Not ready while the store refuses writes, and liveness still says ok.
+    let not_ready = readiness(
+        &client,
+        &server.base,
+        StatusCode::SERVICE_UNAVAILABLE,
+        Duration::ZERO,
+    )
+    .await;
+    let writes = condition(&not_ready, "writes");
+    assert_eq!(writes["ready"], false, "{not_ready}");
+    assert!(
+        writes["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("refuses writes")),
+        "{not_ready}"
+    );
+    let health = client
+        .get(format!("{}/healthz", server.base))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(health.status(), StatusCode::OK);
 
     // More writes while full: refused (a small one may still fit in a page
     // the database has free; it must then be readable like any other).
@@ -230,9 +298,19 @@ async fn fill_refuse_and_recover(disk: SmallDisk, dir: &Path) {
         .expect("the server answers");
     assert_eq!(listing.status(), StatusCode::OK);
 
-    // Space comes back: writes succeed again, without a restart.
+    // Space comes back: the server finds out by itself, with no write
+    // from outside, and is ready again.
     disk.free_space(&server);
     let freed = Instant::now();
+    readiness(
+        &client,
+        &server.base,
+        StatusCode::OK,
+        Duration::from_secs(30),
+    )
+    .await;
+    let ready_after = freed.elapsed();
+    // And writes succeed again, without a restart.
     loop {
         next += 1;
         match post(&client, &server.base, next).await {
@@ -266,8 +344,9 @@ async fn fill_refuse_and_recover(disk: SmallDisk, dir: &Path) {
     println!(
         "disk full ({}): {filled_with} writes acknowledged before the disk filled; \
          {refused} of 5 writes refused with 503 while full; {reads_while_full} reads served \
-         while full; writes accepted again {recovered_after:?} after space was freed, \
-         without a restart; {verified} acknowledged writes verified after a restart",
+         while full; ready again {ready_after:?} and writes accepted again \
+         {recovered_after:?} after space was freed, without a restart; {verified} \
+         acknowledged writes verified after a restart",
         disk.name()
     );
 }

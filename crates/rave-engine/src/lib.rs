@@ -37,6 +37,7 @@ mod read;
 mod stream;
 mod ttl;
 mod usage;
+mod write_health;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -68,6 +69,7 @@ use catalog::{Catalog, TableState};
 use database::SharedDatabase;
 use index_build::INDEX_BUILDS;
 use stream::{WantedRecords, consumer_key};
+use write_health::WriteHealth;
 use writer::{Job, WriteOp, WriteReply, Writer};
 
 const CATALOG: RedbTable<&str, &[u8]> = RedbTable::new("catalog");
@@ -337,6 +339,7 @@ struct Inner {
     stop_sweeper: Option<Sender<()>>,
     sweeper: Mutex<Option<JoinHandle<()>>>,
     latest_sequence: watch::Receiver<u64>,
+    write_health: Arc<WriteHealth>,
     clock: Clock,
 }
 
@@ -418,6 +421,7 @@ impl Engine {
             next
         };
         let (latest_tx, latest_rx) = watch::channel(next_sequence - 1);
+        let write_health = Arc::new(WriteHealth::default());
         let (jobs_tx, jobs_rx) = mpsc::channel();
         let writer = Writer {
             db: db.clone(),
@@ -429,6 +433,7 @@ impl Engine {
             max_group: options.max_commit_group.max(1),
             clock: options.clock.clone(),
             max_item_collection_bytes: options.max_item_collection_bytes,
+            health: write_health.clone(),
         };
         let handle = std::thread::Builder::new()
             .name("rave-writer".into())
@@ -454,6 +459,7 @@ impl Engine {
             stop_sweeper: Some(stop_sweeper),
             sweeper: Mutex::new(None),
             latest_sequence: latest_rx,
+            write_health,
             clock: options.clock,
         };
         let sweeper = std::thread::Builder::new()
@@ -601,6 +607,22 @@ impl Engine {
         let mut commits = self.inner.latest_sequence.clone();
         commits.mark_unchanged();
         commits
+    }
+
+    /// Whether writes commit now: `Err` with the reason while the last
+    /// commit failed for want of disk or through an I/O error and none has
+    /// committed since. While writes are refused and none has been tried
+    /// for two seconds, a call sends a small probe write, so that the engine
+    /// learns on its own when space comes back (see `write_health`).
+    pub async fn accepts_writes(&self) -> std::result::Result<(), String> {
+        if self.inner.write_health.probe_due() {
+            // The writer records the probe's outcome like any commit's.
+            let _ = self.submit(WriteOp::Probe).await;
+        }
+        match self.inner.write_health.refusal() {
+            None => Ok(()),
+            Some(why) => Err(format!("the store refuses writes: {why}")),
+        }
     }
 
     /// Registers a durable consumer of `table`'s stream (idempotent) and

@@ -41,6 +41,7 @@ use crate::index_build::{self, INDEX_BUILDS, IndexChange, IndexStatus, build_key
 use crate::keys::partition_prefix;
 use crate::stream::{Checkpoint, EventName, StartPosition, consumer_key};
 use crate::ttl::{self, Expired, TimeToLiveSpecification};
+use crate::write_health::{WRITE_PROBE, WriteHealth};
 use crate::{
     CATALOG, CONSUMERS, ItemCollectionSize, META, NEXT_SEQUENCE, Written, bytes_table,
     encode_definition, storage,
@@ -90,6 +91,9 @@ pub(crate) enum WriteOp {
         attribute: String,
         items: Vec<Expired>,
     },
+    /// A small write of the engine's own, to learn whether writes commit
+    /// again after a failure (see `write_health`).
+    Probe,
 }
 
 impl WriteOp {
@@ -169,6 +173,7 @@ pub(crate) struct Writer {
     pub max_group: usize,
     pub clock: Clock,
     pub max_item_collection_bytes: u64,
+    pub health: Arc<WriteHealth>,
 }
 
 impl Writer {
@@ -257,6 +262,7 @@ impl Writer {
             micros = started.elapsed().as_micros() as u64,
             "group commit"
         );
+        self.health.committed(committed.as_ref().map(|_| ()));
         match committed {
             Ok(outcomes) => {
                 if self.next_sequence != first_sequence {
@@ -372,6 +378,11 @@ impl Writer {
             } => self
                 .register_consumer(tx, table, consumer, *start)
                 .map(WriteReply::Position),
+            WriteOp::Probe => {
+                let mut meta = tx.txn.open_table(META)?;
+                meta.insert(WRITE_PROBE, tx.now_ms)?;
+                Ok(WriteReply::Done)
+            }
             WriteOp::Checkpoint(checkpoint) => {
                 check_checkpoint(tx, checkpoint)?;
                 write_checkpoint(tx, checkpoint)?;
@@ -1496,6 +1507,7 @@ mod tests {
             max_group: 1024,
             clock: Clock::System,
             max_item_collection_bytes: crate::MAX_ITEM_COLLECTION_BYTES,
+            health: Arc::default(),
         };
         writer
             .change_catalog(&WriteOp::CreateTable(table_definition(TABLE)))

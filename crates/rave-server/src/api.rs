@@ -550,6 +550,10 @@ pub struct AggregatorStatus {
     pub lag_ms: u64,
     /// Changes applied since this process started.
     pub applied: u64,
+    /// When the aggregator last finished a step (for `/readyz`: an
+    /// aggregator that goes silent is stuck).
+    #[serde(skip)]
+    pub published: Option<std::time::Instant>,
 }
 
 /// What an admin says about a product.

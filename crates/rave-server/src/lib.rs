@@ -24,6 +24,7 @@ mod client_addr;
 mod cors;
 mod error;
 mod extract;
+mod health;
 mod limiter;
 mod metrics;
 mod moderation_hook;
@@ -32,21 +33,18 @@ mod purchase;
 mod responses;
 mod routes;
 mod sort_labels;
+mod state;
 mod webhooks;
 
-use std::future::Future;
-use std::net::{IpAddr, SocketAddr};
-use std::num::NonZeroU32;
-use std::sync::{Arc, OnceLock};
+use std::future::{Future, IntoFuture};
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
-use rave_comments::Comments;
-use rave_store::SharedStore;
-use rave_webhooks::Webhooks;
 use tokio::net::TcpListener;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
@@ -56,7 +54,6 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::client_addr::ClientAddr;
-use crate::limiter::{ClientLimiter, MAX_TRACKED_CLIENTS};
 
 pub use api::AggregatorStatus;
 pub use caching::CachePolicy;
@@ -64,148 +61,11 @@ pub use client_addr::{InvalidTrustedProxy, TrustedProxies, TrustedProxy};
 pub use cors::{AllowedOrigin, InvalidOrigin};
 pub use error::{ApiError, Problem};
 pub use extract::{AdminToken, MAX_BODY_BYTES};
+pub use health::{ReadinessCheck, ReadinessPolicy};
 pub use metrics::Metrics;
 pub use moderation_hook::{HookSetupError, HttpModerationHook};
 pub use purchase::PurchaseVerifier;
-
-/// How the service is configured beyond the domain.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// The token admin endpoints require; `None` disables them (403).
-    pub admin_token: Option<String>,
-    /// Public POSTs allowed per client address and minute; 0 turns the
-    /// limit off.
-    pub rate_limit_per_minute: u32,
-}
-
-impl Default for ServerConfig {
-    fn default() -> ServerConfig {
-        ServerConfig {
-            admin_token: None,
-            rate_limit_per_minute: 600,
-        }
-    }
-}
-
-/// What every handler shares, behind one `Arc`: each middleware and
-/// handler takes its own copy per request, which is then a counter
-/// increment.
-#[derive(Clone, Debug)]
-pub struct AppState(Arc<ServerState>);
-
-impl std::ops::Deref for AppState {
-    type Target = ServerState;
-
-    fn deref(&self) -> &ServerState {
-        &self.0
-    }
-}
-
-/// The state behind [`AppState`].
-#[derive(Clone, Debug)]
-pub struct ServerState {
-    pub comments: Arc<Comments<SharedStore>>,
-    pub admin: AdminToken,
-    pub metrics: Arc<Metrics>,
-    limiter: Option<Arc<ClientLimiter>>,
-    trusted_proxies: TrustedProxies,
-    openapi: Arc<OnceLock<String>>,
-    /// The in-process aggregator's status, when one runs here.
-    aggregator: Option<tokio::sync::watch::Receiver<AggregatorStatus>>,
-    cache_policy: CachePolicy,
-    /// Origins whose pages may call the public API; none by default.
-    allowed_origins: Vec<AllowedOrigin>,
-    /// Webhook endpoints and deliveries; `None` answers their routes 404.
-    webhooks: Option<Arc<Webhooks<SharedStore>>>,
-    /// Checks purchase proofs; `None`: a post with one is refused.
-    purchases: Option<PurchaseVerifier>,
-    /// Listing answers nothing has changed since (`answers`).
-    answers: Arc<answers::Answers>,
-}
-
-impl AppState {
-    pub fn new(comments: Arc<Comments<SharedStore>>, config: &ServerConfig) -> AppState {
-        let metrics = Arc::new(Metrics::default());
-        let limiter = NonZeroU32::new(config.rate_limit_per_minute).map(|per_minute| {
-            Arc::new(ClientLimiter::new(
-                per_minute,
-                MAX_TRACKED_CLIENTS,
-                metrics.rate_limited_clients(),
-            ))
-        });
-        AppState(Arc::new(ServerState {
-            comments,
-            admin: AdminToken::new(config.admin_token.as_deref()),
-            metrics,
-            limiter,
-            trusted_proxies: TrustedProxies::default(),
-            openapi: Arc::new(OnceLock::new()),
-            aggregator: None,
-            cache_policy: CachePolicy::default(),
-            allowed_origins: Vec::new(),
-            webhooks: None,
-            purchases: None,
-            answers: Arc::default(),
-        }))
-    }
-
-    /// The state to change while the server is being set up (it is not
-    /// shared yet, so nothing is copied).
-    fn setting_up(&mut self) -> &mut ServerState {
-        Arc::make_mut(&mut self.0)
-    }
-
-    /// Verifies purchase proofs signed with `secret` (the shop's); without
-    /// it a post that carries a proof is refused.
-    pub fn with_purchase_secret(mut self, secret: &[u8]) -> AppState {
-        self.setting_up().purchases = Some(PurchaseVerifier::new(secret));
-        self
-    }
-
-    /// How long caches may keep pages, listings and statistics.
-    pub fn with_cache_policy(mut self, policy: CachePolicy) -> AppState {
-        self.setting_up().cache_policy = policy;
-        self
-    }
-
-    /// Lets pages from these origins call the public API (CORS).
-    pub fn with_allowed_origins(mut self, origins: Vec<AllowedOrigin>) -> AppState {
-        self.setting_up().allowed_origins = origins;
-        self
-    }
-
-    /// Reports the status an in-process aggregator publishes.
-    pub fn with_aggregator(
-        mut self,
-        status: tokio::sync::watch::Receiver<AggregatorStatus>,
-    ) -> AppState {
-        self.setting_up().aggregator = Some(status);
-        self
-    }
-
-    /// Serves the webhooks admin API over `webhooks`.
-    pub fn with_webhooks(mut self, webhooks: Arc<Webhooks<SharedStore>>) -> AppState {
-        self.setting_up().webhooks = Some(webhooks);
-        self
-    }
-
-    /// Believes the forwarding headers of requests from these proxies: the
-    /// client is then the address they name (see `client_addr`).
-    pub fn with_trusted_proxies(mut self, proxies: TrustedProxies) -> AppState {
-        self.setting_up().trusted_proxies = proxies;
-        self
-    }
-
-    /// Refuses a public write from `client` once it is over the rate limit.
-    fn check_rate(&self, client: IpAddr) -> Result<(), ApiError> {
-        let Some(limiter) = &self.limiter else {
-            return Ok(());
-        };
-        limiter.check(client).map_err(|wait| {
-            ApiError::too_many_requests(wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
-        })
-    }
-}
+pub use state::{AppState, ServerConfig, ServerState};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -263,7 +123,8 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(webhooks::delete_webhook))
         .routes(routes!(webhooks::list_deliveries))
         .routes(routes!(webhooks::retry_delivery))
-        .routes(routes!(routes::healthz))
+        .routes(routes!(health::healthz))
+        .routes(routes!(health::readyz))
         .routes(routes!(routes::metrics))
         .routes(routes!(openapi_json))
         .routes(routes!(routes::page))
@@ -323,13 +184,21 @@ fn request_span(request: &axum::extract::Request) -> tracing::Span {
     )
 }
 
-/// Serves until `shutdown` resolves, then lets requests in flight finish.
+/// How long requests in flight may take to finish once the server is told
+/// to stop, unless the binary says otherwise.
+pub const DEFAULT_DRAIN: Duration = Duration::from_secs(8);
+
+/// Serves until `shutdown` resolves, then lets requests in flight finish
+/// for at most `drain`; past it, their connections are closed unanswered
+/// (a write the store had committed stays committed, and one it had not is
+/// not). From the moment `shutdown` resolves, `/readyz` answers 503.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
+    drain: Duration,
 ) -> std::io::Result<()> {
-    if let Some(limiter) = state.limiter.clone() {
+    let pruning = state.limiter().map(|limiter| {
         // Forget clients whose buckets have refilled, often enough that a
         // flood which filled the limiter leaves it soon after it stops.
         tokio::spawn(async move {
@@ -338,13 +207,38 @@ pub async fn serve(
                 tick.tick().await;
                 limiter.prune();
             }
-        });
-    }
+        })
+    });
+    let stopping = state.readiness.stopping.clone();
+    let (told, told_to_stop) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async move {
+        shutdown.await;
+        stopping.store(true, Ordering::Release);
+        let _ = told.send(());
+    };
     let (app, _) = router(state);
-    axum::serve(
+    let serving = axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
     )
     .with_graceful_shutdown(shutdown)
-    .await
+    .into_future();
+    tokio::pin!(serving);
+    let served = tokio::select! {
+        served = &mut serving => served,
+        _ = told_to_stop => match tokio::time::timeout(drain, &mut serving).await {
+            Ok(served) => served,
+            Err(_) => {
+                tracing::warn!(
+                    drain_seconds = drain.as_secs_f64(),
+                    "requests still in flight after the drain time: closing their connections"
+                );
+                Ok(())
+            }
+        },
+    };
+    if let Some(task) = pruning {
+        task.abort();
+    }
+    served
 }

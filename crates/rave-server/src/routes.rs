@@ -749,31 +749,6 @@ pub async fn aggregator_status(
 
 #[utoipa::path(
     get,
-    path = "/healthz",
-    tag = "operations",
-    summary = "200 when the store answers",
-    responses(
-        (status = 200, description = "Healthy", body = HealthBody),
-        (status = 503, description = "The store does not answer", body = Problem, content_type = "application/problem+json"),
-    )
-)]
-pub async fn healthz(State(state): State<AppState>) -> ApiResult<Json<HealthBody>> {
-    match state.comments.health().await {
-        Ok(()) => Ok(Json(HealthBody {
-            status: "ok".into(),
-        })),
-        Err(error) => {
-            tracing::warn!(%error, "health check failed");
-            Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the store does not answer",
-            ))
-        }
-    }
-}
-
-#[utoipa::path(
-    get,
     path = "/metrics",
     tag = "operations",
     summary = "Prometheus metrics",

@@ -63,6 +63,7 @@ async fn session_with_rules(moderation: Moderation, rules: Option<Rules>) -> Ses
         listener,
         AppState::new(comments.clone(), &config),
         std::future::pending(),
+        rave_server::DEFAULT_DRAIN,
     ));
 
     let (client, browser) = browser::start("1200,1000").await;

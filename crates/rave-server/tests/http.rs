@@ -885,6 +885,7 @@ async fn health_metrics_and_openapi() {
         ("get", "/v1/stats"),
         ("get", "/v1/admin/aggregator"),
         ("get", "/healthz"),
+        ("get", "/readyz"),
         ("get", "/metrics"),
         ("get", "/openapi.json"),
         ("get", "/"),
@@ -945,6 +946,7 @@ async fn start_with_statistics() -> (
         lag_events: 2,
         lag_ms: 15,
         applied: 7,
+        published: Some(std::time::Instant::now()),
     });
     let config = ServerConfig {
         admin_token: Some(TOKEN.into()),
@@ -959,6 +961,55 @@ async fn start_with_statistics() -> (
         .unwrap();
     let comments = server.comments.clone();
     (server, comments, feed, status)
+}
+
+#[tokio::test]
+async fn readiness_follows_the_aggregator() {
+    let (s, _comments, _feed, status) = start_with_statistics().await;
+    let (code, ready) = s.get("/readyz").await;
+    assert_eq!(code, StatusCode::OK, "{ready}");
+    assert_eq!(ready["status"], "ready");
+    let names: Vec<_> = ready["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["store", "aggregator"], "{ready}");
+
+    let lagging = |lag_ms, published| rave_server::AggregatorStatus {
+        lag_ms,
+        published,
+        ..Default::default()
+    };
+    status.send_replace(lagging(61_000, Some(std::time::Instant::now())));
+    let (code, not_ready) = s.get("/readyz").await;
+    assert_eq!(code, StatusCode::SERVICE_UNAVAILABLE, "{not_ready}");
+    assert_eq!(not_ready["status"], "not ready");
+    let aggregator = &not_ready["conditions"][1];
+    assert_eq!(aggregator["ready"], false);
+    assert!(
+        aggregator["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("lagging"),
+        "{not_ready}"
+    );
+
+    let silent_since = std::time::Instant::now().checked_sub(std::time::Duration::from_secs(61));
+    status.send_replace(lagging(0, silent_since));
+    let (code, stuck) = s.get("/readyz").await;
+    assert_eq!(code, StatusCode::SERVICE_UNAVAILABLE, "{stuck}");
+    assert!(
+        stuck["conditions"][1]["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("stuck"),
+        "{stuck}"
+    );
+
+    status.send_replace(lagging(10, Some(std::time::Instant::now())));
+    assert_eq!(s.get("/readyz").await.0, StatusCode::OK);
 }
 
 async fn catch_up(comments: &Comments<SharedStore>, feed: &rave_engine::EngineFeed) {

@@ -58,7 +58,12 @@ async fn start() -> Server {
     };
     let state = AppState::new(comments.clone(), &config)
         .with_allowed_origins(vec![SHOP.parse::<AllowedOrigin>().unwrap()]);
-    tokio::spawn(rave_server::serve(listener, state, std::future::pending()));
+    tokio::spawn(rave_server::serve(
+        listener,
+        state,
+        std::future::pending(),
+        rave_server::DEFAULT_DRAIN,
+    ));
     Server {
         base,
         client: Client::new(),

@@ -117,7 +117,12 @@ async fn session() -> Session {
     };
     let state = AppState::new(comments.clone(), &config)
         .with_allowed_origins(vec![shop.parse::<AllowedOrigin>().unwrap()]);
-    tokio::spawn(rave_server::serve(listener, state, std::future::pending()));
+    tokio::spawn(rave_server::serve(
+        listener,
+        state,
+        std::future::pending(),
+        rave_server::DEFAULT_DRAIN,
+    ));
 
     let (client, browser) = browser::start("1000,1400").await;
     Session {

@@ -128,7 +128,12 @@ async fn start() -> TestServer {
         rate_limit_per_minute: 0,
     };
     let state = AppState::new(comments, &config);
-    tokio::spawn(rave_server::serve(listener, state, std::future::pending()));
+    tokio::spawn(rave_server::serve(
+        listener,
+        state,
+        std::future::pending(),
+        rave_server::DEFAULT_DRAIN,
+    ));
     TestServer {
         base,
         client: reqwest::Client::new(),

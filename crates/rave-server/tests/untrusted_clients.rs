@@ -44,7 +44,12 @@ async fn start(per_minute: u32, trusted: &[&str]) -> TestServer {
         .map(|block| block.parse::<TrustedProxy>().unwrap())
         .collect();
     let state = AppState::new(comments, &config).with_trusted_proxies(proxies);
-    tokio::spawn(rave_server::serve(listener, state, std::future::pending()));
+    tokio::spawn(rave_server::serve(
+        listener,
+        state,
+        std::future::pending(),
+        rave_server::DEFAULT_DRAIN,
+    ));
     TestServer {
         base,
         client: Client::new(),

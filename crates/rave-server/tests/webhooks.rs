@@ -77,6 +77,7 @@ async fn start() -> TestServer {
             feed,
             Timeouts::default(),
             stopped,
+            tokio::sync::watch::channel(Default::default()).0,
         ));
         let kept: server::Kept = Box::new(stop);
         (state.with_webhooks(webhooks), Some(kept))

@@ -29,7 +29,7 @@ pub use endpoint::{Endpoint, MAX_ENDPOINTS};
 pub use error::{Malformed, Result, WebhookError};
 pub use events::{Event, EventType, UnknownEvent, events_of};
 pub use fanout::CONSUMER;
-pub use sender::{Sender, attempt, run};
+pub use sender::{FanOutProgress, Sender, attempt, run};
 pub use service::{MAX_LISTED_DELIVERIES, WebhookConfig, Webhooks};
 pub use signing::{Secret, SecretError};
 pub use table::table_name;

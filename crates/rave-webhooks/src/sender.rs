@@ -10,9 +10,9 @@
 use std::collections::HashMap;
 use std::error::Error as _;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use rave_store::{ChangeFeed, Store};
+use rave_store::{ChangeFeed, FeedLag, Store};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use url::Url;
@@ -29,6 +29,22 @@ use crate::target::{self, Timeouts};
 const POLL: Duration = Duration::from_millis(500);
 /// How long to wait after a storage error before trying again.
 const STORE_BACKOFF: Duration = Duration::from_secs(1);
+
+/// How the fan-out keeps up with the change stream, published after every
+/// step (for readiness: a fan-out that falls silent is stuck).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FanOutProgress {
+    pub lag: FeedLag,
+    /// When the fan-out last finished a step; `None` before its first.
+    pub published: Option<Instant>,
+}
+
+/// Whether `stop` says to stop: it turned true, or its sender is gone (no
+/// one is left to say it, and a closed channel would wake every wait at
+/// once).
+fn told_to_stop(stop: &watch::Receiver<bool>) -> bool {
+    *stop.borrow() || stop.has_changed().is_err()
+}
 
 /// One attempt at delivering `delivery` to `endpoint`: `Err` says why it
 /// did not succeed, in words an operator reads in the delivery's history.
@@ -103,7 +119,7 @@ impl<S: Store> Sender<S> {
     /// Works through one endpoint's queue until `stop`.
     async fn serve_endpoint(&self, endpoint: Endpoint, mut stop: watch::Receiver<bool>) {
         loop {
-            if *stop.borrow() {
+            if told_to_stop(&stop) {
                 return;
             }
             let wait = match self.step(&endpoint).await {
@@ -188,7 +204,7 @@ impl<S: Store> Sender<S> {
                 () = tokio::time::sleep(POLL) => {}
                 _ = stop.changed() => {}
             }
-            if *stop.borrow() {
+            if told_to_stop(&stop) {
                 break;
             }
         }
@@ -198,35 +214,55 @@ impl<S: Store> Sender<S> {
     }
 
     /// Applies the change stream to the endpoints' queues until `stop`,
-    /// waking the endpoint tasks whenever deliveries were written.
-    pub async fn fan_out<F: ChangeFeed>(self: Arc<Self>, feed: F, stop: watch::Receiver<bool>) {
+    /// waking the endpoint tasks whenever deliveries were written, and
+    /// publishes its lag into `progress` after every step.
+    pub async fn fan_out<F: ChangeFeed>(
+        self: Arc<Self>,
+        feed: F,
+        mut stop: watch::Receiver<bool>,
+        progress: watch::Sender<FanOutProgress>,
+    ) {
         let mut endpoints = Vec::new();
-        while !*stop.borrow() {
-            match self
-                .webhooks
-                .fan_out_once(&feed, POLL, &mut endpoints)
-                .await
-            {
+        while !told_to_stop(&stop) {
+            let step = tokio::select! {
+                step = self.webhooks.fan_out_once(&feed, POLL, &mut endpoints) => step,
+                _ = stop.changed() => break,
+            };
+            match step {
                 Ok(0) => {}
                 Ok(_) => self.wake.notify_waiters(),
                 Err(error) => {
                     tracing::warn!(%error, "webhooks: applying the change stream failed; retrying");
-                    tokio::time::sleep(STORE_BACKOFF).await;
+                    tokio::select! {
+                        () = tokio::time::sleep(STORE_BACKOFF) => {}
+                        _ = stop.changed() => {}
+                    }
                 }
+            }
+            match feed.lag().await {
+                Ok(lag) => {
+                    progress.send_replace(FanOutProgress {
+                        lag,
+                        published: Some(Instant::now()),
+                    });
+                }
+                Err(error) => tracing::warn!(%error, "webhooks: cannot read the fan-out's lag"),
             }
         }
     }
 }
 
-/// Fans out `feed` and sends deliveries until `stop` turns true.
+/// Fans out `feed` and sends deliveries until `stop` turns true; the
+/// fan-out's lag goes to `progress`.
 pub async fn run<S: Store, F: ChangeFeed>(
     webhooks: Arc<Webhooks<S>>,
     feed: F,
     timeouts: Timeouts,
     stop: watch::Receiver<bool>,
+    progress: watch::Sender<FanOutProgress>,
 ) -> Result<(), WebhookError> {
     let sender = Arc::new(Sender::new(webhooks, timeouts)?);
-    let fan_out = tokio::spawn(sender.clone().fan_out(feed, stop.clone()));
+    let fan_out = tokio::spawn(sender.clone().fan_out(feed, stop.clone(), progress));
     sender.run(stop).await;
     let _ = fan_out.await;
     Ok(())

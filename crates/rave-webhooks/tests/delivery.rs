@@ -146,6 +146,7 @@ impl World {
                 response: Duration::from_secs(2),
             },
             stopped,
+            tokio::sync::watch::channel(Default::default()).0,
         ));
     }
 }

@@ -83,7 +83,12 @@ pub async fn start_serving(
         state = state.with_purchase_secret(secret);
     }
     let (state, kept) = finish(state, &engine).await;
-    tokio::spawn(rave_server::serve(listener, state, std::future::pending()));
+    tokio::spawn(rave_server::serve(
+        listener,
+        state,
+        std::future::pending(),
+        rave_server::DEFAULT_DRAIN,
+    ));
     TestServer {
         base,
         client: Client::new(),

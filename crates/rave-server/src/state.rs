@@ -1,0 +1,189 @@
+//! The state every handler shares, and how the binary sets it up.
+
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::sync::{Arc, OnceLock};
+
+use rave_comments::Comments;
+use rave_store::SharedStore;
+use rave_webhooks::Webhooks;
+
+use crate::answers;
+use crate::api::AggregatorStatus;
+use crate::caching::CachePolicy;
+use crate::client_addr::TrustedProxies;
+use crate::cors::AllowedOrigin;
+use crate::error::ApiError;
+use crate::extract::AdminToken;
+use crate::health::{Readiness, ReadinessCheck, ReadinessPolicy};
+use crate::limiter::{ClientLimiter, MAX_TRACKED_CLIENTS};
+use crate::metrics::Metrics;
+use crate::purchase::PurchaseVerifier;
+
+/// How the service is configured beyond the domain.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// The token admin endpoints require; `None` disables them (403).
+    pub admin_token: Option<String>,
+    /// Public POSTs allowed per client address and minute; 0 turns the
+    /// limit off.
+    pub rate_limit_per_minute: u32,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            admin_token: None,
+            rate_limit_per_minute: 600,
+        }
+    }
+}
+
+/// What every handler shares, behind one `Arc`: each middleware and
+/// handler takes its own copy per request, which is then a counter
+/// increment.
+#[derive(Clone, Debug)]
+pub struct AppState(Arc<ServerState>);
+
+impl std::ops::Deref for AppState {
+    type Target = ServerState;
+
+    fn deref(&self) -> &ServerState {
+        &self.0
+    }
+}
+
+/// The state behind [`AppState`].
+#[derive(Clone, Debug)]
+pub struct ServerState {
+    pub comments: Arc<Comments<SharedStore>>,
+    pub admin: AdminToken,
+    pub metrics: Arc<Metrics>,
+    pub(crate) limiter: Option<Arc<ClientLimiter>>,
+    pub(crate) trusted_proxies: TrustedProxies,
+    pub(crate) openapi: Arc<OnceLock<String>>,
+    /// The in-process aggregator's status, when one runs here.
+    pub(crate) aggregator: Option<tokio::sync::watch::Receiver<AggregatorStatus>>,
+    pub(crate) cache_policy: CachePolicy,
+    /// Origins whose pages may call the public API; none by default.
+    pub(crate) allowed_origins: Vec<AllowedOrigin>,
+    /// Webhook endpoints and deliveries; `None` answers their routes 404.
+    pub(crate) webhooks: Option<Arc<Webhooks<SharedStore>>>,
+    /// Checks purchase proofs; `None`: a post with one is refused.
+    pub(crate) purchases: Option<PurchaseVerifier>,
+    /// Listing answers nothing has changed since (`answers`).
+    pub(crate) answers: Arc<answers::Answers>,
+    /// What `/readyz` looks at beyond the store and the aggregator.
+    pub(crate) readiness: Readiness,
+}
+
+impl AppState {
+    pub fn new(comments: Arc<Comments<SharedStore>>, config: &ServerConfig) -> AppState {
+        let metrics = Arc::new(Metrics::default());
+        let limiter = NonZeroU32::new(config.rate_limit_per_minute).map(|per_minute| {
+            Arc::new(ClientLimiter::new(
+                per_minute,
+                MAX_TRACKED_CLIENTS,
+                metrics.rate_limited_clients(),
+            ))
+        });
+        AppState(Arc::new(ServerState {
+            comments,
+            admin: AdminToken::new(config.admin_token.as_deref()),
+            metrics,
+            limiter,
+            trusted_proxies: TrustedProxies::default(),
+            openapi: Arc::new(OnceLock::new()),
+            aggregator: None,
+            cache_policy: CachePolicy::default(),
+            allowed_origins: Vec::new(),
+            webhooks: None,
+            purchases: None,
+            answers: Arc::default(),
+            readiness: Readiness::default(),
+        }))
+    }
+
+    /// The state to change while the server is being set up (it is not
+    /// shared yet, so nothing is copied).
+    fn setting_up(&mut self) -> &mut ServerState {
+        Arc::make_mut(&mut self.0)
+    }
+
+    /// Verifies purchase proofs signed with `secret` (the shop's); without
+    /// it a post that carries a proof is refused.
+    pub fn with_purchase_secret(mut self, secret: &[u8]) -> AppState {
+        self.setting_up().purchases = Some(PurchaseVerifier::new(secret));
+        self
+    }
+
+    /// How long caches may keep pages, listings and statistics.
+    pub fn with_cache_policy(mut self, policy: CachePolicy) -> AppState {
+        self.setting_up().cache_policy = policy;
+        self
+    }
+
+    /// Lets pages from these origins call the public API (CORS).
+    pub fn with_allowed_origins(mut self, origins: Vec<AllowedOrigin>) -> AppState {
+        self.setting_up().allowed_origins = origins;
+        self
+    }
+
+    /// Reports the status an in-process aggregator publishes.
+    pub fn with_aggregator(
+        mut self,
+        status: tokio::sync::watch::Receiver<AggregatorStatus>,
+    ) -> AppState {
+        self.setting_up().aggregator = Some(status);
+        self
+    }
+
+    /// Serves the webhooks admin API over `webhooks`.
+    pub fn with_webhooks(mut self, webhooks: Arc<Webhooks<SharedStore>>) -> AppState {
+        self.setting_up().webhooks = Some(webhooks);
+        self
+    }
+
+    /// Believes the forwarding headers of requests from these proxies: the
+    /// client is then the address they name (see `client_addr`).
+    pub fn with_trusted_proxies(mut self, proxies: TrustedProxies) -> AppState {
+        self.setting_up().trusted_proxies = proxies;
+        self
+    }
+
+    /// Adds `check` to what `/readyz` requires.
+    pub fn with_readiness_check(mut self, check: Arc<dyn ReadinessCheck>) -> AppState {
+        self.setting_up().readiness.checks.push(check);
+        self
+    }
+
+    /// How far behind the aggregator and the webhooks fan-out may fall
+    /// before `/readyz` answers 503.
+    pub fn with_readiness_policy(mut self, policy: ReadinessPolicy) -> AppState {
+        self.setting_up().readiness.policy = policy;
+        self
+    }
+
+    /// Reports in `/readyz` how the webhooks fan-out keeps up.
+    pub fn with_webhooks_fan_out(
+        mut self,
+        progress: tokio::sync::watch::Receiver<rave_webhooks::FanOutProgress>,
+    ) -> AppState {
+        self.setting_up().readiness.webhooks_fan_out = Some(progress);
+        self
+    }
+
+    pub(crate) fn limiter(&self) -> Option<Arc<ClientLimiter>> {
+        self.limiter.clone()
+    }
+
+    /// Refuses a public write from `client` once it is over the rate limit.
+    pub(crate) fn check_rate(&self, client: IpAddr) -> Result<(), ApiError> {
+        let Some(limiter) = &self.limiter else {
+            return Ok(());
+        };
+        limiter.check(client).map_err(|wait| {
+            ApiError::too_many_requests(wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
+        })
+    }
+}
