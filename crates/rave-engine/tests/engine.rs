@@ -720,11 +720,12 @@ async fn a_caught_up_feed_waits_out_its_time_instead_of_returning_at_once() {
     // Caught up: with the clock paused, the wait ends only when the paused
     // clock has been advanced through all of it.
     let started = tokio::time::Instant::now();
-    assert!(feed
-        .next(100, std::time::Duration::from_secs(5))
-        .await
-        .unwrap()
-        .is_none());
+    assert!(
+        feed.next(100, std::time::Duration::from_secs(5))
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert!(
         started.elapsed() >= std::time::Duration::from_secs(5),
         "the feed returned after {:?} without a commit",
