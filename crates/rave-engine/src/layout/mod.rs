@@ -18,8 +18,9 @@
 //! The stored keys are built by `keys`, items and stream records
 //! encoded by `codec`.
 //!
-//! Everything here is a name or a shape: reading and writing these tables
-//! is the business of `read`, `write` and `usage`.
+//! Everything here is a name or a shape (and the reading of the one
+//! counter, [`next_sequence`]): reading and writing the tables is the
+//! business of `read`, `write` and `usage`.
 
 pub(crate) mod definition;
 
