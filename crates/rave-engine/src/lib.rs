@@ -7,18 +7,18 @@
 //! capacity accounting and a change stream.
 //!
 //! The redb file's layout (its tables, keys and stored table definitions)
-//! is [`layout`]'s.
+//! is `layout`'s.
 //!
 //! Reads run on the caller's thread against a snapshot; writes go to one
 //! writer thread that batches concurrent requests into a shared commit
-//! (see [`write`]).
+//! (see `write`).
 //!
-//! Modules, from the API down: this root ([`Engine`]); [`feed`] (the stream
-//! as a `ChangeFeed`); [`read`] and [`write`] (the two paths); [`usage`];
-//! [`catalog`] (the tables and how items map to stored keys and index
-//! entries), [`ttl`] and [`stream`] (their rules and types); [`layout`],
-//! [`codec`] and [`keys`] (the stored forms); [`database`] (the redb file
-//! and what its failures mean); [`clock`].
+//! Modules, from the API down: this root ([`Engine`]); `feed` (the stream
+//! as a `ChangeFeed`); `read` and `write` (the two paths); `usage`;
+//! `catalog` (the tables and how items map to stored keys and index
+//! entries), `ttl` and `stream` (their rules and types); `layout`,
+//! `codec` and `keys` (the stored forms); `database` (the redb file
+//! and what its failures mean); `clock`.
 
 mod catalog;
 mod clock;
