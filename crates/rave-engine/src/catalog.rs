@@ -1,5 +1,10 @@
 //! The tables the engine holds, and how a table's items map to stored keys,
 //! index entries and redb tables.
+//!
+//! [`Catalog`] is shared by readers and the writer; each table's
+//! [`TableState`] is immutable and replaced whole when the table changes
+//! (only the writer changes it, after the change has committed), so a
+//! reader holds a consistent table for as long as it needs one.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
@@ -11,20 +16,46 @@ use rave_store::{
 };
 
 use crate::codec::{Undecodable, encode_attributes, encode_item};
-use crate::index_build::IndexStatus;
 use crate::keys::{describe_stored_key, stored_key};
+use crate::layout::{
+    collections_table_name, index_table_name, items_table_name, stream_table_name,
+};
+
+/// A change UpdateTable makes to a table's global secondary indexes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IndexChange {
+    /// Adds the index and backfills it from the table's items.
+    Create(GlobalSecondaryIndex),
+    /// Deletes the index named.
+    Delete(String),
+}
+
+/// An index's status, as DescribeTable reports it (`IndexStatus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexStatus {
+    /// Being backfilled: written to, not yet readable.
+    Creating,
+    Active,
+}
+
+/// One global secondary index of a table and its status.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexDescription {
+    pub index: GlobalSecondaryIndex,
+    pub status: IndexStatus,
+}
 
 /// A table definition with the names of its redb tables.
 #[derive(Debug)]
-pub struct TableState {
-    pub definition: TableDefinition,
-    pub items_table: String,
-    pub indexes: Vec<IndexState>,
-    pub stream_table: String,
+pub(crate) struct TableState {
+    pub(crate) definition: TableDefinition,
+    pub(crate) items_table: String,
+    pub(crate) indexes: Vec<IndexState>,
+    pub(crate) stream_table: String,
     /// Where the sizes of the item collections are kept: only a table with
     /// local secondary indexes has one (DynamoDB limits only its
     /// collections).
-    pub collections_table: Option<String>,
+    pub(crate) collections_table: Option<String>,
 }
 
 /// A secondary index of a table. A local one is kept as a global one
@@ -32,15 +63,29 @@ pub struct TableState {
 /// strongly consistent reads, and what it does not project fetched from the
 /// table.
 #[derive(Debug)]
-pub struct IndexState {
-    pub index: GlobalSecondaryIndex,
-    pub redb_table: String,
+pub(crate) struct IndexState {
+    pub(crate) index: GlobalSecondaryIndex,
+    pub(crate) redb_table: String,
     /// The attributes an entry holds, in name order, where the index does
     /// not project all: the table's and the index's keys, and what an
     /// INCLUDE projection names.
-    pub projected_names: Option<Vec<String>>,
-    pub status: IndexStatus,
-    pub local: bool,
+    pub(crate) projected_names: Option<Vec<String>>,
+    pub(crate) status: IndexStatus,
+    pub(crate) local: bool,
+}
+
+impl IndexState {
+    /// Refuses a Query or Scan of an index still backfilling, as DynamoDB
+    /// does.
+    pub(crate) fn check_readable(&self) -> Result<()> {
+        match self.status {
+            IndexStatus::Active => Ok(()),
+            IndexStatus::Creating => Err(StoreError::validation(format!(
+                "Cannot read from backfilling global secondary index: {}",
+                self.index.name
+            ))),
+        }
+    }
 }
 
 /// One item's entry in one index: where it is stored and what is projected.
@@ -48,14 +93,14 @@ pub struct IndexState {
 /// and encodes an index that projects everything not at all (the table's
 /// encoding serves).
 #[derive(Debug, PartialEq)]
-pub struct IndexEntry<'a> {
-    pub key: Vec<u8>,
-    pub projected: Projected<'a>,
+pub(crate) struct IndexEntry<'a> {
+    pub(crate) key: Vec<u8>,
+    pub(crate) projected: Projected<'a>,
 }
 
 /// What an index entry holds of its item.
 #[derive(Debug, PartialEq)]
-pub enum Projected<'a> {
+pub(crate) enum Projected<'a> {
     /// The whole item (an index projecting all).
     Whole(&'a Item),
     /// The attributes of the item the index projects, in name order.
@@ -64,7 +109,7 @@ pub enum Projected<'a> {
 
 impl Projected<'_> {
     /// Bytes DynamoDB charges for the entry: names plus values.
-    pub fn size(&self) -> usize {
+    pub(crate) fn size(&self) -> usize {
         match self {
             Projected::Whole(item) => item_size(item),
             Projected::Picked(attributes) => attributes
@@ -76,7 +121,7 @@ impl Projected<'_> {
 
     /// The entry's stored form, as [`encode_item`] encodes the same
     /// attributes.
-    pub fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         match self {
             Projected::Whole(item) => encode_item(item),
             Projected::Picked(attributes) => encode_attributes(attributes),
@@ -101,13 +146,13 @@ fn projected_names(table_keys: &KeySchema, index: &GlobalSecondaryIndex) -> Opti
 }
 
 impl TableState {
-    pub fn new(definition: TableDefinition) -> TableState {
+    pub(crate) fn new(definition: TableDefinition) -> TableState {
         let name = &definition.name;
         TableState {
-            items_table: format!("items/{name}"),
-            stream_table: format!("stream/{name}"),
+            items_table: items_table_name(name),
+            stream_table: stream_table_name(name),
             collections_table: (!definition.local_secondary_indexes.is_empty())
-                .then(|| format!("collections/{name}")),
+                .then(|| collections_table_name(name)),
             indexes: definition
                 .global_secondary_indexes
                 .iter()
@@ -121,7 +166,7 @@ impl TableState {
                     (index, true)
                 }))
                 .map(|(index, local)| IndexState {
-                    redb_table: format!("index/{name}/{}", index.name),
+                    redb_table: index_table_name(name, &index.name),
                     projected_names: projected_names(&definition.key_schema, &index),
                     index,
                     status: IndexStatus::Active,
@@ -135,7 +180,11 @@ impl TableState {
     /// The state of this table under a changed definition: indexes it
     /// already had keep their status; `creating` names one that starts
     /// backfilling.
-    pub fn successor(&self, definition: TableDefinition, creating: Option<&str>) -> TableState {
+    pub(crate) fn successor(
+        &self,
+        definition: TableDefinition,
+        creating: Option<&str>,
+    ) -> TableState {
         let mut next = TableState::new(definition);
         for index in &mut next.indexes {
             let name = index.index.name.as_str();
@@ -151,7 +200,7 @@ impl TableState {
     }
 
     /// The same table with index `name` set to `status`.
-    pub fn with_status(&self, name: &str, status: IndexStatus) -> TableState {
+    pub(crate) fn with_status(&self, name: &str, status: IndexStatus) -> TableState {
         let mut next = self.successor(self.definition.clone(), None);
         for index in &mut next.indexes {
             if index.index.name == name {
@@ -161,17 +210,17 @@ impl TableState {
         next
     }
 
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.definition.name
     }
 
-    pub fn schema(&self) -> &KeySchema {
+    pub(crate) fn schema(&self) -> &KeySchema {
         &self.definition.key_schema
     }
 
     /// The error for an item whose stored bytes do not decode, naming the
     /// item by its key.
-    pub fn corrupt_item(&self, stored_key: &[u8], why: Undecodable) -> StoreError {
+    pub(crate) fn corrupt_item(&self, stored_key: &[u8], why: Undecodable) -> StoreError {
         StoreError::corrupt(
             format!(
                 "item {{{}}} of table {}",
@@ -183,7 +232,7 @@ impl TableState {
     }
 
     /// The error for an index entry whose stored bytes do not decode.
-    pub fn corrupt_index_entry(&self, index: &IndexState, why: Undecodable) -> StoreError {
+    pub(crate) fn corrupt_index_entry(&self, index: &IndexState, why: Undecodable) -> StoreError {
         StoreError::corrupt(
             format!(
                 "an entry of index {} of table {}",
@@ -195,14 +244,14 @@ impl TableState {
     }
 
     /// The error for a stream record whose stored bytes do not decode.
-    pub fn corrupt_record(&self, sequence: u64, why: Undecodable) -> StoreError {
+    pub(crate) fn corrupt_record(&self, sequence: u64, why: Undecodable) -> StoreError {
         StoreError::corrupt(
             format!("stream record {sequence} of table {}", self.name()),
             why.to_string(),
         )
     }
 
-    pub fn index(&self, name: &str) -> Result<&IndexState> {
+    pub(crate) fn index(&self, name: &str) -> Result<&IndexState> {
         self.indexes
             .iter()
             .find(|i| i.index.name == name)
@@ -215,7 +264,7 @@ impl TableState {
 
     /// Checks that `key` holds exactly the table's key attributes, with the
     /// declared types and sizes, and returns its stored key.
-    pub fn key_bytes(&self, key: &Item) -> Result<Vec<u8>> {
+    pub(crate) fn key_bytes(&self, key: &Item) -> Result<Vec<u8>> {
         let schema = self.schema();
         if key.len() != schema.attributes().count() {
             return Err(StoreError::validation(
@@ -232,7 +281,7 @@ impl TableState {
 
     /// Checks a whole item against the table (keys, index keys, value rules,
     /// size) and returns its stored key.
-    pub fn validate_item(&self, item: &Item) -> Result<Vec<u8>> {
+    pub(crate) fn validate_item(&self, item: &Item) -> Result<Vec<u8>> {
         let schema = self.schema();
         let partition = key_value(item, &schema.partition, MAX_PARTITION_KEY_BYTES, false)?;
         let sort = match &schema.sort {
@@ -260,7 +309,11 @@ impl TableState {
 
     /// The entry `item` has in `index`, or `None` when it lacks one of the
     /// index's key attributes (sparse index).
-    pub fn index_entry<'a>(&self, index: &IndexState, item: &'a Item) -> Option<IndexEntry<'a>> {
+    pub(crate) fn index_entry<'a>(
+        &self,
+        index: &IndexState,
+        item: &'a Item,
+    ) -> Option<IndexEntry<'a>> {
         let index_schema = &index.index.key_schema;
         let partition = index_schema
             .partition_attributes()
@@ -298,7 +351,7 @@ impl TableState {
     /// (ItemCollectionMetrics): "the size of all the items in the table,
     /// plus the size of all attributes projected into all of the local
     /// secondary indexes".
-    pub fn collection_bytes(&self, item: &Item) -> u64 {
+    pub(crate) fn collection_bytes(&self, item: &Item) -> u64 {
         let entries: usize = self
             .indexes
             .iter()
@@ -311,7 +364,7 @@ impl TableState {
 
     /// Whether `index` holds `attribute` of the items it has: a key of the
     /// table or of the index, or an attribute its projection names.
-    pub fn projects(&self, index: &IndexState, attribute: &str) -> bool {
+    pub(crate) fn projects(&self, index: &IndexState, attribute: &str) -> bool {
         let is_key = |schema: &KeySchema| schema.attributes().any(|a| a.name == attribute);
         is_key(self.schema())
             || is_key(&index.index.key_schema)
@@ -324,7 +377,7 @@ impl TableState {
 
     /// The table's and the index's key attributes of `item`: what an index
     /// page's LastEvaluatedKey holds.
-    pub fn keys_for_index(&self, index: &IndexState, item: &Item) -> Item {
+    pub(crate) fn keys_for_index(&self, index: &IndexState, item: &Item) -> Item {
         let mut keys = self.schema().key_of(item);
         keys.extend(index.index.key_schema.key_of(item));
         keys
@@ -333,7 +386,11 @@ impl TableState {
     /// The stored key a Query or Scan resumes after, from an ExclusiveStartKey:
     /// it must hold exactly the key attributes of the table (and of the
     /// index read), as DynamoDB requires.
-    pub fn start_key_bytes(&self, index: Option<&IndexState>, start: &Item) -> Result<Vec<u8>> {
+    pub(crate) fn start_key_bytes(
+        &self,
+        index: Option<&IndexState>,
+        start: &Item,
+    ) -> Result<Vec<u8>> {
         let invalid = || {
             StoreError::validation(
                 "The provided starting key is invalid: The provided key element does not match the schema",
@@ -461,12 +518,12 @@ fn check_key_value(
 /// The tables, shared by readers and the writer; replaced wholesale on
 /// CreateTable/DeleteTable so readers only ever clone an `Arc`.
 #[derive(Debug, Default)]
-pub struct Catalog {
+pub(crate) struct Catalog {
     tables: RwLock<HashMap<String, Arc<TableState>>>,
 }
 
 impl Catalog {
-    pub fn get(&self, name: &str) -> Result<Arc<TableState>> {
+    pub(crate) fn get(&self, name: &str) -> Result<Arc<TableState>> {
         self.tables
             .read()
             .map_err(|_| StoreError::Internal("catalog lock poisoned".into()))?
@@ -479,7 +536,7 @@ impl Catalog {
             })
     }
 
-    pub fn insert(&self, state: TableState) -> Result<()> {
+    pub(crate) fn insert(&self, state: TableState) -> Result<()> {
         self.tables
             .write()
             .map_err(|_| StoreError::Internal("catalog lock poisoned".into()))?
@@ -487,7 +544,7 @@ impl Catalog {
         Ok(())
     }
 
-    pub fn remove(&self, name: &str) -> Result<()> {
+    pub(crate) fn remove(&self, name: &str) -> Result<()> {
         self.tables
             .write()
             .map_err(|_| StoreError::Internal("catalog lock poisoned".into()))?
@@ -497,7 +554,7 @@ impl Catalog {
 
     /// A table with an index being created, and that index's position in
     /// its `indexes`.
-    pub fn index_being_created(&self) -> Option<(Arc<TableState>, usize)> {
+    pub(crate) fn index_being_created(&self) -> Option<(Arc<TableState>, usize)> {
         let tables = self.tables.read().ok()?;
         tables.values().find_map(|table| {
             let position = table
@@ -508,7 +565,7 @@ impl Catalog {
         })
     }
 
-    pub fn names(&self) -> Result<Vec<String>> {
+    pub(crate) fn names(&self) -> Result<Vec<String>> {
         let mut names: Vec<String> = self
             .tables
             .read()

@@ -15,7 +15,7 @@ pub enum Clock {
 
 impl Clock {
     /// Milliseconds since the Unix epoch.
-    pub fn now_ms(&self) -> u64 {
+    pub(crate) fn now_ms(&self) -> u64 {
         match self {
             Clock::System => SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -35,7 +35,7 @@ impl ManualClock {
         ManualClock(Arc::new(AtomicU64::new(epoch_ms)))
     }
 
-    pub fn now_ms(&self) -> u64 {
+    pub(crate) fn now_ms(&self) -> u64 {
         self.0.load(Ordering::Acquire)
     }
 

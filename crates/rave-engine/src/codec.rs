@@ -128,7 +128,7 @@ fn put_map(out: &mut Vec<u8>, map: &Item) {
     put_attributes(out, map.len(), map.iter().map(|(n, v)| (n.as_str(), v)));
 }
 
-pub fn encode_item(item: &Item) -> Vec<u8> {
+pub(crate) fn encode_item(item: &Item) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     put_map(&mut out, item);
     out
@@ -136,13 +136,13 @@ pub fn encode_item(item: &Item) -> Vec<u8> {
 
 /// Attributes in name order (names unique), encoded as the item of just
 /// them would be.
-pub fn encode_attributes(attributes: &[(&str, &AttributeValue)]) -> Vec<u8> {
+pub(crate) fn encode_attributes(attributes: &[(&str, &AttributeValue)]) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     put_attributes(&mut out, attributes.len(), attributes.iter().copied());
     out
 }
 
-pub fn decode_item(bytes: &[u8]) -> Decoded<Item> {
+pub(crate) fn decode_item(bytes: &[u8]) -> Decoded<Item> {
     let mut reader = Reader { bytes, at: 0 };
     let item = reader.map()?;
     reader.finish()?;
@@ -181,11 +181,11 @@ pub(crate) fn encode_record(
 
 /// What a stored record says besides its images.
 pub(crate) struct RecordHeadFields<'a> {
-    pub event: EventName,
-    pub removed_by_ttl: bool,
-    pub commit_time_ms: u64,
+    pub(crate) event: EventName,
+    pub(crate) removed_by_ttl: bool,
+    pub(crate) commit_time_ms: u64,
     /// The table's key attributes of the item.
-    pub keys: &'a Item,
+    pub(crate) keys: &'a Item,
 }
 
 pub(crate) fn decode_record(bytes: &[u8]) -> Decoded<StoredRecord> {
@@ -284,7 +284,7 @@ pub(crate) struct ItemIndex {
 /// for it.
 pub(crate) struct StoredItem<'a> {
     slots: Vec<Slot<'a>>,
-    pub size: usize,
+    pub(crate) size: usize,
 }
 
 impl ItemIndex {
@@ -410,7 +410,7 @@ impl ItemView for StoredItem<'_> {
 /// Why stored bytes do not decode; the caller knows which item or record
 /// they belong to and turns this into [`rave_store::StoreError::Corrupt`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Undecodable(String);
+pub(crate) struct Undecodable(String);
 
 impl std::fmt::Display for Undecodable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

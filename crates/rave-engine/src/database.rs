@@ -14,14 +14,42 @@
 //! begin a transaction, so the writer can swap it between two of them; a
 //! read transaction already begun keeps its snapshot of the old file and
 //! may fail with `DatabaseClosed` (an `Unavailable`, retried by the domain).
+//!
+//! [`storage`] says what a redb failure means for a caller.
 
 use std::path::{Path, PathBuf};
 use std::sync::{PoisonError, RwLock};
 
+use rave_store::StoreError;
 use redb::{
     Database, DatabaseError, ReadTransaction, ReadableDatabase, StorageError, TransactionError,
     WriteTransaction,
 };
+
+/// File name of the database inside the data directory.
+pub const DATABASE_FILE: &str = "rave.redb";
+
+/// What a redb failure means for a caller: the disk failed or is full
+/// (`Unavailable`, retryable), the file is damaged (`Corrupt`), or rave
+/// misused redb (`Internal`, a bug).
+pub(crate) fn storage(error: impl Into<redb::Error>) -> StoreError {
+    match error.into() {
+        redb::Error::Io(io) => {
+            // std reports ENOSPC as StorageFull.
+            if io.kind() == std::io::ErrorKind::StorageFull {
+                StoreError::Unavailable(format!("disk full: {io}"))
+            } else {
+                StoreError::Unavailable(format!("I/O error: {io}"))
+            }
+        }
+        redb::Error::Corrupted(detail) => StoreError::corrupt(DATABASE_FILE, detail),
+        error @ (redb::Error::PreviousIo
+        | redb::Error::DatabaseClosed
+        | redb::Error::DatabaseAlreadyOpen
+        | redb::Error::TransactionPoisoned) => StoreError::Unavailable(error.to_string()),
+        error => StoreError::Internal(format!("storage: {error}")),
+    }
+}
 
 #[derive(Debug)]
 pub(crate) struct SharedDatabase {
@@ -32,7 +60,7 @@ pub(crate) struct SharedDatabase {
 }
 
 impl SharedDatabase {
-    pub fn open(path: &Path, cache_size: usize) -> Result<SharedDatabase, DatabaseError> {
+    pub(crate) fn open(path: &Path, cache_size: usize) -> Result<SharedDatabase, DatabaseError> {
         let database = open(path, cache_size)?;
         Ok(SharedDatabase {
             path: path.to_owned(),
@@ -41,25 +69,25 @@ impl SharedDatabase {
         })
     }
 
-    pub fn begin_read(&self) -> Result<ReadTransaction, TransactionError> {
+    pub(crate) fn begin_read(&self) -> Result<ReadTransaction, TransactionError> {
         let current = self.current.read().unwrap_or_else(PoisonError::into_inner);
         current.as_ref().ok_or_else(closed)?.begin_read()
     }
 
-    pub fn begin_write(&self) -> Result<WriteTransaction, TransactionError> {
+    pub(crate) fn begin_write(&self) -> Result<WriteTransaction, TransactionError> {
         let current = self.current.read().unwrap_or_else(PoisonError::into_inner);
         current.as_ref().ok_or_else(closed)?.begin_write()
     }
 
     /// False after a reopen failed, until one succeeds.
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         let current = self.current.read().unwrap_or_else(PoisonError::into_inner);
         current.is_some()
     }
 
     /// Closes the database and opens it again, which recovers it from a
     /// latched I/O error. Only the writer calls it, between two commits.
-    pub fn reopen(&self) -> Result<(), DatabaseError> {
+    pub(crate) fn reopen(&self) -> Result<(), DatabaseError> {
         let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
         // The old database must be closed first: it holds the file's lock.
         drop(current.take());
@@ -79,6 +107,27 @@ fn closed() -> TransactionError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redb_failures_map_to_their_kinds() {
+        let io = |error: std::io::Error| storage(redb::StorageError::Io(error));
+        let full = io(std::io::Error::from_raw_os_error(28));
+        assert!(
+            matches!(&full, StoreError::Unavailable(why) if why.starts_with("disk full")),
+            "{full:?}"
+        );
+        let broken = io(std::io::Error::other("bad sector"));
+        assert!(matches!(&broken, StoreError::Unavailable(why) if why.starts_with("I/O error")));
+        assert!(full.is_retryable() && broken.is_retryable());
+        assert!(matches!(
+            storage(redb::StorageError::Corrupted("bad page".into())),
+            StoreError::Corrupt { .. }
+        ));
+        assert!(matches!(
+            storage(redb::TableError::TableDoesNotExist("x".into())),
+            StoreError::Internal(_)
+        ));
+    }
 
     #[test]
     fn a_reopened_database_keeps_its_commits() {

@@ -9,7 +9,8 @@ use rave_store::{
     TransactWriteAction, TransactWriteItemsInput,
 };
 
-use crate::{Checkpoint, Engine, StartPosition};
+use crate::Engine;
+use crate::stream::{Checkpoint, StartPosition};
 
 /// Most effects one consumer commit carries beside a live service: the
 /// commit holds the single writer, and every write a client waits for

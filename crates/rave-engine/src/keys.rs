@@ -23,7 +23,7 @@ use std::ops::Bound;
 use rave_store::{AttributeValue, KeyAttribute, KeyType, Number, SortOp};
 
 /// Appends the order-preserving encoding of a key value (S, N or B).
-pub fn encode_value(out: &mut Vec<u8>, value: &AttributeValue) {
+pub(crate) fn encode_value(out: &mut Vec<u8>, value: &AttributeValue) {
     match value {
         AttributeValue::S(s) => encode_bytes(out, s.as_bytes()),
         AttributeValue::B(b) => encode_bytes(out, b),
@@ -77,7 +77,7 @@ fn encode_number(out: &mut Vec<u8>, n: &Number) {
 }
 
 /// Two bytes of FNV-1a over the encoded partition key.
-pub fn partition_hash(encoded_partition: &[u8]) -> [u8; 2] {
+pub(crate) fn partition_hash(encoded_partition: &[u8]) -> [u8; 2] {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in encoded_partition {
         hash ^= u64::from(b);
@@ -90,7 +90,7 @@ pub fn partition_hash(encoded_partition: &[u8]) -> [u8; 2] {
 /// `hash(pk) ‖ pk`: the prefix every key of one partition starts with. A
 /// partition key of several attributes (a global secondary index's) is
 /// their encodings one after another, hashed together.
-pub fn partition_prefix(partition: &[&AttributeValue]) -> Vec<u8> {
+pub(crate) fn partition_prefix(partition: &[&AttributeValue]) -> Vec<u8> {
     let mut encoded = Vec::with_capacity(32);
     for value in partition {
         encode_value(&mut encoded, value);
@@ -102,7 +102,7 @@ pub fn partition_prefix(partition: &[&AttributeValue]) -> Vec<u8> {
 }
 
 /// The full stored key: `hash(pk) ‖ pk ‖ rest...`.
-pub fn stored_key<'a>(
+pub(crate) fn stored_key<'a>(
     partition: &[&AttributeValue],
     rest: impl IntoIterator<Item = &'a AttributeValue>,
 ) -> Vec<u8> {
@@ -115,7 +115,7 @@ pub fn stored_key<'a>(
 
 /// A readable form of a stored key (`PK="a", SK=3`), so an error about the
 /// item it names can say which item; what does not decode is shown in hex.
-pub fn describe_stored_key<'a>(
+pub(crate) fn describe_stored_key<'a>(
     stored: &[u8],
     attributes: impl IntoIterator<Item = &'a KeyAttribute>,
 ) -> String {
@@ -192,7 +192,7 @@ fn decode_key_value(bytes: &[u8], key_type: KeyType) -> Option<(String, usize)> 
 
 /// The smallest byte string greater than every string starting with `prefix`,
 /// or `None` when there is none (the prefix is all `FF`).
-pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut out = prefix.to_vec();
     while let Some(last) = out.pop() {
         if last < 0xFF {
@@ -205,7 +205,7 @@ pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
 
 /// Byte range for a Query: one partition, narrowed by the equalities on a
 /// prefix of the sort attributes and the comparison on the next one.
-pub fn query_range(
+pub(crate) fn query_range(
     partition: &[&AttributeValue],
     sort_equalities: &[&AttributeValue],
     sort: Option<&SortOp>,
@@ -245,7 +245,7 @@ pub fn query_range(
 }
 
 /// Byte range of segment `segment` of `total` in a parallel Scan.
-pub fn segment_range(segment: u32, total: u32) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+pub(crate) fn segment_range(segment: u32, total: u32) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
     let boundary = |i: u32| -> Option<Vec<u8>> {
         let start = (u64::from(i) << 16) / u64::from(total);
         (start <= 0xFFFF).then(|| (start as u16).to_be_bytes().to_vec())

@@ -6,39 +6,33 @@
 //! item, conditional and transactional writes, queries and parallel scans,
 //! capacity accounting and a change stream.
 //!
-//! Layout of the redb file:
-//!
-//! | redb table              | key                                   | value              |
-//! |-------------------------|---------------------------------------|--------------------|
-//! | `catalog`               | table name                            | table definition   |
-//! | `items/<table>`         | `hash(pk) ‖ pk ‖ sk`                  | item               |
-//! | `index/<table>/<index>` | `hash(ipk) ‖ ipk ‖ isk ‖ pk ‖ sk`     | projected item     |
-//! | `stream/<table>`        | sequence number                       | change record      |
-//! | `consumers`             | `table \0 consumer`                   | checkpoint         |
-//! | `meta`                  | `next_sequence`                       | next sequence      |
-//! | `index_builds`          | `table \0 index`                      | backfill position  |
-//! | `collections/<table>`   | `hash(pk) ‖ pk`                       | collection bytes   |
-//!
-//! `collections/<table>` exists for tables with local secondary indexes:
-//! the size of each item collection, kept by every write in its commit.
+//! The redb file's layout (its tables, keys and stored table definitions)
+//! is `layout`'s.
 //!
 //! Reads run on the caller's thread against a snapshot; writes go to one
 //! writer thread that batches concurrent requests into a shared commit
-//! (see [`writer`]).
+//! (see `write`).
+//!
+//! Modules, from the API down: this root ([`Engine`]); `feed` (the stream
+//! as a `ChangeFeed`); `read` and `write` (the two paths); `usage`;
+//! `catalog` (the tables and how items map to stored keys and index
+//! entries), `ttl` and `stream` (their rules and types); `layout`,
+//! `codec` and `keys` (the stored forms); `database` (the redb file
+//! and what its failures mean); `clock`.
 
 mod catalog;
 mod clock;
 mod codec;
 mod database;
 mod feed;
-mod index_build;
 mod keys;
+mod layout;
 mod read;
 mod stream;
 mod ttl;
 mod usage;
+mod write;
 mod write_health;
-mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Sender};
@@ -53,213 +47,25 @@ use rave_store::{
     StoreError, TableDefinition, TransactWriteItemsInput, TransactWriteItemsOutput,
     UpdateItemInput, WriteFailure, WriteOutput,
 };
-use redb::{ReadableTable, TableDefinition as RedbTable};
-#[cfg(test)]
-use serde::Serialize;
 use tokio::sync::{oneshot, watch};
 
+pub use catalog::{IndexChange, IndexDescription, IndexStatus};
 pub use clock::{Clock, ManualClock};
+pub use database::DATABASE_FILE;
 pub use feed::{EngineBatch, EngineFeed};
-pub use index_build::{IndexChange, IndexDescription, IndexStatus};
 pub use stream::{Checkpoint, EventName, StartPosition, StreamRecord};
 pub use ttl::{TimeToLiveDescription, TimeToLiveSpecification, TimeToLiveStatus};
 pub use usage::{PartUsage, StorageUsage, TablePart};
+pub use write::queue::{ItemCollectionSize, Written};
 
 use catalog::{Catalog, TableState};
-use database::SharedDatabase;
-use index_build::INDEX_BUILDS;
-use stream::{WantedRecords, consumer_key};
+use database::{SharedDatabase, storage};
+use layout::{CONSUMERS, consumer_key, stream_table};
+use stream::WantedRecords;
+use write::queue::{Job, WriteOp, WriteReply, unexpected};
+use write::sweeper::{SweepPass, Sweeper};
+use write::writer::Writer;
 use write_health::WriteHealth;
-use writer::{Job, WriteOp, WriteReply, Writer};
-
-const CATALOG: RedbTable<&str, &[u8]> = RedbTable::new("catalog");
-const CONSUMERS: RedbTable<&str, u64> = RedbTable::new("consumers");
-const META: RedbTable<&str, u64> = RedbTable::new("meta");
-const NEXT_SEQUENCE: &str = "next_sequence";
-
-/// File name of the database inside the data directory.
-pub const DATABASE_FILE: &str = "rave.redb";
-
-fn bytes_table(name: &str) -> RedbTable<'_, &'static [u8], &'static [u8]> {
-    RedbTable::new(name)
-}
-
-fn stream_table(name: &str) -> RedbTable<'_, u64, &'static [u8]> {
-    RedbTable::new(name)
-}
-
-/// What a redb failure means for a caller: the disk failed or is full
-/// (`Unavailable`, retryable), the file is damaged (`Corrupt`), or rave
-/// misused redb (`Internal`, a bug).
-fn storage(error: impl Into<redb::Error>) -> StoreError {
-    match error.into() {
-        redb::Error::Io(io) => {
-            // std reports ENOSPC as StorageFull.
-            if io.kind() == std::io::ErrorKind::StorageFull {
-                StoreError::Unavailable(format!("disk full: {io}"))
-            } else {
-                StoreError::Unavailable(format!("I/O error: {io}"))
-            }
-        }
-        redb::Error::Corrupted(detail) => StoreError::corrupt(DATABASE_FILE, detail),
-        error @ (redb::Error::PreviousIo
-        | redb::Error::DatabaseClosed
-        | redb::Error::DatabaseAlreadyOpen
-        | redb::Error::TransactionPoisoned) => StoreError::Unavailable(error.to_string()),
-        error => StoreError::Internal(format!("storage: {error}")),
-    }
-}
-
-/// A catalog entry written since global secondary indexes could have keys
-/// of several attributes starts with this byte: an older entry starts with
-/// its table's name, whose length (3 to 255 bytes, as a postcard varint)
-/// never encodes as 0.
-const DEFINITION_WITH_MULTI_ATTRIBUTE_KEYS: u8 = 0;
-
-/// Table definitions are rare and small: serde keeps them simple.
-fn encode_definition(definition: &TableDefinition) -> Result<Vec<u8>> {
-    postcard::to_extend(definition, vec![DEFINITION_WITH_MULTI_ATTRIBUTE_KEYS])
-        .map_err(|e| StoreError::Internal(format!("encoding: {e}")))
-}
-
-/// A stored table definition. postcard is not self-describing, so a field
-/// added since an entry was written cannot default on its own: an entry
-/// without the leading [`DEFINITION_WITH_MULTI_ATTRIBUTE_KEYS`] was written
-/// before keys of several attributes; of those, one that ends where
-/// [`DefinitionBeforeLocalIndexes`] ends was written before local secondary
-/// indexes existed, one that ends where [`DefinitionBeforeTtl`] ends before
-/// Time to Live existed.
-fn decode_definition(bytes: &[u8], table: &str) -> Result<TableDefinition> {
-    use postcard::Error::DeserializeUnexpectedEnd as Ends;
-    let corrupt = |e: postcard::Error| {
-        StoreError::corrupt(format!("the catalog entry of table {table}"), e.to_string())
-    };
-    if let Some((&DEFINITION_WITH_MULTI_ATTRIBUTE_KEYS, current)) = bytes.split_first() {
-        return postcard::from_bytes(current).map_err(corrupt);
-    }
-    match postcard::from_bytes::<DefinitionBeforeMultiAttributeKeys>(bytes) {
-        Ok(definition) => Ok(definition.upgrade()),
-        Err(Ends) => match postcard::from_bytes::<DefinitionBeforeLocalIndexes>(bytes) {
-            Ok(definition) => Ok(definition.upgrade().upgrade()),
-            Err(Ends) => postcard::from_bytes(bytes)
-                .map(|definition: DefinitionBeforeTtl| definition.upgrade().upgrade().upgrade())
-                .map_err(corrupt),
-            Err(e) => Err(corrupt(e)),
-        },
-        Err(e) => Err(corrupt(e)),
-    }
-}
-
-/// A key schema as written before keys of several attributes.
-#[derive(serde::Deserialize)]
-#[cfg_attr(test, derive(Serialize))]
-struct KeySchemaBeforeMultiAttributeKeys {
-    partition: rave_store::KeyAttribute,
-    sort: Option<rave_store::KeyAttribute>,
-}
-
-impl KeySchemaBeforeMultiAttributeKeys {
-    fn upgrade(self) -> rave_store::KeySchema {
-        rave_store::KeySchema::new(self.partition, self.sort)
-    }
-}
-
-/// A global secondary index as written before keys of several attributes.
-#[derive(serde::Deserialize)]
-#[cfg_attr(test, derive(Serialize))]
-struct IndexBeforeMultiAttributeKeys {
-    name: String,
-    key_schema: KeySchemaBeforeMultiAttributeKeys,
-    projection: rave_store::Projection,
-}
-
-impl IndexBeforeMultiAttributeKeys {
-    fn upgrade(self) -> rave_store::GlobalSecondaryIndex {
-        rave_store::GlobalSecondaryIndex {
-            name: self.name,
-            key_schema: self.key_schema.upgrade(),
-            projection: self.projection,
-        }
-    }
-}
-
-/// The catalog entry as written before keys of several attributes:
-/// `TableDefinition` with the key schemas of the time.
-#[derive(serde::Deserialize)]
-#[cfg_attr(test, derive(Serialize))]
-struct DefinitionBeforeMultiAttributeKeys {
-    name: String,
-    key_schema: KeySchemaBeforeMultiAttributeKeys,
-    global_secondary_indexes: Vec<IndexBeforeMultiAttributeKeys>,
-    stream_enabled: bool,
-    time_to_live_attribute: Option<String>,
-    local_secondary_indexes: Vec<rave_store::LocalSecondaryIndex>,
-}
-
-impl DefinitionBeforeMultiAttributeKeys {
-    fn upgrade(self) -> TableDefinition {
-        TableDefinition {
-            name: self.name,
-            key_schema: self.key_schema.upgrade(),
-            global_secondary_indexes: self
-                .global_secondary_indexes
-                .into_iter()
-                .map(IndexBeforeMultiAttributeKeys::upgrade)
-                .collect(),
-            stream_enabled: self.stream_enabled,
-            time_to_live_attribute: self.time_to_live_attribute,
-            local_secondary_indexes: self.local_secondary_indexes,
-        }
-    }
-}
-
-/// The catalog entry as written before local secondary indexes: without
-/// the last field of [`DefinitionBeforeMultiAttributeKeys`].
-#[derive(serde::Deserialize)]
-#[cfg_attr(test, derive(Serialize))]
-struct DefinitionBeforeLocalIndexes {
-    name: String,
-    key_schema: KeySchemaBeforeMultiAttributeKeys,
-    global_secondary_indexes: Vec<IndexBeforeMultiAttributeKeys>,
-    stream_enabled: bool,
-    time_to_live_attribute: Option<String>,
-}
-
-impl DefinitionBeforeLocalIndexes {
-    fn upgrade(self) -> DefinitionBeforeMultiAttributeKeys {
-        DefinitionBeforeMultiAttributeKeys {
-            name: self.name,
-            key_schema: self.key_schema,
-            global_secondary_indexes: self.global_secondary_indexes,
-            stream_enabled: self.stream_enabled,
-            time_to_live_attribute: self.time_to_live_attribute,
-            local_secondary_indexes: Vec::new(),
-        }
-    }
-}
-
-/// The catalog entry as written before Time to Live: without the last two
-/// fields of [`DefinitionBeforeMultiAttributeKeys`].
-#[derive(serde::Deserialize)]
-#[cfg_attr(test, derive(Serialize))]
-struct DefinitionBeforeTtl {
-    name: String,
-    key_schema: KeySchemaBeforeMultiAttributeKeys,
-    global_secondary_indexes: Vec<IndexBeforeMultiAttributeKeys>,
-    stream_enabled: bool,
-}
-
-impl DefinitionBeforeTtl {
-    fn upgrade(self) -> DefinitionBeforeLocalIndexes {
-        DefinitionBeforeLocalIndexes {
-            name: self.name,
-            key_schema: self.key_schema,
-            global_secondary_indexes: self.global_secondary_indexes,
-            stream_enabled: self.stream_enabled,
-            time_to_live_attribute: None,
-        }
-    }
-}
 
 /// How the engine is opened.
 #[derive(Debug, Clone)]
@@ -288,25 +94,6 @@ pub struct EngineOptions {
 
 /// DynamoDB's limit on an item collection: 10 GB.
 pub const MAX_ITEM_COLLECTION_BYTES: u64 = 10 * 1024 * 1024 * 1024;
-
-/// The size of one item collection after a write: the items of one
-/// partition key value in a table with local secondary indexes, plus what
-/// those indexes project of them (the API reference's ItemCollectionMetrics).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ItemCollectionSize {
-    pub table: String,
-    /// The partition key attribute of the collection.
-    pub key: rave_store::Item,
-    pub bytes: u64,
-}
-
-/// A write's output with the item collections it wrote to, in the order
-/// first written; empty for tables without local secondary indexes.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Written<T> {
-    pub output: T,
-    pub item_collections: Vec<ItemCollectionSize>,
-}
 
 impl Default for EngineOptions {
     fn default() -> EngineOptions {
@@ -362,12 +149,6 @@ impl Drop for Inner {
     }
 }
 
-impl std::fmt::Debug for Job {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Job")
-    }
-}
-
 impl Engine {
     /// Opens (or creates) the database in directory `dir`.
     pub fn open(dir: impl AsRef<Path>) -> Result<Engine> {
@@ -388,38 +169,7 @@ impl Engine {
         })?;
         let db = Arc::new(db);
         let catalog = Arc::new(Catalog::default());
-        let next_sequence = {
-            let txn = db.begin_write().map_err(storage)?;
-            {
-                let definitions = txn.open_table(CATALOG).map_err(storage)?;
-                for entry in definitions.iter().map_err(storage)? {
-                    let (name, value) = entry.map_err(storage)?;
-                    let definition = decode_definition(value.value(), name.value())?;
-                    let state = TableState::new(definition);
-                    writer::measure_collections(&txn, &state)?;
-                    catalog.insert(state)?;
-                }
-                txn.open_table(CONSUMERS).map_err(storage)?;
-                // Backfills a stopped engine left unfinished resume.
-                let builds = txn.open_table(INDEX_BUILDS).map_err(storage)?;
-                for entry in builds.iter().map_err(storage)? {
-                    let (key, _) = entry.map_err(storage)?;
-                    if let Some((table, index)) = key.value().split_once('\u{0}')
-                        && let Ok(state) = catalog.get(table)
-                    {
-                        catalog.insert(state.with_status(index, IndexStatus::Creating))?;
-                    }
-                }
-            }
-            let next = txn
-                .open_table(META)
-                .map_err(storage)?
-                .get(NEXT_SEQUENCE)
-                .map_err(storage)?
-                .map_or(1, |v| v.value());
-            txn.commit().map_err(storage)?;
-            next
-        };
+        let next_sequence = write::startup::load(&db, &catalog)?;
         let (latest_tx, latest_rx) = watch::channel(next_sequence - 1);
         let write_health = Arc::new(WriteHealth::default());
         let (jobs_tx, jobs_rx) = mpsc::channel();
@@ -440,7 +190,7 @@ impl Engine {
             .spawn(move || writer.run(jobs_rx))
             .map_err(|e| StoreError::Unavailable(format!("cannot start the writer thread: {e}")))?;
         let (stop_sweeper, stop) = mpsc::channel();
-        let sweeper = ttl::Sweeper {
+        let sweeper = Sweeper {
             db: db.clone(),
             catalog: catalog.clone(),
             jobs: jobs_tx.clone(),
@@ -575,7 +325,7 @@ impl Engine {
     /// [`EngineOptions::ttl_sweep_interval`]; returns how many items it
     /// deleted.
     pub async fn sweep_expired(&self) -> Result<u64> {
-        let mut pass = ttl::SweepPass::new(&self.inner.catalog)?;
+        let mut pass = SweepPass::new(&self.inner.catalog)?;
         let mut deleted = 0;
         while let Some(op) =
             pass.next_request(&self.inner.db, self.inner.clock.now_ms(), || false)?
@@ -828,6 +578,11 @@ impl Engine {
         read::raw_partition(&self.read_txn()?, &table, index, partition, forward, limit)
     }
 
+    /// What each table takes on disk, part by part, as of now.
+    pub fn storage_usage(&self) -> Result<StorageUsage> {
+        usage::storage_usage(&self.inner.path, &self.inner.db, &self.inner.catalog)
+    }
+
     fn read_txn(&self) -> Result<redb::ReadTransaction> {
         self.inner.db.begin_read().map_err(storage)
     }
@@ -857,10 +612,6 @@ impl Engine {
             _ => read(&txn),
         }
     }
-}
-
-pub(crate) fn unexpected(reply: WriteReply) -> StoreError {
-    StoreError::Internal(format!("unexpected writer reply {reply:?}"))
 }
 
 impl Store for Engine {
@@ -956,8 +707,6 @@ impl Store for Engine {
 
 #[cfg(test)]
 mod tests {
-    use rave_conformance::table_definition;
-
     use super::*;
 
     /// Whether a read let another task of a single-threaded runtime run
@@ -991,114 +740,5 @@ mod tests {
             !other_tasks_ran_during(false),
             "a short read left its thread"
         );
-    }
-
-    #[test]
-    fn redb_failures_map_to_their_kinds() {
-        let io = |error: std::io::Error| storage(redb::StorageError::Io(error));
-        let full = io(std::io::Error::from_raw_os_error(28));
-        assert!(
-            matches!(&full, StoreError::Unavailable(why) if why.starts_with("disk full")),
-            "{full:?}"
-        );
-        let broken = io(std::io::Error::other("bad sector"));
-        assert!(matches!(&broken, StoreError::Unavailable(why) if why.starts_with("I/O error")));
-        assert!(full.is_retryable() && broken.is_retryable());
-        assert!(matches!(
-            storage(redb::StorageError::Corrupted("bad page".into())),
-            StoreError::Corrupt { .. }
-        ));
-        assert!(matches!(
-            storage(redb::TableError::TableDoesNotExist("x".into())),
-            StoreError::Internal(_)
-        ));
-    }
-
-    #[test]
-    fn catalog_entries_from_before_time_to_live_still_load() {
-        let current = table_definition("things");
-        let old_keys = |schema: &rave_store::KeySchema| KeySchemaBeforeMultiAttributeKeys {
-            partition: schema.partition.clone(),
-            sort: schema.sort.clone(),
-        };
-        let old_indexes = |definition: &TableDefinition| {
-            definition
-                .global_secondary_indexes
-                .iter()
-                .map(|index| IndexBeforeMultiAttributeKeys {
-                    name: index.name.clone(),
-                    key_schema: old_keys(&index.key_schema),
-                    projection: index.projection.clone(),
-                })
-                .collect::<Vec<_>>()
-        };
-        let legacy = DefinitionBeforeTtl {
-            name: current.name.clone(),
-            key_schema: old_keys(&current.key_schema),
-            global_secondary_indexes: old_indexes(&current),
-            stream_enabled: current.stream_enabled,
-        };
-        let bytes = postcard::to_allocvec(&legacy).expect("encodes");
-        assert_eq!(decode_definition(&bytes, "things"), Ok(current.clone()));
-
-        let with_ttl = TableDefinition {
-            time_to_live_attribute: Some("expires".into()),
-            ..current.clone()
-        };
-        let before_local_indexes = DefinitionBeforeLocalIndexes {
-            name: current.name.clone(),
-            key_schema: old_keys(&current.key_schema),
-            global_secondary_indexes: old_indexes(&current),
-            stream_enabled: current.stream_enabled,
-            time_to_live_attribute: Some("expires".into()),
-        };
-        let bytes = postcard::to_allocvec(&before_local_indexes).expect("encodes");
-        assert_eq!(decode_definition(&bytes, "things"), Ok(with_ttl.clone()));
-        let with_local_index = TableDefinition {
-            local_secondary_indexes: vec![rave_store::LocalSecondaryIndex {
-                name: "byDate".into(),
-                sort_key: rave_store::KeyAttribute::new("date", rave_store::KeyType::N),
-                projection: rave_store::Projection::KeysOnly,
-            }],
-            ..with_ttl
-        };
-        let before_multi_attribute_keys = DefinitionBeforeMultiAttributeKeys {
-            name: current.name.clone(),
-            key_schema: old_keys(&current.key_schema),
-            global_secondary_indexes: old_indexes(&current),
-            stream_enabled: current.stream_enabled,
-            time_to_live_attribute: Some("expires".into()),
-            local_secondary_indexes: with_local_index.local_secondary_indexes.clone(),
-        };
-        let bytes = postcard::to_allocvec(&before_multi_attribute_keys).expect("encodes");
-        assert_eq!(
-            decode_definition(&bytes, "things"),
-            Ok(with_local_index.clone())
-        );
-
-        let attribute = |name: &str| rave_store::KeyAttribute::new(name, rave_store::KeyType::S);
-        let mut with_multi_attribute_key = with_local_index;
-        with_multi_attribute_key
-            .global_secondary_indexes
-            .push(rave_store::GlobalSecondaryIndex {
-                name: "byPlace".into(),
-                key_schema: rave_store::KeySchema::of(
-                    vec![attribute("country"), attribute("city")],
-                    vec![attribute("street"), attribute("number")],
-                )
-                .expect("a partition attribute"),
-                projection: rave_store::Projection::All,
-            });
-        let bytes = encode_definition(&with_multi_attribute_key).expect("encodes");
-        assert_eq!(
-            decode_definition(&bytes, "things"),
-            Ok(with_multi_attribute_key)
-        );
-        for truncated in [&bytes[..3], &bytes[1..4]] {
-            assert!(matches!(
-                decode_definition(truncated, "things"),
-                Err(StoreError::Corrupt { .. })
-            ));
-        }
     }
 }

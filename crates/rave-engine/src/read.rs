@@ -6,17 +6,18 @@
 use std::ops::{Bound, RangeBounds};
 
 use rave_store::{
-    AttributeValue, BatchGetItemInput, BatchGetItemOutput, ConsumedCapacity, GetItemInput,
-    GetItemOutput, Item, ItemVisitor, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES,
-    Page, Path, Projection, QueryInput, Result, ScanInput, Select, StoreError, TableKeys,
-    item_size, project, read_units,
+    AttributeValue, BatchGetItemInput, BatchGetItemOutput, BoundKeyCondition, Condition,
+    ConsumedCapacity, GetItemInput, GetItemOutput, Item, ItemVisitor, KeySchema,
+    MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, Page, Path, Projection, QueryInput,
+    Result, ScanInput, Select, StoreError, TableKeys, item_size, project, read_units,
 };
 use redb::ReadTransaction;
 
 use crate::catalog::{IndexState, TableState};
 use crate::codec::{ItemIndex, decode_item};
+use crate::database::storage;
 use crate::keys::{query_range, segment_range};
-use crate::{bytes_table, storage};
+use crate::layout::bytes_table;
 
 pub(crate) fn get_item(
     txn: &ReadTransaction,
@@ -123,7 +124,7 @@ fn index_to_read<'t>(
         ));
     }
     if let Some(index) = index {
-        crate::index_build::check_readable(index)?;
+        index.check_readable()?;
     }
     Ok(index)
 }
@@ -156,18 +157,8 @@ fn query_with(
         .key_condition
         .bind(schema, index.map(|i| i.index.name.as_str()))
         .map_err(StoreError::Validation)?;
-    // The developer guide (Query, "Filter expressions for Query"): "A filter
-    // expression cannot contain partition key or sort key attributes."
-    if let Some(filter) = &input.filter
-        && let Some(key_attribute) = filter
-            .paths()
-            .into_iter()
-            .filter_map(|p| p.top())
-            .find(|top| schema.attributes().any(|a| a.name == *top))
-    {
-        return Err(StoreError::validation(format!(
-            "Filter Expression can only contain non-primary key attributes: Primary key attribute: {key_attribute}"
-        )));
+    if let Some(filter) = &input.filter {
+        check_filter_on_non_keys(schema, filter)?;
     }
     let partition_len = schema.partition_attributes().count();
     let values: Vec<&AttributeValue> = condition.equalities.iter().map(|(_, v)| *v).collect();
@@ -178,18 +169,7 @@ fn query_with(
         condition.range.map(|(_, op)| op),
     );
     if let Some(start) = &input.exclusive_start_key {
-        // A Query names no detail of a start key that is no key at all
-        // (Scan does).
-        let start_bytes = table
-            .start_key_bytes(index, start)
-            .map_err(|_| StoreError::validation("The provided starting key is invalid"))?;
-        // A Query resumes only inside what its key condition selects.
-        if !condition.matches(start) {
-            return Err(StoreError::validation(
-                "The provided starting key does not match the range key predicate",
-            ));
-        }
-        let start = start_bytes;
+        let start = query_start_key(table, index, &condition, start)?;
         if input.scan_index_forward {
             lower = tighter_lower(lower, Bound::Excluded(start));
         } else {
@@ -227,6 +207,43 @@ fn query_with(
         }
         None => Ok(shape.apply(read.items(txn, input.filter.as_ref(), fetch)?)),
     }
+}
+
+/// The developer guide (Query, "Filter expressions for Query"): "A filter
+/// expression cannot contain partition key or sort key attributes."
+fn check_filter_on_non_keys(schema: &KeySchema, filter: &Condition) -> Result<()> {
+    match filter
+        .paths()
+        .into_iter()
+        .filter_map(|p| p.top())
+        .find(|top| schema.attributes().any(|a| a.name == *top))
+    {
+        Some(key_attribute) => Err(StoreError::validation(format!(
+            "Filter Expression can only contain non-primary key attributes: Primary key attribute: {key_attribute}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The stored key a Query resumes after, from its ExclusiveStartKey.
+fn query_start_key(
+    table: &TableState,
+    index: Option<&IndexState>,
+    condition: &BoundKeyCondition<'_>,
+    start: &Item,
+) -> Result<Vec<u8>> {
+    // A Query names no detail of a start key that is no key at all
+    // (Scan does).
+    let start_bytes = table
+        .start_key_bytes(index, start)
+        .map_err(|_| StoreError::validation("The provided starting key is invalid"))?;
+    // A Query resumes only inside what its key condition selects.
+    if !condition.matches(start) {
+        return Err(StoreError::validation(
+            "The provided starting key does not match the range key predicate",
+        ));
+    }
+    Ok(start_bytes)
 }
 
 pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput) -> Result<Page> {

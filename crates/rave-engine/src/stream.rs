@@ -32,16 +32,16 @@ pub struct StreamRecord {
 
 /// The stored form: the sequence number is the redb key.
 pub(crate) struct StoredRecord {
-    pub event: EventName,
-    pub keys: Item,
-    pub old_image: Option<Item>,
-    pub new_image: Option<Item>,
-    pub commit_time_ms: u64,
-    pub removed_by_ttl: bool,
+    pub(crate) event: EventName,
+    pub(crate) keys: Item,
+    pub(crate) old_image: Option<Item>,
+    pub(crate) new_image: Option<Item>,
+    pub(crate) commit_time_ms: u64,
+    pub(crate) removed_by_ttl: bool,
 }
 
 impl StoredRecord {
-    pub fn into_record(self, sequence: u64) -> StreamRecord {
+    pub(crate) fn into_record(self, sequence: u64) -> StreamRecord {
         StreamRecord {
             sequence,
             event: self.event,
@@ -58,12 +58,12 @@ impl StoredRecord {
 /// want.
 pub(crate) struct WantedRecords {
     /// The wanted records, each with how many records were read before it.
-    pub records: Vec<(usize, StreamRecord)>,
+    pub(crate) records: Vec<(usize, StreamRecord)>,
     /// How many records were read, wanted or not.
-    pub read: usize,
+    pub(crate) read: usize,
     /// The sequence number of the last record read (the position read
     /// after, when none was).
-    pub last: u64,
+    pub(crate) last: u64,
 }
 
 /// Where a newly registered consumer starts reading.
@@ -88,9 +88,4 @@ pub struct Checkpoint {
     /// batch applied once is never applied twice.
     pub expected: u64,
     pub sequence: u64,
-}
-
-/// The redb key of a consumer's checkpoint.
-pub(crate) fn consumer_key(table: &str, consumer: &str) -> String {
-    format!("{table}\u{0}{consumer}")
 }

@@ -5,10 +5,14 @@
 //! part holds the bytes and how full its pages are; the file's size alone
 //! says neither.
 
+use std::path::Path;
+
 use rave_store::{Result, StoreError};
 use redb::{ReadTransaction, ReadableTableMetadata, TableError, TableStats};
 
-use crate::{Engine, bytes_table, storage, stream_table};
+use crate::catalog::Catalog;
+use crate::database::{SharedDatabase, storage};
+use crate::layout::{bytes_table, stream_table};
 
 /// One part of a table: its items, one index, or its change stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,53 +67,55 @@ pub struct StorageUsage {
     pub parts: Vec<PartUsage>,
 }
 
-impl Engine {
-    /// What each table takes on disk, part by part, as of now.
-    pub fn storage_usage(&self) -> Result<StorageUsage> {
-        let file = self.path();
-        let metadata = std::fs::metadata(file).map_err(|error| {
-            StoreError::Unavailable(format!("cannot read {}: {error}", file.display()))
-        })?;
-        let txn = self.inner.db.begin_read().map_err(storage)?;
-        let mut parts = Vec::new();
-        for name in self.table_names()? {
-            let state = self.inner.catalog.get(&name)?;
-            let mut add = |part: TablePart, entries: u64, stats: TableStats| {
-                parts.push(PartUsage {
-                    table: name.clone(),
-                    part,
-                    entries,
-                    stored_bytes: stats.stored_bytes(),
-                    metadata_bytes: stats.metadata_bytes(),
-                    fragmented_bytes: stats.fragmented_bytes(),
-                    leaf_pages: stats.leaf_pages(),
-                    branch_pages: stats.branch_pages(),
-                });
-            };
-            if let Some((entries, stats)) = bytes_table_usage(&txn, &state.items_table)? {
-                add(TablePart::Items, entries, stats);
-            }
-            for index in &state.indexes {
-                if let Some((entries, stats)) = bytes_table_usage(&txn, &index.redb_table)? {
-                    add(TablePart::Index(index.index.name.clone()), entries, stats);
-                }
-            }
-            match txn.open_table(stream_table(&state.stream_table)) {
-                Ok(stream) => add(
-                    TablePart::Stream,
-                    stream.len().map_err(storage)?,
-                    stream.stats().map_err(storage)?,
-                ),
-                Err(TableError::TableDoesNotExist(_)) => {}
-                Err(error) => return Err(storage(error)),
+/// What the database `file` takes, and each of `catalog`'s tables within
+/// it, as of now.
+pub(crate) fn storage_usage(
+    file: &Path,
+    db: &SharedDatabase,
+    catalog: &Catalog,
+) -> Result<StorageUsage> {
+    let metadata = std::fs::metadata(file).map_err(|error| {
+        StoreError::Unavailable(format!("cannot read {}: {error}", file.display()))
+    })?;
+    let txn = db.begin_read().map_err(storage)?;
+    let mut parts = Vec::new();
+    for name in catalog.names()? {
+        let state = catalog.get(&name)?;
+        let mut add = |part: TablePart, entries: u64, stats: TableStats| {
+            parts.push(PartUsage {
+                table: name.clone(),
+                part,
+                entries,
+                stored_bytes: stats.stored_bytes(),
+                metadata_bytes: stats.metadata_bytes(),
+                fragmented_bytes: stats.fragmented_bytes(),
+                leaf_pages: stats.leaf_pages(),
+                branch_pages: stats.branch_pages(),
+            });
+        };
+        if let Some((entries, stats)) = bytes_table_usage(&txn, &state.items_table)? {
+            add(TablePart::Items, entries, stats);
+        }
+        for index in &state.indexes {
+            if let Some((entries, stats)) = bytes_table_usage(&txn, &index.redb_table)? {
+                add(TablePart::Index(index.index.name.clone()), entries, stats);
             }
         }
-        Ok(StorageUsage {
-            file_bytes: metadata.len(),
-            allocated_bytes: allocated(&metadata),
-            parts,
-        })
+        match txn.open_table(stream_table(&state.stream_table)) {
+            Ok(stream) => add(
+                TablePart::Stream,
+                stream.len().map_err(storage)?,
+                stream.stats().map_err(storage)?,
+            ),
+            Err(TableError::TableDoesNotExist(_)) => {}
+            Err(error) => return Err(storage(error)),
+        }
     }
+    Ok(StorageUsage {
+        file_bytes: metadata.len(),
+        allocated_bytes: allocated(&metadata),
+        parts,
+    })
 }
 
 /// The entries and statistics of a redb table of bytes, if it has been
@@ -144,6 +150,7 @@ mod tests {
     use rave_store::{PutItemInput, ReturnValues, Store, item};
 
     use super::*;
+    use crate::Engine;
 
     #[tokio::test]
     async fn each_part_counts_its_own_entries_and_the_file_holds_them_all() {

@@ -16,9 +16,6 @@ use std::time::{Duration, Instant};
 
 use rave_store::StoreError;
 
-/// The key of the `meta` table a probe writes (the time it was sent).
-pub(crate) const WRITE_PROBE: &str = "write_probe";
-
 /// How long after the last commit attempt (a write's or a probe's) a probe
 /// may be sent.
 const PROBE_AFTER: Duration = Duration::from_secs(2);

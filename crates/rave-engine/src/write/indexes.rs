@@ -1,0 +1,90 @@
+//! Index entries kept with each write: an item's entry in every index of
+//! its table moves, changes or goes with the item, in the same commit, and
+//! is charged as DynamoDB charges it.
+
+use rave_store::{ConsumedCapacity, Item, write_units};
+
+use super::tx::{Applied, Tx};
+use crate::catalog::{IndexEntry, IndexState, Projected, TableState};
+
+/// One item's change as its index entries see it.
+pub(crate) struct ItemChange<'a> {
+    pub(crate) old: Option<&'a Item>,
+    pub(crate) new: Option<&'a Item>,
+    pub(crate) old_size: usize,
+    pub(crate) new_size: usize,
+    /// `new` as stored: an index that projects the whole item stores these
+    /// bytes too.
+    pub(crate) new_bytes: Option<&'a [u8]>,
+}
+
+/// Brings `table`'s index entries from `change.old` to `change.new` and
+/// adds what that costs to `consumed`.
+pub(crate) fn update_entries(
+    tx: &mut Tx<'_>,
+    table: &TableState,
+    change: &ItemChange<'_>,
+    consumed: &mut ConsumedCapacity,
+) -> Applied<()> {
+    for index in &table.indexes {
+        let before = change.old.and_then(|item| table.index_entry(index, item));
+        let after = change.new.and_then(|item| table.index_entry(index, item));
+        let units = entry_write_units(before.as_ref(), after.as_ref(), change);
+        let entries = tx.table(&index.redb_table)?;
+        if let Some(b) = &before
+            && after.as_ref().is_none_or(|a| a.key != b.key)
+        {
+            entries.remove(b.key.as_slice())?;
+        }
+        if let Some(a) = &after
+            && units > 0.0
+        {
+            match (change.new_bytes, &a.projected) {
+                (Some(whole), Projected::Whole(_)) => entries.insert(a.key.as_slice(), whole)?,
+                _ => entries.insert(a.key.as_slice(), a.projected.encode().as_slice())?,
+            };
+        }
+        if units > 0.0 {
+            charge(consumed, index, units);
+        }
+    }
+    Ok(())
+}
+
+/// The write units of an index entry going from `before` to `after`; 0
+/// when it stays as it is, and then it is not rewritten.
+fn entry_write_units(
+    before: Option<&IndexEntry<'_>>,
+    after: Option<&IndexEntry<'_>>,
+    change: &ItemChange<'_>,
+) -> f64 {
+    let entry_size = |entry: &IndexEntry<'_>, whole: usize| match entry.projected {
+        Projected::Whole(_) => whole,
+        Projected::Picked(_) => entry.projected.size(),
+    };
+    match (before, after) {
+        (None, None) => 0.0,
+        (Some(b), Some(a)) if b.key == a.key && b.projected == a.projected => 0.0,
+        // An entry rewritten in place is charged like an UpdateItem
+        // (developer guide, "Item sizes and formats": "the larger of
+        // the item sizes before and after the update").
+        (Some(b), Some(a)) if b.key == a.key => {
+            write_units(entry_size(b, change.old_size).max(entry_size(a, change.new_size)))
+        }
+        (b, a) => {
+            b.map_or(0.0, |e| write_units(entry_size(e, change.old_size)))
+                + a.map_or(0.0, |e| write_units(entry_size(e, change.new_size)))
+        }
+    }
+}
+
+/// Adds `units` written to `index` to the request's capacity.
+fn charge(consumed: &mut ConsumedCapacity, index: &IndexState, units: f64) {
+    consumed.write_units += units;
+    let charged = if index.local {
+        &mut consumed.local_index_units
+    } else {
+        &mut consumed.index_units
+    };
+    charged.insert(index.index.name.clone(), units);
+}

@@ -1,0 +1,185 @@
+//! The Time to Live sweeper: a thread that, every sweep interval, scans the
+//! tables with TTL enabled on read snapshots and sends what it found
+//! expired to the writer in batches of at most [`EXPIRE_BATCH`] items, one
+//! batch in the queue at a time, so ordinary writes are never stuck behind
+//! it. The writer deletes an item only if it is still as found
+//! (`expire`).
+
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::time::Duration;
+
+use rave_store::{Result, StoreError};
+use tokio::sync::oneshot;
+
+use super::queue::{Job, WriteOp, WriteReply, unexpected};
+use crate::catalog::{Catalog, TableState};
+use crate::clock::Clock;
+use crate::codec::decode_item;
+use crate::database::{SharedDatabase, storage};
+use crate::layout::bytes_table;
+use crate::ttl::{Expired, expired_value};
+
+/// Most items one deletion request of the sweeper carries.
+const EXPIRE_BATCH: usize = 100;
+/// Most items the sweeper looks at on one read snapshot.
+const SCAN_BATCH: usize = 10_000;
+
+/// One pass over every table with TTL enabled, handing out deletion
+/// requests of at most [`EXPIRE_BATCH`] items.
+pub(crate) struct SweepPass {
+    tables: Vec<Arc<TableState>>,
+    /// Where the scan of the first table resumes (`None`: from its start).
+    resume: Option<Vec<u8>>,
+}
+
+impl SweepPass {
+    pub(crate) fn new(catalog: &Catalog) -> Result<SweepPass> {
+        let mut tables = Vec::new();
+        for name in catalog.names()? {
+            let table = catalog.get(&name)?;
+            if table.definition.time_to_live_attribute.is_some() {
+                tables.push(table);
+            }
+        }
+        Ok(SweepPass {
+            tables,
+            resume: None,
+        })
+    }
+
+    /// The next deletion request, or `None` when the pass is over or
+    /// `stopping` says so (asked between snapshots, so a long table does
+    /// not hold up the engine's shutdown).
+    pub(crate) fn next_request(
+        &mut self,
+        db: &SharedDatabase,
+        now_ms: u64,
+        stopping: impl Fn() -> bool,
+    ) -> Result<Option<WriteOp>> {
+        while let Some(table) = self.tables.first().cloned() {
+            if stopping() {
+                return Ok(None);
+            }
+            let Some(attribute) = table.definition.time_to_live_attribute.clone() else {
+                self.tables.remove(0);
+                continue;
+            };
+            let (expired, resume) =
+                find_expired(db, &table, &attribute, self.resume.as_deref(), now_ms)?;
+            self.resume = resume;
+            if self.resume.is_none() {
+                self.tables.remove(0);
+            }
+            if !expired.is_empty() {
+                return Ok(Some(WriteOp::Expire {
+                    table: table.name().to_owned(),
+                    attribute,
+                    items: expired,
+                }));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Scans `table` after `after` on one snapshot, for at most [`SCAN_BATCH`]
+/// items or until [`EXPIRE_BATCH`] expired ones; returns them and where the
+/// next scan resumes (`None` at the end of the table). An item that does
+/// not decode is reported and skipped: it is not the sweeper's to judge.
+fn find_expired(
+    db: &SharedDatabase,
+    table: &TableState,
+    attribute: &str,
+    after: Option<&[u8]>,
+    now_ms: u64,
+) -> Result<(Vec<Expired>, Option<Vec<u8>>)> {
+    let txn = db.begin_read().map_err(storage)?;
+    let items = txn
+        .open_table(bytes_table(&table.items_table))
+        .map_err(storage)?;
+    let range = match after {
+        Some(after) => {
+            items.range::<&[u8]>((std::ops::Bound::Excluded(after), std::ops::Bound::Unbounded))
+        }
+        None => items.range::<&[u8]>(..),
+    }
+    .map_err(storage)?;
+    let mut expired = Vec::new();
+    let mut scanned = 0;
+    for entry in range {
+        let (key, value) = entry.map_err(storage)?;
+        scanned += 1;
+        match decode_item(value.value()) {
+            Ok(item) => {
+                if let Some(value) = expired_value(&item, attribute, now_ms) {
+                    expired.push(Expired {
+                        key: key.value().to_vec(),
+                        value,
+                    });
+                }
+            }
+            Err(why) => {
+                let error = table.corrupt_item(key.value(), why);
+                tracing::error!(%error, "time to live skipped an item");
+            }
+        }
+        if scanned >= SCAN_BATCH || expired.len() >= EXPIRE_BATCH {
+            return Ok((expired, Some(key.value().to_vec())));
+        }
+    }
+    Ok((expired, None))
+}
+
+/// The background sweeper: a pass every `interval`, until `stop` closes.
+pub(crate) struct Sweeper {
+    pub(crate) db: Arc<SharedDatabase>,
+    pub(crate) catalog: Arc<Catalog>,
+    pub(crate) jobs: Sender<Job>,
+    pub(crate) clock: Clock,
+    pub(crate) interval: Duration,
+    pub(crate) stop: Receiver<()>,
+}
+
+impl Sweeper {
+    pub(crate) fn run(self) {
+        loop {
+            match self.stop.recv_timeout(self.interval) {
+                Err(RecvTimeoutError::Timeout) => {}
+                Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+            }
+            match self.sweep() {
+                Ok(0) => {}
+                Ok(deleted) => tracing::debug!(deleted, "time to live deleted expired items"),
+                Err(error) => {
+                    tracing::warn!(%error, "time to live sweep failed; next pass retries")
+                }
+            }
+        }
+    }
+
+    /// One pass; stops early when the engine shuts down.
+    fn sweep(&self) -> Result<u64> {
+        let mut pass = SweepPass::new(&self.catalog)?;
+        let mut deleted = 0;
+        let stopping = || !matches!(self.stop.try_recv(), Err(TryRecvError::Empty));
+        while let Some(op) = pass.next_request(&self.db, self.clock.now_ms(), stopping)? {
+            let (reply, response) = oneshot::channel();
+            self.jobs
+                .send(Job { op, reply })
+                .map_err(|_| StoreError::Unavailable("the writer thread has stopped".into()))?;
+            // Waiting for each batch keeps at most one of them in the queue.
+            match response.blocking_recv() {
+                Ok(Ok(WriteReply::Expired(count))) => deleted += count,
+                Ok(Ok(other)) => return Err(unexpected(other)),
+                Ok(Err(error)) => return Err(error),
+                Err(_) => {
+                    return Err(StoreError::Unavailable(
+                        "the writer thread has stopped".into(),
+                    ));
+                }
+            }
+        }
+        Ok(deleted)
+    }
+}
