@@ -112,7 +112,7 @@ pub async fn catch_up<F: ChangeFeed>(
     if pending == 0 {
         return Ok(0);
     }
-    let bar = crate::progress_bar(Some(pending), "applying pending changes");
+    let bar = crate::progress::progress_bar(Some(pending), "applying pending changes");
     let mut applied = 0u64;
     loop {
         let n = comments

@@ -12,7 +12,7 @@ use rave_comments::{
 use rave_store::SharedStore;
 use serde::Deserialize;
 
-use crate::progress_bar;
+use crate::progress::progress_bar;
 
 /// One line of an NDJSON import: a comment as the API shows it.
 #[derive(Debug, Deserialize)]

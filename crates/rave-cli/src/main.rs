@@ -10,6 +10,7 @@ mod dynamodb_api;
 mod io;
 mod moderation;
 mod options;
+mod progress;
 mod readiness;
 mod shutdown;
 mod storage;
@@ -22,7 +23,6 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
 use rave_comments::{
     Comments, Config, CursorKey, DEFAULT_IDEMPOTENCY_TTL, Filter, Language, ListRequest,
     Moderation, Rating, RatingSet,
@@ -35,6 +35,7 @@ use rave_store::{ChangeFeed, SharedStore};
 use tokio::net::TcpListener;
 
 use crate::options::seconds;
+use crate::progress::progress_bar;
 use crate::shutdown::Shutdown;
 
 #[global_allocator]
@@ -752,23 +753,6 @@ async fn load_demo(comments: &Comments<SharedStore>) -> anyhow::Result<()> {
         "--demo: loaded a generated data set (try product p1)"
     );
     Ok(())
-}
-
-pub(crate) fn progress_bar(total: Option<u64>, what: &str) -> ProgressBar {
-    let bar = match total {
-        Some(total) => ProgressBar::new(total).with_style(
-            ProgressStyle::with_template(&format!(
-                "{{spinner}} {what} {{bar:40}} {{pos}}/{{len}} ({{per_sec}}, eta {{eta}})"
-            ))
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        ),
-        None => ProgressBar::new_spinner().with_style(
-            ProgressStyle::with_template(&format!("{{spinner}} {what} {{pos}} ({{per_sec}})"))
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        ),
-    };
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
 }
 
 async fn load(args: LoadArgs) -> anyhow::Result<()> {
