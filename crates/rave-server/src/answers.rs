@@ -25,12 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use axum::body::Bytes;
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method};
-use axum::middleware::Next;
-use axum::response::Response;
-
-use crate::AppState;
+use axum::http::{HeaderMap, HeaderValue};
 
 /// Most answers kept.
 const MAX_ANSWERS: usize = 4_096;
@@ -106,24 +101,9 @@ impl Answers {
     }
 
     /// Starts a new generation: nothing kept so far is served again.
-    fn written(&self) {
+    pub(crate) fn written(&self) {
         self.generation.fetch_add(1, Ordering::AcqRel);
     }
-}
-
-/// Middleware: a request that may write starts a new generation once it
-/// has answered, whatever it answered (a failed write may have written
-/// part of what it meant to, as a moderation hold does).
-pub async fn after_writes(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let reads_only = matches!(
-        *request.method(),
-        Method::GET | Method::HEAD | Method::OPTIONS
-    );
-    let response = next.run(request).await;
-    if !reads_only {
-        state.answers.written();
-    }
-    response
 }
 
 #[cfg(test)]

@@ -14,15 +14,9 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
-
-use crate::AppState;
-use crate::answers::Answer;
 
 /// How long caches may keep each kind of response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,137 +98,6 @@ pub fn not_modified_response(tag: HeaderValue, cache_control: HeaderValue) -> Re
     response
 }
 
-/// The JSON routes caches may keep.
-enum Cacheable<'a> {
-    /// A product's listing (`older` with a cursor) or statistics.
-    Product {
-        product: &'a str,
-        kind: &'static str,
-        older: bool,
-    },
-    Leaderboard,
-}
-
-fn cacheable<'a>(path: &'a str, query: &str) -> Option<Cacheable<'a>> {
-    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query).unwrap_or_default();
-    let has = |name: &str, value: Option<&str>| {
-        pairs
-            .iter()
-            .any(|(n, v)| n == name && value.is_none_or(|value| v == value))
-    };
-    match segments.as_slice() {
-        ["v1", "products", product, "comments"] if !has("explain", Some("true")) => {
-            Some(Cacheable::Product {
-                product,
-                kind: "comments",
-                older: has("cursor", None),
-            })
-        }
-        ["v1", "products", product, "stats"] => Some(Cacheable::Product {
-            product,
-            kind: "stats",
-            older: false,
-        }),
-        ["v1", "products", product] => Some(Cacheable::Product {
-            product,
-            kind: "product",
-            older: false,
-        }),
-        ["v1", "leaderboard"] => Some(Cacheable::Leaderboard),
-        _ => None,
-    }
-}
-
-/// Largest body the leaderboard's digest reads (100 rows are far less).
-const MAX_DIGESTED_BODY: usize = 1 << 20;
-/// Largest body read to be kept (a listing page of 100 of the largest
-/// comments is far less).
-const MAX_KEPT_BODY: usize = 16 << 20;
-
-/// Validators, freshness and 304s for the JSON listings, statistics and the
-/// leaderboard, around their handlers (the HTML pages do their own).
-pub async fn json_routes(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if request.method() != Method::GET {
-        return next.run(request).await;
-    }
-    let path = request.uri().path().to_owned();
-    let query = request.uri().query().unwrap_or("").to_owned();
-    let Some(route) = cacheable(&path, &query) else {
-        return next.run(request).await;
-    };
-    let headers = request.headers().clone();
-    let policy = state.cache_policy;
-    match route {
-        Cacheable::Product {
-            product,
-            kind,
-            older,
-        } => {
-            // Taken before anything the answer shows is read (`answers`).
-            let generation = state.answers.generation();
-            // An id the domain refuses gets its error from the handler.
-            let Ok(revision) = state.comments.product_revision(product).await else {
-                return next.run(request).await;
-            };
-            let tag = entity_tag(&[
-                kind.as_bytes(),
-                revision.as_bytes(),
-                path.as_bytes(),
-                query.as_bytes(),
-            ]);
-            let cache_control = policy.cache_control(older);
-            if not_modified(&headers, &tag) {
-                return not_modified_response(tag, cache_control);
-            }
-            if let Some(answer) = state.answers.get(&tag, generation) {
-                state.metrics.answer_reused(kind);
-                let mut response = Response::new(Body::from(answer.body));
-                *response.headers_mut() = answer.headers;
-                stamp(&mut response, tag, cache_control);
-                return response;
-            }
-            let response = next.run(request).await;
-            if response.status() != StatusCode::OK {
-                return response;
-            }
-            let (parts, body) = response.into_parts();
-            let Ok(body) = axum::body::to_bytes(body, MAX_KEPT_BODY).await else {
-                return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-            };
-            state.answers.keep(
-                tag.clone(),
-                generation,
-                Answer {
-                    headers: parts.headers.clone(),
-                    body: body.clone(),
-                },
-            );
-            let mut response = Response::from_parts(parts, Body::from(body));
-            stamp(&mut response, tag, cache_control);
-            response
-        }
-        Cacheable::Leaderboard => {
-            let response = next.run(request).await;
-            if response.status() != StatusCode::OK {
-                return response;
-            }
-            let (mut parts, body) = response.into_parts();
-            let Ok(bytes) = axum::body::to_bytes(body, MAX_DIGESTED_BODY).await else {
-                return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-            };
-            let tag = entity_tag(&[b"leaderboard", &bytes]);
-            let cache_control = policy.cache_control(false);
-            if not_modified(&headers, &tag) {
-                return not_modified_response(tag, cache_control);
-            }
-            parts.headers.insert(header::ETAG, tag);
-            parts.headers.insert(header::CACHE_CONTROL, cache_control);
-            Response::from_parts(parts, Body::from(bytes))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,21 +127,5 @@ mod tests {
     fn entity_tags_tell_their_parts_apart() {
         assert_ne!(entity_tag(&[b"ab", b"c"]), entity_tag(&[b"a", b"bc"]));
         assert_eq!(entity_tag(&[b"a"]), entity_tag(&[b"a"]));
-    }
-
-    #[test]
-    fn only_public_reads_are_cacheable() {
-        let older = |path, query| match cacheable(path, query) {
-            Some(Cacheable::Product { older, .. }) => Some(older),
-            Some(Cacheable::Leaderboard) => Some(false),
-            None => None,
-        };
-        assert_eq!(older("/v1/products/p/comments", ""), Some(false));
-        assert_eq!(older("/v1/products/p/comments", "cursor=x"), Some(true));
-        assert_eq!(older("/v1/products/p/comments", "explain=true"), None);
-        assert_eq!(older("/v1/products/p/stats", "language=en"), Some(false));
-        assert_eq!(older("/v1/leaderboard", ""), Some(false));
-        assert_eq!(older("/v1/comments/x", ""), None);
-        assert_eq!(older("/v1/moderation/queue", ""), None);
     }
 }

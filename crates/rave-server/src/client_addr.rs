@@ -12,17 +12,12 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, HeaderName, header};
-use axum::middleware::Next;
-use axum::response::Response;
 use ipnet::IpNet;
-
-use crate::AppState;
 
 /// A proxy, or a block of them, whose forwarding headers are believed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,7 +209,7 @@ fn parse_node(node: &str) -> Option<IpAddr> {
     host.parse::<Ipv4Addr>().ok().map(IpAddr::V4)
 }
 
-/// The client's address, set on each request by [`resolve`].
+/// The client's address, set on each request by `middleware::resolve_client`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ClientAddr(pub IpAddr);
 
@@ -222,20 +217,6 @@ impl fmt::Display for ClientAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
     }
-}
-
-/// Middleware: works out the client once, for the log line and the rate
-/// limit. A server run without connection info has no client address.
-pub(crate) async fn resolve(
-    State(state): State<AppState>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    if let Some(ConnectInfo(peer)) = request.extensions().get::<ConnectInfo<SocketAddr>>() {
-        let client = state.trusted_proxies.client(peer.ip(), request.headers());
-        request.extensions_mut().insert(ClientAddr(client));
-    }
-    next.run(request).await
 }
 
 #[cfg(test)]
@@ -436,7 +417,7 @@ mod tests {
         let node = match (address, form % 2) {
             (IpAddr::V4(v4), 0) => v4.to_string(),
             (IpAddr::V6(v6), 0) => format!("\"[{v6}]\""),
-            (address, _) => format!("\"{}\"", SocketAddr::new(address, port)),
+            (address, _) => format!("\"{}\"", std::net::SocketAddr::new(address, port)),
         };
         match form / 2 % 2 {
             0 => format!("for={node}"),

@@ -1,16 +1,14 @@
 //! Request extractors that answer in problem documents: a strict JSON body
 //! (415 for another content type, 413 past 64 KiB, 400 naming the field for
-//! anything malformed or unknown) and the caller's identity.
+//! anything malformed or unknown) and the admin token the caller's identity
+//! is checked against (`callers` turns it into extractors).
 
-use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::request::Parts;
+use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::AppState;
-use crate::client_addr::ClientAddr;
 use crate::error::ApiError;
 
 /// Largest request body accepted.
@@ -149,38 +147,5 @@ fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
         _ => Err(ApiError::unauthorized(
             "Authorization must use the Bearer scheme",
         )),
-    }
-}
-
-/// Admits only the admin. As a request-parts extractor it runs before the
-/// body is read, so an unauthenticated caller learns nothing about bodies.
-#[derive(Debug)]
-pub struct Admin;
-
-impl FromRequestParts<AppState> for Admin {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Admin, ApiError> {
-        state.admin.require(&parts.headers)?;
-        Ok(Admin)
-    }
-}
-
-/// The caller of a public write, after the rate limit: public callers are
-/// limited per client address, the admin is not.
-#[derive(Debug)]
-pub struct Writer(pub Caller);
-
-impl FromRequestParts<AppState> for Writer {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Writer, ApiError> {
-        let caller = state.admin.caller(&parts.headers)?;
-        if caller == Caller::Public
-            && let Some(ClientAddr(client)) = parts.extensions.get::<ClientAddr>()
-        {
-            state.check_rate(*client)?;
-        }
-        Ok(Writer(caller))
     }
 }

@@ -20,6 +20,7 @@
 mod answers;
 mod api;
 mod caching;
+mod callers;
 mod client_addr;
 mod cors;
 mod error;
@@ -27,9 +28,11 @@ mod extract;
 mod health;
 mod limiter;
 mod metrics;
+mod middleware;
 mod moderation_hook;
 mod pages;
 mod purchase;
+mod readiness;
 mod responses;
 mod routes;
 mod sort_labels;
@@ -61,10 +64,10 @@ pub use client_addr::{InvalidTrustedProxy, TrustedProxies, TrustedProxy};
 pub use cors::{AllowedOrigin, InvalidOrigin};
 pub use error::{ApiError, Problem};
 pub use extract::{AdminToken, MAX_BODY_BYTES};
-pub use health::{ReadinessCheck, ReadinessPolicy};
 pub use metrics::Metrics;
 pub use moderation_hook::{HookSetupError, HttpModerationHook};
 pub use purchase::PurchaseVerifier;
+pub use readiness::{ReadinessCheck, ReadinessPolicy};
 pub use state::{AppState, ServerConfig, ServerState};
 
 #[derive(OpenApi)]
@@ -148,16 +151,16 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            caching::json_routes,
+            middleware::json_routes,
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            answers::after_writes,
+            middleware::after_writes,
         ))
         .layer(cors)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            metrics::track,
+            middleware::track,
         ))
         .layer(
             TraceLayer::new_for_http()
@@ -166,7 +169,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         )
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            client_addr::resolve,
+            middleware::resolve_client,
         ))
         .with_state(state);
     (router, openapi)

@@ -5,12 +5,8 @@
 //! series: each new label set is memory the server keeps until it stops.
 
 use std::sync::Mutex;
-use std::time::Instant;
 
-use axum::extract::{MatchedPath, Request, State};
 use axum::http::Method;
-use axum::middleware::Next;
-use axum::response::Response;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -18,8 +14,6 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-
-use crate::AppState;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
@@ -135,7 +129,7 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    fn observe(&self, method: &'static str, route: &str, status: u16, seconds: f64) {
+    pub(crate) fn observe(&self, method: &'static str, route: &str, status: u16, seconds: f64) {
         self.requests
             .get_or_create(&RequestLabels {
                 method,
@@ -190,7 +184,7 @@ impl Metrics {
 
 /// The method's label: the methods of RFC 9110 and PATCH as themselves,
 /// any other (HTTP allows a client to make up methods) as `OTHER`.
-fn method_label(method: &Method) -> &'static str {
+pub(crate) fn method_label(method: &Method) -> &'static str {
     const KNOWN: [Method; 9] = [
         Method::GET,
         Method::HEAD,
@@ -206,28 +200,6 @@ fn method_label(method: &Method) -> &'static str {
         .iter()
         .find(|known| *known == method)
         .map_or("OTHER", |known| known.as_str())
-}
-
-/// Route label of a request no route matched, whatever its path.
-const UNMATCHED_ROUTE: &str = "unmatched";
-
-/// Middleware: counts and times every request under its route template.
-pub async fn track(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = method_label(request.method());
-    // A route template, never the path itself: paths are the client's to choose.
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| UNMATCHED_ROUTE.to_owned(), |p| p.as_str().to_owned());
-    let response = next.run(request).await;
-    state.metrics.observe(
-        method,
-        &route,
-        response.status().as_u16(),
-        started.elapsed().as_secs_f64(),
-    );
-    response
 }
 
 #[cfg(test)]

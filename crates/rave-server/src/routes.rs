@@ -16,8 +16,9 @@ use rave_comments::{
 
 use crate::AppState;
 use crate::api::*;
+use crate::callers::{Admin, Writer};
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::extract::{Admin, Caller, JsonBody, Writer};
+use crate::extract::{Caller, JsonBody};
 use crate::responses::{
     AdminRefused, BadRequest, BadToken, BodyRefused, Contended, NotFound, RefusedByRule,
     TooManyRequests, Unavailable,

@@ -15,10 +15,10 @@ use crate::client_addr::TrustedProxies;
 use crate::cors::AllowedOrigin;
 use crate::error::ApiError;
 use crate::extract::AdminToken;
-use crate::health::{Readiness, ReadinessCheck, ReadinessPolicy};
 use crate::limiter::{ClientLimiter, MAX_TRACKED_CLIENTS};
 use crate::metrics::Metrics;
 use crate::purchase::PurchaseVerifier;
+use crate::readiness::{Readiness, ReadinessCheck, ReadinessPolicy};
 
 /// How the service is configured beyond the domain.
 #[derive(Debug, Clone)]

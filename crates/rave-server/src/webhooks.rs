@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::AppState;
+use crate::callers::Admin;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Admin, JsonBody};
+use crate::extract::JsonBody;
 use crate::responses::{
     AdminRefused, BadRequest, BodyRefused, Conflict, NoSuchWebhook, Unavailable,
 };

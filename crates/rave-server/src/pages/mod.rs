@@ -25,8 +25,9 @@ use rave_comments::{DEFAULT_PAGE_SIZE, Filter, Language, ListRequest, ProductOve
 use crate::AppState;
 use crate::api::{LanguageFilter, PageCursor, ProductBody, ProductId, PutProductBody, StarRating};
 use crate::caching;
+use crate::callers::Admin;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Admin, JsonBody};
+use crate::extract::JsonBody;
 use crate::responses::{AdminRefused, BadRequest, BodyRefused, Unavailable};
 use crate::routes::Segment;
 
