@@ -9,7 +9,7 @@ use rave_store::{
     TransactWriteAction, TransactWriteItemsInput,
 };
 
-use crate::Engine;
+use crate::engine::Engine;
 use crate::stream::{Checkpoint, StartPosition};
 
 /// Most effects one consumer commit carries beside a live service: the

@@ -150,7 +150,7 @@ mod tests {
     use rave_store::{PutItemInput, ReturnValues, Store, item};
 
     use super::*;
-    use crate::Engine;
+    use crate::engine::Engine;
 
     #[tokio::test]
     async fn each_part_counts_its_own_entries_and_the_file_holds_them_all() {

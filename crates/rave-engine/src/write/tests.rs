@@ -39,7 +39,7 @@ fn writer(dir: &std::path::Path) -> Writer {
         last_trim: Instant::now(),
         max_group: 1024,
         clock: Clock::System,
-        max_item_collection_bytes: crate::MAX_ITEM_COLLECTION_BYTES,
+        max_item_collection_bytes: crate::engine::MAX_ITEM_COLLECTION_BYTES,
         health: Default::default(),
     };
     writer
