@@ -28,6 +28,7 @@ mod access;
 mod aggregator;
 mod catalog;
 mod changes;
+#[cfg(feature = "dataset")]
 pub mod dataset;
 mod erasure;
 mod error;
@@ -45,14 +46,13 @@ use std::time::Duration;
 
 use rave_store::{ChangeFeed, PositionLayout, Store, StoreError};
 
-pub use aggregator::{Drift, ReconcileReport};
+pub use aggregator::reconcile::{Drift, ReconcileReport};
 pub use catalog::ProductOverview;
 pub use changes::{CommentChange, comment_change};
 pub use error::{CommentsError, Result};
 pub use listing::cursor::CursorKey;
-pub use listing::planner::{
-    Filter, Plan, PlannedQuery, RatingCounts, RatingSet, SizedBy, Skipped, Strategy,
-};
+pub use listing::filter::{Filter, RatingSet};
+pub use listing::planner::{Plan, PlannedQuery, SizedBy, Skipped, Strategy};
 pub use listing::sort::Sort;
 pub use listing::{AuthorPage, ExportPosition, ListPage, ListRequest, QueuePage};
 pub use model::{
@@ -60,7 +60,7 @@ pub use model::{
     NewComment, OrderId, ProductId, ProductRecord, Rating, Reply, Status, Timestamp, VoteCounts,
     Voter, check_page_size,
 };
-pub use statistics::{Leader, ProductStats};
+pub use statistics::{Leader, ProductStats, RatingCounts};
 pub use table::table_definition;
 pub use usage::Usage;
 pub use write::{Created, DEFAULT_IDEMPOTENCY_TTL, ImportComment, Moderation};
