@@ -208,17 +208,20 @@ impl<'a> Planner<'a> {
         if self.sort == Sort::Helpful {
             read_on = read_on.helpful();
         }
-        let query =
-            |rating: Option<Rating>, (limit, share): (usize, f64), phase: usize| PlannedQuery {
-                index: read_on.name(),
-                partition_key: listing_partition(listed, self.product, language, rating),
-                limit,
-                tag: rating.map_or(0, Rating::get),
-                index_kind: read_on,
-                share,
-                phase: u8::try_from(phase).unwrap_or(u8::MAX),
-            };
-        let whole_page = (self.page_size + 1, 1.0);
+        let query = |rating: Option<Rating>, first: FirstRead, phase: usize| PlannedQuery {
+            index: read_on.name(),
+            partition_key: listing_partition(listed, self.product, language, rating),
+            limit: first.limit,
+            tag: rating.map_or(0, Rating::get),
+            index_kind: read_on,
+            share: first.share,
+            phase: u8::try_from(phase).unwrap_or(u8::MAX),
+        };
+        // One more than the page, to know whether a next page exists.
+        let whole_page = FirstRead {
+            limit: self.page_size + 1,
+            share: 1.0,
+        };
         let mut skipped = Vec::new();
         let mut ratings = Vec::new();
         for &rating in self.reading.ratings() {
@@ -261,7 +264,7 @@ impl<'a> Planner<'a> {
     }
 
     /// Each merged sub-query's first read and share of the page.
-    fn merged_limits(&self, ratings: &[(Rating, Option<u64>)]) -> Vec<(usize, f64)> {
+    fn merged_limits(&self, ratings: &[(Rating, Option<u64>)]) -> Vec<FirstRead> {
         let limits = share_limits(self.page_size, ratings);
         match self.sort {
             // Scores interleave the partitions unevenly (unlike times, which
@@ -272,7 +275,10 @@ impl<'a> Planner<'a> {
             // see `Plan::resume`.)
             Sort::Helpful => limits
                 .into_iter()
-                .map(|(limit, share)| (limit.div_ceil(2), share))
+                .map(|first| FirstRead {
+                    limit: first.limit.div_ceil(2),
+                    ..first
+                })
                 .collect(),
             _ => limits,
         }
@@ -339,13 +345,25 @@ impl Plan {
     }
 }
 
+/// What a sub-query reads first, and the fraction of the page it is
+/// expected to supply (what its refills ask for).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct FirstRead {
+    limit: usize,
+    share: f64,
+}
+
 /// Splits `want` items among sub-queries in proportion to their counts
 /// (largest remainder, at least one each), with each one's share of the
 /// page. Without counts every sub-query reads the whole page, as in part 2.
-fn share_limits(want: usize, ratings: &[(Rating, Option<u64>)]) -> Vec<(usize, f64)> {
+fn share_limits(want: usize, ratings: &[(Rating, Option<u64>)]) -> Vec<FirstRead> {
     let total: u64 = ratings.iter().filter_map(|(_, c)| *c).sum();
     if total == 0 || ratings.iter().any(|(_, c)| c.is_none()) {
-        return ratings.iter().map(|_| (want, 1.0)).collect();
+        let whole = FirstRead {
+            limit: want,
+            share: 1.0,
+        };
+        return vec![whole; ratings.len()];
     }
     let shares: Vec<f64> = ratings
         .iter()
@@ -360,7 +378,14 @@ fn share_limits(want: usize, ratings: &[(Rating, Option<u64>)]) -> Vec<(usize, f
     for &i in by_remainder.iter().take(want.saturating_sub(assigned)) {
         limits[i] += 1;
     }
-    limits.into_iter().map(|l| l.max(1)).zip(shares).collect()
+    limits
+        .into_iter()
+        .zip(shares)
+        .map(|(limit, share)| FirstRead {
+            limit: limit.max(1),
+            share,
+        })
+        .collect()
 }
 
 #[cfg(test)]
