@@ -391,6 +391,7 @@ mod tests {
     use rave_comments::Comment;
 
     use super::*;
+    use crate::pages::shown::tests::comment;
 
     #[test]
     fn text_escapes_everything_markup_or_attributes_could_use() {
@@ -398,24 +399,6 @@ mod tests {
             Text("<a href=\"x\" onclick='y'>&</a>").to_string(),
             "&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;"
         );
-    }
-
-    fn comment(title: &str, body: &str) -> Comment {
-        Comment {
-            id: "c1".into(),
-            product_id: rave_comments::ProductId::parse("p").unwrap(),
-            author: "a".into(),
-            language: Language::parse("en").unwrap(),
-            rating: Rating::new(4).unwrap(),
-            title: title.into(),
-            body: body.into(),
-            created_at: rave_comments::Timestamp::parse("2026-01-02T03:04:05.006Z").unwrap(),
-            status: rave_comments::Status::Published,
-            held_by: None,
-            reply: None,
-            verified_purchase: false,
-            votes: Default::default(),
-        }
     }
 
     #[test]

@@ -40,12 +40,13 @@ impl<'a> Shown<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use rave_comments::{Language, ProductId, Rating, Status, Timestamp};
 
     use super::*;
 
-    fn comment(title: &str, body: &str) -> Comment {
+    /// A published 4-star comment with `title` and `body`.
+    pub(in crate::pages) fn comment(title: &str, body: &str) -> Comment {
         Comment {
             id: "c1".into(),
             product_id: ProductId::parse("p").unwrap(),
