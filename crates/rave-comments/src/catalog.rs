@@ -13,8 +13,9 @@ use crate::access::TableAccess;
 use crate::error::Result;
 use crate::model::{Language, ProductId, ProductRecord};
 use crate::statistics::ProductStats;
-use crate::table::stats::{ProductCounts, ProductItem};
-use crate::table::{product, stats};
+use crate::table::product;
+use crate::table::product_partition::{self, ProductItem};
+use crate::table::stats::product::{self as product_stats, ProductCounts};
 
 /// A product's record, statistics and revision.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,7 +116,7 @@ impl<S: Store> Catalog<S> {
         let product_id = ProductId::parse(product)?;
         let record = record.validate()?;
         let item = product::encode(
-            product_id.as_str(),
+            &product_id,
             &record,
             &Ulid::from_datetime(SystemTime::now()).to_string(),
         );
@@ -130,14 +131,14 @@ impl<S: Store> Catalog<S> {
 
     async fn revision_of(&self, product_id: &ProductId) -> Result<String> {
         let keys = [
-            stats::product_key(product_id.as_str(), None),
-            product::product_key(product_id.as_str()),
+            product_stats::key(product_id, None),
+            product::key(product_id),
         ];
         let mut stats_revision = 0;
         let mut record_revision = String::new();
         for item in self.access.get_many(&keys).await? {
-            match stats::classify_product_item(&item)? {
-                ProductItem::Overall => stats_revision = stats::decode_revision(&item)?,
+            match product_partition::classify(&item)? {
+                ProductItem::Overall => stats_revision = product_stats::decode_revision(&item)?,
                 ProductItem::Record => record_revision = product::decode(&item)?.1,
                 ProductItem::Language(_) => {}
             }
@@ -170,26 +171,26 @@ impl<S: Store> Catalog<S> {
         loop {
             let mut query = self
                 .access
-                .query_input(None, stats::product_partition(product_id.as_str()));
+                .query_input(None, product_partition::partition(&product_id));
             query.exclusive_start_key = start.take();
             query.limit = Some(OVERVIEW_PAGE);
             let page = self.access.query(query).await?;
             for item in &page.items {
-                match stats::classify_product_item(item)? {
+                match product_partition::classify(item)? {
                     ProductItem::Record => {
                         let (decoded, revision) = product::decode(item)?;
                         record = Some(decoded);
                         record_revision = revision;
                     }
                     ProductItem::Overall => {
-                        overall = stats::decode_product(item)?;
-                        stats_revision = stats::decode_revision(item)?;
+                        overall = product_stats::decode(item)?;
+                        stats_revision = product_stats::decode_revision(item)?;
                     }
                     ProductItem::Language(language) => {
                         languages.push(ProductStats::of(
                             product_id.clone(),
-                            Some(Language::parse(language)?),
-                            &stats::decode_product(item)?,
+                            Some(language),
+                            &product_stats::decode(item)?,
                         ));
                     }
                 }

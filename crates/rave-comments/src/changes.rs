@@ -4,7 +4,7 @@
 
 use rave_store::ChangeRecord;
 
-use crate::Result;
+use crate::error::Result;
 use crate::model::Comment;
 use crate::table::{ItemKind, comment};
 

@@ -6,7 +6,8 @@
 //! them; about one in ten shares its millisecond with the one before, so
 //! exact ties occur.
 
-use crate::{ImportComment, NewComment, Timestamp, VoteCounts};
+use crate::model::{NewComment, Timestamp, VoteCounts};
+use crate::write::ImportComment;
 use ulid::Ulid;
 
 const LANGUAGES: [(&str, u64); 8] = [

@@ -6,8 +6,6 @@ use std::time::Duration;
 
 use rave_store::StoreError;
 
-use crate::table::Malformed;
-
 #[derive(Debug, thiserror::Error)]
 pub enum CommentsError {
     /// A field breaks a rule; `field` names it.
@@ -42,6 +40,15 @@ pub enum CommentsError {
     /// request the domain built was refused, or a lock was poisoned.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// A stored item that does not decode as the kind its key says it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("stored item {key} is malformed: {what}")]
+pub(crate) struct Malformed {
+    /// `PK/SK` of the item, or what is known of it.
+    pub(crate) key: String,
+    pub(crate) what: String,
 }
 
 /// How long a client is told to wait after the storage was unavailable.

@@ -4,30 +4,38 @@
 //!
 //! [`Comments`] is a thin façade over parts with one job each:
 //!
-//! * `table` — the layout: one codec per item kind; the only module that
-//!   names an attribute or builds a key.
+//! * `table` — the layout: one codec per item kind (the statistics items'
+//!   under `table::stats`, one per kind); the only module that names an
+//!   attribute or builds a key.
 //! * `access` — the one door to the store: the table's name, bounded
 //!   retries with backoff, capacity accounting.
 //! * `write` — create (idempotent), get, edit, moderate, reply, delete,
 //!   import.
 //! * `votes` — helpful votes: one per voter and comment, replaced or
 //!   withdrawn.
-//! * `listing` — the planner, the executor and the cursors: pages of a
-//!   product's comments, the moderation queue, export scans.
-//! * `statistics` — reading counts, the leaderboard, the global aggregates.
+//! * `statistics` — reading counts, the leaderboard, the global aggregates;
+//!   it owns the counts' types ([`RatingCounts`]).
+//! * `listing` — the filter, the orders, the one planner, the executor and
+//!   the cursors: pages of a product's comments, the moderation queue, an
+//!   author's comments, export scans. The planner sizes its reads by the
+//!   counts `statistics` reads.
 //! * `catalog` — product records, and a product's record, statistics and
 //!   revision read together for its pages.
 //! * `aggregator` — applying the change stream to the statistics, and
 //!   reconciling them with a recount.
 //! * `erasure` — deleting an author's comments with their partitions.
 //!
-//! Each part depends only on the parts listed before it; none reaches back
-//! up to the façade.
+//! Each part depends only on the parts listed before it (and on `model`,
+//! `error` and `rules`, below them all); none reaches back up to the façade.
+//!
+//! With the `dataset` feature, `dataset` generates bench and demo data
+//! (`rave load`, `--demo`, the benches); it is not part of the domain.
 
 mod access;
 mod aggregator;
 mod catalog;
 mod changes;
+#[cfg(feature = "dataset")]
 pub mod dataset;
 mod erasure;
 mod error;
@@ -45,22 +53,21 @@ use std::time::Duration;
 
 use rave_store::{ChangeFeed, PositionLayout, Store, StoreError};
 
-pub use aggregator::{Drift, ReconcileReport};
+pub use aggregator::reconcile::{Drift, ReconcileReport};
 pub use catalog::ProductOverview;
 pub use changes::{CommentChange, comment_change};
 pub use error::{CommentsError, Result};
 pub use listing::cursor::CursorKey;
-pub use listing::planner::{
-    Filter, Plan, PlannedQuery, RatingCounts, RatingSet, SizedBy, Skipped, Strategy,
-};
+pub use listing::filter::{Filter, RatingSet};
+pub use listing::planner::{Plan, PlannedQuery, SizedBy, Skipped, Strategy};
 pub use listing::sort::Sort;
 pub use listing::{AuthorPage, ExportPosition, ListPage, ListRequest, QueuePage};
 pub use model::{
-    AUTHOR_BUCKETS, Comment, CommentPatch, DEFAULT_PAGE_SIZE, GlobalStats, Language, MAX_PAGE_SIZE,
-    NewComment, OrderId, ProductId, ProductRecord, Rating, Reply, Status, Timestamp, VoteCounts,
-    Voter, check_page_size,
+    Comment, CommentPatch, DEFAULT_PAGE_SIZE, GlobalStats, Language, MAX_PAGE_SIZE, NewComment,
+    OrderId, ProductId, ProductRecord, Rating, Reply, Status, Timestamp, VoteCounts, Voter,
+    check_page_size,
 };
-pub use statistics::{Leader, ProductStats};
+pub use statistics::{Leader, ProductStats, RatingCounts};
 pub use table::table_definition;
 pub use usage::Usage;
 pub use write::{Created, DEFAULT_IDEMPOTENCY_TTL, ImportComment, Moderation};

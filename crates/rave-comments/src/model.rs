@@ -147,7 +147,7 @@ impl Timestamp {
     const MIN_MS: i64 = 0;
     const MAX_MS: i64 = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
 
-    pub fn now() -> Timestamp {
+    pub(crate) fn now() -> Timestamp {
         let ms = (OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64;
         Timestamp(ms)
     }
@@ -716,7 +716,7 @@ mod tests {
 }
 
 /// Authors are bucketed by their number of counted comments: 1..9 and 10+.
-pub const AUTHOR_BUCKETS: usize = 10;
+pub(crate) const AUTHOR_BUCKETS: usize = 10;
 
 /// The global aggregates.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

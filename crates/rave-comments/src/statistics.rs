@@ -2,17 +2,52 @@
 //! rating (AP7–AP10), the leaderboard (AP11, merged from its shards) and the
 //! global aggregates (summed from their partial items).
 //! Reads are eventually consistent, as statistics may be.
+//!
+//! The counts' types live here: the listing planner sizes its sub-queries
+//! by a product's [`RatingCounts`], which it asks this module for; this
+//! module knows nothing of listings.
 
 use std::sync::Arc;
 
 use futures::future::try_join_all;
-use rave_store::{KeyCondition, Store};
+use rave_store::Store;
+
+use serde::Serialize;
 
 use crate::access::TableAccess;
 use crate::error::Result;
-use crate::listing::planner::{RatingCounts, SizedBy};
-use crate::model::{GlobalStats, Language, ProductId, check_page_size};
-use crate::table::{Index, stats};
+use crate::model::{GlobalStats, Language, ProductId, Rating, check_page_size};
+use crate::table::stats::leaderboard;
+use crate::table::stats::product::{self, ProductCounts};
+use crate::table::stats::totals::{self, TotalsPart};
+
+/// Visible comments per rating (index 0 = 1 star), for a product's
+/// language or overall; of verified comments when a listing is verified.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct RatingCounts(pub [u64; 5]);
+
+impl RatingCounts {
+    pub fn of(&self, rating: Rating) -> u64 {
+        self.0[usize::from(rating.get() - 1)]
+    }
+}
+
+/// Which comments a product's per-rating counts count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counted {
+    Comments,
+    /// Those a purchase verified.
+    VerifiedComments,
+}
+
+/// A product's per-rating counts as a listing reads them to size its plan.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ListingCounts {
+    pub(crate) counts: RatingCounts,
+    pub(crate) counted: Counted,
+    /// What reading them cost.
+    pub(crate) read_units: f64,
+}
 
 /// Counts of one product, overall or in one language (AP7-AP10).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,13 +67,13 @@ impl ProductStats {
     pub(crate) fn of(
         product_id: ProductId,
         language: Option<Language>,
-        counts: &stats::ProductCounts,
+        counts: &ProductCounts,
     ) -> ProductStats {
         ProductStats {
             product_id,
             language,
             counts: RatingCounts(counts.ratings),
-            total: counts.ratings.iter().sum(),
+            total: counts.total(),
             verified_total: counts.verified,
             verified_counts: RatingCounts(counts.verified_ratings),
         }
@@ -100,24 +135,28 @@ impl<S: Store> Statistics<S> {
         Ok(ProductStats::of(product_id, language, &counts))
     }
 
-    /// The per-rating counts of a product (all zero when it has none), with
-    /// which they are and the read units they cost: of its verified comments when `verified`
-    /// and the item has them (see `ProductCounts::verified_by_rating`),
-    /// of all its comments otherwise — a rating without comments has no
-    /// verified ones either, so those still skip and size correctly, only
-    /// less closely.
-    pub(crate) async fn rating_counts(
+    /// The per-rating counts of a product (all zero when it has none) that
+    /// size a listing's plan: of its verified comments when `verified` and
+    /// the item has them (see `ProductCounts::verified_by_rating`), of all
+    /// its comments otherwise — a rating without comments has no verified
+    /// ones either, so those still skip and size correctly, only less
+    /// closely.
+    pub(crate) async fn listing_counts(
         &self,
         product: &ProductId,
         language: Option<&Language>,
         verified: bool,
-    ) -> Result<(RatingCounts, SizedBy, f64)> {
-        let (counts, units) = self.counts(product, language).await?;
-        let (by_rating, sized_by) = match counts.verified_by_rating() {
-            Some(verified_ratings) if verified => (verified_ratings, SizedBy::VerifiedComments),
-            _ => (counts.ratings, SizedBy::Comments),
+    ) -> Result<ListingCounts> {
+        let (stored, read_units) = self.counts(product, language).await?;
+        let (by_rating, counted) = match stored.verified_by_rating() {
+            Some(verified_ratings) if verified => (verified_ratings, Counted::VerifiedComments),
+            _ => (stored.ratings, Counted::Comments),
         };
-        Ok((RatingCounts(by_rating), sized_by, units))
+        Ok(ListingCounts {
+            counts: RatingCounts(by_rating),
+            counted,
+            read_units,
+        })
     }
 
     /// Everything a product's statistics item counts, with its read units.
@@ -125,10 +164,12 @@ impl<S: Store> Statistics<S> {
         &self,
         product: &ProductId,
         language: Option<&Language>,
-    ) -> Result<(stats::ProductCounts, f64)> {
-        let key = stats::product_key(product.as_str(), language.map(Language::as_str));
-        let (item, units) = self.access.get(key, false).await?;
-        let counts = item.as_ref().map(stats::decode_product).transpose()?;
+    ) -> Result<(ProductCounts, f64)> {
+        let (item, units) = self
+            .access
+            .get(product::key(product, language), false)
+            .await?;
+        let counts = item.as_ref().map(product::decode).transpose()?;
         Ok((counts.unwrap_or_default(), units))
     }
 
@@ -143,14 +184,12 @@ impl<S: Store> Statistics<S> {
     ) -> Result<Vec<Leader>> {
         let limit = check_page_size(limit)?;
         let language = language.map(Language::parse).transpose()?;
-        let index = Index::ByLangAndRating;
-        let shards = stats::leaderboard_partitions(language.as_ref().map(Language::as_str))
+        let shards = leaderboard::partitions(language.as_ref())
             .into_iter()
             .map(|partition| {
-                let mut query = self.access.query_input(
-                    Some(index.name()),
-                    KeyCondition::partition(index.partition_attribute(), partition),
-                );
+                let mut query = self
+                    .access
+                    .query_input(Some(leaderboard::INDEX.name()), partition);
                 query.scan_index_forward = false;
                 query.limit = Some(limit);
                 self.access.query(query)
@@ -158,9 +197,9 @@ impl<S: Store> Statistics<S> {
         let mut leaders = Vec::new();
         for page in try_join_all(shards).await? {
             for item in &page.items {
-                let (product_id, five_star) = stats::decode_leader(item)?;
+                let (product_id, five_star) = leaderboard::decode(item)?;
                 leaders.push(Leader {
-                    product_id,
+                    product_id: product_id.as_str().to_owned(),
                     five_star,
                 });
             }
@@ -177,9 +216,9 @@ impl<S: Store> Statistics<S> {
     /// The sum of the partial totals items (and of the old layout's single
     /// item, until `reconcile --fix` folds it in).
     pub(crate) async fn global_stats(&self) -> Result<GlobalStats> {
-        let mut sum = stats::TotalsPart::default();
-        for item in self.access.get_many(&stats::all_totals_keys()).await? {
-            sum.add(&stats::decode_totals(&item)?);
+        let mut sum = TotalsPart::default();
+        for item in self.access.get_many(&totals::all_keys()).await? {
+            sum.add(&totals::decode(&item)?);
         }
         Ok(sum.to_stats())
     }

@@ -189,14 +189,13 @@ impl<S: Store> Writes<S> {
             match order_action {
                 None => self.access.put(item, Some(comment::absent())).await?,
                 Some(order_action) => {
-                    let actions = vec![
-                        self.access.put_action(item, Some(comment::absent())),
-                        order_action,
-                    ];
+                    let mut actions = vec![self.access.put_action(item, Some(comment::absent()))];
+                    let order_at = actions.len();
+                    actions.push(order_action);
                     self.access
                         .transact(actions)
                         .await
-                        .map_err(|e| order_used(e, 1))?;
+                        .map_err(|e| order_used(e, order_at))?;
                 }
             }
             return Ok(Created {
@@ -211,13 +210,13 @@ impl<S: Store> Writes<S> {
             expires_at: (Timestamp::now().millis().max(0) as u64 / 1000)
                 .saturating_add(self.idempotency_ttl.as_secs()),
         };
-        let mut actions = vec![
-            self.access.put_action(item, Some(comment::absent())),
-            self.access.put_action(
-                idempotency::encode(key, &record),
-                Some(idempotency::absent()),
-            ),
-        ];
+        let mut actions = vec![self.access.put_action(item, Some(comment::absent()))];
+        let record_at = actions.len();
+        actions.push(self.access.put_action(
+            idempotency::encode(key, &record),
+            Some(idempotency::absent()),
+        ));
+        let order_at = actions.len();
         actions.extend(order_action);
         match self.access.transact(actions).await {
             Ok(()) => Ok(Created {
@@ -225,11 +224,11 @@ impl<S: Store> Writes<S> {
                 replayed: false,
             }),
             Err(StoreError::TransactionCanceled(reasons))
-                if reasons.get(1) == Some(&CancellationReason::ConditionalCheckFailed) =>
+                if reasons.get(record_at) == Some(&CancellationReason::ConditionalCheckFailed) =>
             {
                 self.replay(key, &fingerprint).await
             }
-            Err(e) => Err(order_used(e, 2)),
+            Err(e) => Err(order_used(e, order_at)),
         }
     }
 
@@ -437,12 +436,12 @@ fn parse_id(id: &str) -> Result<Ulid> {
 }
 
 /// A create's transaction failure, as the caller sees it: the order
-/// verification (action `order_action` of the transaction) already existing
-/// is a conflict.
-fn order_used(error: StoreError, order_action: usize) -> CommentsError {
+/// verification (the transaction's write at `order_at`, as its refusals
+/// count) already existing is a conflict.
+fn order_used(error: StoreError, order_at: usize) -> CommentsError {
     match error {
         StoreError::TransactionCanceled(reasons)
-            if reasons.get(order_action) == Some(&CancellationReason::ConditionalCheckFailed) =>
+            if reasons.get(order_at) == Some(&CancellationReason::ConditionalCheckFailed) =>
         {
             CommentsError::Conflict(
                 "this order has already verified a comment on this product".into(),

@@ -1,6 +1,9 @@
 //! The endpoints of API.md. Each handler validates its input, calls the
 //! domain once and shapes the answer; the OpenAPI document is generated
-//! from the `#[utoipa::path]` annotations next to them.
+//! from the `#[utoipa::path]` annotations next to them. Query strings are
+//! read by `query`, which the product pages share.
+
+pub(crate) mod query;
 
 use std::sync::LazyLock;
 
@@ -9,10 +12,9 @@ use axum::extract::{FromRequestParts, Path, RawQuery, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use rave_comments::{
-    CommentPatch, DEFAULT_PAGE_SIZE, Filter, Language, ListRequest, NewComment, Rating, RatingSet,
-    Sort, Status, Timestamp, check_page_size,
-};
+use rave_comments::{CommentPatch, DEFAULT_PAGE_SIZE, NewComment, Status, Timestamp};
+
+use self::query::{Dialect, ListingQuery, Params};
 
 use crate::AppState;
 use crate::api::*;
@@ -55,57 +57,6 @@ impl<S: Send + Sync> FromRequestParts<S> for VotePath {
     }
 }
 
-/// Query parameters as `(name, value)` pairs, refusing unknown names.
-fn query_pairs(raw: Option<&str>, known: &[&str]) -> ApiResult<Vec<(String, String)>> {
-    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw.unwrap_or(""))
-        .map_err(|e| ApiError::bad_request(format!("query: {e}")))?;
-    if let Some((name, _)) = pairs
-        .iter()
-        .find(|(name, _)| !known.contains(&name.as_str()))
-    {
-        return Err(ApiError::bad_request(format!(
-            "{name}: unknown query parameter (expected one of {})",
-            known.join(", ")
-        )));
-    }
-    Ok(pairs)
-}
-
-/// The one value of a parameter that may appear at most once.
-fn single<'a>(pairs: &'a [(String, String)], name: &str) -> ApiResult<Option<&'a str>> {
-    let mut values = pairs
-        .iter()
-        .filter(|(n, _)| n == name)
-        .map(|(_, v)| v.as_str());
-    let first = values.next();
-    if values.next().is_some() {
-        return Err(ApiError::bad_request(format!(
-            "{name}: may be given only once"
-        )));
-    }
-    Ok(first)
-}
-
-/// A `true` / `false` parameter; absent is false.
-fn flag(pairs: &[(String, String)], name: &str) -> ApiResult<bool> {
-    match single(pairs, name)? {
-        None | Some("false") => Ok(false),
-        Some("true") => Ok(true),
-        Some(_) => Err(ApiError::bad_request(format!(
-            "{name}: must be true or false"
-        ))),
-    }
-}
-
-/// The page size a request asks for (`default` when it does not say); the
-/// domain checks its range.
-fn parse_limit(value: Option<&str>, default: usize) -> ApiResult<usize> {
-    match value {
-        None => Ok(default),
-        Some(text) => Ok(check_page_size(text.parse::<usize>().unwrap_or(0))?),
-    }
-}
-
 #[utoipa::path(
     get,
     path = "/v1/products/{product_id}/comments",
@@ -133,50 +84,13 @@ pub async fn list_comments(
     Segment(product_id): Segment,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Json<CommentPageBody>> {
-    let pairs = query_pairs(
-        raw.as_deref(),
-        &[
-            "language", "rating", "verified", "sort", "limit", "cursor", "explain",
-        ],
-    )?;
-    let language = single(&pairs, "language")?
-        .map(Language::parse)
-        .transpose()?;
-    let mut ratings = Vec::new();
-    for (_, value) in pairs.iter().filter(|(n, _)| n == "rating") {
-        for part in value.split(',') {
-            let rating = part
-                .trim()
-                .parse::<i64>()
-                .ok()
-                .and_then(|r| Rating::new(r).ok())
-                .ok_or_else(|| {
-                    ApiError::bad_request("rating: each value must be an integer from 1 to 5")
-                })?;
-            ratings.push(rating);
-        }
-    }
-    let explain = flag(&pairs, "explain")?;
-    let sort = single(&pairs, "sort")?
-        .map(Sort::parse)
-        .transpose()?
-        .unwrap_or_default();
-    let request = ListRequest {
-        sort,
-        product: &product_id,
-        filter: Filter {
-            language,
-            ratings: RatingSet::from_ratings(ratings),
-            verified: flag(&pairs, "verified")?,
-        },
-        limit: parse_limit(single(&pairs, "limit")?, DEFAULT_PAGE_SIZE)?,
-        cursor: single(&pairs, "cursor")?,
-    };
-    let page = state.comments.list(&request).await?;
+    let params = Params::new(raw.as_deref(), &ListingQuery::API, Dialect::Api)?;
+    let query = ListingQuery::read(&params)?;
+    let page = state.comments.list(&query.request(&product_id)).await?;
     Ok(Json(CommentPageBody {
         items: page.items.into_iter().map(CommentBody::from).collect(),
         next_cursor: page.next_cursor,
-        plan: explain.then(|| PlanBody::from(page.plan)),
+        plan: query.explain.then(|| PlanBody::from(page.plan)),
     }))
 }
 
@@ -568,8 +482,12 @@ pub async fn moderation_queue(
     _admin: Admin,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Json<QueuePageBody>> {
-    let pairs = query_pairs(raw.as_deref(), &["state", "since", "limit", "cursor"])?;
-    let status = match single(&pairs, "state")? {
+    let params = Params::new(
+        raw.as_deref(),
+        &["state", "since", "limit", "cursor"],
+        Dialect::Api,
+    )?;
+    let status = match params.value("state")? {
         None | Some("pending") => Status::Pending,
         Some("flagged") => Status::Flagged,
         Some(_) => return Err(ApiError::bad_request("state: must be pending or flagged")),
@@ -578,9 +496,9 @@ pub async fn moderation_queue(
         .comments
         .moderation_queue(
             status,
-            single(&pairs, "since")?,
-            parse_limit(single(&pairs, "limit")?, DEFAULT_PAGE_SIZE)?,
-            single(&pairs, "cursor")?,
+            params.value("since")?,
+            params.limit(DEFAULT_PAGE_SIZE)?,
+            params.value("cursor")?,
         )
         .await?;
     Ok(Json(page.into()))
@@ -611,13 +529,13 @@ pub async fn author_comments(
     Segment(author): Segment,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Json<QueuePageBody>> {
-    let pairs = query_pairs(raw.as_deref(), &["limit", "cursor"])?;
+    let params = Params::new(raw.as_deref(), &["limit", "cursor"], Dialect::Api)?;
     let page = state
         .comments
         .author_comments(
             &author,
-            parse_limit(single(&pairs, "limit")?, DEFAULT_PAGE_SIZE)?,
-            single(&pairs, "cursor")?,
+            params.limit(DEFAULT_PAGE_SIZE)?,
+            params.value("cursor")?,
         )
         .await?;
     Ok(Json(page.into()))
@@ -670,10 +588,10 @@ pub async fn product_stats(
     Segment(product_id): Segment,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Json<ProductStatsBody>> {
-    let pairs = query_pairs(raw.as_deref(), &["language"])?;
+    let params = Params::new(raw.as_deref(), &["language"], Dialect::Api)?;
     let stats = state
         .comments
-        .product_stats(&product_id, single(&pairs, "language")?)
+        .product_stats(&product_id, params.value("language")?)
         .await?;
     Ok(Json(stats.into()))
 }
@@ -700,11 +618,11 @@ pub async fn leaderboard(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Json<LeaderboardBody>> {
-    let pairs = query_pairs(raw.as_deref(), &["limit", "language"])?;
-    let limit = parse_limit(single(&pairs, "limit")?, LEADERBOARD_SIZE)?;
+    let params = Params::new(raw.as_deref(), &["limit", "language"], Dialect::Api)?;
+    let limit = params.limit(LEADERBOARD_SIZE)?;
     let leaders = state
         .comments
-        .leaderboard(limit, single(&pairs, "language")?)
+        .leaderboard(limit, params.value("language")?)
         .await?;
     Ok(Json(leaders.into()))
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rave_comments::{Timestamp, comment_change};
 use rave_store::{
-    ChangeBatch, ChangeFeed, ChangeRecord, Condition, KeyFilter, StoreError, TransactWriteAction,
+    ChangeBatch, ChangeFeed, ChangeRecord, KeyFilter, StoreError, TransactWriteAction,
 };
 use serde::Serialize;
 
@@ -128,7 +128,7 @@ impl<S: rave_store::Store> Webhooks<S> {
             effects.extend(made.iter().map(|d| TransactWriteAction::Put {
                 table: self.table().to_owned(),
                 item: deliveries::encode(d),
-                condition: Some(Condition::not_exists("PK")),
+                condition: Some(deliveries::not_stored()),
             }));
             kept += 1;
         }

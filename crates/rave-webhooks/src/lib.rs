@@ -16,11 +16,11 @@
 mod delivery;
 mod endpoint;
 mod error;
-pub mod events;
+mod events;
 mod fanout;
 mod sender;
 mod service;
-pub mod signing;
+mod signing;
 mod table;
 pub mod target;
 

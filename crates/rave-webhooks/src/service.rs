@@ -6,12 +6,12 @@ use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rave_store::{
-    BatchWriteItemInput, Condition, DeleteItemInput, GetItemInput, KeyCondition, PutItemInput,
-    QueryInput, ReturnValues, Store, StoreError, WriteRequest,
+    BatchWriteItemInput, DeleteItemInput, GetItemInput, PutItemInput, QueryInput, ReturnValues,
+    Store, StoreError, WriteRequest,
 };
 use ulid::Generator;
 
-use crate::delivery::{Delivery, RetryPolicy};
+use crate::delivery::{Delivery, DeliveryStatus, RetryPolicy};
 use crate::endpoint::{Endpoint, MAX_ENDPOINTS};
 use crate::error::{Result, WebhookError};
 use crate::events::EventType;
@@ -131,7 +131,6 @@ impl<S: Store> Webhooks<S> {
 
     /// Every endpoint, oldest first.
     pub async fn endpoints(&self) -> Result<Vec<Endpoint>> {
-        let (name, value) = endpoints::partition();
         let mut found = Vec::new();
         let mut start = None;
         loop {
@@ -140,7 +139,7 @@ impl<S: Store> Webhooks<S> {
                 .query(QueryInput {
                     table: self.table.clone(),
                     index: None,
-                    key_condition: KeyCondition::partition(name, value.clone()),
+                    key_condition: endpoints::partition(),
                     filter: None,
                     limit: None,
                     scan_index_forward: true,
@@ -187,13 +186,12 @@ impl<S: Store> Webhooks<S> {
     /// batch.
     async fn delete_deliveries(&self, endpoint_id: &str) -> Result<()> {
         loop {
-            let (name, value) = deliveries::partition(endpoint_id);
             let page = self
                 .store
                 .query(QueryInput {
                     table: self.table.clone(),
                     index: None,
-                    key_condition: KeyCondition::partition(name, value),
+                    key_condition: deliveries::partition(endpoint_id),
                     filter: None,
                     limit: Some(25),
                     scan_index_forward: true,
@@ -233,7 +231,7 @@ impl<S: Store> Webhooks<S> {
             .delete_item(DeleteItemInput {
                 table: self.table.clone(),
                 key: endpoints::key(id),
-                condition: Some(Condition::exists("SK")),
+                condition: Some(endpoints::stored()),
                 return_values: ReturnValues::None,
             })
             .await;
@@ -249,13 +247,12 @@ impl<S: Store> Webhooks<S> {
     /// An endpoint's most recent deliveries, newest first.
     pub async fn deliveries(&self, endpoint_id: &str, limit: usize) -> Result<Vec<Delivery>> {
         self.endpoint(endpoint_id).await?;
-        let (name, value) = deliveries::partition(endpoint_id);
         let page = self
             .store
             .query(QueryInput {
                 table: self.table.clone(),
                 index: None,
-                key_condition: KeyCondition::partition(name, value),
+                key_condition: deliveries::partition(endpoint_id),
                 filter: None,
                 limit: Some(limit.clamp(1, MAX_LISTED_DELIVERIES)),
                 scan_index_forward: false,
@@ -290,14 +287,14 @@ impl<S: Store> Webhooks<S> {
             .delivery(endpoint_id, id)
             .await?
             .ok_or(WebhookError::NotFound("delivery"))?;
-        if delivery.status != crate::DeliveryStatus::Failed {
+        if delivery.status != DeliveryStatus::Failed {
             return Err(WebhookError::Conflict(format!(
                 "only a failed delivery is sent again; this one is {}",
                 delivery.status.as_str()
             )));
         }
         let resent = delivery.resent(now_ms(), &self.config.retry);
-        self.replace(&resent, crate::DeliveryStatus::Failed).await?;
+        self.replace(&resent, DeliveryStatus::Failed).await?;
         Ok(resent)
     }
 
@@ -307,17 +304,14 @@ impl<S: Store> Webhooks<S> {
     pub(crate) async fn replace(
         &self,
         delivery: &Delivery,
-        expected: crate::DeliveryStatus,
+        expected: DeliveryStatus,
     ) -> Result<()> {
         let outcome = self
             .store
             .put_item(PutItemInput {
                 table: self.table.clone(),
                 item: deliveries::encode(delivery),
-                condition: Some(Condition::eq(
-                    deliveries::status_attribute(),
-                    expected.as_str(),
-                )),
+                condition: Some(deliveries::still(expected)),
                 return_values: ReturnValues::None,
             })
             .await;
@@ -332,13 +326,12 @@ impl<S: Store> Webhooks<S> {
 
     /// The oldest pending delivery of an endpoint: its durable position.
     pub(crate) async fn next_pending(&self, endpoint_id: &str) -> Result<Option<Delivery>> {
-        let (name, value) = deliveries::queue(endpoint_id);
         let page = self
             .store
             .query(QueryInput {
                 table: self.table.clone(),
                 index: Some(table::QUEUE_INDEX.into()),
-                key_condition: KeyCondition::partition(name, value),
+                key_condition: deliveries::queue(endpoint_id),
                 filter: None,
                 limit: Some(1),
                 scan_index_forward: true,
@@ -357,6 +350,6 @@ impl<S: Store> Webhooks<S> {
         Ok(self
             .delivery(endpoint_id, &id)
             .await?
-            .filter(|d| d.status == crate::DeliveryStatus::Pending))
+            .filter(|d| d.status == DeliveryStatus::Pending))
     }
 }

@@ -19,8 +19,8 @@
 //! (`expires_at`, Time to Live) after a retention period.
 
 use rave_store::{
-    AttributeValue, GlobalSecondaryIndex, Item, KeyAttribute, KeySchema, KeyType, Number,
-    Projection, TableDefinition,
+    AttributeValue, Condition, GlobalSecondaryIndex, Item, KeyAttribute, KeyCondition, KeySchema,
+    KeyType, Number, Projection, TableDefinition,
 };
 
 use crate::delivery::{Delivery, DeliveryStatus};
@@ -116,12 +116,17 @@ pub(crate) mod endpoints {
     use super::*;
 
     /// Every endpoint is in one partition: a Query lists them all.
-    pub(crate) fn partition() -> (&'static str, AttributeValue) {
-        (PK, AttributeValue::s(ENDPOINTS_PK))
+    pub(crate) fn partition() -> KeyCondition {
+        KeyCondition::partition(PK, ENDPOINTS_PK)
     }
 
     pub(crate) fn key(id: &str) -> Item {
         super::key(ENDPOINTS_PK.into(), format!("{ENDPOINT_PREFIX}{id}"))
+    }
+
+    /// The condition that the endpoint a write names is stored.
+    pub(crate) fn stored() -> Condition {
+        Condition::exists(SK)
     }
 
     pub(crate) fn encode(endpoint: &Endpoint) -> Item {
@@ -178,16 +183,13 @@ pub(crate) mod endpoints {
 pub(crate) mod deliveries {
     use super::*;
 
-    pub(crate) fn partition(endpoint_id: &str) -> (&'static str, AttributeValue) {
-        (
-            PK,
-            AttributeValue::s(format!("{DELIVERIES_PREFIX}{endpoint_id}")),
-        )
+    pub(crate) fn partition(endpoint_id: &str) -> KeyCondition {
+        KeyCondition::partition(PK, format!("{DELIVERIES_PREFIX}{endpoint_id}"))
     }
 
     /// An endpoint's queue of pending deliveries, in the `pending` index.
-    pub(crate) fn queue(endpoint_id: &str) -> (&'static str, AttributeValue) {
-        (QUEUE, AttributeValue::s(endpoint_id))
+    pub(crate) fn queue(endpoint_id: &str) -> KeyCondition {
+        KeyCondition::partition(QUEUE, endpoint_id)
     }
 
     pub(crate) fn key(endpoint_id: &str, id: &str) -> Item {
@@ -199,8 +201,15 @@ pub(crate) mod deliveries {
         text(item, SK)
     }
 
-    pub(crate) fn status_attribute() -> &'static str {
-        STATUS
+    /// The condition that a delivery about to be written is not stored yet:
+    /// a batch of the stream read twice writes each delivery once.
+    pub(crate) fn not_stored() -> Condition {
+        Condition::not_exists(PK)
+    }
+
+    /// The condition that the stored delivery still has status `expected`.
+    pub(crate) fn still(expected: DeliveryStatus) -> Condition {
+        Condition::eq(STATUS, expected.as_str())
     }
 
     pub(crate) fn encode(delivery: &Delivery) -> Item {

@@ -19,7 +19,7 @@
 //! `reconcile` recomputes everything from the comments with a parallel scan,
 //! reports every item that drifted, and can repair it.
 
-mod reconcile;
+pub(crate) mod reconcile;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -30,13 +30,13 @@ use rave_store::{
     TransactWriteAction,
 };
 
-pub use self::reconcile::{Drift, ReconcileReport};
 use crate::access::TableAccess;
 use crate::error::Result;
-use crate::model::VoteCounts;
-use crate::model::{AUTHOR_BUCKETS, GlobalStats};
-use crate::table::stats::ProductCounts;
-use crate::table::{ItemKind, Malformed, comment, describe_key, stats, vote};
+use crate::model::{AUTHOR_BUCKETS, GlobalStats, Language, ProductId, Rating, VoteCounts};
+use crate::table::stats::product::{self as product_stats, ProductCounts};
+use crate::table::stats::totals::{self, Slot};
+use crate::table::stats::{self, author};
+use crate::table::{ItemKind, Malformed, comment, describe_key, vote};
 
 /// How many records one read from the feed asks for: as many as the feed's
 /// commits carry effects, within these bounds. DynamoDB Streams hands out at
@@ -55,13 +55,13 @@ fn counted(keys: &Item) -> bool {
     matches!(ItemKind::of(keys), ItemKind::Comment | ItemKind::Vote)
 }
 
-/// What a counted comment counts for.
+/// What a counted comment counts for, in the validated types it was
+/// decoded as.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Contribution {
-    product: String,
-    language: String,
-    /// 1..=5
-    rating: usize,
+    product: ProductId,
+    language: Language,
+    rating: Rating,
     author: String,
     verified: bool,
 }
@@ -76,10 +76,10 @@ fn contribution(image: Option<&Item>) -> Result<Option<Contribution>, Malformed>
         return Ok(None);
     }
     let comment = comment::decode(item)?;
-    Ok(comment.status.is_visible().then(|| Contribution {
-        product: comment.product_id.as_str().to_owned(),
-        language: comment.language.as_str().to_owned(),
-        rating: usize::from(comment.rating.get()),
+    Ok(comment.status.is_visible().then_some(Contribution {
+        product: comment.product_id,
+        language: comment.language,
+        rating: comment.rating,
         author: comment.author,
         verified: comment.verified_purchase,
     }))
@@ -87,19 +87,31 @@ fn contribution(image: Option<&Item>) -> Result<Option<Contribution>, Malformed>
 
 /// Per (product, language or `None` for all languages), counts by rating
 /// and of verified comments.
-type StatsCounts<T> = BTreeMap<(String, Option<String>), ProductCounts<T>>;
+type StatsCounts<T> = BTreeMap<(ProductId, Option<Language>), ProductCounts<T>>;
 
 impl Contribution {
     /// What this comment adds to its product's counts, `one` being 1 (or
     /// -1 to take it away).
-    fn counts<T: Default + Copy>(&self, one: T) -> ProductCounts<T> {
-        let mut counts = ProductCounts::<T>::default();
-        counts.ratings[self.rating - 1] = one;
-        if self.verified {
-            counts.verified = one;
-            counts.verified_ratings[self.rating - 1] = one;
+    fn counts<T: Default + Copy + PartialEq + std::ops::AddAssign>(
+        &self,
+        one: T,
+    ) -> ProductCounts<T> {
+        ProductCounts::of_comment(self.rating, self.verified, one)
+    }
+
+    /// Counts this comment into `stats`, overall and in its language, with
+    /// `one` (1, or -1 to take it away).
+    fn count_into<T: Default + Copy + PartialEq + std::ops::AddAssign>(
+        &self,
+        stats: &mut StatsCounts<T>,
+        one: T,
+    ) {
+        for language in [None, Some(self.language.clone())] {
+            stats
+                .entry((self.product.clone(), language))
+                .or_default()
+                .add(&self.counts(one));
         }
-        counts
     }
 }
 
@@ -109,7 +121,7 @@ struct Deltas {
     stats: StatsCounts<i64>,
     authors: BTreeMap<String, i64>,
     /// Products whose visible comments changed (see `touch`).
-    touched: BTreeMap<String, Touch>,
+    touched: BTreeMap<ProductId, Touch>,
     /// Per comment id, how its helpful and unhelpful counts move.
     votes: BTreeMap<String, VoteDelta>,
 }
@@ -152,12 +164,7 @@ struct Touch {
 
 impl Deltas {
     fn count(&mut self, c: &Contribution, sign: i64) {
-        for language in [None, Some(c.language.clone())] {
-            self.stats
-                .entry((c.product.clone(), language))
-                .or_default()
-                .add(&c.counts(sign));
-        }
+        c.count_into(&mut self.stats, sign);
         *self.authors.entry(c.author.clone()).or_default() += sign;
     }
 
@@ -243,7 +250,7 @@ impl Deltas {
 
     /// Touched products whose counts do not change: their overall item is
     /// written only to raise its revision.
-    fn touched_only(&self) -> impl Iterator<Item = &String> {
+    fn touched_only(&self) -> impl Iterator<Item = &ProductId> {
         self.touched.keys().filter(|product| {
             self.stats
                 .get(&((*product).clone(), None))
@@ -253,8 +260,11 @@ impl Deltas {
 
     /// The revision a product's overall item takes: past both the stored
     /// one and the newest commit applied, so it never repeats.
-    fn revision(&self, product: &str, stored: Option<&Item>) -> Result<u64, Malformed> {
-        let before = stored.map(stats::decode_revision).transpose()?.unwrap_or(0);
+    fn revision(&self, product: &ProductId, stored: Option<&Item>) -> Result<u64, Malformed> {
+        let before = stored
+            .map(product_stats::decode_revision)
+            .transpose()?
+            .unwrap_or(0);
         let newest = self.touched.get(product).map_or(0, |t| t.newest_ms);
         Ok((before + 1).max(newest))
     }
@@ -341,14 +351,13 @@ impl<S: Store> Aggregator<S> {
         let mut wanted: Vec<Item> = deltas
             .stats
             .keys()
-            .map(|(p, l)| stats::product_key(p, l.as_deref()))
-            .chain(deltas.authors.keys().map(|a| stats::author_key(a)))
-            .chain(deltas.touched_only().map(|p| stats::product_key(p, None)))
+            .map(|(p, l)| product_stats::key(p, l.as_ref()))
+            .chain(deltas.authors.keys().map(|a| author::key(a)))
+            .chain(deltas.touched_only().map(|p| product_stats::key(p, None)))
             .chain(deltas.votes.keys().map(|id| comment::key(id)))
             .collect();
-        // Any partial will do; a random one seldom meets another aggregator.
-        let slot = (ulid::Ulid::generate().random() % stats::TOTALS_SLOTS as u128) as usize;
-        wanted.push(stats::totals_key(slot));
+        let slot = Slot::random();
+        wanted.push(totals::key(slot));
         let current: BTreeMap<String, Item> = self
             .access
             .get_many(&wanted)
@@ -357,15 +366,15 @@ impl<S: Store> Aggregator<S> {
             .map(|item| (describe_key(&item), item))
             .collect();
         let stored = |key: &Item| current.get(&describe_key(key));
-        let mut totals = stored(&stats::totals_key(slot))
-            .map(stats::decode_totals)
+        let mut totals = stored(&totals::key(slot))
+            .map(totals::decode)
             .transpose()?
             .unwrap_or_default();
         let mut actions = Vec::with_capacity(wanted.len());
         for ((product, language), delta) in &deltas.stats {
-            let key = stats::product_key(product, language.as_deref());
+            let key = product_stats::key(product, language.as_ref());
             let before = stored(&key)
-                .map(stats::decode_product)
+                .map(product_stats::decode)
                 .transpose()?
                 .unwrap_or_default();
             let mut after = before;
@@ -380,10 +389,7 @@ impl<S: Store> Aggregator<S> {
             {
                 *count = apply_delta(*count, d);
             }
-            let (before_total, after_total) = (
-                before.ratings.iter().sum::<u64>(),
-                after.ratings.iter().sum::<u64>(),
-            );
+            let (before_total, after_total) = (before.total(), after.total());
             if language.is_none() {
                 totals.comments += after_total as i64 - before_total as i64;
                 totals.products += i64::from(after_total > 0) - i64::from(before_total > 0);
@@ -392,13 +398,13 @@ impl<S: Store> Aggregator<S> {
                 None => Some(deltas.revision(product, stored(&key))?),
                 Some(_) => None,
             };
-            let item = product_item(product, language.as_deref(), &after, revision);
+            let item = product_item(product, language.as_ref(), &after, revision);
             actions.push(self.write_action(&current, key, item));
         }
         for product in deltas.touched_only() {
-            let key = stats::product_key(product, None);
+            let key = product_stats::key(product, None);
             let counts = stored(&key)
-                .map(stats::decode_product)
+                .map(product_stats::decode)
                 .transpose()?
                 .unwrap_or_default();
             let revision = deltas.revision(product, stored(&key))?;
@@ -406,11 +412,8 @@ impl<S: Store> Aggregator<S> {
             actions.push(self.write_action(&current, key, item));
         }
         for (author, delta) in &deltas.authors {
-            let key = stats::author_key(author);
-            let before = stored(&key)
-                .map(stats::decode_author)
-                .transpose()?
-                .unwrap_or(0);
+            let key = author::key(author);
+            let before = stored(&key).map(author::decode).transpose()?.unwrap_or(0);
             let after = apply_delta(before, *delta);
             // Partials are signed: never clamped, only their sum means anything.
             if before > 0 {
@@ -423,7 +426,7 @@ impl<S: Store> Aggregator<S> {
             actions.push(self.write_action(
                 &current,
                 key,
-                (after > 0).then(|| stats::encode_author(author, after)),
+                (after > 0).then(|| author::encode(author, after)),
             ));
         }
         for (id, delta) in &deltas.votes {
@@ -441,8 +444,8 @@ impl<S: Store> Aggregator<S> {
         }
         actions.push(self.write_action(
             &current,
-            stats::totals_key(slot),
-            Some(stats::encode_totals(slot, &totals)),
+            totals::key(slot),
+            Some(totals::encode(slot, &totals)),
         ));
         Ok(actions)
     }
@@ -471,14 +474,14 @@ impl<S: Store> Aggregator<S> {
 /// item carries the revision and stays, with zero counts, when the last
 /// comment goes; a language's item goes with its last comment.
 fn product_item(
-    product: &str,
-    language: Option<&str>,
+    product: &ProductId,
+    language: Option<&Language>,
     counts: &ProductCounts,
     revision: Option<u64>,
 ) -> Option<Item> {
-    let mut item = stats::encode_product(product, language, counts);
+    let mut item = product_stats::encode(product, language, counts);
     match revision {
-        Some(revision) => stats::set_revision(&mut item, revision),
+        Some(revision) => product_stats::set_revision(&mut item, revision),
         None if counts.is_zero() => return None,
         None => {}
     }
@@ -490,7 +493,7 @@ fn totals_of(stats: &StatsCounts<u64>, authors: &BTreeMap<String, u64>) -> Globa
     let mut totals = GlobalStats::default();
     for ((_, language), counts) in stats {
         if language.is_none() {
-            totals.comments_total += counts.ratings.iter().sum::<u64>();
+            totals.comments_total += counts.total();
             totals.products_total += 1;
         }
     }
@@ -506,7 +509,15 @@ mod tests {
     use rave_store::AttributeValue;
 
     use super::*;
-    use crate::model::{Comment, Language, ProductId, Rating, Status, Timestamp};
+    use crate::model::{Comment, Status, Timestamp};
+
+    fn product(id: &str) -> ProductId {
+        ProductId::parse(id).unwrap()
+    }
+
+    fn language(code: &str) -> Language {
+        Language::parse(code).unwrap()
+    }
 
     fn stored(product: &str, language: &str, rating: i64, author: &str, status: Status) -> Item {
         comment::encode(
@@ -546,7 +557,8 @@ mod tests {
             1,
         )
         .unwrap();
-        d.add(&change(None, Some(stats::totals_key(0))), 1).unwrap();
+        d.add(&change(None, Some(totals::key(Slot::FIRST))), 1)
+            .unwrap();
         d.prune();
         assert_eq!(d.items(), 0);
     }
@@ -558,15 +570,10 @@ mod tests {
         let after = stored("p", "de", 4, "a", Status::Flagged);
         d.add(&change(Some(before), Some(after)), 1).unwrap();
         d.prune();
-        assert_eq!(d.stats[&("p".into(), None)].ratings, [0, 0, 0, 1, -1]);
-        assert_eq!(
-            d.stats[&("p".into(), Some("en".into()))].ratings,
-            [0, 0, 0, 0, -1]
-        );
-        assert_eq!(
-            d.stats[&("p".into(), Some("de".into()))].ratings,
-            [0, 0, 0, 1, 0]
-        );
+        let (p, en, de) = (product("p"), language("en"), language("de"));
+        assert_eq!(d.stats[&(p.clone(), None)].ratings, [0, 0, 0, 1, -1]);
+        assert_eq!(d.stats[&(p.clone(), Some(en))].ratings, [0, 0, 0, 0, -1]);
+        assert_eq!(d.stats[&(p, Some(de))].ratings, [0, 0, 0, 1, 0]);
         assert!(d.authors.is_empty(), "same author, still counted");
         assert_eq!(d.items(), 4);
         assert!(d.items_at_most() >= d.items());
@@ -593,13 +600,14 @@ mod tests {
         d.add(&edit, 1).unwrap();
         d.prune();
         assert!(d.stats.is_empty() && d.authors.is_empty());
-        assert_eq!(d.touched_only().collect::<Vec<_>>(), ["p"]);
+        let p = product("p");
+        assert_eq!(d.touched_only().collect::<Vec<_>>(), [&p]);
         assert_eq!(d.items(), 2, "the product's overall item and the totals");
         assert!(d.items_at_most() >= d.items());
-        assert_eq!(d.revision("p", None).unwrap(), 1_000);
-        let mut newer = stats::encode_product("p", None, &ProductCounts::default());
-        stats::set_revision(&mut newer, 1_000);
-        assert_eq!(d.revision("p", Some(&newer)).unwrap(), 1_001);
+        assert_eq!(d.revision(&p, None).unwrap(), 1_000);
+        let mut newer = product_stats::encode(&p, None, &ProductCounts::default());
+        product_stats::set_revision(&mut newer, 1_000);
+        assert_eq!(d.revision(&p, Some(&newer)).unwrap(), 1_001);
         d.add(&edit, -1).unwrap();
         assert_eq!(d.items(), 0);
     }

@@ -9,8 +9,10 @@ use rave_store::{Item, Segment, Store, WriteRequest};
 use super::{Aggregator, StatsCounts, contribution, totals_of};
 use crate::error::Result;
 use crate::model::VoteCounts;
-use crate::table::stats::TotalsPart;
-use crate::table::{ItemKind, Malformed, comment, describe_key, primary_key, stats, vote};
+use crate::table::stats::product as product_stats;
+use crate::table::stats::totals::{self, Slot, TotalsPart};
+use crate::table::stats::{self, author};
+use crate::table::{ItemKind, Malformed, comment, describe_key, primary_key, vote};
 
 /// Items a recount scan reads per request.
 const SCAN_PAGE: usize = 1000;
@@ -69,13 +71,13 @@ impl Recount {
     }
 
     /// The stored statistics items as a recount compares them (see
-    /// `stats::comparable_product`).
+    /// `product_stats::comparable`).
     fn comparable_stored(&self) -> BTreeMap<String, Item> {
         self.stored
             .iter()
             .filter_map(|(key, item)| {
                 let item = match ItemKind::of(item) {
-                    ItemKind::ProductStats => stats::comparable_product(item)?,
+                    ItemKind::ProductStats => product_stats::comparable(item)?,
                     _ => item.clone(),
                 };
                 Some((key.clone(), item))
@@ -87,11 +89,11 @@ impl Recount {
     fn expected(&self) -> Result<BTreeMap<String, Item>, Malformed> {
         let mut expected = self.expected_totals()?;
         for ((product, language), counts) in &self.stats {
-            let item = stats::encode_product(product, language.as_deref(), counts);
+            let item = product_stats::encode(product, language.as_ref(), counts);
             expected.insert(describe_key(&item), item);
         }
         for (author, count) in &self.authors {
-            let item = stats::encode_author(author, *count);
+            let item = author::encode(author, *count);
             expected.insert(describe_key(&item), item);
         }
         Ok(expected)
@@ -110,16 +112,16 @@ impl Recount {
             .collect();
         let mut sum = TotalsPart::default();
         for item in stored.values() {
-            sum.add(&stats::decode_totals(item)?);
+            sum.add(&totals::decode(item)?);
         }
         let recount = TotalsPart::of_stats(&totals_of(&self.stats, &self.authors));
-        let legacy = describe_key(&stats::legacy_totals_key());
+        let legacy = describe_key(&totals::legacy_key());
         if sum == recount && !stored.contains_key(&legacy) {
             return Ok(stored);
         }
         let mut expected = BTreeMap::new();
         if recount != TotalsPart::default() {
-            let item = stats::encode_totals(0, &recount);
+            let item = totals::encode(Slot::FIRST, &recount);
             expected.insert(describe_key(&item), item);
         }
         Ok(expected)
@@ -165,7 +167,7 @@ impl<S: Store> Aggregator<S> {
                     // A product's revision survives its repair, raised.
                     let raw = recount.stored.get(&d.key);
                     if let Some(item) =
-                        raw.and_then(|raw| stats::repaired_product(raw, d.expected.as_ref()))
+                        raw.and_then(|raw| product_stats::repaired(raw, d.expected.as_ref()))
                     {
                         return Some(WriteRequest::Put(item));
                     }
@@ -277,13 +279,7 @@ impl<S: Store> Aggregator<S> {
                     ItemKind::Comment => {
                         if let Some(c) = contribution(Some(&item))? {
                             recount.counted += 1;
-                            for language in [None, Some(c.language.clone())] {
-                                recount
-                                    .stats
-                                    .entry((c.product.clone(), language))
-                                    .or_default()
-                                    .add(&c.counts(1u64));
-                            }
+                            c.count_into(&mut recount.stats, 1u64);
                             *recount.authors.entry(c.author).or_default() += 1;
                         }
                         let counts = comment::decode(&item)?.votes;

@@ -33,8 +33,8 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use ulid::Ulid;
 
-use super::planner::Filter;
-use super::sort::Sort;
+use super::filter::Filter;
+use super::sort::{Reading, Sort};
 use crate::error::{CommentsError, Result};
 use crate::model::{Language, ProductId, Status};
 
@@ -90,7 +90,7 @@ pub(crate) fn listing_binding(product: &ProductId, filter: &Filter, sort: Sort) 
     }
     // Such a listing once merged rating partitions: a cursor of that merge
     // is refused rather than read as one of a single partition.
-    if sort == Sort::Helpful && super::sort::helpful_in_one_partition(filter) {
+    if sort == Sort::Helpful && sort.reading(filter) == Reading::OnePartition {
         binding.push_str("\u{0}one partition");
     }
     binding.into_bytes()
@@ -108,7 +108,7 @@ pub(crate) fn queue_binding(state: Status, since: Option<&str>) -> Vec<u8> {
 
 /// Where one sub-query resumes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Position {
+pub(crate) enum Position {
     Start,
     After(Ulid),
     Exhausted,
@@ -116,34 +116,34 @@ pub enum Position {
 
 /// One position per sub-query, each named by a tag.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cursor {
-    pub positions: Vec<(u8, Position)>,
+pub(crate) struct Cursor {
+    pub(crate) positions: Vec<(u8, Position)>,
     /// The helpfulness rank of the comment the `After` positions name
     /// (`helpful` listings only).
-    pub rank: Option<u32>,
+    pub(crate) rank: Option<u32>,
     /// Per tag, the helpfulness rank of that sub-query's next comment after
     /// its `After` position, as the page read it (`helpful` listings only):
     /// nothing of the sub-query ranks above it, save comments whose score
     /// has changed since.
-    pub next_ranks: Vec<(u8, u32)>,
+    pub(crate) next_ranks: Vec<(u8, u32)>,
 }
 
 impl Cursor {
-    pub fn position(&self, tag: u8) -> Option<Position> {
+    pub(crate) fn position(&self, tag: u8) -> Option<Position> {
         self.positions
             .iter()
             .find(|(t, _)| *t == tag)
             .map(|(_, p)| *p)
     }
 
-    pub fn next_rank(&self, tag: u8) -> Option<u32> {
+    pub(crate) fn next_rank(&self, tag: u8) -> Option<u32> {
         self.next_ranks
             .iter()
             .find(|(t, _)| *t == tag)
             .map(|(_, rank)| *rank)
     }
 
-    pub fn encode(&self, key: &CursorKey, binding: &[u8]) -> String {
+    pub(crate) fn encode(&self, key: &CursorKey, binding: &[u8]) -> String {
         let mut payload = Vec::with_capacity(6 + self.positions.len() * 22 + MAC_LEN);
         match self.rank {
             None => payload.push(VERSION),
@@ -176,7 +176,7 @@ impl Cursor {
         URL_SAFE_NO_PAD.encode(payload)
     }
 
-    pub fn decode(text: &str, key: &CursorKey, binding: &[u8]) -> Result<Cursor> {
+    pub(crate) fn decode(text: &str, key: &CursorKey, binding: &[u8]) -> Result<Cursor> {
         let bad = CommentsError::BadCursor;
         if text.is_empty() || text.len() > 4096 {
             return Err(bad("the cursor is empty or too long"));

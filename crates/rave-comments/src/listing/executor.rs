@@ -1,8 +1,8 @@
 //! Executes a plan: runs the sub-queries concurrently, merges them in sort
 //! order (newest first for listings, oldest first for the moderation queue
 //! and `sort=oldest`) and works out where each sub-query resumes.
-//! Sub-queries of a higher rank are read only once every lower rank has run
-//! out (highest and lowest first: one rating partition after another).
+//! Sub-queries of a later phase are read only once every earlier phase has
+//! run out (highest and lowest first: one rating partition after another).
 //!
 //! After the page, the executor makes sure something follows before it
 //! hands out a cursor, so the last page never points at an empty one:
@@ -11,10 +11,10 @@
 //! while it still has items is refilled by its share of what the page
 //! still needs.
 //!
-//! In a merge by helpfulness, a sub-query whose next comment's rank the
-//! cursor knows is not read until the merge comes down to that rank: when
-//! scores follow the rating (the most helpful comments all 5-star ones,
-//! say), the partitions ranked far below the page cost nothing.
+//! In a merge by helpfulness, a sub-query whose next comment's helpfulness
+//! rank the cursor knows is not read until the merge comes down to that
+//! rank: when scores follow the rating (the most helpful comments all
+//! 5-star ones, say), the partitions ranked far below the page cost nothing.
 
 use std::collections::VecDeque;
 
@@ -29,28 +29,28 @@ use crate::table::comment::{self, Listed};
 
 /// One sub-query being read.
 pub(crate) struct Source {
-    pub tag: u8,
-    pub index: Index,
-    pub partition: String,
+    pub(crate) tag: u8,
+    pub(crate) index: Index,
+    pub(crate) partition: String,
     /// `begins_with` on the sort key (the moderation queue's time prefix).
-    pub sort_prefix: Option<String>,
+    pub(crate) sort_prefix: Option<String>,
     /// Items the first read asks for.
-    pub first_limit: usize,
+    pub(crate) first_limit: usize,
     /// The fraction of the page this source is expected to supply; refills
     /// ask for this share of what the page still needs.
-    pub share: f64,
+    pub(crate) share: f64,
     /// Where this page starts reading (`Start` or `After`; never `Exhausted`).
-    pub start: Position,
+    pub(crate) start: Position,
     /// On a `helpful*` index, the helpfulness rank of the comment `After`
     /// names (the cursor's).
-    pub helpfulness: Option<u32>,
+    pub(crate) helpfulness: Option<u32>,
     /// On a `helpful*` index, the rank of this sub-query's next comment
     /// after `start` when the previous page read it (the cursor's): nothing
     /// of it ranks higher, so it need not be read before the merge is down
     /// to that rank.
-    pub next_at: Option<u32>,
-    /// Sources of one rank are merged; a rank is read after the lower ones.
-    pub rank: u8,
+    pub(crate) next_at: Option<u32>,
+    /// Sources of one phase are merged; a phase is read after the earlier ones.
+    pub(crate) phase: u8,
 }
 
 struct Reader {
@@ -91,16 +91,16 @@ async fn fill<S: Store>(
 
 /// What a page read produced.
 pub(crate) struct Merged {
-    pub items: Vec<Listed>,
+    pub(crate) items: Vec<Listed>,
     /// Per source tag, where the next page resumes; `None` on the last page.
-    pub next: Option<Vec<(u8, Position)>>,
+    pub(crate) next: Option<Vec<(u8, Position)>>,
     /// The helpfulness rank of the page's last item, when `next` resumes
     /// `helpful*` indexes after it.
-    pub next_helpfulness: Option<u32>,
+    pub(crate) next_helpfulness: Option<u32>,
     /// Per source tag of a helpfulness merge, the rank of its next comment.
-    pub next_ranks: Vec<(u8, u32)>,
-    pub items_read: usize,
-    pub read_units: f64,
+    pub(crate) next_ranks: Vec<(u8, u32)>,
+    pub(crate) items_read: usize,
+    pub(crate) read_units: f64,
 }
 
 impl Reader {
@@ -154,13 +154,13 @@ impl Reader {
     }
 }
 
-/// The lowest rank among readers that still have something to give: the
-/// rank the page is reading now.
-fn current_rank(readers: &[Reader]) -> Option<u8> {
+/// The earliest phase among readers that still have something to give:
+/// the phase the page is reading now.
+fn current_phase(readers: &[Reader]) -> Option<u8> {
     readers
         .iter()
         .filter(|r| !r.finished())
-        .map(|r| r.source.rank)
+        .map(|r| r.source.phase)
         .min()
 }
 
@@ -169,12 +169,12 @@ fn rank_of(entry: &Listed) -> Result<Option<u32>> {
     Ok(entry.helpfulness.clone().transpose()?)
 }
 
-/// The waiting readers of `rank` the merge has come down to: those whose
-/// next rank is at or above the best head read so far (or, with no head,
-/// the highest waiting ones).
-fn woken(readers: &[Reader], rank: u8) -> Result<Vec<usize>> {
+/// The waiting readers of `phase` the merge has come down to: those whose
+/// next helpfulness rank is at or above the best head read so far (or,
+/// with no head, the highest waiting ones).
+fn woken(readers: &[Reader], phase: u8) -> Result<Vec<usize>> {
     let mut best: Option<u32> = None;
-    for reader in readers.iter().filter(|r| r.source.rank == rank) {
+    for reader in readers.iter().filter(|r| r.source.phase == phase) {
         if let Some(head) = reader.buffer.front().map(rank_of).transpose()?.flatten() {
             best = Some(best.map_or(head, |b| b.max(head)));
         }
@@ -183,7 +183,7 @@ fn woken(readers: &[Reader], rank: u8) -> Result<Vec<usize>> {
         readers
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.source.rank == rank)
+            .filter(|(_, r)| r.source.phase == phase)
             .filter_map(|(i, r)| r.waiting_at().map(|at| (i, at)))
     };
     let Some(frontier) = best.or_else(|| waiting().map(|(_, at)| at).max()) else {
@@ -212,29 +212,29 @@ pub(crate) async fn read_page<S: Store>(
     let mut taken: Vec<(usize, Listed)> = Vec::with_capacity(page_size);
     let merging_helpfulness = readers.iter().all(|r| r.source.index.is_helpful());
     while taken.len() < page_size {
-        let Some(rank) = current_rank(&readers) else {
+        let Some(phase) = current_phase(&readers) else {
             break;
         };
-        // Fill every reader of the current rank that is dry but not done,
+        // Fill every reader of the current phase that is dry but not done,
         // all at once.
         let still_needed = page_size - taken.len();
         let mut dry: Vec<usize> = (0..readers.len())
             .filter(|&i| {
                 let reader = &readers[i];
-                reader.source.rank == rank
+                reader.source.phase == phase
                     && reader.buffer.is_empty()
                     && !reader.done
                     && reader.waiting_at().is_none()
             })
             .collect();
         if dry.is_empty() && merging_helpfulness {
-            dry = woken(&readers, rank)?;
+            dry = woken(&readers, phase)?;
         }
         if !dry.is_empty() {
             let limits = dry.iter().map(|&i| {
                 let reader = &readers[i];
                 if reader.reads == 0 {
-                    // A rank started mid-page needs only the rest of it
+                    // A phase started mid-page needs only the rest of it
                     // (and one more, to know what follows).
                     reader.source.first_limit.min(still_needed + 1)
                 } else {
@@ -250,10 +250,10 @@ pub(crate) async fn read_page<S: Store>(
             read_units += units;
             continue;
         }
-        // Every reader of the rank now has a head or is finished: take the
-        // best head.
+        // Every reader of the phase now has a head or is finished: take
+        // the best head.
         let best = (0..readers.len())
-            .filter(|&i| readers[i].source.rank == rank)
+            .filter(|&i| readers[i].source.phase == phase)
             .filter_map(|i| {
                 readers[i]
                     .buffer
@@ -273,17 +273,17 @@ pub(crate) async fn read_page<S: Store>(
         }
     }
     // Is there a next page? Usually some reader has items left over; only
-    // when none has, ask the unfinished ones of the lowest rank for a single
-    // item, then those of the next rank if they had none, and so on.
+    // when none has, ask the unfinished ones of the earliest phase for a
+    // single item, then those of the next phase if they had none, and so on.
     while taken.len() == page_size && readers.iter().all(|r| r.buffer.is_empty()) {
-        let Some(rank) = current_rank(&readers) else {
+        let Some(phase) = current_phase(&readers) else {
             break;
         };
-        // Readers waiting at a lower rank are asked only when no other has
+        // Readers waiting at a lower helpfulness rank are asked only when no other has
         // anything: they probably have, but it may have been deleted.
         let unfinished = |waiting: bool| -> Vec<(usize, usize)> {
             (0..readers.len())
-                .filter(|&i| readers[i].source.rank == rank && !readers[i].done)
+                .filter(|&i| readers[i].source.phase == phase && !readers[i].done)
                 .filter(|&i| readers[i].waiting_at().is_some() == waiting)
                 .map(|i| (i, 1))
                 .collect()
@@ -301,7 +301,7 @@ pub(crate) async fn read_page<S: Store>(
     // item, not after the last item it supplied itself: everything that
     // sorted before that item has been taken from every sub-query, and a
     // comment written since with an older time (an import) must not
-    // surface behind comments already shown. A reader of a later rank has
+    // surface behind comments already shown. A reader of a later phase has
     // given nothing yet and starts from its beginning.
     let next_helpfulness = match taken.last() {
         Some((from, last)) if has_more && readers[*from].source.index.is_helpful() => {
@@ -326,7 +326,7 @@ pub(crate) async fn read_page<S: Store>(
     }
     let next = match taken.last() {
         Some((from, last)) if has_more => {
-            let last_rank = readers[*from].source.rank;
+            let last_phase = readers[*from].source.phase;
             let last = last.id.clone()?;
             Some(
                 readers
@@ -334,7 +334,7 @@ pub(crate) async fn read_page<S: Store>(
                     .map(|r| {
                         let position = if r.finished() {
                             Position::Exhausted
-                        } else if r.source.rank > last_rank {
+                        } else if r.source.phase > last_phase {
                             Position::Start
                         } else {
                             Position::After(last)

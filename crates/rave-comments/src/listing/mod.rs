@@ -1,11 +1,20 @@
-//! Listings: a product's comments newest first under a filter (AP1–AP3),
-//! the moderation queue, and the parallel scan exports use. The planner
-//! chooses the sub-queries, the executor runs and merges them, and the
-//! cursor records where each sub-query resumes, bound to the query it
-//! belongs to.
+//! Listings: a product's comments in one of five orders under a filter
+//! (AP1–AP3), the moderation queue, an author's comments, and the parallel
+//! scan exports use.
+//!
+//! * `filter` — what a listing asks for (language, ratings, verified);
+//! * `sort` — the orders, and which partitions each reads;
+//! * `planner` — the one planner: the sub-queries of a page in any order
+//!   under any filter, sized by the product's counts when it reads several
+//!   rating partitions (the counts come from `statistics`, which knows
+//!   nothing of listings);
+//! * `executor` — runs the sub-queries and merges them in the order;
+//! * `cursor` — where each sub-query resumes, signed and bound to the query
+//!   it belongs to.
 
 pub(crate) mod cursor;
 mod executor;
+pub(crate) mod filter;
 pub(crate) mod planner;
 pub(crate) mod sort;
 
@@ -16,12 +25,15 @@ use rave_store::{Item, Segment, Store};
 
 use self::cursor::{Cursor, CursorKey, Position, author_binding, listing_binding, queue_binding};
 use self::executor::{Source, read_page};
-use self::planner::{Filter, Plan, RatingCounts, SizedBy};
+use self::filter::Filter;
+use self::planner::{Plan, Planner, Sizing, Trust};
 use self::sort::Sort;
 use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
 use crate::model::{Comment, ProductId, Status, check_page_size, validate_author};
-use crate::statistics::Statistics;
+#[cfg(any(test, feature = "testing"))]
+use crate::statistics::{Counted, RatingCounts};
+use crate::statistics::{ListingCounts, Statistics};
 use crate::table::comment::Listed;
 use crate::table::{ItemKind, comment, describe_key};
 
@@ -115,43 +127,45 @@ impl<S: Store> Listings<S> {
         }
     }
 
-    /// A page of a product's visible comments, newest first. A fan-out over
-    /// several ratings reads the product's statistics first, to size (and,
-    /// when they are current, skip) its sub-queries.
+    /// A page of a product's visible comments in the request's order. A
+    /// plan over several rating partitions reads the product's statistics
+    /// first, to size (and, when they are current, skip) its sub-queries.
     pub(crate) async fn list(&self, request: &ListRequest<'_>) -> Result<ListPage> {
         let product = ProductId::parse(request.product)?;
-        let ratings = request.filter.ratings;
-        // Sorts that read a partition per rating (one after another, or
-        // merged by helpfulness) use counts unless one rating is asked for.
-        let per_rating = matches!(request.sort, Sort::Highest | Sort::Lowest | Sort::Helpful);
-        let single_query = match per_rating {
-            true => {
-                ratings.ratings().len() == 1
-                    || (request.sort == Sort::Helpful
-                        && sort::helpful_in_one_partition(&request.filter))
-            }
-            false => ratings.is_unfiltered() || ratings.ratings().len() < 2,
-        };
-        if single_query {
+        let page_size = check_page_size(request.limit)?;
+        let planner = Planner::new(&product, &request.filter, request.sort, page_size);
+        if !planner.wants_counts() {
             return self
-                .list_planned(request, &product, None, SizedBy::Nothing, false, 0.0)
+                .list_planned(request, &product, page_size, planner.plan(None))
                 .await;
         }
-        let exact = self.stats_fresh.as_ref().is_some_and(|fresh| fresh());
-        let (counts, sized_by, units) = self
+        let trust = match self.stats_fresh.as_ref().is_some_and(|fresh| fresh()) {
+            true => Trust::Exact,
+            false => Trust::MayLag,
+        };
+        let ListingCounts {
+            counts,
+            counted,
+            read_units,
+        } = self
             .statistics
-            .rating_counts(
+            .listing_counts(
                 &product,
                 request.filter.language.as_ref(),
                 request.filter.verified,
             )
             .await?;
-        self.list_planned(request, &product, Some(&counts), sized_by, exact, units)
-            .await
+        let mut plan = planner.plan(Some(Sizing {
+            counts: &counts,
+            counted,
+            trust,
+        }));
+        plan.read_units = read_units;
+        self.list_planned(request, &product, page_size, plan).await
     }
 
-    /// [`Listings::list`] with per-rating counts the caller vouches for (of
-    /// verified comments for a verified listing).
+    /// [`Listings::list`] with per-rating counts the caller vouches for, as
+    /// exact (of verified comments for a verified listing).
     #[cfg(any(test, feature = "testing"))]
     pub(crate) async fn list_with_counts(
         &self,
@@ -159,34 +173,36 @@ impl<S: Store> Listings<S> {
         counts: Option<&RatingCounts>,
     ) -> Result<ListPage> {
         let product = ProductId::parse(request.product)?;
-        let sized_by = match (counts, request.filter.verified) {
-            (None, _) => SizedBy::Nothing,
-            (Some(_), false) => SizedBy::Comments,
-            (Some(_), true) => SizedBy::VerifiedComments,
+        let page_size = check_page_size(request.limit)?;
+        let counted = match request.filter.verified {
+            false => Counted::Comments,
+            true => Counted::VerifiedComments,
         };
-        self.list_planned(request, &product, counts, sized_by, true, 0.0)
-            .await
+        let plan = Planner::new(&product, &request.filter, request.sort, page_size).plan(
+            counts.map(|counts| Sizing {
+                counts,
+                counted,
+                trust: Trust::Exact,
+            }),
+        );
+        self.list_planned(request, &product, page_size, plan).await
     }
 
-    /// Plans and reads a page; `counts` are of the kind `sized_by` names,
-    /// and `counts_units` is what reading them cost.
+    /// Reads the page of `page_size` items `plan` plans, adding what that
+    /// costs to the plan's read units (so far, those of the counts that
+    /// sized it).
     async fn list_planned(
         &self,
         request: &ListRequest<'_>,
         product: &ProductId,
-        counts: Option<&RatingCounts>,
-        sized_by: SizedBy,
-        exact: bool,
-        counts_units: f64,
+        page_size: usize,
+        mut plan: Plan,
     ) -> Result<ListPage> {
-        let limit = check_page_size(request.limit)?;
         let binding = listing_binding(product, &request.filter, request.sort);
         let cursor = request
             .cursor
             .map(|text| Cursor::decode(text, &self.cursor_key, &binding))
             .transpose()?;
-        let mut plan = sort::plan(product, &request.filter, request.sort, limit, counts, exact);
-        plan.sized_by = sized_by;
         let sources = plan
             .resume(cursor.as_ref())
             .into_iter()
@@ -200,11 +216,11 @@ impl<S: Store> Listings<S> {
                 start,
                 helpfulness: cursor.as_ref().and_then(|c| c.rank),
                 next_at: cursor.as_ref().and_then(|c| c.next_rank(query.tag)),
-                rank: query.rank,
+                phase: query.phase,
             })
             .collect();
-        let merged = read_page(&self.access, sources, limit, request.sort.ascending()).await?;
-        plan.read_units = merged.read_units + counts_units;
+        let merged = read_page(&self.access, sources, page_size, request.sort.ascending()).await?;
+        plan.read_units += merged.read_units;
         plan.items_read = merged.items_read;
         let next_cursor = merged.next.map(|positions| {
             Cursor {
@@ -262,7 +278,7 @@ impl<S: Store> Listings<S> {
             start,
             helpfulness: None,
             next_at: None,
-            rank: 0,
+            phase: 0,
         };
         let merged = read_page(&self.access, vec![source], limit, true).await?;
         Ok(QueuePage {
@@ -305,7 +321,7 @@ impl<S: Store> Listings<S> {
             sort_prefix: None,
             first_limit: limit + 1,
             share: 1.0,
-            rank: 0,
+            phase: 0,
             start,
             helpfulness: None,
             next_at: None,

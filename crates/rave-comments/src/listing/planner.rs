@@ -1,10 +1,15 @@
-//! The query planner: which index and partitions answer a filter, and how
-//! many items each sub-query should read (part 2's `findStrategy`, with
-//! statistics).
+//! The query planner: which index and partitions answer a listing, in
+//! which order they are read, and how many items each sub-query reads
+//! first — for every order and filter (part 2's `findStrategy`, with
+//! statistics). The order says which partitions it reads
+//! ([`Sort::reading`]); one builder makes every rating sub-query:
 //!
-//! * no rating filter, or all five ratings: one query on `all` / `byLang`;
-//! * one rating: one query on `byRating` / `byLangAndRating`;
-//! * several ratings: one query per rating, merged newest first (fan-out).
+//! * one partition: one query on `all` / `byLang` (or `helpfulAll` /
+//!   `helpfulByLang`), or on one rating's partition;
+//! * rating partitions merged (by time, or by helpfulness): one query per
+//!   rating, each first reading its share of the page by the counts;
+//! * rating partitions in turn (highest, lowest): one query per rating,
+//!   each read only once the ones before it have run out.
 //!
 //! `verified` runs the same plan on the verified copies of these indexes,
 //! which hold only verified comments, sized and skipped by the product's
@@ -15,70 +20,22 @@
 //! size the plan (a rating without comments has no verified ones either),
 //! and a share that is off is made up by the executor's refills.
 //!
-//! Given per-rating counts, ratings with no comments are skipped, and each
-//! sub-query's limit is its expected share of the page instead of the whole
-//! page, so a fan-out reads close to what it returns rather than k × 20
-//! (the executor refills a sub-query that runs dry).
+//! Only a plan over several rating partitions wants the product's counts
+//! ([`Planner::wants_counts`]). Given them, ratings with no comments are
+//! skipped when the counts are exact, and each merged sub-query's limit is
+//! its expected share of the page instead of the whole page, so a fan-out
+//! reads close to what it returns rather than k × 20 (the executor refills
+//! a sub-query that runs dry).
 
 use serde::Serialize;
 
 use super::cursor::{Cursor, Position};
-use super::sort::Sort;
-use crate::model::{Language, ProductId, Rating};
+use super::filter::Filter;
+use super::sort::{Reading, Sort};
+use crate::model::{ProductId, Rating};
+use crate::statistics::{Counted, RatingCounts};
 use crate::table::Index;
 use crate::table::comment::listing_partition;
-
-/// A set of ratings; empty means no rating filter.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct RatingSet(u8);
-
-impl RatingSet {
-    pub fn from_ratings(ratings: impl IntoIterator<Item = Rating>) -> RatingSet {
-        RatingSet(ratings.into_iter().fold(0, |mask, r| mask | (1 << r.get())))
-    }
-
-    pub fn contains(self, rating: Rating) -> bool {
-        self.0 & (1 << rating.get()) != 0
-    }
-
-    pub fn ratings(self) -> Vec<Rating> {
-        Rating::ALL
-            .into_iter()
-            .filter(|r| self.contains(*r))
-            .collect()
-    }
-
-    /// Whether the set filters nothing out (empty, or all five ratings).
-    pub fn is_unfiltered(self) -> bool {
-        self.0 == 0 || self.ratings().len() == 5
-    }
-
-    /// A stable byte for cursor binding.
-    pub fn mask(self) -> u8 {
-        self.0
-    }
-}
-
-/// What a listing asks for.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Filter {
-    pub language: Option<Language>,
-    pub ratings: RatingSet,
-    /// Only comments a purchase verified: the same plan on the verified
-    /// copies of the indexes.
-    pub verified: bool,
-}
-
-/// Visible comments per rating (index 0 = 1 star), for the listing's
-/// language or overall; of verified comments for a verified listing.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct RatingCounts(pub [u64; 5]);
-
-impl RatingCounts {
-    pub fn of(&self, rating: Rating) -> u64 {
-        self.0[usize::from(rating.get() - 1)]
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -129,10 +86,10 @@ pub struct PlannedQuery {
     /// The fraction of the page this sub-query is expected to supply.
     #[serde(skip)]
     pub(crate) share: f64,
-    /// When it is read: sub-queries of one rank are merged; a rank is read
-    /// only once every lower rank has run out (all 0 for a merge).
+    /// When it is read: sub-queries of one phase are merged; a phase is
+    /// read only once every earlier phase has run out (all 0 for a merge).
     #[serde(skip)]
-    pub(crate) rank: u8,
+    pub(crate) phase: u8,
 }
 
 /// A sub-query the plan does not run, and why.
@@ -170,98 +127,183 @@ pub struct Plan {
     pub items_read: usize,
 }
 
-/// Plans a listing page of `page_size` items. A single query reads one item
-/// more (in the same request) to know whether a next page exists; a
-/// fan-out splits the page among its sub-queries. Ratings whose count is 0
-/// are skipped only when the counts are `exact` (the statistics have caught
-/// up with every write); otherwise counts only size the reads, so a comment
-/// whose count has not arrived yet still shows.
-pub fn plan(
-    product: &ProductId,
-    filter: &Filter,
+/// Whether per-rating counts have caught up with every write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trust {
+    /// The statistics have applied every write: a count of 0 means no
+    /// comments, and the partition is skipped.
+    Exact,
+    /// The counts may lag: they size the reads but skip nothing, so a
+    /// comment whose count has not arrived yet still shows.
+    MayLag,
+}
+
+/// Per-rating counts that size a plan.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sizing<'a> {
+    pub(crate) counts: &'a RatingCounts,
+    pub(crate) counted: Counted,
+    pub(crate) trust: Trust,
+}
+
+impl From<Counted> for SizedBy {
+    fn from(counted: Counted) -> SizedBy {
+        match counted {
+            Counted::Comments => SizedBy::Comments,
+            Counted::VerifiedComments => SizedBy::VerifiedComments,
+        }
+    }
+}
+
+/// A listing page about to be planned: which partitions it reads is known
+/// before any counts are.
+#[derive(Debug)]
+pub(crate) struct Planner<'a> {
+    product: &'a ProductId,
+    filter: &'a Filter,
+    sort: Sort,
     page_size: usize,
-    counts: Option<&RatingCounts>,
-    exact: bool,
-) -> Plan {
-    let want = page_size + 1;
-    let language = filter.language.as_ref();
-    let on = |index: Index| {
-        if filter.verified {
-            index.verified()
-        } else {
-            index
+    reading: Reading,
+}
+
+impl<'a> Planner<'a> {
+    pub(crate) fn new(
+        product: &'a ProductId,
+        filter: &'a Filter,
+        sort: Sort,
+        page_size: usize,
+    ) -> Planner<'a> {
+        Planner {
+            product,
+            filter,
+            sort,
+            page_size,
+            reading: sort.reading(filter),
         }
-    };
-    let query = |index: Index, rating: Option<Rating>, limit: usize| PlannedQuery {
-        index: on(index).name(),
-        partition_key: listing_partition(index, product, language, rating),
-        limit,
-        tag: rating.map_or(0, Rating::get),
-        index_kind: on(index),
-        share: 1.0,
-        rank: 0,
-    };
-    let plan = |strategy, queries, skipped| Plan {
-        strategy,
-        sort: Sort::Newest,
-        queries,
-        skipped,
-        sized_by: SizedBy::Nothing,
-        read_units: 0.0,
-        items_read: 0,
-    };
-    if filter.ratings.is_unfiltered() {
-        let (strategy, index) = match language {
-            None => (Strategy::All, Index::All),
-            Some(_) => (Strategy::Language, Index::ByLang),
+    }
+
+    /// Whether the plan reads several rating partitions, which the
+    /// product's per-rating counts size (and, exact, skip); a plan of one
+    /// partition reads the page and one more whatever the counts say.
+    pub(crate) fn wants_counts(&self) -> bool {
+        self.reading.ratings().len() > 1
+    }
+
+    /// Plans a page of `page_size` items. A single query reads one item
+    /// more (in the same request) to know whether a next page exists; a
+    /// merge splits the page among its sub-queries.
+    pub(crate) fn plan(self, sizing: Option<Sizing<'_>>) -> Plan {
+        let language = self.filter.language.as_ref();
+        let one_partition = matches!(self.reading, Reading::OnePartition);
+        let listed = match (one_partition, language) {
+            (true, None) => Index::All,
+            (true, Some(_)) => Index::ByLang,
+            (false, None) => Index::ByRating,
+            (false, Some(_)) => Index::ByLangAndRating,
         };
-        return plan(strategy, vec![query(index, None, want)], Vec::new());
-    }
-    let index = if language.is_some() {
-        Index::ByLangAndRating
-    } else {
-        Index::ByRating
-    };
-    let mut skipped = Vec::new();
-    let mut ratings = Vec::new();
-    for rating in filter.ratings.ratings() {
-        match counts.map(|c| c.of(rating)) {
-            Some(0) if exact => skipped.push(Skipped {
-                partition_key: listing_partition(index, product, language, Some(rating)),
-                reason: "count is 0",
-            }),
-            count => ratings.push((rating, count)),
+        let mut read_on = listed;
+        if self.filter.verified {
+            read_on = read_on.verified();
+        }
+        if self.sort == Sort::Helpful {
+            read_on = read_on.helpful();
+        }
+        let query = |rating: Option<Rating>, first: FirstRead, phase: usize| PlannedQuery {
+            index: read_on.name(),
+            partition_key: listing_partition(listed, self.product, language, rating),
+            limit: first.limit,
+            tag: rating.map_or(0, Rating::get),
+            index_kind: read_on,
+            share: first.share,
+            phase: u8::try_from(phase).unwrap_or(u8::MAX),
+        };
+        // One more than the page, to know whether a next page exists.
+        let whole_page = FirstRead {
+            limit: self.page_size + 1,
+            share: 1.0,
+        };
+        let mut skipped = Vec::new();
+        let mut ratings = Vec::new();
+        for &rating in self.reading.ratings() {
+            let count = sizing.map(|s| s.counts.of(rating));
+            if count == Some(0) && sizing.is_some_and(|s| s.trust == Trust::Exact) {
+                skipped.push(Skipped {
+                    partition_key: listing_partition(listed, self.product, language, Some(rating)),
+                    reason: "count is 0",
+                });
+            } else {
+                ratings.push((rating, count));
+            }
+        }
+        let queries: Vec<PlannedQuery> = match &self.reading {
+            Reading::OnePartition => vec![query(None, whole_page, 0)],
+            Reading::InTurn(_) => ratings
+                .iter()
+                .enumerate()
+                .map(|(phase, (rating, _))| query(Some(*rating), whole_page, phase))
+                .collect(),
+            Reading::Merged(_) if ratings.len() == 1 => {
+                vec![query(Some(ratings[0].0), whole_page, 0)]
+            }
+            Reading::Merged(_) => self
+                .merged_limits(&ratings)
+                .into_iter()
+                .zip(&ratings)
+                .map(|(limit, (rating, _))| query(Some(*rating), limit, 0))
+                .collect(),
+        };
+        Plan {
+            strategy: self.strategy(queries.len()),
+            sort: self.sort,
+            queries,
+            skipped,
+            sized_by: sizing.map_or(SizedBy::Nothing, |s| s.counted.into()),
+            read_units: 0.0,
+            items_read: 0,
         }
     }
-    let single = if language.is_some() {
-        Strategy::LanguageRating
-    } else {
-        Strategy::Rating
-    };
-    let fan_out = if language.is_some() {
-        Strategy::LanguageRatingsFanOut
-    } else {
-        Strategy::RatingsFanOut
-    };
-    match ratings.len() {
-        0 => plan(Strategy::Empty, Vec::new(), skipped),
-        1 => plan(
-            single,
-            vec![query(index, Some(ratings[0].0), want)],
-            skipped,
-        ),
-        _ => {
-            let limits = share_limits(page_size, &ratings);
-            let queries = ratings
-                .iter()
-                .zip(limits)
-                .map(|((rating, _), (limit, share))| {
-                    let mut q = query(index, Some(*rating), limit);
-                    q.share = share;
-                    q
+
+    /// Each merged sub-query's first read and share of the page.
+    fn merged_limits(&self, ratings: &[(Rating, Option<u64>)]) -> Vec<FirstRead> {
+        let limits = share_limits(self.page_size, ratings);
+        match self.sort {
+            // Scores interleave the partitions unevenly (unlike times, which
+            // the counts predict well), so each first reads half its share
+            // and refills make up the rest: what is read past the page's end
+            // and read again by the next page stays small. (A page that does
+            // not know where the partitions rank first reads one of each:
+            // see `Plan::resume`.)
+            Sort::Helpful => limits
+                .into_iter()
+                .map(|first| FirstRead {
+                    limit: first.limit.div_ceil(2),
+                    ..first
                 })
-                .collect();
-            plan(fan_out, queries, skipped)
+                .collect(),
+            _ => limits,
+        }
+    }
+
+    /// What EXPLAIN calls a plan of `queries` sub-queries.
+    fn strategy(&self, queries: usize) -> Strategy {
+        let in_language = self.filter.language.is_some();
+        let pick = |without: Strategy, with: Strategy| if in_language { with } else { without };
+        match (&self.reading, self.sort, queries) {
+            (Reading::OnePartition, Sort::Helpful, _) => {
+                pick(Strategy::HelpfulAll, Strategy::HelpfulLanguage)
+            }
+            (Reading::OnePartition, _, _) => pick(Strategy::All, Strategy::Language),
+            (_, _, 0) => Strategy::Empty,
+            (_, Sort::Helpful, _) => {
+                pick(Strategy::HelpfulRatings, Strategy::HelpfulLanguageRatings)
+            }
+            (_, _, 1) => pick(Strategy::Rating, Strategy::LanguageRating),
+            (Reading::InTurn(_), _, _) => {
+                pick(Strategy::RatingsInOrder, Strategy::LanguageRatingsInOrder)
+            }
+            (Reading::Merged(_), _, _) => {
+                pick(Strategy::RatingsFanOut, Strategy::LanguageRatingsFanOut)
+            }
         }
     }
 }
@@ -303,13 +345,25 @@ impl Plan {
     }
 }
 
+/// What a sub-query reads first, and the fraction of the page it is
+/// expected to supply (what its refills ask for).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct FirstRead {
+    limit: usize,
+    share: f64,
+}
+
 /// Splits `want` items among sub-queries in proportion to their counts
 /// (largest remainder, at least one each), with each one's share of the
 /// page. Without counts every sub-query reads the whole page, as in part 2.
-pub(super) fn share_limits(want: usize, ratings: &[(Rating, Option<u64>)]) -> Vec<(usize, f64)> {
+fn share_limits(want: usize, ratings: &[(Rating, Option<u64>)]) -> Vec<FirstRead> {
     let total: u64 = ratings.iter().filter_map(|(_, c)| *c).sum();
     if total == 0 || ratings.iter().any(|(_, c)| c.is_none()) {
-        return ratings.iter().map(|_| (want, 1.0)).collect();
+        let whole = FirstRead {
+            limit: want,
+            share: 1.0,
+        };
+        return vec![whole; ratings.len()];
     }
     let shares: Vec<f64> = ratings
         .iter()
@@ -324,14 +378,23 @@ pub(super) fn share_limits(want: usize, ratings: &[(Rating, Option<u64>)]) -> Ve
     for &i in by_remainder.iter().take(want.saturating_sub(assigned)) {
         limits[i] += 1;
     }
-    limits.into_iter().map(|l| l.max(1)).zip(shares).collect()
+    limits
+        .into_iter()
+        .zip(shares)
+        .map(|(limit, share)| FirstRead {
+            limit: limit.max(1),
+            share,
+        })
+        .collect()
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::*;
+    use crate::listing::filter::RatingSet;
+    use crate::model::Language;
 
-    pub(in crate::listing) fn product() -> ProductId {
+    fn product() -> ProductId {
         ProductId::parse("42").unwrap()
     }
 
@@ -339,12 +402,28 @@ pub(super) mod tests {
         RatingSet::from_ratings(list.iter().map(|r| Rating::new(*r).unwrap()))
     }
 
-    pub(in crate::listing) fn filter(language: Option<&str>, list: &[i64]) -> Filter {
+    fn filter(language: Option<&str>, list: &[i64]) -> Filter {
         Filter {
             language: language.map(|l| Language::parse(l).unwrap()),
             ratings: ratings(list),
             verified: false,
         }
+    }
+
+    /// The plan of a page of `page_size` of product 42, sized by counts of
+    /// all comments when there are `counts`.
+    fn plan(
+        filter: &Filter,
+        sort: Sort,
+        page_size: usize,
+        counts: Option<(&RatingCounts, Trust)>,
+    ) -> Plan {
+        let product = product();
+        Planner::new(&product, filter, sort, page_size).plan(counts.map(|(counts, trust)| Sizing {
+            counts,
+            counted: Counted::Comments,
+            trust,
+        }))
     }
 
     fn partitions(plan: &Plan) -> Vec<(&str, &str, usize)> {
@@ -357,10 +436,10 @@ pub(super) mod tests {
     #[test]
     fn no_filter_and_all_five_ratings_use_one_unfiltered_query() {
         for list in [&[][..], &[1, 2, 3, 4, 5]] {
-            let p = plan(&product(), &filter(None, list), 20, None, true);
+            let p = plan(&filter(None, list), Sort::Newest, 20, None);
             assert_eq!(p.strategy, Strategy::All);
             assert_eq!(partitions(&p), vec![("all", "PRODUCT#42", 21)]);
-            let p = plan(&product(), &filter(Some("en"), list), 20, None, true);
+            let p = plan(&filter(Some("en"), list), Sort::Newest, 20, None);
             assert_eq!(p.strategy, Strategy::Language);
             assert_eq!(partitions(&p), vec![("byLang", "PRODUCT#42/en", 21)]);
         }
@@ -368,10 +447,10 @@ pub(super) mod tests {
 
     #[test]
     fn one_rating_is_one_query() {
-        let p = plan(&product(), &filter(None, &[2]), 20, None, true);
+        let p = plan(&filter(None, &[2]), Sort::Newest, 20, None);
         assert_eq!(p.strategy, Strategy::Rating);
         assert_eq!(partitions(&p), vec![("byRating", "PRODUCT#42/2", 21)]);
-        let p = plan(&product(), &filter(Some("en"), &[2]), 20, None, true);
+        let p = plan(&filter(Some("en"), &[2]), Sort::Newest, 20, None);
         assert_eq!(p.strategy, Strategy::LanguageRating);
         assert_eq!(
             partitions(&p),
@@ -381,7 +460,7 @@ pub(super) mod tests {
 
     #[test]
     fn several_ratings_fan_out_with_full_limits_without_counts() {
-        let p = plan(&product(), &filter(Some("en"), &[2, 3, 5]), 20, None, true);
+        let p = plan(&filter(Some("en"), &[2, 3, 5]), Sort::Newest, 20, None);
         assert_eq!(p.strategy, Strategy::LanguageRatingsFanOut);
         assert_eq!(
             partitions(&p),
@@ -397,11 +476,10 @@ pub(super) mod tests {
     fn counts_skip_empty_ratings_and_size_limits_by_share() {
         let counts = RatingCounts([10, 0, 30, 0, 60]);
         let p = plan(
-            &product(),
             &filter(None, &[1, 2, 3, 5]),
+            Sort::Newest,
             25,
-            Some(&counts),
-            true,
+            Some((&counts, Trust::Exact)),
         );
         assert_eq!(p.strategy, Strategy::RatingsFanOut);
         // 25 split 10 : 30 : 60 is 2.5 : 7.5 : 15 → 3, 7, 15 (largest remainder).
@@ -427,11 +505,10 @@ pub(super) mod tests {
     fn inexact_counts_size_but_never_skip() {
         let counts = RatingCounts([0, 0, 10, 0, 10]);
         let p = plan(
-            &product(),
             &filter(None, &[1, 3, 5]),
+            Sort::Newest,
             20,
-            Some(&counts),
-            false,
+            Some((&counts, Trust::MayLag)),
         );
         assert!(p.skipped.is_empty());
         assert_eq!(
@@ -450,26 +527,25 @@ pub(super) mod tests {
             verified: true,
             ..filter(language, list)
         };
-        let p = plan(&product(), &verified(None, &[]), 20, None, true);
+        let p = plan(&verified(None, &[]), Sort::Newest, 20, None);
         assert_eq!(p.strategy, Strategy::All);
         assert_eq!(partitions(&p), vec![("verifiedAll", "PRODUCT#42", 21)]);
-        let p = plan(&product(), &verified(Some("en"), &[]), 20, None, true);
+        let p = plan(&verified(Some("en"), &[]), Sort::Newest, 20, None);
         assert_eq!(
             partitions(&p),
             vec![("verifiedByLang", "PRODUCT#42/en", 21)]
         );
-        let p = plan(&product(), &verified(None, &[4]), 20, None, true);
+        let p = plan(&verified(None, &[4]), Sort::Newest, 20, None);
         assert_eq!(
             partitions(&p),
             vec![("verifiedByRating", "PRODUCT#42/4", 21)]
         );
         let counts = RatingCounts([0, 0, 5, 0, 15]);
         let p = plan(
-            &product(),
             &verified(Some("de"), &[1, 3, 5]),
+            Sort::Newest,
             20,
-            Some(&counts),
-            true,
+            Some((&counts, Trust::Exact)),
         );
         assert_eq!(p.strategy, Strategy::LanguageRatingsFanOut);
         assert_eq!(
@@ -484,12 +560,172 @@ pub(super) mod tests {
     #[test]
     fn counts_can_reduce_a_fan_out_to_one_query_or_none() {
         let counts = RatingCounts([0, 0, 5, 0, 0]);
-        let p = plan(&product(), &filter(None, &[1, 3]), 20, Some(&counts), true);
+        let p = plan(
+            &filter(None, &[1, 3]),
+            Sort::Newest,
+            20,
+            Some((&counts, Trust::Exact)),
+        );
         assert_eq!(p.strategy, Strategy::Rating);
         assert_eq!(partitions(&p), vec![("byRating", "PRODUCT#42/3", 21)]);
-        let p = plan(&product(), &filter(None, &[1, 2]), 20, Some(&counts), true);
+        let p = plan(
+            &filter(None, &[1, 2]),
+            Sort::Newest,
+            20,
+            Some((&counts, Trust::Exact)),
+        );
         assert_eq!(p.strategy, Strategy::Empty);
         assert!(p.queries.is_empty());
         assert_eq!(p.skipped.len(), 2);
+    }
+
+    fn order(plan: &Plan) -> Vec<(&str, &str, u8)> {
+        plan.queries
+            .iter()
+            .map(|q| (q.index, q.partition_key.as_str(), q.phase))
+            .collect()
+    }
+
+    #[test]
+    fn highest_reads_five_stars_down_to_one_without_a_new_index() {
+        let p = plan(&filter(None, &[]), Sort::Highest, 20, None);
+        assert_eq!(p.strategy, Strategy::RatingsInOrder);
+        assert_eq!(
+            order(&p),
+            vec![
+                ("byRating", "PRODUCT#42/5", 0),
+                ("byRating", "PRODUCT#42/4", 1),
+                ("byRating", "PRODUCT#42/3", 2),
+                ("byRating", "PRODUCT#42/2", 3),
+                ("byRating", "PRODUCT#42/1", 4),
+            ]
+        );
+        let p = plan(&filter(Some("de"), &[1, 4]), Sort::Lowest, 20, None);
+        assert_eq!(p.strategy, Strategy::LanguageRatingsInOrder);
+        assert_eq!(
+            order(&p),
+            vec![
+                ("byLangAndRating", "PRODUCT#42/de/1", 0),
+                ("byLangAndRating", "PRODUCT#42/de/4", 1),
+            ]
+        );
+    }
+
+    #[test]
+    fn exact_zero_counts_are_skipped_and_phases_stay_dense() {
+        let counts = RatingCounts([3, 0, 0, 0, 7]);
+        let p = plan(
+            &filter(None, &[]),
+            Sort::Highest,
+            20,
+            Some((&counts, Trust::Exact)),
+        );
+        assert_eq!(
+            order(&p),
+            vec![
+                ("byRating", "PRODUCT#42/5", 0),
+                ("byRating", "PRODUCT#42/1", 1)
+            ]
+        );
+        assert_eq!(p.skipped.len(), 3);
+        let p = plan(
+            &filter(None, &[]),
+            Sort::Highest,
+            20,
+            Some((&counts, Trust::MayLag)),
+        );
+        assert_eq!(p.queries.len(), 5, "counts that may lag skip nothing");
+    }
+
+    #[test]
+    fn helpful_without_a_rating_filter_reads_one_partition() {
+        let counts = RatingCounts([10, 0, 0, 30, 60]);
+        for (language, ratings, strategy, expected) in [
+            (
+                None,
+                &[][..],
+                Strategy::HelpfulAll,
+                ("helpfulAll", "PRODUCT#42"),
+            ),
+            (
+                Some("en"),
+                &[][..],
+                Strategy::HelpfulLanguage,
+                ("helpfulByLang", "PRODUCT#42/en"),
+            ),
+            (
+                None,
+                &[1, 2, 3, 4, 5][..],
+                Strategy::HelpfulAll,
+                ("helpfulAll", "PRODUCT#42"),
+            ),
+        ] {
+            let p = plan(
+                &filter(language, ratings),
+                Sort::Helpful,
+                20,
+                Some((&counts, Trust::Exact)),
+            );
+            assert_eq!(p.strategy, strategy);
+            assert_eq!(order(&p), vec![(expected.0, expected.1, 0)]);
+            assert_eq!(p.queries[0].limit, 21);
+        }
+        // Verified listings have no such index: they merge the verified
+        // copies of the rating partitions.
+        let mut verified = filter(Some("en"), &[]);
+        verified.verified = true;
+        let p = plan(&verified, Sort::Helpful, 20, None);
+        assert_eq!(p.strategy, Strategy::HelpfulLanguageRatings);
+        assert_eq!(p.queries.len(), 5);
+        assert!(
+            p.queries
+                .iter()
+                .all(|q| q.index == "verifiedHelpfulByLangAndRating")
+        );
+    }
+
+    #[test]
+    fn helpful_merges_the_rating_partitions_of_the_helpful_indexes() {
+        let counts = RatingCounts([10, 0, 0, 30, 60]);
+        let p = plan(
+            &filter(None, &[1, 4, 5]),
+            Sort::Helpful,
+            20,
+            Some((&counts, Trust::Exact)),
+        );
+        assert_eq!(p.strategy, Strategy::HelpfulRatings);
+        assert_eq!(
+            order(&p),
+            vec![
+                ("helpfulByRating", "PRODUCT#42/1", 0),
+                ("helpfulByRating", "PRODUCT#42/4", 0),
+                ("helpfulByRating", "PRODUCT#42/5", 0),
+            ]
+        );
+        let limits: Vec<usize> = p.queries.iter().map(|q| q.limit).collect();
+        assert_eq!(
+            limits,
+            vec![1, 3, 6],
+            "half the shares of the page by the counts"
+        );
+        let mut verified = filter(Some("fr"), &[3]);
+        verified.verified = true;
+        let p = plan(&verified, Sort::Helpful, 20, None);
+        assert_eq!(p.strategy, Strategy::HelpfulLanguageRatings);
+        assert_eq!(
+            order(&p),
+            vec![("verifiedHelpfulByLangAndRating", "PRODUCT#42/fr/3", 0)]
+        );
+        assert_eq!(p.queries[0].limit, 21);
+        assert!(!Sort::Helpful.ascending());
+    }
+
+    #[test]
+    fn oldest_plans_what_newest_plans() {
+        let newest = plan(&filter(Some("en"), &[2, 3]), Sort::Newest, 10, None);
+        let oldest = plan(&filter(Some("en"), &[2, 3]), Sort::Oldest, 10, None);
+        assert_eq!(newest.queries, oldest.queries);
+        assert_eq!(oldest.sort, Sort::Oldest);
+        assert!(Sort::Oldest.ascending() && !Sort::Newest.ascending());
     }
 }

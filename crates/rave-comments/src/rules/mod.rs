@@ -43,16 +43,16 @@ pub enum Outcome {
 
 /// A comment's fate under the rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Pass,
     Hold(&'static str),
     Refuse(&'static str),
 }
 
-pub const TOO_MANY_LINKS: &str = "too_many_links";
+pub(crate) const TOO_MANY_LINKS: &str = "too_many_links";
 pub const BLOCKED_WORDS: &str = "blocked_words";
 pub const DUPLICATE: &str = "duplicate";
-pub const TOO_FAST: &str = "too_fast";
+pub(crate) const TOO_FAST: &str = "too_fast";
 
 /// Most authors remembered; past it, the oldest memories are dropped.
 const MAX_REMEMBERED_AUTHORS: usize = 65_536;
@@ -111,7 +111,7 @@ impl Rules {
     /// Judges a comment `author` posts at `now`, and remembers it unless it
     /// is refused. A refusal outranks a hold; otherwise the first rule in
     /// the order above names the hold.
-    pub fn check(&self, author: &str, title: &str, body: &str, now: Timestamp) -> Verdict {
+    pub(crate) fn check(&self, author: &str, title: &str, body: &str, now: Timestamp) -> Verdict {
         let now_ms = now.millis();
         let mut matched: Vec<(&'static str, Outcome)> = Vec::new();
         if let Some((max, outcome)) = self.max_links

@@ -53,7 +53,7 @@ impl WordList {
     /// Whether `text` holds a listed word. A file changed since the last
     /// check is read again first; one that cannot be read keeps the list
     /// as it was, so a botched edit does not turn the rule off.
-    pub fn matches(&self, text: &str) -> bool {
+    pub(crate) fn matches(&self, text: &str) -> bool {
         let mut state = match self.state.lock() {
             Ok(state) => state,
             Err(poisoned) => poisoned.into_inner(),

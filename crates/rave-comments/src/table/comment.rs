@@ -427,14 +427,14 @@ pub(crate) fn start_key(
     partition: &str,
     id: Ulid,
     rank: Option<u32>,
-) -> Result<Item, crate::CommentsError> {
+) -> Result<Item, crate::error::CommentsError> {
     let created_at = Timestamp::from_millis(id.timestamp_ms() as i64)?;
     let id = id.to_string();
     let sort = match (index.is_helpful(), rank) {
         (false, _) => sort_key(created_at, &id),
         (true, Some(rank)) => helpful_sort_key(rank, created_at, &id),
         (true, None) => {
-            return Err(crate::CommentsError::BadCursor(
+            return Err(crate::error::CommentsError::BadCursor(
                 "the cursor does not say where the helpful order resumes",
             ));
         }

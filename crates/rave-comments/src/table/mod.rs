@@ -17,14 +17,16 @@
 //! | vote               | `COMMENT#<id>`        | `VOTE#<voter>`    | none                                                   |
 //! | idempotency record | `IDEMPOTENCY#<key>`   | `IDEMPOTENCY`     | none; expires (TTL attribute `expires_at`)             |
 //! | order verification | `ORDER#<p>#<order>`   | `ORDER`           | none                                                   |
-//! | product statistics | `PRODUCT#<p>`         | `S`, `S#<lang>`   | while 5-star count > 0: GSIPK = `LEADERS[#<lang>]#<shard>`, GSISK = count (zero-padded) |
+//! | product statistics | `PRODUCT#<p>`         | `S`, `S#<lang>`   | while 5-star count > 0 (its leaderboard entry): GSIPK = `LEADERS[#<lang>]#<shard>`, GSISK = count (zero-padded) |
 //! | product record     | `PRODUCT#<p>`         | `PRODUCT`         | none                                                   |
 //! | author statistics  | `AUTHOR#<author>`     | `S`               | none                                                   |
 //! | partial totals     | `AGGREGATES#<slot>`   | `TOTALS`          | none (summed on read; `AGGREGATES` alone: old layout)  |
 //! | aggregator position| `AGGREGATOR#<name>`   | `SHARD#<shard>`   | none (DynamoDB Streams only)                           |
 //!
 //! Every statistics item also carries a `version` token, new with each write,
-//! which the aggregator's writes are conditional on.
+//! which the aggregator's writes are conditional on. The statistics codecs
+//! are under `stats`, one per kind; a product's partition (its record and
+//! its statistics items) is keyed by `product_partition`.
 //!
 //! `GSISK` is `<created_at>#<id>`: the fixed-width time, then the id, so the
 //! sort key orders comments by time with ties broken by id — a total order.
@@ -49,6 +51,7 @@ pub(crate) mod idempotency;
 pub(crate) mod order;
 pub(crate) mod position;
 pub(crate) mod product;
+pub(crate) mod product_partition;
 pub(crate) mod stats;
 pub(crate) mod vote;
 
@@ -57,19 +60,12 @@ use rave_store::{
     Projection, TableDefinition,
 };
 
+pub(crate) use crate::error::Malformed;
+
 const PK: &str = "PK";
 const SK: &str = "SK";
 /// The sort key of every listing index (and, overloaded, of the leaderboard).
 const GSISK: &str = "GSISK";
-
-/// A stored item that does not decode as the kind its key says it is.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("stored item {key} is malformed: {what}")]
-pub struct Malformed {
-    /// `PK/SK` of the item, or what is known of it.
-    pub key: String,
-    pub what: String,
-}
 
 impl Malformed {
     fn new(item: &(impl ItemView + ?Sized), what: impl Into<String>) -> Malformed {
@@ -373,16 +369,16 @@ impl ItemKind {
             } else {
                 ItemKind::Comment
             }
-        } else if pk.starts_with(stats::PRODUCT_PREFIX) {
+        } else if pk.starts_with(product_partition::PREFIX) {
             let sk = item.get(SK).and_then(AttributeValue::as_s);
-            if sk == Some(product::SORT_KEY) {
+            if sk == Some(product_partition::RECORD) {
                 ItemKind::Other
             } else {
                 ItemKind::ProductStats
             }
-        } else if pk.starts_with(stats::AUTHOR_PREFIX) {
+        } else if pk.starts_with(stats::author::PREFIX) {
             ItemKind::AuthorStats
-        } else if pk.split('#').next() == Some(stats::TOTALS_PK) {
+        } else if pk.split('#').next() == Some(stats::totals::PK_PREFIX) {
             ItemKind::Totals
         } else {
             ItemKind::Other

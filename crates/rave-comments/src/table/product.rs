@@ -1,14 +1,13 @@
 //! The product record an admin sets: a product's display name, page and
 //! image. It lives in the product's partition beside its statistics
-//! (`PRODUCT#<p>`/`PRODUCT`), so one query reads a product's record and
-//! every statistics item of it.
+//! (`PRODUCT#<p>`/`PRODUCT`, see `product_partition`), so one query reads
+//! a product's record and every statistics item of it.
 
 use rave_store::{AttributeValue, Item};
 
-use super::{Malformed, key, text};
-use crate::model::ProductRecord;
-
-pub(super) const SORT_KEY: &str = "PRODUCT";
+use super::product_partition::record_key;
+use super::{Malformed, text};
+use crate::model::{ProductId, ProductRecord};
 
 const NAME: &str = "name";
 const URL: &str = "url";
@@ -16,15 +15,12 @@ const IMAGE: &str = "image";
 /// A fresh ULID with every write: what caches compare.
 const REVISION: &str = "revision";
 
-pub(crate) fn product_key(product: &str) -> Item {
-    key(
-        format!("{}{product}", super::stats::PRODUCT_PREFIX),
-        SORT_KEY.to_owned(),
-    )
+pub(crate) fn key(product: &ProductId) -> Item {
+    record_key(product)
 }
 
-pub(crate) fn encode(product: &str, record: &ProductRecord, revision: &str) -> Item {
-    let mut item = product_key(product);
+pub(crate) fn encode(product: &ProductId, record: &ProductRecord, revision: &str) -> Item {
+    let mut item = key(product);
     item.insert(NAME.into(), AttributeValue::s(&record.name));
     if let Some(url) = &record.url {
         item.insert(URL.into(), AttributeValue::s(url));
@@ -64,7 +60,8 @@ mod tests {
             url: Some("https://shop.example/kettle".into()),
             image: None,
         };
-        let item = encode("42", &record, "01JD3X0000000000000000000A");
+        let product = ProductId::parse("42").unwrap();
+        let item = encode(&product, &record, "01JD3X0000000000000000000A");
         assert_eq!(
             decode(&item).unwrap(),
             (record, "01JD3X0000000000000000000A".to_owned())

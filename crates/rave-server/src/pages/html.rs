@@ -4,45 +4,52 @@
 //! [`isolated`]: escaped, and in its own bidirectional isolate, so neither
 //! markup nor direction overrides in a comment reach the page around it.
 
-use std::borrow::Cow;
 use std::fmt::{self, Display, Write};
 
-use rave_comments::{Comment, Language, ProductOverview, ProductStats, RatingSet};
+use rave_comments::{Language, ProductOverview, ProductStats, Rating, RatingSet};
 
 use super::jsonld;
-
-/// Characters of a body a review without a title is named by.
-const NAME_FROM_BODY: usize = 80;
+use super::shown::Shown;
 
 /// What a listing page shows: its filters and where it starts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct View {
-    pub language: Option<Language>,
-    /// Ascending, without repeats; empty = all ratings.
-    pub ratings: Vec<u8>,
-    pub cursor: Option<String>,
+pub(super) struct View {
+    pub(super) language: Option<Language>,
+    /// Empty for all ratings (every rating asked for included), so that the
+    /// unfiltered listing has one URL.
+    pub(super) ratings: RatingSet,
+    pub(super) cursor: Option<String>,
 }
 
 impl View {
-    pub fn filtered(&self) -> bool {
-        self.language.is_some() || !self.ratings.is_empty()
+    pub(super) fn new(
+        language: Option<Language>,
+        ratings: RatingSet,
+        cursor: Option<String>,
+    ) -> View {
+        let ratings = if ratings.is_unfiltered() {
+            RatingSet::default()
+        } else {
+            ratings
+        };
+        View {
+            language,
+            ratings,
+            cursor,
+        }
     }
 
-    pub fn rating_set(&self) -> RatingSet {
-        RatingSet::from_ratings(
-            self.ratings
-                .iter()
-                .filter_map(|r| rave_comments::Rating::new(i64::from(*r)).ok()),
-        )
+    pub(super) fn filtered(&self) -> bool {
+        self.language.is_some() || !self.ratings.is_unfiltered()
     }
 
     /// This view's URL on `base`, starting at `cursor`.
-    pub fn url(&self, base: &str, cursor: Option<&str>) -> String {
+    pub(super) fn url(&self, base: &str, cursor: Option<&str>) -> String {
         let mut pairs: Vec<(&str, String)> = Vec::new();
         if let Some(language) = &self.language {
             pairs.push(("language", language.to_string()));
         }
-        for rating in &self.ratings {
+        for rating in self.ratings.ratings() {
             pairs.push(("rating", rating.to_string()));
         }
         if let Some(cursor) = cursor {
@@ -102,52 +109,21 @@ impl Display for IsolatedPlain<'_> {
     }
 }
 
-/// A review's name: its title, or the start of its body.
-fn review_name(comment: &Comment) -> Cow<'_, str> {
-    if !comment.title.trim().is_empty() {
-        return Cow::Borrowed(&comment.title);
-    }
-    match comment.body.char_indices().nth(NAME_FROM_BODY) {
-        Some((end, _)) => Cow::Owned(format!("{}…", &comment.body[..end])),
-        None => Cow::Borrowed(&comment.body),
-    }
-}
-
-/// What the page and its structured data both show of a comment, worked
-/// out once for both.
-pub struct Shown<'a> {
-    pub comment: &'a Comment,
-    /// Its title, or the start of its body.
-    pub name: Cow<'a, str>,
-    /// When it was written, as RFC 3339.
-    pub published: String,
-}
-
-impl<'a> Shown<'a> {
-    pub fn new(comment: &'a Comment) -> Shown<'a> {
-        Shown {
-            comment,
-            name: review_name(comment),
-            published: comment.created_at.to_string(),
-        }
-    }
-}
-
 /// Everything one rendering needs.
-pub struct Listing<'a> {
-    pub overview: &'a ProductOverview,
+pub(super) struct Listing<'a> {
+    pub(super) overview: &'a ProductOverview,
     /// The statistics shown: the view's language, or all languages.
-    pub stats: &'a ProductStats,
-    pub view: &'a View,
-    pub comments: &'a [Shown<'a>],
-    pub next_cursor: Option<&'a str>,
+    pub(super) stats: &'a ProductStats,
+    pub(super) view: &'a View,
+    pub(super) comments: &'a [Shown<'a>],
+    pub(super) next_cursor: Option<&'a str>,
     /// Where the listing's links point: rave's page, or the shop's.
-    pub base: &'a str,
+    pub(super) base: &'a str,
 }
 
-fn stars(rating: u8) -> &'static str {
-    const STARS: [&str; 6] = ["☆☆☆☆☆", "★☆☆☆☆", "★★☆☆☆", "★★★☆☆", "★★★★☆", "★★★★★"];
-    STARS[usize::from(rating.min(5))]
+fn stars(rating: Rating) -> &'static str {
+    const STARS: [&str; 5] = ["★☆☆☆☆", "★★☆☆☆", "★★★☆☆", "★★★★☆", "★★★★★"];
+    STARS[usize::from(rating.get() - 1)]
 }
 
 fn format_average(stats: &ProductStats) -> String {
@@ -190,20 +166,20 @@ impl Listing<'_> {
             },
         );
         out.push_str("<table class=\"rave-histogram\"><caption>Ratings</caption><tbody>");
-        for rating in (1..=5u8).rev() {
-            let count = stats.counts.0[usize::from(rating - 1)];
-            let only = View {
-                language: self.view.language.clone(),
-                ratings: vec![rating],
-                cursor: None,
-            };
+        for rating in Rating::ALL.into_iter().rev() {
+            let count = stats.counts.of(rating);
+            let only = View::new(
+                self.view.language.clone(),
+                RatingSet::from_ratings([rating]),
+                None,
+            );
             let _ = write!(
                 out,
                 "<tr><th scope=\"row\"><a href=\"{href}\">{rating} star{s}</a></th>\
                  <td><meter min=\"0\" max=\"{max}\" value=\"{count}\">{count}</meter></td>\
                  <td class=\"rave-histogram-count\">{count}</td></tr>",
                 href = Text(&only.url(self.base, None)),
-                s = if rating == 1 { "" } else { "s" },
+                s = if rating.get() == 1 { "" } else { "s" },
                 max = stats.total.max(1),
             );
         }
@@ -238,8 +214,8 @@ impl Listing<'_> {
             );
         }
         out.push_str("</select></label><fieldset><legend>Ratings</legend>");
-        for rating in (1..=5u8).rev() {
-            let checked = self.view.ratings.contains(&rating);
+        for rating in Rating::ALL.into_iter().rev() {
+            let checked = self.view.ratings.contains(rating);
             let _ = write!(
                 out,
                 "<label><input type=\"checkbox\" name=\"rating\" value=\"{rating}\"{}> {rating}</label>",
@@ -256,7 +232,7 @@ impl Listing<'_> {
 
     fn comment(&self, shown: &Shown<'_>, out: &mut String) {
         let comment = shown.comment;
-        let rating = comment.rating.get();
+        let rating = comment.rating;
         let created = &shown.published;
         let _ = write!(
             out,
@@ -335,7 +311,7 @@ impl Listing<'_> {
     }
 
     /// The listing for a shop's page, with its structured data.
-    pub fn fragment(&self) -> String {
+    pub(super) fn fragment(&self) -> String {
         let mut out = String::with_capacity(self.capacity());
         self.section(&mut out);
         self.structured_data(&mut out);
@@ -346,7 +322,7 @@ impl Listing<'_> {
     /// listing and ask not to be indexed, so the combinations of filters
     /// are not indexed one by one; keyset pages of the unfiltered listing
     /// are their own canonical URL.
-    pub fn page(&self, page_path: &str) -> String {
+    pub(super) fn page(&self, page_path: &str) -> String {
         let name = self.overview.name();
         let canonical = if self.view.filtered() {
             page_path.to_owned()
@@ -412,7 +388,10 @@ main{max-width:46rem;margin:0 auto;padding:1rem}\
 
 #[cfg(test)]
 mod tests {
+    use rave_comments::Comment;
+
     use super::*;
+    use crate::pages::shown::tests::comment;
 
     #[test]
     fn text_escapes_everything_markup_or_attributes_could_use() {
@@ -422,35 +401,10 @@ mod tests {
         );
     }
 
-    fn comment(title: &str, body: &str) -> Comment {
-        Comment {
-            id: "c1".into(),
-            product_id: rave_comments::ProductId::parse("p").unwrap(),
-            author: "a".into(),
-            language: Language::parse("en").unwrap(),
-            rating: rave_comments::Rating::new(4).unwrap(),
-            title: title.into(),
-            body: body.into(),
-            created_at: rave_comments::Timestamp::parse("2026-01-02T03:04:05.006Z").unwrap(),
-            status: rave_comments::Status::Published,
-            held_by: None,
-            reply: None,
-            verified_purchase: false,
-            votes: Default::default(),
-        }
-    }
-
     #[test]
-    fn a_review_is_named_by_its_title_or_the_first_80_characters_of_its_body() {
-        assert_eq!(review_name(&comment("Good", "x")), "Good");
-        let exactly = "é".repeat(NAME_FROM_BODY);
-        assert_eq!(review_name(&comment(" ", &exactly)), exactly);
-        let longer = format!("{exactly}ü");
-        assert_eq!(review_name(&comment("", &longer)), format!("{exactly}…"));
-        let unnamed = comment("", &longer);
-        let shown = Shown::new(&unnamed);
-        assert_eq!(shown.published, "2026-01-02T03:04:05.006Z");
-        assert_eq!(stars(4), "★★★★☆");
+    fn ratings_show_as_stars() {
+        assert_eq!(stars(Rating::new(4).unwrap()), "★★★★☆");
+        assert_eq!(stars(Rating::new(1).unwrap()), "★☆☆☆☆");
     }
 
     #[test]
@@ -498,11 +452,11 @@ mod tests {
 
     #[test]
     fn view_urls_keep_filters_and_encode_cursors() {
-        let view = View {
-            language: Some(Language::parse("en").unwrap()),
-            ratings: vec![1, 5],
-            cursor: None,
-        };
+        let view = View::new(
+            Some(Language::parse("en").unwrap()),
+            RatingSet::from_ratings([Rating::new(5).unwrap(), Rating::new(1).unwrap()]),
+            None,
+        );
         assert_eq!(
             view.url("/products/p", Some("a+b/c=")),
             "/products/p?language=en&rating=1&rating=5&cursor=a%2Bb%2Fc%3D"

@@ -7,11 +7,11 @@ use std::io;
 use rave_comments::{ProductOverview, ProductStats};
 use serde::Serialize;
 
-use super::html::Shown;
+use super::shown::Shown;
 
 /// schema.org `Product`, with what a listing page shows of it.
 #[derive(Debug, Serialize)]
-pub struct Product<'a> {
+pub(super) struct Product<'a> {
     #[serde(rename = "@context")]
     context: &'static str,
     #[serde(rename = "@type")]
@@ -78,7 +78,7 @@ struct Rating {
 
 /// The structured data of a listing page: the product, the statistics the
 /// page shows, and the page's comments.
-pub fn product<'a>(
+pub(super) fn product<'a>(
     overview: &'a ProductOverview,
     stats: &ProductStats,
     comments: &'a [Shown<'a>],
@@ -127,7 +127,7 @@ fn review<'a>(shown: &'a Shown<'a>) -> Review<'a> {
 /// too. The JSON means the same after parsing. Escaping happens while
 /// serialising, in the string pieces serde_json hands over, so the JSON is
 /// written and scanned once.
-pub fn write_script_safe(value: &impl Serialize, out: &mut String) {
+pub(super) fn write_script_safe(value: &impl Serialize, out: &mut String) {
     let mut json = Vec::with_capacity(4096);
     let mut serializer = serde_json::Serializer::with_formatter(&mut json, ScriptSafe);
     // Serialising these types into memory cannot fail, and the formatter

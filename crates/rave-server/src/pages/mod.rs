@@ -5,7 +5,11 @@
 //!
 //! * `html` — the listing as HTML, every piece of user text escaped and
 //!   isolated;
-//! * `jsonld` — the schema.org structured data, safe inside `<script>`.
+//! * `jsonld` — the schema.org structured data, safe inside `<script>`;
+//! * `shown` — what both show of a comment, worked out once.
+//!
+//! The query of a page is read by the API's parser (`routes::query`), in
+//! its page dialect.
 //!
 //! A page is answered from one read of the product's partition (record,
 //! statistics, revision) and one listing query; a revalidation whose
@@ -13,6 +17,7 @@
 
 mod html;
 mod jsonld;
+mod shown;
 
 use std::sync::LazyLock;
 
@@ -20,60 +25,36 @@ use axum::Json;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use rave_comments::{DEFAULT_PAGE_SIZE, Filter, Language, ListRequest, ProductOverview};
+use rave_comments::{DEFAULT_PAGE_SIZE, Filter, ListRequest, ProductOverview};
 
 use crate::AppState;
 use crate::api::{LanguageFilter, PageCursor, ProductBody, ProductId, PutProductBody, StarRating};
 use crate::caching;
 use crate::callers::Admin;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::extract::JsonBody;
 use crate::responses::{AdminRefused, BadRequest, BodyRefused, Unavailable};
 use crate::routes::Segment;
+use crate::routes::query::{Dialect, ListingQuery, Params};
 
-pub use html::View;
+use self::html::View;
+use self::shown::Shown;
 
 /// The embed for shops' pages (see `web/embed.js`).
 static EMBED_JS: LazyLock<String> =
     LazyLock::new(|| crate::sort_labels::fill(include_str!("../../web/embed.js")));
 
-/// The filters and start of a page, from its query. Parameters it does not
-/// know are ignored: shops and crawlers add their own.
+/// The filters and start of a page, from its query: the listing's
+/// parameters read as the API reads them, save that parameters a page does
+/// not know are ignored (shops and crawlers add their own).
 fn parse_view(raw: Option<&str>) -> ApiResult<View> {
-    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw.unwrap_or(""))
-        .map_err(|e| ApiError::bad_request(format!("query: {e}")))?;
-    let mut view = View::default();
-    for (name, value) in pairs {
-        match name.as_str() {
-            "language" if value.is_empty() => {}
-            "language" => view.language = Some(Language::parse(&value)?),
-            "rating" => {
-                for part in value.split(',').filter(|p| !p.trim().is_empty()) {
-                    let rating = part
-                        .trim()
-                        .parse::<u8>()
-                        .ok()
-                        .filter(|r| (1..=5).contains(r))
-                        .ok_or_else(|| {
-                            ApiError::bad_request(
-                                "rating: each value must be an integer from 1 to 5",
-                            )
-                        })?;
-                    view.ratings.push(rating);
-                }
-            }
-            "cursor" if value.is_empty() => {}
-            "cursor" => view.cursor = Some(value),
-            _ => {}
-        }
-    }
-    view.ratings.sort_unstable();
-    view.ratings.dedup();
-    // Every rating is no rating filter: one URL for the unfiltered listing.
-    if view.ratings.len() == 5 {
-        view.ratings.clear();
-    }
-    Ok(view)
+    let params = Params::new(raw, &ListingQuery::PAGE, Dialect::Page)?;
+    let query = ListingQuery::read(&params)?;
+    Ok(View::new(
+        query.filter.language,
+        query.filter.ratings,
+        query.cursor,
+    ))
 }
 
 /// What a listing is rendered as: the one thing the page and the fragment
@@ -149,7 +130,7 @@ async fn listing(
             product: &product,
             filter: Filter {
                 language: view.language.clone(),
-                ratings: view.rating_set(),
+                ratings: view.ratings,
                 verified: false,
             },
             limit: DEFAULT_PAGE_SIZE,
@@ -162,7 +143,7 @@ async fn listing(
     };
     let page_path = format!("/products/{}", overview.product_id);
     let base = shape.link_base(&overview, &page_path);
-    let comments: Vec<html::Shown> = page.items.iter().map(html::Shown::new).collect();
+    let comments: Vec<Shown> = page.items.iter().map(Shown::new).collect();
     let body = shape.render(
         &html::Listing {
             overview: &overview,
@@ -351,7 +332,8 @@ mod tests {
     #[test]
     fn views_normalise_their_filters_and_ignore_foreign_parameters() {
         let view = parse_view(Some("rating=5,1&rating=5&utm_source=x&language=&cursor=")).unwrap();
-        assert_eq!(view.ratings, [1, 5]);
+        let ratings: Vec<u8> = view.ratings.ratings().iter().map(|r| r.get()).collect();
+        assert_eq!(ratings, [1, 5]);
         assert_eq!(view.language, None);
         assert_eq!(view.cursor, None);
         assert!(view.filtered());
