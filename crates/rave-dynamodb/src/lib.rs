@@ -2,10 +2,12 @@
 //! Rust, against Amazon DynamoDB or any endpoint that speaks its API
 //! (DynamoDB Local in the tests).
 //!
-//! Requests map one to one; typed expressions are rendered to expression
-//! strings with placeholders (`render`); errors map to the same kinds the
-//! embedded engine reports; every call asks for consumed capacity (INDEXES)
-//! and reports it. The SDK retries throttled requests with backoff; the
+//! Requests map one to one: rave-store's `RequestExpressions` says which
+//! expressions each typed operation sends, rendered with placeholders (the
+//! bench's dynoxide adapter takes the same), and this crate moves them into
+//! the SDK's builders (`convert` for attribute values, `client` for the
+//! connection); errors map to the same kinds the embedded engine reports
+//! (`error`); every call asks for consumed capacity (INDEXES) and reports it. The SDK retries throttled requests with backoff; the
 //! unprocessed part of a batch is resent with [`rave_store::Retry`].
 
 mod client;

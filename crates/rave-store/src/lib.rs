@@ -44,7 +44,7 @@ pub use ops::{
 };
 pub use parse::{DocumentPath, ExpressionError, ExpressionKind, ExpressionParser, PlaceholderMap};
 pub use position::PositionLayout;
-pub use render::{Placeholders, Renderer};
+pub use render::Renderer;
 pub use requests::RequestExpressions;
 pub use retry::{Batch, Retry};
 pub use schema::{
