@@ -149,6 +149,8 @@ ensure_standardwebhooks() {
 step "formatting"
 cargo fmt --all -- --check
 
+step "module cycles"; python3 scripts/check-module-cycles.py
+
 step "lints"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 

@@ -27,8 +27,8 @@ use rave_store::{
     AttributeValue, BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput,
     BatchWriteItemOutput, CancellationReason, ConsumedCapacity, DeleteItemInput, GetItemInput,
     GetItemOutput, GlobalSecondaryIndex, Item, KeyAttribute, KeySchema, KeyType, Number, Page,
-    Projection, PutItemInput, QueryInput, Renderer, Result, ReturnValues, ScanInput, Store,
-    StoreError, TableDefinition, TableKeys, TransactWriteAction, TransactWriteItemsInput,
+    Projection, PutItemInput, QueryInput, Result, ReturnValues, ScanInput, Store, StoreError,
+    TableDefinition, TableKeys, TransactWriteAction, TransactWriteItemsInput,
     TransactWriteItemsOutput, UpdateItemInput, WriteOutput, WriteRequest,
 };
 use serde_json::{Value, json};
@@ -145,17 +145,6 @@ fn item_from_dx(item: &HashMap<String, Dx>) -> Result<Item> {
         .collect::<Result<BTreeMap<_, _>>>()
 }
 
-/// Rendered placeholders, in dynoxide's value type.
-type Placeholders = (Option<HashMap<String, String>>, Option<HashMap<String, Dx>>);
-
-fn placeholders(renderer: Renderer) -> Placeholders {
-    let (names, values) = renderer.finish();
-    (
-        names,
-        values.map(|values| values.iter().map(|(k, v)| (k.clone(), to_dx(v))).collect()),
-    )
-}
-
 fn capacity(consumed: Option<&dynoxide::types::ConsumedCapacity>, table: &str) -> ConsumedCapacity {
     let mut out = ConsumedCapacity::new(table);
     if let Some(c) = consumed {
@@ -173,12 +162,7 @@ fn write_capacity(
     consumed: Option<&dynoxide::types::ConsumedCapacity>,
     table: &str,
 ) -> ConsumedCapacity {
-    let mut out = capacity(consumed, table);
-    if out.write_units == 0.0 {
-        out.write_units = out.read_units;
-        out.read_units = 0.0;
-    }
-    out
+    capacity(consumed, table).total_as_writes()
 }
 
 /// A single-item write's response as a [`WriteOutput`].
@@ -196,6 +180,7 @@ fn write_output(
 /// A Query's or Scan's response as a [`Page`].
 fn page(
     items: Option<&[HashMap<String, Dx>]>,
+    count: usize,
     scanned_count: usize,
     last_evaluated_key: Option<&HashMap<String, Dx>>,
     consumed: Option<&dynoxide::types::ConsumedCapacity>,
@@ -207,7 +192,7 @@ fn page(
         .map(item_from_dx)
         .collect::<Result<_>>()?;
     Ok(Page {
-        count: items.len(),
+        count,
         items,
         scanned_count,
         last_evaluated_key: last_evaluated_key.map(item_from_dx).transpose()?,
@@ -215,14 +200,9 @@ fn page(
     })
 }
 
+/// `ReturnValues`, left unsent when it is NONE (dynoxide's default).
 fn return_values(rv: ReturnValues) -> Option<String> {
-    match rv {
-        ReturnValues::None => None,
-        ReturnValues::AllOld => Some("ALL_OLD".into()),
-        ReturnValues::AllNew => Some("ALL_NEW".into()),
-        ReturnValues::UpdatedOld => Some("UPDATED_OLD".into()),
-        ReturnValues::UpdatedNew => Some("UPDATED_NEW".into()),
-    }
+    (rv != ReturnValues::None).then(|| rv.as_str().to_owned())
 }
 
 /// Every call asks for consumed capacity, per index.
@@ -394,16 +374,15 @@ impl Store for DynoxideStore {
     }
 
     async fn put_item(&self, input: PutItemInput) -> Result<WriteOutput> {
-        let mut r = Renderer::default();
-        let condition = input.condition.as_ref().map(|c| r.condition(c));
-        let (names, values) = placeholders(r);
+        let expressions = input.expressions();
+        let values = expressions.values_as(to_dx);
         let out = self
             .db
             .put_item(PutItemRequest {
                 table_name: input.table.clone(),
                 item: item_to_dx(&input.item),
-                condition_expression: condition,
-                expression_attribute_names: names,
+                condition_expression: expressions.condition,
+                expression_attribute_names: expressions.names,
                 expression_attribute_values: values,
                 return_values: return_values(input.return_values),
                 return_consumed_capacity: indexes(),
@@ -418,19 +397,16 @@ impl Store for DynoxideStore {
     }
 
     async fn update_item(&self, input: UpdateItemInput) -> Result<WriteOutput> {
-        let mut r = Renderer::default();
-        // An update without actions is UpdateItem without an expression.
-        let update = Some(r.update(&input.update)).filter(|_| !input.update.is_empty());
-        let condition = input.condition.as_ref().map(|c| r.condition(c));
-        let (names, values) = placeholders(r);
+        let expressions = input.expressions();
+        let values = expressions.values_as(to_dx);
         let out = self
             .db
             .update_item(UpdateItemRequest {
                 table_name: input.table.clone(),
                 key: item_to_dx(&input.key),
-                update_expression: update,
-                condition_expression: condition,
-                expression_attribute_names: names,
+                update_expression: expressions.update,
+                condition_expression: expressions.condition,
+                expression_attribute_names: expressions.names,
                 expression_attribute_values: values,
                 return_values: return_values(input.return_values),
                 return_consumed_capacity: indexes(),
@@ -445,16 +421,15 @@ impl Store for DynoxideStore {
     }
 
     async fn delete_item(&self, input: DeleteItemInput) -> Result<WriteOutput> {
-        let mut r = Renderer::default();
-        let condition = input.condition.as_ref().map(|c| r.condition(c));
-        let (names, values) = placeholders(r);
+        let expressions = input.expressions();
+        let values = expressions.values_as(to_dx);
         let out = self
             .db
             .delete_item(DeleteItemRequest {
                 table_name: input.table.clone(),
                 key: item_to_dx(&input.key),
-                condition_expression: condition,
-                expression_attribute_names: names,
+                condition_expression: expressions.condition,
+                expression_attribute_names: expressions.names,
                 expression_attribute_values: values,
                 return_values: return_values(input.return_values),
                 return_consumed_capacity: indexes(),
@@ -469,18 +444,18 @@ impl Store for DynoxideStore {
     }
 
     async fn query(&self, input: QueryInput) -> Result<Page> {
-        let mut r = Renderer::default();
-        let key = r.key_condition(&input.key_condition);
-        let filter = input.filter.as_ref().map(|c| r.condition(c));
-        let (names, values) = placeholders(r);
+        let expressions = input.expressions();
+        let values = expressions.values_as(to_dx);
         let out = self
             .db
             .query(QueryRequest {
                 table_name: input.table.clone(),
                 index_name: input.index.clone(),
-                key_condition_expression: Some(key),
-                filter_expression: filter,
-                expression_attribute_names: names,
+                key_condition_expression: expressions.key_condition,
+                filter_expression: expressions.filter,
+                projection_expression: expressions.projection,
+                select: input.select.map(|select| select.as_str().to_owned()),
+                expression_attribute_names: expressions.names,
                 expression_attribute_values: values,
                 limit: input.limit,
                 scan_index_forward: input.scan_index_forward,
@@ -492,6 +467,7 @@ impl Store for DynoxideStore {
             .map_err(map_error)?;
         page(
             out.items.as_deref(),
+            out.count,
             out.scanned_count,
             out.last_evaluated_key.as_ref(),
             out.consumed_capacity.as_ref(),
@@ -500,16 +476,17 @@ impl Store for DynoxideStore {
     }
 
     async fn scan(&self, input: ScanInput) -> Result<Page> {
-        let mut r = Renderer::default();
-        let filter = input.filter.as_ref().map(|c| r.condition(c));
-        let (names, values) = placeholders(r);
+        let expressions = input.expressions();
+        let values = expressions.values_as(to_dx);
         let out = self
             .db
             .scan(ScanRequest {
                 table_name: input.table.clone(),
                 index_name: input.index.clone(),
-                filter_expression: filter,
-                expression_attribute_names: names,
+                filter_expression: expressions.filter,
+                projection_expression: expressions.projection,
+                select: input.select.map(|select| select.as_str().to_owned()),
+                expression_attribute_names: expressions.names,
                 expression_attribute_values: values,
                 limit: input.limit,
                 exclusive_start_key: input.exclusive_start_key.as_ref().map(item_to_dx),
@@ -522,6 +499,7 @@ impl Store for DynoxideStore {
             .map_err(map_error)?;
         page(
             out.items.as_deref(),
+            out.count,
             out.scanned_count,
             out.last_evaluated_key.as_ref(),
             out.consumed_capacity.as_ref(),
@@ -658,87 +636,55 @@ impl Store for DynoxideStore {
 }
 
 fn transact_item(action: &TransactWriteAction) -> TransactWriteItem {
-    let mut r = Renderer::default();
+    let expressions = action.expressions();
+    let values = expressions.values_as(to_dx);
+    let names = expressions.names;
     match action {
-        TransactWriteAction::Put {
-            table,
-            item,
-            condition,
-        } => {
-            let condition = condition.as_ref().map(|c| r.condition(c));
-            let (names, values) = placeholders(r);
-            TransactWriteItem {
-                put: Some(TransactPut {
-                    table_name: table.clone(),
-                    item: item_to_dx(item),
-                    condition_expression: condition,
-                    expression_attribute_names: names,
-                    expression_attribute_values: values,
-                    ..Default::default()
-                }),
+        TransactWriteAction::Put { table, item, .. } => TransactWriteItem {
+            put: Some(TransactPut {
+                table_name: table.clone(),
+                item: item_to_dx(item),
+                condition_expression: expressions.condition,
+                expression_attribute_names: names,
+                expression_attribute_values: values,
                 ..Default::default()
-            }
-        }
-        TransactWriteAction::Update {
-            table,
-            key,
-            update,
-            condition,
-        } => {
-            let update = r.update(update);
-            let condition = condition.as_ref().map(|c| r.condition(c));
-            let (names, values) = placeholders(r);
-            TransactWriteItem {
-                update: Some(TransactUpdate {
-                    table_name: table.clone(),
-                    key: item_to_dx(key),
-                    update_expression: update,
-                    condition_expression: condition,
-                    expression_attribute_names: names,
-                    expression_attribute_values: values,
-                    ..Default::default()
-                }),
+            }),
+            ..Default::default()
+        },
+        TransactWriteAction::Update { table, key, .. } => TransactWriteItem {
+            update: Some(TransactUpdate {
+                table_name: table.clone(),
+                key: item_to_dx(key),
+                update_expression: expressions.update.unwrap_or_default(),
+                condition_expression: expressions.condition,
+                expression_attribute_names: names,
+                expression_attribute_values: values,
                 ..Default::default()
-            }
-        }
-        TransactWriteAction::Delete {
-            table,
-            key,
-            condition,
-        } => {
-            let condition = condition.as_ref().map(|c| r.condition(c));
-            let (names, values) = placeholders(r);
-            TransactWriteItem {
-                delete: Some(TransactDelete {
-                    table_name: table.clone(),
-                    key: item_to_dx(key),
-                    condition_expression: condition,
-                    expression_attribute_names: names,
-                    expression_attribute_values: values,
-                    ..Default::default()
-                }),
+            }),
+            ..Default::default()
+        },
+        TransactWriteAction::Delete { table, key, .. } => TransactWriteItem {
+            delete: Some(TransactDelete {
+                table_name: table.clone(),
+                key: item_to_dx(key),
+                condition_expression: expressions.condition,
+                expression_attribute_names: names,
+                expression_attribute_values: values,
                 ..Default::default()
-            }
-        }
-        TransactWriteAction::ConditionCheck {
-            table,
-            key,
-            condition,
-        } => {
-            let condition = r.condition(condition);
-            let (names, values) = placeholders(r);
-            TransactWriteItem {
-                condition_check: Some(TransactConditionCheck {
-                    table_name: table.clone(),
-                    key: item_to_dx(key),
-                    condition_expression: condition,
-                    expression_attribute_names: names,
-                    expression_attribute_values: values,
-                    ..Default::default()
-                }),
+            }),
+            ..Default::default()
+        },
+        TransactWriteAction::ConditionCheck { table, key, .. } => TransactWriteItem {
+            condition_check: Some(TransactConditionCheck {
+                table_name: table.clone(),
+                key: item_to_dx(key),
+                condition_expression: expressions.condition.unwrap_or_default(),
+                expression_attribute_names: names,
+                expression_attribute_values: values,
                 ..Default::default()
-            }
-        }
+            }),
+            ..Default::default()
+        },
     }
 }
 

@@ -14,7 +14,7 @@ use crate::wire::item_to_json;
 const GIGABYTE: u64 = 1 << 30;
 
 /// Whether the request asked for `ItemCollectionMetrics` (SIZE).
-pub fn asked(body: Members<'_>) -> Result<bool, ApiError> {
+pub(crate) fn asked(body: Members<'_>) -> Result<bool, ApiError> {
     Ok(body.choice(
         "ReturnItemCollectionMetrics",
         &crate::request::COLLECTION_METRICS,
@@ -24,7 +24,7 @@ pub fn asked(body: Members<'_>) -> Result<bool, ApiError> {
 /// One collection's metrics: its partition key and `SizeEstimateRangeGB`,
 /// the whole gigabytes below its size and the next above (DynamoDB's
 /// estimate is a range; a small collection is `[0.0, 1.0]`).
-pub fn render(size: &ItemCollectionSize) -> Value {
+pub(crate) fn render(size: &ItemCollectionSize) -> Value {
     let lower = (size.bytes / GIGABYTE) as f64;
     json!({
         "ItemCollectionKey": item_to_json(&size.key),
@@ -34,13 +34,13 @@ pub fn render(size: &ItemCollectionSize) -> Value {
 
 /// A single-item write's `ItemCollectionMetrics`, when asked and its table
 /// has local secondary indexes.
-pub fn of_item(asked: bool, sizes: &[ItemCollectionSize]) -> Option<Value> {
+pub(crate) fn of_item(asked: bool, sizes: &[ItemCollectionSize]) -> Option<Value> {
     sizes.first().filter(|_| asked).map(render)
 }
 
 /// A batch's or a transaction's `ItemCollectionMetrics`: the collections
 /// of each table, when asked and any table has local secondary indexes.
-pub fn per_table(asked: bool, sizes: &[ItemCollectionSize]) -> Option<Value> {
+pub(crate) fn per_table(asked: bool, sizes: &[ItemCollectionSize]) -> Option<Value> {
     if !asked || sizes.is_empty() {
         return None;
     }

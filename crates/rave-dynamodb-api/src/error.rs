@@ -18,7 +18,7 @@ const VALIDATION_NAMESPACE: &str = "com.amazon.coral.validate";
 
 /// The exceptions rave answers with, named as DynamoDB names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
+pub(crate) enum ErrorKind {
     Validation,
     ResourceNotFound,
     ResourceInUse,
@@ -97,7 +97,7 @@ impl ErrorKind {
         }
     }
 
-    pub fn status(self) -> StatusCode {
+    pub(crate) fn status(self) -> StatusCode {
         match self {
             ErrorKind::InternalServerError => StatusCode::INTERNAL_SERVER_ERROR,
             ErrorKind::ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
@@ -109,10 +109,10 @@ impl ErrorKind {
 /// One failed request, as the client will see it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{}: {}", kind.name(), message.as_deref().unwrap_or(""))]
-pub struct ApiError {
-    pub kind: ErrorKind,
+pub(crate) struct ApiError {
+    pub(crate) kind: ErrorKind,
     /// DynamoDB leaves the message out of some errors (an unknown operation).
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
     /// TransactionCanceledException's per-action reasons.
     cancellation_reasons: Option<Vec<CancellationReason>>,
     /// The items failed conditions saw, for the actions that asked
@@ -124,17 +124,17 @@ pub struct ApiError {
     /// repeating a member, some enums' members), the words of its current
     /// validation layer, which some operations answer with and others not
     /// yet (see `protocol`); `message` holds the older words.
-    pub current_wording: Option<String>,
+    pub(crate) current_wording: Option<String>,
     /// A refusal of the request's shape (an expression member without its
     /// expression, an empty map or condition, an undefined value, a legacy
     /// `Expected` entry that contradicts itself), which the item writes now
     /// answer inside the validation framework's envelope and the other
     /// operations bare (captured in several regions in October 2026).
-    pub enveloped_by_item_writes: bool,
+    pub(crate) enveloped_by_item_writes: bool,
 }
 
 impl ApiError {
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> ApiError {
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> ApiError {
         ApiError {
             kind,
             message: Some(message.into()),
@@ -145,12 +145,12 @@ impl ApiError {
         }
     }
 
-    pub fn validation(message: impl Into<String>) -> ApiError {
+    pub(crate) fn validation(message: impl Into<String>) -> ApiError {
         ApiError::new(ErrorKind::Validation, message)
     }
 
     /// A refused value, in DynamoDB's older words and in its current ones.
-    pub fn value_fault(older: impl Into<String>, current: impl Into<String>) -> ApiError {
+    pub(crate) fn value_fault(older: impl Into<String>, current: impl Into<String>) -> ApiError {
         ApiError {
             current_wording: Some(current.into()),
             ..ApiError::validation(older)
@@ -159,19 +159,19 @@ impl ApiError {
 
     /// A refusal of the request's shape: see
     /// [`ApiError::enveloped_by_item_writes`].
-    pub fn request_fault(message: impl Into<String>) -> ApiError {
+    pub(crate) fn request_fault(message: impl Into<String>) -> ApiError {
         ApiError {
             enveloped_by_item_writes: true,
             ..ApiError::validation(message)
         }
     }
 
-    pub fn serialization(message: impl Into<String>) -> ApiError {
+    pub(crate) fn serialization(message: impl Into<String>) -> ApiError {
         ApiError::new(ErrorKind::Serialization, message)
     }
 
     /// DynamoDB answers an unknown operation with the bare type, no message.
-    pub fn unknown_operation() -> ApiError {
+    pub(crate) fn unknown_operation() -> ApiError {
         ApiError {
             message: None,
             ..ApiError::new(ErrorKind::UnknownOperation, "")
@@ -179,14 +179,14 @@ impl ApiError {
     }
 
     /// A request member rave does not implement yet: refused, never ignored.
-    pub fn not_supported_yet(parameter: &str) -> ApiError {
+    pub(crate) fn not_supported_yet(parameter: &str) -> ApiError {
         ApiError::validation(format!("rave does not support {parameter} yet"))
     }
 
     /// The error body: `{"__type": "<namespace>#<name>", "message": ...}`;
     /// DynamoDB capitalises the message's key (`Message`) of a
     /// SerializationException and a TransactionCanceledException only.
-    pub fn envelope(&self) -> Value {
+    pub(crate) fn envelope(&self) -> Value {
         let mut body = json!({
             "__type": format!("{}#{}", self.kind.namespace(), self.kind.name()),
         });

@@ -38,13 +38,13 @@ impl From<ExpressionError> for ApiError {
 
 /// A request's `ExpressionAttributeNames` and `ExpressionAttributeValues`.
 #[derive(Debug)]
-pub struct Placeholders {
+pub(crate) struct Placeholders {
     names: Option<HashMap<String, String>>,
     values: Option<HashMap<String, AttributeValue>>,
 }
 
 impl Placeholders {
-    pub fn read(members: Members<'_>) -> Result<Placeholders, ApiError> {
+    pub(crate) fn read(members: Members<'_>) -> Result<Placeholders, ApiError> {
         let names = members
             .object("ExpressionAttributeNames")?
             .map(|names| {
@@ -86,7 +86,7 @@ impl Placeholders {
         Ok(Placeholders { names, values })
     }
 
-    pub fn parser(&self) -> Result<ExpressionParser<'_>, ApiError> {
+    pub(crate) fn parser(&self) -> Result<ExpressionParser<'_>, ApiError> {
         Ok(ExpressionParser::new(
             self.names.as_ref(),
             self.values.as_ref(),
@@ -96,7 +96,7 @@ impl Placeholders {
 
 /// The condition of a write, if any: its `ConditionExpression`, with every
 /// placeholder checked for use, or its legacy `Expected`.
-pub fn write_condition(members: Members<'_>) -> Result<Option<Condition>, ApiError> {
+pub(crate) fn write_condition(members: Members<'_>) -> Result<Option<Condition>, ApiError> {
     legacy::refuse_mixed(
         members,
         &["Expected", "ConditionalOperator"],
@@ -123,11 +123,11 @@ pub fn write_condition(members: Members<'_>) -> Result<Option<Condition>, ApiErr
 
 /// The expressions a read may carry.
 #[derive(Debug, Default)]
-pub struct ReadExpressions {
-    pub key_condition: Option<KeyCondition>,
-    pub filter: Option<Condition>,
+pub(crate) struct ReadExpressions {
+    pub(crate) key_condition: Option<KeyCondition>,
+    pub(crate) filter: Option<Condition>,
     /// The attributes to return; `None` for all of them.
-    pub projection: Option<Vec<Path>>,
+    pub(crate) projection: Option<Vec<Path>>,
 }
 
 /// Parses a read's expressions against its placeholders, which must all
@@ -136,7 +136,7 @@ pub struct ReadExpressions {
 /// `legacy_filter` names the legacy filter the operation has (`QueryFilter`,
 /// `ScanFilter`), if any: DynamoDB ignores the other, as any member an
 /// operation does not have.
-pub fn read_expressions(
+pub(crate) fn read_expressions(
     members: Members<'_>,
     legacy_filter: Option<&str>,
 ) -> Result<ReadExpressions, ApiError> {
@@ -215,7 +215,7 @@ pub fn read_expressions(
 
 /// What a write hands back when its condition fails
 /// (`ReturnValuesOnConditionCheckFailure`, NONE when absent).
-pub fn on_condition_failure(
+pub(crate) fn on_condition_failure(
     members: Members<'_>,
 ) -> Result<ReturnValuesOnConditionCheckFailure, ApiError> {
     Ok(

@@ -16,7 +16,7 @@ use crate::error::{ApiError, ErrorKind};
 const WINDOW: Duration = Duration::from_secs(10 * 60);
 
 #[derive(Debug, Default)]
-pub struct TokenLedger {
+pub(crate) struct TokenLedger {
     tokens: Mutex<HashMap<String, Token>>,
 }
 
@@ -29,7 +29,7 @@ struct Token {
 
 /// What to do with a transaction that carries a token.
 #[derive(Debug)]
-pub enum Claim<'a> {
+pub(crate) enum Claim<'a> {
     /// Run it; `Running::succeeded` records the token.
     Run(Running<'a>),
     /// It succeeded already: answer success without running it.
@@ -39,14 +39,14 @@ pub enum Claim<'a> {
 /// A transaction running under a token; dropped without success, it frees
 /// the token for a retry.
 #[derive(Debug)]
-pub struct Running<'a> {
+pub(crate) struct Running<'a> {
     ledger: &'a TokenLedger,
     token: String,
     done: bool,
 }
 
 impl Running<'_> {
-    pub fn succeeded(mut self) {
+    pub(crate) fn succeeded(mut self) {
         if let Ok(mut tokens) = self.ledger.lock()
             && let Some(entry) = tokens.get_mut(&self.token)
         {
@@ -67,7 +67,7 @@ impl Drop for Running<'_> {
 }
 
 /// A digest of the request's actions, to tell a retry from a new request.
-pub fn fingerprint(actions: &impl Hash) -> u64 {
+pub(crate) fn fingerprint(actions: &impl Hash) -> u64 {
     let mut hasher = DefaultHasher::new();
     actions.hash(&mut hasher);
     hasher.finish()
@@ -82,7 +82,7 @@ impl TokenLedger {
         })
     }
 
-    pub fn claim(&self, token: &str, fingerprint: u64) -> Result<Claim<'_>, ApiError> {
+    pub(crate) fn claim(&self, token: &str, fingerprint: u64) -> Result<Claim<'_>, ApiError> {
         let mut tokens = self.lock()?;
         tokens.retain(|_, t| t.completed.is_none_or(|at| at.elapsed() < WINDOW));
         match tokens.get(token) {

@@ -19,7 +19,7 @@ use crate::wire::value_from_json;
 const INVALID: &str = "One or more parameter values were invalid: ";
 
 /// `ConditionalOperator`'s values, in the order DynamoDB lists them.
-pub const CONDITIONAL_OPERATORS: [&str; 2] = ["OR", "AND"];
+pub(crate) const CONDITIONAL_OPERATORS: [&str; 2] = ["OR", "AND"];
 
 /// `ConditionalOperator`'s values as DynamoDB's current validation layer
 /// lists them when it refuses another (sic: ALL, not AND).
@@ -27,7 +27,7 @@ const CONDITIONAL_OPERATORS_LISTED: [&str; 2] = ["ALL", "OR"];
 
 /// Refuses a request that names both legacy parameters and expression
 /// parameters, with DynamoDB's message listing each kind it found.
-pub fn refuse_mixed(
+pub(crate) fn refuse_mixed(
     members: Members<'_>,
     legacy: &[&str],
     expressions: &[&str],
@@ -55,7 +55,7 @@ pub fn refuse_mixed(
 /// ahead of their values (one nested past its limits included), and its
 /// refusal carries the current validation layer's words, which the item
 /// writes answer with.
-pub fn expected(members: Members<'_>) -> Result<Option<Condition>, ApiError> {
+pub(crate) fn expected(members: Members<'_>) -> Result<Option<Condition>, ApiError> {
     let Some(expected) = members.object("Expected")? else {
         return Ok(None);
     };
@@ -75,7 +75,7 @@ pub fn expected(members: Members<'_>) -> Result<Option<Condition>, ApiError> {
 /// `QueryFilter` or `ScanFilter` (`member`), joined by `ConditionalOperator`,
 /// whose refusal the reads in DynamoDB's current validation layer (Query)
 /// answer in its words.
-pub fn filter(members: Members<'_>, member: &str) -> Result<Option<Condition>, ApiError> {
+pub(crate) fn filter(members: Members<'_>, member: &str) -> Result<Option<Condition>, ApiError> {
     let Some(filter) = members.object(member)? else {
         return Ok(None);
     };
@@ -99,7 +99,7 @@ pub fn filter(members: Members<'_>, member: &str) -> Result<Option<Condition>, A
 /// one condition on each of up to eight. Which attribute is which is the
 /// table's to say: the engine holds the condition to the key schema it
 /// reads.
-pub fn key_conditions(members: Members<'_>) -> Result<Option<KeyCondition>, ApiError> {
+pub(crate) fn key_conditions(members: Members<'_>) -> Result<Option<KeyCondition>, ApiError> {
     let Some(conditions) = members.object("KeyConditions")? else {
         return Ok(None);
     };
@@ -152,7 +152,7 @@ pub fn key_conditions(members: Members<'_>) -> Result<Option<KeyCondition>, ApiE
 
 /// `AttributeUpdates`: each attribute's `Action` (PUT when absent) and
 /// `Value`, as the update expression that does the same.
-pub fn attribute_updates(members: Members<'_>) -> Result<Option<Update>, ApiError> {
+pub(crate) fn attribute_updates(members: Members<'_>) -> Result<Option<Update>, ApiError> {
     let Some(updates) = members.object("AttributeUpdates")? else {
         return Ok(None);
     };
@@ -246,7 +246,7 @@ fn conditional_operator(operator: Option<&str>, joins: bool) -> Result<Compariso
 }
 
 /// Refuses a `ConditionalOperator` with no legacy conditions to join.
-pub fn refuse_lone_operator(members: Members<'_>) -> Result<(), ApiError> {
+pub(crate) fn refuse_lone_operator(members: Members<'_>) -> Result<(), ApiError> {
     let operator = members.choice("ConditionalOperator", &CONDITIONAL_OPERATORS)?;
     conditional_operator(operator, false).map(|_| ())
 }

@@ -9,9 +9,11 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::ApiError;
 use crate::settings::TableSettings;
 
 /// File name of the metadata inside the data directory.
@@ -19,13 +21,13 @@ pub const METADATA_FILE: &str = "dynamodb-tables.json";
 
 /// Read and write capacity units, as provisioned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Throughput {
-    pub read: i64,
-    pub write: i64,
+pub(crate) struct Throughput {
+    pub(crate) read: i64,
+    pub(crate) write: i64,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Billing {
+pub(crate) enum Billing {
     #[default]
     PayPerRequest,
     /// With the table's own throughput.
@@ -35,7 +37,7 @@ pub enum Billing {
 /// What a stream record carries of the item (DynamoDB's `StreamViewType`).
 /// The engine records both images; the view is applied when read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum StreamViewType {
+pub(crate) enum StreamViewType {
     KeysOnly,
     NewImage,
     OldImage,
@@ -44,7 +46,7 @@ pub enum StreamViewType {
 }
 
 impl StreamViewType {
-    pub fn named(name: &str) -> Option<StreamViewType> {
+    pub(crate) fn named(name: &str) -> Option<StreamViewType> {
         Some(match name {
             "KEYS_ONLY" => StreamViewType::KeysOnly,
             "NEW_IMAGE" => StreamViewType::NewImage,
@@ -54,7 +56,7 @@ impl StreamViewType {
         })
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             StreamViewType::KeysOnly => "KEYS_ONLY",
             StreamViewType::NewImage => "NEW_IMAGE",
@@ -68,38 +70,38 @@ impl StreamViewType {
 /// serve`) gets an entry when it is first tagged, and entries written
 /// before a field existed still read.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TableMetadata {
+pub(crate) struct TableMetadata {
     /// Seconds since the Unix epoch, as DynamoDB's `CreationDateTime`;
     /// unknown for a table created some other way.
     #[serde(default)]
-    pub created: Option<f64>,
+    pub(crate) created: Option<f64>,
     #[serde(default)]
-    pub billing: Billing,
+    pub(crate) billing: Billing,
     /// Each index's throughput on a provisioned table.
     #[serde(default)]
-    pub index_throughput: BTreeMap<String, Throughput>,
+    pub(crate) index_throughput: BTreeMap<String, Throughput>,
     /// TagResource's tags, by key.
     #[serde(default)]
-    pub tags: BTreeMap<String, String>,
+    pub(crate) tags: BTreeMap<String, String>,
     /// The stream's view type, when the table has a stream.
     #[serde(default)]
-    pub stream_view_type: StreamViewType,
+    pub(crate) stream_view_type: StreamViewType,
     /// When UpdateTable last enabled the stream (seconds since the Unix
     /// epoch): the label of that stream. Unset, the stream is the one the
     /// table was created with, labelled by `created`.
     #[serde(default)]
-    pub stream_enabled_at: Option<f64>,
+    pub(crate) stream_enabled_at: Option<f64>,
     /// The engine's last sequence number before UpdateTable enabled the
     /// stream: a new stream starts empty, so records up to this one belong
     /// to an earlier stream of the table.
     #[serde(default)]
-    pub stream_starts_after: u64,
+    pub(crate) stream_starts_after: u64,
     /// DynamoDB's `TableId`, given at creation; a table created some other
     /// way has one derived from its name.
     #[serde(default)]
-    pub table_id: Option<String>,
+    pub(crate) table_id: Option<String>,
     #[serde(default)]
-    pub settings: TableSettings,
+    pub(crate) settings: TableSettings,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -125,13 +127,13 @@ pub enum MetadataError {
 
 /// The metadata of every table, kept in memory and written through.
 #[derive(Debug)]
-pub struct MetadataStore {
+pub(crate) struct MetadataStore {
     path: PathBuf,
     tables: Mutex<BTreeMap<String, TableMetadata>>,
 }
 
 impl MetadataStore {
-    pub fn open(data_dir: &Path) -> Result<MetadataStore, MetadataError> {
+    pub(crate) fn open(data_dir: &Path) -> Result<MetadataStore, MetadataError> {
         let path = data_dir.join(METADATA_FILE);
         let tables = match std::fs::read(&path) {
             Ok(bytes) => {
@@ -149,19 +151,19 @@ impl MetadataStore {
         })
     }
 
-    pub fn get(&self, table: &str) -> Result<Option<TableMetadata>, MetadataError> {
+    pub(crate) fn get(&self, table: &str) -> Result<Option<TableMetadata>, MetadataError> {
         let tables = self.tables.lock().map_err(|_| MetadataError::Poisoned)?;
         Ok(tables.get(table).cloned())
     }
 
-    pub fn insert(&self, table: &str, metadata: TableMetadata) -> Result<(), MetadataError> {
+    pub(crate) fn insert(&self, table: &str, metadata: TableMetadata) -> Result<(), MetadataError> {
         self.change(|tables| {
             tables.insert(table.to_owned(), metadata);
         })
     }
 
     /// Edits `table`'s entry, starting from the defaults if it has none.
-    pub fn update(
+    pub(crate) fn update(
         &self,
         table: &str,
         edit: impl FnOnce(&mut TableMetadata),
@@ -169,7 +171,7 @@ impl MetadataStore {
         self.change(|tables| edit(tables.entry(table.to_owned()).or_default()))
     }
 
-    pub fn remove(&self, table: &str) -> Result<(), MetadataError> {
+    pub(crate) fn remove(&self, table: &str) -> Result<(), MetadataError> {
         self.change(|tables| {
             tables.remove(table);
         })
@@ -198,6 +200,19 @@ impl MetadataStore {
         *tables = edited;
         Ok(())
     }
+}
+
+impl From<MetadataError> for ApiError {
+    fn from(error: MetadataError) -> ApiError {
+        ApiError::from(rave_store::StoreError::Internal(error.to_string()))
+    }
+}
+
+/// Now, in seconds since the Unix epoch: how metadata keeps its times.
+pub(crate) fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |elapsed| (elapsed.as_millis() as f64) / 1000.0)
 }
 
 #[cfg(test)]

@@ -1,4 +1,8 @@
-//! The HTTP side of DynamoDB's JSON protocol: every request is a POST whose
+//! The HTTP side of DynamoDB's JSON protocol, and the operation table
+//! (`Operation`, `run`): the one index of the operations, each served by
+//! its file under `actions/`.
+//!
+//! Every request is a POST whose
 //! `X-Amz-Target` header names the operation and whose body is a JSON
 //! object; every answer is JSON of type `application/x-amz-json-1.0` with a
 //! request id and the body's CRC32, which the AWS SDKs check.
@@ -21,12 +25,16 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use crate::actions::{
+    batch, create_table, delete_table, describe_endpoints, describe_limits, describe_table, items,
+    list_tables, query_scan, streams, tags, time_to_live, transact, update_table,
+};
+use crate::api::DynamoApi;
 use crate::error::{ApiError, ErrorKind};
 use crate::request::Members;
 use crate::signature::{SignedRequest, require_signature};
-use crate::{DynamoApi, batch, items, pages, streams, tables, tags, transact, ttl, update_table};
 
 /// The prefixes of DynamoDB's and DynamoDB Streams' operations' targets.
 const DYNAMODB_TARGET: &str = "DynamoDB_20120810.";
@@ -36,7 +44,7 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-amzn-requestid");
 const CRC32: HeaderName = HeaderName::from_static("x-amz-crc32");
 
 /// Answers one request, whatever its path: DynamoDB routes by header only.
-pub async fn handle(
+pub(crate) async fn handle(
     State(api): State<Arc<DynamoApi>>,
     method: Method,
     uri: Uri,
@@ -355,25 +363,25 @@ async fn run(
     host: &str,
 ) -> Result<Value, ApiError> {
     match operation {
-        Operation::CreateTable => tables::create_table(api, body).await,
-        Operation::DescribeTable => tables::describe_table(api, body).await,
+        Operation::CreateTable => create_table::create_table(api, body).await,
+        Operation::DescribeTable => describe_table::describe_table(api, body).await,
         Operation::UpdateTable => update_table::update_table(api, body).await,
-        Operation::ListTables => tables::list_tables(api, body).await,
-        Operation::DeleteTable => tables::delete_table(api, body).await,
+        Operation::ListTables => list_tables::list_tables(api, body).await,
+        Operation::DeleteTable => delete_table::delete_table(api, body).await,
         Operation::GetItem => items::get_item(api, body).await,
         Operation::PutItem => items::put_item(api, body).await,
         Operation::UpdateItem => items::update_item(api, body).await,
         Operation::DeleteItem => items::delete_item(api, body).await,
         Operation::BatchGetItem => batch::batch_get_item(api, body).await,
         Operation::BatchWriteItem => batch::batch_write_item(api, body).await,
-        Operation::Query => pages::query(api, body).await,
-        Operation::Scan => pages::scan(api, body).await,
+        Operation::Query => query_scan::query(api, body).await,
+        Operation::Scan => query_scan::scan(api, body).await,
         Operation::TransactWriteItems => transact::transact_write_items(api, body).await,
         Operation::TransactGetItems => transact::transact_get_items(api, body).await,
-        Operation::UpdateTimeToLive => ttl::update_time_to_live(api, body).await,
-        Operation::DescribeTimeToLive => ttl::describe_time_to_live(api, body).await,
-        Operation::DescribeLimits => ttl::describe_limits(api, body).await,
-        Operation::DescribeEndpoints => Ok(describe_endpoints(host)),
+        Operation::UpdateTimeToLive => time_to_live::update_time_to_live(api, body).await,
+        Operation::DescribeTimeToLive => time_to_live::describe_time_to_live(api, body).await,
+        Operation::DescribeLimits => describe_limits::describe_limits(api, body).await,
+        Operation::DescribeEndpoints => Ok(describe_endpoints::describe_endpoints(host)),
         Operation::TagResource => tags::tag_resource(api, body).await,
         Operation::UntagResource => tags::untag_resource(api, body).await,
         Operation::ListTagsOfResource => tags::list_tags_of_resource(api, body).await,
@@ -382,12 +390,6 @@ async fn run(
         Operation::GetShardIterator => streams::get_shard_iterator(api, body).await,
         Operation::GetRecords => streams::get_records(api, body).await,
     }
-}
-
-/// DescribeEndpoints: this endpoint is the only one, at the address the
-/// client reached it by, and stays so for a day (DynamoDB's cache period).
-fn describe_endpoints(host: &str) -> Value {
-    json!({"Endpoints": [{"Address": host, "CachePeriodInMinutes": 1440}]})
 }
 
 fn respond(status: StatusCode, body: &Value, request_id: &str) -> Response {

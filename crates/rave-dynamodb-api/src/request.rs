@@ -12,11 +12,11 @@ use crate::wire::{item_from_json, transacted_item_from_json};
 /// The members of one JSON object of a request (the body, or a nested
 /// shape such as a `PutRequest`).
 #[derive(Debug, Clone, Copy)]
-pub struct Members<'a>(pub &'a Map<String, Value>);
+pub(crate) struct Members<'a>(pub(crate) &'a Map<String, Value>);
 
 impl<'a> Members<'a> {
     /// The body of a request; DynamoDB requires a JSON object.
-    pub fn of(body: &'a Value) -> Result<Members<'a>, ApiError> {
+    pub(crate) fn of(body: &'a Value) -> Result<Members<'a>, ApiError> {
         match body {
             Value::Object(members) => Ok(Members(members)),
             _ => Err(ApiError::serialization(
@@ -29,34 +29,34 @@ impl<'a> Members<'a> {
         self.0.get(member).filter(|value| !value.is_null())
     }
 
-    pub fn string(&self, member: &str) -> Result<Option<&'a str>, ApiError> {
+    pub(crate) fn string(&self, member: &str) -> Result<Option<&'a str>, ApiError> {
         self.get(member)
             .map(|value| value.as_str().ok_or_else(|| wrong_type(member, "a string")))
             .transpose()
     }
 
-    pub fn required_string(&self, member: &str) -> Result<&'a str, ApiError> {
+    pub(crate) fn required_string(&self, member: &str) -> Result<&'a str, ApiError> {
         self.string(member)?.ok_or_else(|| missing(member))
     }
 
     /// `TableName`, checked as DynamoDB checks it before anything else: the
     /// name of a table (or its ARN, which DynamoDB accepts where a table
     /// exists, hence a minimum of one character).
-    pub fn table_name(&self) -> Result<&'a str, ApiError> {
+    pub(crate) fn table_name(&self) -> Result<&'a str, ApiError> {
         self.table_name_at("tableName")
     }
 
     /// [`Members::table_name`] of a member nested in a list, which
     /// DynamoDB's message places by its path
     /// (`transactItems.1.member.get.tableName`).
-    pub fn table_name_at(&self, at: &str) -> Result<&'a str, ApiError> {
+    pub(crate) fn table_name_at(&self, at: &str) -> Result<&'a str, ApiError> {
         let name = self.required_string("TableName")?;
         check_name(name, at, 1)?;
         Ok(name)
     }
 
     /// CreateTable's `TableName`: a new table's name, three characters or more.
-    pub fn new_table_name(&self) -> Result<&'a str, ApiError> {
+    pub(crate) fn new_table_name(&self) -> Result<&'a str, ApiError> {
         let name = self.string("TableName")?.ok_or_else(|| {
             ApiError::validation(
                 "The parameter 'TableName' is required but was not present in the request",
@@ -67,11 +67,11 @@ impl<'a> Members<'a> {
     }
 
     /// A boolean member, false when absent.
-    pub fn bool(&self, member: &str) -> Result<bool, ApiError> {
+    pub(crate) fn bool(&self, member: &str) -> Result<bool, ApiError> {
         Ok(self.optional_bool(member)?.unwrap_or(false))
     }
 
-    pub fn optional_bool(&self, member: &str) -> Result<Option<bool>, ApiError> {
+    pub(crate) fn optional_bool(&self, member: &str) -> Result<Option<bool>, ApiError> {
         self.get(member)
             .map(|value| {
                 value
@@ -81,7 +81,7 @@ impl<'a> Members<'a> {
             .transpose()
     }
 
-    pub fn integer(&self, member: &str) -> Result<Option<i64>, ApiError> {
+    pub(crate) fn integer(&self, member: &str) -> Result<Option<i64>, ApiError> {
         self.get(member)
             .map(|value| {
                 value
@@ -91,7 +91,7 @@ impl<'a> Members<'a> {
             .transpose()
     }
 
-    pub fn object(&self, member: &str) -> Result<Option<Members<'a>>, ApiError> {
+    pub(crate) fn object(&self, member: &str) -> Result<Option<Members<'a>>, ApiError> {
         self.get(member)
             .map(|value| match value {
                 Value::Object(members) => Ok(Members(members)),
@@ -100,11 +100,11 @@ impl<'a> Members<'a> {
             .transpose()
     }
 
-    pub fn required_object(&self, member: &str) -> Result<Members<'a>, ApiError> {
+    pub(crate) fn required_object(&self, member: &str) -> Result<Members<'a>, ApiError> {
         self.object(member)?.ok_or_else(|| missing(member))
     }
 
-    pub fn list(&self, member: &str) -> Result<Option<&'a [Value]>, ApiError> {
+    pub(crate) fn list(&self, member: &str) -> Result<Option<&'a [Value]>, ApiError> {
         self.get(member)
             .map(|value| match value {
                 Value::Array(values) => Ok(values.as_slice()),
@@ -113,22 +113,22 @@ impl<'a> Members<'a> {
             .transpose()
     }
 
-    pub fn item(&self, member: &str) -> Result<Option<Item>, ApiError> {
+    pub(crate) fn item(&self, member: &str) -> Result<Option<Item>, ApiError> {
         self.get(member).map(item_from_json).transpose()
     }
 
     /// [`Members::item`] as TransactWriteItems reads a Put's item
     /// ([`transacted_item_from_json`]).
-    pub fn transacted_item(&self, member: &str) -> Result<Option<Item>, ApiError> {
+    pub(crate) fn transacted_item(&self, member: &str) -> Result<Option<Item>, ApiError> {
         self.get(member).map(transacted_item_from_json).transpose()
     }
 
-    pub fn required_item(&self, member: &str) -> Result<Item, ApiError> {
+    pub(crate) fn required_item(&self, member: &str) -> Result<Item, ApiError> {
         self.item(member)?.ok_or_else(|| missing(member))
     }
 
     /// Refuses the members rave does not implement yet.
-    pub fn refuse(&self, unsupported: &[&str]) -> Result<(), ApiError> {
+    pub(crate) fn refuse(&self, unsupported: &[&str]) -> Result<(), ApiError> {
         match unsupported.iter().find(|member| self.get(member).is_some()) {
             Some(member) => Err(ApiError::not_supported_yet(member)),
             None => Ok(()),
@@ -136,13 +136,17 @@ impl<'a> Members<'a> {
     }
 
     /// A member whose value must be one of `allowed` (DynamoDB's enums).
-    pub fn choice(&self, member: &str, allowed: &[&str]) -> Result<Option<&'a str>, ApiError> {
+    pub(crate) fn choice(
+        &self,
+        member: &str,
+        allowed: &[&str],
+    ) -> Result<Option<&'a str>, ApiError> {
         self.choice_at(member, &lower_first(member), allowed)
     }
 
     /// Every member of `enums` whose value is not one of its allowed ones,
     /// reported together as DynamoDB reports broken constraints.
-    pub fn check_enums(&self, enums: &[(&str, &[&str])]) -> Result<(), ApiError> {
+    pub(crate) fn check_enums(&self, enums: &[(&str, &[&str])]) -> Result<(), ApiError> {
         let violations = self.enum_violations(enums);
         match violations.is_empty() {
             true => Ok(()),
@@ -152,7 +156,7 @@ impl<'a> Members<'a> {
 
     /// What [`Members::check_enums`] reports, for joining with other
     /// broken constraints.
-    pub fn enum_violations(&self, enums: &[(&str, &[&str])]) -> Vec<String> {
+    pub(crate) fn enum_violations(&self, enums: &[(&str, &[&str])]) -> Vec<String> {
         enums
             .iter()
             .filter_map(|(member, allowed)| {
@@ -170,7 +174,7 @@ impl<'a> Members<'a> {
 
     /// [`Members::choice`] of a member nested in a list, which DynamoDB's
     /// message places by its path (`keySchema.1.member.keyType`).
-    pub fn choice_at(
+    pub(crate) fn choice_at(
         &self,
         member: &str,
         at: &str,
@@ -193,7 +197,7 @@ impl<'a> Members<'a> {
     /// ([`ApiError::value_fault`]): they name neither the member nor the
     /// value, and list the set as that layer does (`listed`, which need not
     /// be `allowed`).
-    pub fn choice_in_both_words(
+    pub(crate) fn choice_in_both_words(
         &self,
         member: &str,
         allowed: &[&str],
@@ -212,7 +216,7 @@ impl<'a> Members<'a> {
             })
     }
 
-    pub fn capacity_detail(&self) -> Result<CapacityDetail, ApiError> {
+    pub(crate) fn capacity_detail(&self) -> Result<CapacityDetail, ApiError> {
         Ok(
             match self.choice("ReturnConsumedCapacity", &CAPACITY_DETAILS)? {
                 Some("INDEXES") => CapacityDetail::Indexes,
@@ -224,7 +228,7 @@ impl<'a> Members<'a> {
 
     /// A write's enums (`ReturnConsumedCapacity`,
     /// `ReturnItemCollectionMetrics`, `ReturnValues`), all checked at once.
-    pub fn check_write_enums(&self) -> Result<(), ApiError> {
+    pub(crate) fn check_write_enums(&self) -> Result<(), ApiError> {
         self.check_enums(&[
             ("ReturnConsumedCapacity", &CAPACITY_DETAILS),
             ("ReturnItemCollectionMetrics", &COLLECTION_METRICS),
@@ -234,13 +238,13 @@ impl<'a> Members<'a> {
 
     /// What [`Members::capacity_detail`] refuses, for joining with other
     /// broken constraints.
-    pub fn capacity_violations(&self) -> Vec<String> {
+    pub(crate) fn capacity_violations(&self) -> Vec<String> {
         self.enum_violations(&[("ReturnConsumedCapacity", &CAPACITY_DETAILS)])
     }
 
     /// The enums of a write of many items (BatchWriteItem,
     /// TransactWriteItems), reported together.
-    pub fn batch_write_enum_violations(&self) -> Vec<String> {
+    pub(crate) fn batch_write_enum_violations(&self) -> Vec<String> {
         self.enum_violations(&[
             ("ReturnConsumedCapacity", &CAPACITY_DETAILS),
             ("ReturnItemCollectionMetrics", &COLLECTION_METRICS),
@@ -250,7 +254,7 @@ impl<'a> Members<'a> {
     /// `ReturnValues` of a PutItem or a DeleteItem: only NONE and ALL_OLD
     /// mean something there; any other value is refused with `refusal`
     /// (the two operations word it differently).
-    pub fn return_values(
+    pub(crate) fn return_values(
         &self,
         refusal: impl FnOnce() -> ApiError,
     ) -> Result<ReturnValues, ApiError> {
@@ -264,7 +268,7 @@ impl<'a> Members<'a> {
 
 /// A table or index name held to DynamoDB's constraints (its pattern, then
 /// its length), every one it breaks listed.
-pub fn check_name(name: &str, at: &str, min: usize) -> Result<(), ApiError> {
+pub(crate) fn check_name(name: &str, at: &str, min: usize) -> Result<(), ApiError> {
     let violations = name_violations(name, at, min);
     match violations.is_empty() {
         true => Ok(()),
@@ -273,7 +277,7 @@ pub fn check_name(name: &str, at: &str, min: usize) -> Result<(), ApiError> {
 }
 
 /// The constraints of a table or index name that `name` breaks.
-pub fn name_violations(name: &str, at: &str, min: usize) -> Vec<String> {
+pub(crate) fn name_violations(name: &str, at: &str, min: usize) -> Vec<String> {
     let mut violations = Vec::new();
     let fits_pattern = !name.is_empty()
         && name
@@ -292,7 +296,7 @@ pub fn name_violations(name: &str, at: &str, min: usize) -> Vec<String> {
 }
 
 /// The length constraint `value` breaks, if any.
-pub fn length_violation(value: &str, at: &str, min: usize, max: usize) -> Option<String> {
+pub(crate) fn length_violation(value: &str, at: &str, min: usize, max: usize) -> Option<String> {
     let bound = if value.len() < min {
         format!("greater than or equal to {min}")
     } else if value.len() > max {
@@ -307,7 +311,7 @@ pub fn length_violation(value: &str, at: &str, min: usize, max: usize) -> Option
 
 /// DynamoDB's envelope for constraint violations found before the request
 /// is run: "N validation error(s) detected: " and each, `; `-separated.
-pub fn validation_errors(violations: &[String]) -> ApiError {
+pub(crate) fn validation_errors(violations: &[String]) -> ApiError {
     let count = violations.len();
     ApiError::validation(format!(
         "{count} validation error{} detected: {}",
@@ -316,16 +320,20 @@ pub fn validation_errors(violations: &[String]) -> ApiError {
     ))
 }
 
+/// The start of DynamoDB's refusals of a parameter value.
+pub(crate) const INVALID: &str = "One or more parameter values were invalid";
+
 /// `ReturnConsumedCapacity`'s values, in the order DynamoDB lists them.
 const CAPACITY_DETAILS: [&str; 3] = ["INDEXES", "TOTAL", "NONE"];
 /// `ReturnItemCollectionMetrics`' values.
-pub const COLLECTION_METRICS: [&str; 2] = ["SIZE", "NONE"];
+pub(crate) const COLLECTION_METRICS: [&str; 2] = ["SIZE", "NONE"];
 /// `ReturnValues`' values, in the order DynamoDB lists them.
-pub const RETURN_VALUES: [&str; 5] = ["ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW"];
+pub(crate) const RETURN_VALUES: [&str; 5] =
+    ["ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW"];
 
 /// DynamoDB names members in its messages in lower camel case, each step
 /// of a path (`timeToLiveSpecification.attributeName`).
-pub fn lower_first(member: &str) -> String {
+pub(crate) fn lower_first(member: &str) -> String {
     let lower = |step: &str| {
         let mut chars = step.chars();
         match chars.next() {
@@ -340,7 +348,7 @@ pub fn lower_first(member: &str) -> String {
         .join(".")
 }
 
-pub fn missing(member: &str) -> ApiError {
+pub(crate) fn missing(member: &str) -> ApiError {
     ApiError::validation(format!(
         "1 validation error detected: Value null at '{}' failed to satisfy constraint: Member must not be null",
         lower_first(member)
@@ -353,14 +361,14 @@ fn wrong_type(member: &str, expected: &str) -> ApiError {
 
 /// What a transaction's capacity units were spent on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TransactionUnits {
+pub(crate) enum TransactionUnits {
     Read,
     Write,
 }
 
 /// How much of the consumed capacity a response reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CapacityDetail {
+pub(crate) enum CapacityDetail {
     None,
     Total,
     Indexes,
@@ -368,7 +376,7 @@ pub enum CapacityDetail {
 
 impl CapacityDetail {
     /// The `ConsumedCapacity` of one request on one table.
-    pub fn render(self, consumed: &ConsumedCapacity) -> Option<Value> {
+    pub(crate) fn render(self, consumed: &ConsumedCapacity) -> Option<Value> {
         if self == CapacityDetail::None {
             return None;
         }
@@ -397,7 +405,7 @@ impl CapacityDetail {
     /// The `ConsumedCapacity` list of a transaction: one entry per table,
     /// which, unlike other operations', also names its units as reads or
     /// writes, at every level of detail.
-    pub fn render_transaction(
+    pub(crate) fn render_transaction(
         self,
         consumed: &[ConsumedCapacity],
         units: TransactionUnits,
@@ -426,7 +434,7 @@ impl CapacityDetail {
     }
 
     /// The `ConsumedCapacity` list of a batch: one entry per table.
-    pub fn render_per_table(self, consumed: &[ConsumedCapacity]) -> Option<Value> {
+    pub(crate) fn render_per_table(self, consumed: &[ConsumedCapacity]) -> Option<Value> {
         let mut per_table: Vec<ConsumedCapacity> = Vec::new();
         for entry in consumed {
             match per_table.iter_mut().find(|t| t.table == entry.table) {

@@ -25,31 +25,31 @@ const UNLIMITED: i64 = -1;
 /// What CreateTable or UpdateTable set; every field defaults, so entries
 /// written before settings existed still read.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TableSettings {
+pub(crate) struct TableSettings {
     /// The class and when it was last set (seconds since the Unix epoch);
     /// unset, the table is STANDARD and DynamoDB shows no summary.
     #[serde(default)]
-    pub table_class: Option<(String, f64)>,
+    pub(crate) table_class: Option<(String, f64)>,
     #[serde(default)]
-    pub deletion_protection: bool,
+    pub(crate) deletion_protection: bool,
     #[serde(default)]
-    pub on_demand: Option<OnDemandMaximums>,
+    pub(crate) on_demand: Option<OnDemandMaximums>,
     /// The KMS key's ARN when encryption uses a KMS key; unset, the
     /// AWS-owned key, which DynamoDB does not describe.
     #[serde(default)]
-    pub kms_key_arn: Option<String>,
+    pub(crate) kms_key_arn: Option<String>,
 }
 
 /// On-demand maximum request units per second, -1 for none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OnDemandMaximums {
-    pub read: i64,
-    pub write: i64,
+pub(crate) struct OnDemandMaximums {
+    pub(crate) read: i64,
+    pub(crate) write: i64,
 }
 
 /// The settings a request asks for, each `None` when not asked.
 #[derive(Debug, Default)]
-pub struct RequestedSettings {
+pub(crate) struct RequestedSettings {
     table_class: Option<String>,
     deletion_protection: Option<bool>,
     on_demand: Option<OnDemandMaximums>,
@@ -60,7 +60,7 @@ pub struct RequestedSettings {
 impl RequestedSettings {
     /// Reads and checks the settings members of a CreateTable or
     /// UpdateTable request.
-    pub fn read(body: Members<'_>) -> Result<RequestedSettings, ApiError> {
+    pub(crate) fn read(body: Members<'_>) -> Result<RequestedSettings, ApiError> {
         body.check_enums(&[("TableClass", &TABLE_CLASSES)])?;
         Ok(RequestedSettings {
             table_class: body.string("TableClass")?.map(str::to_owned),
@@ -76,7 +76,7 @@ impl RequestedSettings {
         })
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.table_class.is_none()
             && self.deletion_protection.is_none()
             && self.on_demand.is_none()
@@ -85,7 +85,7 @@ impl RequestedSettings {
 
     /// `settings` with what was asked applied, `now` being the time of
     /// the change.
-    pub fn apply_to(self, settings: &mut TableSettings, now: f64) {
+    pub(crate) fn apply_to(self, settings: &mut TableSettings, now: f64) {
         if let Some(class) = self.table_class {
             settings.table_class = Some((class, now));
         }
@@ -146,7 +146,7 @@ fn kms_key_arn(members: Members<'_>) -> Result<Option<String>, ApiError> {
 }
 
 /// Adds the settings to a table description.
-pub fn describe(settings: &TableSettings, description: &mut Value) {
+pub(crate) fn describe(settings: &TableSettings, description: &mut Value) {
     description["DeletionProtectionEnabled"] = json!(settings.deletion_protection);
     if let Some((class, updated)) = &settings.table_class {
         description["TableClassSummary"] =
@@ -165,7 +165,7 @@ pub fn describe(settings: &TableSettings, description: &mut Value) {
 }
 
 /// DeleteTable's refusal of a protected table.
-pub fn check_deletable(settings: &TableSettings) -> Result<(), ApiError> {
+pub(crate) fn check_deletable(settings: &TableSettings) -> Result<(), ApiError> {
     match settings.deletion_protection {
         true => Err(ApiError::validation(
             "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.",
@@ -175,7 +175,7 @@ pub fn check_deletable(settings: &TableSettings) -> Result<(), ApiError> {
 }
 
 /// A new table's id: unique (a ULID's bits), shaped as a version-4 UUID.
-pub fn new_table_id() -> String {
+pub(crate) fn new_table_id() -> String {
     let mut bytes = ulid::Ulid::generate().to_bytes();
     bytes[6] = (bytes[6] & 0x0F) | 0x40;
     bytes[8] = (bytes[8] & 0x3F) | 0x80;
@@ -184,7 +184,7 @@ pub fn new_table_id() -> String {
 
 /// A UUID-shaped id derived from `seed`: the id of a table created some
 /// other way (by `rave serve`), stable across descriptions.
-pub fn uuid_from(seed: &[u8]) -> String {
+pub(crate) fn uuid_from(seed: &[u8]) -> String {
     let digest = Sha256::digest(seed);
     let mut bytes = [0u8; 16];
     bytes.copy_from_slice(&digest[..16]);

@@ -85,7 +85,11 @@ impl Credentials {
 
     /// Checks the request's Signature V4 `Authorization` header against
     /// these keys at time `now`, answering as DynamoDB does when it fails.
-    pub fn verify(&self, request: &SignedRequest<'_>, now: SystemTime) -> Result<(), ApiError> {
+    pub(crate) fn verify(
+        &self,
+        request: &SignedRequest<'_>,
+        now: SystemTime,
+    ) -> Result<(), ApiError> {
         let authorization = Authorization::read(request.headers)?;
         let secret = self.secrets.get(authorization.key_id).ok_or_else(|| {
             ApiError::new(
@@ -145,17 +149,17 @@ impl Credentials {
 /// header, without verifying it: DynamoDB refuses a request with none
 /// (MissingAuthenticationTokenException) or with a part missing
 /// (IncompleteSignatureException) before it looks at the keys.
-pub fn require_signature(headers: &HeaderMap) -> Result<(), ApiError> {
+pub(crate) fn require_signature(headers: &HeaderMap) -> Result<(), ApiError> {
     Authorization::read(headers).map(|_| ())
 }
 
 /// What of a request its signature covers.
 #[derive(Debug)]
-pub struct SignedRequest<'a> {
-    pub method: &'a Method,
-    pub uri: &'a Uri,
-    pub headers: &'a HeaderMap,
-    pub body: &'a [u8],
+pub(crate) struct SignedRequest<'a> {
+    pub(crate) method: &'a Method,
+    pub(crate) uri: &'a Uri,
+    pub(crate) headers: &'a HeaderMap,
+    pub(crate) body: &'a [u8],
 }
 
 /// The parts of an `Authorization: AWS4-HMAC-SHA256 Credential=…,

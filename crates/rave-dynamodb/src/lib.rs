@@ -2,88 +2,40 @@
 //! Rust, against Amazon DynamoDB or any endpoint that speaks its API
 //! (DynamoDB Local in the tests).
 //!
-//! Requests map one to one; typed expressions are rendered to expression
-//! strings with placeholders (`render`); errors map to the same kinds the
-//! embedded engine reports; every call asks for consumed capacity (INDEXES)
-//! and reports it. The SDK retries throttled requests with backoff; the
+//! Requests map one to one: rave-store's `RequestExpressions` says which
+//! expressions each typed operation sends, rendered with placeholders (the
+//! bench's dynoxide adapter takes the same), and this crate moves them into
+//! the SDK's builders (`convert` for attribute values, `client` for the
+//! connection); errors map to the same kinds the embedded engine reports
+//! (`error`); every call asks for consumed capacity (INDEXES) and reports it. The SDK retries throttled requests with backoff; the
 //! unprocessed part of a batch is resent with [`rave_store::Retry`].
 
+mod client;
 mod convert;
+mod error;
 mod streams;
 
+pub use client::{Connection, DynamoStore};
 pub use streams::{StreamsBatch, StreamsFeed};
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types as sdk;
 use rave_store::{
     BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
-    CancellationReason, ConsumedCapacity, DeleteItemInput, GetItemInput, GetItemOutput,
-    GlobalSecondaryIndex, IndexDrift, KeyAttribute, KeySchema, KeyType, LocalSecondaryIndex, Page,
-    PositionLayout, Projection, PutItemInput, QueryInput, Renderer, Result, Retry, ReturnValues,
-    ScanInput, Select, Store, StoreError, TableDefinition, TableKeys, TransactWriteAction,
-    TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput, WriteOutput, WriteRequest,
-    add_by_table,
+    ConsumedCapacity, DeleteItemInput, GetItemInput, GetItemOutput, GlobalSecondaryIndex,
+    IndexDrift, KeyAttribute, KeySchema, KeyType, LocalSecondaryIndex, Page, PositionLayout,
+    Projection, PutItemInput, QueryInput, Result, Retry, ScanInput, Store, StoreError,
+    TableDefinition, TableKeys, TransactWriteAction, TransactWriteItemsInput,
+    TransactWriteItemsOutput, UpdateItemInput, WriteOutput, WriteRequest, add_by_table,
 };
 
 use convert::{item_from_sdk, item_to_sdk};
-
-/// Where to find DynamoDB.
-#[derive(Debug, Clone, Default)]
-pub struct Connection {
-    /// An endpoint other than AWS's (DynamoDB Local, say).
-    pub endpoint: Option<String>,
-    /// The AWS region; by default from the environment or profile.
-    pub region: Option<String>,
-}
-
-/// A DynamoDB account (or endpoint) as a [`Store`].
-#[derive(Debug, Clone)]
-pub struct DynamoStore {
-    client: Client,
-    streams: aws_sdk_dynamodbstreams::Client,
-}
+use error::{map_error, transaction_error};
 
 impl DynamoStore {
-    /// Connects with credentials and region from the usual AWS sources
-    /// (environment, profile, instance role), overridden by `connection`.
-    pub async fn connect(connection: &Connection) -> DynamoStore {
-        let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
-        if let Some(region) = &connection.region {
-            loader = loader.region(aws_config::Region::new(region.clone()));
-        }
-        if let Some(endpoint) = &connection.endpoint {
-            loader = loader.endpoint_url(endpoint);
-        }
-        let config = loader.load().await;
-        DynamoStore {
-            client: Client::new(&config),
-            streams: aws_sdk_dynamodbstreams::Client::new(&config),
-        }
-    }
-
-    /// A store on a local endpoint that ignores credentials (DynamoDB
-    /// Local): fixed dummy credentials, region us-east-1, no lookups of the
-    /// environment or instance metadata.
-    pub fn local(endpoint: &str) -> DynamoStore {
-        let config = aws_config::SdkConfig::builder()
-            .behavior_version(aws_config::BehaviorVersion::latest())
-            .region(aws_config::Region::new("us-east-1"))
-            .endpoint_url(endpoint)
-            .credentials_provider(aws_sdk_dynamodb::config::SharedCredentialsProvider::new(
-                aws_sdk_dynamodb::config::Credentials::new("local", "local", None, None, "rave"),
-            ))
-            .build();
-        DynamoStore {
-            client: Client::new(&config),
-            streams: aws_sdk_dynamodbstreams::Client::new(&config),
-        }
-    }
-
     /// A durable consumer of `table`'s stream that keeps its position in
     /// items laid out by `positions` (the table's owner decides their keys).
     pub async fn feed(
@@ -509,80 +461,6 @@ fn throughput(billing: Billing) -> Result<sdk::ProvisionedThroughput> {
         .map_err(build_error)
 }
 
-/// Maps an SDK error to the kinds both backends share: no answer (a
-/// timeout, a connection that failed or broke off) is `Unavailable`;
-/// an answer is mapped by its exception name ([`service_error`]).
-pub(crate) fn map_error<E: ProvideErrorMetadata + std::error::Error + 'static>(
-    error: SdkError<E>,
-) -> StoreError {
-    match &error {
-        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
-            StoreError::Unavailable(format!("DynamoDB: {}", DisplayErrorContext(&error)))
-        }
-        _ => {
-            let server_error = error
-                .raw_response()
-                .is_some_and(|r| r.status().is_server_error());
-            let message = error.message().unwrap_or_default().to_owned();
-            match error.code() {
-                Some(code) => service_error(code, message, server_error),
-                None if server_error => {
-                    StoreError::Unavailable(format!("DynamoDB: {}", DisplayErrorContext(&error)))
-                }
-                None => StoreError::Internal(format!("DynamoDB: {}", DisplayErrorContext(&error))),
-            }
-        }
-    }
-}
-
-/// The kind of an error DynamoDB answered with, from its exception name;
-/// an unknown exception is `Unavailable` when the status was a 5xx (the
-/// service failed) and `Internal` otherwise (rave sent what it should not).
-fn service_error(code: &str, message: String, server_error: bool) -> StoreError {
-    match code {
-        "ConditionalCheckFailedException" => StoreError::ConditionalCheckFailed,
-        "ValidationException" => StoreError::Validation(message),
-        "ResourceNotFoundException" => StoreError::ResourceNotFound(message),
-        "ResourceInUseException" => StoreError::ResourceInUse(message),
-        "TransactionConflictException" => StoreError::TransactionConflict(message),
-        "ItemCollectionSizeLimitExceededException" => {
-            StoreError::ItemCollectionSizeLimitExceeded(message)
-        }
-        "ProvisionedThroughputExceededException"
-        | "ThrottlingException"
-        | "RequestLimitExceeded"
-        | "LimitExceededException" => StoreError::Throttled(format!("{code}: {message}")),
-        "InternalServerError" | "ServiceUnavailable" => {
-            StoreError::Unavailable(format!("{code}: {message}"))
-        }
-        _ if server_error => StoreError::Unavailable(format!("{code}: {message}")),
-        _ => StoreError::Internal(format!("{code}: {message}")),
-    }
-}
-
-fn transaction_error(error: SdkError<TransactWriteItemsError>) -> StoreError {
-    if let Some(TransactWriteItemsError::TransactionCanceledException(e)) = error.as_service_error()
-    {
-        let reasons = e
-            .cancellation_reasons()
-            .iter()
-            .map(|r| match r.code() {
-                Some("ConditionalCheckFailed") => CancellationReason::ConditionalCheckFailed,
-                Some("TransactionConflict") => CancellationReason::TransactionConflict,
-                Some("ItemCollectionSizeLimitExceeded") => {
-                    CancellationReason::ItemCollectionSizeLimitExceeded
-                }
-                Some("ValidationError") => {
-                    CancellationReason::ValidationError(r.message().unwrap_or_default().to_owned())
-                }
-                _ => CancellationReason::None,
-            })
-            .collect();
-        return StoreError::TransactionCanceled(reasons);
-    }
-    map_error(error)
-}
-
 fn capacity(consumed: Option<&sdk::ConsumedCapacity>, table: &str) -> ConsumedCapacity {
     let mut out = ConsumedCapacity::new(table);
     if let Some(c) = consumed {
@@ -603,52 +481,7 @@ fn capacity(consumed: Option<&sdk::ConsumedCapacity>, table: &str) -> ConsumedCa
 }
 
 fn write_capacity(consumed: Option<&sdk::ConsumedCapacity>, table: &str) -> ConsumedCapacity {
-    let mut out = capacity(consumed, table);
-    if out.write_units == 0.0 {
-        // On-demand tables report a single total; for writes it is write units.
-        out.write_units = out.read_units;
-        out.read_units = 0.0;
-    }
-    out
-}
-
-/// Expression attribute names and values, as the SDK's builders take them.
-type SdkPlaceholders = (
-    Option<HashMap<String, String>>,
-    Option<HashMap<String, sdk::AttributeValue>>,
-);
-
-/// The placeholders of rendered expressions, as the SDK's builders take them.
-fn sdk_placeholders(renderer: Renderer) -> SdkPlaceholders {
-    let (names, values) = renderer.finish();
-    (
-        names,
-        values.map(|values| {
-            values
-                .iter()
-                .map(|(k, v)| (k.clone(), convert::to_sdk(v)))
-                .collect()
-        }),
-    )
-}
-
-fn return_values(rv: ReturnValues) -> sdk::ReturnValue {
-    match rv {
-        ReturnValues::None => sdk::ReturnValue::None,
-        ReturnValues::AllOld => sdk::ReturnValue::AllOld,
-        ReturnValues::AllNew => sdk::ReturnValue::AllNew,
-        ReturnValues::UpdatedOld => sdk::ReturnValue::UpdatedOld,
-        ReturnValues::UpdatedNew => sdk::ReturnValue::UpdatedNew,
-    }
-}
-
-fn select(select: Select) -> sdk::Select {
-    match select {
-        Select::AllAttributes => sdk::Select::AllAttributes,
-        Select::AllProjectedAttributes => sdk::Select::AllProjectedAttributes,
-        Select::SpecificAttributes => sdk::Select::SpecificAttributes,
-        Select::Count => sdk::Select::Count,
-    }
+    capacity(consumed, table).total_as_writes()
 }
 
 fn build_error(e: impl std::fmt::Display) -> StoreError {
@@ -784,18 +617,17 @@ impl Store for DynamoStore {
     }
 
     async fn put_item(&self, input: PutItemInput) -> Result<WriteOutput> {
-        let mut r = Renderer::default();
-        let condition = input.condition.as_ref().map(|c| r.condition(c));
-        let (names, values) = sdk_placeholders(r);
+        let expressions = input.expressions();
+        let values = expressions.values_as(convert::to_sdk);
         let out = self
             .client
             .put_item()
             .table_name(&input.table)
             .set_item(Some(item_to_sdk(&input.item)))
-            .set_condition_expression(condition)
-            .set_expression_attribute_names(names)
+            .set_condition_expression(expressions.condition)
+            .set_expression_attribute_names(expressions.names)
             .set_expression_attribute_values(values)
-            .return_values(return_values(input.return_values))
+            .return_values(input.return_values.as_str().into())
             .return_consumed_capacity(sdk::ReturnConsumedCapacity::Indexes)
             .send()
             .await
@@ -807,21 +639,18 @@ impl Store for DynamoStore {
     }
 
     async fn update_item(&self, input: UpdateItemInput) -> Result<WriteOutput> {
-        let mut r = Renderer::default();
-        // An update without actions is UpdateItem without an expression.
-        let update = Some(r.update(&input.update)).filter(|_| !input.update.is_empty());
-        let condition = input.condition.as_ref().map(|c| r.condition(c));
-        let (names, values) = sdk_placeholders(r);
+        let expressions = input.expressions();
+        let values = expressions.values_as(convert::to_sdk);
         let out = self
             .client
             .update_item()
             .table_name(&input.table)
             .set_key(Some(item_to_sdk(&input.key)))
-            .set_update_expression(update)
-            .set_condition_expression(condition)
-            .set_expression_attribute_names(names)
+            .set_update_expression(expressions.update)
+            .set_condition_expression(expressions.condition)
+            .set_expression_attribute_names(expressions.names)
             .set_expression_attribute_values(values)
-            .return_values(return_values(input.return_values))
+            .return_values(input.return_values.as_str().into())
             .return_consumed_capacity(sdk::ReturnConsumedCapacity::Indexes)
             .send()
             .await
@@ -833,18 +662,17 @@ impl Store for DynamoStore {
     }
 
     async fn delete_item(&self, input: DeleteItemInput) -> Result<WriteOutput> {
-        let mut r = Renderer::default();
-        let condition = input.condition.as_ref().map(|c| r.condition(c));
-        let (names, values) = sdk_placeholders(r);
+        let expressions = input.expressions();
+        let values = expressions.values_as(convert::to_sdk);
         let out = self
             .client
             .delete_item()
             .table_name(&input.table)
             .set_key(Some(item_to_sdk(&input.key)))
-            .set_condition_expression(condition)
-            .set_expression_attribute_names(names)
+            .set_condition_expression(expressions.condition)
+            .set_expression_attribute_names(expressions.names)
             .set_expression_attribute_values(values)
-            .return_values(return_values(input.return_values))
+            .return_values(input.return_values.as_str().into())
             .return_consumed_capacity(sdk::ReturnConsumedCapacity::Indexes)
             .send()
             .await
@@ -856,22 +684,19 @@ impl Store for DynamoStore {
     }
 
     async fn query(&self, input: QueryInput) -> Result<Page> {
-        let mut r = Renderer::default();
-        let key = r.key_condition(&input.key_condition);
-        let filter = input.filter.as_ref().map(|c| r.condition(c));
-        let projection = input.projection.as_ref().map(|p| r.projection(p));
-        let (names, values) = sdk_placeholders(r);
+        let expressions = input.expressions();
+        let values = expressions.values_as(convert::to_sdk);
         let limit = input.limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX));
         let out = self
             .client
             .query()
             .table_name(&input.table)
             .set_index_name(input.index.clone())
-            .key_condition_expression(key)
-            .set_filter_expression(filter)
-            .set_projection_expression(projection)
-            .set_select(input.select.map(select))
-            .set_expression_attribute_names(names)
+            .set_key_condition_expression(expressions.key_condition)
+            .set_filter_expression(expressions.filter)
+            .set_projection_expression(expressions.projection)
+            .set_select(input.select.map(|select| select.as_str().into()))
+            .set_expression_attribute_names(expressions.names)
             .set_expression_attribute_values(values)
             .set_limit(limit)
             .scan_index_forward(input.scan_index_forward)
@@ -895,20 +720,18 @@ impl Store for DynamoStore {
     }
 
     async fn scan(&self, input: ScanInput) -> Result<Page> {
-        let mut r = Renderer::default();
-        let filter = input.filter.as_ref().map(|c| r.condition(c));
-        let projection = input.projection.as_ref().map(|p| r.projection(p));
-        let (names, values) = sdk_placeholders(r);
+        let expressions = input.expressions();
+        let values = expressions.values_as(convert::to_sdk);
         let limit = input.limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX));
         let out = self
             .client
             .scan()
             .table_name(&input.table)
             .set_index_name(input.index.clone())
-            .set_filter_expression(filter)
-            .set_projection_expression(projection)
-            .set_select(input.select.map(select))
-            .set_expression_attribute_names(names)
+            .set_filter_expression(expressions.filter)
+            .set_projection_expression(expressions.projection)
+            .set_select(input.select.map(|select| select.as_str().into()))
+            .set_expression_attribute_names(expressions.names)
             .set_expression_attribute_values(values)
             .set_limit(limit)
             .set_segment(input.segment.map(|s| s.segment as i32))
@@ -1010,145 +833,59 @@ impl Store for DynamoStore {
 
 /// One action of a transaction, as the SDK wants it.
 fn transact_item(action: &TransactWriteAction) -> Result<sdk::TransactWriteItem> {
-    let mut r = Renderer::default();
+    let expressions = action.expressions();
+    let values = expressions.values_as(convert::to_sdk);
+    let names = expressions.names;
     let item = match action {
-        TransactWriteAction::Put {
-            table,
-            item,
-            condition,
-        } => {
-            let condition = condition.as_ref().map(|c| r.condition(c));
-            let (names, values) = sdk_placeholders(r);
-            sdk::TransactWriteItem::builder().put(
-                sdk::Put::builder()
-                    .table_name(table)
-                    .set_item(Some(item_to_sdk(item)))
-                    .set_condition_expression(condition)
-                    .set_expression_attribute_names(names)
-                    .set_expression_attribute_values(values)
-                    .build()
-                    .map_err(build_error)?,
-            )
-        }
-        TransactWriteAction::Update {
-            table,
-            key,
-            update,
-            condition,
-        } => {
-            let update = r.update(update);
-            let condition = condition.as_ref().map(|c| r.condition(c));
-            let (names, values) = sdk_placeholders(r);
-            sdk::TransactWriteItem::builder().update(
-                sdk::Update::builder()
-                    .table_name(table)
-                    .set_key(Some(item_to_sdk(key)))
-                    .update_expression(update)
-                    .set_condition_expression(condition)
-                    .set_expression_attribute_names(names)
-                    .set_expression_attribute_values(values)
-                    .build()
-                    .map_err(build_error)?,
-            )
-        }
-        TransactWriteAction::Delete {
-            table,
-            key,
-            condition,
-        } => {
-            let condition = condition.as_ref().map(|c| r.condition(c));
-            let (names, values) = sdk_placeholders(r);
-            sdk::TransactWriteItem::builder().delete(
-                sdk::Delete::builder()
-                    .table_name(table)
-                    .set_key(Some(item_to_sdk(key)))
-                    .set_condition_expression(condition)
-                    .set_expression_attribute_names(names)
-                    .set_expression_attribute_values(values)
-                    .build()
-                    .map_err(build_error)?,
-            )
-        }
-        TransactWriteAction::ConditionCheck {
-            table,
-            key,
-            condition,
-        } => {
-            let condition = r.condition(condition);
-            let (names, values) = sdk_placeholders(r);
-            sdk::TransactWriteItem::builder().condition_check(
+        TransactWriteAction::Put { table, item, .. } => sdk::TransactWriteItem::builder().put(
+            sdk::Put::builder()
+                .table_name(table)
+                .set_item(Some(item_to_sdk(item)))
+                .set_condition_expression(expressions.condition)
+                .set_expression_attribute_names(names)
+                .set_expression_attribute_values(values)
+                .build()
+                .map_err(build_error)?,
+        ),
+        TransactWriteAction::Update { table, key, .. } => sdk::TransactWriteItem::builder().update(
+            sdk::Update::builder()
+                .table_name(table)
+                .set_key(Some(item_to_sdk(key)))
+                .set_update_expression(expressions.update)
+                .set_condition_expression(expressions.condition)
+                .set_expression_attribute_names(names)
+                .set_expression_attribute_values(values)
+                .build()
+                .map_err(build_error)?,
+        ),
+        TransactWriteAction::Delete { table, key, .. } => sdk::TransactWriteItem::builder().delete(
+            sdk::Delete::builder()
+                .table_name(table)
+                .set_key(Some(item_to_sdk(key)))
+                .set_condition_expression(expressions.condition)
+                .set_expression_attribute_names(names)
+                .set_expression_attribute_values(values)
+                .build()
+                .map_err(build_error)?,
+        ),
+        TransactWriteAction::ConditionCheck { table, key, .. } => sdk::TransactWriteItem::builder()
+            .condition_check(
                 sdk::ConditionCheck::builder()
                     .table_name(table)
                     .set_key(Some(item_to_sdk(key)))
-                    .condition_expression(condition)
+                    .set_condition_expression(expressions.condition)
                     .set_expression_attribute_names(names)
                     .set_expression_attribute_values(values)
                     .build()
                     .map_err(build_error)?,
-            )
-        }
+            ),
     };
     Ok(item.build())
 }
 
 #[cfg(test)]
 mod tests {
-    use aws_sdk_dynamodb::error::ConnectorError;
-    use aws_sdk_dynamodb::operation::get_item::GetItemError;
-
     use super::*;
-
-    #[test]
-    fn exceptions_map_to_their_kinds() {
-        let kind = |code: &str, server_error: bool| service_error(code, "m".into(), server_error);
-        for code in [
-            "ProvisionedThroughputExceededException",
-            "RequestLimitExceeded",
-            "ThrottlingException",
-        ] {
-            assert!(
-                matches!(kind(code, false), StoreError::Throttled(_)),
-                "{code}"
-            );
-        }
-        assert_eq!(
-            kind("TransactionConflictException", false),
-            StoreError::TransactionConflict("m".into())
-        );
-        assert_eq!(
-            kind("ConditionalCheckFailedException", false),
-            StoreError::ConditionalCheckFailed
-        );
-        assert_eq!(
-            kind("ValidationException", false),
-            StoreError::Validation("m".into())
-        );
-        for code in ["InternalServerError", "ServiceUnavailable"] {
-            assert!(
-                matches!(kind(code, true), StoreError::Unavailable(_)),
-                "{code}"
-            );
-        }
-        assert!(matches!(
-            kind("SomethingNew", true),
-            StoreError::Unavailable(_)
-        ));
-        assert!(matches!(
-            kind("SomethingNew", false),
-            StoreError::Internal(_)
-        ));
-    }
-
-    #[test]
-    fn no_answer_is_unavailable_and_retryable() {
-        let timeout = map_error(SdkError::<GetItemError>::timeout_error("too slow"));
-        assert!(matches!(timeout, StoreError::Unavailable(_)), "{timeout:?}");
-        let refused = map_error(SdkError::<GetItemError>::dispatch_failure(
-            ConnectorError::io("connection refused".into()),
-        ));
-        assert!(matches!(refused, StoreError::Unavailable(_)), "{refused:?}");
-        assert!(refused.is_retryable());
-    }
 
     #[test]
     fn malformed_values_are_corrupt() {

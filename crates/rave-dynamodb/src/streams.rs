@@ -20,7 +20,8 @@ use rave_store::{
     PositionLayout, Result, Store, StoreError, TransactWriteAction, TransactWriteItemsInput,
 };
 
-use crate::{DynamoStore, map_error};
+use crate::client::DynamoStore;
+use crate::error::map_error;
 
 /// How often the list of shards is read again.
 const SHARD_REFRESH: Duration = Duration::from_secs(10);

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub const READ_UNIT_BYTES: usize = 4 * 1024;
-pub const WRITE_UNIT_BYTES: usize = 1024;
+const READ_UNIT_BYTES: usize = 4 * 1024;
+const WRITE_UNIT_BYTES: usize = 1024;
 
 /// Read units for reading `bytes` in one request (Query and Scan sum their
 /// items first; GetItem and each BatchGetItem key are charged one by one).
@@ -45,6 +45,16 @@ impl ConsumedCapacity {
 
     pub fn total(&self) -> f64 {
         self.read_units + self.write_units
+    }
+
+    /// A write's consumption from a response that reported a single total
+    /// (on-demand tables do): for a write, the total is write units.
+    pub fn total_as_writes(mut self) -> ConsumedCapacity {
+        if self.write_units == 0.0 {
+            self.write_units = self.read_units;
+            self.read_units = 0.0;
+        }
+        self
     }
 
     /// Adds another request's consumption on the same table.

@@ -3,7 +3,8 @@
 //!
 //! A kind says what failed, and so what a caller may do about it:
 //! [`StoreError::is_retryable`] is true exactly for the kinds a later
-//! attempt of the same request can cure (see [`crate::Retry`]).
+//! attempt of the same request can cure, and so the ones a retry loop may
+//! send again.
 
 use serde::{Deserialize, Serialize};
 

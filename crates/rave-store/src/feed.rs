@@ -107,4 +107,4 @@ pub trait ChangeFeed: Send + Sync + 'static {
 }
 
 /// Most actions a DynamoDB transaction may carry besides the position itself.
-pub const MAX_EFFECTS_PER_COMMIT: usize = 99;
+const MAX_EFFECTS_PER_COMMIT: usize = 99;

@@ -12,7 +12,7 @@ use crate::{
 
 /// Expression attribute names and values, each `None` when there are none
 /// (DynamoDB refuses empty maps).
-pub type Placeholders = (
+pub(crate) type Placeholders = (
     Option<HashMap<String, String>>,
     Option<HashMap<String, AttributeValue>>,
 );

@@ -6,7 +6,15 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::*;
+use crate::error::Result;
+use crate::ops::{
+    BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
+    DeleteItemInput, GetItemInput, GetItemOutput, Page, PutItemInput, QueryInput, ScanInput,
+    TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput, WriteOutput,
+};
+use crate::schema::TableDefinition;
+use crate::store::Store;
+use crate::view::ItemVisitor;
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

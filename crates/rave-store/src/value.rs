@@ -13,7 +13,7 @@ pub const MAX_ITEM_SIZE: usize = 400 * 1024;
 /// Deepest nesting DynamoDB stores, counting the attribute itself as level 1
 /// (developer guide, "Nested attribute depth": 32 levels). A value holding
 /// 31 documents one inside the other is the deepest allowed.
-pub const MAX_NESTING_LEVELS: usize = 32;
+const MAX_NESTING_LEVELS: usize = 32;
 
 /// Longest attribute name (developer guide, naming rules: "less than 64 KB").
 pub const MAX_ATTRIBUTE_NAME_BYTES: usize = 65_535;
@@ -129,7 +129,7 @@ impl AttributeValue {
 
     /// Checks the rules DynamoDB applies to every stored value: sets are
     /// never empty, names in maps are at most 64 KB and documents nest at
-    /// most [`MAX_NESTING_LEVELS`] deep.
+    /// most `MAX_NESTING_LEVELS` (32) deep.
     pub fn validate(&self) -> Result<(), String> {
         if self.document_depth() >= MAX_NESTING_LEVELS {
             return Err("Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit".into());
@@ -181,7 +181,7 @@ impl AttributeValue {
 }
 
 /// Checks an attribute name's length (64 KB at most; names are never empty).
-pub fn check_attribute_name(name: &str) -> Result<(), String> {
+fn check_attribute_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("One or more parameter values were invalid: An AttributeValue may not contain an empty attribute name".into());
     }

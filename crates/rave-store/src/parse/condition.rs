@@ -22,6 +22,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use crate::{AttributeType, AttributeValue, Comparator, Condition, Number, Operand, Path, order};
 
 use super::error::{DocumentPath, ExpressionError, ExpressionKind};
+use super::functions::is_condition_function;
 use super::lexer::TokenKind;
 use super::parser::{Call, Parsed, Parser, Term};
 
@@ -427,20 +428,7 @@ const ALL_TYPES: [AttributeType; 10] = [
     AttributeType::Bs,
 ];
 
-/// The functions of condition expressions (names are case-sensitive).
-pub(super) fn is_condition_function(name: &str) -> bool {
-    matches!(
-        name,
-        "attribute_exists"
-            | "attribute_not_exists"
-            | "attribute_type"
-            | "begins_with"
-            | "contains"
-            | "size"
-    )
-}
-
-pub(super) fn comparator_symbol(comparator: Comparator) -> &'static str {
+fn comparator_symbol(comparator: Comparator) -> &'static str {
     match comparator {
         Comparator::Eq => "=",
         Comparator::Ne => "<>",

@@ -15,19 +15,22 @@
 
 mod condition;
 mod error;
+mod functions;
 mod key_condition;
 mod lexer;
 mod parser;
 mod projection;
 mod reserved;
+mod scope;
 mod update;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 use crate::{AttributeValue, Condition, KeyCondition, Path, Update};
 
 pub use error::{DocumentPath, ExpressionError, ExpressionKind, PlaceholderMap};
 use parser::Parser;
+use scope::Scope;
 
 /// Parses the expressions of one request against its placeholder maps.
 #[derive(Debug)]
@@ -37,29 +40,6 @@ pub struct ExpressionParser<'m> {
     /// (all but projections).
     parsed_any: bool,
     parsed_value_expression: bool,
-}
-
-/// The placeholder maps, and which placeholders the expressions used.
-#[derive(Debug)]
-struct Scope<'m> {
-    names: Option<&'m HashMap<String, String>>,
-    values: Option<&'m HashMap<String, AttributeValue>>,
-    used_names: BTreeSet<String>,
-    used_values: BTreeSet<String>,
-}
-
-impl Scope<'_> {
-    fn name(&mut self, placeholder: &str) -> Option<String> {
-        let name = self.names?.get(placeholder)?.clone();
-        self.used_names.insert(placeholder.to_owned());
-        Some(name)
-    }
-
-    fn value(&mut self, placeholder: &str) -> Option<AttributeValue> {
-        let value = self.values?.get(placeholder)?.clone();
-        self.used_values.insert(placeholder.to_owned());
-        Some(value)
-    }
 }
 
 impl<'m> ExpressionParser<'m> {
@@ -84,12 +64,7 @@ impl<'m> ExpressionParser<'m> {
             }
         }
         Ok(ExpressionParser {
-            scope: Scope {
-                names,
-                values,
-                used_names: BTreeSet::new(),
-                used_values: BTreeSet::new(),
-            },
+            scope: Scope::new(names, values),
             parsed_any: false,
             parsed_value_expression: false,
         })
@@ -150,17 +125,16 @@ impl<'m> ExpressionParser<'m> {
     /// expressions are parsed (and placeholder maps with no expression that
     /// could use them).
     pub fn finish(self) -> Result<(), ExpressionError> {
-        let scope = self.scope;
         let unused = [
             (
                 PlaceholderMap::Names,
                 self.parsed_any,
-                scope.names.map(|m| unused(m.keys(), &scope.used_names)),
+                self.scope.unused_names(),
             ),
             (
                 PlaceholderMap::Values,
                 self.parsed_value_expression,
-                scope.values.map(|m| unused(m.keys(), &scope.used_values)),
+                self.scope.unused_values(),
             ),
         ];
         for (map, used_by_some_expression, keys) in unused {
@@ -176,12 +150,6 @@ impl<'m> ExpressionParser<'m> {
         }
         Ok(())
     }
-}
-
-fn unused<'k>(keys: impl Iterator<Item = &'k String>, used: &BTreeSet<String>) -> Vec<String> {
-    let mut unused: Vec<String> = keys.filter(|k| !used.contains(*k)).cloned().collect();
-    unused.sort();
-    unused
 }
 
 fn check_keys<'k>(

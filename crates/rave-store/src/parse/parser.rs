@@ -9,10 +9,11 @@
 
 use crate::{AttributeValue, Path, PathElement};
 
-use super::Scope;
 use super::error::{DocumentPath, ExpressionError, ExpressionKind};
+use super::functions::is_condition_function;
 use super::lexer::{Token, TokenKind, tokenize};
 use super::reserved::is_reserved;
+use super::scope::Scope;
 
 pub(super) type Parsed<T> = Result<T, ExpressionError>;
 
@@ -343,7 +344,7 @@ impl<'p, 'm> Parser<'p, 'm> {
         let name = self.expect(TokenKind::Word)?;
         let name = self.text(name).to_owned();
         // Reported where it stands: before any error inside its arguments.
-        if self.kind == ExpressionKind::Update && super::condition::is_condition_function(&name) {
+        if self.kind == ExpressionKind::Update && is_condition_function(&name) {
             self.defer(ExpressionError::FunctionNotInUpdate {
                 kind: self.kind,
                 function: name.clone(),

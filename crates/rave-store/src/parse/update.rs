@@ -15,6 +15,7 @@
 use crate::{AttributeValue, Path, SetValue, Update, UpdateOperand};
 
 use super::error::ExpressionError;
+use super::functions::is_condition_function;
 use super::lexer::TokenKind;
 use super::parser::{Call, Parsed, Parser, Term};
 
@@ -119,7 +120,7 @@ impl Parser<'_, '_> {
         let Call { name, args } = call;
         if name != "if_not_exists" && name != "list_append" {
             // A condition expression's function was refused where it stood.
-            if !super::condition::is_condition_function(&name) {
+            if !is_condition_function(&name) {
                 self.defer(ExpressionError::UnknownFunction {
                     kind: self.kind,
                     function: name,

@@ -2,20 +2,21 @@
 
 use rave_engine::Written;
 use rave_store::{
-    AttributeValue, DeleteItemInput, GetItemInput, Path, PutItemInput, ReturnValues, SetValue,
-    Store, TableDefinition, Update, UpdateItemInput, UpdateOperand, WriteOutput, project,
+    DeleteItemInput, GetItemInput, PutItemInput, ReturnValues, Store, UpdateItemInput, WriteOutput,
+    project,
 };
 use serde_json::{Value, json};
 
-use crate::DynamoApi;
+use crate::api::DynamoApi;
 use crate::collections;
 use crate::error::ApiError;
 use crate::expressions::{Placeholders, on_condition_failure, read_expressions, write_condition};
 use crate::legacy;
 use crate::request::{CapacityDetail, Members, RETURN_VALUES, name_violations, validation_errors};
 use crate::wire::item_to_json;
+use crate::writes::{ITEM_TOO_LARGE, check_index_key_update};
 
-pub async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let table = body.table_name()?.to_owned();
     let detail = body.capacity_detail()?;
     let key = body.required_item("Key")?;
@@ -41,7 +42,7 @@ pub async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiEr
     Ok(response)
 }
 
-pub async fn put_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn put_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let table = body.table_name()?.to_owned();
     body.check_write_enums()?;
     let detail = body.capacity_detail()?;
@@ -70,7 +71,7 @@ pub async fn put_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiEr
     ))
 }
 
-pub async fn delete_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn delete_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let table = body.table_name()?.to_owned();
     body.check_write_enums()?;
     let detail = body.capacity_detail()?;
@@ -129,7 +130,7 @@ fn without_key(body: Members<'_>) -> ApiError {
 /// them when it refuses another (sic: UPDATE_NEW).
 const RETURN_VALUES_LISTED: [&str; 5] = ["ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATE_NEW", "NONE"];
 
-pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     legacy::refuse_mixed(
         body,
         &["AttributeUpdates", "Expected", "ConditionalOperator"],
@@ -171,12 +172,11 @@ pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
     if condition.is_none() {
         legacy::refuse_lone_operator(body)?;
     }
-    // UPDATED_OLD and UPDATED_NEW are the whole image cut down to the
-    // paths the update wrote.
-    let updated_paths: Vec<Path> = update.paths().cloned().collect();
     let return_values = match returned {
-        "ALL_OLD" | "UPDATED_OLD" => ReturnValues::AllOld,
-        "ALL_NEW" | "UPDATED_NEW" => ReturnValues::AllNew,
+        "ALL_OLD" => ReturnValues::AllOld,
+        "ALL_NEW" => ReturnValues::AllNew,
+        "UPDATED_OLD" => ReturnValues::UpdatedOld,
+        "UPDATED_NEW" => ReturnValues::UpdatedNew,
         _ => ReturnValues::None,
     };
     check_index_key_update(&api.engine.describe_table(&table).await?, &update)?;
@@ -200,55 +200,12 @@ pub async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
             }
             error => error,
         })?;
-    let attributes = match returned {
-        "UPDATED_OLD" | "UPDATED_NEW" => output
-            .output
-            .attributes
-            .as_ref()
-            .map(|image| project(image, &updated_paths))
-            .filter(|projected| !projected.is_empty()),
-        _ => output.output.attributes.clone(),
-    };
     Ok(write_response(
-        attributes.as_ref(),
+        output.output.attributes.as_ref(),
         &output,
         detail,
         metrics,
     ))
-}
-
-/// The engine's refusal of an item past 400 KB.
-pub const ITEM_TOO_LARGE: &str = "Item size has exceeded the maximum allowed size";
-/// DynamoDB's, when an update made it so.
-pub const UPDATE_TOO_LARGE: &str = "Item size to update has exceeded the maximum allowed size";
-
-/// DynamoDB refuses, before reading the item, an update that sets a key of
-/// a secondary index to an empty string or binary.
-pub fn check_index_key_update(
-    definition: &TableDefinition,
-    update: &Update,
-) -> Result<(), ApiError> {
-    let index_keys: Vec<&str> = definition
-        .key_attributes()
-        .map(|attr| attr.name.as_str())
-        .filter(|name| !definition.key_schema.attributes().any(|a| a.name == *name))
-        .collect();
-    for (path, value) in &update.set {
-        let SetValue::Operand(UpdateOperand::Value(value)) = value else {
-            continue;
-        };
-        let kind = match value {
-            AttributeValue::S(s) if s.is_empty() => "string",
-            AttributeValue::B(b) if b.is_empty() => "binary",
-            _ => continue,
-        };
-        if path.0.len() == 1 && path.top().is_some_and(|top| index_keys.contains(&top)) {
-            return Err(ApiError::validation(format!(
-                "One or more parameter values are not valid. The update expression attempted to update a secondary index key to a value that is not supported. The AttributeValue for a key attribute cannot contain an empty {kind} value."
-            )));
-        }
-    }
-    Ok(())
 }
 
 fn write_response(

@@ -6,13 +6,13 @@
 use rave_store::{Page, QueryInput, ScanInput, Segment, Select, Store};
 use serde_json::{Value, json};
 
-use crate::DynamoApi;
+use crate::api::DynamoApi;
 use crate::error::ApiError;
 use crate::expressions::read_expressions;
 use crate::request::{CapacityDetail, Members, validation_errors};
 use crate::wire::item_to_json;
 
-pub async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let table = body.table_name()?;
     let detail = body.capacity_detail()?;
     let expressions = read_expressions(body, Some("QueryFilter"))?;
@@ -41,7 +41,7 @@ pub async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError
     Ok(page_response(&page, select, detail))
 }
 
-pub async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let mut input = ScanInput::new(body.table_name()?);
     let detail = body.capacity_detail()?;
     let expressions = read_expressions(body, Some("ScanFilter"))?;

@@ -14,14 +14,16 @@ use rave_engine::IndexChange;
 use rave_store::{GlobalSecondaryIndex, Store, TableDefinition};
 use serde_json::{Value, json};
 
-use crate::DynamoApi;
+use crate::api::DynamoApi;
+use crate::description::current_description;
 use crate::error::{ApiError, ErrorKind};
-use crate::metadata::{Billing, StreamViewType, TableMetadata, Throughput};
+use crate::metadata::{Billing, StreamViewType, TableMetadata, Throughput, now};
+use crate::request::INVALID;
 use crate::request::{Members, missing};
 use crate::settings::RequestedSettings;
-use crate::tables::{
-    INVALID, attribute_definitions, current_description, global_index_key_schema,
-    index_throughput_for, now, object, projection, stream_specification, throughput,
+use crate::table_spec::{
+    attribute_definitions, global_index_key_schema, index_throughput_for, object, projection,
+    stream_specification, throughput,
 };
 
 /// One entry of `GlobalSecondaryIndexUpdates`.
@@ -50,7 +52,7 @@ impl IndexUpdate {
     }
 }
 
-pub async fn update_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn update_table(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     body.refuse(&[
         "ReplicaUpdates",
         "WarmThroughput",

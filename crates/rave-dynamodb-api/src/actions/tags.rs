@@ -6,17 +6,17 @@ use std::collections::BTreeMap;
 use rave_store::Store;
 use serde_json::{Value, json};
 
-use crate::DynamoApi;
+use crate::api::DynamoApi;
+use crate::arn::{is_table_arn, table_in_arn};
 use crate::error::{ApiError, ErrorKind};
 use crate::request::{Members, missing};
-use crate::tables::ARN_PREFIX;
 
 /// Most tags one table carries.
 const MAX_TAGS: usize = 50;
 const MAX_KEY_CHARS: usize = 128;
 const MAX_VALUE_CHARS: usize = 256;
 
-pub async fn tag_resource(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn tag_resource(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let table = tagged_table(api, body, "TagResource").await?;
     let tags = read_tags(body.list("Tags")?.ok_or_else(|| missing("Tags"))?)?;
     let mut current = api.metadata.get(&table)?.unwrap_or_default().tags;
@@ -32,7 +32,7 @@ pub async fn tag_resource(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
     Ok(json!({}))
 }
 
-pub async fn untag_resource(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn untag_resource(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let table = tagged_table(api, body, "UntagResource").await?;
     let keys = body
         .list("TagKeys")?
@@ -52,7 +52,10 @@ pub async fn untag_resource(api: &DynamoApi, body: Members<'_>) -> Result<Value,
 }
 
 /// Every tag in one page: a table has at most fifty.
-pub async fn list_tags_of_resource(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn list_tags_of_resource(
+    api: &DynamoApi,
+    body: Members<'_>,
+) -> Result<Value, ApiError> {
     let table = tagged_table(api, body, "ListTagsOfResource").await?;
     let tags = api.metadata.get(&table)?.unwrap_or_default().tags;
     let listed: Vec<Value> = tags
@@ -63,7 +66,7 @@ pub async fn list_tags_of_resource(api: &DynamoApi, body: Members<'_>) -> Result
 }
 
 /// A `Tags` list (TagResource's, CreateTable's), checked as DynamoDB checks it.
-pub fn read_tags(listed: &[Value]) -> Result<BTreeMap<String, String>, ApiError> {
+pub(crate) fn read_tags(listed: &[Value]) -> Result<BTreeMap<String, String>, ApiError> {
     let mut tags = BTreeMap::new();
     for tag in listed {
         let Value::Object(tag) = tag else {
@@ -101,9 +104,7 @@ async fn tagged_table(
     operation: &str,
 ) -> Result<String, ApiError> {
     let arn = body.required_string("ResourceArn")?;
-    let Some(table) = arn
-        .strip_prefix(ARN_PREFIX)
-        .filter(|name| !name.is_empty() && !name.contains('/'))
+    let Some(table) = table_in_arn(arn).filter(|name| !name.is_empty() && !name.contains('/'))
     else {
         if is_table_arn(arn) {
             return Err(ApiError::new(
@@ -127,23 +128,6 @@ async fn tagged_table(
     }
 }
 
-/// Whether `arn` has the shape of a DynamoDB table's ARN:
-/// `arn:PARTITION:dynamodb:REGION:ACCOUNT:table/NAME`.
-fn is_table_arn(arn: &str) -> bool {
-    let parts: Vec<&str> = arn.splitn(6, ':').collect();
-    matches!(
-        parts.as_slice(),
-        ["arn", partition, "dynamodb", region, account, resource]
-            if !partition.is_empty()
-                && !region.is_empty()
-                && account.len() == 12
-                && account.bytes().all(|b| b.is_ascii_digit())
-                && resource
-                    .strip_prefix("table/")
-                    .is_some_and(|name| !name.is_empty() && !name.contains('/'))
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,17 +141,5 @@ mod tests {
         let long_value = "v".repeat(MAX_VALUE_CHARS + 1);
         assert!(read_tags(&[json!({"Key": "k", "Value": long_value})]).is_err());
         assert!(read_tags(&[json!({"Key": "k"})]).is_err());
-    }
-
-    #[test]
-    fn table_arns_are_told_from_other_strings() {
-        assert!(is_table_arn(
-            "arn:aws:dynamodb:us-east-1:000000000000:table/t"
-        ));
-        assert!(!is_table_arn(
-            "arn:aws:dynamodb:us-east-1:000000000000:table/t/stream/x"
-        ));
-        assert!(!is_table_arn("arn:aws:s3:us-east-1:000000000000:table/t"));
-        assert!(!is_table_arn("not-a-valid-arn"));
     }
 }

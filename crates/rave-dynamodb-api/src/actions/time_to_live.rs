@@ -1,19 +1,16 @@
-//! UpdateTimeToLive and DescribeTimeToLive over the engine's Time to Live,
-//! and DescribeLimits.
+//! UpdateTimeToLive and DescribeTimeToLive over the engine's Time to Live.
 
 use rave_engine::{TimeToLiveSpecification, TimeToLiveStatus};
 use serde_json::{Value, json};
 
-use crate::DynamoApi;
+use crate::api::DynamoApi;
 use crate::error::ApiError;
 use crate::request::{Members, length_violation, missing, validation_errors};
 
-/// DynamoDB's default quotas, as DescribeLimits reports them for an
-/// account that never asked for more.
-const ACCOUNT_MAX_CAPACITY_UNITS: u64 = 80_000;
-const TABLE_MAX_CAPACITY_UNITS: u64 = 40_000;
-
-pub async fn update_time_to_live(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn update_time_to_live(
+    api: &DynamoApi,
+    body: Members<'_>,
+) -> Result<Value, ApiError> {
     let table = body.table_name()?;
     let specification = body.required_object("TimeToLiveSpecification")?;
     // Placed in DynamoDB's messages by their path in the request.
@@ -37,7 +34,10 @@ pub async fn update_time_to_live(api: &DynamoApi, body: Members<'_>) -> Result<V
     }))
 }
 
-pub async fn describe_time_to_live(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn describe_time_to_live(
+    api: &DynamoApi,
+    body: Members<'_>,
+) -> Result<Value, ApiError> {
     let table = body.table_name()?;
     let description = api.engine.describe_time_to_live(table)?;
     let mut described = json!({
@@ -50,15 +50,6 @@ pub async fn describe_time_to_live(api: &DynamoApi, body: Members<'_>) -> Result
         described["AttributeName"] = json!(attribute);
     }
     Ok(json!({ "TimeToLiveDescription": described }))
-}
-
-pub async fn describe_limits(_api: &DynamoApi, _body: Members<'_>) -> Result<Value, ApiError> {
-    Ok(json!({
-        "AccountMaxReadCapacityUnits": ACCOUNT_MAX_CAPACITY_UNITS,
-        "AccountMaxWriteCapacityUnits": ACCOUNT_MAX_CAPACITY_UNITS,
-        "TableMaxReadCapacityUnits": TABLE_MAX_CAPACITY_UNITS,
-        "TableMaxWriteCapacityUnits": TABLE_MAX_CAPACITY_UNITS,
-    }))
 }
 
 /// `Enabled` has no default: DynamoDB refuses a specification without it.

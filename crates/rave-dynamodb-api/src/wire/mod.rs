@@ -1,15 +1,20 @@
 //! DynamoDB JSON: attribute values as `{"S": "..."}`, `{"N": "12"}`,
-//! `{"B": "<base64>"}`, ... with the validation errors DynamoDB gives for
-//! malformed ones.
+//! `{"B": "<base64>"}`, ... read here with the validation errors DynamoDB
+//! gives for malformed ones, and written by `to_json`, which needs no
+//! error type (so that the error envelope can show an item).
 
 use std::collections::BTreeSet;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use rave_store::{AttributeValue, Item, Number, NumberError};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::ApiError;
+
+mod to_json;
+
+pub(crate) use to_json::item_to_json;
 
 /// The type tags DynamoDB JSON uses, in the order DynamoDB lists them.
 const TYPE_TAGS: [&str; 10] = ["S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"];
@@ -18,7 +23,7 @@ const TYPE_TAGS: [&str; 10] = ["S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL"
 const MAX_NESTING: usize = 32;
 
 /// An item (or a key) from DynamoDB JSON.
-pub fn item_from_json(value: &Value) -> Result<Item, ApiError> {
+pub(crate) fn item_from_json(value: &Value) -> Result<Item, ApiError> {
     map_at(value, 1)
 }
 
@@ -27,7 +32,7 @@ pub fn item_from_json(value: &Value) -> Result<Item, ApiError> {
 /// operation's words, ahead of the item's depth, of any later action and of
 /// the table's lookup (DynamoDB, every region captured in October 2026).
 /// A map's empty key inside a value is left to the stored item's checks.
-pub fn transacted_item_from_json(value: &Value) -> Result<Item, ApiError> {
+pub(crate) fn transacted_item_from_json(value: &Value) -> Result<Item, ApiError> {
     if value
         .as_object()
         .is_some_and(|attributes| attributes.contains_key(""))
@@ -50,16 +55,8 @@ fn map_at(value: &Value, depth: usize) -> Result<Item, ApiError> {
         .collect()
 }
 
-pub fn item_to_json(item: &Item) -> Value {
-    Value::Object(
-        item.iter()
-            .map(|(name, value)| (name.clone(), value_to_json(value)))
-            .collect(),
-    )
-}
-
 /// One attribute value from DynamoDB JSON.
-pub fn value_from_json(value: &Value) -> Result<AttributeValue, ApiError> {
+pub(crate) fn value_from_json(value: &Value) -> Result<AttributeValue, ApiError> {
     value_at(value, 1)
 }
 
@@ -205,32 +202,6 @@ fn value_at(value: &Value, depth: usize) -> Result<AttributeValue, ApiError> {
     }
 }
 
-pub fn value_to_json(value: &AttributeValue) -> Value {
-    let (tag, inner) = match value {
-        AttributeValue::S(s) => ("S", Value::String(s.clone())),
-        AttributeValue::N(n) => ("N", Value::String(n.to_string())),
-        AttributeValue::B(b) => ("B", Value::String(STANDARD.encode(b))),
-        AttributeValue::Bool(b) => ("BOOL", Value::Bool(*b)),
-        AttributeValue::Null => ("NULL", Value::Bool(true)),
-        AttributeValue::L(values) => ("L", values.iter().map(value_to_json).collect()),
-        AttributeValue::M(map) => ("M", item_to_json(map)),
-        AttributeValue::Ss(set) => ("SS", set.iter().cloned().map(Value::String).collect()),
-        AttributeValue::Ns(set) => (
-            "NS",
-            set.iter().map(|n| Value::String(n.to_string())).collect(),
-        ),
-        AttributeValue::Bs(set) => (
-            "BS",
-            set.iter()
-                .map(|b| Value::String(STANDARD.encode(b)))
-                .collect(),
-        ),
-    };
-    let mut tagged = Map::new();
-    tagged.insert(tag.to_owned(), inner);
-    Value::Object(tagged)
-}
-
 fn wrong_json_type(tag: &str, expected: &str) -> ApiError {
     ApiError::serialization(format!(
         "Unexpected value type in payload: {tag} must be {expected}"
@@ -300,6 +271,7 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
 
+    use super::to_json::value_to_json;
     use super::*;
 
     #[test]

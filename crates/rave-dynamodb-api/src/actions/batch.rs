@@ -3,14 +3,14 @@
 use rave_store::{BatchGetItemInput, BatchWriteItemInput, Store, TableKeys, WriteRequest, project};
 use serde_json::{Map, Value, json};
 
-use crate::DynamoApi;
+use crate::api::DynamoApi;
 use crate::collections;
 use crate::error::ApiError;
 use crate::expressions::read_expressions;
 use crate::request::{Members, missing, name_violations, validation_errors};
 use crate::wire::{item_from_json, item_to_json};
 
-pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let tables = request_items(body, Batch::Get, body.capacity_violations())?;
     let detail = body.capacity_detail()?;
     let mut requests = Vec::new();
@@ -87,7 +87,10 @@ pub async fn batch_get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value,
     Ok(response)
 }
 
-pub async fn batch_write_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn batch_write_item(
+    api: &DynamoApi,
+    body: Members<'_>,
+) -> Result<Value, ApiError> {
     let tables = request_items(body, Batch::Write, body.batch_write_enum_violations())?;
     let detail = body.capacity_detail()?;
     let metrics = collections::asked(body)?;

@@ -9,7 +9,7 @@ use rave_store::{
 };
 use serde_json::{Value, json};
 
-use crate::DynamoApi;
+use crate::api::DynamoApi;
 use crate::collections;
 use crate::error::ApiError;
 use crate::expressions::{Placeholders, read_expressions};
@@ -19,6 +19,7 @@ use crate::request::{
     validation_errors,
 };
 use crate::wire::item_to_json;
+use crate::writes::{ITEM_TOO_LARGE, UPDATE_TOO_LARGE, check_index_key_update};
 
 /// Most actions one transaction holds.
 const MAX_TRANSACT_ITEMS: usize = 100;
@@ -26,7 +27,10 @@ const MAX_TRANSACT_ITEMS: usize = 100;
 /// The action members of a `TransactWriteItem`, exactly one of which is set.
 const ACTIONS: [&str; 4] = ["ConditionCheck", "Put", "Delete", "Update"];
 
-pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn transact_write_items(
+    api: &DynamoApi,
+    body: Members<'_>,
+) -> Result<Value, ApiError> {
     // The request's own members' constraints are reported together, the
     // token first.
     let token = body.string("ClientRequestToken")?;
@@ -96,8 +100,8 @@ pub async fn transact_write_items(api: &DynamoApi, body: Members<'_>) -> Result<
 /// A ValidationError reason as DynamoDB words it: an Update's item that
 /// grew too large names the item to update.
 fn reword_reason(message: &mut String, update: bool) {
-    if update && message == crate::items::ITEM_TOO_LARGE {
-        *message = crate::items::UPDATE_TOO_LARGE.to_owned();
+    if update && message == ITEM_TOO_LARGE {
+        *message = UPDATE_TOO_LARGE.to_owned();
     }
 }
 
@@ -157,7 +161,7 @@ async fn check_key_types(api: &DynamoApi, actions: &[TransactWriteAction]) -> Re
         let mismatch = match action {
             TransactWriteAction::Put { item, .. } => put_key_mismatch(definition, item),
             TransactWriteAction::Update { key, update, .. } => {
-                crate::items::check_index_key_update(definition, update)?;
+                check_index_key_update(definition, update)?;
                 (!key_fits(definition, key)).then(|| KEY_MISMATCH.to_owned())
             }
             TransactWriteAction::Delete { key, .. }
@@ -360,7 +364,10 @@ fn action(
 
 /// The engine's BatchGetItem reads every key from one read snapshot, which
 /// is what makes these reads a transaction: they all see the same commit.
-pub async fn transact_get_items(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn transact_get_items(
+    api: &DynamoApi,
+    body: Members<'_>,
+) -> Result<Value, ApiError> {
     let detail = body.capacity_detail()?;
     let listed = body
         .list("TransactItems")?

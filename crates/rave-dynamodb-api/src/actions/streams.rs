@@ -18,11 +18,12 @@ use rave_engine::{EventName, StreamRecord};
 use rave_store::{Item, Store, TableDefinition, item_size};
 use serde_json::{Value, json};
 
-use crate::DynamoApi;
+use crate::api::DynamoApi;
+use crate::arn::{stream_arn, stream_label, table_in_arn};
+use crate::description::key_schema_json;
 use crate::error::{ApiError, ErrorKind};
-use crate::metadata::{StreamViewType, TableMetadata};
-use crate::request::{Members, validation_errors};
-use crate::tables::{ARN_PREFIX, key_schema_json};
+use crate::metadata::StreamViewType;
+use crate::request::{Members, missing, validation_errors};
 use crate::wire::item_to_json;
 
 /// How long a shard iterator stays valid.
@@ -37,26 +38,7 @@ const REGION: &str = "local";
 /// Digits of a rendered sequence number: DynamoDB's are at least 21 long.
 const SEQUENCE_DIGITS: usize = 21;
 
-/// `YYYY-MM-DDTHH:MM:SS.mmm` of the stream's creation (with the table, or
-/// by UpdateTable since): a stream's label.
-pub fn stream_label(metadata: Option<&TableMetadata>) -> String {
-    let created_ms = metadata
-        .and_then(|m| m.stream_enabled_at.or(m.created))
-        .map_or(0, |seconds| (seconds * 1000.0) as i128);
-    let format = time::macros::format_description!(
-        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]"
-    );
-    time::OffsetDateTime::from_unix_timestamp_nanos(created_ms * 1_000_000)
-        .ok()
-        .and_then(|at| at.format(&format).ok())
-        .unwrap_or_else(|| "1970-01-01T00:00:00.000".to_owned())
-}
-
-pub fn stream_arn(table: &str, label: &str) -> String {
-    format!("{ARN_PREFIX}{table}/stream/{label}")
-}
-
-pub async fn list_streams(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn list_streams(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let limit = body.integer("Limit")?.unwrap_or(MAX_STREAMS);
     if !(1..=MAX_STREAMS).contains(&limit) {
         return Err(ApiError::validation(format!(
@@ -99,7 +81,7 @@ pub async fn list_streams(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
     Ok(response)
 }
 
-pub async fn describe_stream(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn describe_stream(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let stream = Stream::named(api, body.required_string("StreamArn")?).await?;
     let starting = api
         .engine
@@ -131,7 +113,10 @@ pub async fn describe_stream(api: &DynamoApi, body: Members<'_>) -> Result<Value
     Ok(json!({ "StreamDescription": description }))
 }
 
-pub async fn get_shard_iterator(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn get_shard_iterator(
+    api: &DynamoApi,
+    body: Members<'_>,
+) -> Result<Value, ApiError> {
     let stream = Stream::named(api, body.required_string("StreamArn")?).await?;
     let shard = body.required_string("ShardId")?;
     let kind = body
@@ -144,7 +129,7 @@ pub async fn get_shard_iterator(api: &DynamoApi, body: Members<'_>) -> Result<Va
                 "AFTER_SEQUENCE_NUMBER",
             ],
         )?
-        .ok_or_else(|| crate::request::missing("ShardIteratorType"))?;
+        .ok_or_else(|| missing("ShardIteratorType"))?;
     if shard != SHARD_ID {
         return Err(ApiError::new(
             ErrorKind::ResourceNotFound,
@@ -186,10 +171,10 @@ pub async fn get_shard_iterator(api: &DynamoApi, body: Members<'_>) -> Result<Va
     Ok(json!({ "ShardIterator": iterator.encode() }))
 }
 
-pub async fn get_records(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn get_records(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
     let text = body
         .string("ShardIterator")?
-        .ok_or_else(|| crate::request::missing("ShardIterator"))?;
+        .ok_or_else(|| missing("ShardIterator"))?;
     let limit = body.integer("Limit")?.unwrap_or(MAX_RECORDS);
     if !(1..=MAX_RECORDS).contains(&limit) {
         return Err(ApiError::validation(format!(
@@ -247,8 +232,7 @@ impl Stream {
                 "Value '{arn}' at 'streamArn' failed to satisfy constraint: Member must have length greater than or equal to {MIN_STREAM_ARN}"
             )]));
         }
-        let (table, label) = arn
-            .strip_prefix(ARN_PREFIX)
+        let (table, label) = table_in_arn(arn)
             .and_then(|rest| rest.split_once("/stream/"))
             .ok_or_else(not_found)?;
         let definition = match api.engine.describe_table(table).await {

@@ -1,0 +1,68 @@
+//! The [`Store`] trait: the one interface the comments domain speaks
+//! DynamoDB's data model through, implemented by the embedded engine, the
+//! AWS SDK client and (type-erased) [`crate::SharedStore`].
+
+use std::future::Future;
+
+use crate::error::Result;
+use crate::ops::{
+    BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput, BatchWriteItemOutput,
+    DeleteItemInput, GetItemInput, GetItemOutput, Page, PutItemInput, QueryInput, ScanInput,
+    TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput, WriteOutput,
+};
+use crate::schema::TableDefinition;
+use crate::view::ItemVisitor;
+
+/// DynamoDB's operations, as the domain uses them.
+///
+/// Every call reports the capacity it consumed. Implementations must agree
+/// on every observable behaviour; the conformance suite runs the same cases
+/// against each of them.
+pub trait Store: Send + Sync + 'static {
+    /// Creates a table; `ResourceInUse` if it exists.
+    fn create_table(&self, definition: TableDefinition) -> impl Future<Output = Result<()>> + Send;
+    /// The definition of an existing table; `ResourceNotFound` otherwise.
+    fn describe_table(&self, table: &str) -> impl Future<Output = Result<TableDefinition>> + Send;
+    fn get_item(&self, input: GetItemInput) -> impl Future<Output = Result<GetItemOutput>> + Send;
+    fn put_item(&self, input: PutItemInput) -> impl Future<Output = Result<WriteOutput>> + Send;
+    fn update_item(
+        &self,
+        input: UpdateItemInput,
+    ) -> impl Future<Output = Result<WriteOutput>> + Send;
+    fn delete_item(
+        &self,
+        input: DeleteItemInput,
+    ) -> impl Future<Output = Result<WriteOutput>> + Send;
+    fn query(&self, input: QueryInput) -> impl Future<Output = Result<Page>> + Send;
+    /// A Query whose kept items go to `visit`, in order, instead of into
+    /// the page (whose `items` is then empty; everything else is as
+    /// [`Store::query`] returns it). A backend that can show its stored
+    /// items without building them overrides this; the others visit the
+    /// items of an ordinary page.
+    fn query_visiting(
+        &self,
+        input: QueryInput,
+        mut visit: ItemVisitor,
+    ) -> impl Future<Output = Result<Page>> + Send {
+        async move {
+            let mut page = self.query(input).await?;
+            for item in page.items.drain(..) {
+                visit(&item);
+            }
+            Ok(page)
+        }
+    }
+    fn scan(&self, input: ScanInput) -> impl Future<Output = Result<Page>> + Send;
+    fn batch_get_item(
+        &self,
+        input: BatchGetItemInput,
+    ) -> impl Future<Output = Result<BatchGetItemOutput>> + Send;
+    fn batch_write_item(
+        &self,
+        input: BatchWriteItemInput,
+    ) -> impl Future<Output = Result<BatchWriteItemOutput>> + Send;
+    fn transact_write_items(
+        &self,
+        input: TransactWriteItemsInput,
+    ) -> impl Future<Output = Result<TransactWriteItemsOutput>> + Send;
+}
