@@ -16,17 +16,19 @@
 mod dynoxide_store;
 mod http;
 mod measure;
+mod plan;
 mod report;
+mod running;
 mod scenarios;
 mod sqlite;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::time::Instant;
 
 use anyhow::{Context, bail};
-use clap::{Parser, Subcommand, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
+use clap::{Parser, Subcommand};
+
+use crate::plan::Size;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -67,77 +69,6 @@ struct AllArgs {
     /// Also write the table (Markdown) here.
     #[arg(long)]
     out: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Size {
-    Quick,
-    Small,
-    Medium,
-    Large,
-}
-
-/// What a size means for every scenario.
-#[derive(Debug, Clone, Copy)]
-pub struct Plan {
-    pub name: &'static str,
-    pub products: u64,
-    pub comments: u64,
-    /// The deep page of B2 (page 1000 unless the data set is too small).
-    pub deep_page: usize,
-    /// Timed calls per in-process figure.
-    pub iterations: usize,
-    /// Seconds of each wrk run.
-    pub http_seconds: u64,
-    /// dynoxide gets the whole data set (`None`), or only the newest `n`
-    /// comments of the hot product: every page the read scenarios compare,
-    /// page 1000 included. Its load slows as its file grows (well under
-    /// 1 k comments/s past a few hundred MB), so the whole medium set
-    /// would take hours.
-    pub dynoxide_hot_tail: Option<u64>,
-}
-
-impl Size {
-    fn plan(self) -> Plan {
-        match self {
-            Size::Quick => Plan {
-                name: "quick",
-                products: 20,
-                comments: 3_000,
-                deep_page: 8,
-                iterations: 30,
-                http_seconds: 1,
-                dynoxide_hot_tail: None,
-            },
-            Size::Small => Plan {
-                name: "small",
-                products: 100,
-                comments: 10_000,
-                deep_page: 40,
-                iterations: 500,
-                http_seconds: 5,
-                dynoxide_hot_tail: None,
-            },
-            Size::Medium => Plan {
-                name: "medium",
-                products: 1_000,
-                comments: 1_000_000,
-                deep_page: 1_000,
-                iterations: 2_000,
-                http_seconds: 20,
-                dynoxide_hot_tail: Some(60_000),
-            },
-            Size::Large => Plan {
-                name: "large",
-                products: 10_000,
-                comments: 10_000_000,
-                deep_page: 1_000,
-                iterations: 2_000,
-                http_seconds: 30,
-                dynoxide_hot_tail: Some(60_000),
-            },
-        }
-    }
 }
 
 fn main() -> anyhow::Result<()> {
@@ -220,35 +151,4 @@ fn machine() -> String {
         })
         .unwrap_or_else(|| "unknown CPU".into());
     format!("Machine: {cores} cores ({cpu}), {memory_gib:.0} GiB memory")
-}
-
-/// Runs a `rave` subcommand to completion; returns how long it took.
-/// Runs `rave` to completion (its progress bars on the terminal) and
-/// returns how long it took and what it printed.
-pub fn run_rave(rave: &Path, args: &[&std::ffi::OsStr]) -> anyhow::Result<(Duration, String)> {
-    let started = Instant::now();
-    let output = Command::new(rave)
-        .args(args)
-        .env("RAVE_LOG", "warn")
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .with_context(|| format!("cannot run {}", rave.display()))?;
-    let elapsed = started.elapsed();
-    let said = String::from_utf8_lossy(&output.stdout).into_owned();
-    print!("{said}");
-    if !output.status.success() {
-        bail!("rave {:?} failed: {}", args, output.status);
-    }
-    Ok((elapsed, said))
-}
-
-pub fn progress_bar(total: u64, what: &str) -> ProgressBar {
-    let bar = ProgressBar::new(total).with_style(
-        ProgressStyle::with_template(&format!(
-            "{{spinner}} {what} {{bar:40}} {{pos}}/{{len}} ({{per_sec}}, eta {{eta}})"
-        ))
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
 }

@@ -16,9 +16,10 @@ use tokio::runtime::Runtime;
 use crate::dynoxide_store::DynoxideStore;
 use crate::http::{self, LagSampler, Server};
 use crate::measure::{Latencies, per_second, show, si};
+use crate::plan::Plan;
 use crate::report::Row;
+use crate::running::{progress_bar, run_rave};
 use crate::sqlite::{self, After, RatingPlan, Sqlite};
-use crate::{Plan, progress_bar, run_rave};
 
 /// The most popular product of every data set (Zipf rank 1).
 const HOT: &str = "p1";

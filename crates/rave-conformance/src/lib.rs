@@ -13,16 +13,10 @@
 use rave_store::*;
 
 pub mod erasure;
+mod orders;
 pub mod pagination;
 pub mod shards;
 pub mod statistics;
-
-/// An order id no other call in this process returns, for verified creates.
-pub fn fresh_order() -> rave_comments::OrderId {
-    static ORDERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = ORDERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    rave_comments::OrderId::parse(&format!("order-{n}")).unwrap()
-}
 
 /// The table every case runs on: string keys, three sparse indexes with
 /// N and B key types and each kind of projection, and a stream.

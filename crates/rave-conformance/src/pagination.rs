@@ -250,7 +250,7 @@ async fn walk_listing<'a, S: Store>(
         let product = format!("p{}", spec.product);
         let created = if spec.verified {
             comments
-                .create_verified(&product, new, None, &crate::fresh_order())
+                .create_verified(&product, new, None, &crate::orders::fresh_order())
                 .await
         } else {
             comments.create(&product, new, None).await

@@ -323,7 +323,7 @@ async fn apply_write<S: Store>(comments: &Comments<S>, model: &mut Model, op: &O
             };
             let created = if verified {
                 comments
-                    .create_verified(PRODUCTS[product], new, None, &crate::fresh_order())
+                    .create_verified(PRODUCTS[product], new, None, &crate::orders::fresh_order())
                     .await
             } else {
                 comments.create(PRODUCTS[product], new, None).await

@@ -5,6 +5,7 @@
 use rave_store::{AttributeRef, AttributeValue, Condition, Item, ItemView, Number};
 use ulid::Ulid;
 
+use super::keys::HELPFUL_SORT;
 use super::{GSISK, Index, Malformed, PK, text};
 use crate::model::{Comment, Language, ProductId, Rating, Reply, Status, Timestamp, VoteCounts};
 
@@ -40,7 +41,6 @@ const AUTHOR_PARTITION_PREFIX: &str = "AUTHOR#";
 const HELPFUL_VOTES: &str = "helpful_votes";
 const UNHELPFUL_VOTES: &str = "unhelpful_votes";
 /// The sort key of the `helpful*` indexes: `<rank>#<created_at>#<id>`.
-pub(super) const HELPFUL_SORT: &str = "HELPSK";
 /// Digits of a helpfulness rank: `round(score × 10⁹)` is at most 10⁹.
 const RANK_DIGITS: usize = 10;
 const RANK_SCALE: f64 = 1e9;

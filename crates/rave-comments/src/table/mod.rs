@@ -48,6 +48,8 @@
 
 pub(crate) mod comment;
 pub(crate) mod idempotency;
+pub(crate) mod index;
+pub(crate) mod keys;
 pub(crate) mod order;
 pub(crate) mod position;
 pub(crate) mod product;
@@ -56,263 +58,37 @@ pub(crate) mod stats;
 pub(crate) mod vote;
 
 use rave_store::{
-    AttributeValue, GlobalSecondaryIndex, Item, ItemView, KeyAttribute, KeySchema, KeyType, Number,
-    Projection, TableDefinition,
+    AttributeValue, GlobalSecondaryIndex, Item, KeyAttribute, KeySchema, KeyType, Projection,
+    TableDefinition,
 };
 
 pub(crate) use crate::error::Malformed;
+pub(crate) use index::Index;
+pub(crate) use keys::{GSISK, PK, SK, count, describe_key, key, number, primary_key, signed, text};
 
-const PK: &str = "PK";
-const SK: &str = "SK";
-/// The sort key of every listing index (and, overloaded, of the leaderboard).
-const GSISK: &str = "GSISK";
-
-impl Malformed {
-    fn new(item: &(impl ItemView + ?Sized), what: impl Into<String>) -> Malformed {
-        Malformed {
-            key: describe_key(item),
-            what: what.into(),
-        }
-    }
-}
-
-/// `PK/SK` of an item, for reports and error messages.
-pub(crate) fn describe_key(item: &(impl ItemView + ?Sized)) -> String {
-    let part = |name| {
-        item.attribute(name)
-            .and_then(|value| value.as_s())
-            .unwrap_or("?")
-    };
-    format!("{}/{}", part(PK), part(SK))
-}
-
-/// Just the primary key of an item.
-pub(crate) fn primary_key(item: &(impl ItemView + ?Sized)) -> Item {
-    [PK, SK]
-        .iter()
-        .filter_map(|k| Some((k.to_string(), item.attribute(k)?.to_value())))
-        .collect()
-}
-
-fn key(pk: String, sk: String) -> Item {
-    Item::from([
-        (PK.into(), AttributeValue::S(pk)),
-        (SK.into(), AttributeValue::S(sk)),
-    ])
-}
-
-fn text<'a>(item: &'a (impl ItemView + ?Sized), name: &str) -> Result<&'a str, Malformed> {
-    item.attribute(name)
-        .and_then(|value| value.as_s())
-        .ok_or_else(|| Malformed::new(item, format!("{name} is not a string")))
-}
-
-fn count(item: &(impl ItemView + ?Sized), name: &str) -> Result<u64, Malformed> {
-    item.attribute(name)
-        .and_then(|value| value.as_n())
-        .and_then(|n| n.to_i64())
-        .and_then(|n| u64::try_from(n).ok())
-        .ok_or_else(|| Malformed::new(item, format!("{name} is not a count")))
-}
-
-fn signed(item: &Item, name: &str) -> Result<i64, Malformed> {
-    item.get(name)
-        .and_then(AttributeValue::as_n)
-        .and_then(Number::to_i64)
-        .ok_or_else(|| Malformed::new(item, format!("{name} is not a whole number")))
-}
-
-fn number(value: u64) -> AttributeValue {
-    AttributeValue::N(Number::from(value))
-}
-
-/// The four listing indexes of part 2, their sparse verified copies, the
-/// sparse moderation index and the author index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Index {
-    /// `PRODUCT#<p>/<lang>/<rating>`; overloaded by the leaderboard.
-    ByLangAndRating,
-    /// `PRODUCT#<p>/<lang>`
-    ByLang,
-    /// `PRODUCT#<p>/<rating>`
-    ByRating,
-    /// `PRODUCT#<p>`
-    All,
-    /// `MODERATION#<status>`, sorted by `MODSK` = `<created_at>#<id>`
-    Moderation,
-    /// The verified copies of the four listing indexes: the same
-    /// partitions, holding only visible comments a purchase verified (the
-    /// sparse-index pattern), so a `verified=true` listing reads nothing it
-    /// throws away.
-    VerifiedByLangAndRating,
-    VerifiedByLang,
-    VerifiedByRating,
-    VerifiedAll,
-    /// `AUTHOR#<author>`: every comment of an author, any status.
-    ByAuthor,
-    /// The `helpful` sort's indexes: the partitions of `byLangAndRating`,
-    /// `byRating`, `byLang` and `all` (and of the first two's verified
-    /// copies), sorted by `HELPSK`. A listing with a rating filter merges
-    /// rating partitions; one without reads a single partition, whatever
-    /// the mix of ratings at its depth.
-    HelpfulByLangAndRating,
-    HelpfulByRating,
-    HelpfulByLang,
-    HelpfulAll,
-    VerifiedHelpfulByLangAndRating,
-    VerifiedHelpfulByRating,
-}
-
-impl Index {
-    pub(crate) const LISTINGS: [Index; 4] = [
-        Index::ByLangAndRating,
-        Index::ByLang,
-        Index::ByRating,
-        Index::All,
-    ];
-
-    pub(crate) const VERIFIED_LISTINGS: [Index; 4] = [
-        Index::VerifiedByLangAndRating,
-        Index::VerifiedByLang,
-        Index::VerifiedByRating,
-        Index::VerifiedAll,
-    ];
-
-    pub(crate) const HELPFUL: [Index; 6] = [
-        Index::HelpfulByLangAndRating,
-        Index::HelpfulByRating,
-        Index::HelpfulByLang,
-        Index::HelpfulAll,
-        Index::VerifiedHelpfulByLangAndRating,
-        Index::VerifiedHelpfulByRating,
-    ];
-
-    /// The verified copy of a listing index (itself for the others).
-    pub(crate) fn verified(self) -> Index {
-        match self {
-            Index::ByLangAndRating => Index::VerifiedByLangAndRating,
-            Index::ByLang => Index::VerifiedByLang,
-            Index::ByRating => Index::VerifiedByRating,
-            Index::All => Index::VerifiedAll,
-            Index::HelpfulByLangAndRating => Index::VerifiedHelpfulByLangAndRating,
-            Index::HelpfulByRating => Index::VerifiedHelpfulByRating,
-            other => other,
-        }
-    }
-
-    /// The `helpful` index over the same partitions as a listing index or
-    /// a per-rating verified copy (itself for the others).
-    pub(crate) fn helpful(self) -> Index {
-        match self {
-            Index::ByLangAndRating => Index::HelpfulByLangAndRating,
-            Index::ByRating => Index::HelpfulByRating,
-            Index::ByLang => Index::HelpfulByLang,
-            Index::All => Index::HelpfulAll,
-            Index::VerifiedByLangAndRating => Index::VerifiedHelpfulByLangAndRating,
-            Index::VerifiedByRating => Index::VerifiedHelpfulByRating,
-            other => other,
-        }
-    }
-
-    /// Whether the index is sorted by helpfulness (`HELPSK`).
-    pub(crate) fn is_helpful(self) -> bool {
-        Index::HELPFUL.contains(&self)
-    }
-
-    /// The listing index a verified copy or a `helpful` index shares its
-    /// partitions with (itself for the others).
-    pub(crate) fn unverified(self) -> Index {
-        match self {
-            Index::VerifiedByLangAndRating => Index::ByLangAndRating,
-            Index::VerifiedByLang => Index::ByLang,
-            Index::VerifiedByRating => Index::ByRating,
-            Index::VerifiedAll => Index::All,
-            Index::HelpfulByLangAndRating | Index::VerifiedHelpfulByLangAndRating => {
-                Index::ByLangAndRating
-            }
-            Index::HelpfulByRating | Index::VerifiedHelpfulByRating => Index::ByRating,
-            Index::HelpfulByLang => Index::ByLang,
-            Index::HelpfulAll => Index::All,
-            other => other,
-        }
-    }
-
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Index::ByLangAndRating => "byLangAndRating",
-            Index::ByLang => "byLang",
-            Index::ByRating => "byRating",
-            Index::All => "all",
-            Index::Moderation => "moderation",
-            Index::VerifiedByLangAndRating => "verifiedByLangAndRating",
-            Index::VerifiedByLang => "verifiedByLang",
-            Index::VerifiedByRating => "verifiedByRating",
-            Index::VerifiedAll => "verifiedAll",
-            Index::ByAuthor => "byAuthor",
-            Index::HelpfulByLangAndRating => "helpfulByLangAndRating",
-            Index::HelpfulByRating => "helpfulByRating",
-            Index::HelpfulByLang => "helpfulByLang",
-            Index::HelpfulAll => "helpfulAll",
-            Index::VerifiedHelpfulByLangAndRating => "verifiedHelpfulByLangAndRating",
-            Index::VerifiedHelpfulByRating => "verifiedHelpfulByRating",
-        }
-    }
-
-    pub(crate) fn partition_attribute(self) -> &'static str {
-        match self {
-            Index::ByLangAndRating | Index::HelpfulByLangAndRating => "GSIPK",
-            Index::ByLang | Index::HelpfulByLang => "GSI2PK",
-            Index::ByRating | Index::HelpfulByRating => "GSI3PK",
-            Index::All | Index::HelpfulAll => "GSI4PK",
-            Index::Moderation => "MODPK",
-            Index::VerifiedByLangAndRating | Index::VerifiedHelpfulByLangAndRating => "VGSIPK",
-            Index::VerifiedByLang => "VGSI2PK",
-            Index::VerifiedByRating | Index::VerifiedHelpfulByRating => "VGSI3PK",
-            Index::VerifiedAll => "VGSI4PK",
-            Index::ByAuthor => "AUTHORPK",
-        }
-    }
-
-    pub(crate) fn sort_attribute(self) -> &'static str {
-        match self {
-            Index::Moderation => "MODSK",
-            index if index.is_helpful() => comment::HELPFUL_SORT,
-            _ => GSISK,
-        }
-    }
-}
-
-impl Index {
-    /// Whether the index's entries carry the listed attributes: all but
-    /// the KEYS_ONLY author index do.
-    pub(crate) fn holds_comments(self) -> bool {
-        self != Index::ByAuthor
-    }
-
-    /// What the index copies of a comment. The four listing indexes, the
-    /// moderation index and the two per-rating `helpful` indexes project
-    /// what a page shows (14 attributes each: 98 of DynamoDB's quota of 100
-    /// included attributes, summed over the indexes). The others project
-    /// ALL, which does not count against that quota: the verified copies
-    /// hold only verified comments, so the few attributes they copy for
-    /// nothing cost little, and `helpfulByLang` / `helpfulAll` copy the
-    /// comment's keys and bookkeeping besides what a page shows. The author
-    /// index is KEYS_ONLY: it is read for erasures and an admin's listing,
-    /// which fetch the comments themselves, while every comment has an
-    /// entry.
-    fn projection(self) -> Projection {
-        match self {
-            Index::VerifiedByLangAndRating
-            | Index::VerifiedByLang
-            | Index::VerifiedByRating
-            | Index::VerifiedAll
-            | Index::VerifiedHelpfulByLangAndRating
-            | Index::VerifiedHelpfulByRating
-            | Index::HelpfulByLang
-            | Index::HelpfulAll => Projection::All,
-            Index::ByAuthor => Projection::KeysOnly,
-            _ => Projection::Include(comment::LISTED.iter().map(|s| s.to_string()).collect()),
-        }
+/// What the index copies of a comment. The four listing indexes, the
+/// moderation index and the two per-rating `helpful` indexes project
+/// what a page shows (14 attributes each: 98 of DynamoDB's quota of 100
+/// included attributes, summed over the indexes). The others project
+/// ALL, which does not count against that quota: the verified copies
+/// hold only verified comments, so the few attributes they copy for
+/// nothing cost little, and `helpfulByLang` / `helpfulAll` copy the
+/// comment's keys and bookkeeping besides what a page shows. The author
+/// index is KEYS_ONLY: it is read for erasures and an admin's listing,
+/// which fetch the comments themselves, while every comment has an
+/// entry.
+fn projection(index: Index) -> Projection {
+    match index {
+        Index::VerifiedByLangAndRating
+        | Index::VerifiedByLang
+        | Index::VerifiedByRating
+        | Index::VerifiedAll
+        | Index::VerifiedHelpfulByLangAndRating
+        | Index::VerifiedHelpfulByRating
+        | Index::HelpfulByLang
+        | Index::HelpfulAll => Projection::All,
+        Index::ByAuthor => Projection::KeysOnly,
+        _ => Projection::Include(comment::LISTED.iter().map(|s| s.to_string()).collect()),
     }
 }
 
@@ -324,7 +100,7 @@ pub fn table_definition(name: &str) -> TableDefinition {
             KeyAttribute::new(index.partition_attribute(), KeyType::S),
             Some(KeyAttribute::new(index.sort_attribute(), KeyType::S)),
         ),
-        projection: index.projection(),
+        projection: projection(index),
     };
     TableDefinition {
         name: name.into(),
