@@ -6,8 +6,6 @@
 //! normalised: the coefficient carries no trailing zeros, which makes the
 //! derived equality and hashing numeric too.
 
-#[allow(unused_imports)]
-use crate::value::AttributeValue as _Deliberate;
 use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
