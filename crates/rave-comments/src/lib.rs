@@ -31,6 +31,8 @@
 //! With the `dataset` feature, `dataset` generates bench and demo data
 //! (`rave load`, `--demo`, the benches); it is not part of the domain.
 
+#![warn(unreachable_pub)]
+
 mod access;
 mod aggregator;
 mod catalog;

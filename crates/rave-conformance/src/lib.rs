@@ -9,6 +9,7 @@
 //! DynamoDB backend against Amazon's DynamoDB Local.
 
 #![allow(clippy::unwrap_used)]
+#![warn(unreachable_pub)]
 
 use rave_store::*;
 

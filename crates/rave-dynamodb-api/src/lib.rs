@@ -22,6 +22,8 @@
 //! * `metadata` — what DynamoDB describes about a table that the engine
 //!   does not keep (creation time, billing mode, tags, stream view type).
 
+#![warn(unreachable_pub)]
+
 mod actions;
 mod api;
 mod arn;

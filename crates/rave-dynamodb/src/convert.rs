@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue as Sdk;
 use rave_store::{AttributeValue, Item, Number, Result, StoreError};
 
-pub fn to_sdk(value: &AttributeValue) -> Sdk {
+pub(crate) fn to_sdk(value: &AttributeValue) -> Sdk {
     match value {
         AttributeValue::S(s) => Sdk::S(s.clone()),
         AttributeValue::N(n) => Sdk::N(n.to_string()),
@@ -21,7 +21,7 @@ pub fn to_sdk(value: &AttributeValue) -> Sdk {
     }
 }
 
-pub fn item_to_sdk(item: &Item) -> HashMap<String, Sdk> {
+pub(crate) fn item_to_sdk(item: &Item) -> HashMap<String, Sdk> {
     item.iter().map(|(k, v)| (k.clone(), to_sdk(v))).collect()
 }
 
@@ -34,7 +34,7 @@ fn number(text: &str) -> Result<Number> {
     })
 }
 
-pub fn from_sdk(value: &Sdk) -> Result<AttributeValue> {
+pub(crate) fn from_sdk(value: &Sdk) -> Result<AttributeValue> {
     Ok(match value {
         Sdk::S(s) => AttributeValue::S(s.clone()),
         Sdk::N(n) => AttributeValue::N(number(n)?),
@@ -55,7 +55,7 @@ pub fn from_sdk(value: &Sdk) -> Result<AttributeValue> {
     })
 }
 
-pub fn item_from_sdk(item: &HashMap<String, Sdk>) -> Result<Item> {
+pub(crate) fn item_from_sdk(item: &HashMap<String, Sdk>) -> Result<Item> {
     item.iter()
         .map(|(k, v)| Ok((k.clone(), from_sdk(v)?)))
         .collect::<Result<BTreeMap<_, _>>>()
@@ -64,7 +64,7 @@ pub fn item_from_sdk(item: &HashMap<String, Sdk>) -> Result<Item> {
 /// Whether a stream record is a deletion by Time to Live: DynamoDB marks
 /// those with the `userIdentity` `{ type: Service, principalId:
 /// dynamodb.amazonaws.com }`.
-pub fn removed_by_ttl(record: &aws_sdk_dynamodbstreams::types::Record) -> bool {
+pub(crate) fn removed_by_ttl(record: &aws_sdk_dynamodbstreams::types::Record) -> bool {
     record.user_identity().is_some_and(|identity| {
         identity.r#type() == Some("Service")
             && identity.principal_id() == Some("dynamodb.amazonaws.com")

@@ -10,6 +10,8 @@
 //! (`error`); every call asks for consumed capacity (INDEXES) and reports it. The SDK retries throttled requests with backoff; the
 //! unprocessed part of a batch is resent with [`rave_store::Retry`].
 
+#![warn(unreachable_pub)]
+
 mod client;
 mod convert;
 mod error;

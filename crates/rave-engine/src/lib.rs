@@ -20,6 +20,8 @@
 //! `codec` and `keys` (the stored forms); `database` (the redb file
 //! and what its failures mean); `clock`.
 
+#![warn(unreachable_pub)]
+
 mod catalog;
 mod clock;
 mod codec;

@@ -34,7 +34,7 @@ const MAX_BYTES: usize = 32 << 20;
 
 /// A kept answer: the handler's headers and body.
 #[derive(Debug, Clone)]
-pub struct Answer {
+pub(crate) struct Answer {
     pub headers: HeaderMap,
     pub body: Bytes,
 }
@@ -49,7 +49,7 @@ struct Kept {
 
 /// The answers of the current generation, by entity tag.
 #[derive(Debug, Default)]
-pub struct Answers {
+pub(crate) struct Answers {
     generation: AtomicU64,
     kept: Mutex<Kept>,
 }
@@ -57,12 +57,12 @@ pub struct Answers {
 impl Answers {
     /// The generation a read starting now belongs to: take it before
     /// reading anything the answer shows.
-    pub fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
 
     /// The answer kept under `tag`, if it was read in `generation`.
-    pub fn get(&self, tag: &HeaderValue, generation: u64) -> Option<Answer> {
+    pub(crate) fn get(&self, tag: &HeaderValue, generation: u64) -> Option<Answer> {
         let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
         if kept.generation != generation {
             return None;
@@ -71,7 +71,7 @@ impl Answers {
     }
 
     /// Keeps `answer` under `tag` if `generation` is still the current one.
-    pub fn keep(&self, tag: HeaderValue, generation: u64, answer: Answer) {
+    pub(crate) fn keep(&self, tag: HeaderValue, generation: u64, answer: Answer) {
         if answer.body.len() > MAX_BYTES / 16 || generation != self.generation() {
             return;
         }

@@ -20,59 +20,59 @@ use utoipa::ToSchema;
 #[derive(ToSchema)]
 #[schema(value_type = String, pattern = "^[A-Za-z0-9_-]{1,64}$", min_length = 1, max_length = 64, example = "42")]
 #[allow(dead_code, reason = "a schema only; never built")]
-pub struct ProductId(String);
+pub(crate) struct ProductId(String);
 
 /// A voter: the opaque id the shop or the embed gives a person, 1-128
 /// characters of `A-Z a-z 0-9 _ -`.
 #[derive(ToSchema)]
 #[schema(value_type = String, pattern = "^[A-Za-z0-9_-]{1,128}$", min_length = 1, max_length = 128, example = "shopper-42")]
 #[allow(dead_code, reason = "a schema only; never built")]
-pub struct VoterId(String);
+pub(crate) struct VoterId(String);
 
 /// A lowercase ISO 639 code of 2 or 3 letters.
 #[derive(ToSchema)]
 #[schema(value_type = String, pattern = "^[a-z]{2,3}$", min_length = 2, max_length = 3, example = "en")]
 #[allow(dead_code, reason = "a schema only; never built")]
-pub struct LanguageCode(String);
+pub(crate) struct LanguageCode(String);
 
 /// A language code, or empty for all languages (what a page's GET form
 /// sends when "all" is chosen).
 #[derive(ToSchema)]
 #[schema(value_type = String, pattern = "^([a-z]{2,3})?$", max_length = 3, example = "en")]
 #[allow(dead_code, reason = "a schema only; never built")]
-pub struct LanguageFilter(String);
+pub(crate) struct LanguageFilter(String);
 
 /// A page's cursor: from its "Older comments" link, or empty for the first
 /// page (what a form sends).
 #[derive(ToSchema)]
 #[schema(value_type = String, pattern = "^[A-Za-z0-9_-]*$")]
 #[allow(dead_code, reason = "a schema only; never built")]
-pub struct PageCursor(String);
+pub(crate) struct PageCursor(String);
 
 /// A star rating.
 #[derive(ToSchema)]
 #[schema(value_type = i64, minimum = 1, maximum = 5, example = 5)]
 #[allow(dead_code, reason = "a schema only; never built")]
-pub struct StarRating(i64);
+pub(crate) struct StarRating(i64);
 
 /// A page size.
 #[derive(ToSchema)]
 #[schema(value_type = i64, minimum = 1, maximum = 100, example = 20)]
 #[allow(dead_code, reason = "a schema only; never built")]
-pub struct PageSize(i64);
+pub(crate) struct PageSize(i64);
 
 /// The `next_cursor` of the previous page, as it was: cursors are opaque and
 /// signed, so any other text is refused (400).
 #[derive(ToSchema)]
 #[schema(value_type = String, pattern = "^[A-Za-z0-9_-]+$", min_length = 1)]
 #[allow(dead_code, reason = "a schema only; never built")]
-pub struct Cursor(String);
+pub(crate) struct Cursor(String);
 
 /// A comment's status.
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
 #[allow(dead_code, reason = "a schema only; never built")]
-pub enum CommentStatus {
+pub(crate) enum CommentStatus {
     /// Visible.
     Published,
     /// Awaiting moderation, invisible.
@@ -85,7 +85,7 @@ pub enum CommentStatus {
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
 #[allow(dead_code, reason = "a schema only; never built")]
-pub enum QueueState {
+pub(crate) enum QueueState {
     /// Awaiting approval.
     Pending,
     /// Reported by readers.
@@ -96,7 +96,7 @@ pub enum QueueState {
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
 #[allow(dead_code, reason = "a schema only; never built")]
-pub enum ListingSort {
+pub(crate) enum ListingSort {
     /// Newest first (the default).
     Newest,
     /// Oldest first.
@@ -113,7 +113,7 @@ pub enum ListingSort {
 
 /// A comment.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct CommentBody {
+pub(crate) struct CommentBody {
     /// Server-generated, URL-safe, sorts by creation time.
     #[schema(example = "01JD3X5Z8Q9W2E4R6T8Y0U1I3O")]
     pub id: String,
@@ -155,14 +155,14 @@ pub struct CommentBody {
 /// One voter's vote on a comment.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct VoteBody {
+pub(crate) struct VoteBody {
     /// true: helpful; false: not helpful.
     pub helpful: bool,
 }
 
 /// The merchant's official reply to a comment.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ReplyBody {
+pub(crate) struct ReplyBody {
     #[schema(example = "Thank you for the kind words!")]
     pub body: String,
     /// When the reply was first written: RFC 3339, UTC, milliseconds.
@@ -186,7 +186,7 @@ impl From<Reply> for ReplyBody {
 /// The text of the merchant's reply.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SetReplyBody {
+pub(crate) struct SetReplyBody {
     /// 1-10,000 characters.
     #[schema(
         min_length = 1,
@@ -220,7 +220,7 @@ impl From<Comment> for CommentBody {
 /// A new comment.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CreateCommentBody {
+pub(crate) struct CreateCommentBody {
     /// 1-64 characters, no control characters.
     #[schema(
         min_length = 1,
@@ -265,7 +265,7 @@ pub struct CreateCommentBody {
 /// An edit: any of these fields.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct EditCommentBody {
+pub(crate) struct EditCommentBody {
     #[schema(value_type = Option<LanguageCode>)]
     pub language: Option<String>,
     #[serde(default, deserialize_with = "integral_or_null")]
@@ -310,7 +310,7 @@ fn as_integer(number: &serde_json::Number) -> Option<i64> {
 
 /// One sub-query of a plan.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct PlannedQueryBody {
+pub(crate) struct PlannedQueryBody {
     pub index: String,
     pub partition_key: String,
     pub limit: usize,
@@ -318,14 +318,14 @@ pub struct PlannedQueryBody {
 
 /// A sub-query the plan did not run.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct SkippedBody {
+pub(crate) struct SkippedBody {
     pub partition_key: String,
     pub reason: String,
 }
 
 /// How a listing was answered (`explain=true`).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct PlanBody {
+pub(crate) struct PlanBody {
     /// `all`, `language`, `rating`, `language_rating`, `ratings_fan_out`,
     /// `language_ratings_fan_out`, `ratings_in_order`,
     /// `language_ratings_in_order`, `helpful_all`, `helpful_language`,
@@ -387,7 +387,7 @@ impl From<Plan> for PlanBody {
 
 /// A page of comments.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct CommentPageBody {
+pub(crate) struct CommentPageBody {
     pub items: Vec<CommentBody>,
     /// Pass as `cursor` for the next page; `null` on the last page.
     pub next_cursor: Option<String>,
@@ -397,7 +397,7 @@ pub struct CommentPageBody {
 
 /// A page of the moderation queue, or of an author's comments.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct QueuePageBody {
+pub(crate) struct QueuePageBody {
     pub items: Vec<CommentBody>,
     pub next_cursor: Option<String>,
 }
@@ -413,7 +413,7 @@ impl From<AuthorPage> for QueuePageBody {
 
 /// What erasing an author's data did.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ErasedBody {
+pub(crate) struct ErasedBody {
     /// Comments erased (0 when the author had none left).
     pub erased: u64,
 }
@@ -428,13 +428,13 @@ impl From<QueuePage> for QueuePageBody {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct HealthBody {
+pub(crate) struct HealthBody {
     pub status: String,
 }
 
 /// Counts by rating of a product (AP7-AP10).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ProductStatsBody {
+pub(crate) struct ProductStatsBody {
     pub product_id: String,
     /// The language counted, or null for all languages.
     pub language: Option<String>,
@@ -474,14 +474,14 @@ impl From<ProductStats> for ProductStatsBody {
 
 /// One product on the leaderboard.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct LeaderBody {
+pub(crate) struct LeaderBody {
     pub product_id: String,
     pub five_star: u64,
 }
 
 /// The products with the most 5-star comments, most first (AP11).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct LeaderboardBody {
+pub(crate) struct LeaderboardBody {
     pub items: Vec<LeaderBody>,
 }
 
@@ -501,7 +501,7 @@ impl From<Vec<Leader>> for LeaderboardBody {
 
 /// Global aggregates over counted (published and flagged) comments.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct GlobalStatsBody {
+pub(crate) struct GlobalStatsBody {
     pub comments_total: u64,
     /// Products with at least one counted comment.
     pub products_total: u64,
@@ -596,7 +596,7 @@ impl From<PutProductBody> for ProductRecord {
 
 /// A product as its pages show it.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ProductBody {
+pub(crate) struct ProductBody {
     pub product_id: String,
     /// The record's name, or the id until an admin sets one.
     pub name: String,

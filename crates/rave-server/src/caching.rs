@@ -52,7 +52,7 @@ impl CachePolicy {
 }
 
 /// A strong entity tag: the digest of what names the representation.
-pub fn entity_tag(parts: &[&[u8]]) -> HeaderValue {
+pub(crate) fn entity_tag(parts: &[&[u8]]) -> HeaderValue {
     let mut digest = Sha256::new();
     // Another release may render the same data differently.
     digest.update(env!("CARGO_PKG_VERSION").as_bytes());
@@ -71,7 +71,7 @@ pub fn entity_tag(parts: &[&[u8]]) -> HeaderValue {
 
 /// Whether `If-None-Match` names `tag` (weak comparison, as RFC 9110 asks
 /// for this header), or is `*`.
-pub fn not_modified(headers: &HeaderMap, tag: &HeaderValue) -> bool {
+pub(crate) fn not_modified(headers: &HeaderMap, tag: &HeaderValue) -> bool {
     let tag = tag.as_bytes();
     headers
         .get_all(header::IF_NONE_MATCH)
@@ -85,14 +85,14 @@ pub fn not_modified(headers: &HeaderMap, tag: &HeaderValue) -> bool {
 }
 
 /// Adds the validator and the freshness to a response.
-pub fn stamp(response: &mut Response, tag: HeaderValue, cache_control: HeaderValue) {
+pub(crate) fn stamp(response: &mut Response, tag: HeaderValue, cache_control: HeaderValue) {
     let headers = response.headers_mut();
     headers.insert(header::ETAG, tag);
     headers.insert(header::CACHE_CONTROL, cache_control);
 }
 
 /// A 304 carrying what the 200 would have: validator and freshness.
-pub fn not_modified_response(tag: HeaderValue, cache_control: HeaderValue) -> Response {
+pub(crate) fn not_modified_response(tag: HeaderValue, cache_control: HeaderValue) -> Response {
     let mut response = StatusCode::NOT_MODIFIED.into_response();
     stamp(&mut response, tag, cache_control);
     response

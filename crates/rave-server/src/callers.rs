@@ -12,7 +12,7 @@ use crate::state::AppState;
 /// Admits only the admin. As a request-parts extractor it runs before the
 /// body is read, so an unauthenticated caller learns nothing about bodies.
 #[derive(Debug)]
-pub struct Admin;
+pub(crate) struct Admin;
 
 impl FromRequestParts<AppState> for Admin {
     type Rejection = ApiError;
@@ -26,7 +26,7 @@ impl FromRequestParts<AppState> for Admin {
 /// The caller of a public write, after the rate limit: public callers are
 /// limited per client address, the admin is not.
 #[derive(Debug)]
-pub struct Writer(pub Caller);
+pub(crate) struct Writer(pub Caller);
 
 impl FromRequestParts<AppState> for Writer {
     type Rejection = ApiError;

@@ -47,7 +47,7 @@ const PREFLIGHT_MAX_AGE: Duration = Duration::from_secs(600);
 
 /// The CORS layer: answers preflights, and adds the allow headers (and
 /// `Vary: Origin`) to responses for allowed origins.
-pub fn layer(origins: &[AllowedOrigin]) -> CorsLayer {
+pub(crate) fn layer(origins: &[AllowedOrigin]) -> CorsLayer {
     CorsLayer::new()
         .allow_origin(AllowOrigin::list(origins.iter().map(|o| o.0.clone())))
         .allow_methods([

@@ -16,7 +16,7 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
 /// A JSON body whose type rejects unknown fields.
 #[derive(Debug)]
-pub struct JsonBody<T>(pub T);
+pub(crate) struct JsonBody<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
     type Rejection = ApiError;

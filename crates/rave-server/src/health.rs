@@ -33,7 +33,7 @@ use crate::state::AppState;
 
 /// One condition of readiness and how it stands.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ReadinessCondition {
+pub(crate) struct ReadinessCondition {
     /// `stopping`, `store`, `aggregator`, `webhooks`, or a check's name.
     #[schema(example = "aggregator")]
     pub name: String,
@@ -45,7 +45,7 @@ pub struct ReadinessCondition {
 
 /// Whether this process should be sent traffic, condition by condition.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ReadinessBody {
+pub(crate) struct ReadinessBody {
     /// `ready` or `not ready`.
     #[schema(example = "ready")]
     pub status: String,
@@ -72,7 +72,7 @@ impl ReadinessCondition {
         (status = 503, description = "The store does not answer", body = Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn healthz(State(state): State<AppState>) -> ApiResult<Json<HealthBody>> {
+pub(crate) async fn healthz(State(state): State<AppState>) -> ApiResult<Json<HealthBody>> {
     match state.comments.health().await {
         Ok(()) => Ok(Json(HealthBody {
             status: "ok".into(),
@@ -98,7 +98,7 @@ pub async fn healthz(State(state): State<AppState>) -> ApiResult<Json<HealthBody
         (status = 503, description = "Not ready: the conditions say why", body = ReadinessBody),
     )
 )]
-pub async fn readyz(State(state): State<AppState>) -> Response {
+pub(crate) async fn readyz(State(state): State<AppState>) -> Response {
     let readiness = &state.readiness;
     let now = Instant::now();
     let mut conditions = Vec::new();

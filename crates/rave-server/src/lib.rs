@@ -17,6 +17,8 @@
 //! * `moderation_hook` — the moderation hook over HTTP;
 //! * `purchase` — purchase proofs (signed JWTs) checked on posts.
 
+#![warn(unreachable_pub)]
+
 mod answers;
 mod api;
 mod caching;

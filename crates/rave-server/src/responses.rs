@@ -17,11 +17,11 @@ use crate::error::Problem;
     description = "A parameter, a field of the body or the cursor is not valid; `detail` names it",
     content_type = "application/problem+json"
 )]
-pub struct BadRequest(Problem);
+pub(crate) struct BadRequest(Problem);
 
 /// What every admin endpoint answers without a valid admin token.
 #[derive(Debug, IntoResponses)]
-pub enum AdminRefused {
+pub(crate) enum AdminRefused {
     #[response(
         status = 401,
         description = "Missing or wrong admin token",
@@ -44,7 +44,7 @@ pub enum AdminRefused {
     description = "A bearer token was sent and it is not valid",
     content_type = "application/problem+json"
 )]
-pub struct BadToken(Problem);
+pub(crate) struct BadToken(Problem);
 
 #[derive(Debug, IntoResponses)]
 #[response(
@@ -52,7 +52,7 @@ pub struct BadToken(Problem);
     description = "No such comment",
     content_type = "application/problem+json"
 )]
-pub struct NotFound(Problem);
+pub(crate) struct NotFound(Problem);
 
 /// What a change to one comment answers when other writers kept changing
 /// it between each read and write, past the retries.
@@ -62,7 +62,7 @@ pub struct NotFound(Problem);
     description = "The comment kept changing under concurrent writes; try again",
     content_type = "application/problem+json"
 )]
-pub struct Contended(Problem);
+pub(crate) struct Contended(Problem);
 
 #[derive(Debug, IntoResponses)]
 #[response(
@@ -70,11 +70,11 @@ pub struct Contended(Problem);
     description = "Over the rate limit; `Retry-After` says when to try again",
     content_type = "application/problem+json"
 )]
-pub struct TooManyRequests(Problem);
+pub(crate) struct TooManyRequests(Problem);
 
 /// What a JSON body can be refused for before its fields are read.
 #[derive(Debug, IntoResponses)]
-pub enum BodyRefused {
+pub(crate) enum BodyRefused {
     #[response(
         status = 413,
         description = "The body is over 64 KiB",
@@ -95,7 +95,7 @@ pub enum BodyRefused {
     description = "The store cannot serve now; `Retry-After` says when to try again",
     content_type = "application/problem+json"
 )]
-pub struct Unavailable(Problem);
+pub(crate) struct Unavailable(Problem);
 
 #[derive(Debug, IntoResponses)]
 #[response(
@@ -103,7 +103,7 @@ pub struct Unavailable(Problem);
     description = "No such webhook endpoint or delivery, or webhooks are not enabled",
     content_type = "application/problem+json"
 )]
-pub struct NoSuchWebhook(Problem);
+pub(crate) struct NoSuchWebhook(Problem);
 
 #[derive(Debug, IntoResponses)]
 #[response(
@@ -111,7 +111,7 @@ pub struct NoSuchWebhook(Problem);
     description = "The request does not fit the resource's state; `detail` says why",
     content_type = "application/problem+json"
 )]
-pub struct Conflict(Problem);
+pub(crate) struct Conflict(Problem);
 
 #[derive(Debug, IntoResponses)]
 #[response(
@@ -119,4 +119,4 @@ pub struct Conflict(Problem);
     description = "A moderation rule or the moderation hook refused the comment; `detail` names it (`moderation_hook` for the hook)",
     content_type = "application/problem+json"
 )]
-pub struct RefusedByRule(Problem);
+pub(crate) struct RefusedByRule(Problem);

@@ -28,7 +28,7 @@ use crate::responses::{
 
 /// A path segment, refused with a problem document if it is not valid UTF-8.
 #[derive(Debug)]
-pub struct Segment(pub String);
+pub(crate) struct Segment(pub String);
 
 impl<S: Send + Sync> FromRequestParts<S> for Segment {
     type Rejection = ApiError;
@@ -44,7 +44,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Segment {
 /// A vote's path: the comment id and the voter, refused with a problem
 /// document if either is not valid UTF-8.
 #[derive(Debug)]
-pub struct VotePath(pub String, pub String);
+pub(crate) struct VotePath(pub String, pub String);
 
 impl<S: Send + Sync> FromRequestParts<S> for VotePath {
     type Rejection = ApiError;
@@ -79,7 +79,7 @@ impl<S: Send + Sync> FromRequestParts<S> for VotePath {
         Unavailable,
     )
 )]
-pub async fn list_comments(
+pub(crate) async fn list_comments(
     State(state): State<AppState>,
     Segment(product_id): Segment,
     RawQuery(raw): RawQuery,
@@ -131,7 +131,7 @@ pub async fn list_comments(
         Unavailable,
     )
 )]
-pub async fn create_comment(
+pub(crate) async fn create_comment(
     State(state): State<AppState>,
     Writer(caller): Writer,
     Segment(product_id): Segment,
@@ -212,7 +212,7 @@ pub async fn create_comment(
         Unavailable,
     )
 )]
-pub async fn get_comment(
+pub(crate) async fn get_comment(
     State(state): State<AppState>,
     Segment(id): Segment,
 ) -> ApiResult<Json<CommentBody>> {
@@ -238,7 +238,7 @@ pub async fn get_comment(
         Unavailable,
     )
 )]
-pub async fn edit_comment(
+pub(crate) async fn edit_comment(
     State(state): State<AppState>,
     _admin: Admin,
     Segment(id): Segment,
@@ -267,7 +267,7 @@ pub async fn edit_comment(
         Unavailable,
     )
 )]
-pub async fn delete_comment(
+pub(crate) async fn delete_comment(
     State(state): State<AppState>,
     _admin: Admin,
     Segment(id): Segment,
@@ -292,7 +292,7 @@ pub async fn delete_comment(
         Unavailable,
     )
 )]
-pub async fn flag_comment(
+pub(crate) async fn flag_comment(
     State(state): State<AppState>,
     _writer: Writer,
     Segment(id): Segment,
@@ -315,7 +315,7 @@ pub async fn flag_comment(
         Unavailable,
     )
 )]
-pub async fn approve_comment(
+pub(crate) async fn approve_comment(
     State(state): State<AppState>,
     _admin: Admin,
     Segment(id): Segment,
@@ -337,7 +337,7 @@ pub async fn approve_comment(
         Unavailable,
     )
 )]
-pub async fn reject_comment(
+pub(crate) async fn reject_comment(
     state: State<AppState>,
     admin: Admin,
     id: Segment,
@@ -364,7 +364,7 @@ pub async fn reject_comment(
         Unavailable,
     )
 )]
-pub async fn set_reply(
+pub(crate) async fn set_reply(
     State(state): State<AppState>,
     _admin: Admin,
     Segment(id): Segment,
@@ -391,7 +391,7 @@ pub async fn set_reply(
         Unavailable,
     )
 )]
-pub async fn delete_reply(
+pub(crate) async fn delete_reply(
     State(state): State<AppState>,
     _admin: Admin,
     Segment(id): Segment,
@@ -420,7 +420,7 @@ pub async fn delete_reply(
         Unavailable,
     )
 )]
-pub async fn put_vote(
+pub(crate) async fn put_vote(
     State(state): State<AppState>,
     _writer: Writer,
     VotePath(id, voter): VotePath,
@@ -449,7 +449,7 @@ pub async fn put_vote(
         Unavailable,
     )
 )]
-pub async fn delete_vote(
+pub(crate) async fn delete_vote(
     State(state): State<AppState>,
     _writer: Writer,
     VotePath(id, voter): VotePath,
@@ -477,7 +477,7 @@ pub async fn delete_vote(
         Unavailable,
     )
 )]
-pub async fn moderation_queue(
+pub(crate) async fn moderation_queue(
     State(state): State<AppState>,
     _admin: Admin,
     RawQuery(raw): RawQuery,
@@ -523,7 +523,7 @@ pub async fn moderation_queue(
         Unavailable,
     )
 )]
-pub async fn author_comments(
+pub(crate) async fn author_comments(
     State(state): State<AppState>,
     _admin: Admin,
     Segment(author): Segment,
@@ -558,7 +558,7 @@ pub async fn author_comments(
         Unavailable,
     )
 )]
-pub async fn erase_author(
+pub(crate) async fn erase_author(
     State(state): State<AppState>,
     _admin: Admin,
     Segment(author): Segment,
@@ -583,7 +583,7 @@ pub async fn erase_author(
         Unavailable,
     )
 )]
-pub async fn product_stats(
+pub(crate) async fn product_stats(
     State(state): State<AppState>,
     Segment(product_id): Segment,
     RawQuery(raw): RawQuery,
@@ -614,7 +614,7 @@ const LEADERBOARD_SIZE: usize = 10;
         Unavailable,
     )
 )]
-pub async fn leaderboard(
+pub(crate) async fn leaderboard(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Json<LeaderboardBody>> {
@@ -637,7 +637,9 @@ pub async fn leaderboard(
         Unavailable,
     )
 )]
-pub async fn global_stats(State(state): State<AppState>) -> ApiResult<Json<GlobalStatsBody>> {
+pub(crate) async fn global_stats(
+    State(state): State<AppState>,
+) -> ApiResult<Json<GlobalStatsBody>> {
     Ok(Json(state.comments.global_stats().await?.into()))
 }
 
@@ -653,7 +655,7 @@ pub async fn global_stats(State(state): State<AppState>) -> ApiResult<Json<Globa
         (status = 503, description = "No aggregator runs in this process", body = Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn aggregator_status(
+pub(crate) async fn aggregator_status(
     State(state): State<AppState>,
     _admin: Admin,
 ) -> ApiResult<Json<AggregatorStatus>> {
@@ -673,7 +675,7 @@ pub async fn aggregator_status(
     summary = "Prometheus metrics",
     responses((status = 200, description = "OpenMetrics text exposition", body = String, content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8"))
 )]
-pub async fn metrics(State(state): State<AppState>) -> Response {
+pub(crate) async fn metrics(State(state): State<AppState>) -> Response {
     let aggregator = state.aggregator.as_ref().map(|status| *status.borrow());
     let text = state
         .metrics
@@ -699,7 +701,7 @@ static PAGE: LazyLock<String> =
     summary = "The web page",
     responses((status = 200, description = "The page", body = String, content_type = "text/html"))
 )]
-pub async fn page() -> Response {
+pub(crate) async fn page() -> Response {
     (
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
@@ -711,11 +713,11 @@ pub async fn page() -> Response {
 }
 
 /// Unknown paths answer with a problem document too.
-pub async fn not_found() -> ApiError {
+pub(crate) async fn not_found() -> ApiError {
     ApiError::not_found("no such endpoint")
 }
 
-pub async fn method_not_allowed() -> ApiError {
+pub(crate) async fn method_not_allowed() -> ApiError {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "this endpoint does not take that method",

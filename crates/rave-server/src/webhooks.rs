@@ -107,7 +107,7 @@ impl From<EventType> for WebhookEvent {
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NewWebhookBody {
+pub(crate) struct NewWebhookBody {
     /// An `http` or `https` URL of a public address (checked after DNS
     /// resolution, so a name that does not resolve is refused too).
     #[schema(
@@ -123,7 +123,7 @@ pub struct NewWebhookBody {
 
 /// A registered endpoint; `secret` only in the answer to its creation.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct WebhookBody {
+pub(crate) struct WebhookBody {
     pub id: String,
     pub url: String,
     pub events: Vec<WebhookEvent>,
@@ -147,20 +147,20 @@ impl WebhookBody {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct WebhookListBody {
+pub(crate) struct WebhookListBody {
     pub webhooks: Vec<WebhookBody>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum DeliveryStatusBody {
+pub(crate) enum DeliveryStatusBody {
     Pending,
     Delivered,
     Failed,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DeliveryBody {
+pub(crate) struct DeliveryBody {
     pub id: String,
     /// The `webhook-id` header, the same on every attempt.
     pub webhook_id: String,
@@ -199,7 +199,7 @@ impl From<&Delivery> for DeliveryBody {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DeliveryListBody {
+pub(crate) struct DeliveryListBody {
     pub deliveries: Vec<DeliveryBody>,
 }
 
@@ -229,7 +229,7 @@ pub struct DeliveryListBody {
         Unavailable,
     )
 )]
-pub async fn create_webhook(
+pub(crate) async fn create_webhook(
     State(state): State<AppState>,
     _admin: Admin,
     JsonBody(body): JsonBody<NewWebhookBody>,
@@ -253,7 +253,7 @@ pub async fn create_webhook(
         Unavailable,
     )
 )]
-pub async fn list_webhooks(
+pub(crate) async fn list_webhooks(
     State(state): State<AppState>,
     _admin: Admin,
 ) -> ApiResult<Json<WebhookListBody>> {
@@ -281,7 +281,7 @@ pub async fn list_webhooks(
         Unavailable,
     )
 )]
-pub async fn delete_webhook(
+pub(crate) async fn delete_webhook(
     State(state): State<AppState>,
     _admin: Admin,
     Segment(id): Segment,
@@ -305,7 +305,7 @@ pub async fn delete_webhook(
         Unavailable,
     )
 )]
-pub async fn list_deliveries(
+pub(crate) async fn list_deliveries(
     State(state): State<AppState>,
     _admin: Admin,
     Segment(id): Segment,
@@ -338,7 +338,7 @@ pub async fn list_deliveries(
         Unavailable,
     )
 )]
-pub async fn retry_delivery(
+pub(crate) async fn retry_delivery(
     State(state): State<AppState>,
     _admin: Admin,
     path: Result<Path<(String, String)>, PathRejection>,

@@ -7,6 +7,8 @@
 //! their evaluation rules, request and response types, capacity formulas and
 //! the error kinds.
 
+#![warn(unreachable_pub)]
+
 mod bound;
 mod capacity;
 mod error;

@@ -13,11 +13,11 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 /// Most significant digits a DynamoDB number may carry.
-pub const MAX_DIGITS: usize = 38;
+pub(crate) const MAX_DIGITS: usize = 38;
 /// Smallest allowed power of ten of the leading digit (1E-130).
-pub const MIN_LEADING_EXPONENT: i32 = -130;
+pub(crate) const MIN_LEADING_EXPONENT: i32 = -130;
 /// Largest allowed power of ten of the leading digit (9.99…E+125).
-pub const MAX_LEADING_EXPONENT: i32 = 125;
+pub(crate) const MAX_LEADING_EXPONENT: i32 = 125;
 
 /// An exact decimal: `(-1)^negative × coefficient × 10^exponent`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -13,6 +13,8 @@
 //! * `fanout` — the change-stream consumer that writes deliveries.
 //! * `sender` — one task per endpoint sending its queue in order.
 
+#![warn(unreachable_pub)]
+
 mod delivery;
 mod endpoint;
 mod error;

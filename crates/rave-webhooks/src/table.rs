@@ -58,7 +58,7 @@ pub fn table_name(comments_table: &str) -> String {
     format!("{comments_table}-webhooks")
 }
 
-pub fn table_definition(name: &str) -> TableDefinition {
+pub(crate) fn table_definition(name: &str) -> TableDefinition {
     TableDefinition {
         name: name.into(),
         key_schema: KeySchema::new(

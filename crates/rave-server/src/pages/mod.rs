@@ -187,7 +187,7 @@ async fn listing(
         Unavailable,
     )
 )]
-pub async fn product_page(
+pub(crate) async fn product_page(
     state: State<AppState>,
     product: Segment,
     query: RawQuery,
@@ -216,7 +216,7 @@ pub async fn product_page(
         Unavailable,
     )
 )]
-pub async fn product_fragment(
+pub(crate) async fn product_fragment(
     state: State<AppState>,
     product: Segment,
     query: RawQuery,
@@ -237,7 +237,7 @@ pub async fn product_fragment(
         Unavailable,
     )
 )]
-pub async fn get_product(
+pub(crate) async fn get_product(
     State(state): State<AppState>,
     Segment(product_id): Segment,
 ) -> ApiResult<Json<ProductBody>> {
@@ -268,7 +268,7 @@ pub async fn get_product(
         Unavailable,
     )
 )]
-pub async fn put_product(
+pub(crate) async fn put_product(
     State(state): State<AppState>,
     _admin: Admin,
     Segment(product_id): Segment,
@@ -293,7 +293,7 @@ pub async fn put_product(
     description = "Add `<div data-rave-product=\"42\"></div><script src=\"https://comments.example/embed.js\" async></script>`: it renders the listing (filters, the order, verified purchases only, load more, histogram, verified badges, replies, helpful votes, the post form) in a shadow root, themable with CSS custom properties. Votes are cast as `data-rave-voter` when the element has one, else as a random voter id kept in the browser. The page's origin must be allowed (--allowed-origin).",
     responses((status = 200, description = "The script", body = String, content_type = "text/javascript"))
 )]
-pub async fn embed_js(State(state): State<AppState>, headers: HeaderMap) -> Response {
+pub(crate) async fn embed_js(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let tag = caching::entity_tag(&[b"embed.js", EMBED_JS.as_bytes()]);
     let cache_control = state.cache_policy.cache_control(false);
     if caching::not_modified(&headers, &tag) {

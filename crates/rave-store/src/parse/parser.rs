@@ -65,7 +65,7 @@ pub(super) struct Parser<'p, 'm> {
 impl<'p, 'm> Parser<'p, 'm> {
     /// `Empty` if the text is empty (whitespace alone is a syntax error, as
     /// in DynamoDB).
-    pub fn new(
+    pub(super) fn new(
         kind: ExpressionKind,
         source: &'p str,
         scope: &'p mut Scope<'m>,
@@ -93,7 +93,7 @@ impl<'p, 'm> Parser<'p, 'm> {
     }
 
     /// The result, once every token is used and no error was deferred.
-    pub fn finish<T>(self, value: T) -> Parsed<T> {
+    pub(super) fn finish<T>(self, value: T) -> Parsed<T> {
         if self.pos < self.tokens.len() {
             return Err(self.syntax_error());
         }
@@ -103,7 +103,7 @@ impl<'p, 'm> Parser<'p, 'm> {
         }
     }
 
-    pub fn mark(&self) -> Mark {
+    pub(super) fn mark(&self) -> Mark {
         Mark {
             pos: self.pos,
             depth: self.depth,
@@ -111,14 +111,14 @@ impl<'p, 'm> Parser<'p, 'm> {
         }
     }
 
-    pub fn rewind(&mut self, mark: Mark) {
+    pub(super) fn rewind(&mut self, mark: Mark) {
         self.pos = mark.pos;
         self.depth = mark.depth;
         self.deferred = mark.deferred;
     }
 
     /// Consumes an opening parenthesis, one level deeper.
-    pub fn open(&mut self) -> Parsed<()> {
+    pub(super) fn open(&mut self) -> Parsed<()> {
         self.expect(TokenKind::LeftParen)?;
         self.depth += 1;
         if self.depth > MAX_DEPTH {
@@ -131,13 +131,13 @@ impl<'p, 'm> Parser<'p, 'm> {
     }
 
     /// Consumes a closing parenthesis, one level up.
-    pub fn close(&mut self) -> Parsed<()> {
+    pub(super) fn close(&mut self) -> Parsed<()> {
         self.expect(TokenKind::RightParen)?;
         self.depth -= 1;
         Ok(())
     }
 
-    pub fn peek(&self) -> Option<TokenKind> {
+    pub(super) fn peek(&self) -> Option<TokenKind> {
         self.tokens.get(self.pos).map(|t| t.kind)
     }
 
@@ -149,12 +149,12 @@ impl<'p, 'm> Parser<'p, 'm> {
         &self.source[token.start..token.end]
     }
 
-    pub fn advance(&mut self) {
+    pub(super) fn advance(&mut self) {
         self.pos += 1;
     }
 
     /// Consumes the next token if it is of `kind`.
-    pub fn eat(&mut self, kind: TokenKind) -> bool {
+    pub(super) fn eat(&mut self, kind: TokenKind) -> bool {
         if self.peek() == Some(kind) {
             self.pos += 1;
             true
@@ -163,7 +163,7 @@ impl<'p, 'm> Parser<'p, 'm> {
         }
     }
 
-    pub fn expect(&mut self, kind: TokenKind) -> Parsed<Token> {
+    pub(super) fn expect(&mut self, kind: TokenKind) -> Parsed<Token> {
         match self.tokens.get(self.pos) {
             Some(&token) if token.kind == kind => {
                 self.pos += 1;
@@ -174,13 +174,13 @@ impl<'p, 'm> Parser<'p, 'm> {
     }
 
     /// Whether the next token is the keyword `keyword` (any case).
-    pub fn at_keyword(&self, keyword: &str) -> bool {
+    pub(super) fn at_keyword(&self, keyword: &str) -> bool {
         self.tokens.get(self.pos).is_some_and(|&t| {
             t.kind == TokenKind::Word && self.text(t).eq_ignore_ascii_case(keyword)
         })
     }
 
-    pub fn eat_keyword(&mut self, keyword: &str) -> bool {
+    pub(super) fn eat_keyword(&mut self, keyword: &str) -> bool {
         let found = self.at_keyword(keyword);
         if found {
             self.pos += 1;
@@ -198,7 +198,7 @@ impl<'p, 'm> Parser<'p, 'm> {
 
     /// DynamoDB's syntax error at the next token: the token itself and the
     /// text from the token before it to the token after it.
-    pub fn syntax_error(&self) -> ExpressionError {
+    pub(super) fn syntax_error(&self) -> ExpressionError {
         let kind = self.kind;
         let Some(&token) = self.tokens.get(self.pos) else {
             // From the last token to the end of the text, spaces included.
@@ -227,7 +227,7 @@ impl<'p, 'm> Parser<'p, 'm> {
 
     /// Records an error to report once the text has parsed, unless one
     /// DynamoDB ranks before it is already recorded.
-    pub fn defer(&mut self, error: ExpressionError) {
+    pub(super) fn defer(&mut self, error: ExpressionError) {
         let rank = rank(self.kind, &error);
         if self.deferred.as_ref().is_none_or(|(r, _)| rank < *r) {
             self.deferred = Some((rank, error));
@@ -235,7 +235,7 @@ impl<'p, 'm> Parser<'p, 'm> {
     }
 
     /// `name`, `#name`, then any number of `.name`, `.#name` and `[index]`.
-    pub fn path(&mut self) -> Parsed<Path> {
+    pub(super) fn path(&mut self) -> Parsed<Path> {
         let mut elements = vec![self.path_name()?];
         loop {
             if self.eat(TokenKind::Dot) {
@@ -299,7 +299,7 @@ impl<'p, 'm> Parser<'p, 'm> {
     }
 
     /// `:name`, resolved (a stand-in when undefined; the error is deferred).
-    pub fn value(&mut self) -> Parsed<AttributeValue> {
+    pub(super) fn value(&mut self) -> Parsed<AttributeValue> {
         let token = self.expect(TokenKind::ValuePlaceholder)?;
         let placeholder = self.text(token);
         Ok(match self.scope.value(placeholder) {
@@ -317,7 +317,7 @@ impl<'p, 'm> Parser<'p, 'm> {
     /// A path, a value, a function call, or one of these in parentheses.
     /// Returns whether the term was parenthesised, so callers can refuse
     /// redundant parentheses.
-    pub fn term(&mut self) -> Parsed<(Term, bool)> {
+    pub(super) fn term(&mut self) -> Parsed<(Term, bool)> {
         if self.peek() == Some(TokenKind::LeftParen) {
             self.open()?;
             let (inner, parenthesised) = self.term()?;
@@ -360,7 +360,7 @@ impl<'p, 'm> Parser<'p, 'm> {
     }
 
     /// Update expressions accept doubled parentheses; the others refuse them.
-    pub fn redundant_parentheses(&mut self) {
+    pub(super) fn redundant_parentheses(&mut self) {
         if self.kind != ExpressionKind::Update {
             self.defer(ExpressionError::RedundantParentheses { kind: self.kind });
         }
@@ -369,7 +369,7 @@ impl<'p, 'm> Parser<'p, 'm> {
     /// Checks a path written by an update or a projection against the
     /// paths before it: none may contain another, and where two part ways
     /// they must part as two map keys or two list indexes.
-    pub fn check_distinct_paths(&mut self, paths: &[Path]) {
+    pub(super) fn check_distinct_paths(&mut self, paths: &[Path]) {
         for (i, second) in paths.iter().enumerate() {
             for first in &paths[..i] {
                 if let Some(error) = path_clash(self.kind, first, second) {
