@@ -258,10 +258,15 @@ impl<'a> Members<'a> {
         &self,
         refusal: impl FnOnce() -> ApiError,
     ) -> Result<ReturnValues, ApiError> {
-        match self.choice("ReturnValues", &RETURN_VALUES)? {
-            None | Some("NONE") => Ok(ReturnValues::None),
-            Some("ALL_OLD") => Ok(ReturnValues::AllOld),
-            Some(_) => Err(refusal()),
+        let chosen = self
+            .choice("ReturnValues", &RETURN_VALUES)?
+            .and_then(ReturnValues::from_wire)
+            .unwrap_or_default();
+        // The rule is the store's; DynamoDB checks it before the other
+        // members, so it is asked here, and worded by the operation.
+        match chosen.at_most_the_old_item() {
+            true => Ok(chosen),
+            false => Err(refusal()),
         }
     }
 }

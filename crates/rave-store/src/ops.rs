@@ -22,6 +22,14 @@ pub enum ReturnValues {
     UpdatedNew,
 }
 
+impl ReturnValues {
+    /// Whether PutItem and DeleteItem may ask for this: they hand back at
+    /// most the item as it was, and DynamoDB refuses any other choice.
+    pub fn at_most_the_old_item(self) -> bool {
+        matches!(self, ReturnValues::None | ReturnValues::AllOld)
+    }
+}
+
 /// What a write whose condition fails hands back with the error (DynamoDB's
 /// `ReturnValuesOnConditionCheckFailure`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -158,6 +158,19 @@ impl ReturnValues {
             ReturnValues::UpdatedNew => "UPDATED_NEW",
         }
     }
+
+    /// The choice the wire value `name` stands for.
+    pub fn from_wire(name: &str) -> Option<ReturnValues> {
+        [
+            ReturnValues::None,
+            ReturnValues::AllOld,
+            ReturnValues::AllNew,
+            ReturnValues::UpdatedOld,
+            ReturnValues::UpdatedNew,
+        ]
+        .into_iter()
+        .find(|choice| choice.as_str() == name)
+    }
 }
 
 impl Select {

@@ -141,9 +141,10 @@ pub(crate) async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Va
     }
     let table = body.table_name()?.to_owned();
     // UpdateItem reports the first bad enum only, ReturnValues first.
-    let returned = body
+    let return_values = body
         .choice_in_both_words("ReturnValues", &RETURN_VALUES, &RETURN_VALUES_LISTED)?
-        .unwrap_or("NONE");
+        .and_then(ReturnValues::from_wire)
+        .unwrap_or_default();
     let on_failure = on_condition_failure(body)?;
     let detail = body.capacity_detail()?;
     let metrics = collections::asked(body)?;
@@ -172,13 +173,6 @@ pub(crate) async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Va
     if condition.is_none() {
         legacy::refuse_lone_operator(body)?;
     }
-    let return_values = match returned {
-        "ALL_OLD" => ReturnValues::AllOld,
-        "ALL_NEW" => ReturnValues::AllNew,
-        "UPDATED_OLD" => ReturnValues::UpdatedOld,
-        "UPDATED_NEW" => ReturnValues::UpdatedNew,
-        _ => ReturnValues::None,
-    };
     check_index_key_update(&api.engine.describe_table(&table).await?, &update)?;
     let output = api
         .engine

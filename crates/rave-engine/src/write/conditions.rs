@@ -44,9 +44,9 @@ pub(crate) fn check_returns_old_at_most(
     return_values: ReturnValues,
     operation: &str,
 ) -> Applied<()> {
-    match return_values {
-        ReturnValues::None | ReturnValues::AllOld => Ok(()),
-        _ => Err(Failure::Request(StoreError::validation(format!(
+    match return_values.at_most_the_old_item() {
+        true => Ok(()),
+        false => Err(Failure::Request(StoreError::validation(format!(
             "ReturnValues can only be ALL_OLD or NONE for {operation}"
         )))),
     }
