@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use common::{RAVE, Server, serve};
+use common::{RAVE, Server, Writers, serve};
 use serde_json::{Value, json};
 
 fn rave(args: &[&str]) -> std::process::Output {
@@ -24,42 +24,11 @@ async fn sigkill_under_load_loses_no_acknowledged_comment() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = serve(dir.path(), &[]);
     let client = reqwest::Client::new();
-    let acknowledged = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut writers = Vec::new();
-    for w in 0..16 {
-        let (client, base, acknowledged, stop) = (
-            client.clone(),
-            server.base.clone(),
-            acknowledged.clone(),
-            stop.clone(),
-        );
-        writers.push(tokio::spawn(async move {
-            let mut i = 0;
-            while !stop.load(Ordering::Relaxed) {
-                i += 1;
-                let body = json!({"author": format!("w{w}"), "language": "en", "rating": 1 + i % 5, "body": format!("comment {i}")});
-                let Ok(response) = client.post(format!("{base}/v1/products/crash/comments")).json(&body).send().await else {
-                    break;
-                };
-                if response.status() == reqwest::StatusCode::CREATED {
-                    let Ok(created) = response.json::<Value>().await else { break };
-                    acknowledged.lock().unwrap().push(created["id"].as_str().unwrap().to_owned());
-                }
-            }
-        }));
-    }
-    let started = Instant::now();
-    while acknowledged.lock().unwrap().len() < 400 && started.elapsed() < Duration::from_secs(120) {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let writers = Writers::start(&server.base, "crash", 16);
+    writers.wait_for(400, Duration::from_secs(120)).await;
     // SIGKILL while the writers are still posting.
     server.kill();
-    stop.store(true, Ordering::Relaxed);
-    for writer in writers {
-        writer.await.unwrap();
-    }
-    let acknowledged = acknowledged.lock().unwrap().clone();
+    let acknowledged = writers.stop().await;
     assert!(
         acknowledged.len() >= 400,
         "only {} comments were acknowledged",

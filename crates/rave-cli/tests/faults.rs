@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{RAVE, Server, serve, serve_args};
+use common::{RAVE, Server, readiness, serve, serve_args};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -182,43 +182,6 @@ async fn assert_refusal_is_a_problem(response: reqwest::Response) {
     );
 }
 
-/// Polls `/readyz` until it answers `status` (at most `within`; once when
-/// that is zero) and returns the body.
-async fn readiness(
-    client: &reqwest::Client,
-    base: &str,
-    status: StatusCode,
-    within: Duration,
-) -> Value {
-    let started = Instant::now();
-    loop {
-        let response = client
-            .get(format!("{base}/readyz"))
-            .send()
-            .await
-            .expect("the server answers");
-        let answered = response.status();
-        let body: Value = response.json().await.expect("a readiness body");
-        if answered == status {
-            assert_eq!(
-                body["status"],
-                if status == StatusCode::OK {
-                    "ready"
-                } else {
-                    "not ready"
-                }
-            );
-            return body;
-        }
-        assert!(
-            started.elapsed() < within,
-            "/readyz answers {answered}, not {status}, after {:?}: {body}",
-            started.elapsed()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// The readiness condition called `name`.
 fn condition<'a>(readiness: &'a Value, name: &str) -> &'a Value {
     readiness["conditions"]
@@ -233,7 +196,7 @@ async fn fill_refuse_and_recover(disk: SmallDisk, dir: &Path) {
     let data = disk.data_dir(dir);
     let mut server = disk.serve(&data);
     let client = reqwest::Client::new();
-    readiness(&client, &server.base, StatusCode::OK, Duration::ZERO).await;
+    readiness(&server.base, StatusCode::OK, Duration::ZERO).await;
     let mut acknowledged = BTreeMap::new();
     let mut next = 0;
     let first_refusal = loop {
@@ -249,7 +212,6 @@ async fn fill_refuse_and_recover(disk: SmallDisk, dir: &Path) {
     assert_refusal_is_a_problem(first_refusal).await;
     // Not ready while the store refuses writes, and liveness still says ok.
     let not_ready = readiness(
-        &client,
         &server.base,
         StatusCode::SERVICE_UNAVAILABLE,
         Duration::ZERO,
@@ -302,13 +264,7 @@ async fn fill_refuse_and_recover(disk: SmallDisk, dir: &Path) {
     // from outside, and is ready again.
     disk.free_space(&server);
     let freed = Instant::now();
-    readiness(
-        &client,
-        &server.base,
-        StatusCode::OK,
-        Duration::from_secs(30),
-    )
-    .await;
+    readiness(&server.base, StatusCode::OK, Duration::from_secs(30)).await;
     let ready_after = freed.elapsed();
     // And writes succeed again, without a restart.
     loop {

@@ -7,11 +7,9 @@
 mod common;
 
 use std::io::Write;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{Server, serve};
+use common::{Writers, readiness, serve};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -53,29 +51,6 @@ async fn post(client: &reqwest::Client, base: &str, i: usize) -> Option<String> 
     Some(created["id"].as_str()?.to_owned())
 }
 
-/// Waits until `/readyz` answers `status`, at most `within`.
-async fn wait_readiness(server: &Server, status: StatusCode, within: Duration) -> Value {
-    let client = reqwest::Client::new();
-    let started = Instant::now();
-    loop {
-        let response = client
-            .get(format!("{}/readyz", server.base))
-            .send()
-            .await
-            .expect("the server answers");
-        let answered = response.status();
-        let body: Value = response.json().await.expect("a readiness body");
-        if answered == status {
-            return body;
-        }
-        assert!(
-            started.elapsed() < within,
-            "/readyz still answers {answered} after {within:?}: {body}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_rests_after_its_writes() {
     let dir = tempfile::tempdir().unwrap();
@@ -101,7 +76,7 @@ async fn a_server_rests_after_its_writes() {
         assert!(started.elapsed() < Duration::from_secs(30), "{stats}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    wait_readiness(&server, StatusCode::OK, Duration::from_secs(10)).await;
+    readiness(&server.base, StatusCode::OK, Duration::from_secs(10)).await;
 
     // Nothing to do now: measure what resting costs.
     let pid = server.child.id();
@@ -139,39 +114,13 @@ async fn sigterm_under_load_stops_in_time_and_keeps_every_acknowledged_write() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = serve(dir.path(), &["--shutdown-timeout", "5"]);
     let client = reqwest::Client::new();
-    let acknowledged = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut writers = Vec::new();
-    for w in 0..16 {
-        let (client, base, acknowledged, stop) = (
-            client.clone(),
-            server.base.clone(),
-            acknowledged.clone(),
-            stop.clone(),
-        );
-        writers.push(tokio::spawn(async move {
-            let mut i = w * 1_000_000;
-            while !stop.load(Ordering::Relaxed) {
-                i += 1;
-                if let Some(id) = post(&client, &base, i).await {
-                    acknowledged.lock().unwrap().push(id);
-                }
-            }
-        }));
-    }
-    let started = Instant::now();
-    while acknowledged.lock().unwrap().len() < 300 && started.elapsed() < Duration::from_secs(120) {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let writers = Writers::start(&server.base, "life", 16);
+    writers.wait_for(300, Duration::from_secs(120)).await;
     // SIGTERM while the writers are still posting.
     let asked = Instant::now();
     let status = server.terminate();
     let took = asked.elapsed();
-    stop.store(true, Ordering::Relaxed);
-    for writer in writers {
-        writer.await.unwrap();
-    }
-    let acknowledged = acknowledged.lock().unwrap().clone();
+    let acknowledged = writers.stop().await;
     println!(
         "SIGTERM under 16 writers: exited {status} after {took:?}; {} writes acknowledged",
         acknowledged.len()

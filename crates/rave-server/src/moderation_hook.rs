@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use rave_comments::Comment;
 use rave_comments::rules::{HookDecision, HookError, ModerationHook};
-use rave_webhooks::target::{self, TargetPolicy, Timeouts};
+use rave_webhooks::{TargetPolicy, Timeouts};
 use serde::Deserialize;
 
 use crate::api::CommentBody;
@@ -60,7 +60,7 @@ impl HttpModerationHook {
         }
         // The webhooks' client: no redirects, no proxies, both timeouts;
         // private addresses allowed, as said above.
-        let client = target::client(
+        let client = rave_webhooks::http_client(
             TargetPolicy {
                 allow_private: true,
             },

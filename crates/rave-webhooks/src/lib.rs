@@ -24,7 +24,7 @@ mod sender;
 mod service;
 mod signing;
 mod table;
-pub mod target;
+mod target;
 
 pub use delivery::{Delivery, DeliveryStatus, RetryPolicy};
 pub use endpoint::{Endpoint, MAX_ENDPOINTS};
@@ -35,4 +35,4 @@ pub use sender::{FanOutProgress, Sender, attempt, run};
 pub use service::{MAX_LISTED_DELIVERIES, WebhookConfig, Webhooks};
 pub use signing::{Secret, SecretError};
 pub use table::table_name;
-pub use target::{TargetError, TargetPolicy, Timeouts, is_forbidden};
+pub use target::{TargetError, TargetPolicy, Timeouts, client as http_client, is_forbidden};

@@ -209,7 +209,7 @@ pub fn client(policy: TargetPolicy, timeouts: Timeouts) -> Result<reqwest::Clien
 
 /// An IP literal in a URL never reaches the resolver, so the client checks
 /// it before connecting.
-pub fn check_literal(policy: TargetPolicy, url: &Url) -> Result<(), TargetError> {
+pub(crate) fn check_literal(policy: TargetPolicy, url: &Url) -> Result<(), TargetError> {
     let ip = match url.host() {
         Some(url::Host::Ipv4(v4)) => IpAddr::V4(v4),
         Some(url::Host::Ipv6(v6)) => IpAddr::V6(v6),

@@ -542,8 +542,7 @@ async fn loopback_is_refused_at_registration_and_at_delivery_without_the_flag() 
         .create_endpoint(&format!("{base}/hook"), &[EventType::Created])
         .await
         .unwrap();
-    let client =
-        rave_webhooks::target::client(TargetPolicy::default(), Timeouts::default()).unwrap();
+    let client = rave_webhooks::http_client(TargetPolicy::default(), Timeouts::default()).unwrap();
     let delivery = rave_webhooks::Delivery {
         endpoint_id: endpoint.id.clone(),
         id: "01J00000000000000000000000".into(),

@@ -7,7 +7,12 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
 
 pub const RAVE: &str = env!("CARGO_BIN_EXE_rave");
 
@@ -97,4 +102,100 @@ pub fn serve(data: &Path, extra: &[&str]) -> Server {
     let mut command = Command::new(RAVE);
     command.args(serve_args(data, extra));
     Server::start(command)
+}
+
+/// Polls `/readyz` until it answers `status` (at most `within`; once when
+/// that is zero) and returns the body.
+pub async fn readiness(base: &str, status: StatusCode, within: Duration) -> Value {
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    loop {
+        let response = client
+            .get(format!("{base}/readyz"))
+            .send()
+            .await
+            .expect("the server answers");
+        let answered = response.status();
+        let body: Value = response.json().await.expect("a readiness body");
+        if answered == status {
+            assert_eq!(
+                body["status"],
+                if status == StatusCode::OK {
+                    "ready"
+                } else {
+                    "not ready"
+                }
+            );
+            return body;
+        }
+        assert!(
+            started.elapsed() < within,
+            "/readyz answers {answered}, not {status}, after {:?}: {body}",
+            started.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Clients posting comments to one product until they are stopped or the
+/// server goes away, keeping the ids the server acknowledged.
+pub struct Writers {
+    stop: Arc<AtomicBool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    acknowledged: Arc<Mutex<Vec<String>>>,
+}
+
+impl Writers {
+    /// `clients` writers posting to `product` of the server at `base`.
+    pub fn start(base: &str, product: &str, clients: usize) -> Writers {
+        let client = reqwest::Client::new();
+        let stop = Arc::new(AtomicBool::new(false));
+        let acknowledged = Arc::new(Mutex::new(Vec::new()));
+        let tasks = (0..clients)
+            .map(|w| {
+                let (client, stop, acknowledged) =
+                    (client.clone(), stop.clone(), acknowledged.clone());
+                let url = format!("{base}/v1/products/{product}/comments");
+                tokio::spawn(async move {
+                    let mut i = 0;
+                    while !stop.load(Ordering::Relaxed) {
+                        i += 1;
+                        let body = json!({"author": format!("w{w}"), "language": "en", "rating": 1 + i % 5, "body": format!("comment {i}")});
+                        let Ok(response) = client.post(&url).json(&body).send().await else {
+                            break;
+                        };
+                        if response.status() == StatusCode::CREATED {
+                            let Ok(created) = response.json::<Value>().await else { break };
+                            let id = created["id"].as_str().expect("an id").to_owned();
+                            acknowledged.lock().expect("not poisoned").push(id);
+                        }
+                    }
+                })
+            })
+            .collect();
+        Writers {
+            stop,
+            tasks,
+            acknowledged,
+        }
+    }
+
+    /// Waits until `count` writes were acknowledged (at most `within`).
+    pub async fn wait_for(&self, count: usize, within: Duration) {
+        let started = Instant::now();
+        while self.acknowledged.lock().expect("not poisoned").len() < count
+            && started.elapsed() < within
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Stops the writers; returns every acknowledged id.
+    pub async fn stop(self) -> Vec<String> {
+        self.stop.store(true, Ordering::Relaxed);
+        for task in self.tasks {
+            task.await.expect("a writer");
+        }
+        self.acknowledged.lock().expect("not poisoned").clone()
+    }
 }
