@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use common::{RAVE, Server, Writers, serve};
+use common::{RAVE, Server, Writers, assert_all_present, serve};
 use serde_json::{Value, json};
 
 fn rave(args: &[&str]) -> std::process::Output {
@@ -36,18 +36,7 @@ async fn sigkill_under_load_loses_no_acknowledged_comment() {
     );
 
     let server = serve(dir.path(), &[]);
-    for id in &acknowledged {
-        let response = client
-            .get(format!("{}/v1/comments/{id}", server.base))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(
-            response.status(),
-            reqwest::StatusCode::OK,
-            "acknowledged comment {id} is gone"
-        );
-    }
+    assert_all_present(&server.base, &acknowledged).await;
     // The listing agrees with the items: walk it and find every acknowledged id.
     let mut listed = std::collections::BTreeSet::new();
     let mut cursor: Option<String> = None;

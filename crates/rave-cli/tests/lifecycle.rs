@@ -9,7 +9,7 @@ mod common;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use common::{Writers, readiness, serve};
+use common::{Writers, assert_all_present, readiness, serve};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -113,7 +113,6 @@ async fn a_server_rests_after_its_writes() {
 async fn sigterm_under_load_stops_in_time_and_keeps_every_acknowledged_write() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = serve(dir.path(), &["--shutdown-timeout", "5"]);
-    let client = reqwest::Client::new();
     let writers = Writers::start(&server.base, "life", 16);
     writers.wait_for(300, Duration::from_secs(120)).await;
     // SIGTERM while the writers are still posting.
@@ -129,18 +128,7 @@ async fn sigterm_under_load_stops_in_time_and_keeps_every_acknowledged_write() {
     assert!(took < Duration::from_secs(5), "the stop took {took:?}");
 
     let server = serve(dir.path(), &[]);
-    for id in &acknowledged {
-        let response = client
-            .get(format!("{}/v1/comments/{id}", server.base))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(
-            response.status(),
-            StatusCode::OK,
-            "acknowledged {id} is gone"
-        );
-    }
+    assert_all_present(&server.base, &acknowledged).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

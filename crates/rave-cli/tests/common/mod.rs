@@ -199,3 +199,20 @@ impl Writers {
         self.acknowledged.lock().expect("not poisoned").clone()
     }
 }
+
+/// Asserts that every comment in `ids` reads back from the server at `base`.
+pub async fn assert_all_present(base: &str, ids: &[String]) {
+    let client = reqwest::Client::new();
+    for id in ids {
+        let response = client
+            .get(format!("{base}/v1/comments/{id}"))
+            .send()
+            .await
+            .expect("the server answers");
+        assert_eq!(
+            response.status(),
+            StatusCode::OK,
+            "acknowledged comment {id} is gone"
+        );
+    }
+}
