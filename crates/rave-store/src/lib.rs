@@ -6,6 +6,11 @@
 //! DynamoDB's number semantics, table definitions, typed expressions with
 //! their evaluation rules, request and response types, capacity formulas and
 //! the error kinds.
+//!
+//! It does no I/O: everything here is data and the rules over it, so both
+//! backends, the DynamoDB-compatible endpoint and the bench's dynoxide store
+//! apply the same rules by construction. The one thing it waits on is
+//! `Retry`'s timer.
 
 #![warn(unreachable_pub)]
 
