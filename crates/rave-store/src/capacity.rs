@@ -1,8 +1,8 @@
 //! Capacity units as DynamoDB charges them.
 //!
-//! Both backends must report the units DynamoDB would charge (the bench
-//! compares them, and the capacity figures in the docs are computed from
-//! them), so the rules are DynamoDB's documented ones, applied exactly:
+//! The embedded engine must report the units DynamoDB would charge for the
+//! same request, so that what is measured on it holds on DynamoDB; the
+//! rules are therefore DynamoDB's documented ones, applied exactly:
 //!
 //! * Reads come in 4 KB units, half a unit when eventually consistent. A
 //!   Query or Scan sums its items before rounding; GetItem and each key of a

@@ -7,10 +7,11 @@
 //! their evaluation rules, request and response types, capacity formulas and
 //! the error kinds.
 //!
-//! It does no I/O: everything here is data and the rules over it, so both
-//! backends, the DynamoDB-compatible endpoint and the bench's dynoxide store
-//! apply the same rules by construction. The one thing it waits on is
-//! `Retry`'s timer.
+//! It does no I/O: everything here is data and the rules over it, shared
+//! by whatever stores or serves the data (the engine evaluates these
+//! expressions and charges these units; the DynamoDB-compatible endpoint
+//! parses into these trees; the SDK client renders them). The one thing it
+//! waits on is `Retry`'s timer.
 
 #![warn(unreachable_pub)]
 
