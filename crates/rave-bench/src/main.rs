@@ -12,6 +12,18 @@
 //! code. The in-process scenarios (B1–B4, B10) then read all three; the
 //! HTTP scenarios (B6–B9) start `rave serve` as its own process and load it
 //! with wrk over loopback.
+//!
+//! Comparing three systems is only fair if they answer the same question,
+//! so the in-process scenarios first check that all three return the same
+//! comments, field by field. SQLite (`sqlite`) holds a row per comment, a
+//! composite index per access pattern, keyset pagination and a counter
+//! table. dynoxide runs
+//! rave's own domain code through a `Store` over dynoxide, which passes the
+//! conformance suite. B4 and B10 read rave's own accounting (items read,
+//! capacity units) rather than the clock.
+//!
+//! A binary only: nothing depends on it, and the service never links SQLite
+//! or dynoxide.
 
 mod dynoxide_store;
 mod http;

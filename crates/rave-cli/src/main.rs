@@ -3,6 +3,31 @@
 //! Every flag can also be set through an environment variable: `RAVE_` and
 //! the flag's name in capitals, with `-` as `_` (`--admin-token` is
 //! `RAVE_ADMIN_TOKEN`).
+//!
+//! The commands: `serve`, `load` (the data sets of
+//! `rave_comments::dataset`), `import` / `export` (NDJSON, streaming:
+//! `io`), `query`, `aggregate`, `deliver` (`deliver`, which also holds the
+//! webhook options of `serve`), `init`, `reconcile`, `dynamodb-api`
+//! (`dynamodb_api`, which also runs the DynamoDB API beside `serve
+//! --dynamodb-api` on a clone of the engine `serve` opened, and reads
+//! `--dynamodb-credentials` for both) and `storage` (`storage`, the report
+//! of `Engine::storage_usage`). `moderation` holds `serve`'s moderation
+//! rule and hook options; `aggregator` runs the statistics aggregator with
+//! as many readers as the feed hands batches to at once
+//! (`ChangeFeed::concurrent_readers`: one on the engine, `--stream-readers`
+//! on DynamoDB Streams).
+//!
+//! The binary installs mimalloc as the global allocator and owns the
+//! cursor secret: given, or 32 random bytes kept in `<data>/cursor.key`,
+//! mode 0600, so cursors survive a restart.
+//!
+//! A data directory or DynamoDB table made by an older rave may lack an
+//! index of today's layout, or have one with other keys or projection
+//! (`TableDefinition::index_drift`). `serve` on the engine builds what is
+//! missing and deletes and builds again what changed, one index at a time,
+//! before it listens, waiting for each to be ACTIVE; a crash midway leaves
+//! an index missing or still building, which the next start finishes.
+//! `init` does the same on DynamoDB (`DynamoStore::update_indexes`).
 
 mod aggregator;
 mod deliver;

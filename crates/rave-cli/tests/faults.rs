@@ -2,6 +2,13 @@
 //! directory's disk fills up, and the process is killed with SIGKILL twenty
 //! times under mixed writes. Each test prints its figures (run with
 //! `--nocapture` to see them).
+//!
+//! The full disk is an 8 MiB tmpfs where the test can mount one, else
+//! `RLIMIT_FSIZE` set with `prlimit` (SIGXFSZ ignored, so a write past it
+//! fails with EFBIG). In CI a fault that cannot be injected fails the test
+//! rather than skipping it. The twenty SIGKILLs come under mixed writes
+//! from 16 clients, checked against a model of acknowledged state, then
+//! `rave reconcile`.
 #![cfg(target_os = "linux")]
 
 mod common;

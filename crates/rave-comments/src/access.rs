@@ -2,7 +2,8 @@
 //! table, is retried (bounded, with jittered backoff) when the store says a
 //! later attempt may succeed — throttling, a conflicting transaction,
 //! unavailable storage, unprocessed batch items — and has the capacity it
-//! consumed counted.
+//! consumed counted (`usage`). The retry is `rave_store::Retry`, so the
+//! domain retries exactly the kinds the store calls retryable.
 //!
 //! A retried conditional write can meet its own earlier attempt when that
 //! attempt's outcome was unknown (a timeout on DynamoDB): callers treat a

@@ -1,6 +1,12 @@
 //! Products as a page shows them: the record an admin sets (display name,
 //! page, image) and everything counted about the product, read together in
 //! one query of the product's partition; and the revision caches compare.
+//!
+//! A page's ETag is built from the revision, so the overview read last is
+//! kept per product (at most 4,096) and reused while the product's revision,
+//! two point reads, is the one it was read at: the revision changes with
+//! every write of the product's statistics or record and never returns to
+//! an earlier value. The record's codec is `table::product`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -1,7 +1,16 @@
 //! Erasing an author's data: every comment whose author is exactly the
 //! given value, with everything in its partition (its votes; the merchant's
 //! reply lives on the comment item). Statistics, leaderboards and global
-//! aggregates follow through the change stream, as for any deletion.
+//! aggregates follow through the change stream, as for any deletion, and the
+//! author's statistics item goes with the last counted comment.
+//!
+//! The comments are found through `byAuthor`, which keys every comment by
+//! its exact author (`AUTHOR#<author>`: nothing follows the author, so no
+//! character in it reaches another author's partition). The index is walked
+//! oldest first, so a comment posted while the erasure runs is reached too,
+//! and each comment's partition is read consistently, so an index entry that
+//! lags behind a deletion finds nothing. Idempotency records keep the id of
+//! the comment they created, not its author, and expire.
 
 use std::sync::Arc;
 

@@ -1,6 +1,13 @@
 //! What the comments domain can report. Each variant maps to one HTTP
 //! status; storage failures arrive here sorted by what the caller can do
 //! about them, and the storage's own error type stays inside the domain.
+//!
+//! The variants are the caller's options: fix the input (`Invalid`,
+//! `Refused` by a moderation rule, `BadCursor`), give up (`NotFound`),
+//! reconcile with another write (`Conflict`), retry later (`Unavailable`,
+//! which the domain has already retried itself and which carries how long
+//! to wait), or report it (`Corrupt`, naming the stored item that does not
+//! decode; `Internal`, a bug).
 
 use std::time::Duration;
 

@@ -29,7 +29,10 @@
 //! `error` and `rules`, below them all); none reaches back up to the façade.
 //!
 //! With the `dataset` feature, `dataset` generates bench and demo data
-//! (`rave load`, `--demo`, the benches); it is not part of the domain.
+//! (`rave load`, `--demo`, the benches); it is not part of the domain. The
+//! `testing` feature adds `Comments::list_with_counts`, a listing planned
+//! with counts the caller vouches for, for the pagination oracle and the
+//! benchmarks.
 
 #![warn(unreachable_pub)]
 

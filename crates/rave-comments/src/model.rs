@@ -1,6 +1,9 @@
 //! Comments and the rules every field follows (API.md), as validated types:
 //! a value of `ProductId`, `Language` or `Rating` is valid by construction,
-//! so nothing unchecked can reach a key.
+//! so nothing unchecked can reach a key (a value of these cannot carry a key
+//! delimiter). `GlobalStats` is here too, and the one page-size check
+//! (`check_page_size`) that every listing and the HTTP layer use, so the two
+//! cannot disagree on it.
 
 use std::fmt;
 

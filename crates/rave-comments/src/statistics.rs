@@ -1,7 +1,10 @@
 //! Reading the statistics the aggregator maintains: a product's counts by
 //! rating (AP7–AP10), the leaderboard (AP11, merged from its shards) and the
 //! global aggregates (summed from their partial items).
-//! Reads are eventually consistent, as statistics may be.
+//! Reads are eventually consistent, as statistics may be (normally well
+//! under a second behind the comments). A product's average rating is
+//! computed from its counts in integers, rounded half up to two decimals,
+//! so `4.125` shows as `4.13` whatever its binary form.
 //!
 //! The counts' types live here: the listing planner sizes its sub-queries
 //! by a product's [`RatingCounts`], which it asks this module for; this

@@ -1,6 +1,11 @@
 //! Helpful votes: one voter's vote on a comment, replaced by a later one or
 //! withdrawn. A vote is an item in the comment's partition; the counts on
 //! the comment are the aggregator's, from the change stream.
+//!
+//! A vote is written in one transaction with a condition check that the
+//! comment is listed (it has the `all` index's key), so nobody votes on a
+//! pending or deleted comment. Deleting a comment deletes its votes after
+//! it: they are one query of its partition.
 
 use std::sync::Arc;
 

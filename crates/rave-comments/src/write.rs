@@ -1,6 +1,28 @@
 //! The write path: creating comments (idempotently), reading one back,
 //! editing, moderating and replying to them with versioned
 //! read-modify-writes, deleting them, and importing many at once.
+//!
+//! **Concurrency.** Every comment carries a `version`; edits, flags,
+//! approvals and replies are read-modify-writes with a condition on the
+//! version, read again and retried when another write got in between. A
+//! create with an idempotency key is one transaction: the comment and the
+//! idempotency record (a fingerprint of the request), each conditional on
+//! not existing; a retry loses on the record's condition and returns the
+//! comment the record names.
+//!
+//! **Verified purchases.** rave-server checks a post's purchase proof and
+//! hands the domain the order id (`Comments::create_verified`). The comment
+//! (`verified_purchase`) and the order verification (`table::order`) are
+//! one transaction, the order item conditional on not existing: one order
+//! verifies one comment per product, and a second is a conflict that stores
+//! nothing. Imports carry `verified_purchase` but no order.
+//!
+//! **Merchant replies** live on the comment item (`reply`), written by the
+//! same versioned read-modify-write as an edit, so a listing shows them with
+//! no second read. A reply touches no key attribute: the comment keeps its
+//! place, and the aggregator counts nothing for it (it raises the product's
+//! revision, as any change of a visible comment does, so pages' ETags
+//! follow).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, UNIX_EPOCH};

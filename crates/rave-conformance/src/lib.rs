@@ -6,7 +6,16 @@
 //! and paging, filters, parallel scans, batches, transactions, validation
 //! errors and capacity units. [`conformance_tests!`] turns the cases into
 //! tests for a backend; the engine runs them in its own tests and the
-//! DynamoDB backend against Amazon's DynamoDB Local.
+//! DynamoDB backend against Amazon's DynamoDB Local, and again against
+//! rave's own DynamoDB API (an in-process server per case). Where DynamoDB
+//! Local itself departs from DynamoDB's documented behaviour, the case is
+//! listed as ignored with the reason, on that backend only, and a generated
+//! test checks that every case either runs or says why not.
+//!
+//! Beside the cases are the domain's oracles, which both backends run as
+//! property tests: the pagination oracle (`pagination`), the statistics
+//! oracles (`statistics`) and the erasure scenario (`erasure`), with
+//! `shards` to give a single feed DynamoDB Streams' shards.
 
 #![allow(clippy::unwrap_used)]
 #![warn(unreachable_pub)]

@@ -1,8 +1,11 @@
 //! `ReturnItemCollectionMetrics` and the `ItemCollectionMetrics` of
 //! PutItem, UpdateItem, DeleteItem, BatchWriteItem and TransactWriteItems:
 //! the size of each item collection a write touched in a table with local
-//! secondary indexes (the engine keeps it with every write), as DynamoDB's
-//! estimate in gigabytes.
+//! secondary indexes (the engine keeps it with every write and hands it
+//! back: `Engine::*_with`, `Written`), as DynamoDB's estimate in gigabytes:
+//! `SizeEstimateRangeGB` is the whole gigabytes below and above the size.
+//! BatchWriteItem and TransactWriteItems answer per table; a table without
+//! local secondary indexes gets nothing.
 
 use rave_engine::ItemCollectionSize;
 use serde_json::{Map, Value, json};

@@ -1,6 +1,11 @@
 //! The `TableDescription` CreateTable, DescribeTable, UpdateTable and
 //! DeleteTable answer with: the engine's definition, the metadata rave keeps
 //! beside it, and item counts taken by scanning.
+//!
+//! DynamoDB's counts are estimates refreshed every few hours; here the item
+//! counts and sizes of the table and of each index are exact, counted by a
+//! scan when described. An index still backfilling is CREATING with
+//! `Backfilling`, and uncounted.
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,17 @@
 //! DynamoDB's errors: the `__type` a client dispatches on, the HTTP status,
 //! and the JSON envelope they travel in.
+//!
+//! Clients dispatch on the namespace as well as the name, so it is
+//! DynamoDB's: `com.amazonaws.dynamodb.v20120810#…` for DynamoDB's own
+//! exceptions, `com.amazon.coral.validate#ValidationException`, and
+//! `com.amazon.coral.service#…` for an unknown operation, an unreadable body
+//! and a signature's refusals. The status is 400, or 500 for
+//! InternalServerError, whose cause is logged and not sent. The message
+//! travels under `message`, or `Message` for a SerializationException and a
+//! TransactionCanceledException, as DynamoDB spells them. A
+//! `rave_store::StoreError` maps kind for kind; a write refused with
+//! `ReturnValuesOnConditionCheckFailure` = ALL_OLD carries the item the
+//! condition saw in the exception's `Item` or the cancellation reason's.
 
 use axum::http::StatusCode;
 use rave_store::{CancellationReason, Item, StoreError, WriteFailure};

@@ -1,6 +1,7 @@
 //! TransactWriteItems' `ClientRequestToken`: a transaction repeated with
 //! the same token within ten minutes of its success changes nothing and
-//! succeeds again; the same token with other actions is refused.
+//! succeeds again; the same token with other actions is refused, and so is
+//! a token whose transaction still runs. The SDKs always send one.
 //!
 //! The ledger lives in memory: a restart forgets the tokens, so a retry
 //! that straddles a restart is applied again.

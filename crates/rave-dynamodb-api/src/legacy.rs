@@ -4,7 +4,11 @@
 //! `ConditionalOperator`; `KeyConditions` (a Query's key condition) and
 //! `AttributeUpdates` (UpdateItem's actions). Each is read into the same
 //! typed tree its expression would give, so the engine evaluates both
-//! alike. A request may use one style or the other, never both.
+//! alike. `AttributeUpdates` takes PUT, ADD (of a number, a set or a list)
+//! and DELETE (of an attribute or of set members); `AttributesToGet` is
+//! read as a projection in `expressions`. A request naming both styles is
+//! refused with DynamoDB's "Can not use both expression and non-expression
+//! parameters", listing each.
 
 use rave_store::{
     AttributeValue, Comparator, Condition, KeyCondition, MAX_INDEX_KEY_ATTRIBUTES, Operand, Path,

@@ -1,6 +1,13 @@
 //! DynamoDB's JSON wire protocol over rave's embedded engine, so that the
 //! AWS CLI, boto3 and the AWS SDKs can use an engine's data directory as
-//! they would use DynamoDB.
+//! they would use DynamoDB (`rave dynamodb-api`). It talks to the `Engine`
+//! directly, not to a `SharedStore`: ListTables, DeleteTable, UpdateTable
+//! and the streams are engine operations outside the `Store` trait.
+//!
+//! Nothing is faked. A member rave does not implement yet (replicas, warm
+//! throughput, resource policies) is refused with a ValidationException
+//! naming it, never ignored; an operation rave does not serve answers
+//! UnknownOperationException, as DynamoDB answers a name it does not know.
 //!
 //! * `protocol` — HTTP: the `X-Amz-Target` dispatch, request ids, CRC32;
 //! * `signature` — Signature V4 verification, when given access keys;

@@ -1,9 +1,15 @@
 //! What DynamoDB describes about a table beyond its definition: when it was
 //! created, how it is billed, its tags and its stream's view type. The engine stores only what its semantics
-//! need, so these live beside its database, in `dynamodb-tables.json`.
+//! need, so these live beside its database, in `dynamodb-tables.json`:
+//! creation time, billing (mode, provisioned units per table and index),
+//! tags, `TableId` and settings, the stream's view type and, for a stream
+//! UpdateTable enabled, when and after which sequence number it began. The
+//! file is replaced atomically on change, and every field defaults, so
+//! older files still read.
 //!
 //! A table created some other way (by `rave serve`) has no entry; it is
-//! described as on-demand, without a creation time.
+//! described as on-demand, without a creation time, with a
+//! NEW_AND_OLD_IMAGES stream.
 
 use std::collections::BTreeMap;
 use std::io::Write;

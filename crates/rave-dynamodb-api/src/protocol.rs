@@ -5,7 +5,35 @@
 //! Every request is a POST whose
 //! `X-Amz-Target` header names the operation and whose body is a JSON
 //! object; every answer is JSON of type `application/x-amz-json-1.0` with a
-//! request id and the body's CRC32, which the AWS SDKs check.
+//! request id (`x-amzn-RequestId`, a ULID) and the body's CRC32
+//! (`x-amz-crc32`), which the AWS SDKs check. Each service's operations are
+//! served only under its own prefix (`DynamoDB_20120810.` or
+//! `DynamoDBStreams_20120810.`). DescribeEndpoints is answered here: this
+//! endpoint, at the `Host` the client used. One log line per request.
+//!
+//! DynamoDB answers through two validation layers, and clients see which:
+//!
+//! * Bodies parse up to 512 levels deep, so a value nested past DynamoDB's
+//!   32 levels gets DynamoDB's validation errors rather than a parse
+//!   failure. The current layer reads a body nested at most 128 levels
+//!   (a value about 62 maps deep); the item writes leave a deeper one to
+//!   the older layer (`ValidationLayer`), which answers in its own words,
+//!   bare.
+//! * The item writes' request-level refusals are put in the validation
+//!   framework's "1 validation error detected" envelope, as DynamoDB now
+//!   answers them. Such a refusal is marked where it is made
+//!   (`ApiError::request_fault`, and the expression errors it applies to),
+//!   never recognised by its words.
+//! * A refused value (a number that does not parse or is out of range, a
+//!   set repeating a member) carries both layers' words
+//!   (`ApiError::value_fault`): the item writes answer in the current ones
+//!   inside the envelope, GetItem, BatchGetItem and Query in them bare, the
+//!   other operations in the older ones. Two enum refusals carry both words
+//!   too (`Members::choice_in_both_words`): the `ConditionalOperator`
+//!   joining a read filter or a write's `Expected`, and UpdateItem's
+//!   `ReturnValues`.
+//! * An item operation on a missing table says only "Requested resource not
+//!   found": DynamoDB names the table in the control plane's answers only.
 //!
 //! Signature V4 `Authorization` headers are verified when the API has
 //! access keys (`DynamoApi::with_credentials`), once the target names an

@@ -1,7 +1,12 @@
 //! Reading request members with DynamoDB's errors: a member of the wrong
 //! JSON type is a SerializationException, a missing required one a
-//! ValidationException naming it, and a member rave does not implement yet
-//! is refused rather than ignored.
+//! ValidationException naming it ("Value null at 'tableName'…"), and a
+//! member rave does not implement yet is refused rather than ignored. Enums
+//! are placed by their path in the request (`keySchema.1.member.keyType`),
+//! names are checked against their pattern and length, and every broken
+//! constraint of a request is listed in one "N validation errors detected"
+//! envelope, as DynamoDB lists them. Also the rendering of
+//! `ReturnConsumedCapacity` (TOTAL; INDEXES splits table and index units).
 
 use rave_store::{ConsumedCapacity, Item, ReturnValues};
 use serde_json::{Map, Value, json};

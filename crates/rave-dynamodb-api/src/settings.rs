@@ -4,6 +4,9 @@
 //! (a storage price), on-demand maximums (throttling) and server-side
 //! encryption (rave writes its files unencrypted; the README tells
 //! operators to encrypt the disk).
+//!
+//! Also the `TableId`: random at creation, and derived from the name for a
+//! table made elsewhere, so that it is stable.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

@@ -1,9 +1,14 @@
 //! Signature Version 4, verified when the API is given access keys
 //! (`--dynamodb-credentials`): the canonical request, the string to sign,
 //! the key derived from the secret and the credential's date, region and
-//! service, and the clock skew DynamoDB allows. Without keys, a request
-//! must still carry a complete `Authorization` header (`require_signature`),
-//! as DynamoDB Local requires, but its signature is not verified.
+//! service (HMAC-SHA256 of the `hmac` and `sha2` crates), a constant-time
+//! comparison, and the clock skew DynamoDB allows (15 minutes either way);
+//! a refusal is one of DynamoDB's exceptions (MissingAuthenticationToken,
+//! IncompleteSignature, UnrecognizedClient, InvalidSignature). The keys are
+//! `ACCESS_KEY_ID:SECRET` lines of a file, and secrets never reach `Debug`.
+//! Without keys, a request must still carry a complete `Authorization`
+//! header (`require_signature`), as DynamoDB Local requires, but its
+//! signature is not verified.
 //!
 //! The request's date is its `X-Amz-Date` (every SDK and the AWS CLI send
 //! one). The canonical query string takes the parameters as the client

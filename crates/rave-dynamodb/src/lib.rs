@@ -7,8 +7,16 @@
 //! bench's dynoxide adapter takes the same), and this crate moves them into
 //! the SDK's builders (`convert` for attribute values, `client` for the
 //! connection); errors map to the same kinds the embedded engine reports
-//! (`error`); every call asks for consumed capacity (INDEXES) and reports it. The SDK retries throttled requests with backoff; the
-//! unprocessed part of a batch is resent with [`rave_store::Retry`].
+//! (`error`: throttling exceptions are `Throttled`; timeouts, dispatch
+//! failures and 5xx are `Unavailable`; a value that does not convert is
+//! `Corrupt`); every call asks for consumed capacity (INDEXES) and reports
+//! it. The SDK retries throttled requests with backoff; the unprocessed
+//! part of a batch is resent with [`rave_store::Retry`] before what is left
+//! is returned.
+//!
+//! `streams` is the aggregator's [`rave_store::ChangeFeed`] on DynamoDB
+//! Streams. The crate is built only by `rave` with `--features dynamodb`,
+//! so the engine, the domain and the default binary build without the SDK.
 
 #![warn(unreachable_pub)]
 

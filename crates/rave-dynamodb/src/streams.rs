@@ -9,6 +9,12 @@
 //! was read after. A batch read
 //! twice, by a restarted or a second consumer, fails that condition and
 //! applies nothing.
+//!
+//! Shards are read parents first, each leased to one of the process's
+//! readers at a time ([`ChangeFeed::concurrent_readers`]; the CLI's
+//! aggregator runs that many), so a shard's records stay in order while
+//! shards are applied side by side. The position's layout comes from the
+//! table's owner so that the backend never names the domain's attributes.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

@@ -5,6 +5,13 @@
 //! [`TableState`] is immutable and replaced whole when the table changes
 //! (only the writer changes it, after the change has committed), so a
 //! reader holds a consistent table for as long as it needs one.
+//!
+//! A local secondary index is an `IndexState` like a global one (keyed by
+//! the table's partition key, with `local` set), so every write path
+//! maintains and charges it alike; only reads differ (strongly consistent
+//! reads are allowed, and what it does not project is fetched from the
+//! table: `read`). A table with local indexes has item collections, and
+//! `TableState::collection_bytes` is what one item adds to its collection.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};

@@ -1,5 +1,9 @@
 //! Where the engine reads the time: commit times of stream records, the
 //! stream's retention, and which items Time to Live has expired.
+//!
+//! The system clock, or a `ManualClock` that tests move
+//! (`EngineOptions::clock`), so that expiry and retention are tested
+//! without waiting; the stream and Time to Live read the same clock.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

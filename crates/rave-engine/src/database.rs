@@ -1,19 +1,35 @@
 //! The redb database behind the engine, and its reopening after an I/O
 //! failure.
 //!
-//! redb latches the first I/O error of a write (a full disk, EFBIG, EIO):
-//! from then on every transaction, reads included, fails with `PreviousIo`
-//! until the database is closed and opened again. Opening it again
-//! recovers the file exactly as after a crash: the last durable commit is
-//! the state, and nothing acknowledged is lost, since the writer replies
-//! only after a commit succeeds. So the writer, after a failed commit,
-//! reopens the database in place ([`SharedDatabase::reopen`]) instead of
-//! asking for a restart: once the disk has room again, writes succeed.
+//! redb latches the first I/O error of a write (a full disk, ENOSPC, or
+//! EFBIG past a file size limit, EIO): from then on every transaction of
+//! that database, reads included, fails with `PreviousIo` until the database
+//! is closed and opened again. Opening it again recovers the file exactly as
+//! after a crash: the last durable commit is the state, and nothing
+//! acknowledged is lost, since the writer replies only after a commit
+//! succeeds. So the writer, after a failed commit, reopens the database in
+//! place ([`SharedDatabase::reopen`]) instead of asking for a restart, and
+//! reads the stream sequence back from the file (a commit that reported an
+//! error may still have landed). What that means with a full disk (each
+//! shown through the real `rave serve` by rave-cli's `tests/faults.rs`):
+//!
+//! * the group whose commit needed the space fails whole, every request in
+//!   it gets `Unavailable`, and the domain's retry and the HTTP layer's 503
+//!   with `Retry-After` take it from there;
+//! * while the disk is full, reads keep answering (the reopened database
+//!   serves them) and writes fail; a small write may still fit in pages the
+//!   file has free;
+//! * once space is freed, the next write succeeds, with no restart;
+//! * the reopen runs redb's recovery pass, whose time grows with the file,
+//!   and holds the database's lock for writing, so reads wait for it; each
+//!   refused group reopens once.
 //!
 //! Readers reach the database through a read lock held only while they
 //! begin a transaction, so the writer can swap it between two of them; a
 //! read transaction already begun keeps its snapshot of the old file and
 //! may fail with `DatabaseClosed` (an `Unavailable`, retried by the domain).
+//! If a reopen fails, reads and writes answer `Unavailable` until the next
+//! write tries again.
 //!
 //! [`storage`] says what a redb failure means for a caller.
 

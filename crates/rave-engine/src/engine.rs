@@ -1,5 +1,16 @@
 //! `Engine`: opening a store, the `Store` implementation over the reader
 //! and the writer thread, and the stream and table API beyond `Store`.
+//!
+//! Beyond `Store` are what the DynamoDB-compatible endpoint needs and the
+//! domain never asks for: UpdateTable (`Engine::update_table` and
+//! `Engine::describe_indexes` for indexes, `Engine::update_stream` for the
+//! stream), Time to Live, and the `*_with` writes, which hand back what
+//! `Store` leaves out: the sizes of the item collections a write touched
+//! (`Written`) and, when a condition fails and the caller asks for it
+//! (ReturnValuesOnConditionCheckFailure), the item the condition was checked
+//! against (`rave_store::WriteFailure`), read in the same transaction, so it
+//! is the item that failed the condition. `Store`'s methods never ask, so
+//! `StoreError` and the domain stay as they are.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Sender};

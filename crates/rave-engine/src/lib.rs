@@ -13,6 +13,20 @@
 //! writer thread that batches concurrent requests into a shared commit
 //! (see `write`).
 //!
+//! Failures are reported by kind (`rave_store::StoreError`), so a caller
+//! knows what to do without knowing redb:
+//!
+//! | kind | where the engine reports it | retryable |
+//! |---|---|---|
+//! | `Unavailable` | a redb I/O error, a full disk, a closed or poisoned database, a stopped writer | yes |
+//! | `Corrupt` | an item, index entry, stream record or catalog entry that does not decode (named by table and key, e.g. `item {PK="a", SK="b"} of table rave`); a damaged redb page | no |
+//! | `Internal` | a broken invariant (a poisoned lock, an impossible reply) | no |
+//! | `ItemCollectionSizeLimitExceeded` | a write that would grow an item collection past its limit | no |
+//!
+//! `Throttled` and `TransactionConflict` are DynamoDB's alone. Callers retry
+//! with `rave_store::Retry`, which retries exactly the kinds
+//! `StoreError::is_retryable` names.
+//!
 //! Modules, from the API down: `engine` ([`Engine`]); `feed` (the stream
 //! as a `ChangeFeed`); `read` and `write` (the two paths); `usage`;
 //! `catalog` (the tables and how items map to stored keys and index

@@ -1,7 +1,37 @@
 //! Reads: each runs on its own redb read transaction, a consistent snapshot
-//! that never waits for the writer. A read issued after a write was
-//! acknowledged sees it, so every read here is strongly consistent; reads
-//! asked for as eventually consistent are only charged as such.
+//! that never waits for the writer and that the writer never waits for. A
+//! read issued after a write was acknowledged sees it, so every read here is
+//! strongly consistent; reads asked for as eventually consistent are only
+//! charged as such (half).
+//!
+//! Where a read runs depends on how much it may read (`Engine`'s `read`): a
+//! read of at most 100 items runs inline on the async worker that asked,
+//! since a page of 20 costs microseconds, less than a hop to another
+//! thread; anything larger (export and reconcile pages, unbounded scans,
+//! large batches) takes milliseconds and runs on tokio's blocking pool, so
+//! it never holds up the other requests scheduled on that worker.
+//!
+//! GetItem, BatchGetItem (16 MB per response, the rest unprocessed), Query
+//! and Scan, with their ExclusiveStartKey checks, Select and projections.
+//! A Query's key condition is bound to the schema it reads
+//! (`KeyCondition::bind`) and becomes one range of stored keys
+//! (`keys::query_range`). `RangeRead` is the one range walk (limit, 1 MB,
+//! LastEvaluatedKey, capacity) under both ways of reading a page: as items
+//! (filters, projections, fetches through a local index) or, for
+//! `query_visiting` of whole unfiltered items, shown in place through
+//! `ItemIndex` with the same capacity and keys (the model test compares the
+//! two on every query).
+//!
+//! A local secondary index fetches from the table what a read asks for and
+//! the index does not project (ALL_ATTRIBUTES, a projection naming it), as
+//! the developer guide says. A Query of any index refuses a filter on what
+//! the index does not project ("Secondary index NAME does not project one or
+//! more filter attributes"); a Scan of a local index reads such an attribute
+//! from the table for the filter but returns what the index projects.
+//!
+//! `raw_partition` (`Engine::read_raw_partition`) reads a partition's
+//! entries and decodes nothing: the floor the bench times a listing page
+//! against.
 
 use std::ops::{Bound, RangeBounds};
 

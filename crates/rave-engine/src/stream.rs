@@ -1,7 +1,24 @@
-//! The change stream: one record per committed item change, written in the
-//! same redb transaction as the change, keyed by a strictly increasing
-//! sequence number. Reading from a position is a range scan, so its cost
-//! does not depend on how long the stream is.
+//! The change stream: one record per committed item change (INSERT, MODIFY
+//! or REMOVE, the keys, the old and new images, the commit time), written in
+//! the same redb transaction as the change, keyed by a strictly increasing
+//! sequence number. A write that changes nothing appends nothing. Reading
+//! from a position is a range scan, so its cost does not depend on how long
+//! the stream is.
+//!
+//! Sequence numbers are never reused, even after trimming and restarts: the
+//! next number is persisted with each commit that produces records.
+//! Consumers register durably, read from a sequence number, wait on a watch
+//! channel for new commits, and checkpoint with a compare-and-set; a
+//! consumer can commit its own writes and its checkpoint in one transaction
+//! (`Engine::transact_with_checkpoint`), so a retried batch is refused whole
+//! and its effects apply exactly once. Records are trimmed once every
+//! registered consumer has passed them and they are older than the
+//! retention (24 hours by default).
+//!
+//! A REMOVE made by Time to Live is marked (`removed_by_ttl`, stored as an
+//! event byte of its own), as DynamoDB Streams marks it with the service's
+//! `userIdentity`; `rave_store::ChangeRecord` carries the mark on both
+//! backends.
 
 use serde::{Deserialize, Serialize};
 

@@ -5,6 +5,12 @@
 //! queried and scanned. A TTL attribute that is not a Number, or whose
 //! value lies more than five years in the past, never expires the item.
 //!
+//! `Engine::update_time_to_live` and `describe_time_to_live` follow
+//! DynamoDB's UpdateTimeToLive and DescribeTimeToLive: enabling needs TTL
+//! disabled, disabling names the enabled attribute, and changing the
+//! attribute is a disable then an enable. The engine applies a change at
+//! once, so DynamoDB's hour between two changes has nothing to wait for.
+//!
 //! This module holds the rules and the API's types; the deleting is the
 //! write path's: the sweeper thread that finds expired items
 //! (`write::sweeper`) and the writer's deletion of those still expired

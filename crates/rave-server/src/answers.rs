@@ -17,8 +17,8 @@
 //!   DynamoDB table, the DynamoDB-compatible endpoint) are seen when the
 //!   aggregator raises the product's revision, as 304s see them.
 //!
-//! The memory is bounded by entries and bytes; when a new answer does not
-//! fit, arbitrary older ones make room.
+//! The memory is bounded by entries and bytes (4,096 answers, 32 MB); when
+//! a new answer does not fit, arbitrary older ones make room.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,5 +1,12 @@
 //! The JSON shapes of the API (API.md), with their OpenAPI schemas. They
 //! mirror the domain types so that the domain stays free of HTTP concerns.
+//!
+//! The constraints the domain enforces are stated once, as named schemas
+//! (`ProductId`, `LanguageCode`, `StarRating`, `PageSize`, `Cursor`, the
+//! status enums) that parameters and fields refer to, so the document is
+//! precise enough to fuzz. Property tests hold the documented patterns to
+//! the domain's own parsers, so the document cannot drift from what is
+//! enforced.
 
 use std::collections::BTreeMap;
 

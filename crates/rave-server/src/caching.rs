@@ -10,6 +10,12 @@
 //! body. The revision follows the aggregator, so a page can be revalidated
 //! as unchanged for the aggregator's lag (tens of milliseconds) after a
 //! write.
+//!
+//! The `ETag` is a digest of the revision, the route and the query; weak
+//! `If-None-Match` comparison answers 304. `Cache-Control` follows the kind
+//! of page (`CachePolicy`). A middleware does this for the JSON listings,
+//! statistics, product records and the leaderboard; the page handlers do it
+//! themselves.
 
 use std::fmt::Write;
 use std::time::Duration;

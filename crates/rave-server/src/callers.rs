@@ -1,5 +1,7 @@
 //! Who may call: the admin, and public writers after the rate limit, as
-//! request-parts extractors over the shared state.
+//! request-parts extractors over the shared state. Being request-parts
+//! extractors, they run before the body is read: authentication and the
+//! per-client rate limit (admin requests exempt) come first.
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;

@@ -9,6 +9,10 @@
 //! the right, entries written by trusted proxies can be believed; the first
 //! address that is not itself a trusted proxy is the client. Anything further
 //! left was written by that client and proves nothing.
+//!
+//! Trusted proxies are CIDR blocks (`--trusted-proxy`). A middleware
+//! resolves the client once per request; the log span and the rate limit
+//! read it from the request's extensions.
 
 use std::borrow::Cow;
 use std::fmt;

@@ -1,7 +1,9 @@
 //! Request extractors that answer in problem documents: a strict JSON body
 //! (415 for another content type, 413 past 64 KiB, 400 naming the field for
-//! anything malformed or unknown) and the admin token the caller's identity
-//! is checked against (`callers` turns it into extractors).
+//! anything malformed or unknown, via `serde_path_to_error`) and the admin
+//! token the caller's identity is checked against (`callers` turns it into
+//! extractors). The token is kept only as a SHA-256 digest, compared in
+//! constant time, and never logged.
 
 use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, StatusCode, header};

@@ -7,6 +7,8 @@
 //! once it is full, clients without a bucket share a single overflow bucket
 //! until pruning (buckets back to full are indistinguishable from new ones,
 //! and dropped) makes room. Clients that already have a bucket keep it.
+//! The cap is 65,536 buckets, and refilled buckets are pruned every ten
+//! seconds.
 
 use std::net::{IpAddr, Ipv6Addr};
 use std::num::NonZeroU32;

@@ -1,7 +1,10 @@
-//! Prometheus metrics: requests and latency per route, capacity consumed.
+//! Prometheus metrics (prometheus-client, one registry per server):
+//! requests and latency per route, capacity consumed, the aggregator's lag,
+//! the rate limiter's size and the answers served as kept.
 //!
 //! Every label value comes from a closed set — a method the server knows, a
-//! route template, a status code the server chose — so no client can add
+//! route template, a status code the server chose; `OTHER` for a method
+//! and `unmatched` for a route outside them — so no client can add
 //! series: each new label set is memory the server keeps until it stops.
 
 use std::sync::Mutex;

@@ -1,5 +1,7 @@
-//! The moderation hook over HTTP: each public comment the rules let pass is
-//! POSTed to the operator's URL, which answers with a decision.
+//! The moderation hook over HTTP (`HttpModerationHook`, the domain's
+//! `ModerationHook`): each public comment the rules let pass is POSTed to
+//! the operator's URL, which answers with a decision. It uses rave-webhooks'
+//! client: no redirects, no proxies, connect and response timeouts.
 //!
 //! The contract: the request is `POST <url>` with
 //! `{"comment": <the comment as the API shows it>}`; a 2xx answer whose

@@ -9,6 +9,11 @@
 //! order's one verification per product in the same transaction as the
 //! comment.
 //!
+//! Only HS256 is accepted, `exp` is required and the product must be the
+//! one posted to; the secret is `--purchase-secret`, and `jsonwebtoken`
+//! runs on aws-lc-rs, already in the build for rustls. A refusal is a 400
+//! naming `purchase_proof`, before anything is written.
+//!
 //! [`Comments::create_verified`]: rave_comments::Comments::create_verified
 
 use jsonwebtoken::errors::ErrorKind;

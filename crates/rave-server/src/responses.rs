@@ -1,6 +1,8 @@
 //! The error responses the OpenAPI document lists, written once. Each is a
 //! problem document (RFC 9457, `application/problem+json`) under one status;
-//! handlers name the ones they can answer in `responses(...)`. The types
+//! handlers name the ones they can answer in `responses(...)` (400, 401,
+//! 403, 404, 409, 413, 415, 429, 503), so every operation lists every
+//! status it can answer. The types
 //! describe responses only; `ApiError` builds the real ones.
 #![allow(
     dead_code,

@@ -1,7 +1,15 @@
 //! The endpoints of API.md. Each handler validates its input, calls the
 //! domain once and shapes the answer; the OpenAPI document is generated
-//! from the `#[utoipa::path]` annotations next to them. Query strings are
+//! from the `#[utoipa::path]` annotations next to them. The router and the
+//! OpenAPI 3.1 document (`/openapi.json`) are built together by
+//! `utoipa-axum`, so a route cannot exist undocumented. Query strings are
 //! read by `query`, which the product pages share.
+//!
+//! The web page at `/` (`web/index.html`) is served from the binary: plain
+//! HTML, CSS and JavaScript over the public API, with no build step. It
+//! puts user text into the page only through `textContent`, keeps the view,
+//! filters and order in the URL, numbers its listing requests and shows
+//! only the newest answer, and keeps the admin token in session storage.
 
 pub(crate) mod query;
 

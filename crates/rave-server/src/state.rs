@@ -1,4 +1,9 @@
 //! The state every handler shares, and how the binary sets it up.
+//!
+//! The server is not generic over the backend: it holds
+//! `Comments<SharedStore>`, where `SharedStore` (rave-store) erases the
+//! backend behind one trait object, so the backend is picked at run time
+//! and the server is compiled once.
 
 use std::net::IpAddr;
 use std::num::NonZeroU32;

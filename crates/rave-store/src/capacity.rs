@@ -1,7 +1,23 @@
 //! Capacity units as DynamoDB charges them.
 //!
-//! Reads come in 4 KB units (half a unit when eventually consistent); writes
-//! in 1 KB units. A request is charged at least one unit of its kind.
+//! The embedded engine must report the units DynamoDB would charge for the
+//! same request, so that what is measured on it holds on DynamoDB; the
+//! rules are therefore DynamoDB's documented ones, applied exactly:
+//!
+//! * Reads come in 4 KB units, half a unit when eventually consistent. A
+//!   Query or Scan sums its items before rounding; GetItem and each key of a
+//!   BatchGetItem round alone.
+//! * Writes come in 1 KB units of the larger of the old and the new item.
+//!   Each index adds the units of its projected entry: once for an entry
+//!   entering or leaving, twice when the entry's index key changes, and once,
+//!   of the larger of the old and new entry, when only projected attributes
+//!   change.
+//! * A transaction doubles the table's units but not its indexes'.
+//! * A request is charged at least one unit of its kind.
+//!
+//! The sizes are `value.rs`'s; a number takes one byte per pair of digits
+//! aligned on the decimal point, plus one, plus one if negative (zero is one
+//! byte, and no number more than 21).
 
 use std::collections::BTreeMap;
 

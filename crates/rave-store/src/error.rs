@@ -4,7 +4,16 @@
 //! A kind says what failed, and so what a caller may do about it:
 //! [`StoreError::is_retryable`] is true exactly for the kinds a later
 //! attempt of the same request can cure, and so the ones a retry loop may
-//! send again.
+//! send again. Besides DynamoDB's exceptions (validation, failed conditions,
+//! cancelled transactions, conflicts, throttling, an item collection past its
+//! limit) there are three kinds of rave's own:
+//!
+//! * `Unavailable`: the storage cannot serve now (an I/O error, a full disk,
+//!   a stopped writer, a timeout). Retryable.
+//! * `Corrupt`: stored data that does not decode, naming what it is (table
+//!   and key), so the log line of the failure points at the item. Not
+//!   retryable: the same bytes will not decode next time either.
+//! * `Internal`: a bug, a broken invariant. Not retryable.
 
 use serde::{Deserialize, Serialize};
 

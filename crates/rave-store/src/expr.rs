@@ -6,6 +6,8 @@
 //! back to expression strings with placeholders. Evaluation follows
 //! DynamoDB's rules: a comparison with a missing attribute is false except
 //! `<>`, which is true; values of different types are never ordered.
+//! `size()` measures a string in UTF-16 code units, as DynamoDB does, not in
+//! the UTF-8 bytes that size an item.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};

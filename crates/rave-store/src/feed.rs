@@ -5,6 +5,13 @@
 //! [`ChangeFeed::commit`], which applies the effects and moves the
 //! consumer's position past the batch as one unit: a batch is applied
 //! exactly once, even when the consumer crashes and starts again.
+//!
+//! Most consumers want a few kinds of item, and the kind is in the key.
+//! `ChangeFeed::next_wanted` takes a `KeyFilter` over a record's keys, so a
+//! feed may pass over the records the consumer refuses without decoding
+//! their images (the engine's does: committing the batch moves past them,
+//! and `ChangeBatch::passed` counts them), or hand them out anyway (DynamoDB
+//! Streams delivers whole records), and the consumer ignores them.
 
 use std::future::Future;
 use std::time::Duration;

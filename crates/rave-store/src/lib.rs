@@ -6,6 +6,12 @@
 //! DynamoDB's number semantics, table definitions, typed expressions with
 //! their evaluation rules, request and response types, capacity formulas and
 //! the error kinds.
+//!
+//! It does no I/O: everything here is data and the rules over it, shared
+//! by whatever stores or serves the data (the engine evaluates these
+//! expressions and charges these units; the DynamoDB-compatible endpoint
+//! parses into these trees; the SDK client renders them). The one thing it
+//! waits on is `Retry`'s timer.
 
 #![warn(unreachable_pub)]
 

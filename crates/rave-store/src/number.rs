@@ -5,6 +5,13 @@
 //! compare numerically (`1.50` equals `1.5`), so the representation here is
 //! normalised: the coefficient carries no trailing zeros, which makes the
 //! derived equality and hashing numeric too.
+//!
+//! DynamoDB's older validation layer reads a number's magnitude in 32 bits,
+//! as Java's `BigDecimal` gives it, so an exponent past that range wraps
+//! there (`1e2147483647` reads as an underflow, not an overflow).
+//! `Number::wraps_in_older_reading` says when that happens, so the
+//! DynamoDB-compatible endpoint can answer such a number with the older
+//! layer's words where DynamoDB does.
 
 use std::cmp::Ordering;
 use std::fmt;

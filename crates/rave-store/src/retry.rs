@@ -3,7 +3,7 @@
 //! DynamoDB asks clients to retry throttled requests, transaction conflicts
 //! and unprocessed batch items with exponential backoff and jitter; the
 //! embedded engine reports a full disk or a stopped writer the same way
-//! ([`StoreError::is_retryable`]). [`Retry`] is that loop, written once:
+//! ([`crate::StoreError::is_retryable`]). [`Retry`] is that loop, written once:
 //!
 //! * at most [`Retry::max_attempts`] attempts in all, the first included;
 //! * before retry `n` (0-based) it sleeps a uniformly random time in

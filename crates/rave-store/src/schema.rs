@@ -1,4 +1,19 @@
 //! Table and index definitions: key schemas, key types, projections.
+//!
+//! A `TableDefinition` is everything needed to create a table: its key
+//! schema, its global secondary indexes, its local secondary indexes (a sort
+//! key and a projection; the partition key is the table's, and the set is
+//! fixed at creation), whether it records a change stream, and its Time to
+//! Live attribute. The limits DynamoDB puts on key values (a sort key of at
+//! most 1,024 bytes) and its refusals for them live here too, so item writes
+//! and key conditions refuse a key with the same words.
+//!
+//! `TableDefinition::index_drift` compares the indexes a table has with the
+//! ones a definition wants. A table made by an older layout may lack an index
+//! or have one with other keys or projection, and DynamoDB cannot change
+//! either in place (an INCLUDE list included): the owner of the layout
+//! creates what is missing and deletes and creates again what changed, one
+//! index at a time, on either backend.
 
 use serde::{Deserialize, Serialize};
 

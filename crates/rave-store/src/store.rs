@@ -1,6 +1,14 @@
 //! The [`Store`] trait: the one interface the comments domain speaks
 //! DynamoDB's data model through, implemented by the embedded engine, the
 //! AWS SDK client and (type-erased) [`crate::SharedStore`].
+//!
+//! `query_visiting` is a Query whose items go to a visitor instead of into
+//! the page. Its default visits the items of an ordinary page, which is all a
+//! backend that receives items over the wire can do (the DynamoDB backend,
+//! dynoxide in the bench). The engine overrides it to show the visitor each
+//! stored item in place, so a listing page builds no attribute map per
+//! comment; `SharedStore` forwards it, so the override survives type
+//! erasure.
 
 use std::future::Future;
 

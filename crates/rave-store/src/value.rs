@@ -1,4 +1,10 @@
 //! Attribute values and items, with DynamoDB's size and validity rules.
+//!
+//! `AttributeValue` has DynamoDB's ten types (S, N, B, BOOL, NULL, L, M, SS,
+//! NS, BS). An item's size is computed here, once, by the developer guide's
+//! rules ("Item sizes and formats"), because everything that is charged or
+//! limited by size (capacity units, the 400 KB item, item collections, the
+//! 4 MB transaction) must agree on it, on every backend.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

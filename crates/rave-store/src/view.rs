@@ -2,6 +2,11 @@
 //! the caller as views over what the backend holds, so that a caller that
 //! wants a few attributes of each (the comment codec) reads them in place
 //! instead of from a freshly built attribute map per item.
+//!
+//! `ItemView` is the read access, implemented by `Item` and by the engine's
+//! stored items; its `AttributeRef` borrows strings and carries numbers by
+//! value, which covers what a codec reads without allocating. `ItemVisitor`
+//! is what `Store::query_visiting` hands each item of a page to.
 
 use crate::number::Number;
 use crate::value::{AttributeValue, Item};

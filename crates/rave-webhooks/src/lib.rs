@@ -1,6 +1,14 @@
 //! rave's webhooks: the comments table's change stream delivered to
 //! registered endpoints as signed HTTP requests.
 //!
+//! The webhooks are the stream's second consumer, beside the statistics
+//! aggregator, and keep their state in a table of their own
+//! (`<table>-webhooks`, laid out by `table` alone): deliveries written
+//! there never appear on the comments table's stream, and the comments
+//! table's layout stays rave-comments'. Delivery is at least once: every
+//! event becomes exactly one delivery per endpoint, and a crash between
+//! sending and recording sends it again with the same `webhook-id`.
+//!
 //! * `events` — what a change of the table means: `comment.created`,
 //!   `comment.published`, `comment.flagged`, `comment.updated`,
 //!   `comment.deleted`, `comment.replied`, `comment.voted`.

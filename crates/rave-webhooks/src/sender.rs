@@ -6,6 +6,12 @@
 //! it looks at the next one. Everything it knows is in the table: killed at
 //! any point, it starts again from the oldest pending delivery, which at
 //! worst sends one delivery twice with the same `webhook-id`.
+//!
+//! The queue is the sparse `pending` index of the webhooks table, which
+//! makes it the endpoint's durable position. A delivery that fails is
+//! retried with exponential backoff until its deadline (24 hours by
+//! default), with one last attempt at the deadline, and then marked
+//! failed; an admin may send a failed one again.
 
 use std::collections::HashMap;
 use std::error::Error as _;

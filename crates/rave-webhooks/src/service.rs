@@ -1,6 +1,13 @@
 //! `Webhooks`: the endpoints and their deliveries in the webhooks table.
 //! The admin API, the fan-out from the change stream and the senders all
 //! go through it.
+//!
+//! At most 40 endpoints may be registered (`MAX_ENDPOINTS`), so one
+//! change's deliveries always fit one commit on DynamoDB. Deleting an
+//! endpoint deletes its deliveries too (its pending queue is its
+//! position), after the endpoint item, so the fan-out stops making new
+//! ones; a batch the fan-out had already read when the endpoint went can
+//! still leave deliveries behind, pending for no one.
 
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};

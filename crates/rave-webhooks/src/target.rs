@@ -5,7 +5,10 @@
 //! checked when it is registered, and again by the delivery client's own
 //! resolver on every connection, so a name that later resolves to an
 //! internal address (DNS rebinding) is refused at the moment it would be
-//! used. Redirects are never followed: a 3xx is an unsuccessful attempt.
+//! used. Refused are loopback, private, link-local (the cloud metadata
+//! services), carrier-grade NAT and unique-local addresses. Redirects are
+//! never followed: a 3xx is an unsuccessful attempt. The client has connect
+//! and response timeouts.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;

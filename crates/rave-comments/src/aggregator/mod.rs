@@ -1,20 +1,49 @@
 //! The stream aggregator (part 4 and the stream-driven aggregates
 //! pattern): statistics, leaderboards and global aggregates kept exact.
 //!
-//! The aggregator reads the change stream, turns each comment change into
-//! the difference it makes (a visible comment counts for its product, its
-//! product's language, its author and the totals), reads the items those
-//! differences touch, and writes their new values together with its stream
-//! position in one commit. A crash before the commit applies nothing; a
-//! retried batch is refused by the position check: nothing is lost or
-//! counted twice. Records that are not comments — including the
-//! aggregator's own writes — change nothing.
+//! The aggregator is the only writer of the statistics items. It reads the
+//! change stream (`rave_store::ChangeFeed`), turns each comment change into
+//! the difference it makes (a published or flagged comment counts for its
+//! product, its product's language, its author and the totals; a pending one
+//! for nothing), reads the items those differences touch, and writes their
+//! new values together with its stream position in one commit, with a
+//! compare-and-set on that position. A crash before the commit applies
+//! nothing; a retried or duplicated batch is refused by the position check:
+//! nothing is lost or counted twice. It asks the feed only for comments and
+//! votes (`ChangeFeed::next_wanted`, judged by the record's keys), so the
+//! engine's feed passes over every other record, the aggregator's own writes
+//! among them, without decoding its images.
+//!
+//! A batch is as long as the feed's commit can carry: from 2,000 to 50,000
+//! records read, kept while their effects fit (99 items on DynamoDB, where a
+//! commit is a transaction; on the engine 5,000 beside a live service, whose
+//! writes queue behind the commit on the one writer, and 50,000 when catching
+//! up). A long batch writes a busy statistics item (the hot product's, a
+//! prolific author's) once for many comments, and on the engine, where every
+//! commit rewrites and syncs each page it touches, means few commits: a bulk
+//! load of 100,000 comments is caught up in two batches.
 //!
 //! Votes are counted the same way onto their comment: a vote's change moves
 //! the comment's helpful or unhelpful count (a replaced vote: the old one
 //! out, the new one in), written with the comment's version as condition in
 //! the same commit, so edits and other aggregators never lose a count. A
-//! vote on a comment that is gone counts for nothing.
+//! vote on a comment that is gone counts for nothing. The rewritten comment
+//! is itself a change, which raises its product's revision.
+//!
+//! The overall statistics item carries the product's revision, raised in the
+//! same commit as any change to a visible comment of the product (a title or
+//! body edit too, which no count sees) to `max(stored + 1, newest commit time
+//! applied)`, so it never repeats; pages and their ETags are built on it.
+//!
+//! Any number of aggregators may run at once (one per `rave serve`, each
+//! reading every shard of a DynamoDB stream), and records of different
+//! shards touch the same items, so every statistics write is conditional on
+//! the `version` token it read (a fresh ULID per write, never reused, so an
+//! item deleted and written again cannot pass for the one read). A commit
+//! whose item changed since it was read fails whole, and the batch is read
+//! and worked out again: two aggregators never both turn N into N+1. The
+//! totals are 64 partial items, one picked at random per commit, so commits
+//! seldom contend on them.
 //!
 //! `reconcile` recomputes everything from the comments with a parallel scan,
 //! reports every item that drifted, and can repair it.

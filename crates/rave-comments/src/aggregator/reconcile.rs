@@ -1,5 +1,20 @@
 //! Recounting every statistic from the comments themselves, to find (and
 //! repair) what drifted: a parallel scan, then a comparison item by item.
+//!
+//! `rave reconcile [--fix]` recounts the counts (and each comment's votes),
+//! reports every drifted item, and with `--fix` writes the recounted values;
+//! a comment whose vote counts differ from its votes, or whose `HELPSK` is
+//! missing or stale, is rewritten with the recounted ones (the one-time
+//! backfill of the `helpful*` indexes). The CLI first lets the aggregator
+//! apply what is pending, so the recount and the stored values describe the
+//! same moment. A statistics item with zero counts compares equal to no
+//! item, and the revision is left out of the comparison (a repair writes
+//! the next revision). The totals are compared by their sum; a drifted sum
+//! is rewritten into partial 0 and the other partials deleted. Items of the
+//! layout before shards and partials (entries in `LEADERS` /
+//! `LEADERS#<lang>`, the single `AGGREGATES` / `TOTALS` item) differ from
+//! their recount, so `--fix` moves them to the current layout; until then
+//! readers merge them in too.
 
 use std::collections::{BTreeMap, BTreeSet};
 

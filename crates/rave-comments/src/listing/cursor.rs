@@ -22,10 +22,19 @@
 //! `tag` names the sub-query (the rating, or 0 for a single query); a
 //! position is a comment id (a ULID) because the id alone gives the sort key
 //! `<created_at>#<id>`: the id's timestamp is the creation time. The MAC is
-//! HMAC-SHA256, truncated to 128 bits, over a binding of the query (product,
-//! language, rating set; or queue state and prefix) followed by the payload,
-//! so a cursor is refused if it is altered, truncated, forged, or used for
-//! another query.
+//! HMAC-SHA256, truncated to 128 bits, with the server's 32-byte secret,
+//! over a binding of the query (product, language, rating set, `verified`
+//! and the order; or queue state and time prefix; or the author) followed
+//! by the payload, so a cursor is refused if it is altered, truncated,
+//! forged, or used for another query. The order is left out of the binding
+//! for newest first, so cursors signed before there were other orders stay
+//! valid.
+//!
+//! Every sub-query still running resumes right after the last comment the
+//! page showed: everything before it was taken from every sub-query, and a
+//! comment imported since with an older time cannot surface behind ones
+//! already shown. A sub-query absent from the cursor (it had no comments
+//! when the walk began) is treated as exhausted.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

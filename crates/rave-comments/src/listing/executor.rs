@@ -11,6 +11,12 @@
 //! while it still has items is refilled by its share of what the page
 //! still needs.
 //!
+//! Each sub-query is read with `TableAccess::query_reading`, which turns
+//! every entry into a `table::comment::Listed` (its sort key, its key's id
+//! and the comment) decoded straight from the store's view of the entry,
+//! so a page builds no attribute map; a malformed entry is an error only
+//! if the page shows it.
+//!
 //! In a merge by helpfulness, a sub-query whose next comment's helpfulness
 //! rank the cursor knows is not read until the merge comes down to that
 //! rank: when scores follow the rating (the most helpful comments all

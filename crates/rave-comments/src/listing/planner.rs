@@ -23,9 +23,17 @@
 //! Only a plan over several rating partitions wants the product's counts
 //! ([`Planner::wants_counts`]). Given them, ratings with no comments are
 //! skipped when the counts are exact, and each merged sub-query's limit is
-//! its expected share of the page instead of the whole page, so a fan-out
-//! reads close to what it returns rather than k × 20 (the executor refills
-//! a sub-query that runs dry).
+//! its expected share of the page instead of the whole page (largest
+//! remainder), so a fan-out reads close to what it returns rather than
+//! k × 20 (the executor refills a sub-query that runs dry). EXPLAIN shows
+//! the `Plan`, and its `sized_by` names the counts used.
+//!
+//! The counts are the aggregator's, and so a little behind. Sizing by them
+//! is always safe; skipping a rating by them is not, since a comment just
+//! acknowledged may not be counted yet. So ratings are skipped only while
+//! the aggregator has applied every committed change
+//! (`Comments::with_stats_freshness`): a listing always shows an
+//! acknowledged comment.
 
 use serde::Serialize;
 

@@ -1,7 +1,10 @@
 //! The moderation hook: a verdict from outside, asked about every public
 //! comment the rules let pass. The domain only defines what it asks and
 //! what it does with the answer; how the question travels (HTTP, in
-//! rave-server) is the implementation's.
+//! rave-server's `moderation_hook.rs`) is the implementation's.
+//!
+//! The hook (`Comments::with_moderation_hook`) is shown the comment with
+//! its id, time and status, and publishes, holds or refuses it.
 //!
 //! Whatever goes wrong with the hook, the comment is held: stored
 //! `pending`, naming [`MODERATION_HOOK`], so it is never lost and never

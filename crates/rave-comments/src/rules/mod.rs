@@ -1,6 +1,7 @@
-//! Moderation rules: checked on every public create before anything is
-//! stored, each with its own outcome — hold the comment for moderation
-//! (it is stored `pending`, naming the rule in `held_by`) or refuse it.
+//! Moderation rules (`Comments::with_rules`): checked on every public
+//! create before anything is stored, each with its own outcome — hold the
+//! comment for moderation (it is stored `pending`, naming the rule in
+//! `held_by`) or refuse it (`CommentsError::Refused`, a 422).
 //!
 //! * `too_many_links` — more links (`http://`, `https://`, `www.`) in the
 //!   title and body than allowed.

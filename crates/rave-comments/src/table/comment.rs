@@ -1,6 +1,11 @@
 //! The comment item: its key, its index keys (which make a comment visible
 //! to exactly the listings and queue its status allows), and its listed
 //! attributes.
+//!
+//! Visibility is by construction: a pending comment has no listing-index
+//! keys, so no listing can return it; a flagged one keeps them (it is still
+//! shown) and also carries the moderation keys. A status change rewrites the
+//! item, and the indexes follow in the same write.
 
 use rave_store::{AttributeRef, AttributeValue, Condition, Item, ItemView, Number};
 use ulid::Ulid;

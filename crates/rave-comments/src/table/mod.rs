@@ -28,8 +28,42 @@
 //! are under `stats`, one per kind; a product's partition (its record and
 //! its statistics items) is keyed by `product_partition`.
 //!
-//! `GSISK` is `<created_at>#<id>`: the fixed-width time, then the id, so the
-//! sort key orders comments by time with ties broken by id — a total order.
+//! | index | partition key | sort key | answers |
+//! |---|---|---|---|
+//! | `byLangAndRating` | `GSIPK` = `PRODUCT#<p>/<lang>/<rating>` | `GSISK` | a listing with a language and ratings (and the leaderboard) |
+//! | `byLang` | `GSI2PK` = `PRODUCT#<p>/<lang>` | `GSISK` | a listing with a language |
+//! | `byRating` | `GSI3PK` = `PRODUCT#<p>/<rating>` | `GSISK` | a listing with ratings, any language |
+//! | `all` | `GSI4PK` = `PRODUCT#<p>` | `GSISK` | a product's listing |
+//! | `moderation` | `MODPK` = `MODERATION#<status>` | `MODSK` = `<created_at>#<id>` | the moderation queue, by time prefix (`begins_with`) |
+//! | `verifiedByLangAndRating`, `verifiedByLang`, `verifiedByRating`, `verifiedAll` | `VGSIPK` … `VGSI4PK` | `GSISK` | the same listings with `verified=true` (sparse: verified comments only) |
+//! | `byAuthor` | `AUTHORPK` | `GSISK` | an author's comments, any status (the admin's listing, erasure) |
+//! | `helpfulByLangAndRating`, `helpfulByRating` | `GSIPK`, `GSI3PK` | `HELPSK` | `sort=helpful` with ratings (one partition per rating, merged) |
+//! | `helpfulByLang`, `helpfulAll` | `GSI2PK`, `GSI4PK` | `HELPSK` | `sort=helpful` without ratings (one partition) |
+//! | `verifiedHelpfulByLangAndRating`, `verifiedHelpfulByRating` | `VGSIPK`, `VGSI3PK` | `HELPSK` | the same with `verified=true` |
+//!
+//! **Projections.** The listing, `helpful*` per-rating and moderation
+//! indexes project exactly what a listing shows (14 attributes: the
+//! comment's fields, the merchant's reply as one map, `verified_purchase`
+//! and the vote counts) with INCLUDE. A page is then one Query per
+//! sub-query with no BatchGetItem per comment (which charges a whole read
+//! unit per item), and no index stores the other indexes' keys or the
+//! `version` counter: KEYS_ONLY would force that second read, and ALL would
+//! copy every index key into every entry for nothing. The exceptions are
+//! forced by DynamoDB's quota of 100 INCLUDE-projected attributes summed
+//! over a table's indexes (the seven INCLUDE indexes use 98; a unit test
+//! holds the definition to the quota): the verified copies project ALL
+//! (they hold only verified comments, so the extra keys cost little),
+//! `helpfulByLang` and `helpfulAll` project ALL (every comment's keys
+//! copied twice more: the price of one-partition pages), and `byAuthor`
+//! projects KEYS_ONLY (erasure and the admin's listing read each comment
+//! by key, never on a shop's page).
+//!
+//! **Ids and time.** An id is a ULID whose timestamp is the comment's
+//! creation time (ids made now come from a monotonic generator; an imported
+//! comment's id is made from its `created_at`). `GSISK` is
+//! `<created_at>#<id>`: the fixed-width time, then the id, so the sort key
+//! orders comments by time with ties broken by id — a total order — and a
+//! comment's id alone rebuilds its sort key, which keeps cursors small.
 //!
 //! `HELPSK` is `<rank>#<created_at>#<id>`: the Wilson lower bound of the
 //! comment's votes as ten digits (`round(score × 10⁹)`, zero-padded), then

@@ -1,4 +1,11 @@
 //! BatchGetItem and BatchWriteItem.
+//!
+//! Both check each table's list (1 to 100 keys, 1 to 25 requests) and the
+//! map's keys (table names), echoing the map in the message
+//! (BatchWriteItem's as DynamoDB's model objects print it). A
+//! BatchWriteItem key of the wrong type, or missing from an item, "does not
+//! match the schema"; its malformed table name gives way to its unknown
+//! enums, where BatchGetItem reports both, the map first.
 
 use rave_store::{BatchGetItemInput, BatchWriteItemInput, Store, TableKeys, WriteRequest, project};
 use serde_json::{Map, Value, json};

@@ -1,4 +1,10 @@
 //! GetItem, PutItem, UpdateItem and DeleteItem.
+//!
+//! With `ReturnValuesOnConditionCheckFailure` = ALL_OLD a write goes to the
+//! engine's `*_with` methods, whose writer returns the item the condition
+//! was checked against with the error, from the same transaction, so it is
+//! the item that failed the condition (`error` puts it in the exception's
+//! `Item`). The `Store` methods never ask, so the domain is unchanged.
 
 use rave_engine::Written;
 use rave_store::{

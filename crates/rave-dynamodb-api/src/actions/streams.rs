@@ -5,10 +5,19 @@
 //! the engine's, which increase across all tables: a table's records have
 //! gaps between their numbers, as DynamoDB's do. The engine records both
 //! images of every change; the table's view type is applied when read.
+//! Sequence numbers are rendered as 21 digits, as short as DynamoDB's. A
+//! removal by Time to Live carries DynamoDB's `userIdentity`.
+//!
+//! A stream's label is the table's creation time (or when UpdateTable
+//! enabled the stream), so an ARN of a deleted and recreated table is not
+//! found. A StreamArn shorter than DynamoDB's 37 characters is a
+//! ValidationException; one naming no stream of rave's,
+//! ResourceNotFoundException.
 //!
 //! A shard iterator is opaque to the client: the table, the stream label,
-//! the position after which to read, and when it was issued, so that it
-//! expires after fifteen minutes as DynamoDB's do.
+//! the position after which to read, and when it was issued (base64), so
+//! that it is refused with ExpiredIteratorException after fifteen minutes,
+//! as DynamoDB's are.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -1,5 +1,9 @@
 //! TagResource, UntagResource and ListTagsOfResource. Tags mean nothing to
 //! the engine; they are kept with the table's metadata and described back.
+//! CreateTable's `Tags` take the same checks: DynamoDB's (50 per table, key
+//! and value lengths, no `aws:` keys). A table ARN of another account or
+//! region is AccessDeniedException, as DynamoDB answers a caller that
+//! account did not grant.
 
 use std::collections::BTreeMap;
 

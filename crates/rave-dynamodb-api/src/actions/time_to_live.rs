@@ -1,4 +1,6 @@
-//! UpdateTimeToLive and DescribeTimeToLive over the engine's Time to Live.
+//! UpdateTimeToLive and DescribeTimeToLive over the engine's Time to Live
+//! (its rules and messages); the specification's members are checked and
+//! placed by their path (`timeToLiveSpecification.attributeName`).
 
 use rave_engine::{TimeToLiveSpecification, TimeToLiveStatus};
 use serde_json::{Value, json};

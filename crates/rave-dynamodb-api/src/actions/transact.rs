@@ -1,6 +1,20 @@
 //! TransactWriteItems: up to 100 puts, updates, deletes and condition
 //! checks that commit together or not at all; TransactGetItems: up to 100
 //! reads from one snapshot.
+//!
+//! TransactGetItems is the engine's BatchGetItem, which reads every key
+//! from one read snapshot, so the reads see one commit; its units are
+//! doubled as for transactional reads. Capacity is reported as read or
+//! write units, and a token's replay as a transactional read. In a
+//! transaction a key of the wrong type, or a looked-up key that is not the
+//! table's, cancels it with a ValidationError reason for that action, while
+//! an empty key value is refused outright. A Put's attribute names are read
+//! before its values and the actions in order, so an empty name is "Empty
+//! attribute name" ahead of the item's depth, later actions and the table's
+//! lookup (`transacted_item_from_json`). With
+//! `ReturnValuesOnConditionCheckFailure` = ALL_OLD, a cancellation reason
+//! carries the item its condition was checked against, read in the same
+//! engine transaction.
 
 use rave_store::{
     BatchGetItemInput, CancellationReason, ConsumedCapacity, GetItemInput, Item, KeyAttribute,

@@ -7,6 +7,12 @@
 //! the stream change, each refused again there if a concurrent request got
 //! in first, and the metadata (billing, throughput, stream view) is written
 //! last.
+//!
+//! One global secondary index is created or deleted per request. Enabling a
+//! stream makes a new one: labelled by the time it was enabled, it starts
+//! after the engine's sequence number of that moment (both kept in the
+//! metadata), so records of an earlier stream of the table never show in
+//! it.
 
 use std::collections::BTreeMap;
 

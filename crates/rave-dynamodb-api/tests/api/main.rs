@@ -11,6 +11,13 @@
 //! (`multi_attribute_keys`), Signature V4 headers and their verification
 //! (`signatures`), the AWS CLI (`awscli`), and boto3 with the example
 //! systems (`boto3`).
+//!
+//! Every answer's CRC32 and request id are checked, as the SDKs check them.
+//! The AWS CLI and the boto3 scripts (`tests/boto3/`, and the example
+//! systems under the repository's `examples/`) are each given the server's URL and fail on
+//! their first wrong answer. `examples/sdk_mix.rs` is the speed comparison
+//! of BENCHMARKS.md: one request mix through the AWS SDK for Rust against
+//! rave's API, served in process, and against another endpoint.
 
 mod awscli;
 mod boto3;

@@ -14,6 +14,10 @@
 //! 4. today's `TableDefinition`, written after a leading
 //!    [`DEFINITION_WITH_MULTI_ATTRIBUTE_KEYS`] byte.
 //!
+//! The leading byte is `0`, which no older entry can start with: an older
+//! entry starts with its table name's length, 3 to 255. An entry without it
+//! is read through the layouts of its time.
+//!
 //! A new field means a new shape here: the previous one keeps its fields
 //! and gains an `upgrade`.
 

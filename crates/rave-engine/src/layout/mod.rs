@@ -1,18 +1,21 @@
-//! How the engine lays its state out in the redb file: the redb tables,
-//! their names and keys, and (in [`definition`]) the stored form of a
-//! table definition with its migrations.
+//! How the engine lays its state out in the redb file (`rave.redb` in the
+//! data directory): the redb tables, their names and keys, and (in
+//! [`definition`]) the stored form of a table definition with its
+//! migrations.
 //!
 //! | redb table              | key                                   | value              |
 //! |-------------------------|---------------------------------------|--------------------|
 //! | `catalog`               | table name                            | table definition   |
 //! | `items/<table>`         | `hash(pk) ‖ pk ‖ sk`                  | item               |
 //! | `index/<table>/<index>` | `hash(ipk) ‖ ipk ‖ isk ‖ pk ‖ sk`     | projected item     |
-//! | `stream/<table>`        | sequence number                       | change record      |
-//! | `consumers`             | `table \0 consumer`                   | checkpoint         |
+//! | `stream/<table>`        | sequence number (u64)                 | change record      |
+//! | `consumers`             | `table \0 consumer`                   | checkpoint (u64)   |
 //! | `meta`                  | `next_sequence`                       | next sequence      |
 //! | `index_builds`          | `table \0 index`                      | backfill position  |
 //! | `collections/<table>`   | `hash(pk) ‖ pk`                       | collection bytes   |
 //!
+//! Index entries hold the projected item itself, as DynamoDB does, so a
+//! query page is one range scan with no second lookup per item.
 //! `collections/<table>` exists for tables with local secondary indexes:
 //! the size of each item collection, kept by every write in its commit.
 //! The stored keys are built by `keys`, items and stream records

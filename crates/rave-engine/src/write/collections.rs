@@ -1,8 +1,25 @@
-//! Item collection sizes, for tables with local secondary indexes: each
-//! write keeps its collection's size (`collections/<table>`) in its commit,
-//! a write that would grow a collection past the limit is refused before it
-//! changes anything, and the sizes after a write go back with its reply
-//! (ItemCollectionMetrics).
+//! Item collection sizes, for tables with local secondary indexes.
+//!
+//! DynamoDB limits an item collection (the items of one partition key value
+//! of a table with local secondary indexes, plus what those indexes project
+//! of them) to 10 GB. Each collection's size is kept in `collections/<table>`
+//! by `item::write_item`, the one place every write goes through (Time to
+//! Live's deletions included), so the size commits with the write and
+//! survives restarts: nothing scans to find it. What one item adds to its
+//! collection (its size and its local index entries' sizes) is
+//! `TableState::collection_bytes`.
+//!
+//! Before a request writes, what its writes do to each collection is added
+//! up, and the request is refused, with nothing written, if a collection
+//! would end larger than the limit and larger than it was:
+//! `ItemCollectionSizeLimitExceeded`, or in a transaction a cancellation
+//! reason on the action that overflowed. Writes that shrink a collection
+//! over the limit still go, as DynamoDB allows. The limit is
+//! `EngineOptions::max_item_collection_bytes` (10 GB; tests make it small).
+//! A data directory from before the sizes were kept has them measured once,
+//! by a scan, when the engine opens it (`startup`). The sizes after a write
+//! go back with its reply (`Written::item_collections`), for DynamoDB's
+//! ItemCollectionMetrics.
 
 use std::collections::BTreeMap;
 

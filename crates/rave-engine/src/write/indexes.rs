@@ -1,6 +1,13 @@
 //! Index entries kept with each write: an item's entry in every index of
 //! its table moves, changes or goes with the item, in the same commit, and
-//! is charged as DynamoDB charges it.
+//! is charged as DynamoDB charges it (an entry entering or leaving once,
+//! moved to another index key twice, rewritten in place once, of the larger
+//! of the two; an entry that stays as it is is neither rewritten nor
+//! charged).
+//!
+//! An index that projects some attributes knows their names in order once
+//! per table (`IndexState::projected_names`): its entry borrows those
+//! attributes from the item and is encoded from them, with no map built.
 
 use rave_store::{ConsumedCapacity, Item, write_units};
 

@@ -4,6 +4,12 @@
 //! operation goes through [`write_item`] (or [`expire_item`] for Time to
 //! Live), so nothing is kept one way by one operation and another way by
 //! another.
+//!
+//! A change that changes nothing (the new item equals the old) is charged
+//! but writes nothing and appends no stream record. Otherwise the new item
+//! is encoded once: the same bytes go to its table, to every index that
+//! projects it whole (the entry borrows them instead of copying) and, as its
+//! new image, into its stream record.
 
 use rave_store::{ConsumedCapacity, Item, add_by_table, item_size, write_units};
 

@@ -1,9 +1,14 @@
-//! The Time to Live sweeper: a thread that, every sweep interval, scans the
+//! The Time to Live sweeper: a thread that, every sweep interval
+//! (`EngineOptions::ttl_sweep_interval`, a minute by default), scans the
 //! tables with TTL enabled on read snapshots and sends what it found
 //! expired to the writer in batches of at most [`EXPIRE_BATCH`] items, one
 //! batch in the queue at a time, so ordinary writes are never stuck behind
-//! it. The writer deletes an item only if it is still as found
-//! (`expire`).
+//! it for more than one group. The writer deletes an item only if its TTL
+//! value is still the one found and still expired at commit time
+//! (`expire`): an item rewritten in between stays.
+//!
+//! The sweeper holds a sender of the writer's queue, so dropping the engine
+//! stops the sweeper before the writer.
 
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};

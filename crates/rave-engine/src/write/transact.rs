@@ -4,6 +4,11 @@
 //! group's transaction untouched; a cancellation gives one reason per
 //! action. A stream consumer's commit is a transaction too, one that also
 //! moves the consumer's checkpoint and is not bound by DynamoDB's limits.
+//!
+//! Two actions on one item are found with a set of their keys, not by
+//! comparing each action with every other: a consumer's commit carries tens
+//! of thousands of actions, and the pairwise comparison grew with their
+//! square (a fifth of a catch-up's CPU at 20,000 actions).
 
 use std::collections::HashSet;
 use std::sync::Arc;

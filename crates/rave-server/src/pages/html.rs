@@ -1,8 +1,13 @@
 //! The HTML of a product's listing: the whole page for crawlers and
 //! readers without JavaScript, and the same listing as a fragment for
-//! shops to include. Every piece of user text goes through [`text`] or
-//! [`isolated`]: escaped, and in its own bidirectional isolate, so neither
-//! markup nor direction overrides in a comment reach the page around it.
+//! shops to include. Every piece of user text goes through `Isolated`
+//! (or `IsolatedPlain` where no element may go): escaped, and in its own
+//! bidirectional isolate, so neither markup nor direction overrides in a
+//! comment reach the page around it.
+//!
+//! For crawlers: canonical links, `noindex` on filtered views, and "Older
+//! comments" as keyset links (the cursor), so a crawler walks every comment
+//! without offsets.
 
 use std::fmt::{self, Display, Write};
 

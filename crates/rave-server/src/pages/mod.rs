@@ -11,6 +11,14 @@
 //! The query of a page is read by the API's parser (`routes::query`), in
 //! its page dialect.
 //!
+//! The embed script (`web/embed.js`) shows the listing, its filters and
+//! orders, "Load more", the verified badge, the merchant's reply, helpful
+//! votes and the post form in a shadow root (styles cross in neither
+//! direction), themed by CSS custom properties, with user text only through
+//! `textContent`. Its voter is the shop's `data-rave-voter`, else a random
+//! id in the shop origin's local storage (in memory where storage is
+//! refused).
+//!
 //! A page is answered from one read of the product's partition (record,
 //! statistics, revision) and one listing query; a revalidation whose
 //! `If-None-Match` still holds, from two point reads (the revision).

@@ -4,14 +4,27 @@
 //!
 //! One [`ExpressionParser`] serves one request: it holds the request's
 //! `ExpressionAttributeNames` and `ExpressionAttributeValues`, parses each
-//! expression the request carries, and [`ExpressionParser::finish`] then
-//! refuses placeholders that none of them used, as DynamoDB does.
+//! expression the request carries (condition, filter, key condition, update,
+//! projection), and [`ExpressionParser::finish`] then refuses placeholders
+//! that none of them used, as DynamoDB does.
+//!
+//! The work is split the way DynamoDB's answers are: `lexer` keeps each
+//! token's place in the text (for the `near: "..."` of syntax errors),
+//! `parser` holds what the grammars share and the order errors are reported
+//! in, one module per grammar (`condition`, `key_condition`, `update`,
+//! `projection`), `reserved` the developer guide's reserved words, and
+//! `error` the `ExpressionError` whose `Display` is DynamoDB's message. A key
+//! condition comes back with its names as written; `KeyCondition::bind`
+//! (`bound.rs`) then holds it to the key schema it reads.
 //!
 //! Where DynamoDB accepts something the typed trees cannot hold, the parser
 //! refuses it: `begins_with` and `contains` take a document path as their
 //! first operand, and `size` a document path. Parentheses nest at most 64
 //! deep: DynamoDB documents no such limit, but its 4 KB expressions could
 //! otherwise nest deep enough to exhaust the stack of a recursive descent.
+//!
+//! `tests/expressions.rs` holds the parser to `Renderer`: any tree DynamoDB
+//! accepts, rendered and parsed back, is the same tree.
 
 mod condition;
 mod error;

@@ -5,6 +5,13 @@
 //! zero-padded. Every product's entry sits in the shard of its hash, so a
 //! reader merges the top of each shard (docs/capacity.md, 6.1 derives 128
 //! shards).
+//!
+//! `GSISK` is a string attribute, because on comments it holds dates, so
+//! the count is zero-padded to 12 digits to sort as text. At 0 both keys
+//! are removed and the product leaves the board. Sharding by the SHA-256 of
+//! the product id keeps every product with a 5-star comment out of one hot
+//! index partition; a product is in exactly one shard, so the merge of the
+//! shards' tops (ties by product id) is the top.
 
 use rave_store::{AttributeValue, Item, KeyCondition};
 use sha2::{Digest, Sha256};
