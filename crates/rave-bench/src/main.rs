@@ -72,7 +72,7 @@ struct AllArgs {
     /// Seed of the data set.
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// Working directory (emptied first); default target/rave-bench/<size>.
+    /// Working directory (emptied first); default `target/rave-bench/<size>`.
     #[arg(long)]
     dir: Option<PathBuf>,
     /// The `rave` binary (default: the one beside this program).

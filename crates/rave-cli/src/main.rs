@@ -264,7 +264,7 @@ struct ServeArgs {
     #[arg(long, env = "RAVE_IDEMPOTENCY_TTL_HOURS", default_value_t = 24)]
     idempotency_ttl_hours: u64,
     /// An origin whose pages may call the public API from the browser (the
-    /// embed on a shop's pages), as scheme://host[:port] (repeat, or
+    /// embed on a shop's pages), as `scheme://host[:port]` (repeat, or
     /// separate with commas). None by default.
     #[arg(
         long = "allowed-origin",
