@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::shutdown::{self, Shutdown};
 use anyhow::Context;
 use clap::Args;
 use rave_dynamodb_api::{Credentials, DynamoApi};
@@ -14,6 +13,8 @@ use rave_engine::Engine;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+
+use crate::shutdown::{self, Shutdown};
 
 #[derive(Debug, Args)]
 pub struct DynamodbApiArgs {
@@ -28,6 +29,43 @@ pub struct DynamodbApiArgs {
     /// Without it, signatures are not verified.
     #[arg(long, env = "RAVE_DYNAMODB_CREDENTIALS", value_name = "FILE")]
     dynamodb_credentials: Option<PathBuf>,
+    /// Serve on an address other machines can reach without
+    /// --dynamodb-credentials: anyone who reaches it may read and write the
+    /// whole store. Refused without this flag; warned about at every start.
+    #[arg(long, env = "RAVE_DYNAMODB_API_INSECURE")]
+    dynamodb_api_insecure: bool,
+}
+
+/// Refuses to serve the whole store, unauthenticated, beyond this machine.
+///
+/// The API bypasses every rule of the comments API (moderation, the admin
+/// token): it reads and writes the table itself, as DynamoDB's own API
+/// does. DynamoDB never answers an unsigned request, so on an address
+/// another machine can reach, rave verifies signatures unless the operator
+/// says, with `--dynamodb-api-insecure`, that this is what they mean.
+/// `option` names the address's own option in the refusal.
+pub fn check_exposure(
+    addr: SocketAddr,
+    credentials: Option<&Path>,
+    insecure: bool,
+    option: &str,
+) -> anyhow::Result<()> {
+    if addr.ip().is_loopback() || credentials.is_some() {
+        return Ok(());
+    }
+    if !insecure {
+        anyhow::bail!(
+            "{option} {addr} would serve the whole store, read and write, to anyone who can reach it: \
+             give --dynamodb-credentials FILE (the access keys whose Signature V4 every request must carry), \
+             listen on a loopback address (127.0.0.1), or pass --dynamodb-api-insecure if that is what you mean"
+        );
+    }
+    tracing::warn!(
+        %addr,
+        "--dynamodb-api-insecure: the DynamoDB API serves the whole store, read and write, \
+         without verifying signatures, to anyone who can reach this address"
+    );
+    Ok(())
 }
 
 /// The API over `engine`, verifying signatures against the keys in
@@ -46,6 +84,12 @@ pub fn api(engine: Engine, credentials: Option<&Path>) -> anyhow::Result<DynamoA
 
 /// Serves until SIGTERM or Ctrl-C, then finishes the requests in flight.
 pub async fn run(args: DynamodbApiArgs) -> anyhow::Result<()> {
+    check_exposure(
+        args.addr,
+        args.dynamodb_credentials.as_deref(),
+        args.dynamodb_api_insecure,
+        "--addr",
+    )?;
     let engine = Engine::open(&args.data).with_context(|| {
         format!(
             "cannot open the store in {} (is another rave using it?)",

@@ -310,6 +310,12 @@ struct ServeArgs {
     /// access keys in this file (one `ACCESS_KEY_ID:SECRET` per line).
     #[arg(long, env = "RAVE_DYNAMODB_CREDENTIALS", value_name = "FILE")]
     dynamodb_credentials: Option<PathBuf>,
+    /// With --dynamodb-api: serve it on an address other machines can reach
+    /// without --dynamodb-credentials (anyone who reaches it may read and
+    /// write the whole store). Refused without this flag; warned about at
+    /// every start.
+    #[arg(long, env = "RAVE_DYNAMODB_API_INSECURE")]
+    dynamodb_api_insecure: bool,
     /// The longest a stop (SIGTERM, Ctrl-C) may take, in seconds: requests
     /// in flight get most of it, then the process exits whatever still runs.
     #[arg(long, env = "RAVE_SHUTDOWN_TIMEOUT", default_value_t = 10.0)]
@@ -630,6 +636,14 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     if args.dynamodb_credentials.is_some() && args.dynamodb_api.is_none() {
         bail!("--dynamodb-credentials verifies the API --dynamodb-api serves: give both");
+    }
+    if let Some(addr) = args.dynamodb_api {
+        dynamodb_api::check_exposure(
+            addr,
+            args.dynamodb_credentials.as_deref(),
+            args.dynamodb_api_insecure,
+            "--dynamodb-api",
+        )?;
     }
     if args.store_kind == StoreKind::Dynamodb {
         if args.dynamodb_api.is_some() {

@@ -828,3 +828,113 @@ async fn dynamodb_credentials_make_the_dynamodb_api_verify_signatures() {
     let status = server.terminate();
     assert!(status.success(), "rave exited with {status}");
 }
+
+/// Starts `command` (a `rave dynamodb-api`), waits for its listening line,
+/// stops it with SIGTERM and returns what it logged.
+fn start_and_stop(mut command: Command, log: &std::path::Path) -> String {
+    let child = command
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log).expect("a log file"))
+        .spawn()
+        .expect("start rave");
+    let mut server = Server {
+        child,
+        base: String::new(),
+    };
+    let stdout = server.child.stdout.take().expect("stdout");
+    let line = BufReader::new(stdout)
+        .lines()
+        .next()
+        .expect("a line")
+        .expect("readable");
+    assert!(
+        line.starts_with("rave dynamodb-api listening on "),
+        "{line}"
+    );
+    let status = server.terminate();
+    assert!(status.success(), "rave exited with {status}");
+    std::fs::read_to_string(log).expect("the log")
+}
+
+#[test]
+fn the_dynamodb_api_is_not_opened_to_the_network_without_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data = data.to_str().unwrap();
+    for addr in ["0.0.0.0:0", "[::]:0"] {
+        let refused = rave_refusing(&["dynamodb-api", "--addr", addr, "--data", data]);
+        assert!(
+            !refused.status.success(),
+            "{addr} served without credentials"
+        );
+        let said = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            said.contains("--dynamodb-credentials") && said.contains("--dynamodb-api-insecure"),
+            "{said}"
+        );
+    }
+    let refused = rave_refusing(&[
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--data",
+        data,
+        "--dynamodb-api",
+        "0.0.0.0:0",
+    ]);
+    assert!(
+        !refused.status.success(),
+        "serve opened the API to the network"
+    );
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("--dynamodb-api 0.0.0.0:0"), "{said}");
+    assert!(!data_has_store(data), "a refused start created the store");
+
+    // Meant: it starts, and says what it does at every start.
+    let mut insecure = Command::new(RAVE);
+    insecure.args([
+        "dynamodb-api",
+        "--addr",
+        "0.0.0.0:0",
+        "--data",
+        data,
+        "--dynamodb-api-insecure",
+    ]);
+    let logged = start_and_stop(insecure, &dir.path().join("insecure.log"));
+    assert!(logged.contains("--dynamodb-api-insecure"), "{logged}");
+    assert!(logged.contains("WARN"), "{logged}");
+
+    // With credentials every request must be signed: no flag needed.
+    let keys = dir.path().join("dynamodb-keys");
+    std::fs::write(&keys, "rave-key:rave-secret\n").unwrap();
+    let mut signed = Command::new(RAVE);
+    signed
+        .args([
+            "dynamodb-api",
+            "--addr",
+            "0.0.0.0:0",
+            "--data",
+            data,
+            "--dynamodb-credentials",
+        ])
+        .arg(&keys);
+    let logged = start_and_stop(signed, &dir.path().join("signed.log"));
+    assert!(!logged.contains("--dynamodb-api-insecure"), "{logged}");
+}
+
+/// Runs `rave` expecting it to refuse to start: a `rave` that starts
+/// instead is stopped after 10 s (and its silence fails the caller).
+fn rave_refusing(args: &[&str]) -> std::process::Output {
+    Command::new("timeout")
+        .arg("10")
+        .arg(RAVE)
+        .args(args)
+        .output()
+        .expect("run rave under timeout")
+}
+
+fn data_has_store(data: &str) -> bool {
+    std::path::Path::new(data)
+        .join(rave_engine::DATABASE_FILE)
+        .exists()
+}
