@@ -273,6 +273,16 @@ struct ServeArgs {
         value_delimiter = ','
     )]
     allowed_origins: Vec<rave_server::AllowedOrigin>,
+    /// An origin whose pages may frame rave's pages (the fragment in a
+    /// shop's iframe), as `scheme://host[:port]` (repeat, or separate with
+    /// commas). None by default: framing is refused.
+    #[arg(
+        long = "frame-ancestor",
+        env = "RAVE_FRAME_ANCESTOR",
+        value_name = "ORIGIN",
+        value_delimiter = ','
+    )]
+    frame_ancestors: Vec<rave_server::AllowedOrigin>,
     /// How long caches and CDNs may keep first pages, statistics and the
     /// leaderboard, in seconds.
     #[arg(long, env = "RAVE_CACHE_FIRST_PAGES", default_value_t = 10)]
@@ -730,6 +740,7 @@ async fn run_service<F: ChangeFeed, W: ChangeFeed>(
     let mut state = AppState::new(comments.clone(), &config)
         .with_trusted_proxies(args.trusted_proxies.iter().copied().collect())
         .with_allowed_origins(args.allowed_origins.clone())
+        .with_frame_ancestors(args.frame_ancestors.clone())
         .with_cache_policy(CachePolicy {
             first_pages: Duration::from_secs(args.cache_first_pages),
             older_pages: Duration::from_secs(args.cache_older_pages),

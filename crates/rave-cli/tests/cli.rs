@@ -938,3 +938,16 @@ fn data_has_store(data: &str) -> bool {
         .join(rave_engine::DATABASE_FILE)
         .exists()
 }
+
+#[tokio::test]
+async fn named_shops_may_frame_the_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = serve(dir.path(), &["--frame-ancestor", "https://shop.example"]);
+    let page = ::reqwest::get(format!("{}/", server.base)).await.unwrap();
+    let policy = page.headers()["content-security-policy"].to_str().unwrap();
+    assert!(
+        policy.ends_with("frame-ancestors https://shop.example"),
+        "{policy}"
+    );
+    assert!(page.headers().get("x-frame-options").is_none());
+}

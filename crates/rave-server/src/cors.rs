@@ -18,6 +18,13 @@ pub struct AllowedOrigin(HeaderValue);
 #[error("{0:?} is not an origin: expected scheme://host[:port], e.g. https://shop.example")]
 pub struct InvalidOrigin(String);
 
+impl std::fmt::Display for AllowedOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Built from a checked ASCII origin, so always text.
+        f.write_str(self.0.to_str().unwrap_or_default())
+    }
+}
+
 impl FromStr for AllowedOrigin {
     type Err = InvalidOrigin;
 

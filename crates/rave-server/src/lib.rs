@@ -32,6 +32,7 @@ mod limiter;
 mod metrics;
 mod middleware;
 mod moderation_hook;
+mod page_policy;
 mod pages;
 mod purchase;
 mod readiness;
@@ -148,6 +149,16 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .openapi
         .set(serde_json::to_string_pretty(&openapi).unwrap_or_default());
     let cors = cors::layer(&state.allowed_origins);
+    let page_text = routes::page_text();
+    let page_policy = std::sync::Arc::new(page_policy::PagePolicy::new(
+        &page_policy::inline_elements(page_text, "script"),
+        &[
+            page_policy::inline_elements(page_text, "style"),
+            vec![pages::STYLE],
+        ]
+        .concat(),
+        &state.frame_ancestors,
+    ));
     let router = router
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
@@ -158,6 +169,10 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             middleware::after_writes,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            page_policy,
+            middleware::page_headers,
         ))
         .layer(cors)
         .layer(axum::middleware::from_fn_with_state(

@@ -6,6 +6,7 @@
 //! `metrics`, `answers`, `caching`), which know nothing of the state.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::Body;
@@ -18,6 +19,7 @@ use crate::answers::Answer;
 use crate::caching::{entity_tag, not_modified, not_modified_response, stamp};
 use crate::client_addr::ClientAddr;
 use crate::metrics::method_label;
+use crate::page_policy::PagePolicy;
 use crate::state::AppState;
 
 /// Middleware: works out the client once, for the log line and the rate
@@ -208,6 +210,33 @@ pub(crate) async fn json_routes(
             Response::from_parts(parts, Body::from(bytes))
         }
     }
+}
+
+/// Middleware: every HTML answer gets the pages' security headers
+/// (`page_policy`), unless its handler set its own policy.
+pub(crate) async fn page_headers(
+    State(policy): State<Arc<PagePolicy>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let mut response = next.run(request).await;
+    let html = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("text/html"));
+    let headers = response.headers_mut();
+    if html && !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        headers.insert(
+            header::CONTENT_SECURITY_POLICY,
+            policy.content_security_policy.clone(),
+        );
+        if let Some(frame_options) = &policy.frame_options {
+            headers.insert(header::X_FRAME_OPTIONS, frame_options.clone());
+        }
+        headers.insert(header::REFERRER_POLICY, policy.referrer_policy.clone());
+    }
+    response
 }
 
 #[cfg(test)]

@@ -702,6 +702,11 @@ pub(crate) async fn metrics(State(state): State<AppState>) -> Response {
 static PAGE: LazyLock<String> =
     LazyLock::new(|| crate::sort_labels::fill(include_str!("../web/index.html")));
 
+/// The web page's HTML, for the hashes of its inline script and style.
+pub(crate) fn page_text() -> &'static str {
+    PAGE.as_str()
+}
+
 #[utoipa::path(
     get,
     path = "/",

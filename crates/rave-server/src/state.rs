@@ -78,6 +78,8 @@ pub struct ServerState {
     pub(crate) purchases: Option<PurchaseVerifier>,
     /// Listing answers nothing has changed since (`answers`).
     pub(crate) answers: Arc<answers::Answers>,
+    /// Origins whose pages may frame rave's pages; none by default.
+    pub(crate) frame_ancestors: Vec<AllowedOrigin>,
     /// What `/readyz` looks at beyond the store and the aggregator.
     pub(crate) readiness: Readiness,
 }
@@ -105,6 +107,7 @@ impl AppState {
             webhooks: None,
             purchases: None,
             answers: Arc::default(),
+            frame_ancestors: Vec::new(),
             readiness: Readiness::default(),
         }))
     }
@@ -153,6 +156,13 @@ impl AppState {
     /// client is then the address they name (see `client_addr`).
     pub fn with_trusted_proxies(mut self, proxies: TrustedProxies) -> AppState {
         self.setting_up().trusted_proxies = proxies;
+        self
+    }
+
+    /// Lets pages from these origins frame rave's pages (their policy's
+    /// `frame-ancestors`); without any, framing is refused.
+    pub fn with_frame_ancestors(mut self, origins: Vec<AllowedOrigin>) -> AppState {
+        self.setting_up().frame_ancestors = origins;
         self
     }
 

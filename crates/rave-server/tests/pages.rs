@@ -748,3 +748,56 @@ async fn every_new_route_is_in_the_openapi_document() {
         document["components"]["schemas"]["ProductStatsBody"]["properties"]["average"].is_object()
     );
 }
+
+#[tokio::test]
+async fn html_answers_carry_a_strict_content_security_policy() {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let s = start().await;
+    let page = s.client.get(format!("{}/", s.base)).send().await.unwrap();
+    let headers = page.headers().clone();
+    let html = page.text().await.unwrap();
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .unwrap_or_else(|| panic!("no {name}"))
+            .to_str()
+            .unwrap()
+            .to_owned()
+    };
+    let policy = header("content-security-policy");
+    for directive in [
+        "default-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ] {
+        assert!(policy.contains(directive), "{directive} missing: {policy}");
+    }
+    assert!(!policy.contains("unsafe-inline"), "{policy}");
+    // The page's one inline script is allowed by the hash a browser computes.
+    let script = &html[html.find("<script>").unwrap() + 8..html.find("</script>").unwrap()];
+    let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(script));
+    assert!(policy.contains(&format!("'sha256-{hash}'")), "{policy}");
+    assert_eq!(header("x-frame-options"), "DENY");
+    assert_eq!(header("referrer-policy"), "same-origin");
+
+    let product = s
+        .client
+        .get(format!("{}/products/p1", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        product.headers().get("content-security-policy").unwrap(),
+        policy.as_str()
+    );
+    let json = s
+        .client
+        .get(format!("{}/v1/products/p1/comments", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert!(json.headers().get("content-security-policy").is_none());
+}

@@ -374,7 +374,7 @@ impl Listing<'_> {
 }
 
 /// The page's own styles: readable without any of the shop's.
-const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#fff}\
+pub(crate) const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#fff}\
 main{max-width:46rem;margin:0 auto;padding:1rem}\
 .rave-summary{font-size:1.2rem}.rave-average{font-weight:700}\
 .rave-histogram th{text-align:left;font-weight:400;padding-right:.5rem}\

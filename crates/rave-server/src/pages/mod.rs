@@ -24,6 +24,9 @@
 //! `If-None-Match` still holds, from two point reads (the revision).
 
 mod html;
+
+/// The product pages' and fragments' inline style, for their policy.
+pub(crate) use html::STYLE;
 mod jsonld;
 mod shown;
 
