@@ -97,6 +97,7 @@ pub async fn run(args: DynamodbApiArgs) -> anyhow::Result<()> {
         )
     })?;
     let api = Arc::new(api(engine, args.dynamodb_credentials.as_deref())?);
+    let shutdown = Arc::new(Shutdown::new(shutdown::DEFAULT_TIMEOUT));
     let listener = TcpListener::bind(args.addr)
         .await
         .with_context(|| format!("cannot listen on {}", args.addr))?;
@@ -104,7 +105,6 @@ pub async fn run(args: DynamodbApiArgs) -> anyhow::Result<()> {
     tracing::info!(%addr, data = %args.data.display(), "rave's DynamoDB API is listening");
     // A plain line on stdout too, for scripts that start rave on port 0.
     println!("rave dynamodb-api listening on http://{addr}");
-    let shutdown = Arc::new(Shutdown::new(shutdown::DEFAULT_TIMEOUT));
     let signalled = {
         let shutdown = Arc::clone(&shutdown);
         async move { shutdown.signalled().await }

@@ -12,7 +12,7 @@
 //! as safe as a crash, which the store is built to survive; waiting longer
 //! would make the process ignore the orchestrator that told it to stop.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The bound of a stop where no option sets one.
@@ -27,13 +27,70 @@ const AFTER_DRAIN: Duration = Duration::from_secs(2);
 pub struct Shutdown {
     timeout: Duration,
     deadline: OnceLock<Instant>,
+    /// The signals, listened for from the moment the stop is set up: a
+    /// signal that arrives before anything waits for it (right after the
+    /// listening line, say) then stops the process cleanly instead of
+    /// killing it with the signal's default action.
+    signals: Mutex<Option<Signals>>,
+}
+
+#[cfg(unix)]
+#[derive(Debug)]
+struct Signals {
+    terminate: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
+}
+
+#[cfg(unix)]
+impl Signals {
+    fn listen() -> Option<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            (Ok(terminate), Ok(interrupt)) => Some(Signals {
+                terminate,
+                interrupt,
+            }),
+            (Err(error), _) | (_, Err(error)) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM and SIGINT");
+                None
+            }
+        }
+    }
+
+    async fn received(mut self) {
+        tokio::select! {
+            _ = self.terminate.recv() => {},
+            _ = self.interrupt.recv() => {},
+        }
+    }
+}
+
+#[cfg(not(unix))]
+#[derive(Debug)]
+struct Signals;
+
+#[cfg(not(unix))]
+impl Signals {
+    fn listen() -> Option<Signals> {
+        Some(Signals)
+    }
+
+    async fn received(self) {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 impl Shutdown {
+    /// A stop bounded by `timeout`, listening for its signals from now on
+    /// (call it inside the runtime, before the process says it listens).
     pub fn new(timeout: Duration) -> Shutdown {
         Shutdown {
             timeout,
             deadline: OnceLock::new(),
+            signals: Mutex::new(Signals::listen()),
         }
     }
 
@@ -46,23 +103,16 @@ impl Shutdown {
 
     /// Resolves on SIGTERM or Ctrl-C, and starts the watchdog.
     pub async fn signalled(&self) {
-        let ctrl_c = async {
-            let _ = tokio::signal::ctrl_c().await;
-        };
-        #[cfg(unix)]
-        let terminate = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut signal) => {
-                    signal.recv().await;
-                }
-                Err(_) => std::future::pending::<()>().await,
-            }
-        };
-        #[cfg(not(unix))]
-        let terminate = std::future::pending::<()>();
-        tokio::select! {
-            () = ctrl_c => {},
-            () = terminate => {},
+        let signals = self
+            .signals
+            .lock()
+            .ok()
+            .and_then(|mut signals| signals.take());
+        match signals {
+            Some(signals) => signals.received().await,
+            // Listening failed, or another caller took the signals: wait
+            // forever rather than stop at once.
+            None => std::future::pending::<()>().await,
         }
         tracing::info!(
             timeout_seconds = self.timeout.as_secs_f64(),
@@ -117,8 +167,8 @@ pub async fn join_within<T>(shutdown: &Shutdown, what: &str, task: tokio::task::
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_drain_leaves_time_for_the_rest_of_the_stop() {
+    #[tokio::test]
+    async fn the_drain_leaves_time_for_the_rest_of_the_stop() {
         let drain = |seconds| Shutdown::new(Duration::from_secs(seconds)).drain();
         assert_eq!(drain(10), Duration::from_secs(8));
         assert_eq!(drain(3), Duration::from_millis(1500));

@@ -157,3 +157,15 @@ async fn a_request_that_never_finishes_does_not_hold_the_stop() {
         "a stop bounded at 2 s took {took:?}"
     );
 }
+
+#[test]
+fn a_stop_right_after_the_listening_line_is_clean() {
+    // The signal handlers are in place before rave says it listens: a
+    // SIGTERM at once stops it cleanly instead of killing it.
+    for _ in 0..3 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut server = serve(dir.path(), &[]);
+        let status = server.terminate();
+        assert!(status.success(), "exited {status}");
+    }
+}
