@@ -788,29 +788,13 @@ async fn dynamodb_credentials_make_the_dynamodb_api_verify_signatures() {
         .expect("run rave serve");
     assert!(!refused.status.success(), "credentials without the API");
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--dynamodb-api"));
-    let child = Command::new(RAVE)
-        .args(["dynamodb-api", "--addr", "127.0.0.1:0", "--data"])
+    let mut api = Command::new(RAVE);
+    api.args(["dynamodb-api", "--addr", "127.0.0.1:0", "--data"])
         .arg(dir.path().join("data"))
         .arg("--dynamodb-credentials")
-        .arg(&keys)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start rave dynamodb-api");
-    let mut server = Server {
-        child,
-        base: String::new(),
-    };
-    let stdout = server.child.stdout.take().expect("stdout");
-    let line = BufReader::new(stdout)
-        .lines()
-        .next()
-        .expect("a line")
-        .expect("readable");
-    let url = line
-        .strip_prefix("rave dynamodb-api listening on ")
-        .expect("the listening line")
-        .to_owned();
+        .arg(&keys);
+    let mut server = Server::start(api);
+    let url = server.base.clone();
     let unsigned = ::reqwest::Client::new()
         .post(format!("{url}/"))
         .header("content-type", "application/x-amz-json-1.0")
@@ -831,26 +815,9 @@ async fn dynamodb_credentials_make_the_dynamodb_api_verify_signatures() {
 
 /// Starts `command` (a `rave dynamodb-api`), waits for its listening line,
 /// stops it with SIGTERM and returns what it logged.
-fn start_and_stop(mut command: Command, log: &std::path::Path) -> String {
-    let child = command
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(log).expect("a log file"))
-        .spawn()
-        .expect("start rave");
-    let mut server = Server {
-        child,
-        base: String::new(),
-    };
-    let stdout = server.child.stdout.take().expect("stdout");
-    let line = BufReader::new(stdout)
-        .lines()
-        .next()
-        .expect("a line")
-        .expect("readable");
-    assert!(
-        line.starts_with("rave dynamodb-api listening on "),
-        "{line}"
-    );
+fn start_and_stop(command: Command, log: &std::path::Path) -> String {
+    let mut server =
+        Server::start_logging(command, std::fs::File::create(log).expect("a log file"));
     let status = server.terminate();
     assert!(status.success(), "rave exited with {status}");
     std::fs::read_to_string(log).expect("the log")

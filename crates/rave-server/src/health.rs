@@ -120,27 +120,29 @@ pub(crate) async fn readyz(State(state): State<AppState>) -> Response {
     for check in &readiness.checks {
         conditions.push(ReadinessCondition::of(check.name(), check.check().await));
     }
-    if let Some(status) = &state.aggregator {
-        let status = *status.borrow();
-        let progress = ConsumerProgress {
-            lag_ms: status.lag_ms,
-            published: status.published,
-        };
-        conditions.push(ReadinessCondition::of(
+    let consumers = [
+        (
             "aggregator",
-            keeps_up(progress, readiness.policy, now),
-        ));
-    }
-    if let Some(progress) = &readiness.webhooks_fan_out {
-        let progress = *progress.borrow();
-        let progress = ConsumerProgress {
-            lag_ms: progress.lag.millis,
-            published: progress.published,
-        };
-        conditions.push(ReadinessCondition::of(
+            state
+                .aggregator
+                .as_ref()
+                .map(|s| ConsumerProgress::from(*s.borrow())),
+        ),
+        (
             "webhooks",
-            keeps_up(progress, readiness.policy, now),
-        ));
+            readiness
+                .webhooks_fan_out
+                .as_ref()
+                .map(|p| ConsumerProgress::from(*p.borrow())),
+        ),
+    ];
+    for (name, progress) in consumers {
+        if let Some(progress) = progress {
+            conditions.push(ReadinessCondition::of(
+                name,
+                keeps_up(progress, readiness.policy, now),
+            ));
+        }
     }
     let ready = conditions.iter().all(|c| c.ready);
     for condition in conditions.iter().filter(|c| !c.ready) {

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use rave_webhooks::FanOutProgress;
 use tokio::sync::watch;
 
+use crate::api::AggregatorStatus;
+
 /// A condition the binary adds to readiness (the embedded store's writes,
 /// say), checked on every `/readyz`.
 pub trait ReadinessCheck: Send + Sync + 'static {
@@ -26,6 +28,24 @@ pub(crate) struct ConsumerProgress {
     pub(crate) lag_ms: u64,
     /// When the consumer last published this; `None` before its first step.
     pub(crate) published: Option<Instant>,
+}
+
+impl From<AggregatorStatus> for ConsumerProgress {
+    fn from(status: AggregatorStatus) -> ConsumerProgress {
+        ConsumerProgress {
+            lag_ms: status.lag_ms,
+            published: status.published,
+        }
+    }
+}
+
+impl From<FanOutProgress> for ConsumerProgress {
+    fn from(progress: FanOutProgress) -> ConsumerProgress {
+        ConsumerProgress {
+            lag_ms: progress.lag.millis,
+            published: progress.published,
+        }
+    }
 }
 
 /// How far behind a consumer may be before the process stops being ready.

@@ -30,22 +30,28 @@ impl Drop for Server {
 }
 
 impl Server {
-    /// Starts `command` (a `rave serve` on port 0, perhaps behind a
-    /// wrapper) and waits for its listening line.
-    pub fn start(mut command: Command) -> Server {
+    /// Starts `command` (a `rave serve` or `rave dynamodb-api` on port 0,
+    /// perhaps behind a wrapper) and waits for its listening line.
+    pub fn start(command: Command) -> Server {
+        Server::start_logging(command, Stdio::null())
+    }
+
+    /// [`Server::start`], with what rave logs going to `log`.
+    pub fn start_logging(mut command: Command, log: impl Into<Stdio>) -> Server {
         let mut child = command
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
-            .expect("start rave serve");
+            .expect("start rave");
         let stdout = child.stdout.take().expect("stdout");
         let mut line = String::new();
         BufReader::new(stdout)
             .read_line(&mut line)
             .expect("read the listening line");
+        let line = line.trim();
         let base = line
-            .trim()
             .strip_prefix("rave listening on ")
+            .or_else(|| line.strip_prefix("rave dynamodb-api listening on "))
             .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
             .to_owned();
         Server { child, base }
