@@ -1,0 +1,49 @@
+use std::time::Duration;
+
+use rave_store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AccessError {
+    /// A field of a request breaks a rule; `field` names it.
+    #[error("{field}: {message}")]
+    Invalid {
+        field: &'static str,
+        message: String,
+    },
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    #[error("stored item {key} is corrupt: {what}")]
+    Corrupt { key: String, what: String },
+    /// The storage cannot serve now; the same request may succeed later.
+    #[error("the storage is unavailable: {detail}")]
+    Unavailable {
+        detail: String,
+        retry_after: Duration,
+    },
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl AccessError {
+    pub(crate) fn invalid(field: &'static str, message: impl Into<String>) -> AccessError {
+        AccessError::Invalid {
+            field,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<StoreError> for AccessError {
+    fn from(error: StoreError) -> AccessError {
+        if error.is_retryable() {
+            AccessError::Unavailable {
+                detail: error.to_string(),
+                retry_after: Duration::from_secs(1),
+            }
+        } else {
+            AccessError::Internal(error.to_string())
+        }
+    }
+}
+
+pub type Result<T, E = AccessError> = std::result::Result<T, E>;
