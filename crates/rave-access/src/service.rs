@@ -32,6 +32,17 @@ pub struct AccessConfig {
     pub audit_retention: Duration,
 }
 
+impl AccessConfig {
+    /// The access table of `comments_table`, keeping audit entries for
+    /// [`DEFAULT_AUDIT_RETENTION`].
+    pub fn for_table(comments_table: &str) -> AccessConfig {
+        AccessConfig {
+            comments_table: comments_table.to_owned(),
+            audit_retention: DEFAULT_AUDIT_RETENTION,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Access<S> {
     store: S,

@@ -29,6 +29,7 @@
 //! an index missing or still building, which the next start finishes.
 //! `init` does the same on DynamoDB (`DynamoStore::update_indexes`).
 
+mod access;
 mod aggregator;
 mod deliver;
 mod dynamodb_api;
@@ -110,6 +111,8 @@ enum Command {
     DynamodbApi(dynamodb_api::DynamodbApiArgs),
     /// Show what each table's items, indexes and stream take on disk.
     Storage(storage::StorageArgs),
+    /// Create, list and revoke scoped access tokens.
+    Tokens(access::TokensArgs),
 }
 
 /// Where the DynamoDB table is.
@@ -228,9 +231,12 @@ struct ServeArgs {
     addr: SocketAddr,
     #[command(flatten)]
     store: StoreArgs,
-    /// Token for the admin endpoints; without one they answer 403.
+    /// The operator's token, holding every scope (more tokens, each with
+    /// its scopes: `rave tokens` or /v1/admin/tokens).
     #[arg(long, env = "RAVE_ADMIN_TOKEN", hide_env_values = true)]
     admin_token: Option<String>,
+    #[command(flatten)]
+    audit: access::AuditArgs,
     /// The secret the shop signs purchase proofs with (HS256); without it a
     /// post that carries a proof is refused.
     #[arg(long, env = "RAVE_PURCHASE_SECRET", hide_env_values = true)]
@@ -452,6 +458,7 @@ fn main() -> anyhow::Result<()> {
             Command::Reconcile(args) => reconcile(args).await,
             Command::DynamodbApi(args) => dynamodb_api::run(args).await,
             Command::Storage(args) => storage::run(args),
+            Command::Tokens(args) => access::run(args).await,
         }
     })
 }
@@ -691,6 +698,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .webhooks
         .webhooks(SharedStore::new(engine.clone()), &args.store.table)
         .await?;
+    let access = args
+        .audit
+        .open(SharedStore::new(engine.clone()), &args.store.table)
+        .await?;
     let webhook_feed = match args.no_webhook_delivery {
         true => None,
         false => Some(webhook_feed(engine.clone(), &args.store.table, &webhooks).await?),
@@ -701,11 +712,14 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let served = run_service(
         &args,
         &shutdown,
-        comments,
-        feed,
-        webhooks,
-        webhook_feed,
-        Some(engine_check),
+        Service {
+            comments,
+            access,
+            feed,
+            webhooks,
+            webhook_feed,
+            store_check: Some(engine_check),
+        },
     )
     .await;
     // The comments API stops on the signal; the DynamoDB API stops with it.
@@ -715,29 +729,45 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     served
 }
 
-/// Serves `comments` until SIGTERM or Ctrl-C, with the statistics aggregator
-/// on `feed` and the webhooks on `webhook_feed` running in the same process
-/// when there are; stops within `shutdown`'s bound.
+/// What `serve` runs, over either backend.
+struct Service<F, W> {
+    comments: Arc<Comments<SharedStore>>,
+    access: Arc<rave_access::Access<SharedStore>>,
+    /// The statistics aggregator's feed, when it runs in this process.
+    feed: Option<F>,
+    webhooks: Arc<rave_webhooks::Webhooks<SharedStore>>,
+    /// The webhooks' feed, when deliveries run in this process.
+    webhook_feed: Option<W>,
+    store_check: Option<Arc<dyn rave_server::ReadinessCheck>>,
+}
+
+/// Serves the comments until SIGTERM or Ctrl-C, with the statistics
+/// aggregator and the webhooks running in the same process when their feeds
+/// are there; stops within `shutdown`'s bound.
 async fn run_service<F: ChangeFeed, W: ChangeFeed>(
     args: &ServeArgs,
     shutdown: &Arc<Shutdown>,
-    comments: Arc<Comments<SharedStore>>,
-    feed: Option<F>,
-    webhooks: Arc<rave_webhooks::Webhooks<SharedStore>>,
-    webhook_feed: Option<W>,
-    store_check: Option<Arc<dyn rave_server::ReadinessCheck>>,
+    service: Service<F, W>,
 ) -> anyhow::Result<()> {
+    let Service {
+        comments,
+        access,
+        feed,
+        webhooks,
+        webhook_feed,
+        store_check,
+    } = service;
     let config = ServerConfig {
         admin_token: args.admin_token.clone(),
         rate_limit_per_minute: args.rate_limit_per_minute,
     };
     if config.admin_token.is_none() {
-        tracing::warn!(
-            "no admin token: admin endpoints answer 403 (set --admin-token or RAVE_ADMIN_TOKEN)"
+        tracing::info!(
+            "no admin token: staff endpoints take only tokens made with rave tokens (or set --admin-token)"
         );
     }
     let (stop_background, stopped) = tokio::sync::watch::channel(false);
-    let mut state = AppState::new(comments.clone(), &config)
+    let mut state = AppState::new(comments.clone(), access, &config)
         .with_trusted_proxies(args.trusted_proxies.iter().copied().collect())
         .with_allowed_origins(args.allowed_origins.clone())
         .with_frame_ancestors(args.frame_ancestors.clone())
@@ -1162,6 +1192,10 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
         .webhooks
         .webhooks(SharedStore::new(store_handle.clone()), &args.store.table)
         .await?;
+    let access = args
+        .audit
+        .open(SharedStore::new(store_handle.clone()), &args.store.table)
+        .await?;
     let webhook_feed = match args.no_webhook_delivery {
         true => None,
         false => Some(
@@ -1178,11 +1212,14 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
     run_service(
         &args,
         &shutdown,
-        comments,
-        feed,
-        webhooks,
-        webhook_feed,
-        None,
+        Service {
+            comments,
+            access,
+            feed,
+            webhooks,
+            webhook_feed,
+            store_check: None,
+        },
     )
     .await
 }

@@ -918,3 +918,69 @@ async fn named_shops_may_frame_the_pages() {
     );
     assert!(page.headers().get("x-frame-options").is_none());
 }
+
+#[tokio::test]
+async fn tokens_made_with_the_cli_open_their_scopes_until_revoked() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let created = rave(&[
+        "tokens",
+        "--data",
+        data,
+        "create",
+        "--name",
+        "support",
+        "--scope",
+        "moderate,reply",
+    ]);
+    assert!(created.status.success(), "{created:?}");
+    let token = String::from_utf8(created.stdout).unwrap().trim().to_owned();
+    assert!(token.starts_with("rave_"), "{token}");
+    let refused = rave(&[
+        "tokens", "--data", data, "create", "--name", "x", "--scope", "root",
+    ]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("unknown scope"));
+
+    let listed = rave(&["tokens", "--data", data, "list"]);
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    let line = listed.lines().next().unwrap().to_owned();
+    assert_eq!(listed.lines().count(), 1, "{listed}");
+    assert!(
+        line.contains("support\tmoderate,reply\tcreated by cli"),
+        "{line}"
+    );
+    assert!(!listed.contains(&token));
+    let id = line.split('\t').next().unwrap().to_owned();
+
+    let client = ::reqwest::Client::new();
+    {
+        let server = serve(dir.path(), &[]);
+        let queue = |token: &str| {
+            client
+                .get(format!("{}/v1/moderation/queue", server.base))
+                .bearer_auth(token)
+                .send()
+        };
+        assert_eq!(queue(&token).await.unwrap().status(), 200);
+        let erase = client
+            .delete(format!("{}/v1/authors/a/comments", server.base))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(erase.status(), 403);
+    }
+    let revoked = rave(&["tokens", "--data", data, "revoke", &id]);
+    assert!(revoked.status.success(), "{revoked:?}");
+    let again = rave(&["tokens", "--data", data, "revoke", &id]);
+    assert!(!again.status.success());
+    let server = serve(dir.path(), &[]);
+    let queue = client
+        .get(format!("{}/v1/moderation/queue", server.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(queue.status(), 401);
+}

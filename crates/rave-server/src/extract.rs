@@ -1,12 +1,12 @@
 //! Request extractors that answer in problem documents: a strict JSON body
 //! (415 for another content type, 413 past 64 KiB, 400 naming the field for
-//! anything malformed or unknown, via `serde_path_to_error`) and the admin
-//! token the caller's identity is checked against (`callers` turns it into
-//! extractors). The token is kept only as a SHA-256 digest, compared in
-//! constant time, and never logged.
+//! anything malformed or unknown, via `serde_path_to_error`) and the
+//! operator's admin token (`callers` checks callers against it). The token
+//! is kept only as a SHA-256 digest, compared in constant time, and never
+//! logged.
 
 use axum::extract::{FromRequest, Request};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{StatusCode, header};
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -82,13 +82,6 @@ impl std::fmt::Debug for AdminToken {
     }
 }
 
-/// Who is calling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Caller {
-    Public,
-    Admin,
-}
-
 impl AdminToken {
     pub fn new(token: Option<&str>) -> AdminToken {
         AdminToken(
@@ -98,7 +91,7 @@ impl AdminToken {
         )
     }
 
-    fn matches(&self, presented: &str) -> bool {
+    pub(crate) fn matches(&self, presented: &str) -> bool {
         match &self.0 {
             Some(expected) => {
                 let presented: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
@@ -106,48 +99,5 @@ impl AdminToken {
             }
             None => false,
         }
-    }
-
-    /// The caller of a public endpoint: admin with a valid token, public
-    /// without one; a wrong token is refused rather than ignored.
-    pub fn caller(&self, headers: &HeaderMap) -> Result<Caller, ApiError> {
-        match bearer(headers)? {
-            None => Ok(Caller::Public),
-            Some(_) if self.0.is_none() => Ok(Caller::Public),
-            Some(token) if self.matches(token) => Ok(Caller::Admin),
-            Some(_) => Err(ApiError::unauthorized("the bearer token is not valid")),
-        }
-    }
-
-    /// Admits only the admin.
-    pub fn require(&self, headers: &HeaderMap) -> Result<(), ApiError> {
-        if self.0.is_none() {
-            return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "admin endpoints are disabled: start rave with --admin-token <token> or set RAVE_ADMIN_TOKEN",
-            ));
-        }
-        match bearer(headers)? {
-            Some(token) if self.matches(token) => Ok(()),
-            Some(_) => Err(ApiError::unauthorized("the bearer token is not valid")),
-            None => Err(ApiError::unauthorized(
-                "this endpoint needs Authorization: Bearer <admin token>",
-            )),
-        }
-    }
-}
-
-fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
-    let Some(value) = headers.get(header::AUTHORIZATION) else {
-        return Ok(None);
-    };
-    let value = value
-        .to_str()
-        .map_err(|_| ApiError::unauthorized("the Authorization header is not valid"))?;
-    match value.split_once(' ') {
-        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => Ok(Some(token.trim())),
-        _ => Err(ApiError::unauthorized(
-            "Authorization must use the Bearer scheme",
-        )),
     }
 }

@@ -19,6 +19,7 @@
 
 #![warn(unreachable_pub)]
 
+mod access;
 mod answers;
 mod api;
 mod caching;
@@ -129,6 +130,12 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(webhooks::delete_webhook))
         .routes(routes!(webhooks::list_deliveries))
         .routes(routes!(webhooks::retry_delivery))
+        .routes(routes!(
+            access::tokens::create_token,
+            access::tokens::list_tokens
+        ))
+        .routes(routes!(access::tokens::revoke_token))
+        .routes(routes!(access::audit::list_audit))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(routes::metrics))
@@ -141,7 +148,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .split_for_parts();
     if let Some(components) = openapi.components.as_mut() {
         components.add_security_scheme(
-            "admin_token",
+            "access_token",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
     }

@@ -49,6 +49,7 @@ pub struct Metrics {
     aggregator_lag_seconds: Gauge<f64, std::sync::atomic::AtomicU64>,
     rate_limited_clients: Gauge,
     answers_reused: Family<AnswerLabels, Counter>,
+    audit_write_failures: Counter,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -71,6 +72,12 @@ impl Default for Metrics {
         let aggregator_lag_seconds = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
         let rate_limited_clients = Gauge::default();
         let answers_reused = Family::<AnswerLabels, Counter>::default();
+        let audit_write_failures = Counter::default();
+        registry.register(
+            "audit_write_failures",
+            "Staff actions the audit trail could not record (each is logged instead)",
+            audit_write_failures.clone(),
+        );
         registry.register(
             "answers_reused",
             "JSON answers (listings, statistics, product records) served as kept because nothing changed since they were read",
@@ -127,6 +134,7 @@ impl Default for Metrics {
             aggregator_lag_seconds,
             rate_limited_clients,
             answers_reused,
+            audit_write_failures,
         }
     }
 }
@@ -156,6 +164,10 @@ impl Metrics {
     }
 
     /// The gauge the rate limiter keeps its number of buckets in.
+    pub(crate) fn audit_write_failed(&self) {
+        self.audit_write_failures.inc();
+    }
+
     pub(crate) fn rate_limited_clients(&self) -> Gauge {
         self.rate_limited_clients.clone()
     }

@@ -21,25 +21,26 @@ use crate::error::Problem;
 )]
 pub(crate) struct BadRequest(Problem);
 
-/// What every admin endpoint answers without a valid admin token.
+/// What every staff endpoint answers without a token that holds its scope.
 #[derive(Debug, IntoResponses)]
-pub(crate) enum AdminRefused {
+pub(crate) enum TokenRefused {
     #[response(
         status = 401,
-        description = "Missing or wrong admin token",
+        description = "No token, or one that is wrong or revoked",
         content_type = "application/problem+json"
     )]
     Unauthorized(Problem),
     #[response(
         status = 403,
-        description = "No admin token is configured",
+        description = "The token lacks the scope this endpoint needs (the problem names it)",
         content_type = "application/problem+json"
     )]
     Forbidden(Problem),
 }
 
-/// What a public write answers to a bearer token that is not the admin
-/// token: it is refused rather than ignored (no token is fine).
+/// What a public write answers to a bearer token that is neither the admin
+/// token nor a live access token: it is refused rather than ignored (no
+/// token is fine).
 #[derive(Debug, IntoResponses)]
 #[response(
     status = 401,

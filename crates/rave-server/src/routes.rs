@@ -20,17 +20,18 @@ use axum::extract::{FromRequestParts, Path, RawQuery, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use rave_access::{Scope, Target};
 use rave_comments::{CommentPatch, DEFAULT_PAGE_SIZE, NewComment, Status, Timestamp};
 
 use self::query::{Dialect, ListingQuery, Params};
 
 use crate::AppState;
 use crate::api::*;
-use crate::callers::{Admin, Writer};
+use crate::callers::{Admin, Authorized, Erase, Moderate, Reply, Writer};
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::extract::{Caller, JsonBody};
+use crate::extract::JsonBody;
 use crate::responses::{
-    AdminRefused, BadRequest, BadToken, BodyRefused, Contended, NotFound, RefusedByRule,
+    BadRequest, BadToken, BodyRefused, Contended, NotFound, RefusedByRule, TokenRefused,
     TooManyRequests, Unavailable,
 };
 
@@ -146,9 +147,9 @@ pub(crate) async fn create_comment(
     headers: HeaderMap,
     JsonBody(body): JsonBody<CreateCommentBody>,
 ) -> ApiResult<Response> {
-    if caller == Caller::Public && body.created_at.is_some() {
+    if body.created_at.is_some() && !caller.allows(Scope::Import) {
         return Err(ApiError::bad_request(
-            "created_at: is set by the server; only an admin import may provide it",
+            "created_at: is set by the server; only an import (a token with the scope import) may provide it",
         ));
     }
     let idempotency_key = headers
@@ -231,15 +232,15 @@ pub(crate) async fn get_comment(
     patch,
     path = "/v1/comments/{id}",
     tag = "admin",
-    summary = "Edit a comment (admin)",
+    summary = "Edit a comment (scope moderate)",
     description = "Any of language, rating, title, body. Listings, statistics and the leaderboard follow.",
     params(("id" = String, Path, description = "Comment id")),
     request_body = EditCommentBody,
-    security(("admin_token" = [])),
+    security(("access_token" = ["moderate"])),
     responses(
         (status = 200, description = "The edited comment", body = CommentBody),
         BadRequest,
-        AdminRefused,
+        TokenRefused,
         NotFound,
         Contended,
         BodyRefused,
@@ -248,7 +249,7 @@ pub(crate) async fn get_comment(
 )]
 pub(crate) async fn edit_comment(
     State(state): State<AppState>,
-    _admin: Admin,
+    Authorized(staff, ..): Authorized<Moderate>,
     Segment(id): Segment,
     JsonBody(body): JsonBody<EditCommentBody>,
 ) -> ApiResult<Json<CommentBody>> {
@@ -258,29 +259,50 @@ pub(crate) async fn edit_comment(
         title: body.title,
         body: body.body,
     };
-    Ok(Json(state.comments.edit(&id, &patch).await?.into()))
+    let changed: Vec<&str> = [
+        ("language", patch.language.is_some()),
+        ("rating", patch.rating.is_some()),
+        ("title", patch.title.is_some()),
+        ("body", patch.body.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(field, set)| set.then_some(field))
+    .collect();
+    let edited = state.comments.edit(&id, &patch).await?;
+    staff
+        .record(
+            &state,
+            "comment.edit",
+            Target::new("comment", &id),
+            Some(format!("set {}", changed.join(", "))),
+        )
+        .await;
+    Ok(Json(edited.into()))
 }
 
 #[utoipa::path(
     delete,
     path = "/v1/comments/{id}",
     tag = "admin",
-    summary = "Delete a comment (admin)",
+    summary = "Delete a comment (scope moderate)",
     params(("id" = String, Path, description = "Comment id")),
-    security(("admin_token" = [])),
+    security(("access_token" = ["moderate"])),
     responses(
         (status = 204, description = "Deleted"),
-        AdminRefused,
+        TokenRefused,
         NotFound,
         Unavailable,
     )
 )]
 pub(crate) async fn delete_comment(
     State(state): State<AppState>,
-    _admin: Admin,
+    Authorized(staff, ..): Authorized<Moderate>,
     Segment(id): Segment,
 ) -> ApiResult<StatusCode> {
     state.comments.delete(&id).await?;
+    staff
+        .record(&state, "comment.delete", Target::new("comment", &id), None)
+        .await;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -312,12 +334,12 @@ pub(crate) async fn flag_comment(
     post,
     path = "/v1/comments/{id}/approve",
     tag = "admin",
-    summary = "Approve a pending or flagged comment (admin)",
+    summary = "Approve a pending or flagged comment (scope moderate)",
     params(("id" = String, Path, description = "Comment id")),
-    security(("admin_token" = [])),
+    security(("access_token" = ["moderate"])),
     responses(
         (status = 200, description = "The published comment", body = CommentBody),
-        AdminRefused,
+        TokenRefused,
         NotFound,
         Contended,
         Unavailable,
@@ -325,47 +347,55 @@ pub(crate) async fn flag_comment(
 )]
 pub(crate) async fn approve_comment(
     State(state): State<AppState>,
-    _admin: Admin,
+    Authorized(staff, ..): Authorized<Moderate>,
     Segment(id): Segment,
 ) -> ApiResult<Json<CommentBody>> {
-    Ok(Json(state.comments.approve(&id).await?.into()))
+    let approved = state.comments.approve(&id).await?;
+    staff
+        .record(&state, "comment.approve", Target::new("comment", &id), None)
+        .await;
+    Ok(Json(approved.into()))
 }
 
 #[utoipa::path(
     post,
     path = "/v1/comments/{id}/reject",
     tag = "admin",
-    summary = "Reject a comment (admin): delete it, whatever its status",
+    summary = "Reject a comment (scope moderate): delete it, whatever its status",
     params(("id" = String, Path, description = "Comment id")),
-    security(("admin_token" = [])),
+    security(("access_token" = ["moderate"])),
     responses(
         (status = 204, description = "Deleted"),
-        AdminRefused,
+        TokenRefused,
         NotFound,
         Unavailable,
     )
 )]
 pub(crate) async fn reject_comment(
-    state: State<AppState>,
-    admin: Admin,
-    id: Segment,
+    State(state): State<AppState>,
+    Authorized(staff, ..): Authorized<Moderate>,
+    Segment(id): Segment,
 ) -> ApiResult<StatusCode> {
-    delete_comment(state, admin, id).await
+    state.comments.delete(&id).await?;
+    staff
+        .record(&state, "comment.reject", Target::new("comment", &id), None)
+        .await;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 #[utoipa::path(
     put,
     path = "/v1/comments/{id}/reply",
     tag = "admin",
-    summary = "Set the merchant's reply to a comment (admin)",
+    summary = "Set the merchant's reply to a comment (scope reply)",
     description = "A comment has at most one official reply; this sets it or replaces its text (keeping its `created_at`). It changes neither the comment's place in listings nor any count.",
     params(("id" = String, Path, description = "Comment id")),
     request_body = SetReplyBody,
-    security(("admin_token" = [])),
+    security(("access_token" = ["reply"])),
     responses(
         (status = 200, description = "The comment with its reply", body = CommentBody),
         BadRequest,
-        AdminRefused,
+        TokenRefused,
         NotFound,
         Contended,
         BodyRefused,
@@ -374,26 +404,28 @@ pub(crate) async fn reject_comment(
 )]
 pub(crate) async fn set_reply(
     State(state): State<AppState>,
-    _admin: Admin,
+    Authorized(staff, ..): Authorized<Reply>,
     Segment(id): Segment,
     JsonBody(body): JsonBody<SetReplyBody>,
 ) -> ApiResult<Json<CommentBody>> {
-    Ok(Json(
-        state.comments.set_reply(&id, &body.body).await?.into(),
-    ))
+    let replied = state.comments.set_reply(&id, &body.body).await?;
+    staff
+        .record(&state, "reply.set", Target::new("comment", &id), None)
+        .await;
+    Ok(Json(replied.into()))
 }
 
 #[utoipa::path(
     delete,
     path = "/v1/comments/{id}/reply",
     tag = "admin",
-    summary = "Remove the merchant's reply to a comment (admin)",
+    summary = "Remove the merchant's reply to a comment (scope reply)",
     description = "Removing the reply of a comment that has none changes nothing.",
     params(("id" = String, Path, description = "Comment id")),
-    security(("admin_token" = [])),
+    security(("access_token" = ["reply"])),
     responses(
         (status = 200, description = "The comment, without a reply", body = CommentBody),
-        AdminRefused,
+        TokenRefused,
         NotFound,
         Contended,
         Unavailable,
@@ -401,10 +433,14 @@ pub(crate) async fn set_reply(
 )]
 pub(crate) async fn delete_reply(
     State(state): State<AppState>,
-    _admin: Admin,
+    Authorized(staff, ..): Authorized<Reply>,
     Segment(id): Segment,
 ) -> ApiResult<Json<CommentBody>> {
-    Ok(Json(state.comments.delete_reply(&id).await?.into()))
+    let comment = state.comments.delete_reply(&id).await?;
+    staff
+        .record(&state, "reply.delete", Target::new("comment", &id), None)
+        .await;
+    Ok(Json(comment.into()))
 }
 
 #[utoipa::path(
@@ -470,24 +506,24 @@ pub(crate) async fn delete_vote(
     get,
     path = "/v1/moderation/queue",
     tag = "admin",
-    summary = "The moderation queue, oldest first (admin)",
+    summary = "The moderation queue, oldest first (scope moderate)",
     params(
         ("state" = Option<QueueState>, Query, description = "pending (default) or flagged"),
         ("since" = Option<String>, Query, pattern = "^[0-9]{4}(-[0-9]{2}(-[0-9]{2}(T[0-9]{2})?)?)?$", description = "A prefix of an RFC 3339 time: 2026, 2026-11, 2026-11-21 or 2026-11-21T08"),
         ("limit" = Option<PageSize>, Query, description = "1-100, default 20"),
         ("cursor" = Option<Cursor>, Query, description = "The next_cursor of the previous page, for the same query"),
     ),
-    security(("admin_token" = [])),
+    security(("access_token" = ["moderate"])),
     responses(
         (status = 200, description = "A page of the queue", body = QueuePageBody),
         BadRequest,
-        AdminRefused,
+        TokenRefused,
         Unavailable,
     )
 )]
 pub(crate) async fn moderation_queue(
     State(state): State<AppState>,
-    _admin: Admin,
+    _staff: Authorized<Moderate>,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Json<QueuePageBody>> {
     let params = Params::new(
@@ -516,24 +552,24 @@ pub(crate) async fn moderation_queue(
     get,
     path = "/v1/authors/{author}/comments",
     tag = "admin",
-    summary = "Every comment of an author, any status, newest first (admin)",
+    summary = "Every comment of an author, any status, newest first (scope erase)",
     description = "The comments whose `author` is exactly this value (percent-encoded in the path), read from an index of authors. For handing a person their data.",
     params(
         ("author" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1f\x7f-\x9f]{1,64}$", description = "The author, exactly as stored"),
         ("limit" = Option<PageSize>, Query, description = "1-100, default 20"),
         ("cursor" = Option<Cursor>, Query, description = "The next_cursor of the previous page, for the same author"),
     ),
-    security(("admin_token" = [])),
+    security(("access_token" = ["erase"])),
     responses(
         (status = 200, description = "A page of the author's comments", body = QueuePageBody),
         BadRequest,
-        AdminRefused,
+        TokenRefused,
         Unavailable,
     )
 )]
 pub(crate) async fn author_comments(
     State(state): State<AppState>,
-    _admin: Admin,
+    _staff: Authorized<Erase>,
     Segment(author): Segment,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Json<QueuePageBody>> {
@@ -553,25 +589,33 @@ pub(crate) async fn author_comments(
     delete,
     path = "/v1/authors/{author}/comments",
     tag = "admin",
-    summary = "Erase every comment of an author (admin)",
+    summary = "Erase every comment of an author (scope erase)",
     description = "Deletes the comments whose `author` is exactly this value, with their votes and replies; statistics, leaderboards and global aggregates follow from the change stream. Erasing again erases nothing.",
     params(
         ("author" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1f\x7f-\x9f]{1,64}$", description = "The author, exactly as stored"),
     ),
-    security(("admin_token" = [])),
+    security(("access_token" = ["erase"])),
     responses(
         (status = 200, description = "How many comments were erased", body = ErasedBody),
         BadRequest,
-        AdminRefused,
+        TokenRefused,
         Unavailable,
     )
 )]
 pub(crate) async fn erase_author(
     State(state): State<AppState>,
-    _admin: Admin,
+    Authorized(staff, ..): Authorized<Erase>,
     Segment(author): Segment,
 ) -> ApiResult<Json<ErasedBody>> {
     let erased = state.comments.erase_author(&author).await?;
+    staff
+        .record(
+            &state,
+            "author.erase",
+            Target::new("author", &author),
+            Some(format!("{erased} comments erased")),
+        )
+        .await;
     Ok(Json(ErasedBody { erased }))
 }
 
@@ -655,17 +699,17 @@ pub(crate) async fn global_stats(
     get,
     path = "/v1/admin/aggregator",
     tag = "admin",
-    summary = "The stream aggregator's position and lag (admin)",
-    security(("admin_token" = [])),
+    summary = "The stream aggregator's position and lag (scope admin)",
+    security(("access_token" = ["admin"])),
     responses(
         (status = 200, description = "Position and lag", body = AggregatorStatus),
-        AdminRefused,
+        TokenRefused,
         (status = 503, description = "No aggregator runs in this process", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn aggregator_status(
     State(state): State<AppState>,
-    _admin: Admin,
+    _staff: Authorized<Admin>,
 ) -> ApiResult<Json<AggregatorStatus>> {
     match &state.aggregator {
         Some(status) => Ok(Json(*status.borrow())),

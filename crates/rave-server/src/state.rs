@@ -9,6 +9,7 @@ use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::{Arc, OnceLock};
 
+use rave_access::Access;
 use rave_comments::Comments;
 use rave_store::SharedStore;
 use rave_webhooks::Webhooks;
@@ -28,7 +29,8 @@ use crate::readiness::{Readiness, ReadinessCheck, ReadinessPolicy};
 /// How the service is configured beyond the domain.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
-    /// The token admin endpoints require; `None` disables them (403).
+    /// The operator's token, holding every scope; `None`: only tokens from
+    /// the access table are accepted.
     pub admin_token: Option<String>,
     /// Public POSTs allowed per client address and minute; 0 turns the
     /// limit off.
@@ -62,6 +64,8 @@ impl std::ops::Deref for AppState {
 #[derive(Clone, Debug)]
 pub struct ServerState {
     pub comments: Arc<Comments<SharedStore>>,
+    /// Scoped tokens and the audit trail.
+    pub access: Arc<Access<SharedStore>>,
     pub admin: AdminToken,
     pub metrics: Arc<Metrics>,
     pub(crate) limiter: Option<Arc<ClientLimiter>>,
@@ -85,7 +89,11 @@ pub struct ServerState {
 }
 
 impl AppState {
-    pub fn new(comments: Arc<Comments<SharedStore>>, config: &ServerConfig) -> AppState {
+    pub fn new(
+        comments: Arc<Comments<SharedStore>>,
+        access: Arc<Access<SharedStore>>,
+        config: &ServerConfig,
+    ) -> AppState {
         let metrics = Arc::new(Metrics::default());
         let limiter = NonZeroU32::new(config.rate_limit_per_minute).map(|per_minute| {
             Arc::new(ClientLimiter::new(
@@ -96,6 +104,7 @@ impl AppState {
         });
         AppState(Arc::new(ServerState {
             comments,
+            access,
             admin: AdminToken::new(config.admin_token.as_deref()),
             metrics,
             limiter,

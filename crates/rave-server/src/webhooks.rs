@@ -7,16 +7,17 @@ use axum::Json;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use rave_access::Target;
 use rave_webhooks::{Delivery, Endpoint, EventType, WebhookError, Webhooks};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::AppState;
-use crate::callers::Admin;
+use crate::callers::{Authorized, Webhooks as ManageWebhooks};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::JsonBody;
 use crate::responses::{
-    AdminRefused, BadRequest, BodyRefused, Conflict, NoSuchWebhook, Unavailable,
+    BadRequest, BodyRefused, Conflict, NoSuchWebhook, TokenRefused, Unavailable,
 };
 use crate::routes::Segment;
 
@@ -207,10 +208,10 @@ pub(crate) struct DeliveryListBody {
     post,
     path = "/v1/admin/webhooks",
     tag = "admin",
-    summary = "Register a webhook endpoint (admin)",
+    summary = "Register a webhook endpoint (scope webhooks)",
     description = "Events are POSTed to `url`, signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the `secret` of the answer, which is shown only here. The URL must be http or https and resolve to public addresses unless the server runs with `--webhook-allow-private`.",
     request_body = NewWebhookBody,
-    security(("admin_token" = [])),
+    security(("access_token" = ["webhooks"])),
     responses(
         (
             status = 201,
@@ -223,7 +224,7 @@ pub(crate) struct DeliveryListBody {
             )
         ),
         BadRequest,
-        AdminRefused,
+        TokenRefused,
         Conflict,
         BodyRefused,
         Unavailable,
@@ -231,13 +232,21 @@ pub(crate) struct DeliveryListBody {
 )]
 pub(crate) async fn create_webhook(
     State(state): State<AppState>,
-    _admin: Admin,
+    Authorized(staff, ..): Authorized<ManageWebhooks>,
     JsonBody(body): JsonBody<NewWebhookBody>,
 ) -> ApiResult<(StatusCode, Json<WebhookBody>)> {
     let events: Vec<EventType> = body.events.into_iter().map(EventType::from).collect();
     let endpoint = webhooks(&state)?
         .create_endpoint(&body.url, &events)
         .await?;
+    staff
+        .record(
+            &state,
+            "webhook.create",
+            Target::new("webhook", &endpoint.id),
+            Some(format!("url {}", endpoint.url)),
+        )
+        .await;
     Ok((StatusCode::CREATED, Json(WebhookBody::of(&endpoint, true))))
 }
 
@@ -245,17 +254,17 @@ pub(crate) async fn create_webhook(
     get,
     path = "/v1/admin/webhooks",
     tag = "admin",
-    summary = "List webhook endpoints (admin)",
-    security(("admin_token" = [])),
+    summary = "List webhook endpoints (scope webhooks)",
+    security(("access_token" = ["webhooks"])),
     responses(
         (status = 200, description = "Every endpoint, oldest first, without secrets", body = WebhookListBody),
-        AdminRefused,
+        TokenRefused,
         Unavailable,
     )
 )]
 pub(crate) async fn list_webhooks(
     State(state): State<AppState>,
-    _admin: Admin,
+    _staff: Authorized<ManageWebhooks>,
 ) -> ApiResult<Json<WebhookListBody>> {
     let endpoints = webhooks(&state)?.endpoints().await?;
     Ok(Json(WebhookListBody {
@@ -270,23 +279,26 @@ pub(crate) async fn list_webhooks(
     delete,
     path = "/v1/admin/webhooks/{id}",
     tag = "admin",
-    summary = "Remove a webhook endpoint (admin)",
+    summary = "Remove a webhook endpoint (scope webhooks)",
     params(("id" = String, Path, description = "Endpoint id")),
-    security(("admin_token" = [])),
+    security(("access_token" = ["webhooks"])),
     responses(
         (status = 204, description = "Removed, with its deliveries; nothing more is sent to it"),
         BadRequest,
-        AdminRefused,
+        TokenRefused,
         NoSuchWebhook,
         Unavailable,
     )
 )]
 pub(crate) async fn delete_webhook(
     State(state): State<AppState>,
-    _admin: Admin,
+    Authorized(staff, ..): Authorized<ManageWebhooks>,
     Segment(id): Segment,
 ) -> ApiResult<StatusCode> {
     webhooks(&state)?.delete_endpoint(&id).await?;
+    staff
+        .record(&state, "webhook.delete", Target::new("webhook", &id), None)
+        .await;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -294,20 +306,20 @@ pub(crate) async fn delete_webhook(
     get,
     path = "/v1/admin/webhooks/{id}/deliveries",
     tag = "admin",
-    summary = "An endpoint's recent deliveries (admin)",
+    summary = "An endpoint's recent deliveries (scope webhooks)",
     params(("id" = String, Path, description = "Endpoint id")),
-    security(("admin_token" = [])),
+    security(("access_token" = ["webhooks"])),
     responses(
         (status = 200, description = "Up to 100 deliveries, newest first", body = DeliveryListBody),
         BadRequest,
-        AdminRefused,
+        TokenRefused,
         NoSuchWebhook,
         Unavailable,
     )
 )]
 pub(crate) async fn list_deliveries(
     State(state): State<AppState>,
-    _admin: Admin,
+    _staff: Authorized<ManageWebhooks>,
     Segment(id): Segment,
 ) -> ApiResult<Json<DeliveryListBody>> {
     let deliveries = webhooks(&state)?
@@ -322,17 +334,17 @@ pub(crate) async fn list_deliveries(
     post,
     path = "/v1/admin/webhooks/{id}/deliveries/{delivery_id}/retry",
     tag = "admin",
-    summary = "Send a failed delivery again (admin)",
+    summary = "Send a failed delivery again (scope webhooks)",
     description = "The delivery becomes pending with a new retry deadline and keeps its `webhook-id`.",
     params(
         ("id" = String, Path, description = "Endpoint id"),
         ("delivery_id" = String, Path, description = "Delivery id")
     ),
-    security(("admin_token" = [])),
+    security(("access_token" = ["webhooks"])),
     responses(
         (status = 200, description = "The delivery, pending again", body = DeliveryBody),
         BadRequest,
-        AdminRefused,
+        TokenRefused,
         NoSuchWebhook,
         Conflict,
         Unavailable,
@@ -340,10 +352,18 @@ pub(crate) async fn list_deliveries(
 )]
 pub(crate) async fn retry_delivery(
     State(state): State<AppState>,
-    _admin: Admin,
+    Authorized(staff, ..): Authorized<ManageWebhooks>,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> ApiResult<Json<DeliveryBody>> {
     let Path((id, delivery_id)) = path.map_err(|e| ApiError::bad_request(format!("path: {e}")))?;
     let delivery = webhooks(&state)?.retry_delivery(&id, &delivery_id).await?;
+    staff
+        .record(
+            &state,
+            "delivery.retry",
+            Target::new("delivery", &delivery_id),
+            Some(format!("webhook {id}")),
+        )
+        .await;
     Ok(Json(DeliveryBody::from(&delivery)))
 }

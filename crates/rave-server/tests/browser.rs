@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, Locator};
+use rave_access::{Access, AccessConfig};
 use rave_comments::rules::{Outcome, Rules};
 use rave_comments::{Comments, Config, CursorKey, Moderation};
 use rave_engine::{Engine, EngineFeed};
@@ -49,6 +50,11 @@ async fn session_with_rules(moderation: Moderation, rules: Option<Rules>) -> Ses
     }
     let comments = Arc::new(comments);
     comments.ensure_table().await.unwrap();
+    let access = Arc::new(Access::new(
+        SharedStore::new(engine.clone()),
+        AccessConfig::for_table("rave"),
+    ));
+    access.ensure_table().await.unwrap();
     let feed = EngineFeed::open(engine, "rave", "statistics")
         .await
         .unwrap();
@@ -61,7 +67,7 @@ async fn session_with_rules(moderation: Moderation, rules: Option<Rules>) -> Ses
     };
     tokio::spawn(rave_server::serve(
         listener,
-        AppState::new(comments.clone(), &config),
+        AppState::new(comments.clone(), access, &config),
         std::future::pending(),
         rave_server::DEFAULT_DRAIN,
     ));

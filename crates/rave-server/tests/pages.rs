@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rave_access::{Access, AccessConfig};
 use rave_comments::{Comments, Config, CursorKey, Moderation};
 use rave_engine::{Engine, EngineFeed};
 use rave_server::{AllowedOrigin, AppState, ServerConfig};
@@ -37,6 +38,11 @@ async fn start() -> Server {
         },
     ));
     comments.ensure_table().await.unwrap();
+    let access = Arc::new(Access::new(
+        SharedStore::new(engine.clone()),
+        AccessConfig::for_table("rave"),
+    ));
+    access.ensure_table().await.unwrap();
     let feed = EngineFeed::open(engine, "rave", "statistics")
         .await
         .unwrap();
@@ -56,7 +62,7 @@ async fn start() -> Server {
         admin_token: Some(TOKEN.into()),
         rate_limit_per_minute: 0,
     };
-    let state = AppState::new(comments.clone(), &config)
+    let state = AppState::new(comments.clone(), access, &config)
         .with_allowed_origins(vec![SHOP.parse::<AllowedOrigin>().unwrap()]);
     tokio::spawn(rave_server::serve(
         listener,

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use axum::extract::{Path, State};
 use axum::response::Html;
 use fantoccini::Client;
+use rave_access::{Access, AccessConfig};
 use rave_comments::{
     Comments, Config, CursorKey, Moderation, NewComment, OrderId, ProductRecord, Timestamp,
 };
@@ -102,6 +103,11 @@ async fn session() -> Session {
         },
     ));
     comments.ensure_table().await.unwrap();
+    let access = Arc::new(Access::new(
+        SharedStore::new(engine.clone()),
+        AccessConfig::for_table("rave"),
+    ));
+    access.ensure_table().await.unwrap();
     let feed = EngineFeed::open(engine, "rave", "statistics")
         .await
         .unwrap();
@@ -115,7 +121,7 @@ async fn session() -> Session {
         admin_token: None,
         rate_limit_per_minute: 0,
     };
-    let state = AppState::new(comments.clone(), &config)
+    let state = AppState::new(comments.clone(), access, &config)
         .with_allowed_origins(vec![shop.parse::<AllowedOrigin>().unwrap()]);
     tokio::spawn(rave_server::serve(
         listener,

@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use rave_access::{Access, AccessConfig};
 use rave_comments::{Comments, Config, CursorKey, Moderation};
 use rave_engine::Engine;
 use rave_server::{AppState, ServerConfig};
@@ -121,13 +122,18 @@ async fn start() -> TestServer {
         },
     ));
     comments.ensure_table().await.unwrap();
+    let access = Arc::new(Access::new(
+        SharedStore::new(store.clone()),
+        AccessConfig::for_table("rave"),
+    ));
+    access.ensure_table().await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let config = ServerConfig {
         admin_token: None,
         rate_limit_per_minute: 0,
     };
-    let state = AppState::new(comments, &config);
+    let state = AppState::new(comments, access, &config);
     tokio::spawn(rave_server::serve(
         listener,
         state,

@@ -6,6 +6,7 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+use rave_access::{Access, AccessConfig};
 use rave_comments::{Comments, Config, CursorKey, Moderation};
 use rave_engine::Engine;
 use rave_server::{AppState, ServerConfig, TrustedProxies, TrustedProxy};
@@ -25,7 +26,7 @@ async fn start(per_minute: u32, trusted: &[&str]) -> TestServer {
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::open(dir.path()).unwrap();
     let comments = Arc::new(Comments::new(
-        SharedStore::new(engine),
+        SharedStore::new(engine.clone()),
         Config {
             table: "rave".into(),
             cursor_key: CursorKey::new([5; 32]),
@@ -33,6 +34,11 @@ async fn start(per_minute: u32, trusted: &[&str]) -> TestServer {
         },
     ));
     comments.ensure_table().await.unwrap();
+    let access = Arc::new(Access::new(
+        SharedStore::new(engine.clone()),
+        AccessConfig::for_table("rave"),
+    ));
+    access.ensure_table().await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let config = ServerConfig {
@@ -43,7 +49,7 @@ async fn start(per_minute: u32, trusted: &[&str]) -> TestServer {
         .iter()
         .map(|block| block.parse::<TrustedProxy>().unwrap())
         .collect();
-    let state = AppState::new(comments, &config).with_trusted_proxies(proxies);
+    let state = AppState::new(comments, access, &config).with_trusted_proxies(proxies);
     tokio::spawn(rave_server::serve(
         listener,
         state,

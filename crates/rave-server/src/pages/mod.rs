@@ -41,10 +41,10 @@ use rave_comments::{DEFAULT_PAGE_SIZE, Filter, ListRequest, ProductOverview};
 use crate::AppState;
 use crate::api::{LanguageFilter, PageCursor, ProductBody, ProductId, PutProductBody, StarRating};
 use crate::caching;
-use crate::callers::Admin;
+use crate::callers::{Admin, Authorized};
 use crate::error::ApiResult;
 use crate::extract::JsonBody;
-use crate::responses::{AdminRefused, BadRequest, BodyRefused, Unavailable};
+use crate::responses::{BadRequest, BodyRefused, TokenRefused, Unavailable};
 use crate::routes::Segment;
 use crate::routes::query::{Dialect, ListingQuery, Params};
 
@@ -266,26 +266,34 @@ pub(crate) async fn get_product(
     put,
     path = "/v1/products/{product_id}",
     tag = "admin",
-    summary = "Set a product's display name, page and image (admin)",
+    summary = "Set a product's display name, page and image (scope admin)",
     description = "What the product pages and their structured data name the product by.",
     params(("product_id" = ProductId, Path, description = "1-64 characters of A-Z a-z 0-9 _ -")),
     request_body = PutProductBody,
-    security(("admin_token" = [])),
+    security(("access_token" = ["admin"])),
     responses(
         (status = 200, description = "The product", body = ProductBody),
         BadRequest,
-        AdminRefused,
+        TokenRefused,
         BodyRefused,
         Unavailable,
     )
 )]
 pub(crate) async fn put_product(
     State(state): State<AppState>,
-    _admin: Admin,
+    Authorized(staff, ..): Authorized<Admin>,
     Segment(product_id): Segment,
     JsonBody(body): JsonBody<PutProductBody>,
 ) -> ApiResult<Json<ProductBody>> {
     state.comments.put_product(&product_id, body.into()).await?;
+    staff
+        .record(
+            &state,
+            "product.put",
+            rave_access::Target::new("product", &product_id),
+            None,
+        )
+        .await;
     Ok(Json(
         state
             .comments

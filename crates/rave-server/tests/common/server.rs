@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rave_access::{Access, AccessConfig};
 use rave_comments::{Comments, Config, CursorKey, Moderation};
 use rave_engine::{Engine, EngineFeed};
 use rave_server::{AppState, ServerConfig};
@@ -76,9 +77,14 @@ pub async fn start_serving(
         },
     ));
     comments.ensure_table().await.unwrap();
+    let access = Arc::new(Access::new(
+        SharedStore::new(engine.clone()),
+        AccessConfig::for_table("rave"),
+    ));
+    access.ensure_table().await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let mut state = AppState::new(comments.clone(), &config);
+    let mut state = AppState::new(comments.clone(), access, &config);
     if let Some(secret) = purchase_secret {
         state = state.with_purchase_secret(secret);
     }
