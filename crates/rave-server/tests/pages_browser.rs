@@ -38,7 +38,7 @@ struct Session {
     /// A shop whose origin is not allowed.
     stranger: String,
     comments: Arc<Comments<SharedStore>>,
-    _browser: browser::Browser,
+    browser: browser::Browser,
     _data: tempfile::TempDir,
 }
 
@@ -79,6 +79,16 @@ async fn shop_page(State(rave): State<String>, Path(kind): Path<String>) -> Html
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Shop</title>{style}</head>\
          <body style=\"font-family: sans-serif; max-width: 50rem; margin: 1rem auto\">{content}</body></html>"
     ))
+}
+
+impl Session {
+    /// Ends the session; every page it showed, rave's and the shops' with
+    /// the embed, ran without a content-policy violation.
+    async fn close(self) {
+        let violations = self.browser.policy_violations(&self.client).await;
+        assert!(violations.is_empty(), "{violations:#?}");
+        let _ = self.client.close().await;
+    }
 }
 
 async fn serve_shop(rave: String, host: &str) -> String {
@@ -137,7 +147,7 @@ async fn session() -> Session {
         shop,
         stranger,
         comments,
-        _browser: browser,
+        browser,
         _data: data,
     }
 }
@@ -483,7 +493,7 @@ async fn the_embed_on_a_shops_page() {
         .await;
     assert_eq!(s.eval("window.pwned === undefined").await, true);
     s.screenshot("product-page.png").await;
-    let _ = s.client.close().await;
+    s.close().await;
 }
 
 const PAGE_ITEMS: &str = "document.querySelectorAll('#comments li')";
@@ -607,7 +617,7 @@ async fn the_web_pages_known_defects_are_gone() {
             .await,
         ""
     );
-    let _ = s.client.close().await;
+    s.close().await;
 }
 
 /// The vote button of the comment titled `title` (`true`: "Helpful").
@@ -883,5 +893,5 @@ async fn the_embed_shows_orders_verified_purchases_replies_and_votes() {
         .await;
     assert_eq!(s.titles().await[0], "low");
     assert!(!s.titles().await.contains(&"posted".to_owned()));
-    let _ = s.client.close().await;
+    s.close().await;
 }

@@ -15,7 +15,38 @@ use serde_json::json;
 /// chromedriver and the browser's profile, both gone when dropped.
 pub struct Browser {
     driver: Child,
+    /// chromedriver's port, for what the WebDriver client does not ask.
+    port: u16,
     _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    /// What the pages of `client`'s session reported about their Content
+    /// Security Policy since the last call (the browser's console, which
+    /// chromedriver keeps with `goog:loggingPrefs`): each a violation.
+    pub async fn policy_violations(&self, client: &Client) -> Vec<String> {
+        let session = client.session_id().await.unwrap().unwrap();
+        let log: serde_json::Value = reqwest::Client::new()
+            .post(format!(
+                "http://127.0.0.1:{}/session/{session}/se/log",
+                self.port
+            ))
+            .json(&json!({"type": "browser"}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        log["value"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no browser log: {log}"))
+            .iter()
+            .filter_map(|entry| entry["message"].as_str())
+            .filter(|message| message.contains("Content Security Policy"))
+            .map(str::to_owned)
+            .collect()
+    }
 }
 
 impl Drop for Browser {
@@ -61,8 +92,11 @@ pub async fn start(window_size: &str) -> (Client, Browser) {
             ]
         }),
     );
+    // Every console message is kept, for `policy_violations`.
+    capabilities.insert("goog:loggingPrefs".into(), json!({"browser": "ALL"}));
     let browser = Browser {
         driver,
+        port,
         _profile: profile,
     };
     let started = Instant::now();
