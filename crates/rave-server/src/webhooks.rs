@@ -76,6 +76,9 @@ pub enum WebhookEvent {
     Replied,
     #[serde(rename = "comment.voted")]
     Voted,
+    /// A review request fell due (shops that send their own mail).
+    #[serde(rename = "review.requested")]
+    ReviewRequested,
 }
 
 impl From<WebhookEvent> for EventType {
@@ -88,6 +91,7 @@ impl From<WebhookEvent> for EventType {
             WebhookEvent::Deleted => EventType::Deleted,
             WebhookEvent::Replied => EventType::Replied,
             WebhookEvent::Voted => EventType::Voted,
+            WebhookEvent::ReviewRequested => EventType::ReviewRequested,
         }
     }
 }
@@ -102,6 +106,7 @@ impl From<EventType> for WebhookEvent {
             EventType::Deleted => WebhookEvent::Deleted,
             EventType::Replied => WebhookEvent::Replied,
             EventType::Voted => WebhookEvent::Voted,
+            EventType::ReviewRequested => WebhookEvent::ReviewRequested,
         }
     }
 }

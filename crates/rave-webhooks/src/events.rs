@@ -38,10 +38,15 @@ pub enum EventType {
     Replied,
     #[serde(rename = "comment.voted")]
     Voted,
+    /// A review request fell due (not from the change stream: the
+    /// requests' scheduler publishes it, for shops that send their own
+    /// mail).
+    #[serde(rename = "review.requested")]
+    ReviewRequested,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 7] = [
+    pub const ALL: [EventType; 8] = [
         EventType::Created,
         EventType::Published,
         EventType::Flagged,
@@ -49,6 +54,7 @@ impl EventType {
         EventType::Deleted,
         EventType::Replied,
         EventType::Voted,
+        EventType::ReviewRequested,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -60,6 +66,7 @@ impl EventType {
             EventType::Deleted => "comment.deleted",
             EventType::Replied => "comment.replied",
             EventType::Voted => "comment.voted",
+            EventType::ReviewRequested => "review.requested",
         }
     }
 }
@@ -72,7 +79,7 @@ impl fmt::Display for EventType {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown event type {0:?}; known: comment.created, comment.published, comment.flagged, comment.updated, comment.deleted, comment.replied, comment.voted"
+    "unknown event type {0:?}; known: comment.created, comment.published, comment.flagged, comment.updated, comment.deleted, comment.replied, comment.voted, review.requested"
 )]
 pub struct UnknownEvent(pub String);
 

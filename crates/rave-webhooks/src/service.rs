@@ -288,6 +288,48 @@ impl<S: Store> Webhooks<S> {
         Ok(item.as_ref().map(deliveries::decode).transpose()?)
     }
 
+    /// Delivers an event that does not come from the change stream (a
+    /// review request falling due) to every endpoint subscribed to it: one
+    /// pending delivery each, signed and sent by the endpoint's sender like
+    /// any other. Returns how many deliveries were written.
+    pub async fn publish(&self, kind: EventType, data: &serde_json::Value) -> Result<usize> {
+        let now = now_ms();
+        let timestamp = rave_comments::Timestamp::from_millis(now)
+            .map_err(|e| WebhookError::Internal(format!("the clock: {e}")))?;
+        let body = serde_json::json!({
+            "type": kind.as_str(),
+            "timestamp": timestamp.to_string(),
+            "data": data,
+        })
+        .to_string();
+        let mut written = 0;
+        for endpoint in self.endpoints().await?.iter().filter(|e| e.wants(kind)) {
+            let delivery = Delivery {
+                endpoint_id: endpoint.id.clone(),
+                id: self.next_id()?,
+                event: kind,
+                body: body.clone(),
+                status: DeliveryStatus::Pending,
+                attempts: 0,
+                last_error: None,
+                created_at_ms: now,
+                next_attempt_at_ms: now,
+                give_up_at_ms: now.saturating_add(self.config.retry.retry_for_ms()),
+                finished_at_ms: None,
+            };
+            self.store
+                .put_item(PutItemInput {
+                    table: self.table.clone(),
+                    item: deliveries::encode(&delivery),
+                    condition: None,
+                    return_values: ReturnValues::None,
+                })
+                .await?;
+            written += 1;
+        }
+        Ok(written)
+    }
+
     /// Sends a failed delivery again, with the same `webhook-id` and body.
     pub async fn retry_delivery(&self, endpoint_id: &str, id: &str) -> Result<Delivery> {
         let delivery = self

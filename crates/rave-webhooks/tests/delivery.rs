@@ -649,3 +649,41 @@ async fn deleting_an_endpoint_deletes_its_deliveries_and_its_queue() {
     ));
     w.stop.send(true).unwrap();
 }
+
+#[tokio::test]
+async fn a_published_event_reaches_only_its_subscribers_signed() {
+    let w = world(FAST_RETRY).await;
+    let (receiver, endpoint) = w.subscribed_receiver().await;
+    let others = Receiver::default();
+    let other_base = start_receiver(others.clone()).await;
+    w.webhooks
+        .create_endpoint(&format!("{other_base}/hook"), &[EventType::Created])
+        .await
+        .unwrap();
+    w.start_delivering().await;
+
+    let data = serde_json::json!({"order_id": "A-1", "review_url": "https://r.example/review/x"});
+    let written = w
+        .webhooks
+        .publish(EventType::ReviewRequested, &data)
+        .await
+        .unwrap();
+    assert_eq!(written, 1);
+    wait_for("the published event", || {
+        !receiver.received.lock().unwrap().is_empty()
+    })
+    .await;
+    let received = receiver.received.lock().unwrap()[0].clone();
+    let body = parsed(&received);
+    assert_eq!(body["type"], "review.requested");
+    assert_eq!(body["data"], data);
+    assert!(!received.signature.is_empty());
+    let expected = endpoint.secret.sign(
+        &received.id,
+        received.timestamp.parse().unwrap(),
+        received.body.as_bytes(),
+    );
+    assert!(received.signature.split(' ').any(|s| s == expected));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(others.received.lock().unwrap().is_empty());
+}
