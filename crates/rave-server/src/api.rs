@@ -634,6 +634,14 @@ impl From<&ProductOverview> for ProductBody {
     }
 }
 
+/// A time kept in milliseconds, as the API shows times: RFC 3339 in UTC.
+pub(crate) fn rfc3339(ms: u64) -> String {
+    i64::try_from(ms)
+        .ok()
+        .and_then(|ms| rave_comments::Timestamp::from_millis(ms).ok())
+        .map_or_else(|| ms.to_string(), |time| time.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;

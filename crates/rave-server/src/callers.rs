@@ -100,7 +100,7 @@ macro_rules! scope_markers {
     )*};
 }
 
-scope_markers!(Moderate, Reply, Erase, Webhooks, Admin);
+scope_markers!(Moderate, Reply, Erase, Import, Webhooks, Admin);
 
 /// Admits staff whose token holds `N`'s scope (or `admin`).
 #[derive(Debug)]

@@ -38,6 +38,7 @@ mod pages;
 mod purchase;
 mod readiness;
 mod responses;
+mod review_requests;
 mod routes;
 mod sort_labels;
 mod state;
@@ -72,7 +73,7 @@ pub use metrics::Metrics;
 pub use moderation_hook::{HookSetupError, HttpModerationHook};
 pub use purchase::PurchaseVerifier;
 pub use readiness::{ReadinessCheck, ReadinessPolicy};
-pub use state::{AppState, ServerConfig, ServerState};
+pub use state::{AppState, ReviewRequests, ServerConfig, ServerState};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -136,6 +137,18 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         ))
         .routes(routes!(access::tokens::revoke_token))
         .routes(routes!(access::audit::list_audit))
+        .routes(routes!(review_requests::put_order))
+        .routes(routes!(review_requests::cancel_order))
+        .routes(routes!(review_requests::list_requests))
+        .routes(routes!(review_requests::conversion))
+        .routes(routes!(
+            pages::review::review_form,
+            pages::review::post_review
+        ))
+        .routes(routes!(
+            pages::review::unsubscribe_form,
+            pages::review::unsubscribe
+        ))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(routes::metrics))

@@ -26,6 +26,14 @@ use crate::metrics::Metrics;
 use crate::purchase::PurchaseVerifier;
 use crate::readiness::{Readiness, ReadinessCheck, ReadinessPolicy};
 
+/// What the review-request routes and pages share: the orders and their
+/// schedule, and the links requests carry.
+#[derive(Debug, Clone)]
+pub struct ReviewRequests {
+    pub requests: Arc<rave_requests::Requests<SharedStore>>,
+    pub links: rave_requests::Links,
+}
+
 /// How the service is configured beyond the domain.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -86,6 +94,8 @@ pub struct ServerState {
     pub(crate) frame_ancestors: Vec<AllowedOrigin>,
     /// What `/readyz` looks at beyond the store and the aggregator.
     pub(crate) readiness: Readiness,
+    /// Orders and review requests; `None` answers their routes 404.
+    pub(crate) review_requests: Option<ReviewRequests>,
 }
 
 impl AppState {
@@ -118,6 +128,7 @@ impl AppState {
             answers: Arc::default(),
             frame_ancestors: Vec::new(),
             readiness: Readiness::default(),
+            review_requests: None,
         }))
     }
 
@@ -131,6 +142,12 @@ impl AppState {
     /// it a post that carries a proof is refused.
     pub fn with_purchase_secret(mut self, secret: &[u8]) -> AppState {
         self.setting_up().purchases = Some(PurchaseVerifier::new(secret));
+        self
+    }
+
+    /// Takes orders and serves the pages review requests link to.
+    pub fn with_review_requests(mut self, review_requests: ReviewRequests) -> AppState {
+        self.setting_up().review_requests = Some(review_requests);
         self
     }
 

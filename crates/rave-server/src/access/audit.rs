@@ -6,6 +6,8 @@ use axum::Json;
 use axum::extract::{RawQuery, State};
 use rave_access::{AuditQuery, Entry, Target};
 use rave_comments::{DEFAULT_PAGE_SIZE, Timestamp};
+
+use crate::api::rfc3339;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -14,14 +16,6 @@ use crate::error::{ApiError, ApiResult};
 use crate::responses::{BadRequest, TokenRefused, Unavailable};
 use crate::routes::query::{Dialect, Params};
 use crate::state::AppState;
-
-/// A time kept in milliseconds, as the API shows times: RFC 3339 in UTC.
-pub(crate) fn rfc3339(ms: u64) -> String {
-    i64::try_from(ms)
-        .ok()
-        .and_then(|ms| Timestamp::from_millis(ms).ok())
-        .map_or_else(|| ms.to_string(), |time| time.to_string())
-}
 
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct AuditEntryBody {

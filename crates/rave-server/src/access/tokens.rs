@@ -8,7 +8,7 @@ use rave_access::{AccessToken, Scope, Scopes, Target};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::audit::rfc3339;
+use crate::api::rfc3339;
 use crate::callers::{Admin, Authorized};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::JsonBody;

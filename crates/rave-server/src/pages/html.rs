@@ -71,7 +71,7 @@ impl View {
 
 /// Text escaped for element content and quoted attribute values alike,
 /// written straight into the page.
-struct Text<'a>(&'a str);
+pub(super) struct Text<'a>(pub(super) &'a str);
 
 impl Display for Text<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -6,7 +6,9 @@
 //! * `html` — the listing as HTML, every piece of user text escaped and
 //!   isolated;
 //! * `jsonld` — the schema.org structured data, safe inside `<script>`;
-//! * `shown` — what both show of a comment, worked out once.
+//! * `shown` — what both show of a comment, worked out once;
+//! * `review` — the review form and unsubscribe pages review requests
+//!   link to.
 //!
 //! The query of a page is read by the API's parser (`routes::query`), in
 //! its page dialect.
@@ -28,6 +30,7 @@ mod html;
 /// The product pages' and fragments' inline style, for their policy.
 pub(crate) use html::STYLE;
 mod jsonld;
+pub(crate) mod review;
 mod shown;
 
 use std::sync::LazyLock;
