@@ -27,6 +27,7 @@ mod client_addr;
 mod cors;
 mod error;
 mod extract;
+pub mod feeds;
 mod health;
 mod limiter;
 mod metrics;
@@ -138,6 +139,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(pages::product_page))
         .routes(routes!(pages::product_fragment))
         .routes(routes!(pages::embed_js))
+        .routes(routes!(feeds::google_product_reviews))
         .split_for_parts();
     if let Some(components) = openapi.components.as_mut() {
         components.add_security_scheme(

@@ -20,6 +20,7 @@ use crate::client_addr::TrustedProxies;
 use crate::cors::AllowedOrigin;
 use crate::error::ApiError;
 use crate::extract::AdminToken;
+use crate::feeds::FeedSite;
 use crate::limiter::{ClientLimiter, MAX_TRACKED_CLIENTS};
 use crate::metrics::Metrics;
 use crate::purchase::PurchaseVerifier;
@@ -82,6 +83,8 @@ pub struct ServerState {
     pub(crate) frame_ancestors: Vec<AllowedOrigin>,
     /// What `/readyz` looks at beyond the store and the aggregator.
     pub(crate) readiness: Readiness,
+    /// Where the public reaches rave; `None` answers the feeds 404.
+    pub(crate) feed_site: Option<FeedSite>,
 }
 
 impl AppState {
@@ -109,6 +112,7 @@ impl AppState {
             answers: Arc::default(),
             frame_ancestors: Vec::new(),
             readiness: Readiness::default(),
+            feed_site: None,
         }))
     }
 
@@ -163,6 +167,12 @@ impl AppState {
     /// `frame-ancestors`); without any, framing is refused.
     pub fn with_frame_ancestors(mut self, origins: Vec<AllowedOrigin>) -> AppState {
         self.setting_up().frame_ancestors = origins;
+        self
+    }
+
+    /// Serves the feeds (`feeds`), naming rave's pages under `site`.
+    pub fn with_feed_site(mut self, site: FeedSite) -> AppState {
+        self.setting_up().feed_site = Some(site);
         self
     }
 
