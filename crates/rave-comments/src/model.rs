@@ -557,8 +557,10 @@ fn identifier_text(value: &str, max: usize) -> std::result::Result<(), String> {
 
 /// Checks a GTIN: 8, 12, 13 or 14 digits whose last is the GS1 check
 /// digit. From the digit left of the check digit leftwards, digits are
-/// weighted 3, 1, 3, …; the check digit brings the weighted sum up to a
-/// multiple of ten (GS1 General Specifications, "Check digit calculation").
+/// weighted 3, 1, 3, …; the check digit brings the weighted sum up to the
+/// nearest equal or higher multiple of ten (GS1's check digit calculation,
+/// the same for every GTIN length:
+/// <http://www.gs1.org/barcodes/support/check_digit_calculator>).
 pub(crate) fn gtin_check(gtin: &str) -> std::result::Result<(), &'static str> {
     if !matches!(gtin.len(), 8 | 12 | 13 | 14) || !gtin.bytes().all(|b| b.is_ascii_digit()) {
         return Err("must be 8, 12, 13 or 14 digits");
@@ -729,9 +731,14 @@ mod tests {
 
     #[test]
     fn gtin_check_digits_follow_gs1() {
-        // Published GS1 examples and barcodes of real products.
+        // The worked examples of GS1 UK, GS1 India and GS1 Sweden, and
+        // numbers of each length computed by hand.
         for good in [
-            "96385074",       // GTIN-8 (GS1's example)
+            "5012345678900",
+            "5012345674216",
+            "8904000210037",
+            "7300011000017",
+            "96385074",       // GTIN-8
             "036000291452",   // UPC-A
             "4006381333931",  // EAN-13
             "9780306406157",  // ISBN-13

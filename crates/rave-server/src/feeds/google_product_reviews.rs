@@ -53,7 +53,7 @@ const SCHEMA_LOCATION: &str =
 
 /// Product overviews kept while the scan runs; past it they are forgotten
 /// and read again when needed, so memory stays bounded.
-pub const KNOWN_PRODUCTS: usize = 4096;
+const KNOWN_PRODUCTS: usize = 4096;
 
 /// Where the feed's bytes go, a chunk at a time, in order.
 pub trait FeedSink: Send {

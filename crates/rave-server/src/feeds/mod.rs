@@ -22,7 +22,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
-pub use google_product_reviews::{FeedError, FeedSink, FeedSummary, KNOWN_PRODUCTS, write_feed};
+pub use google_product_reviews::{FeedError, FeedSink, FeedSummary, write_feed};
 pub use site::{FeedSite, InvalidFeedSite};
 
 use crate::callers::Admin;
