@@ -12,12 +12,14 @@ cd "$(dirname "$0")/.."
 step() { printf '\n==> %s\n' "$*"; }
 
 # Debian packages the tests drive: Chromium and chromedriver for the browser
-# tests, wrk for the bench harness's quick run.
+# tests, wrk for the bench harness's quick run, xmllint (libxml2-utils) for the
+# feed tests' schema validation.
 ensure_debian_packages() {
   local chromium=${RAVE_CHROMIUM:-/usr/bin/chromium} driver=${RAVE_CHROMEDRIVER:-/usr/bin/chromedriver}
   local missing=()
   { [ -x "$chromium" ] && [ -x "$driver" ]; } || missing+=(chromium chromium-driver)
   command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+  command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
   if [ ${#missing[@]} -eq 0 ]; then
     return
   fi
@@ -34,6 +36,10 @@ ensure_debian_packages() {
   fi
   if ! command -v wrk >/dev/null 2>&1; then
     echo "The bench harness's quick run needs wrk: install the Debian package 'wrk'." >&2
+    exit 1
+  fi
+  if ! command -v xmllint >/dev/null 2>&1; then
+    echo "The feed tests validate with xmllint: install the Debian package 'libxml2-utils'." >&2
     exit 1
   fi
 }

@@ -33,6 +33,7 @@ mod access;
 mod aggregator;
 mod deliver;
 mod dynamodb_api;
+mod feed;
 mod io;
 mod moderation;
 mod options;
@@ -235,6 +236,11 @@ struct ServeArgs {
     /// its scopes: `rave tokens` or /v1/admin/tokens).
     #[arg(long, env = "RAVE_ADMIN_TOKEN", hide_env_values = true)]
     admin_token: Option<String>,
+    /// A token that reads the feeds and nothing else (scope feed), for
+    /// Merchant Center's fetch (as the password of HTTP Basic
+    /// authentication).
+    #[arg(long, env = "RAVE_FEED_TOKEN", hide_env_values = true)]
+    feed_token: Option<String>,
     #[command(flatten)]
     audit: access::AuditArgs,
     /// The secret the shop signs purchase proofs with (HS256); without it a
@@ -289,6 +295,8 @@ struct ServeArgs {
         value_delimiter = ','
     )]
     frame_ancestors: Vec<rave_server::AllowedOrigin>,
+    #[command(flatten)]
+    feed: feed::FeedArgs,
     /// How long caches and CDNs may keep first pages, statistics and the
     /// leaderboard, in seconds.
     #[arg(long, env = "RAVE_CACHE_FIRST_PAGES", default_value_t = 10)]
@@ -397,8 +405,23 @@ struct ExportArgs {
     output: Option<PathBuf>,
     /// Only the comments whose author is exactly this value (any status,
     /// newest first, from the author index): a person's data on request.
+    /// NDJSON only.
     #[arg(long, env = "RAVE_EXPORT_AUTHOR")]
     author: Option<String>,
+    /// `ndjson`: every comment, one per line, as `import` reads them.
+    /// `google-product-reviews`: Google's Product Reviews Feed (schema 2.4)
+    /// for Merchant Center, as GET /v1/feeds/google-product-reviews.xml
+    /// answers it (needs --public-url).
+    #[arg(long, env = "RAVE_EXPORT_FORMAT", value_enum, default_value_t = ExportFormat::Ndjson)]
+    format: ExportFormat,
+    #[command(flatten)]
+    feed: feed::FeedArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ExportFormat {
+    Ndjson,
+    GoogleProductReviews,
 }
 
 #[derive(Debug, Args)]
@@ -444,11 +467,24 @@ fn main() -> anyhow::Result<()> {
             }
             Command::Export(args) => {
                 let comments = open(&args.store, Moderation::Off)?;
-                match &args.author {
-                    Some(author) => {
+                match (&args.author, args.format) {
+                    (Some(_), ExportFormat::GoogleProductReviews) => {
+                        bail!("--author exports NDJSON only: drop --format google-product-reviews")
+                    }
+                    (None, ExportFormat::GoogleProductReviews) => {
+                        feed::export_google_product_reviews(
+                            &comments,
+                            &args.feed,
+                            args.output.as_deref(),
+                        )
+                        .await
+                    }
+                    (Some(author), ExportFormat::Ndjson) => {
                         io::export_author(&comments, author, args.output.as_deref()).await
                     }
-                    None => io::export(&comments, args.output.as_deref()).await,
+                    (None, ExportFormat::Ndjson) => {
+                        io::export(&comments, args.output.as_deref()).await
+                    }
                 }
             }
             Command::Query(args) => query(args).await,
@@ -777,6 +813,12 @@ async fn run_service<F: ChangeFeed, W: ChangeFeed>(
         })
         .with_readiness_policy(args.readiness_policy()?)
         .with_webhooks(webhooks.clone());
+    if let Some(site) = args.feed.site()? {
+        state = state.with_feed_site(site);
+    }
+    if let Some(token) = &args.feed_token {
+        state = state.with_feed_token(token);
+    }
     if let Some(check) = store_check {
         state = state.with_readiness_check(check);
     }

@@ -479,14 +479,27 @@ fn validate_body(body: &str) -> Result<String> {
     Ok(body.to_owned())
 }
 
-/// What an admin says about a product: its display name, and optionally
-/// its page and an image, as absolute http(s) URLs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What an admin says about a product: its display name, optionally its
+/// page and an image (absolute http(s) URLs), and the identifiers search
+/// engines and Google's Product Reviews Feed match reviews to a product
+/// by: GTINs (checked by their GS1 check digit), MPNs, SKUs and the brand.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProductRecord {
     pub name: String,
     pub url: Option<String>,
     pub image: Option<String>,
+    /// Global Trade Item Numbers: 8, 12, 13 or 14 digits (GTIN-8, UPC-A,
+    /// EAN-13, GTIN-14), each with a correct check digit.
+    pub gtins: Vec<String>,
+    /// Manufacturer part numbers.
+    pub mpns: Vec<String>,
+    /// The shop's stock keeping units.
+    pub skus: Vec<String>,
+    pub brand: Option<String>,
 }
+
+/// Most identifiers of one kind a product record keeps.
+const MAX_IDENTIFIERS: usize = 20;
 
 impl ProductRecord {
     pub(crate) fn validate(self) -> Result<ProductRecord> {
@@ -496,7 +509,74 @@ impl ProductRecord {
         }
         validate_link(self.url.as_deref(), "url")?;
         validate_link(self.image.as_deref(), "image")?;
+        validate_identifiers(&self.gtins, "gtins", |gtin| {
+            gtin_check(gtin).map_err(|problem| format!("{gtin:?} {problem}"))
+        })?;
+        validate_identifiers(&self.mpns, "mpns", |mpn| identifier_text(mpn, 70))?;
+        validate_identifiers(&self.skus, "skus", |sku| identifier_text(sku, 100))?;
+        if let Some(brand) = &self.brand {
+            identifier_text(brand, 70).map_err(|message| invalid("brand", message))?;
+        }
         Ok(self)
+    }
+}
+
+/// At most [`MAX_IDENTIFIERS`] values, each passing `check`; an error names
+/// the field and the value's position.
+fn validate_identifiers(
+    values: &[String],
+    field: &'static str,
+    check: impl Fn(&str) -> std::result::Result<(), String>,
+) -> Result<()> {
+    if values.len() > MAX_IDENTIFIERS {
+        return Err(invalid(
+            field,
+            format!("must hold at most {MAX_IDENTIFIERS} values"),
+        ));
+    }
+    for (index, value) in values.iter().enumerate() {
+        check(value).map_err(|message| invalid(field, format!("[{index}]: {message}")))?;
+    }
+    Ok(())
+}
+
+/// 1 to `max` characters, not only spaces, without control characters:
+/// what a feed can carry as a non-empty string.
+fn identifier_text(value: &str, max: usize) -> std::result::Result<(), String> {
+    let count = value.chars().count();
+    if count == 0 || count > max || value.trim().is_empty() {
+        return Err(format!(
+            "must be 1-{max} characters long and not only spaces"
+        ));
+    }
+    if value.chars().any(char::is_control) {
+        return Err("must not contain control characters".into());
+    }
+    Ok(())
+}
+
+/// Checks a GTIN: 8, 12, 13 or 14 digits whose last is the GS1 check
+/// digit. From the digit left of the check digit leftwards, digits are
+/// weighted 3, 1, 3, …; the check digit brings the weighted sum up to the
+/// nearest equal or higher multiple of ten (GS1's check digit calculation,
+/// the same for every GTIN length:
+/// <http://www.gs1.org/barcodes/support/check_digit_calculator>).
+pub(crate) fn gtin_check(gtin: &str) -> std::result::Result<(), &'static str> {
+    if !matches!(gtin.len(), 8 | 12 | 13 | 14) || !gtin.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("must be 8, 12, 13 or 14 digits");
+    }
+    let digits: Vec<u32> = gtin.bytes().map(|b| u32::from(b - b'0')).collect();
+    let (body, check) = digits.split_at(digits.len() - 1);
+    let weighted: u32 = body
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(position, digit)| if position % 2 == 0 { digit * 3 } else { *digit })
+        .sum();
+    if (10 - weighted % 10) % 10 == check[0] {
+        Ok(())
+    } else {
+        Err("has a wrong check digit")
     }
 }
 
@@ -632,7 +712,7 @@ mod tests {
         let record = |name: &str, url: Option<&str>| ProductRecord {
             name: name.into(),
             url: url.map(str::to_owned),
-            image: None,
+            ..ProductRecord::default()
         };
         assert!(
             record("Kettle", Some("https://shop.example/k"))
@@ -647,6 +727,108 @@ mod tests {
         );
         assert_eq!(field_of(record("K", Some("https://a b")).validate()), "url");
         assert_eq!(field_of(record("K", Some("https://")).validate()), "url");
+    }
+
+    #[test]
+    fn gtin_check_digits_follow_gs1() {
+        // The worked examples of GS1 UK, GS1 India and GS1 Sweden, and
+        // numbers of each length computed by hand.
+        for good in [
+            "5012345678900",
+            "5012345674216",
+            "8904000210037",
+            "7300011000017",
+            "96385074",       // GTIN-8
+            "036000291452",   // UPC-A
+            "4006381333931",  // EAN-13
+            "9780306406157",  // ISBN-13
+            "10614141000415", // GTIN-14
+            "00000000",
+        ] {
+            assert_eq!(gtin_check(good), Ok(()), "{good}");
+        }
+        for bad_digit in [
+            "96385075",
+            "036000291453",
+            "4006381333932",
+            "10614141000416",
+        ] {
+            assert_eq!(
+                gtin_check(bad_digit),
+                Err("has a wrong check digit"),
+                "{bad_digit}"
+            );
+        }
+        for bad_shape in [
+            "",
+            "1234567",
+            "123456789",
+            "400638133393111",
+            "400638133393x",
+            " 4006381333931",
+            "４００６３８１３３３９３１",
+        ] {
+            assert_eq!(
+                gtin_check(bad_shape),
+                Err("must be 8, 12, 13 or 14 digits"),
+                "{bad_shape:?}"
+            );
+        }
+    }
+
+    proptest! {
+        /// Every body has exactly one check digit that makes a GTIN.
+        #[test]
+        fn exactly_one_check_digit_fits(body in "[0-9]{12}") {
+            let fitting = (0..10)
+                .filter(|d| gtin_check(&format!("{body}{d}")).is_ok())
+                .count();
+            prop_assert_eq!(fitting, 1);
+        }
+    }
+
+    #[test]
+    fn product_identifiers_are_checked_and_errors_name_the_field() {
+        let with = |edit: &dyn Fn(&mut ProductRecord)| {
+            let mut record = ProductRecord {
+                name: "Kettle".into(),
+                ..ProductRecord::default()
+            };
+            edit(&mut record);
+            record.validate()
+        };
+        assert!(
+            with(&|r| {
+                r.gtins = vec!["4006381333931".into(), "036000291452".into()];
+                r.mpns = vec!["KT-100".into()];
+                r.skus = vec!["kettle-red".into()];
+                r.brand = Some("Acme".into());
+            })
+            .is_ok()
+        );
+        assert_eq!(
+            field_of(with(&|r| r.gtins = vec!["4006381333932".into()])),
+            "gtins"
+        );
+        assert_eq!(field_of(with(&|r| r.gtins = vec!["abc".into()])), "gtins");
+        assert_eq!(
+            field_of(with(&|r| r.gtins = vec!["96385074".into(); 21])),
+            "gtins"
+        );
+        assert_eq!(field_of(with(&|r| r.mpns = vec![" ".into()])), "mpns");
+        assert_eq!(field_of(with(&|r| r.skus = vec!["a\u{0}b".into()])), "skus");
+        assert_eq!(field_of(with(&|r| r.skus = vec!["s".repeat(101)])), "skus");
+        assert_eq!(field_of(with(&|r| r.brand = Some(String::new()))), "brand");
+        assert_eq!(field_of(with(&|r| r.brand = Some("b".repeat(71)))), "brand");
+        match with(&|r| r.gtins = vec!["96385074".into(), "96385075".into()]) {
+            Err(CommentsError::Invalid { message, .. }) => {
+                assert!(
+                    message.contains("[1]") && message.contains("96385075"),
+                    "{message}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -605,8 +605,7 @@ async fn a_products_revision_follows_every_visible_change_and_never_repeats() {
             "p",
             ProductRecord {
                 name: "Kettle".into(),
-                url: None,
-                image: None,
+                ..ProductRecord::default()
             },
         )
         .await

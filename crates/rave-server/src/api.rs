@@ -56,6 +56,27 @@ pub(crate) struct LanguageFilter(String);
 #[allow(dead_code, reason = "a schema only; never built")]
 pub(crate) struct PageCursor(String);
 
+/// A GTIN (GTIN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits, the
+/// last the GS1 check digit (a wrong one is refused, 400).
+#[derive(ToSchema)]
+#[schema(value_type = String, pattern = "^([0-9]{8}|[0-9]{12,14})$", min_length = 8, max_length = 14, example = "4006381333931")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub(crate) struct Gtin(String);
+
+/// A manufacturer part number: 1-70 characters, not only spaces, no
+/// control characters.
+#[derive(ToSchema)]
+#[schema(value_type = String, pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$", min_length = 1, max_length = 70, example = "KT-100")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub(crate) struct Mpn(String);
+
+/// A stock keeping unit: 1-100 characters, not only spaces, no control
+/// characters.
+#[derive(ToSchema)]
+#[schema(value_type = String, pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$", min_length = 1, max_length = 100, example = "kettle-steel-17")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub(crate) struct Sku(String);
+
 /// A star rating.
 #[derive(ToSchema)]
 #[schema(value_type = i64, minimum = 1, maximum = 5, example = 5)]
@@ -589,6 +610,31 @@ pub struct PutProductBody {
     #[serde(default)]
     #[schema(max_length = 2048, pattern = r"^https?://[^\s\x00-\x1f\x7f-\x9f]+$")]
     pub image: Option<String>,
+    /// Global Trade Item Numbers (GTIN-8, UPC-A, EAN-13, GTIN-14): at most
+    /// 20, each 8, 12, 13 or 14 digits whose last is the correct GS1 check
+    /// digit.
+    #[serde(default)]
+    #[schema(max_items = 20, value_type = Vec<Gtin>)]
+    pub gtins: Vec<String>,
+    /// Manufacturer part numbers: at most 20, each 1-70 characters, not
+    /// only spaces, no control characters.
+    #[serde(default)]
+    #[schema(max_items = 20, value_type = Vec<Mpn>)]
+    pub mpns: Vec<String>,
+    /// The shop's stock keeping units: at most 20, each 1-100 characters,
+    /// not only spaces, no control characters.
+    #[serde(default)]
+    #[schema(max_items = 20, value_type = Vec<Sku>)]
+    pub skus: Vec<String>,
+    /// The brand: 1-70 characters, not only spaces, no control characters.
+    #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 70,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$",
+        example = "Acme"
+    )]
+    pub brand: Option<String>,
 }
 
 impl From<PutProductBody> for ProductRecord {
@@ -597,6 +643,10 @@ impl From<PutProductBody> for ProductRecord {
             name: body.name,
             url: body.url,
             image: body.image,
+            gtins: body.gtins,
+            mpns: body.mpns,
+            skus: body.skus,
+            brand: body.brand,
         }
     }
 }
@@ -609,6 +659,15 @@ pub(crate) struct ProductBody {
     pub name: String,
     pub url: Option<String>,
     pub image: Option<String>,
+    /// GTINs, MPNs and SKUs as the record gives them (empty until an admin
+    /// sets them).
+    #[schema(value_type = Vec<Gtin>)]
+    pub gtins: Vec<String>,
+    #[schema(value_type = Vec<Mpn>)]
+    pub mpns: Vec<String>,
+    #[schema(value_type = Vec<Sku>)]
+    pub skus: Vec<String>,
+    pub brand: Option<String>,
     /// All languages.
     pub stats: ProductStatsBody,
     /// Each language with counted comments.
@@ -618,16 +677,16 @@ pub(crate) struct ProductBody {
 impl From<&ProductOverview> for ProductBody {
     fn from(overview: &ProductOverview) -> ProductBody {
         let name = overview.name().to_owned();
-        let (url, image) = overview
-            .record
-            .as_ref()
-            .map(|r| (r.url.clone(), r.image.clone()))
-            .unwrap_or_default();
+        let record = overview.record.clone().unwrap_or_default();
         ProductBody {
             product_id: overview.product_id.to_string(),
             name,
-            url,
-            image,
+            url: record.url,
+            image: record.image,
+            gtins: record.gtins,
+            mpns: record.mpns,
+            skus: record.skus,
+            brand: record.brand,
             stats: overview.overall.clone().into(),
             languages: overview.languages.iter().cloned().map(Into::into).collect(),
         }

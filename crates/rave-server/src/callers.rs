@@ -16,6 +16,8 @@ use std::net::IpAddr;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use rave_access::{Actor, NewEntry, Scope, Scopes, Target};
 
 use crate::client_addr::ClientAddr;
@@ -24,6 +26,8 @@ use crate::state::AppState;
 
 /// The name the audit trail gives the operator's `--admin-token`.
 pub(crate) const ADMIN_TOKEN_NAME: &str = "admin-token";
+/// The name of `--feed-token`.
+const FEED_TOKEN_NAME: &str = "feed-token";
 
 /// A caller with a valid token.
 #[derive(Debug, Clone)]
@@ -100,7 +104,7 @@ macro_rules! scope_markers {
     )*};
 }
 
-scope_markers!(Moderate, Reply, Erase, Import, Webhooks, Admin);
+scope_markers!(Moderate, Reply, Erase, Import, Feed, Webhooks, Admin);
 
 /// Admits staff whose token holds `N`'s scope (or `admin`).
 #[derive(Debug)]
@@ -154,24 +158,34 @@ impl FromRequestParts<AppState> for Writer {
 /// A token that is neither the admin token nor a live access token is
 /// refused rather than ignored.
 async fn authenticate(parts: &Parts, state: &AppState) -> Result<Option<Staff>, ApiError> {
-    let Some(presented) = bearer(&parts.headers)? else {
+    let Some(presented) = presented_token(&parts.headers)? else {
         return Ok(None);
     };
     let client = parts
         .extensions
         .get::<ClientAddr>()
         .map(|ClientAddr(client)| *client);
-    if state.admin.matches(presented) {
-        return Ok(Some(Staff {
-            actor: Actor {
-                name: ADMIN_TOKEN_NAME.into(),
-                token_id: None,
-            },
-            scopes: Scopes::everything(),
-            client,
-        }));
+    let configured = [
+        (&state.admin, ADMIN_TOKEN_NAME, Scopes::everything()),
+        (
+            &state.feed_token,
+            FEED_TOKEN_NAME,
+            Scopes::new([Scope::Feed]),
+        ),
+    ];
+    for (token, name, scopes) in configured {
+        if token.matches(&presented) {
+            return Ok(Some(Staff {
+                actor: Actor {
+                    name: name.into(),
+                    token_id: None,
+                },
+                scopes,
+                client,
+            }));
+        }
     }
-    match state.access.authenticate(presented).await? {
+    match state.access.authenticate(&presented).await? {
         Some(token) => Ok(Some(Staff {
             actor: Actor {
                 name: token.name,
@@ -184,17 +198,27 @@ async fn authenticate(parts: &Parts, state: &AppState) -> Result<Option<Staff>, 
     }
 }
 
-fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+/// The token of the Authorization header: a Bearer token, or the password
+/// of Basic authentication (RFC 7617; the user name is ignored), which is
+/// what feed readers such as Merchant Center's scheduled fetch can send.
+fn presented_token(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Ok(None);
     };
-    let value = value
-        .to_str()
-        .map_err(|_| ApiError::unauthorized("the Authorization header is not valid"))?;
+    let invalid = || ApiError::unauthorized("the Authorization header is not valid");
+    let value = value.to_str().map_err(|_| invalid())?;
     match value.split_once(' ') {
-        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => Ok(Some(token.trim())),
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => {
+            Ok(Some(token.trim().to_owned()))
+        }
+        Some((scheme, credentials)) if scheme.eq_ignore_ascii_case("basic") => {
+            let decoded = STANDARD.decode(credentials.trim()).map_err(|_| invalid())?;
+            let decoded = String::from_utf8(decoded).map_err(|_| invalid())?;
+            let (_, password) = decoded.split_once(':').ok_or_else(invalid)?;
+            Ok(Some(password.to_owned()))
+        }
         _ => Err(ApiError::unauthorized(
-            "Authorization must use the Bearer scheme",
+            "Authorization must use the Bearer (or Basic) scheme",
         )),
     }
 }

@@ -1,9 +1,9 @@
 //! Request extractors that answer in problem documents: a strict JSON body
 //! (415 for another content type, 413 past 64 KiB, 400 naming the field for
 //! anything malformed or unknown, via `serde_path_to_error`) and the
-//! operator's admin token (`callers` checks callers against it). The token
-//! is kept only as a SHA-256 digest, compared in constant time, and never
-//! logged.
+//! tokens the operator configured (`callers` checks callers against them).
+//! They are kept only as SHA-256 digests, compared in constant time, and
+//! never logged.
 
 use axum::extract::{FromRequest, Request};
 use axum::http::{StatusCode, header};
@@ -67,24 +67,24 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
     }
 }
 
-/// The admin token, kept only as a digest so comparisons take the same time
-/// whatever the input.
+/// A token the operator configured (`--admin-token`, `--feed-token`), kept
+/// only as a digest so comparisons take the same time whatever the input.
 #[derive(Clone)]
-pub struct AdminToken(Option<[u8; 32]>);
+pub struct ConfiguredToken(Option<[u8; 32]>);
 
-impl std::fmt::Debug for AdminToken {
+impl std::fmt::Debug for ConfiguredToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(if self.0.is_some() {
-            "AdminToken(set)"
+            "ConfiguredToken(set)"
         } else {
-            "AdminToken(unset)"
+            "ConfiguredToken(unset)"
         })
     }
 }
 
-impl AdminToken {
-    pub fn new(token: Option<&str>) -> AdminToken {
-        AdminToken(
+impl ConfiguredToken {
+    pub fn new(token: Option<&str>) -> ConfiguredToken {
+        ConfiguredToken(
             token
                 .filter(|t| !t.is_empty())
                 .map(|t| Sha256::digest(t.as_bytes()).into()),

@@ -28,6 +28,7 @@ mod client_addr;
 mod cors;
 mod error;
 mod extract;
+pub mod feeds;
 mod health;
 mod limiter;
 mod metrics;
@@ -68,7 +69,7 @@ pub use caching::CachePolicy;
 pub use client_addr::{InvalidTrustedProxy, TrustedProxies, TrustedProxy};
 pub use cors::{AllowedOrigin, InvalidOrigin};
 pub use error::{ApiError, Problem};
-pub use extract::{AdminToken, MAX_BODY_BYTES};
+pub use extract::{ConfiguredToken, MAX_BODY_BYTES};
 pub use metrics::Metrics;
 pub use moderation_hook::{HookSetupError, HttpModerationHook};
 pub use purchase::PurchaseVerifier;
@@ -158,6 +159,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(pages::product_page))
         .routes(routes!(pages::product_fragment))
         .routes(routes!(pages::embed_js))
+        .routes(routes!(feeds::google_product_reviews))
         .split_for_parts();
     if let Some(components) = openapi.components.as_mut() {
         components.add_security_scheme(

@@ -110,6 +110,14 @@ pub(crate) struct NoSuchWebhook(Problem);
 
 #[derive(Debug, IntoResponses)]
 #[response(
+    status = 404,
+    description = "Feeds are off: rave serve was started without --public-url",
+    content_type = "application/problem+json"
+)]
+pub(crate) struct NoFeed(Problem);
+
+#[derive(Debug, IntoResponses)]
+#[response(
     status = 409,
     description = "The request does not fit the resource's state; `detail` says why",
     content_type = "application/problem+json"

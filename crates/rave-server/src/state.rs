@@ -20,7 +20,8 @@ use crate::caching::CachePolicy;
 use crate::client_addr::TrustedProxies;
 use crate::cors::AllowedOrigin;
 use crate::error::ApiError;
-use crate::extract::AdminToken;
+use crate::extract::ConfiguredToken;
+use crate::feeds::FeedSite;
 use crate::limiter::{ClientLimiter, MAX_TRACKED_CLIENTS};
 use crate::metrics::Metrics;
 use crate::purchase::PurchaseVerifier;
@@ -74,7 +75,9 @@ pub struct ServerState {
     pub comments: Arc<Comments<SharedStore>>,
     /// Scoped tokens and the audit trail.
     pub access: Arc<Access<SharedStore>>,
-    pub admin: AdminToken,
+    pub admin: ConfiguredToken,
+    /// `--feed-token`: the scope `feed` only, for Merchant Center.
+    pub(crate) feed_token: ConfiguredToken,
     pub metrics: Arc<Metrics>,
     pub(crate) limiter: Option<Arc<ClientLimiter>>,
     pub(crate) trusted_proxies: TrustedProxies,
@@ -96,6 +99,8 @@ pub struct ServerState {
     pub(crate) readiness: Readiness,
     /// Orders and review requests; `None` answers their routes 404.
     pub(crate) review_requests: Option<ReviewRequests>,
+    /// Where the public reaches rave; `None` answers the feeds 404.
+    pub(crate) feed_site: Option<FeedSite>,
 }
 
 impl AppState {
@@ -115,7 +120,8 @@ impl AppState {
         AppState(Arc::new(ServerState {
             comments,
             access,
-            admin: AdminToken::new(config.admin_token.as_deref()),
+            admin: ConfiguredToken::new(config.admin_token.as_deref()),
+            feed_token: ConfiguredToken::new(None),
             metrics,
             limiter,
             trusted_proxies: TrustedProxies::default(),
@@ -129,6 +135,7 @@ impl AppState {
             frame_ancestors: Vec::new(),
             readiness: Readiness::default(),
             review_requests: None,
+            feed_site: None,
         }))
     }
 
@@ -142,6 +149,12 @@ impl AppState {
     /// it a post that carries a proof is refused.
     pub fn with_purchase_secret(mut self, secret: &[u8]) -> AppState {
         self.setting_up().purchases = Some(PurchaseVerifier::new(secret));
+        self
+    }
+
+    /// Lets `token` read the feeds, and nothing else.
+    pub fn with_feed_token(mut self, token: &str) -> AppState {
+        self.setting_up().feed_token = ConfiguredToken::new(Some(token));
         self
     }
 
@@ -189,6 +202,12 @@ impl AppState {
     /// `frame-ancestors`); without any, framing is refused.
     pub fn with_frame_ancestors(mut self, origins: Vec<AllowedOrigin>) -> AppState {
         self.setting_up().frame_ancestors = origins;
+        self
+    }
+
+    /// Serves the feeds (`feeds`), naming rave's pages under `site`.
+    pub fn with_feed_site(mut self, site: FeedSite) -> AppState {
+        self.setting_up().feed_site = Some(site);
         self
     }
 

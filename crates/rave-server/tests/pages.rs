@@ -335,7 +335,15 @@ async fn search_engines_read_the_product_its_rating_and_the_pages_reviews() {
         .json(
             Method::PUT,
             "/v1/products/kettle",
-            Some(json!({"name": "Steel kettle", "url": "https://shop.example/kettle", "image": "https://shop.example/kettle.jpg"})),
+            Some(json!({
+                "name": "Steel kettle",
+                "url": "https://shop.example/kettle",
+                "image": "https://shop.example/kettle.jpg",
+                "gtins": ["4006381333931", "96385074", "036000291452", "10614141000415"],
+                "mpns": ["KT-100"],
+                "skus": ["kettle-steel", "kettle-steel-eu"],
+                "brand": "Acme & Söhne"
+            })),
         )
         .await;
     assert_eq!(status, StatusCode::OK);
@@ -386,6 +394,17 @@ async fn search_engines_read_the_product_its_rating_and_the_pages_reviews() {
         assert_eq!(product["name"], "Steel kettle");
         assert_eq!(product["url"], "https://shop.example/kettle");
         assert_eq!(product["image"], "https://shop.example/kettle.jpg");
+        // Each GTIN under schema.org's property of its length.
+        assert_eq!(product["gtin13"], "4006381333931");
+        assert_eq!(product["gtin8"], "96385074");
+        assert_eq!(product["gtin12"], "036000291452");
+        assert_eq!(product["gtin14"], "10614141000415");
+        assert_eq!(product["mpn"], "KT-100");
+        assert_eq!(product["sku"], json!(["kettle-steel", "kettle-steel-eu"]));
+        assert_eq!(
+            product["brand"],
+            json!({"@type": "Brand", "name": "Acme & Söhne"})
+        );
         let rating = &product["aggregateRating"];
         assert_eq!(rating["@type"], "AggregateRating");
         assert_eq!(rating["ratingValue"], stats["average"]);
@@ -645,10 +664,65 @@ async fn product_records_need_the_admin_and_valid_links_and_problems_name_fields
         .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(product["name"], "Kettle");
+    assert_eq!(product["gtins"], json!([]));
+    assert_eq!(product["brand"], Value::Null);
     let html = s.page("/products/p").await;
     assert!(html.contains("<title>\u{2068}Kettle\u{2069}: customer reviews</title>"));
+    assert_eq!(
+        json_ld(&html)["sku"],
+        "p",
+        "the id until the record has SKUs"
+    );
     let (_, unnamed) = s.json(Method::GET, "/v1/products/q", None).await;
     assert_eq!(unnamed["name"], "q");
+
+    // Identifiers: bad ones are a 400 naming the field, and nothing is stored.
+    let identified = json!({
+        "name": "Kettle",
+        "gtins": ["4006381333931"],
+        "mpns": ["KT-100"],
+        "skus": ["kettle-red"],
+        "brand": "Acme"
+    });
+    let (status, product) = s
+        .json(Method::PUT, "/v1/products/p", Some(identified.clone()))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{product}");
+    for (field, value) in [
+        ("gtins", json!(["4006381333932"])),
+        ("gtins", json!(["4006381333931", "12345"])),
+        ("gtins", json!(vec!["96385074"; 21])),
+        ("mpns", json!(["   "])),
+        ("skus", json!(["a\u{7}b"])),
+        ("brand", json!("")),
+    ] {
+        let mut body = identified.clone();
+        body[field] = value.clone();
+        body["name"] = json!("Renamed");
+        let (status, problem) = s.json(Method::PUT, "/v1/products/p", Some(body)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{field}: {value}");
+        assert_eq!(problem["field"], field, "{problem}");
+    }
+    let (status, problem) = s
+        .json(
+            Method::PUT,
+            "/v1/products/p",
+            Some(json!({"name": "Kettle", "gtins": "4006381333931"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{problem}");
+    let (_, kept) = s.json(Method::GET, "/v1/products/p", None).await;
+    assert_eq!(
+        kept["name"], "Kettle",
+        "nothing of a refused record is stored"
+    );
+    for field in ["gtins", "mpns", "skus", "brand"] {
+        assert_eq!(kept[field], product[field], "{field}");
+    }
+    assert_eq!(kept["gtins"], json!(["4006381333931"]));
+    assert_eq!(kept["mpns"], json!(["KT-100"]));
+    assert_eq!(kept["skus"], json!(["kettle-red"]));
+    assert_eq!(kept["brand"], "Acme");
 
     let (status, problem) = s
         .json(

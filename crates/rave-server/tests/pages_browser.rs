@@ -290,8 +290,7 @@ async fn the_embed_on_a_shops_page() {
             "p",
             ProductRecord {
                 name: "Steel kettle".into(),
-                url: None,
-                image: None,
+                ..ProductRecord::default()
             },
         )
         .await

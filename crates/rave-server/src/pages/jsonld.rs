@@ -1,6 +1,13 @@
 //! The structured data of a listing: schema.org `Product` with its
 //! `AggregateRating` and the page's comments as `Review`s, as JSON-LD,
 //! safe to put inside a `<script>` element.
+//!
+//! The product's identifiers follow schema.org: each GTIN under the
+//! property of its length (`gtin8`, `gtin12`, `gtin13`, `gtin14`; the
+//! record accepts no other lengths, so the generic `gtin` is not needed),
+//! `mpn`, `sku` (the record's SKUs, or the product id until it has some)
+//! and `brand` as a `Brand`. A property with several values is an array,
+//! as schema.org allows for any property.
 
 use std::io;
 
@@ -17,7 +24,20 @@ pub(super) struct Product<'a> {
     #[serde(rename = "@type")]
     kind: &'static str,
     name: &'a str,
-    sku: &'a str,
+    #[serde(serialize_with = "one_or_many")]
+    sku: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "one_or_many")]
+    gtin8: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "one_or_many")]
+    gtin12: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "one_or_many")]
+    gtin13: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "one_or_many")]
+    gtin14: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "one_or_many")]
+    mpn: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    brand: Option<Brand<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     url: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -27,6 +47,22 @@ pub(super) struct Product<'a> {
     aggregate_rating: Option<AggregateRating>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     review: Vec<Review<'a>>,
+}
+
+/// schema.org `Brand`.
+#[derive(Debug, Serialize)]
+struct Brand<'a> {
+    #[serde(rename = "@type")]
+    kind: &'static str,
+    name: &'a str,
+}
+
+/// One value as itself, several as an array.
+fn one_or_many<S: serde::Serializer>(values: &[&str], serializer: S) -> Result<S::Ok, S::Error> {
+    match values {
+        [one] => serializer.serialize_str(one),
+        many => many.serialize(serializer),
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -84,11 +120,40 @@ pub(super) fn product<'a>(
     comments: &'a [Shown<'a>],
 ) -> Product<'a> {
     let record = overview.record.as_ref();
+    let gtins = |length: usize| -> Vec<&'a str> {
+        record
+            .map(|r| {
+                r.gtins
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|g| g.len() == length)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let skus: Vec<&str> = record
+        .map(|r| r.skus.iter().map(String::as_str).collect())
+        .unwrap_or_default();
     Product {
         context: "https://schema.org",
         kind: "Product",
         name: overview.name(),
-        sku: overview.product_id.as_str(),
+        sku: if skus.is_empty() {
+            vec![overview.product_id.as_str()]
+        } else {
+            skus
+        },
+        gtin8: gtins(8),
+        gtin12: gtins(12),
+        gtin13: gtins(13),
+        gtin14: gtins(14),
+        mpn: record
+            .map(|r| r.mpns.iter().map(String::as_str).collect())
+            .unwrap_or_default(),
+        brand: record.and_then(|r| r.brand.as_deref()).map(|name| Brand {
+            kind: "Brand",
+            name,
+        }),
         url: record.and_then(|r| r.url.as_deref()),
         image: record.and_then(|r| r.image.as_deref()),
         aggregate_rating: stats.average().map(|average| AggregateRating {
