@@ -39,6 +39,7 @@ mod moderation;
 mod options;
 mod progress;
 mod readiness;
+mod requests;
 mod shutdown;
 mod storage;
 
@@ -243,6 +244,8 @@ struct ServeArgs {
     feed_token: Option<String>,
     #[command(flatten)]
     audit: access::AuditArgs,
+    #[command(flatten)]
+    requests: requests::RequestArgs,
     /// The secret the shop signs purchase proofs with (HS256); without it a
     /// post that carries a proof is refused.
     #[arg(long, env = "RAVE_PURCHASE_SECRET", hide_env_values = true)]
@@ -511,8 +514,15 @@ fn init_logging(format: LogFormat) {
     }
 }
 
-/// The cursor secret: given, or kept in the data directory (made on first use).
+/// The key that signs cursors, from the server's secret.
 fn cursor_key(store: &StoreArgs) -> anyhow::Result<CursorKey> {
+    server_secret(store).map(CursorKey::new)
+}
+
+/// The server's secret (`--cursor-secret`): given, or kept in the data
+/// directory (made on first use). It signs cursors, and review-request
+/// links through a key derived from it.
+fn server_secret(store: &StoreArgs) -> anyhow::Result<[u8; 32]> {
     let decode = |hex: &str| -> anyhow::Result<[u8; 32]> {
         let hex = hex.trim();
         if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -525,15 +535,11 @@ fn cursor_key(store: &StoreArgs) -> anyhow::Result<CursorKey> {
         Ok(key)
     };
     if let Some(secret) = &store.cursor_secret {
-        return Ok(CursorKey::new(decode(secret)?));
+        return decode(secret);
     }
     let path = store.data.join("cursor.key");
     match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            Ok(CursorKey::new(decode(&text).with_context(|| {
-                format!("{} is damaged", path.display())
-            })?))
-        }
+        Ok(text) => decode(&text).with_context(|| format!("{} is damaged", path.display())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let mut key = [0u8; 32];
             getrandom::fill(&mut key)
@@ -542,7 +548,7 @@ fn cursor_key(store: &StoreArgs) -> anyhow::Result<CursorKey> {
             let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
             write_private(&path, &hex)
                 .with_context(|| format!("cannot write {}", path.display()))?;
-            Ok(CursorKey::new(key))
+            Ok(key)
         }
         Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
@@ -738,6 +744,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .audit
         .open(SharedStore::new(engine.clone()), &args.store.table)
         .await?;
+    let review_requests = args
+        .requests
+        .open(
+            SharedStore::new(engine.clone()),
+            &args.store.table,
+            args.feed.site()?.as_ref(),
+            &server_secret(&args.store)?,
+        )
+        .await?;
     let webhook_feed = match args.no_webhook_delivery {
         true => None,
         false => Some(webhook_feed(engine.clone(), &args.store.table, &webhooks).await?),
@@ -755,6 +770,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             webhooks,
             webhook_feed,
             store_check: Some(engine_check),
+            review_requests,
         },
     )
     .await;
@@ -775,6 +791,8 @@ struct Service<F, W> {
     /// The webhooks' feed, when deliveries run in this process.
     webhook_feed: Option<W>,
     store_check: Option<Arc<dyn rave_server::ReadinessCheck>>,
+    /// Orders and their requests, when the server has a public URL.
+    review_requests: Option<rave_server::ReviewRequests>,
 }
 
 /// Serves the comments until SIGTERM or Ctrl-C, with the statistics
@@ -792,6 +810,7 @@ async fn run_service<F: ChangeFeed, W: ChangeFeed>(
         webhooks,
         webhook_feed,
         store_check,
+        review_requests,
     } = service;
     let config = ServerConfig {
         admin_token: args.admin_token.clone(),
@@ -825,6 +844,19 @@ async fn run_service<F: ChangeFeed, W: ChangeFeed>(
     if let Some(secret) = &args.purchase_secret {
         state = state.with_purchase_secret(secret.as_bytes());
     }
+    let requests_task = match (&review_requests, args.feed.site()?) {
+        (Some(review_requests), Some(site)) => {
+            state = state.with_review_requests(review_requests.clone());
+            args.requests.spawn(
+                review_requests,
+                &site,
+                comments.clone(),
+                webhooks.clone(),
+                stopped.clone(),
+            )?
+        }
+        _ => None,
+    };
     let delivery_task = webhook_feed.map(|feed| {
         let (progress, receiver) = tokio::sync::watch::channel(Default::default());
         state = state.clone().with_webhooks_fan_out(receiver);
@@ -854,6 +886,9 @@ async fn run_service<F: ChangeFeed, W: ChangeFeed>(
     }
     if let Some(task) = delivery_task {
         shutdown::join_within(shutdown, "webhook delivery", task).await;
+    }
+    if let Some(task) = requests_task {
+        shutdown::join_within(shutdown, "review requests", task).await;
     }
     tracing::info!("stopped");
     Ok(())
@@ -1238,6 +1273,15 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
         .audit
         .open(SharedStore::new(store_handle.clone()), &args.store.table)
         .await?;
+    let review_requests = args
+        .requests
+        .open(
+            SharedStore::new(store_handle.clone()),
+            &args.store.table,
+            args.feed.site()?.as_ref(),
+            &server_secret(&args.store)?,
+        )
+        .await?;
     let webhook_feed = match args.no_webhook_delivery {
         true => None,
         false => Some(
@@ -1261,6 +1305,7 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
             webhooks,
             webhook_feed,
             store_check: None,
+            review_requests,
         },
     )
     .await

@@ -32,6 +32,17 @@ impl std::fmt::Debug for Links {
 }
 
 impl Links {
+    /// Links under `base_url` (the service's public URL), signed with a key
+    /// derived from the server's secret (the one that signs cursors: servers
+    /// sharing a store share it), so that no token of one kind is ever
+    /// valid as another.
+    pub fn from_server_secret(secret: &[u8; 32], base_url: &str) -> Links {
+        let mut mac =
+            <Hmac<Sha256> as KeyInit>::new_from_slice(secret).expect("HMAC takes any key");
+        mac.update(b"rave review-request links");
+        Links::new(mac.finalize().into_bytes().into(), base_url)
+    }
+
     /// Links under `base_url` (the service's public URL, without a
     /// trailing slash), signed with `key`.
     pub fn new(key: [u8; 32], base_url: &str) -> Links {

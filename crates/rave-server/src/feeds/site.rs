@@ -55,6 +55,16 @@ impl FeedSite {
         })
     }
 
+    /// Where the public reaches rave, without a trailing `/`.
+    pub fn public_url(&self) -> &str {
+        &self.public_url
+    }
+
+    /// The shop's name, as feeds and review requests give it.
+    pub fn publisher(&self) -> &str {
+        &self.publisher
+    }
+
     /// rave's page of a product.
     pub(super) fn product_url(&self, product: &rave_comments::ProductId) -> String {
         format!("{}/products/{product}", self.public_url)
