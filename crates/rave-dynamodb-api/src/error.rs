@@ -143,6 +143,10 @@ pub(crate) struct ApiError {
     /// answer inside the validation framework's envelope and the other
     /// operations bare (captured in several regions in October 2026).
     pub(crate) enveloped_by_item_writes: bool,
+    /// A refused value PutItem still answers in the older words, bare,
+    /// though it answers other refused values in the current ones: a string
+    /// set repeating a member.
+    pub(crate) older_words_on_put_item: bool,
 }
 
 impl ApiError {
@@ -154,6 +158,7 @@ impl ApiError {
             old_items: Vec::new(),
             current_wording: None,
             enveloped_by_item_writes: false,
+            older_words_on_put_item: false,
         }
     }
 
@@ -166,6 +171,15 @@ impl ApiError {
         ApiError {
             current_wording: Some(current.into()),
             ..ApiError::validation(older)
+        }
+    }
+
+    /// This refused value, answered by PutItem in the older words: see
+    /// [`ApiError::older_words_on_put_item`].
+    pub(crate) fn in_older_words_on_put_item(self) -> ApiError {
+        ApiError {
+            older_words_on_put_item: true,
+            ..self
         }
     }
 

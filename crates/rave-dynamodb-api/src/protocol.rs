@@ -294,6 +294,9 @@ impl ValidationLayer {
 /// `operation` with, where they differ from the words rave's checks use.
 fn in_current_words(operation: Operation, error: ApiError) -> ApiError {
     let item_write = operation.writes_one_item();
+    if error.older_words_on_put_item && matches!(operation, Operation::PutItem) {
+        return error;
+    }
     // A refused value: the item writes answer in the current words inside
     // the envelope, the single and batch reads and Query in them bare, the
     // other operations still in the older words.

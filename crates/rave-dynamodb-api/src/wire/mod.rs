@@ -143,7 +143,8 @@ fn value_at(value: &Value, depth: usize) -> Result<AttributeValue, ApiError> {
                         "One or more parameter values were invalid: Input collection [{}] contains duplicates.",
                         quoted.join(", ")
                     ),
-                ));
+                )
+                .in_older_words_on_put_item());
             }
             Ok(AttributeValue::Ss(set))
         }
