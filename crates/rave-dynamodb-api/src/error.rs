@@ -35,6 +35,8 @@ pub(crate) enum ErrorKind {
     ResourceNotFound,
     ResourceInUse,
     ConditionalCheckFailed,
+    /// A PartiQL INSERT of a key an item already has.
+    DuplicateItem,
     TransactionCanceled,
     TransactionConflict,
     TransactionInProgress,
@@ -72,6 +74,7 @@ impl ErrorKind {
             ErrorKind::ResourceNotFound => "ResourceNotFoundException",
             ErrorKind::ResourceInUse => "ResourceInUseException",
             ErrorKind::ConditionalCheckFailed => "ConditionalCheckFailedException",
+            ErrorKind::DuplicateItem => "DuplicateItemException",
             ErrorKind::TransactionCanceled => "TransactionCanceledException",
             ErrorKind::TransactionConflict => "TransactionConflictException",
             ErrorKind::TransactionInProgress => "TransactionInProgressException",
@@ -106,6 +109,15 @@ impl ErrorKind {
             ErrorKind::ServiceUnavailable => "com.amazon.coral.availability",
             ErrorKind::Validation => VALIDATION_NAMESPACE,
             _ => DYNAMODB_NAMESPACE,
+        }
+    }
+
+    /// The code a batch of PartiQL statements gives one statement's error
+    /// (the exception's name without `Exception`; ValidationError).
+    pub(crate) fn statement_code(self) -> &'static str {
+        match self {
+            ErrorKind::Validation => "ValidationError",
+            other => other.name().trim_end_matches("Exception"),
         }
     }
 
@@ -180,6 +192,27 @@ impl ApiError {
         ApiError {
             older_words_on_put_item: true,
             ..self
+        }
+    }
+
+    /// A TransactionCanceledException whose reasons `recast` rewrites (given
+    /// each action's position), its message listing the codes anew; any
+    /// other error unchanged.
+    pub(crate) fn recast_cancellation(
+        self,
+        recast: impl Fn(usize, CancellationReason) -> CancellationReason,
+    ) -> ApiError {
+        let Some(reasons) = self.cancellation_reasons else {
+            return self;
+        };
+        let reasons: Vec<CancellationReason> = reasons
+            .into_iter()
+            .enumerate()
+            .map(|(position, reason)| recast(position, reason))
+            .collect();
+        ApiError {
+            old_items: self.old_items,
+            ..ApiError::from(StoreError::TransactionCanceled(reasons))
         }
     }
 

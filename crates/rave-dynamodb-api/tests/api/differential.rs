@@ -49,6 +49,8 @@ const PER_SERVER: &[&str] = &[
     "ShardId",
     "eventID",
     "awsRegion",
+    // PartiQL's page token: opaque, each server's own.
+    "NextToken",
 ];
 
 /// Compared only in the cases that name it in [`CAPACITY_CASES`]: in the
@@ -73,6 +75,7 @@ const NOT_FOUND: &str = "DynamoDB's error for a missing table: ResourceNotFoundE
 const ITEMS_NOT_FOUND: &str = "DynamoDB's error for an item operation on a missing table: ResourceNotFoundException, \"Requested resource not found\" (the table is named by the control plane's answers only); DynamoDB Local says \"Cannot do operations on a non-existent table\"";
 const INDEX_THROUGHPUT: &str = "DescribeTable's GlobalSecondaryIndexDescription carries ProvisionedThroughput (zero units on an on-demand table); DynamoDB Local leaves it out";
 
+const DUPLICATE_ITEM_EXCEPTION: &str = "ExecuteStatement's errors (API reference): \"DuplicateItemException: There was an attempt to insert an item with the same primary key as an item that already exists in the DynamoDB table\"; DynamoDB Local names the type DuplicateItem";
 const TAGGING: &str = "TagResource, UntagResource and ListTagsOfResource tag a table by its ARN; DynamoDB Local answers \"Tagging is not currently supported in DynamoDB Local.\"";
 const KEY_CONDITION_ON_OTHER_ATTRIBUTE: &str = "KeyConditionExpression \"must perform an equality test on a single partition key value\" and may test one sort key: DynamoDB refuses a condition on another attribute with \"Query key condition not supported\" (DynamoDB Local answers as for a missing partition key)";
 
@@ -100,6 +103,39 @@ const NO_PROVISIONED: &str =
     r#"{"NumberOfDecreasesToday":0,"ReadCapacityUnits":0,"WriteCapacityUnits":0}"#;
 
 const LOCAL_DEPARTURES: &[Departure] = &[
+    Departure {
+        case: "partiql",
+        step: 0,
+        documented: INDEX_THROUGHPUT,
+        patches: &[(
+            "/body/TableDescription/GlobalSecondaryIndexes/0/ProvisionedThroughput",
+            NO_PROVISIONED,
+        )],
+    },
+    Departure {
+        case: "partiql",
+        step: 2,
+        documented: DUPLICATE_ITEM_EXCEPTION,
+        patches: &[(
+            "/body/__type",
+            r#""com.amazonaws.dynamodb.v20120810#DuplicateItemException""#,
+        )],
+    },
+    Departure {
+        case: "partiql",
+        step: 28,
+        documented: ITEMS_NOT_FOUND,
+        patches: &[(
+            "/body/Responses/2/Error/Message",
+            r#""Requested resource not found""#,
+        )],
+    },
+    Departure {
+        case: "partiql",
+        step: 40,
+        documented: ITEMS_NOT_FOUND,
+        patches: &[("/body/message", r#""Requested resource not found""#)],
+    },
     Departure {
         case: "key-condition-values",
         step: 0,
@@ -3258,4 +3294,166 @@ async fn time_to_live_faults_match_dynamodb() {
         probe("DescribeTimeToLive: enabled", "DescribeTimeToLive", json!({"TableName": "{t}"})),
     ];
     probe_corpus("ttl", setup, probes, &[""]).await;
+}
+
+fn statement(text: &str) -> Value {
+    json!({"Statement": text})
+}
+
+/// Every PartiQL statement form rave serves, run as ExecuteStatement,
+/// BatchExecuteStatement and ExecuteTransaction, with their refusals.
+#[tokio::test]
+async fn partiql_statements_match_dynamodb_local() {
+    let execute = |text: &str| op("ExecuteStatement", statement(text));
+    let execute_with = |text: &str, extra: Value| {
+        let mut body = statement(text);
+        if let (Value::Object(body), Value::Object(extra)) = (&mut body, extra) {
+            body.extend(extra);
+        }
+        op("ExecuteStatement", body)
+    };
+    let batch = |texts: &[&str]| {
+        let statements: Vec<Value> = texts.iter().map(|text| statement(text)).collect();
+        op("BatchExecuteStatement", json!({ "Statements": statements }))
+    };
+    let transaction = |texts: &[&str]| {
+        let statements: Vec<Value> = texts.iter().map(|text| statement(text)).collect();
+        op(
+            "ExecuteTransaction",
+            json!({ "TransactStatements": statements }),
+        )
+    };
+    let steps = vec![
+        op(
+            "CreateTable",
+            keyed_table(json!({
+                "AttributeDefinitions": [
+                    {"AttributeName": "pk", "AttributeType": "S"},
+                    {"AttributeName": "sk", "AttributeType": "N"},
+                    {"AttributeName": "g", "AttributeType": "S"},
+                ],
+                "GlobalSecondaryIndexes": [{
+                    "IndexName": "byG",
+                    "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "ALL"},
+                }],
+            })),
+        ),
+        // 1: INSERT, and INSERT again: not an upsert.
+        execute(
+            r#"INSERT INTO "{t}" VALUE {'pk': 'a', 'sk': 1, 'g': 'x', 'n': 5, 'm': {'l': [1, 'two']}, 's': <<'s1', 's2'>>, 'ok': true, 'no': null}"#,
+        ),
+        execute(r#"INSERT INTO "{t}" VALUE {'pk': 'a', 'sk': 1}"#),
+        execute_with(
+            r#"INSERT INTO "{t}" VALUE {'pk': ?, 'sk': ?, 'n': 7}"#,
+            json!({"Parameters": [{"S": "a"}, {"N": "2"}]}),
+        ),
+        execute(r#"INSERT INTO "{t}" VALUE {'pk': 'b', 'sk': 1, 'g': 'y'}"#),
+        // 5: SELECT as a Query, with a sort key condition, backwards, on an index.
+        execute(r#"SELECT * FROM "{t}" WHERE pk = 'a'"#),
+        execute(r#"SELECT n, sk FROM "{t}" WHERE pk = 'a' AND sk > 1"#),
+        execute(r#"SELECT pk, sk FROM "{t}" WHERE pk = 'a' ORDER BY sk DESC"#),
+        execute(r#"SELECT pk, sk FROM "{t}"."byG" WHERE g = 'x'"#),
+        // 9: SELECT as a Scan, with every function and MISSING.
+        execute(r#"SELECT pk FROM "{t}" WHERE n IS MISSING"#),
+        execute(
+            r#"SELECT pk, sk FROM "{t}" WHERE begins_with(pk, 'a') AND n BETWEEN 1 AND 6 AND contains(s, 's1') AND size(m) = 1 AND attribute_exists(g) AND attribute_not_exists(zz) AND n IS NOT MISSING"#,
+        ),
+        execute(r#"SELECT sk FROM "{t}" WHERE pk IN ['b', 'c'] OR n = 70"#),
+        // 12: pages.
+        execute_with(r#"SELECT * FROM "{t}" WHERE pk = 'a'"#, json!({"Limit": 1}))
+            .capture("next", "/NextToken"),
+        execute_with(
+            r#"SELECT * FROM "{t}" WHERE pk = 'a'"#,
+            json!({"Limit": 1, "NextToken": "{next}", "ConsistentRead": true}),
+        ),
+        // 14: UPDATE.
+        execute(
+            r#"UPDATE "{t}" SET n = n + 1 SET l2 = list_append(m.l, [3]) REMOVE g WHERE pk = 'a' AND sk = 1 RETURNING ALL NEW *"#,
+        ),
+        execute(r#"UPDATE "{t}" SET n = 1 WHERE pk = 'zz' AND sk = 1"#),
+        execute(
+            r#"UPDATE "{t}" SET s = set_add(s, <<'s3'>>) WHERE pk = 'a' AND sk = 1 RETURNING MODIFIED NEW *"#,
+        ),
+        execute(r#"UPDATE "{t}" SET n = 0 WHERE pk = 'a' AND sk = 1 AND n = 100"#),
+        execute(r#"UPDATE "{t}" SET n = 0 WHERE pk = 'a'"#),
+        // 19: DELETE.
+        execute(r#"DELETE FROM "{t}" WHERE pk = 'a' AND sk = 2 RETURNING ALL OLD *"#),
+        execute(r#"DELETE FROM "{t}" WHERE pk = 'zz' AND sk = 2"#),
+        // 21: refusals.
+        execute(r#"SELEC * FROM "{t}""#),
+        execute(r#"SELECT * FROM "{t}" WHERE foo(n)"#),
+        execute(r#"SELECT * FROM "{t}"."nope" WHERE g = 'x'"#),
+        execute_with(r#"SELECT * FROM "{t}" WHERE pk = 'a'"#, json!({"Limit": 0})),
+        execute_with(
+            r#"SELECT * FROM "{t}" WHERE pk = 'a'"#,
+            json!({"NextToken": "garbage"}),
+        ),
+        execute(r#"INSERT INTO "{t}" VALUE {'pk': 'c'}"#),
+        execute(r#"UPDATE "{t}" SET pk = 'z' WHERE pk = 'a' AND sk = 1"#),
+        // 28: batches of reads, of writes, and what they refuse.
+        batch(&[
+            r#"SELECT * FROM "{t}" WHERE pk = 'a' AND sk = 1"#,
+            r#"SELECT pk FROM "{t}" WHERE pk = 'zz' AND sk = 1"#,
+            r#"SELECT * FROM "{t}-missing" WHERE pk = 'a' AND sk = 1"#,
+            r#"SELECT * FROM "{t}" WHERE pk = 'a'"#,
+        ]),
+        batch(&[
+            r#"INSERT INTO "{t}" VALUE {'pk': 'a', 'sk': 1}"#,
+            r#"INSERT INTO "{t}" VALUE {'pk': 'c', 'sk': 1}"#,
+            r#"UPDATE "{t}" SET x = 1 WHERE pk = 'q' AND sk = 1"#,
+            r#"DELETE FROM "{t}" WHERE pk = 'b' AND sk = 9"#,
+            r#"SELEC * FROM "{t}""#,
+        ]),
+        batch(&[
+            r#"SELECT * FROM "{t}" WHERE pk = 'a' AND sk = 1"#,
+            r#"INSERT INTO "{t}" VALUE {'pk': 'e', 'sk': 1}"#,
+        ]),
+        batch(&[
+            r#"SELECT * FROM "{t}" WHERE pk = 'a' AND sk = 1"#,
+            r#"SELECT * FROM "{t}" WHERE pk = 'a' AND sk = 1"#,
+        ]),
+        // 32: transactions of writes, cancelled, of reads, and refused.
+        transaction(&[
+            r#"INSERT INTO "{t}" VALUE {'pk': 'd', 'sk': 1}"#,
+            r#"UPDATE "{t}" SET x = 1 WHERE pk = 'c' AND sk = 1"#,
+        ]),
+        transaction(&[
+            r#"INSERT INTO "{t}" VALUE {'pk': 'd', 'sk': 1}"#,
+            r#"INSERT INTO "{t}" VALUE {'pk': 'f', 'sk': 1}"#,
+            r#"UPDATE "{t}" SET x = 1 WHERE pk = 'q' AND sk = 1"#,
+        ]),
+        transaction(&[
+            r#"SELECT * FROM "{t}" WHERE pk = 'd' AND sk = 1"#,
+            r#"SELECT x FROM "{t}" WHERE pk = 'c' AND sk = 1"#,
+            r#"SELECT * FROM "{t}" WHERE pk = 'nope' AND sk = 1"#,
+        ]),
+        transaction(&[r#"SELECT * FROM "{t}" WHERE pk = 'd'"#]),
+        transaction(&[
+            r#"SELECT * FROM "{t}" WHERE pk = 'd' AND sk = 1"#,
+            r#"DELETE FROM "{t}" WHERE pk = 'c' AND sk = 1"#,
+        ]),
+        transaction(&[
+            r#"DELETE FROM "{t}" WHERE pk = 'c' AND sk = 1"#,
+            r#"DELETE FROM "{t}" WHERE pk = 'c' AND sk = 1"#,
+        ]),
+        op(
+            "ExecuteTransaction",
+            json!({"TransactStatements": [{
+                "Statement": r#"UPDATE "{t}" SET x = 2 WHERE pk = 'c' AND sk = 1 AND x = 5"#,
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }]}),
+        ),
+        // 39: what the statements left, and a table that is not there.
+        op(
+            "BatchGetItem",
+            json!({"RequestItems": {"{t}": {"ConsistentRead": true, "Keys": [key("a", 2), key("b", 1), key("c", 1), key("d", 1), key("e", 1), key("f", 1)]}}}),
+        ),
+        execute(r#"SELECT * FROM "{t}-missing" WHERE pk = 'a'"#),
+        op(
+            "GetItem",
+            json!({"TableName": "{t}", "Key": key("a", 1), "ConsistentRead": true}),
+        ),
+    ];
+    differential("partiql", steps).await;
 }

@@ -1033,10 +1033,6 @@ async fn protocol_errors_are_answered_as_dynamodb_answers_them() {
         "DynamoDB_20120810.NoSuchOperation",
         "DynamoDBStreams_20120810.GetItem",
         "DynamoDB_20120810.ListStreams",
-        // PartiQL is not served: answered as an operation DynamoDB lacks.
-        "DynamoDB_20120810.ExecuteStatement",
-        "DynamoDB_20120810.BatchExecuteStatement",
-        "DynamoDB_20120810.ExecuteTransaction",
         "",
     ] {
         let answer = server.send(target, "{}".into()).await;
