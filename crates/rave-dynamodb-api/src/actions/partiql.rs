@@ -17,7 +17,9 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use rave_store::{CancellationReason, Statement, StatementKind, Store, TableDefinition, project};
+use rave_store::{
+    CancellationReason, ReturnValues, Statement, StatementKind, Store, TableDefinition, project,
+};
 use serde_json::{Map, Value, json};
 
 use crate::actions::{items, query_scan, transact};
@@ -36,6 +38,7 @@ const MIXED_BATCH: &str = "Read and write requests together in the same batch is
 const MIXED_TRANSACTION: &str =
     "ExecuteTransaction API does not support both read and write operations in the same request.";
 const DUPLICATE_KEYS: &str = "Provided list of item keys contains duplicates";
+const BATCH_READ_KEY: &str = "Select statements within BatchExecuteStatement must specify the primary key in the where clause.";
 
 pub(crate) async fn execute_statement(
     api: &DynamoApi,
@@ -56,8 +59,14 @@ pub(crate) async fn execute_statement(
             }
         }
     };
-    if let StatementKind::Select { .. } = statement.kind {
+    if let StatementKind::Select { index, .. } = &statement.kind {
         let (is_query, mut request) = partiql::select_request(&statement, &definition)?;
+        let global = index.as_deref().and_then(|index| definition.index(index));
+        if global.is_some() && body.bool("ConsistentRead")? {
+            return Err(ApiError::validation(
+                "Strongly consistent read is not supported on Global Secondary Indexes",
+            ));
+        }
         passed_on(
             &mut request,
             &["Limit", "ConsistentRead", "ReturnConsumedCapacity"],
@@ -70,7 +79,8 @@ pub(crate) async fn execute_statement(
             true => query_scan::query(api, Members::of(&request)?).await?,
             false => query_scan::scan(api, Members::of(&request)?).await?,
         };
-        let mut response = json!({"Items": page.get("Items").cloned().unwrap_or(json!([]))});
+        let items = page.get("Items").cloned().unwrap_or(json!([]));
+        let mut response = json!({"Items": selected(items, partiql::projection(&statement))?});
         if let Some(key) = page.get("LastEvaluatedKey") {
             response["NextToken"] = json!(BASE64.encode(key.to_string()));
         }
@@ -95,6 +105,25 @@ pub(crate) async fn execute_statement(
         response["ConsumedCapacity"] = consumed.clone();
     }
     Ok(response)
+}
+
+/// Items (JSON) a read projected with `paths` as the SELECT listing them
+/// returns them (`partiql::selected`).
+fn selected(items: Value, paths: Option<&[rave_store::Path]>) -> Result<Value, ApiError> {
+    match (paths, items) {
+        (Some(paths), Value::Array(items)) => items
+            .iter()
+            .map(|item| selected_item(item, paths))
+            .collect(),
+        (_, items) => Ok(items),
+    }
+}
+
+fn selected_item(item: &Value, paths: &[rave_store::Path]) -> Result<Value, ApiError> {
+    Ok(item_to_json(&partiql::selected(
+        &item_from_json(item)?,
+        paths,
+    )))
 }
 
 /// A write's operation, an INSERT's failed condition being a taken key.
@@ -225,11 +254,14 @@ pub(crate) async fn batch_execute_statement(
                 continue;
             }
         };
-        if let StatementKind::Select { .. } = statement.kind {
+        if let StatementKind::Select { index, .. } = &statement.kind {
+            // An index's own refusals (a multi-attribute key) come first.
+            if let Err(error) = partiql::read_schema(definition, index.as_deref()) {
+                entries.push(Entry::Refused(error));
+                continue;
+            }
             let Some((mut request, rest)) = partiql::item_read(&statement, definition) else {
-                entries.push(Entry::Refused(ApiError::validation(
-                    "Only single item select is supported",
-                )));
+                entries.push(Entry::Refused(ApiError::validation(BATCH_READ_KEY)));
                 continue;
             };
             keys.push((statement.table.clone(), request["Key"].clone()));
@@ -334,7 +366,7 @@ fn held_to(
         return Ok(());
     }
     if let Some(paths) = projection {
-        answer["Item"] = item_to_json(&project(&item, paths));
+        answer["Item"] = item_to_json(&partiql::selected(&project(&item, paths), paths));
     }
     Ok(())
 }
@@ -405,6 +437,30 @@ pub(crate) async fn execute_transaction(
             request.insert(member.to_owned(), value.clone());
         }
     }
+    let refused = |position: usize, why: &str| {
+        ApiError::validation(format!(
+            "Validation failed in TransactStatements[{position}]: {why}"
+        ))
+    };
+    for (position, (_, statement)) in statements.iter().enumerate() {
+        match &statement.kind {
+            StatementKind::Update { returning, .. } | StatementKind::Delete { returning }
+                if *returning != ReturnValues::None =>
+            {
+                return Err(refused(
+                    position,
+                    "RETURNING clause is not supported in ExecuteTransaction.",
+                ));
+            }
+            StatementKind::Select { index: Some(_), .. } => {
+                return Err(refused(
+                    position,
+                    "Reads on indices are not supported within transactions.",
+                ));
+            }
+            _ => {}
+        }
+    }
     let mut definitions = Definitions::default();
     if reads > 0 {
         let mut gets = Vec::with_capacity(statements.len());
@@ -413,9 +469,10 @@ pub(crate) async fn execute_transaction(
             let named =
                 partiql::item_read(statement, definition).filter(|(_, rest)| rest.is_none());
             let Some((mut get, _)) = named else {
-                return Err(ApiError::validation(format!(
-                    "Validation failed in TransactStatements[{position}]: Select statements within ExecuteTransaction must specify the primary key in the where clause."
-                )));
+                return Err(refused(
+                    position,
+                    "Select statements within ExecuteTransaction must specify the primary key in the where clause.",
+                ));
             };
             if let Some(paths) = partiql::projection(statement) {
                 let mut renderer = rave_store::Renderer::default();
@@ -430,7 +487,16 @@ pub(crate) async fn execute_transaction(
         }
         request.insert("TransactItems".into(), Value::Array(gets));
         let request = Value::Object(request);
-        return transact::transact_get_items(api, Members::of(&request)?).await;
+        let mut answer = transact::transact_get_items(api, Members::of(&request)?).await?;
+        if let Some(Value::Array(responses)) = answer.get_mut("Responses") {
+            for (response, (_, statement)) in responses.iter_mut().zip(&statements) {
+                let paths = partiql::projection(statement);
+                if let (Some(item), Some(paths)) = (response.get_mut("Item"), paths) {
+                    *item = selected_item(item, paths)?;
+                }
+            }
+        }
+        return Ok(answer);
     }
     let mut writes = Vec::with_capacity(statements.len());
     let mut actions = Vec::with_capacity(statements.len());

@@ -21,10 +21,12 @@
 
 mod keys;
 
+use std::collections::BTreeSet;
+
 use rave_store::{
-    AttributeValue, Condition, DeleteItemInput, Item, KeySchema, Path, PutItemInput, QueryInput,
-    RequestExpressions, ReturnValues, ScanInput, Statement, StatementKind, TableDefinition,
-    TransactWriteAction, UpdateItemInput,
+    AttributeValue, Condition, DeleteItemInput, Item, KeySchema, Path, PathElement, Projection,
+    PutItemInput, QueryInput, RequestExpressions, ReturnValues, ScanInput, Statement,
+    StatementKind, TableDefinition, TransactWriteAction, UpdateItemInput,
 };
 use serde_json::{Map, Value, json};
 
@@ -37,6 +39,9 @@ pub(crate) use keys::{Read, named_item};
 /// DynamoDB's refusal of an UPDATE or DELETE that does not name its item.
 pub(crate) const KEY_EQUALITY: &str =
     "Where clause does not contain a mandatory equality on all key attributes";
+/// DynamoDB's refusal of a read of a global secondary index whose key has
+/// several HASH or RANGE attributes.
+const MULTI_ATTRIBUTE_KEYS: &str = "PartiQL statements cannot be executed on tables with multi-attribute HASH keys or multi-attribute RANGE keys.";
 /// DynamoDB's refusal of an INSERT whose key is taken.
 pub(crate) const DUPLICATE_ITEM: &str = "Duplicate primary key exists in table";
 
@@ -66,6 +71,9 @@ pub(crate) fn read_schema(
         return Ok(definition.key_schema.clone());
     };
     if let Some(global) = definition.index(index) {
+        if global.key_schema.is_multi_attribute() {
+            return Err(ApiError::validation(MULTI_ATTRIBUTE_KEYS));
+        }
         return Ok(global.key_schema.clone());
     }
     definition
@@ -73,11 +81,67 @@ pub(crate) fn read_schema(
         .iter()
         .find(|local| local.name == index)
         .map(|local| local.key_schema(&definition.key_schema.partition))
-        .ok_or_else(|| {
-            ApiError::validation(format!(
-                "The table does not have the specified index: {index}"
-            ))
-        })
+        // Unlike Query's, this refusal does not name the index.
+        .ok_or_else(|| ApiError::validation("The table does not have the specified index"))
+}
+
+/// An index read may only filter on what the index projects, and a global
+/// index's may only select it (a local one fetches the rest from the
+/// table): PartiQL refuses the read, naming the other attributes in the
+/// order the statement does.
+fn check_projected(
+    definition: &TableDefinition,
+    index: &str,
+    schema: &KeySchema,
+    filter: Option<&Condition>,
+    selected: Option<&[Path]>,
+) -> Result<(), ApiError> {
+    let (projection, global) = match definition.index(index) {
+        Some(global) => (&global.projection, true),
+        None => match definition
+            .local_secondary_indexes
+            .iter()
+            .find(|local| local.name == index)
+        {
+            Some(local) => (&local.projection, false),
+            None => return Ok(()),
+        },
+    };
+    let included: &[String] = match projection {
+        Projection::All => return Ok(()),
+        Projection::KeysOnly => &[],
+        Projection::Include(names) => names,
+    };
+    let unprojected = |paths: Vec<&Path>| {
+        let mut names: Vec<String> = Vec::new();
+        for name in paths.into_iter().filter_map(Path::top) {
+            let projected = included.iter().any(|included| included == name)
+                || definition
+                    .key_schema
+                    .attributes()
+                    .any(|key| key.name == name)
+                || schema.attributes().any(|key| key.name == name);
+            if !projected && !names.iter().any(|n| n == name) {
+                names.push(name.to_owned());
+            }
+        }
+        names
+    };
+    let filtered = unprojected(filter.map(Condition::paths).unwrap_or_default());
+    if !filtered.is_empty() {
+        return Err(ApiError::validation(format!(
+            "One or more parameter values were invalid: Secondary index {index} does not project one or more filter attributes: [{}]",
+            filtered.join(", ")
+        )));
+    }
+    let selected = unprojected(selected.unwrap_or_default().iter().collect());
+    if global && !selected.is_empty() {
+        return Err(ApiError::validation(format!(
+            "One or more parameter values were invalid: Global secondary index {index} does not project [{}]",
+            selected.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 /// A SELECT's Query or Scan request (without paging and capacity, which
@@ -95,7 +159,14 @@ pub(crate) fn select_request(
         return Err(ApiError::validation("A read must be a SELECT statement"));
     };
     let schema = read_schema(definition, index.as_deref())?;
-    let (is_query, expressions, forward) = match keys::read(&schema, statement.condition.as_ref()) {
+    let read = keys::read(&schema, statement.condition.as_ref());
+    if let Some(index) = index {
+        let filter = match &read {
+            Read::Query { filter, .. } | Read::Scan { filter } => filter.as_ref(),
+        };
+        check_projected(definition, index, &schema, filter, projection.as_deref())?;
+    }
+    let (is_query, expressions, forward) = match read {
         Read::Query {
             key_condition,
             filter,
@@ -144,6 +215,57 @@ pub(crate) fn item_read(
     body.insert("TableName".into(), json!(statement.table));
     body.insert("Key".into(), item_to_json(&named.key));
     Some((body, named.rest))
+}
+
+/// An item as a SELECT listing `paths` returns it, from the item their
+/// ProjectionExpression gave (`projected`): each path's value under the name
+/// of its last step (`m.l[1]` as `l[1]`), where the projection nests it.
+pub(crate) fn selected(projected: &Item, paths: &[Path]) -> Item {
+    paths
+        .iter()
+        .filter_map(|path| {
+            let value = renumbered(path, paths).resolve(projected)?;
+            let last_name = path
+                .0
+                .iter()
+                .rposition(|element| matches!(element, PathElement::Attr(_)))?;
+            let name: String = path.0[last_name..]
+                .iter()
+                .map(|element| match element {
+                    PathElement::Attr(name) => name.clone(),
+                    PathElement::Index(index) => format!("[{index}]"),
+                })
+                .collect();
+            Some((name, value.clone()))
+        })
+        .collect()
+}
+
+/// `path` in the item `rave_store::project` makes of `paths`, which keeps
+/// only the list elements the paths pick, in index order: each index
+/// renumbered to its rank among those picked from its list.
+fn renumbered(path: &Path, paths: &[Path]) -> Path {
+    let elements = path
+        .0
+        .iter()
+        .enumerate()
+        .map(|(at, element)| match element {
+            PathElement::Index(index) => {
+                let picked: BTreeSet<usize> = paths
+                    .iter()
+                    .filter(|other| other.0.len() > at && other.0[..at] == path.0[..at])
+                    .filter_map(|other| match other.0[at] {
+                        PathElement::Index(picked) => Some(picked),
+                        PathElement::Attr(_) => None,
+                    })
+                    .collect();
+                let rank = picked.iter().position(|picked| picked == index);
+                PathElement::Index(rank.unwrap_or(*index))
+            }
+            attribute => attribute.clone(),
+        })
+        .collect();
+    Path(elements)
 }
 
 /// The paths a SELECT returns, `None` for all.
@@ -201,10 +323,14 @@ impl Write {
             }
             StatementKind::Delete { returning } => {
                 let named = named()?;
+                // The rest of the WHERE is asked of an item that is there:
+                // deleting none is no failure.
+                let partition = &definition.key_schema.partition.name;
+                let absent = Condition::not_exists(partition.clone());
                 Write::Delete(DeleteItemInput {
                     table,
                     key: named.key,
-                    condition: named.rest,
+                    condition: named.rest.map(|rest| absent.or(rest)),
                     return_values: *returning,
                 })
             }
@@ -355,5 +481,44 @@ fn with_expressions(body: &mut Map<String, Value>, expressions: RequestExpressio
             .map(|(placeholder, value)| (placeholder.clone(), value_to_json(value)))
             .collect();
         body.insert("ExpressionAttributeValues".into(), Value::Object(values));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selected_paths_are_named_by_their_last_step() {
+        let item: Item = [
+            ("pk".to_owned(), AttributeValue::S("a".into())),
+            (
+                "m".to_owned(),
+                AttributeValue::M(
+                    [(
+                        "l".to_owned(),
+                        AttributeValue::L(vec![
+                            AttributeValue::S("zero".into()),
+                            AttributeValue::S("one".into()),
+                            AttributeValue::S("two".into()),
+                        ]),
+                    )]
+                    .into(),
+                ),
+            ),
+        ]
+        .into();
+        let paths = [
+            Path::attr("pk"),
+            Path::attr("m").key("l").index(2),
+            Path::attr("m").key("l").index(1),
+            Path::attr("gone"),
+        ];
+        let projected = rave_store::project(&item, &paths);
+        let selected = selected(&projected, &paths);
+        assert_eq!(selected["pk"], AttributeValue::S("a".into()));
+        assert_eq!(selected["l[2]"], AttributeValue::S("two".into()));
+        assert_eq!(selected["l[1]"], AttributeValue::S("one".into()));
+        assert_eq!(selected.len(), 3);
     }
 }

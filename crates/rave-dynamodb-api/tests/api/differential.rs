@@ -76,6 +76,10 @@ const ITEMS_NOT_FOUND: &str = "DynamoDB's error for an item operation on a missi
 const INDEX_THROUGHPUT: &str = "DescribeTable's GlobalSecondaryIndexDescription carries ProvisionedThroughput (zero units on an on-demand table); DynamoDB Local leaves it out";
 
 const DUPLICATE_ITEM_EXCEPTION: &str = "ExecuteStatement's errors (API reference): \"DuplicateItemException: There was an attempt to insert an item with the same primary key as an item that already exists in the DynamoDB table\"; DynamoDB Local names the type DuplicateItem";
+const PARTIQL_NO_INDEX: &str = "a PartiQL read of \"table\".\"index\" naming no index: \"The table does not have the specified index\", without the name Query's refusal appends (DynamoDB as captured in several regions, 2026); DynamoDB Local appends it";
+const PARTIQL_BATCH_READS: &str = "a batch's SELECT of a missing table answers ResourceNotFound's \"Requested resource not found\", and one not naming its item by the whole primary key \"Select statements within BatchExecuteStatement must specify the primary key in the where clause.\" (DynamoDB as captured in several regions, 2026); DynamoDB Local says \"Cannot do operations on a non-existent table\" and \"Only single item select is supported\"";
+const PARTIQL_CUT_SHORT: &str = "a statement that ends where a term should come: \"Statement wasn't well formed, can't be processed: Unexpected term\" (DynamoDB as captured in two regions, October 2026); DynamoDB Local quotes the statement";
+const PARTIQL_CONSISTENT_INDEX: &str = "ConsistentRead on a PartiQL read of a global secondary index: \"Strongly consistent read is not supported on Global Secondary Indexes\", in words of its own where Query has others (DynamoDB as captured, 2026); DynamoDB Local answers in Query's words";
 const TAGGING: &str = "TagResource, UntagResource and ListTagsOfResource tag a table by its ARN; DynamoDB Local answers \"Tagging is not currently supported in DynamoDB Local.\"";
 const KEY_CONDITION_ON_OTHER_ATTRIBUTE: &str = "KeyConditionExpression \"must perform an equality test on a single partition key value\" and may test one sort key: DynamoDB refuses a condition on another attribute with \"Query key condition not supported\" (DynamoDB Local answers as for a missing partition key)";
 
@@ -123,12 +127,45 @@ const LOCAL_DEPARTURES: &[Departure] = &[
     },
     Departure {
         case: "partiql",
-        step: 28,
-        documented: ITEMS_NOT_FOUND,
+        step: 23,
+        documented: PARTIQL_NO_INDEX,
         patches: &[(
-            "/body/Responses/2/Error/Message",
-            r#""Requested resource not found""#,
+            "/body/message",
+            r#""The table does not have the specified index""#,
         )],
+    },
+    Departure {
+        case: "partiql",
+        step: 50,
+        documented: PARTIQL_CUT_SHORT,
+        patches: &[(
+            "/body/message",
+            r#""Statement wasn't well formed, can't be processed: Unexpected term""#,
+        )],
+    },
+    Departure {
+        case: "partiql",
+        step: 52,
+        documented: PARTIQL_CONSISTENT_INDEX,
+        patches: &[(
+            "/body/message",
+            r#""Strongly consistent read is not supported on Global Secondary Indexes""#,
+        )],
+    },
+    Departure {
+        case: "partiql",
+        step: 28,
+        documented: PARTIQL_BATCH_READS,
+        patches: &[
+            (
+                "/body/Responses/2/Error/Message",
+                r#""Requested resource not found""#,
+            ),
+            (
+                "/body/Responses/3/Error/Message",
+                r#""Select statements within BatchExecuteStatement must specify the primary key in the where clause.""#,
+            ),
+        ],
     },
     Departure {
         case: "partiql",
@@ -3454,6 +3491,32 @@ async fn partiql_statements_match_dynamodb_local() {
             "GetItem",
             json!({"TableName": "{t}", "Key": key("a", 1), "ConsistentRead": true}),
         ),
+        // 42: the FROM-first UPDATE, WHERE conditions on a write, set_delete,
+        // nested paths selected, RETURNING where it is refused.
+        execute(r#"FROM "{t}" WHERE pk = 'a' AND sk = 1 SET ff = 1 RETURNING ALL NEW *"#),
+        execute(r#"DELETE FROM "{t}" WHERE pk = 'nobody' AND sk = 1 AND n = 5"#),
+        execute(r#"DELETE FROM "{t}" WHERE pk = 'b' AND sk = 1 AND g = 'zz'"#),
+        execute(r#"DELETE FROM "{t}" WHERE pk = 'a' AND sk = 1 RETURNING MODIFIED OLD *"#),
+        execute(
+            r#"UPDATE "{t}" SET s = set_delete(s, <<'s3'>>) WHERE pk = 'a' AND sk = 1 RETURNING MODIFIED NEW *"#,
+        ),
+        execute(r#"SELECT m.l[1], n FROM "{t}" WHERE pk = 'a' AND sk = 1"#),
+        // 48: the FROM clause's paths, a WHERE cut short, an operand no
+        // ordering takes, a strongly consistent index read.
+        execute(r#"SELECT * FROM "{t}"."byG"."x""#),
+        execute(r#"SELECT * FROM "" WHERE pk = 'a'"#),
+        execute(r#"SELECT * FROM "{t}" WHERE"#),
+        execute_with(
+            r#"SELECT * FROM "{t}" WHERE pk = 'a' AND n < ?"#,
+            json!({"Parameters": [{"BOOL": true}]}),
+        ),
+        execute_with(
+            r#"SELECT * FROM "{t}"."byG" WHERE g = 'x'"#,
+            json!({"ConsistentRead": true}),
+        ),
+        // 53: what a transaction refuses outright.
+        transaction(&[r#"UPDATE "{t}" SET x = 2 WHERE pk = 'c' AND sk = 1 RETURNING ALL NEW *"#]),
+        transaction(&[r#"SELECT * FROM "{t}"."byG" WHERE g = 'x'"#]),
     ];
     differential("partiql", steps).await;
 }

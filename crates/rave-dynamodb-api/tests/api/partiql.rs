@@ -238,3 +238,102 @@ async fn batches_and_transactions_hold_to_their_limits() {
         .ok();
     server.assert_table_empty("comments").await;
 }
+
+#[tokio::test]
+async fn index_reads_are_held_to_what_the_index_projects() {
+    let server = Server::start().await;
+    server.create_comments_table("comments").await;
+    server
+        .call(
+            "PutItem",
+            json!({"TableName": "comments", "Item": {"pk": {"S": "p"}, "sk": {"N": "1"}, "gsi": {"S": "g"}, "title": {"S": "t"}, "body": {"S": "b"}}}),
+        )
+        .await
+        .ok();
+    let star = server
+        .call(
+            "ExecuteStatement",
+            statement(r#"SELECT * FROM "comments"."byGsi" WHERE gsi = 'g'"#),
+        )
+        .await
+        .ok();
+    assert_eq!(
+        star["Items"],
+        json!([{"pk": {"S": "p"}, "sk": {"N": "1"}, "gsi": {"S": "g"}, "title": {"S": "t"}}]),
+        "SELECT * of an index is what it projects"
+    );
+    server
+        .call(
+            "ExecuteStatement",
+            statement(r#"SELECT body, pk FROM "comments"."byGsi" WHERE gsi = 'g'"#),
+        )
+        .await
+        .error(
+            400,
+            "ValidationException",
+            "One or more parameter values were invalid: Global secondary index byGsi does not project [body]",
+        );
+    server
+        .call(
+            "ExecuteStatement",
+            statement(r#"SELECT pk FROM "comments"."byGsi" WHERE gsi = 'g' AND body = 'b'"#),
+        )
+        .await
+        .error(
+            400,
+            "ValidationException",
+            "One or more parameter values were invalid: Secondary index byGsi does not project one or more filter attributes: [body]",
+        );
+}
+
+#[tokio::test]
+async fn an_index_of_several_key_attributes_is_not_read_by_statements() {
+    let server = Server::start().await;
+    let attribute = |name: &str| json!({"AttributeName": name, "AttributeType": "S"});
+    server
+        .call(
+            "CreateTable",
+            json!({
+                "TableName": "multi",
+                "AttributeDefinitions": [attribute("id"), attribute("h1"), attribute("h2"), attribute("r1")],
+                "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+                "GlobalSecondaryIndexes": [{
+                    "IndexName": "gsi",
+                    "KeySchema": [
+                        {"AttributeName": "h1", "KeyType": "HASH"},
+                        {"AttributeName": "h2", "KeyType": "HASH"},
+                        {"AttributeName": "r1", "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                }],
+                "BillingMode": "PAY_PER_REQUEST",
+            }),
+        )
+        .await
+        .ok();
+    let refused = "PartiQL statements cannot be executed on tables with multi-attribute HASH keys or multi-attribute RANGE keys.";
+    server
+        .call(
+            "ExecuteStatement",
+            statement(r#"SELECT * FROM "multi"."gsi" WHERE h1 = 'a'"#),
+        )
+        .await
+        .error(400, "ValidationException", refused);
+    let batch = server
+        .call(
+            "BatchExecuteStatement",
+            json!({"Statements": [
+                statement(r#"SELECT * FROM "multi"."gsi" WHERE h1 = 'a' AND h2 = 'x' AND r1 = 'm'"#),
+                statement(r#"SELECT * FROM "multi" WHERE h1 = 'a'"#),
+            ]}),
+        )
+        .await
+        .ok();
+    assert_eq!(
+        batch["Responses"],
+        json!([
+            {"Error": {"Code": "ValidationError", "Message": refused}},
+            {"Error": {"Code": "ValidationError", "Message": "Select statements within BatchExecuteStatement must specify the primary key in the where clause."}},
+        ])
+    );
+}

@@ -55,8 +55,13 @@ impl<'s> Cursor<'s> {
         self.pos >= self.tokens.len()
     }
 
+    /// The statement does not parse here: a term missing at its end, or
+    /// anything else out of place.
     pub(super) fn malformed(&self) -> PartiqlError {
-        PartiqlError::malformed(self.statement)
+        match self.at_end() {
+            true => PartiqlError::UnexpectedTerm,
+            false => PartiqlError::malformed(self.statement),
+        }
     }
 
     pub(super) fn at_keyword(&self, keyword: &str) -> bool {
@@ -76,8 +81,12 @@ impl<'s> Cursor<'s> {
         }
     }
 
+    pub(super) fn at_symbol(&self, symbol: &str) -> bool {
+        matches!(self.peek(), Some(Token::Symbol(s)) if *s == symbol)
+    }
+
     pub(super) fn eat_symbol(&mut self, symbol: &str) -> bool {
-        let found = matches!(self.peek(), Some(Token::Symbol(s)) if *s == symbol);
+        let found = self.at_symbol(symbol);
         self.pos += usize::from(found);
         found
     }
@@ -194,11 +203,13 @@ impl<'s> Cursor<'s> {
     }
 }
 
+/// A number literal; one no number can hold is as malformed as a typo, and
+/// DynamoDB says no more about it.
 fn number(digits: &str) -> Result<AttributeValue, PartiqlError> {
     digits
         .parse::<Number>()
         .map(AttributeValue::N)
-        .map_err(|error| PartiqlError::InvalidValue(error.to_string()))
+        .map_err(|_| PartiqlError::Empty)
 }
 
 /// `<<...>>`: a string, number or binary set, never empty, no member twice.

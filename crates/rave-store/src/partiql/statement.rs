@@ -7,7 +7,11 @@
 //! UPDATE table (SET path = value [, ...] | REMOVE path [, ...])...
 //!        WHERE condition [RETURNING (ALL | MODIFIED) (OLD | NEW) *]
 //! DELETE FROM table WHERE condition [RETURNING ALL OLD *]
+//! FROM table WHERE condition (SET ... | REMOVE ...)... [RETURNING ...]
 //! ```
+//!
+//! The last is PartiQL's FROM-first UPDATE, which DynamoDB runs as the
+//! UPDATE it reorders.
 //!
 //! `SET path = set_add(path, <<...>>)` and `set_delete` are an update's ADD
 //! and DELETE actions. Keywords are case-insensitive; names are not.
@@ -60,11 +64,7 @@ impl Cursor<'_> {
                 }
             };
             self.expect_keyword("FROM")?;
-            let table = self.name()?;
-            let index = match self.eat_symbol(".") {
-                true => Some(self.name()?),
-                false => None,
-            };
+            let (table, index) = self.table_path()?;
             let condition = self.where_clause(&mut placeholders, &["ORDER"])?;
             let descending = match self.eat_keyword("ORDER") {
                 true => {
@@ -90,15 +90,25 @@ impl Cursor<'_> {
         }
         if self.eat_keyword("INSERT") {
             self.expect_keyword("INTO")?;
-            let table = self.name()?;
+            let table = self.table()?;
             self.expect_keyword("VALUE")?;
             let AttributeValue::M(item) = self.literal()? else {
                 return Err(self.malformed());
             };
             return self.end(table, Form::Insert { item }, placeholders, None);
         }
-        if self.eat_keyword("UPDATE") {
-            let table = self.name()?;
+        // `UPDATE t SET .. WHERE ..`, or PartiQL's FROM-first form,
+        // `FROM t WHERE .. SET ..`.
+        let from_first = self.at_keyword("FROM");
+        if self.eat_keyword("UPDATE") || self.eat_keyword("FROM") {
+            let table = self.table()?;
+            let mut condition = match from_first {
+                true => Some(
+                    self.where_clause(&mut placeholders, &["SET", "REMOVE"])?
+                        .ok_or_else(|| self.malformed())?,
+                ),
+                false => None,
+            };
             let (mut set, mut remove) = (Vec::new(), Vec::new());
             let (mut add, mut delete) = (Vec::new(), Vec::new());
             loop {
@@ -117,7 +127,7 @@ impl Cursor<'_> {
                             None => {
                                 let value = self.rewrite(
                                     Grammar::Assignment,
-                                    &[",", "SET", "REMOVE", "WHERE"],
+                                    &[",", "SET", "REMOVE", "WHERE", "RETURNING"],
                                     &mut placeholders,
                                 )?;
                                 set.push(format!("{path} = {value}"));
@@ -139,7 +149,9 @@ impl Cursor<'_> {
             if set.is_empty() && remove.is_empty() && add.is_empty() && delete.is_empty() {
                 return Err(self.malformed());
             }
-            let condition = self.where_clause(&mut placeholders, &["RETURNING"])?;
+            if !from_first {
+                condition = self.where_clause(&mut placeholders, &["RETURNING"])?;
+            }
             let returning = self.returning()?;
             let clauses: Vec<String> = [
                 ("SET", set),
@@ -159,15 +171,49 @@ impl Cursor<'_> {
         }
         if self.eat_keyword("DELETE") {
             self.expect_keyword("FROM")?;
-            let table = self.name()?;
+            let table = self.table()?;
             let condition = self.where_clause(&mut placeholders, &["RETURNING"])?;
             let returning = self.returning()?;
-            if !matches!(returning, ReturnValues::None | ReturnValues::AllOld) {
-                return Err(self.malformed());
+            let written = match returning {
+                ReturnValues::None | ReturnValues::AllOld => None,
+                ReturnValues::AllNew => Some("ALL NEW"),
+                ReturnValues::UpdatedOld => Some("MODIFIED OLD"),
+                ReturnValues::UpdatedNew => Some("MODIFIED NEW"),
+            };
+            if let Some(written) = written {
+                return Err(PartiqlError::DeleteReturning(written.to_owned()));
             }
             return self.end(table, Form::Delete { returning }, placeholders, condition);
         }
         Err(self.malformed())
+    }
+
+    /// `FROM`'s `"table"` or `"table"."index"`.
+    fn table_path(&mut self) -> Result<(String, Option<String>), PartiqlError> {
+        let table = self.component()?;
+        if !self.eat_symbol(".") {
+            return Ok((table, None));
+        }
+        let index = self.component()?;
+        if self.at_symbol(".") {
+            return Err(PartiqlError::LongPath);
+        }
+        Ok((table, Some(index)))
+    }
+
+    /// A write's table: a path of one component.
+    fn table(&mut self) -> Result<String, PartiqlError> {
+        match self.table_path()? {
+            (table, None) => Ok(table),
+            (_, Some(_)) => Err(self.malformed()),
+        }
+    }
+
+    fn component(&mut self) -> Result<String, PartiqlError> {
+        match self.name()? {
+            name if name.is_empty() => Err(PartiqlError::EmptyPathComponent),
+            name => Ok(name),
+        }
     }
 
     fn end(

@@ -149,6 +149,17 @@ fn updates_become_one_update_with_its_actions_and_returning() {
         vec![(Path::attr("s"), AttributeValue::Ss(["n".to_owned()].into()))]
     );
     assert_eq!(statement.condition, Some(eq("pk", s("k"))));
+    let from_first = parse(
+        "from t where pk = ? set c = 1 remove d returning all new *"
+            .replace('?', "'k'")
+            .as_str(),
+    );
+    assert_eq!(from_first.condition, Some(eq("pk", s("k"))));
+    assert!(matches!(
+        from_first.kind,
+        StatementKind::Update { ref update, returning: ReturnValues::AllNew }
+            if update.set.len() == 1 && update.remove == vec![Path::attr("d")]
+    ));
     let delete = parse("DELETE FROM t WHERE pk = 'k' RETURNING ALL OLD *");
     assert_eq!(
         delete.kind,
@@ -192,9 +203,35 @@ fn refusals_are_worded_as_dynamodb_words_them() {
         "Input collection contains duplicates"
     );
     assert!(refused("SELECT * FROM t WHERE a = 'x' AND", &[]).starts_with("Statement wasn't"));
+    assert_eq!(
+        refused("SELECT * FROM t WHERE", &[]),
+        "Statement wasn't well formed, can't be processed: Unexpected term"
+    );
+    assert_eq!(
+        refused("SELECT * FROM t WHERE n = 1e99999999999", &[]),
+        "Statement wasn't well formed, can't be processed: "
+    );
+    assert_eq!(
+        refused(r#"SELECT * FROM "t"."i"."x""#, &[]),
+        "A path may contain at most 2 components in the FROM clause"
+    );
+    assert_eq!(
+        refused(r#"SELECT * FROM "" WHERE pk = 'a'"#, &[]),
+        "Path component cannot be an empty string"
+    );
+    assert_eq!(
+        refused("DELETE FROM t WHERE pk = 'a' RETURNING MODIFIED OLD *", &[]),
+        "Invalid returning clause: RETURNING MODIFIED OLD *. Only RETURNING ALL OLD * is allowed in DELETE statements."
+    );
+    assert_eq!(
+        refused(
+            "SELECT * FROM t WHERE pk = 'a' AND val < ?",
+            &[AttributeValue::Bool(true)]
+        ),
+        "Incorrect operand type for operator or function; operator or function: <, operand type: BOOL"
+    );
     assert!(refused("UPDATE t WHERE pk = 'a'", &[]).starts_with("Statement wasn't"));
     assert!(
-        refused("DELETE FROM t WHERE pk = 'a' RETURNING ALL NEW *", &[])
-            .starts_with("Statement wasn't")
+        refused("DELETE FROM t WHERE pk = 'a' RETURNING ALL", &[]).starts_with("Statement wasn't")
     );
 }
