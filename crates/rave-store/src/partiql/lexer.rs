@@ -1,6 +1,7 @@
 //! PartiQL's tokens: words (keywords and bare names), `"quoted"` names,
-//! `'string'` literals (a quote doubled inside), numbers, `?` parameters
-//! and punctuation, `<<` and `>>` (a set's brackets) among it.
+//! `'string'` literals (a quote doubled inside), numbers (`7`, `7.3e6`,
+//! `.73e1`), `?` parameters and punctuation, `<<` and `>>` (a set's
+//! brackets) among it. `-- line` and `/* block */` comments are space.
 
 use super::error::PartiqlError;
 
@@ -38,6 +39,25 @@ pub(super) fn tokenize(statement: &str) -> Result<Vec<Token>, PartiqlError> {
     while let Some(c) = rest.chars().next() {
         if c.is_whitespace() {
             rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        if let Some(comment) = rest.strip_prefix("--") {
+            rest = comment.find('\n').map_or("", |end| &comment[end..]);
+            continue;
+        }
+        if let Some(comment) = rest.strip_prefix("/*") {
+            let end = comment
+                .find("*/")
+                .ok_or_else(|| PartiqlError::malformed(statement))?;
+            rest = &comment[end + 2..];
+            continue;
+        }
+        // A number may start at its decimal point.
+        if c == '.' && rest[1..].starts_with(|next: char| next.is_ascii_digit()) {
+            let used = 1 + number_length(&rest[1..]);
+            let fraction = &rest[..used];
+            tokens.push(Token::Number(format!("0{fraction}")));
+            rest = &rest[used..];
             continue;
         }
         let (token, used) = match c {
@@ -147,6 +167,32 @@ mod tests {
                 Symbol(">>"),
             ]
         );
+    }
+
+    #[test]
+    fn comments_are_space_and_a_number_may_start_at_its_point() {
+        use Token::*;
+        assert_eq!(
+            tokenize("-- a note\nSELECT /* all */ * FROM t -- the end").unwrap(),
+            vec![
+                Word("SELECT".into()),
+                Symbol("*"),
+                Word("FROM".into()),
+                Word("t".into())
+            ]
+        );
+        assert_eq!(
+            tokenize("n = .73e1 - -.5").unwrap(),
+            vec![
+                Word("n".into()),
+                Symbol("="),
+                Number("0.73e1".into()),
+                Symbol("-"),
+                Symbol("-"),
+                Number("0.5".into()),
+            ]
+        );
+        assert!(tokenize("SELECT * FROM t /* open").is_err());
     }
 
     #[test]

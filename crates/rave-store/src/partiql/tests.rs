@@ -121,6 +121,20 @@ fn literals_are_typed_values_and_parameters_fill_the_question_marks() {
 }
 
 #[test]
+fn number_literals_take_every_form_they_are_written_in() {
+    for literal in ["7.31e6", "7.31E6", "7.31e+6", "731e4", "73100000e-1"] {
+        let statement = parse(&format!("SELECT * FROM t WHERE pk = {literal}"));
+        assert_eq!(
+            statement.condition,
+            Some(eq("pk", n("7310000"))),
+            "{literal}"
+        );
+    }
+    let negative = parse("SELECT * FROM t WHERE pk = -.73e1");
+    assert_eq!(negative.condition, Some(eq("pk", n("-7.3"))));
+}
+
+#[test]
 fn updates_become_one_update_with_its_actions_and_returning() {
     let statement = parse(
         "UPDATE t SET a = a + 1, b = list_append(b, [2]) SET c = 'x' REMOVE d, e[0] SET s = set_add(s, <<'n'>>) WHERE pk = 'k' RETURNING MODIFIED NEW *",
