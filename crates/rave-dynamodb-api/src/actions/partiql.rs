@@ -319,8 +319,9 @@ pub(crate) async fn batch_execute_statement(
                 (statement.table, answer)
             }
             Entry::Write(write) => {
+                // A batch's statements honour RETURNING (as `Item`), never
+                // ReturnValuesOnConditionCheckFailure.
                 let (operation, mut request) = write.request();
-                request.remove("ReturnValues");
                 if let Some(capacity) = &capacity {
                     request.insert("ReturnConsumedCapacity".into(), capacity.clone());
                 }
@@ -332,8 +333,16 @@ pub(crate) async fn batch_execute_statement(
             Ok(mut answer) => {
                 consumed.extend(answer.get("ConsumedCapacity").cloned());
                 let mut response = json!({"TableName": table});
-                if let Some(item) = answer.get_mut("Item") {
-                    response["Item"] = item.take();
+                let member = match answer.get("Item") {
+                    Some(_) => "Item",
+                    None => "Attributes",
+                };
+                let returned = answer
+                    .get_mut(member)
+                    .map(Value::take)
+                    .filter(|item| item.as_object().is_some_and(|item| !item.is_empty()));
+                if let Some(item) = returned {
+                    response["Item"] = item;
                 }
                 responses.push(response);
             }

@@ -80,6 +80,7 @@ const PARTIQL_NO_INDEX: &str = "a PartiQL read of \"table\".\"index\" naming no 
 const PARTIQL_BATCH_READS: &str = "a batch's SELECT of a missing table answers ResourceNotFound's \"Requested resource not found\", and one not naming its item by the whole primary key \"Select statements within BatchExecuteStatement must specify the primary key in the where clause.\" (DynamoDB as captured in several regions, 2026); DynamoDB Local says \"Cannot do operations on a non-existent table\" and \"Only single item select is supported\"";
 const PARTIQL_CUT_SHORT: &str = "a statement that ends where a term should come: \"Statement wasn't well formed, can't be processed: Unexpected term\" (DynamoDB as captured in two regions, October 2026); DynamoDB Local quotes the statement";
 const PARTIQL_CONSISTENT_INDEX: &str = "ConsistentRead on a PartiQL read of a global secondary index: \"Strongly consistent read is not supported on Global Secondary Indexes\", in words of its own where Query has others (DynamoDB as captured, 2026); DynamoDB Local answers in Query's words";
+const PARTIQL_NOT_DML: &str = "a statement that starts with no statement's keyword: \"Statement wasn't well formed, can't be processed: Expected data manipulation\" (DynamoDB as captured, eu-west-2, 2026); DynamoDB Local quotes the statement";
 const TAGGING: &str = "TagResource, UntagResource and ListTagsOfResource tag a table by its ARN; DynamoDB Local answers \"Tagging is not currently supported in DynamoDB Local.\"";
 const KEY_CONDITION_ON_OTHER_ATTRIBUTE: &str = "KeyConditionExpression \"must perform an equality test on a single partition key value\" and may test one sort key: DynamoDB refuses a condition on another attribute with \"Query key condition not supported\" (DynamoDB Local answers as for a missing partition key)";
 
@@ -150,6 +151,24 @@ const LOCAL_DEPARTURES: &[Departure] = &[
         patches: &[(
             "/body/message",
             r#""Strongly consistent read is not supported on Global Secondary Indexes""#,
+        )],
+    },
+    Departure {
+        case: "partiql",
+        step: 21,
+        documented: PARTIQL_NOT_DML,
+        patches: &[(
+            "/body/message",
+            r#""Statement wasn't well formed, can't be processed: Expected data manipulation""#,
+        )],
+    },
+    Departure {
+        case: "partiql",
+        step: 29,
+        documented: PARTIQL_NOT_DML,
+        patches: &[(
+            "/body/Responses/4/Error/Message",
+            r#""Statement wasn't well formed, can't be processed: Expected data manipulation""#,
         )],
     },
     Departure {

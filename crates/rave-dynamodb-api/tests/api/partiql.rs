@@ -337,3 +337,39 @@ async fn an_index_of_several_key_attributes_is_not_read_by_statements() {
         ])
     );
 }
+
+#[tokio::test]
+async fn a_batch_answers_what_its_statements_return() {
+    let server = Server::start().await;
+    server.create_hash_keyed_table("songs").await;
+    for pk in ["gone", "kept"] {
+        server
+            .call(
+                "PutItem",
+                json!({"TableName": "songs", "Item": {"pk": {"S": pk}, "data": {"S": "old"}}}),
+            )
+            .await
+            .ok();
+    }
+    let batch = server
+        .call(
+            "BatchExecuteStatement",
+            json!({"Statements": [
+                statement("DELETE FROM songs WHERE pk = 'gone' RETURNING ALL OLD *"),
+                statement("UPDATE songs REMOVE data WHERE pk = 'kept' RETURNING MODIFIED NEW *"),
+                statement("DELETE FROM songs WHERE pk = 'x' RETURNING MODIFIED OLD *"),
+                {"Statement": "UPDATE songs SET data = 'new' WHERE pk = 'nothing' AND data = 'old'", "ReturnValuesOnConditionCheckFailure": "ALL_OLD"},
+            ]}),
+        )
+        .await
+        .ok();
+    assert_eq!(
+        batch["Responses"],
+        json!([
+            {"TableName": "songs", "Item": {"pk": {"S": "gone"}, "data": {"S": "old"}}},
+            {"TableName": "songs"},
+            {"Error": {"Code": "ValidationError", "Message": "Invalid returning clause: RETURNING MODIFIED OLD *. Only RETURNING ALL OLD * is allowed in DELETE statements."}},
+            {"TableName": "songs", "Error": {"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"}},
+        ])
+    );
+}

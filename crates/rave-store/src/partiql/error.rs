@@ -9,6 +9,9 @@ pub enum PartiqlError {
     /// of its own).
     #[error("Statement wasn't well formed, can't be processed: {0}")]
     Malformed(String),
+    /// The statement starts with none of the statements' keywords.
+    #[error("Statement wasn't well formed, can't be processed: Expected data manipulation")]
+    NotDataManipulation,
     /// The statement ends where a term (a value, a name) should come.
     #[error("Statement wasn't well formed, can't be processed: Unexpected term")]
     UnexpectedTerm,

@@ -185,7 +185,7 @@ impl Cursor<'_> {
             }
             return self.end(table, Form::Delete { returning }, placeholders, condition);
         }
-        Err(self.malformed())
+        Err(PartiqlError::NotDataManipulation)
     }
 
     /// `FROM`'s `"table"` or `"table"."index"`.

@@ -190,7 +190,11 @@ fn refusals_are_worded_as_dynamodb_words_them() {
     };
     assert_eq!(
         refused("SELEC * FROM t", &[]),
-        "Statement wasn't well formed, can't be processed: SELEC * FROM t"
+        "Statement wasn't well formed, can't be processed: Expected data manipulation"
+    );
+    assert_eq!(
+        refused("SELECT * FROM t WHERE n = 'x' t", &[]),
+        "Statement wasn't well formed, can't be processed: SELECT * FROM t WHERE n = 'x' t"
     );
     assert_eq!(
         refused("", &[]),
