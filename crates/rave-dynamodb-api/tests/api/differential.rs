@@ -3536,6 +3536,13 @@ async fn partiql_statements_match_dynamodb_local() {
         // 53: what a transaction refuses outright.
         transaction(&[r#"UPDATE "{t}" SET x = 2 WHERE pk = 'c' AND sk = 1 RETURNING ALL NEW *"#]),
         transaction(&[r#"SELECT * FROM "{t}"."byG" WHERE g = 'x'"#]),
+        // 55: a condition compared with true, and IS with a type.
+        execute(
+            r#"SELECT pk FROM "{t}" WHERE pk = 'a' AND sk = 1 AND ATTRIBUTE_EXISTS(s) = true AND "no" IS NULL AND ok IS BOOL AND zz IS NOT NULL"#,
+        ),
+        execute(
+            r#"SELECT pk FROM "{t}" WHERE pk = 'a' AND sk = 1 AND attribute_exists(s) = false"#,
+        ),
     ];
     differential("partiql", steps).await;
 }

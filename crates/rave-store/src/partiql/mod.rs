@@ -18,12 +18,14 @@
 //! document paths, `FROM "table"` or `"table"."index"`, `WHERE` with
 //! comparisons, `BETWEEN`, `IN`, `begins_with`, `contains`,
 //! `attribute_exists`, `attribute_not_exists`, `attribute_type`, `size`,
-//! `IS [NOT] MISSING`, `AND`, `OR`, `NOT`, and `ORDER BY` one key; `INSERT
+//! `IS [NOT] MISSING`, `IS [NOT] NULL` or a type, a condition function
+//! compared with `true` or `false`, `AND`, `OR`, `NOT`, and `ORDER BY` one
+//! key; `INSERT
 //! INTO .. VALUE {..}`; `UPDATE .. SET | REMOVE .. WHERE .. [RETURNING ..]`
 //! with `list_append`, `if_not_exists`, `set_add`, `set_delete`, `+`, `-`;
-//! `DELETE FROM .. WHERE .. [RETURNING ALL OLD *]`. Anything else (`IS
-//! NULL`, `EXISTS`, arithmetic in a WHERE, functions PartiQL for DynamoDB
-//! lacks) is refused, never guessed at.
+//! `DELETE FROM .. WHERE .. [RETURNING ALL OLD *]`; the FROM-first UPDATE;
+//! comments. Anything else (`EXISTS`, arithmetic in a WHERE, functions
+//! PartiQL for DynamoDB lacks) is refused, never guessed at.
 
 mod cursor;
 mod error;

@@ -97,6 +97,9 @@ impl Cursor<'_> {
         let mut depth = 0usize;
         // Where the operand being written starts, for `IS MISSING`.
         let mut operand_start = 0;
+        // The condition functions open here: where each starts, and the
+        // depth inside its parentheses.
+        let mut calls: Vec<(usize, usize)> = Vec::new();
         while let Some(token) = self.peek() {
             let stop = depth == 0
                 && stops.iter().any(|stop| match token {
@@ -132,13 +135,26 @@ impl Cursor<'_> {
                 {
                     self.next();
                     let negated = self.eat_keyword("NOT");
-                    self.expect_keyword("MISSING")?;
                     let operand = text.split_off(operand_start);
-                    let function = match negated {
-                        true => "attribute_exists",
-                        false => "attribute_not_exists",
+                    let operand = operand.trim_end();
+                    if self.eat_keyword("MISSING") {
+                        let function = match negated {
+                            true => "attribute_exists",
+                            false => "attribute_not_exists",
+                        };
+                        text.push_str(&format!("{function}({operand}) "));
+                        continue;
+                    }
+                    // `IS NULL`, `IS BOOL`, ...: the attribute's type.
+                    let Some(Token::Word(name)) = self.next() else {
+                        return Err(self.malformed());
                     };
-                    text.push_str(&format!("{function}({}) ", operand.trim_end()));
+                    let Some(type_name) = attribute_type(&name) else {
+                        return Err(self.malformed());
+                    };
+                    let value = placeholders.value(AttributeValue::S(type_name.to_owned()));
+                    let not = if negated { "NOT " } else { "" };
+                    text.push_str(&format!("{not}attribute_type({operand}, {value}) "));
                 }
                 Token::Word(word) if matches!(self.peek_at(1), Some(Token::Symbol("("))) => {
                     let Some(function) = grammar
@@ -150,6 +166,9 @@ impl Cursor<'_> {
                     };
                     self.next();
                     operand_start = text.len();
+                    if *function != "size" && grammar == Grammar::Condition {
+                        calls.push((text.len(), depth + 1));
+                    }
                     text.push_str(function);
                 }
                 Token::Word(_) | Token::Quoted(_) => {
@@ -167,7 +186,20 @@ impl Cursor<'_> {
                             "("
                         }
                         ")" => {
+                            let closed = depth;
                             depth = depth.checked_sub(1).ok_or_else(|| self.malformed())?;
+                            if calls.last().is_some_and(|&(_, inside)| inside == closed) {
+                                let (start, _) = calls.pop().unwrap_or_default();
+                                text.push_str(") ");
+                                // `attribute_exists(x) = true`: the call itself.
+                                if let Some(negate) = self.compared_with_truth() {
+                                    if negate {
+                                        text.insert_str(start, "NOT ");
+                                    }
+                                }
+                                operand_start = start;
+                                continue;
+                            }
                             ")"
                         }
                         "=" | "<>" | "<" | "<=" | ">" | ">=" | "," | "+" | "-" => symbol,
@@ -183,6 +215,24 @@ impl Cursor<'_> {
             true => Err(self.malformed()),
             false => Ok(text.trim_end().to_owned()),
         }
+    }
+
+    /// A condition's comparison with `true` or `false`, consumed: whether it
+    /// negates the condition.
+    fn compared_with_truth(&mut self) -> Option<bool> {
+        let equal = match self.peek() {
+            Some(Token::Symbol("=")) => true,
+            Some(Token::Symbol("<>" | "!=")) => false,
+            _ => return None,
+        };
+        let truth = match self.peek_at(1) {
+            Some(word) if word.is_keyword("true") => true,
+            Some(word) if word.is_keyword("false") => false,
+            _ => return None,
+        };
+        self.next();
+        self.next();
+        Some(equal != truth)
     }
 
     /// Whether a `-` here subtracts (after an operand) rather than signs a
@@ -230,4 +280,19 @@ impl Cursor<'_> {
         text.push_str(&format!("({}) ", operands.join(", ")));
         Ok(())
     }
+}
+
+/// The DynamoDB type `IS` names with a PartiQL type name.
+fn attribute_type(name: &str) -> Option<&'static str> {
+    let name = name.to_ascii_uppercase();
+    Some(match name.as_str() {
+        "NULL" => "NULL",
+        "BOOL" | "BOOLEAN" => "BOOL",
+        "STRING" => "S",
+        "INT" | "INTEGER" | "DECIMAL" | "FLOAT" | "DOUBLE" | "NUMBER" => "N",
+        "BLOB" => "B",
+        "LIST" => "L",
+        "STRUCT" | "TUPLE" => "M",
+        _ => return None,
+    })
 }

@@ -87,6 +87,24 @@ fn where_clauses_take_every_form_partiql_for_dynamodb_has() {
         .and(Condition::Contains(Path::attr("l"), Operand::Value(s("z"))))
         .and(Condition::AttributeExists(Path::attr("count")))
     );
+    assert_eq!(
+        condition("ATTRIBUTE_EXISTS(ss) = true"),
+        Condition::AttributeExists(Path::attr("ss"))
+    );
+    assert_eq!(
+        condition("attribute_exists(ss) = false AND n = 1"),
+        Condition::AttributeExists(Path::attr("ss"))
+            .not()
+            .and(eq("n", n("1")))
+    );
+    assert_eq!(
+        condition("nul IS NULL"),
+        Condition::AttributeType(Path::attr("nul"), crate::AttributeType::Null)
+    );
+    assert_eq!(
+        condition("s IS NOT STRING"),
+        Condition::AttributeType(Path::attr("s"), crate::AttributeType::S).not()
+    );
     // Reserved words of DynamoDB's expressions are names in PartiQL.
     assert_eq!(condition("name = 'x'"), eq("name", s("x")));
 }
