@@ -192,10 +192,8 @@ impl Cursor<'_> {
                                 let (start, _) = calls.pop().unwrap_or_default();
                                 text.push_str(") ");
                                 // `attribute_exists(x) = true`: the call itself.
-                                if let Some(negate) = self.compared_with_truth() {
-                                    if negate {
-                                        text.insert_str(start, "NOT ");
-                                    }
+                                if self.compared_with_truth() == Some(true) {
+                                    text.insert_str(start, "NOT ");
                                 }
                                 operand_start = start;
                                 continue;
