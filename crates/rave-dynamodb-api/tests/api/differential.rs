@@ -81,6 +81,7 @@ const PARTIQL_BATCH_READS: &str = "a batch's SELECT of a missing table answers R
 const PARTIQL_CUT_SHORT: &str = "a statement that ends where a term should come: \"Statement wasn't well formed, can't be processed: Unexpected term\" (DynamoDB as captured in two regions, October 2026); DynamoDB Local quotes the statement";
 const PARTIQL_CONSISTENT_INDEX: &str = "ConsistentRead on a PartiQL read of a global secondary index: \"Strongly consistent read is not supported on Global Secondary Indexes\", in words of its own where Query has others (DynamoDB as captured, 2026); DynamoDB Local answers in Query's words";
 const PARTIQL_NOT_DML: &str = "a statement that starts with no statement's keyword: \"Statement wasn't well formed, can't be processed: Expected data manipulation\" (DynamoDB as captured, eu-west-2, 2026); DynamoDB Local quotes the statement";
+const NO_STATEMENTS: &str = "BatchExecuteStatement's Statements (\"Array Members: Minimum number of 1 item. Maximum number of 25 items\") and ExecuteTransaction's TransactStatements (1 to 100 items), refused in the validation framework's \"1 validation error detected\" form; DynamoDB Local answers in sentences of its own";
 const TAGGING: &str = "TagResource, UntagResource and ListTagsOfResource tag a table by its ARN; DynamoDB Local answers \"Tagging is not currently supported in DynamoDB Local.\"";
 const KEY_CONDITION_ON_OTHER_ATTRIBUTE: &str = "KeyConditionExpression \"must perform an equality test on a single partition key value\" and may test one sort key: DynamoDB refuses a condition on another attribute with \"Query key condition not supported\" (DynamoDB Local answers as for a missing partition key)";
 
@@ -169,6 +170,24 @@ const LOCAL_DEPARTURES: &[Departure] = &[
         patches: &[(
             "/body/Responses/4/Error/Message",
             r#""Statement wasn't well formed, can't be processed: Expected data manipulation""#,
+        )],
+    },
+    Departure {
+        case: "partiql",
+        step: 57,
+        documented: NO_STATEMENTS,
+        patches: &[(
+            "/body/message",
+            r#""1 validation error detected: Value '[]' at 'statements' failed to satisfy constraint: Member must have length greater than or equal to 1""#,
+        )],
+    },
+    Departure {
+        case: "partiql",
+        step: 58,
+        documented: NO_STATEMENTS,
+        patches: &[(
+            "/body/message",
+            r#""1 validation error detected: Value '[]' at 'transactStatements' failed to satisfy constraint: Member must have length greater than or equal to 1""#,
         )],
     },
     Departure {
@@ -3543,6 +3562,9 @@ async fn partiql_statements_match_dynamodb_local() {
         execute(
             r#"SELECT pk FROM "{t}" WHERE pk = 'a' AND sk = 1 AND attribute_exists(s) = false"#,
         ),
+        // 57: no statements.
+        op("BatchExecuteStatement", json!({"Statements": []})),
+        op("ExecuteTransaction", json!({"TransactStatements": []})),
     ];
     differential("partiql", steps).await;
 }
