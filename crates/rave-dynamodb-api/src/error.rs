@@ -35,6 +35,8 @@ pub(crate) enum ErrorKind {
     ResourceNotFound,
     ResourceInUse,
     ConditionalCheckFailed,
+    /// A PartiQL INSERT of a key an item already has.
+    DuplicateItem,
     TransactionCanceled,
     TransactionConflict,
     TransactionInProgress,
@@ -72,6 +74,7 @@ impl ErrorKind {
             ErrorKind::ResourceNotFound => "ResourceNotFoundException",
             ErrorKind::ResourceInUse => "ResourceInUseException",
             ErrorKind::ConditionalCheckFailed => "ConditionalCheckFailedException",
+            ErrorKind::DuplicateItem => "DuplicateItemException",
             ErrorKind::TransactionCanceled => "TransactionCanceledException",
             ErrorKind::TransactionConflict => "TransactionConflictException",
             ErrorKind::TransactionInProgress => "TransactionInProgressException",
@@ -109,6 +112,15 @@ impl ErrorKind {
         }
     }
 
+    /// The code a batch of PartiQL statements gives one statement's error
+    /// (the exception's name without `Exception`; ValidationError).
+    pub(crate) fn statement_code(self) -> &'static str {
+        match self {
+            ErrorKind::Validation => "ValidationError",
+            other => other.name().trim_end_matches("Exception"),
+        }
+    }
+
     pub(crate) fn status(self) -> StatusCode {
         match self {
             ErrorKind::InternalServerError => StatusCode::INTERNAL_SERVER_ERROR,
@@ -143,6 +155,10 @@ pub(crate) struct ApiError {
     /// answer inside the validation framework's envelope and the other
     /// operations bare (captured in several regions in October 2026).
     pub(crate) enveloped_by_item_writes: bool,
+    /// A refused value PutItem still answers in the older words, bare,
+    /// though it answers other refused values in the current ones: a string
+    /// set repeating a member.
+    pub(crate) older_words_on_put_item: bool,
 }
 
 impl ApiError {
@@ -154,6 +170,7 @@ impl ApiError {
             old_items: Vec::new(),
             current_wording: None,
             enveloped_by_item_writes: false,
+            older_words_on_put_item: false,
         }
     }
 
@@ -166,6 +183,36 @@ impl ApiError {
         ApiError {
             current_wording: Some(current.into()),
             ..ApiError::validation(older)
+        }
+    }
+
+    /// This refused value, answered by PutItem in the older words: see
+    /// [`ApiError::older_words_on_put_item`].
+    pub(crate) fn in_older_words_on_put_item(self) -> ApiError {
+        ApiError {
+            older_words_on_put_item: true,
+            ..self
+        }
+    }
+
+    /// A TransactionCanceledException whose reasons `recast` rewrites (given
+    /// each action's position), its message listing the codes anew; any
+    /// other error unchanged.
+    pub(crate) fn recast_cancellation(
+        self,
+        recast: impl Fn(usize, CancellationReason) -> CancellationReason,
+    ) -> ApiError {
+        let Some(reasons) = self.cancellation_reasons else {
+            return self;
+        };
+        let reasons: Vec<CancellationReason> = reasons
+            .into_iter()
+            .enumerate()
+            .map(|(position, reason)| recast(position, reason))
+            .collect();
+        ApiError {
+            old_items: self.old_items,
+            ..ApiError::from(StoreError::TransactionCanceled(reasons))
         }
     }
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use rave_store::{
     AttributeValue, Condition, ExpressionError, ExpressionKind, ExpressionParser, KeyCondition,
-    Path, ReturnValuesOnConditionCheckFailure,
+    Path, PlaceholderMap, ReturnValuesOnConditionCheckFailure,
 };
 use serde_json::Value;
 
@@ -108,7 +108,13 @@ pub(crate) fn write_condition(members: Members<'_>) -> Result<Option<Condition>,
         .string("ConditionExpression")?
         .map(|text| parser.condition(text))
         .transpose()?;
-    parser.finish()?;
+    parser.finish().map_err(|error| match error {
+        // DynamoDB names the expression that is missing, and answers bare.
+        ExpressionError::PlaceholdersWithoutExpressions {
+            map: PlaceholderMap::Values,
+        } => ApiError::validation(format!("{error}: ConditionExpression is null")),
+        error => ApiError::from(error),
+    })?;
     match condition {
         Some(condition) => Ok(Some(condition)),
         None => {

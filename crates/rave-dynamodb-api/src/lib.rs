@@ -21,6 +21,8 @@
 //!   (`items`: the four single-item operations; `batch`, `transact`,
 //!   `query_scan`, `tags`, `time_to_live`; `streams`: DynamoDB Streams on
 //!   the engine's change stream), found through `protocol`'s operation table;
+//! * `partiql` — PartiQL statements translated into the operations they
+//!   stand for (`actions/partiql` runs them);
 //! * `api` — [`DynamoApi`], the state the operations share;
 //! * `description` — the `TableDescription` the table operations answer
 //!   with; `table_spec` — the table shapes CreateTable and UpdateTable read;
@@ -41,6 +43,7 @@ mod expressions;
 mod idempotency;
 mod legacy;
 mod metadata;
+mod partiql;
 mod protocol;
 mod request;
 mod settings;

@@ -57,7 +57,7 @@ use serde_json::Value;
 
 use crate::actions::{
     batch, create_table, delete_table, describe_endpoints, describe_limits, describe_table, items,
-    list_tables, query_scan, streams, tags, time_to_live, transact, update_table,
+    list_tables, partiql, query_scan, streams, tags, time_to_live, transact, update_table,
 };
 use crate::api::DynamoApi;
 use crate::error::{ApiError, ErrorKind};
@@ -146,6 +146,9 @@ enum Operation {
     Scan,
     TransactWriteItems,
     TransactGetItems,
+    ExecuteStatement,
+    BatchExecuteStatement,
+    ExecuteTransaction,
     UpdateTimeToLive,
     DescribeTimeToLive,
     DescribeLimits,
@@ -174,6 +177,9 @@ impl Operation {
                 | Operation::Scan
                 | Operation::TransactWriteItems
                 | Operation::TransactGetItems
+                | Operation::ExecuteStatement
+                | Operation::BatchExecuteStatement
+                | Operation::ExecuteTransaction
         )
     }
 
@@ -214,6 +220,9 @@ impl Operation {
             "Scan" => Operation::Scan,
             "TransactWriteItems" => Operation::TransactWriteItems,
             "TransactGetItems" => Operation::TransactGetItems,
+            "ExecuteStatement" => Operation::ExecuteStatement,
+            "BatchExecuteStatement" => Operation::BatchExecuteStatement,
+            "ExecuteTransaction" => Operation::ExecuteTransaction,
             "UpdateTimeToLive" => Operation::UpdateTimeToLive,
             "DescribeTimeToLive" => Operation::DescribeTimeToLive,
             "DescribeLimits" => Operation::DescribeLimits,
@@ -294,6 +303,9 @@ impl ValidationLayer {
 /// `operation` with, where they differ from the words rave's checks use.
 fn in_current_words(operation: Operation, error: ApiError) -> ApiError {
     let item_write = operation.writes_one_item();
+    if error.older_words_on_put_item && matches!(operation, Operation::PutItem) {
+        return error;
+    }
     // A refused value: the item writes answer in the current words inside
     // the envelope, the single and batch reads and Query in them bare, the
     // other operations still in the older words.
@@ -406,6 +418,9 @@ async fn run(
         Operation::Scan => query_scan::scan(api, body).await,
         Operation::TransactWriteItems => transact::transact_write_items(api, body).await,
         Operation::TransactGetItems => transact::transact_get_items(api, body).await,
+        Operation::ExecuteStatement => partiql::execute_statement(api, body).await,
+        Operation::BatchExecuteStatement => partiql::batch_execute_statement(api, body).await,
+        Operation::ExecuteTransaction => partiql::execute_transaction(api, body).await,
         Operation::UpdateTimeToLive => time_to_live::update_time_to_live(api, body).await,
         Operation::DescribeTimeToLive => time_to_live::describe_time_to_live(api, body).await,
         Operation::DescribeLimits => describe_limits::describe_limits(api, body).await,

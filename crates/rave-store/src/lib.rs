@@ -23,6 +23,7 @@ mod feed;
 mod number;
 mod ops;
 mod parse;
+mod partiql;
 mod position;
 mod render;
 mod requests;
@@ -51,6 +52,7 @@ pub use ops::{
     TransactWriteItemsOutput, UpdateItemInput, WriteOutput, WriteRequest,
 };
 pub use parse::{DocumentPath, ExpressionError, ExpressionKind, ExpressionParser, PlaceholderMap};
+pub use partiql::{PartiqlError, Statement, StatementKind};
 pub use position::PositionLayout;
 pub use render::Renderer;
 pub use requests::RequestExpressions;

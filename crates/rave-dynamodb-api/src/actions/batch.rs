@@ -183,12 +183,15 @@ impl Batch {
 
     /// The refusal of an absent `RequestItems` map; also of an empty one
     /// on BatchWriteItem, while DynamoDB has moved BatchGetItem's empty map
-    /// to its validation framework's constraint message.
-    fn missing_map(self, empty: bool) -> ApiError {
+    /// to its validation framework's constraint, reported first among the
+    /// request's broken constraints (`others`).
+    fn missing_map(self, empty: bool, others: Vec<String>) -> ApiError {
         match (self, empty) {
-            (Batch::Get, true) => ApiError::validation(
-                "1 validation error detected: Value at 'RequestItems' failed to satisfy constraint: Member must have length greater than or equal to 1",
-            ),
+            (Batch::Get, true) => {
+                let empty_map = "Value at 'RequestItems' failed to satisfy constraint: Member must have length greater than or equal to 1".to_owned();
+                let violations: Vec<String> = std::iter::once(empty_map).chain(others).collect();
+                validation_errors(&violations)
+            }
             _ => ApiError::validation(format!(
                 "The requestItems parameter is required for {}",
                 self.operation()
@@ -216,11 +219,11 @@ fn request_items<'a>(
     batch: Batch,
     others: Vec<String>,
 ) -> Result<&'a Map<String, Value>, ApiError> {
-    let items = body
-        .object("RequestItems")?
-        .ok_or_else(|| batch.missing_map(false))?;
+    let Some(items) = body.object("RequestItems")? else {
+        return Err(batch.missing_map(false, others));
+    };
     if items.0.is_empty() {
-        return Err(batch.missing_map(true));
+        return Err(batch.missing_map(true, others));
     }
     let gives_way = batch == Batch::Write && !others.is_empty();
     let misnamed = !gives_way

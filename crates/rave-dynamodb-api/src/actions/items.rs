@@ -146,7 +146,14 @@ pub(crate) async fn update_item(api: &DynamoApi, body: Members<'_>) -> Result<Va
         return Err(without_key(body));
     }
     let table = body.table_name()?.to_owned();
-    // UpdateItem reports the first bad enum only, ReturnValues first.
+    // A bad ReturnValues alone is refused in the current layer's words
+    // (below); beside a bad ReturnConsumedCapacity, both are reported as
+    // broken constraints, the capacity first.
+    let mut violations = body.capacity_violations();
+    violations.extend(body.enum_violations(&[("ReturnValues", &RETURN_VALUES)]));
+    if violations.len() > 1 {
+        return Err(validation_errors(&violations));
+    }
     let return_values = body
         .choice_in_both_words("ReturnValues", &RETURN_VALUES, &RETURN_VALUES_LISTED)?
         .and_then(ReturnValues::from_wire)

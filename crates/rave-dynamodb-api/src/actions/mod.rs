@@ -12,6 +12,7 @@ pub(crate) mod describe_limits;
 pub(crate) mod describe_table;
 pub(crate) mod items;
 pub(crate) mod list_tables;
+pub(crate) mod partiql;
 pub(crate) mod query_scan;
 pub(crate) mod streams;
 pub(crate) mod tags;

@@ -274,7 +274,7 @@ fn put_key_mismatch(definition: &TableDefinition, item: &Item) -> Option<String>
 }
 
 /// DynamoDB's length constraint on `TransactItems`, in its words: the
-/// value is shown when the list is empty, not when it is too long.
+/// list echoed (an empty one, or the whole request's when it is too long).
 fn check_action_count(listed: &[Value]) -> Result<(), ApiError> {
     if listed.is_empty() {
         return Err(ApiError::validation(
@@ -283,7 +283,8 @@ fn check_action_count(listed: &[Value]) -> Result<(), ApiError> {
     }
     if listed.len() > MAX_TRANSACT_ITEMS {
         return Err(ApiError::validation(format!(
-            "1 validation error detected: Value at 'TransactItems' failed to satisfy constraint: Member must have length less than or equal to {MAX_TRANSACT_ITEMS}"
+            "1 validation error detected: Value '{}' at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to {MAX_TRANSACT_ITEMS}",
+            Value::Array(listed.to_vec())
         )));
     }
     Ok(())

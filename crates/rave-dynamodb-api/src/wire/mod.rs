@@ -16,7 +16,7 @@ use crate::error::ApiError;
 
 mod to_json;
 
-pub(crate) use to_json::item_to_json;
+pub(crate) use to_json::{item_to_json, value_to_json};
 
 /// The type tags DynamoDB JSON uses, in the order DynamoDB lists them.
 const TYPE_TAGS: [&str; 10] = ["S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"];
@@ -143,7 +143,8 @@ fn value_at(value: &Value, depth: usize) -> Result<AttributeValue, ApiError> {
                         "One or more parameter values were invalid: Input collection [{}] contains duplicates.",
                         quoted.join(", ")
                     ),
-                ));
+                )
+                .in_older_words_on_put_item());
             }
             Ok(AttributeValue::Ss(set))
         }

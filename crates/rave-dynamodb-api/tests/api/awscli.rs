@@ -437,3 +437,121 @@ fn drive(cli: &OsString, url: &str) {
         "{missing}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_aws_cli_runs_partiql_statements_batches_and_transactions() {
+    with_cli(partiql).await;
+}
+
+/// `execute-statement`, `batch-execute-statement` and
+/// `execute-transaction`, as the AWS CLI sends and prints them.
+fn partiql(cli: &OsString, url: &str) {
+    ok(
+        cli,
+        url,
+        &[
+            "create-table",
+            "--table-name",
+            "music",
+            "--attribute-definitions",
+            "AttributeName=Artist,AttributeType=S",
+            "AttributeName=SongTitle,AttributeType=S",
+            "--key-schema",
+            "AttributeName=Artist,KeyType=HASH",
+            "AttributeName=SongTitle,KeyType=RANGE",
+            "--billing-mode",
+            "PAY_PER_REQUEST",
+        ],
+    );
+    let inserted = ok(
+        cli,
+        url,
+        &[
+            "execute-statement",
+            "--statement",
+            "INSERT INTO music VALUE {'Artist': ?, 'SongTitle': ?, 'Awards': 8}",
+            "--parameters",
+            r#"[{"S": "Acme Band"}, {"S": "PartiQL Rocks"}]"#,
+        ],
+    );
+    assert_eq!(inserted, json!({"Items": []}));
+    let again = aws(
+        cli,
+        url,
+        &[
+            "execute-statement",
+            "--statement",
+            "INSERT INTO music VALUE {'Artist': 'Acme Band', 'SongTitle': 'PartiQL Rocks'}",
+        ],
+    )
+    .expect_err("INSERT is not an upsert");
+    assert!(
+        again.contains("(DuplicateItemException)")
+            && again.contains("Duplicate primary key exists in table"),
+        "{again}"
+    );
+    let batch = ok(
+        cli,
+        url,
+        &[
+            "batch-execute-statement",
+            "--statements",
+            r#"[{"Statement": "INSERT INTO music VALUE {'Artist': 'Acme Band', 'SongTitle': 'Happy Day', 'Awards': 10}"},
+                {"Statement": "UPDATE music SET Awards = Awards + 1 WHERE Artist = 'Acme Band' AND SongTitle = 'PartiQL Rocks'"}]"#,
+        ],
+    );
+    assert_eq!(
+        batch,
+        json!({"Responses": [{"TableName": "music"}, {"TableName": "music"}]})
+    );
+    let transaction = ok(
+        cli,
+        url,
+        &[
+            "execute-transaction",
+            "--transact-statements",
+            r#"[{"Statement": "SELECT Awards FROM music WHERE Artist = 'Acme Band' AND SongTitle = 'PartiQL Rocks'"},
+                {"Statement": "SELECT Awards FROM music WHERE Artist = 'Acme Band' AND SongTitle = 'Happy Day'"}]"#,
+        ],
+    );
+    assert_eq!(
+        transaction,
+        json!({"Responses": [
+            {"Item": {"Awards": {"N": "9"}}},
+            {"Item": {"Awards": {"N": "10"}}},
+        ]})
+    );
+    let cancelled = aws(
+        cli,
+        url,
+        &[
+            "execute-transaction",
+            "--transact-statements",
+            r#"[{"Statement": "DELETE FROM music WHERE Artist = 'Acme Band' AND SongTitle = 'Happy Day'"},
+                {"Statement": "UPDATE music SET Awards = 0 WHERE Artist = 'Acme Band' AND SongTitle = 'PartiQL Rocks' AND Awards > 100"}]"#,
+        ],
+    )
+    .expect_err("a failed condition cancels the transaction");
+    assert!(
+        cancelled.contains("(TransactionCanceledException)")
+            && cancelled.contains("[None, ConditionalCheckFailed]"),
+        "{cancelled}"
+    );
+    // The SELECT the CLI pages through itself: every item, newest title first.
+    let selected = ok(
+        cli,
+        url,
+        &[
+            "execute-statement",
+            "--statement",
+            "SELECT SongTitle FROM music WHERE Artist = 'Acme Band' ORDER BY SongTitle DESC",
+        ],
+    );
+    assert_eq!(
+        selected["Items"],
+        json!([
+            {"SongTitle": {"S": "PartiQL Rocks"}},
+            {"SongTitle": {"S": "Happy Day"}},
+        ])
+    );
+}

@@ -68,6 +68,11 @@ async fn boto3_creates_puts_queries_scans_transacts_and_reads_the_stream() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn boto3_runs_partiql_statements_batches_and_transactions() {
+    run(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/boto3/partiql.py")).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn boto3_signs_with_the_keys_the_server_verifies() {
     run_against(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/boto3/signatures.py"),

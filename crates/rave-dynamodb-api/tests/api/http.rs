@@ -394,7 +394,7 @@ async fn item_requests_get_dynamodbs_validation_errors() {
         (
             "PutItem",
             json!({"TableName": "comments", "Item": comment("p", 1, None, "t"), "ExpressionAttributeValues": {":t": {"S": "x"}}}),
-            "1 validation error detected: ExpressionAttributeValues can only be specified when using expressions",
+            "ExpressionAttributeValues can only be specified when using expressions: ConditionExpression is null",
         ),
         (
             "DeleteItem",
@@ -493,12 +493,18 @@ async fn refusals_are_worded_by_the_operations_validation_layer() {
             legacy_read("Scan"),
             "1 validation error detected: Value 'XOR' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [OR, AND]".to_owned(),
         ),
-        // UpdateItem stops at ReturnValues, listed as the current layer
-        // lists them (UPDATE_NEW sic).
+        // UpdateItem's ReturnValues alone, listed as the current layer
+        // lists them (UPDATE_NEW sic); beside a bad ReturnConsumedCapacity,
+        // both as broken constraints.
+        (
+            "UpdateItem",
+            json!({"TableName": "comments", "Key": key, "ReturnValues": "INVALID"}),
+            "1 validation error detected: Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]".to_owned(),
+        ),
         (
             "UpdateItem",
             json!({"TableName": "comments", "Key": key, "ReturnValues": "INVALID", "ReturnConsumedCapacity": "INVALID"}),
-            "1 validation error detected: Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]".to_owned(),
+            "2 validation errors detected: Value 'INVALID' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]; Value 'INVALID' at 'returnValues' failed to satisfy constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]".to_owned(),
         ),
         // Without its Key, every broken member in the older words.
         (
@@ -1027,10 +1033,6 @@ async fn protocol_errors_are_answered_as_dynamodb_answers_them() {
         "DynamoDB_20120810.NoSuchOperation",
         "DynamoDBStreams_20120810.GetItem",
         "DynamoDB_20120810.ListStreams",
-        // PartiQL is not served: answered as an operation DynamoDB lacks.
-        "DynamoDB_20120810.ExecuteStatement",
-        "DynamoDB_20120810.BatchExecuteStatement",
-        "DynamoDB_20120810.ExecuteTransaction",
         "",
     ] {
         let answer = server.send(target, "{}".into()).await;

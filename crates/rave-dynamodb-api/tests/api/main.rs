@@ -30,6 +30,7 @@ mod limits;
 mod local_indexes;
 mod model;
 mod multi_attribute_keys;
+mod partiql;
 mod signatures;
 mod streams;
 mod support;

@@ -44,7 +44,7 @@ async fn unsigned_and_incompletely_signed_requests_are_refused() {
     );
     // An operation rave does not serve is answered as such, signed or not.
     let unknown = server
-        .send_with("DynamoDB_20120810.ExecuteStatement", "{}".into(), &[])
+        .send_with("DynamoDB_20120810.DescribeBackup", "{}".into(), &[])
         .await;
     assert_eq!(
         unknown.body["__type"],
@@ -85,7 +85,7 @@ async fn without_keys_a_signature_is_still_required_but_not_checked() {
     let listed = server.call("ListTables", json!({})).await.ok();
     assert_eq!(listed, json!({"TableNames": []}));
     let unknown = server
-        .send_with("DynamoDB_20120810.ExecuteStatement", "{}".into(), &[])
+        .send_with("DynamoDB_20120810.DescribeBackup", "{}".into(), &[])
         .await;
     assert_eq!(
         unknown.body["__type"],
