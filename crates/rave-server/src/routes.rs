@@ -590,7 +590,7 @@ pub(crate) async fn author_comments(
     path = "/v1/authors/{author}/comments",
     tag = "admin",
     summary = "Erase every comment of an author (scope erase)",
-    description = "Deletes the comments whose `author` is exactly this value, with their votes and replies; statistics, leaderboards and global aggregates follow from the change stream. Erasing again erases nothing.",
+    description = "Deletes the comments whose `author` is exactly this value, with their votes and replies, and the orders they reviewed through a review request (address and requests with them); statistics, leaderboards and global aggregates follow from the change stream. Erasing again erases nothing.",
     params(
         ("author" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1f\x7f-\x9f]{1,64}$", description = "The author, exactly as stored"),
     ),
@@ -608,12 +608,17 @@ pub(crate) async fn erase_author(
     Segment(author): Segment,
 ) -> ApiResult<Json<ErasedBody>> {
     let erased = state.comments.erase_author(&author).await?;
+    // The orders they reviewed through, with the address and the requests.
+    let orders = match &state.review_requests {
+        Some(review_requests) => review_requests.requests.erase_author(&author).await?,
+        None => 0,
+    };
     staff
         .record(
             &state,
             "author.erase",
             Target::new("author", &author),
-            Some(format!("{erased} comments erased")),
+            Some(format!("{erased} comments and {orders} orders erased")),
         )
         .await;
     Ok(Json(ErasedBody { erased }))

@@ -322,7 +322,7 @@ async fn every_staff_action_is_in_the_audit_trail() {
             assert_eq!(e["actor_token"], token_id.as_str());
         }
     }
-    assert_eq!(entries[0]["detail"], "1 comments erased");
+    assert_eq!(entries[0]["detail"], "1 comments and 0 orders erased");
     assert_eq!(entries[7]["detail"], "set rating, title");
 
     // Filters and pages.

@@ -226,6 +226,19 @@ async fn an_order_becomes_a_request_whose_link_posts_a_verified_review() {
     assert!(!sent.to_string().contains("anna@example.com"));
     assert!(!conversion.to_string().contains("anna@example.com"));
 
+    // Erasing the author erases the order, its address and its requests.
+    let (status, _) = w
+        .server
+        .call(Method::DELETE, "/v1/authors/Anna%20E./comments", None, true)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(get_page(&w, &message.review_url).await.0, StatusCode::GONE);
+    let (_, sent) = w
+        .server
+        .call(Method::GET, "/v1/admin/requests?status=sent", None, true)
+        .await;
+    assert_eq!(sent["requests"], json!([]));
+
     // Expired after 60 days; forged always.
     w.clock.set(T0 + 6 * DAY + 61 * DAY);
     assert_eq!(get_page(&w, &message.review_url).await.0, StatusCode::GONE);
