@@ -1,0 +1,205 @@
+//! Review requests through the real binary: `rave serve` with an SMTP
+//! server (aiosmtpd, from RAVE_SMTP_SINK_PYTHON) takes an order, mails the
+//! request when it is due, takes the review its link leads to as a
+//! verified purchase, and honours one-click unsubscribe.
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{RAVE, Server};
+use serde_json::{Value, json};
+
+fn sink_python() -> String {
+    std::env::var("RAVE_SMTP_SINK_PYTHON").unwrap_or_else(|_| {
+        panic!(
+            "RAVE_SMTP_SINK_PYTHON must name a Python with aiosmtpd (scripts/test.sh installs it)"
+        )
+    })
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Sink(Child);
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_sink(port: u16, maildir: &Path) -> Sink {
+    let child = Command::new(sink_python())
+        .args(["-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{port}")])
+        .args(["-c", "aiosmtpd.handlers.Mailbox"])
+        .arg(maildir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start aiosmtpd");
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "aiosmtpd did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Sink(child)
+}
+
+/// The messages the sink kept, as a mail client reads them.
+fn mail(maildir: &Path) -> Vec<Value> {
+    if !maildir.join("new").exists() {
+        return Vec::new();
+    }
+    let reader = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../rave-requests/tests/support/read_mail.py"
+    );
+    let output = Command::new(sink_python())
+        .arg(reader)
+        .arg(maildir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    serde_json::from_slice::<Value>(&output.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+async fn wait_for_mail(maildir: &Path, count: usize) -> Vec<Value> {
+    let started = Instant::now();
+    loop {
+        let found = mail(maildir);
+        if found.len() >= count {
+            return found;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{} of {count} messages",
+            found.len()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn now_rfc3339() -> String {
+    let out = Command::new("date")
+        .args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+fn link_after<'a>(text: &'a str, prefix: &str) -> &'a str {
+    let start = text
+        .find(prefix)
+        .unwrap_or_else(|| panic!("no {prefix} in {text}"));
+    text[start..].split_whitespace().next().unwrap()
+}
+
+#[tokio::test]
+async fn an_order_is_mailed_its_link_posts_a_verified_review_and_unsubscribe_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let maildir = dir.path().join("mail");
+    let smtp_port = free_port();
+    let _sink = start_sink(smtp_port, &maildir);
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut command = Command::new(RAVE);
+    command
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--data"])
+        .arg(dir.path().join("data"))
+        .args(["--admin-token", "let-me-in", "--public-url", &base])
+        .args(["--smtp-url", &format!("smtp://127.0.0.1:{smtp_port}")])
+        .args(["--smtp-from", "Kettle & Co. <reviews@shop.example>"])
+        .args(["--request-delay-days", "0", "--request-poll-seconds", "1"]);
+    let server = Server::start(command);
+    let client = reqwest::Client::new();
+    let admin = |request: reqwest::RequestBuilder| request.bearer_auth("let-me-in");
+
+    let put = admin(client.put(format!("{base}/v1/products/kettle")))
+        .json(&json!({"name": "Kettle"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), 200);
+    let order = |id: &str| {
+        json!({"order_id": id, "email": "ana@example.es", "name": "Ana", "locale": "es",
+               "delivered_at": now_rfc3339(), "products": ["kettle"]})
+    };
+    let posted = admin(client.post(format!("{base}/v1/admin/orders")))
+        .json(&order("A-1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(posted.status(), 201);
+
+    let mail_one = wait_for_mail(&maildir, 1).await;
+    let text = mail_one[0]["text"].as_str().unwrap().to_owned();
+    assert!(text.contains("Hola, Ana"), "{text}");
+    let review_url = link_after(&text, &format!("{base}/review/")).to_owned();
+    let page = client.get(&review_url).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let form = "product=kettle&language=es&rating=5&title=Bien&body=Hierve+r%C3%A1pido.&author=Ana";
+    let review = client
+        .post(&review_url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(review.status(), 201);
+    let listing: Value = client
+        .get(format!("{base}/v1/products/kettle/comments"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listing["items"][0]["verified_purchase"], true);
+
+    // One-click unsubscribe, as a mail client sends it.
+    let header = mail_one[0]["list_unsubscribe"].as_str().unwrap();
+    let unsubscribe_url = header.trim_matches(['<', '>']);
+    let unsubscribed = client
+        .post(unsubscribe_url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("List-Unsubscribe=One-Click")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unsubscribed.status(), 200);
+    let posted = admin(client.post(format!("{base}/v1/admin/orders")))
+        .json(&order("A-2"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(posted.status(), 201);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(mail(&maildir).len(), 1, "nothing after the unsubscribe");
+    let skipped: Value = admin(client.get(format!("{base}/v1/admin/requests?status=skipped")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(skipped["requests"][0]["order_id"], "A-2", "{skipped}");
+    assert!(!skipped.to_string().contains("ana@example.es"));
+    drop(server);
+}
