@@ -847,13 +847,17 @@ async fn run_service<F: ChangeFeed, W: ChangeFeed>(
     let requests_task = match (&review_requests, args.feed.site()?) {
         (Some(review_requests), Some(site)) => {
             state = state.with_review_requests(review_requests.clone());
-            args.requests.spawn(
+            let spawned = args.requests.spawn(
                 review_requests,
                 &site,
                 comments.clone(),
                 webhooks.clone(),
                 stopped.clone(),
-            )?
+            )?;
+            spawned.map(|(task, counters)| {
+                state = state.clone().with_request_counters(counters);
+                task
+            })
         }
         _ => None,
     };

@@ -12,8 +12,8 @@ use anyhow::{Context, bail};
 use clap::Args;
 use rave_comments::Comments;
 use rave_requests::{
-    Catalog, Channel, Links, LookupFuture, ProductLine, RequestMessage, Requests, Schedule,
-    Scheduler, SendError, SendFuture, SmtpChannel, SystemClock, Templates,
+    Catalog, Channel, Counters, Links, LookupFuture, ProductLine, RequestMessage, Requests,
+    Schedule, Scheduler, SendError, SendFuture, SmtpChannel, SystemClock, Templates,
 };
 use rave_server::ReviewRequests;
 use rave_server::feeds::FeedSite;
@@ -105,7 +105,8 @@ impl RequestArgs {
         }))
     }
 
-    /// The scheduler sending due requests until `stop`, if a channel is set.
+    /// The scheduler sending due requests until `stop`, if a channel is
+    /// set, and what it counts.
     pub fn spawn(
         &self,
         review_requests: &ReviewRequests,
@@ -113,7 +114,7 @@ impl RequestArgs {
         comments: Arc<Comments<SharedStore>>,
         webhooks: Arc<Webhooks<SharedStore>>,
         stop: watch::Receiver<bool>,
-    ) -> anyhow::Result<Option<JoinHandle<()>>> {
+    ) -> anyhow::Result<Option<(JoinHandle<()>, Arc<Counters>)>> {
         let channel: Arc<dyn Channel> = match (&self.smtp_url, self.requests_by_webhook) {
             (Some(url), _) => {
                 let from = self.smtp_from.as_deref().context(
@@ -140,9 +141,11 @@ impl RequestArgs {
             review_requests.links.clone(),
         );
         let poll = Duration::from_secs(self.request_poll_seconds);
-        Ok(Some(tokio::spawn(async move {
+        let counters = scheduler.counters();
+        let task = tokio::spawn(async move {
             scheduler.run(poll, stop).await;
-        })))
+        });
+        Ok(Some((task, counters)))
     }
 }
 

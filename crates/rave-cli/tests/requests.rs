@@ -201,5 +201,15 @@ async fn an_order_is_mailed_its_link_posts_a_verified_review_and_unsubscribe_hol
         .unwrap();
     assert_eq!(skipped["requests"][0]["order_id"], "A-2", "{skipped}");
     assert!(!skipped.to_string().contains("ana@example.es"));
+    let metrics = client
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(metrics.contains("rave_review_requests_total{outcome=\"sent\"} 1"), "{metrics}");
+    assert!(metrics.contains("rave_review_requests_total{outcome=\"skipped\"} 1"));
     drop(server);
 }

@@ -37,6 +37,12 @@ struct AnswerLabels {
     kind: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestOutcomeLabels {
+    /// `sent`, `failed` (for good), `retried` or `skipped`.
+    outcome: &'static str,
+}
+
 /// The service's metrics and their registry.
 pub struct Metrics {
     registry: Mutex<Registry>,
@@ -50,6 +56,7 @@ pub struct Metrics {
     rate_limited_clients: Gauge,
     answers_reused: Family<AnswerLabels, Counter>,
     audit_write_failures: Counter,
+    review_requests: Family<RequestOutcomeLabels, Counter>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -73,6 +80,12 @@ impl Default for Metrics {
         let rate_limited_clients = Gauge::default();
         let answers_reused = Family::<AnswerLabels, Counter>::default();
         let audit_write_failures = Counter::default();
+        let review_requests = Family::<RequestOutcomeLabels, Counter>::default();
+        registry.register(
+            "review_requests",
+            "Review requests this process's scheduler handled, by outcome: sent, failed (for good, after a day of retries), retried (an attempt refused), skipped (reviewed, unsubscribed, blocked)",
+            review_requests.clone(),
+        );
         registry.register(
             "audit_write_failures",
             "Staff actions the audit trail could not record (each is logged instead)",
@@ -135,6 +148,7 @@ impl Default for Metrics {
             rate_limited_clients,
             answers_reused,
             audit_write_failures,
+            review_requests,
         }
     }
 }
@@ -177,7 +191,23 @@ impl Metrics {
         &self,
         usage: &rave_comments::Usage,
         aggregator: Option<&crate::AggregatorStatus>,
+        requests: Option<&rave_requests::Counters>,
     ) -> String {
+        if let Some(counters) = requests {
+            let outcomes = [
+                ("sent", &counters.sent),
+                ("failed", &counters.failed),
+                ("retried", &counters.retried),
+                ("skipped", &counters.skipped),
+            ];
+            for (outcome, count) in outcomes {
+                let counter = self
+                    .review_requests
+                    .get_or_create(&RequestOutcomeLabels { outcome });
+                let now = count.load(std::sync::atomic::Ordering::Relaxed);
+                counter.inc_by(now.saturating_sub(counter.get()));
+            }
+        }
         if let Some(status) = aggregator {
             self.aggregator_lag_events
                 .set(i64::try_from(status.lag_events).unwrap_or(i64::MAX));

@@ -734,9 +734,11 @@ pub(crate) async fn aggregator_status(
 )]
 pub(crate) async fn metrics(State(state): State<AppState>) -> Response {
     let aggregator = state.aggregator.as_ref().map(|status| *status.borrow());
-    let text = state
-        .metrics
-        .render(state.comments.usage(), aggregator.as_ref());
+    let text = state.metrics.render(
+        state.comments.usage(),
+        aggregator.as_ref(),
+        state.request_counters.as_deref(),
+    );
     (
         [(
             header::CONTENT_TYPE,

@@ -99,6 +99,8 @@ pub struct ServerState {
     pub(crate) readiness: Readiness,
     /// Orders and review requests; `None` answers their routes 404.
     pub(crate) review_requests: Option<ReviewRequests>,
+    /// What this process's review-request scheduler did, for `/metrics`.
+    pub(crate) request_counters: Option<Arc<rave_requests::Counters>>,
     /// Where the public reaches rave; `None` answers the feeds 404.
     pub(crate) feed_site: Option<FeedSite>,
 }
@@ -135,6 +137,7 @@ impl AppState {
             frame_ancestors: Vec::new(),
             readiness: Readiness::default(),
             review_requests: None,
+            request_counters: None,
             feed_site: None,
         }))
     }
@@ -161,6 +164,12 @@ impl AppState {
     /// Takes orders and serves the pages review requests link to.
     pub fn with_review_requests(mut self, review_requests: ReviewRequests) -> AppState {
         self.setting_up().review_requests = Some(review_requests);
+        self
+    }
+
+    /// Reports what the review-request scheduler in this process did.
+    pub fn with_request_counters(mut self, counters: Arc<rave_requests::Counters>) -> AppState {
+        self.setting_up().request_counters = Some(counters);
         self
     }
 
