@@ -115,6 +115,8 @@ enum Command {
     Storage(storage::StorageArgs),
     /// Create, list and revoke scoped access tokens.
     Tokens(access::TokensArgs),
+    /// Import delivered orders from CSV, for review requests.
+    Orders(OrdersArgs),
 }
 
 /// Where the DynamoDB table is.
@@ -400,6 +402,20 @@ struct ImportArgs {
 }
 
 #[derive(Debug, Args)]
+struct OrdersArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+    #[command(flatten)]
+    requests: requests::RequestArgs,
+    /// CSV with a header row: order_id, email, name, locale, delivered_at
+    /// (RFC 3339), products (ids separated by ';').
+    file: PathBuf,
+    /// Report bad rows and go on, instead of stopping at the first one.
+    #[arg(long)]
+    skip_bad_lines: bool,
+}
+
+#[derive(Debug, Args)]
 struct ExportArgs {
     #[command(flatten)]
     store: StoreArgs,
@@ -498,6 +514,7 @@ fn main() -> anyhow::Result<()> {
             Command::DynamodbApi(args) => dynamodb_api::run(args).await,
             Command::Storage(args) => storage::run(args),
             Command::Tokens(args) => access::run(args).await,
+            Command::Orders(args) => import_orders(args).await,
         }
     })
 }
@@ -895,6 +912,23 @@ async fn run_service<F: ChangeFeed, W: ChangeFeed>(
         shutdown::join_within(shutdown, "review requests", task).await;
     }
     tracing::info!("stopped");
+    Ok(())
+}
+
+/// `rave orders`: past orders into the requests table (the server stopped).
+async fn import_orders(args: OrdersArgs) -> anyhow::Result<()> {
+    let (engine, comments) = open_engine(&args.store, Moderation::Off, DEFAULT_IDEMPOTENCY_TTL)?;
+    comments.ensure_table().await?;
+    let requests = args
+        .requests
+        .requests(SharedStore::new(engine), &args.store.table)
+        .await?;
+    let done =
+        requests::import_orders(&comments, &requests, &args.file, args.skip_bad_lines).await?;
+    eprintln!(
+        "orders: {} new, {} changed, {} unchanged, {} skipped",
+        done.created, done.changed, done.unchanged, done.skipped
+    );
     Ok(())
 }
 

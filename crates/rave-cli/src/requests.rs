@@ -4,7 +4,7 @@
 //! webhooks (`--requests-by-webhook`). Orders are taken once the server has
 //! a `--public-url` (the links need it).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,8 +12,8 @@ use anyhow::{Context, bail};
 use clap::Args;
 use rave_comments::Comments;
 use rave_requests::{
-    Catalog, Channel, Counters, Links, LookupFuture, ProductLine, RequestMessage, Requests,
-    Schedule, Scheduler, SendError, SendFuture, SmtpChannel, SystemClock, Templates,
+    Catalog, Channel, Counters, Links, LookupFuture, Order, OrderPut, ProductLine, RequestMessage,
+    Requests, Schedule, Scheduler, SendError, SendFuture, SmtpChannel, SystemClock, Templates,
 };
 use rave_server::ReviewRequests;
 use rave_server::feeds::FeedSite;
@@ -79,6 +79,21 @@ impl RequestArgs {
         }
     }
 
+    /// The orders and requests of the comments table `table` on `store`,
+    /// on the system clock (the table is created if missing).
+    pub async fn requests(
+        &self,
+        store: SharedStore,
+        table: &str,
+    ) -> anyhow::Result<Requests<SharedStore>> {
+        let requests = Requests::new(store, table, self.schedule(), Arc::new(SystemClock));
+        requests
+            .ensure_table()
+            .await
+            .context("cannot create the requests table")?;
+        Ok(requests)
+    }
+
     /// The requests of the comments table `table`, when the server has a
     /// public URL; the table is created if missing.
     pub async fn open(
@@ -94,11 +109,7 @@ impl RequestArgs {
             }
             return Ok(None);
         };
-        let requests = Requests::new(store, table, self.schedule(), Arc::new(SystemClock));
-        requests
-            .ensure_table()
-            .await
-            .context("cannot create the requests table")?;
+        let requests = self.requests(store, table).await?;
         Ok(Some(ReviewRequests {
             requests: Arc::new(requests),
             links: Links::from_server_secret(secret, site.public_url()),
@@ -197,4 +208,117 @@ impl Channel for WebhookChannel {
             }
         })
     }
+}
+
+/// One row of a past-orders CSV (`rave orders import`): a header row names
+/// the columns `order_id`, `email`, `name`, `locale`, `delivered_at`
+/// (RFC 3339) and `products` (product ids separated by `;`).
+#[derive(Debug, serde::Deserialize)]
+struct OrderRow {
+    order_id: String,
+    email: String,
+    name: String,
+    locale: String,
+    delivered_at: String,
+    products: String,
+}
+
+/// What an orders import did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct OrdersImported {
+    pub created: u64,
+    pub changed: u64,
+    pub unchanged: u64,
+    pub skipped: u64,
+}
+
+/// Puts every order of a CSV of delivered orders, as `POST
+/// /v1/admin/orders` does each; a bad row is reported by its line and
+/// stops the import, or is skipped with `skip_bad_lines`. Importing the
+/// same file again changes nothing.
+pub async fn import_orders(
+    comments: &Comments<SharedStore>,
+    requests: &Requests<SharedStore>,
+    file: &Path,
+    skip_bad_lines: bool,
+) -> anyhow::Result<OrdersImported> {
+    let text = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    // Cells are trimmed by `put_row`: the reader's own trimming would drop
+    // the records' positions, which name the lines.
+    let mut reader = csv::ReaderBuilder::new().from_reader(text.as_slice());
+    // The reader counts records' lines, not the file's (a quoted cell may
+    // hold newlines): a row's line is counted from the bytes before it.
+    // After a CRLF the reader's record starts at the pending LF, which
+    // belongs to the line before: counted too.
+    let (mut counted_to, mut newlines) = (0usize, 0u64);
+    let mut line_at = |byte: u64| {
+        let byte = usize::try_from(byte)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1)
+            .min(text.len());
+        newlines += text[counted_to.min(byte)..byte]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count() as u64;
+        counted_to = counted_to.max(byte);
+        newlines + 1
+    };
+    let headers = reader.headers()?.clone();
+    let mut done = OrdersImported::default();
+    let mut record = csv::StringRecord::new();
+    loop {
+        let read = reader.read_record(&mut record);
+        let line = line_at(record.position().map_or(0, csv::Position::byte));
+        let outcome = match read {
+            Ok(false) => break,
+            Ok(true) => match record.deserialize::<OrderRow>(Some(&headers)) {
+                Ok(row) => put_row(comments, requests, row).await,
+                Err(e) => Err(anyhow::anyhow!("{e}")),
+            },
+            Err(e) => Err(anyhow::anyhow!("{e}")),
+        };
+        match outcome {
+            Ok(OrderPut::Created) => done.created += 1,
+            Ok(OrderPut::Rescheduled) => done.changed += 1,
+            Ok(OrderPut::Unchanged) => done.unchanged += 1,
+            Err(e) if skip_bad_lines => {
+                eprintln!("{}: line {line}: {e:#} (skipped)", file.display());
+                done.skipped += 1;
+            }
+            Err(e) => bail!("{}: line {line}: {e:#}", file.display()),
+        }
+    }
+    Ok(done)
+}
+
+async fn put_row(
+    comments: &Comments<SharedStore>,
+    requests: &Requests<SharedStore>,
+    row: OrderRow,
+) -> anyhow::Result<OrderPut> {
+    let delivered_at = rave_comments::Timestamp::parse(row.delivered_at.trim())
+        .map_err(|_| anyhow::anyhow!("delivered_at: must be an RFC 3339 time in UTC"))?;
+    let products: Vec<String> = row
+        .products
+        .split(';')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .collect();
+    for product in &products {
+        let known = rave_comments::ProductId::parse(product).is_ok()
+            && comments.product_overview(product).await?.record.is_some();
+        if !known {
+            bail!("products: {product:?} has no product record");
+        }
+    }
+    let order = Order {
+        id: row.order_id.trim().to_owned(),
+        email: row.email,
+        name: row.name.trim().to_owned(),
+        locale: row.locale.trim().to_owned(),
+        delivered_at_ms: u64::try_from(delivered_at.millis()).unwrap_or_default(),
+        products,
+    };
+    Ok(requests.put_order(order).await?)
 }

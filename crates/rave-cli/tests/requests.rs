@@ -209,7 +209,96 @@ async fn an_order_is_mailed_its_link_posts_a_verified_review_and_unsubscribe_hol
         .text()
         .await
         .unwrap();
-    assert!(metrics.contains("rave_review_requests_total{outcome=\"sent\"} 1"), "{metrics}");
+    assert!(
+        metrics.contains("rave_review_requests_total{outcome=\"sent\"} 1"),
+        "{metrics}"
+    );
     assert!(metrics.contains("rave_review_requests_total{outcome=\"skipped\"} 1"));
     drop(server);
+}
+
+#[tokio::test]
+async fn past_orders_import_from_csv_once_with_bad_rows_named_by_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let serve = || {
+        let mut command = Command::new(RAVE);
+        command
+            .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--data"])
+            .arg(&data)
+            .args(["--admin-token", "let-me-in", "--public-url", &base]);
+        Server::start(command)
+    };
+    let client = reqwest::Client::new();
+    {
+        let _server = serve();
+        let put = client
+            .put(format!("{base}/v1/products/kettle"))
+            .bearer_auth("let-me-in")
+            .json(&json!({"name": "Kettle"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(put.status(), 200);
+    }
+    let today = now_rfc3339();
+    let csv = dir.path().join("orders.csv");
+    std::fs::write(
+        &csv,
+        format!(
+            "order_id,email,name,locale,delivered_at,products\r\n\
+             1001,ana@example.es,Ana,es,{today},kettle\r\n\
+             1002,bo@example.com,\"Bo, Jr.\",en,{today},sofa\r\n\
+             1003,cy@example.fr,Cy,fr,{today},kettle\r\n"
+        ),
+    )
+    .unwrap();
+    let orders = |extra: &[&str]| {
+        Command::new(RAVE)
+            .args(["orders", "--data"])
+            .arg(&data)
+            .arg(&csv)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let refused = orders(&[]);
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("line 3") && said.contains("sofa"), "{said}");
+    let skipped = orders(&["--skip-bad-lines"]);
+    assert!(skipped.status.success(), "{skipped:?}");
+    let said = String::from_utf8_lossy(&skipped.stderr);
+    assert!(
+        said.contains("1 new, 0 changed, 1 unchanged, 1 skipped"),
+        "{said}"
+    );
+    let again = orders(&["--skip-bad-lines"]);
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        said.contains("0 new, 0 changed, 2 unchanged, 1 skipped"),
+        "{said}"
+    );
+
+    let _server = serve();
+    // A new client: the old one's kept connection went with the old server.
+    let scheduled: Value = reqwest::Client::new()
+        .get(format!("{base}/v1/admin/requests?status=scheduled"))
+        .bearer_auth("let-me-in")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut ids: Vec<&str> = scheduled["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["order_id"].as_str().unwrap())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["1001", "1001", "1003", "1003"], "{scheduled}");
 }
