@@ -150,7 +150,7 @@ impl Timestamp {
     const MIN_MS: i64 = 0;
     const MAX_MS: i64 = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
 
-    pub(crate) fn now() -> Timestamp {
+    pub fn now() -> Timestamp {
         let ms = (OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64;
         Timestamp(ms)
     }

@@ -58,6 +58,12 @@ impl ProductMap {
         Ok(ProductMap { products })
     }
 
+    /// Adds one entry: `identifier` (a product id, handle or SKU of the
+    /// export) is `product` here.
+    pub fn insert(&mut self, identifier: &str, product: ProductId) {
+        self.products.insert(identifier.to_owned(), product);
+    }
+
     /// The rave product of a row: a mapped identifier (product id, then
     /// handle, then SKU), else the product id or handle itself when it is a
     /// valid rave product id.

@@ -38,8 +38,9 @@ pub enum RunError {
 }
 
 /// Imports `rows` into `comments`, calling `report` after every batch.
-/// Rows before a fatal bad row are stored (importing the file again once
-/// the row is fixed creates only the rest).
+/// A fatal bad row stops the import before its batch is stored: the
+/// batches before it are (importing the file again once the row is fixed
+/// creates only the rest).
 pub async fn run<S: Store>(
     comments: &Comments<S>,
     rows: impl IntoIterator<Item = Result<ImportRow, RowError>>,

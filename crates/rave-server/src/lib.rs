@@ -28,6 +28,7 @@ mod cors;
 mod error;
 mod extract;
 mod health;
+mod imports;
 mod limiter;
 mod metrics;
 mod middleware;
@@ -129,6 +130,8 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(webhooks::delete_webhook))
         .routes(routes!(webhooks::list_deliveries))
         .routes(routes!(webhooks::retry_delivery))
+        .routes(routes!(imports::start_import))
+        .routes(routes!(imports::import_progress))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(routes::metrics))
