@@ -10,6 +10,8 @@ use crate::input::ImportRow;
 
 /// Rows stored per call of the domain.
 pub const BATCH: usize = 500;
+/// Batches read ahead of the one being stored.
+const READ_AHEAD: usize = 2;
 /// Row errors a report keeps (the count goes on past them).
 pub const MAX_REPORTED_ERRORS: usize = 100;
 
@@ -41,36 +43,58 @@ pub enum RunError {
 /// A fatal bad row stops the import before its batch is stored: the
 /// batches before it are (importing the file again once the row is fixed
 /// creates only the rest).
+///
+/// The rows are read and mapped on a blocking thread one batch ahead of
+/// the batch being stored, so reading a CSV (language detection included)
+/// overlaps the store's writes instead of adding to them.
 pub async fn run<S: Store>(
     comments: &Comments<S>,
-    rows: impl IntoIterator<Item = Result<ImportRow, RowError>>,
+    rows: impl Iterator<Item = Result<ImportRow, RowError>> + Send + 'static,
     skip_bad_lines: bool,
     report: &mut (dyn FnMut(&Progress) + Send),
 ) -> Result<Progress, (RunError, Progress)> {
+    let (batches, mut read) = tokio::sync::mpsc::channel(READ_AHEAD);
+    let reader = tokio::task::spawn_blocking(move || {
+        let mut rows = rows.peekable();
+        while rows.peek().is_some() {
+            let batch: Vec<_> = rows.by_ref().take(BATCH).collect();
+            // The receiver is gone when the import stopped: so does reading.
+            if batches.blocking_send(batch).is_err() {
+                return;
+            }
+        }
+    });
     let mut progress = Progress::default();
-    let mut batch = Vec::with_capacity(BATCH);
-    for row in rows {
-        progress.rows_read += 1;
-        match row {
-            Ok(row) => batch.push(row),
-            Err(error) => {
-                if let Err(stop) = bad_row(&mut progress, error, skip_bad_lines) {
-                    return Err((stop, progress));
+    let outcome = async {
+        while let Some(batch) = read.recv().await {
+            let mut good = Vec::with_capacity(batch.len());
+            for row in batch {
+                progress.rows_read += 1;
+                match row {
+                    Ok(row) => good.push(row),
+                    Err(error) => bad_row(&mut progress, error, skip_bad_lines)?,
                 }
             }
-        }
-        if batch.len() == BATCH {
-            if let Err(stop) = flush(comments, &mut batch, skip_bad_lines, &mut progress).await {
-                return Err((stop, progress));
-            }
+            flush(comments, good, skip_bad_lines, &mut progress).await?;
             report(&progress);
         }
+        Ok(())
     }
-    if let Err(stop) = flush(comments, &mut batch, skip_bad_lines, &mut progress).await {
-        return Err((stop, progress));
+    .await;
+    drop(read);
+    // Reading stopped with the channel; a panic there is a bug to show.
+    if let Err(panic) = reader.await
+        && panic.is_panic()
+    {
+        std::panic::resume_unwind(panic.into_panic());
     }
-    report(&progress);
-    Ok(progress)
+    match outcome {
+        Ok(()) => {
+            report(&progress);
+            Ok(progress)
+        }
+        Err(stop) => Err((stop, progress)),
+    }
 }
 
 fn bad_row(progress: &mut Progress, error: RowError, skip: bool) -> Result<(), RunError> {
@@ -89,11 +113,10 @@ fn bad_row(progress: &mut Progress, error: RowError, skip: bool) -> Result<(), R
 /// is reported with its line.
 async fn flush<S: Store>(
     comments: &Comments<S>,
-    batch: &mut Vec<ImportRow>,
+    rows: Vec<ImportRow>,
     skip: bool,
     progress: &mut Progress,
 ) -> Result<(), RunError> {
-    let rows = std::mem::take(batch);
     if rows.is_empty() {
         return Ok(());
     }
