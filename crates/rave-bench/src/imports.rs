@@ -32,7 +32,7 @@ const COLUMNS: [(&str, &str); 7] = [
     ("Written", "date"),
     ("Language", "language"),
 ];
-const ROUNDS: usize = 2;
+const ROUNDS: usize = 3;
 
 pub fn csv_against_ndjson(rave: &Path, loaded: &Path, dir: &Path) -> anyhow::Result<Vec<Row>> {
     let ndjson = dir.join("import.ndjson");

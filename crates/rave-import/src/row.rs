@@ -118,6 +118,7 @@ pub(crate) fn comment_of(
     let image_urls = cell(Field::ImageUrls)
         .map(values::image_urls)
         .unwrap_or_default();
+    let stars = rating.to_string();
     let key_parts: Vec<&str> = match cell(Field::ReviewId) {
         Some(review) => vec![source.as_str(), "review", review],
         None => vec![
@@ -127,9 +128,10 @@ pub(crate) fn comment_of(
             email.as_ref().map_or("", Email::as_str),
             &body,
             title.as_deref().unwrap_or(""),
+            &stars,
         ],
     };
-    let id = deterministic_id(created_at, rating, &key_parts);
+    let id = deterministic_id(created_at, &key_parts);
     Ok(ImportComment {
         product: product.as_str().to_owned(),
         id: Some(id.to_string()),
@@ -212,14 +214,15 @@ fn language(
 }
 
 /// A ULID whose time is the review's and whose random part is a hash of
-/// the row's import key and rating: the same row always gets the same id.
-fn deterministic_id(created_at: Timestamp, rating: i64, key: &[&str]) -> Ulid {
+/// the row's import key: the same row always gets the same id. The key is
+/// the platform and the review's own id when the export has one, else the
+/// platform and the review's fields.
+fn deterministic_id(created_at: Timestamp, key: &[&str]) -> Ulid {
     let mut hash = Sha256::new();
     for part in key {
         hash.update((part.len() as u64).to_be_bytes());
         hash.update(part.as_bytes());
     }
-    hash.update(rating.to_be_bytes());
     let digest = hash.finalize();
     let mut random = [0u8; 16];
     random[6..].copy_from_slice(&digest[..10]);

@@ -233,3 +233,38 @@ fn a_header_without_a_needed_column_is_refused_before_any_row() {
     .unwrap_err();
     assert!(error.to_string().contains("--map"), "{error}");
 }
+
+#[test]
+fn a_review_id_column_keys_the_row_whatever_its_text() {
+    let mut mapping = Mapping::generic();
+    for map in [
+        "Id=review_id",
+        "Who=author",
+        "Stars=rating",
+        "Text=body",
+        "Item=handle",
+        "When=date",
+    ] {
+        mapping.add(map).unwrap();
+    }
+    let read_one = |text: &str, stars: u8| {
+        let csv = format!("Id,Who,Stars,Text,Item,When\nr-1,Ann,{stars},{text},mug,2024-01-02\n");
+        read(csv.as_bytes(), options(mapping.clone(), Some("en"), ""))[0]
+            .comment
+            .id
+            .clone()
+    };
+    assert_eq!(read_one("Fine", 4), read_one("Edited later", 5));
+    let mut by_content = Platform::Okendo.mapping();
+    by_content
+        .columns
+        .retain(|(_, field)| *field != rave_import::Field::ReviewId);
+    let content = |stars: u8| {
+        let csv = format!("name,body,handle,rating,dateCreated\nAnn,Fine,mug,{stars},2024-01-02\n");
+        read(csv.as_bytes(), options(by_content.clone(), Some("en"), ""))[0]
+            .comment
+            .id
+            .clone()
+    };
+    assert_ne!(content(4), content(5));
+}
