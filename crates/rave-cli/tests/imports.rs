@@ -140,7 +140,7 @@ async fn platform_exports_import_once_and_their_emails_stay_private() {
     let mut command = Command::new(RAVE);
     command
         .args(serve_args(Path::new(data), &["--admin-token", TOKEN]))
-        .env("RUST_LOG", "debug");
+        .env("RAVE_LOG", "debug");
     let mut server = Server::start_logging(command, Stdio::from(log));
     let client = reqwest::Client::new();
     let base = server.base.clone();
@@ -286,14 +286,19 @@ async fn an_import_killed_and_run_again_ends_with_exactly_the_files_reviews() {
     // The ids a clean import gives.
     let clean = dir.path().join("clean");
     let clean = clean.to_str().unwrap();
+    let started = Instant::now();
     ok(&import_generated(clean, file).output().unwrap());
+    let whole = started.elapsed();
     let (expected, _) = exported(clean);
     assert_eq!(expected.len(), ROWS);
 
-    // Killed part-way (the delay grows until the kill lands mid-import:
-    // neither before the first batch nor after the last).
+    // Killed part-way: the delay is searched between nothing written yet
+    // and everything written, from how long a whole import took, until a
+    // kill lands while the import is writing.
+    let (mut early, mut late) = (Duration::ZERO, whole * 2);
     let mut landed = None;
-    for attempt in 0..12u64 {
+    for attempt in 0..16 {
+        let delay = (early + late) / 2;
         let data = dir.path().join(format!("killed-{attempt}"));
         let data = data.to_str().unwrap().to_owned();
         let mut child = import_generated(&data, file)
@@ -301,17 +306,19 @@ async fn an_import_killed_and_run_again_ends_with_exactly_the_files_reviews() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(100 + attempt * 150));
+        std::thread::sleep(delay);
         child.kill().unwrap();
-        let status = child.wait().unwrap();
-        if status.success() {
-            break;
-        }
-        if !Path::new(&data).exists() {
-            continue;
-        }
-        let (partial, _) = exported(&data);
-        if !partial.is_empty() && partial.len() < ROWS {
+        let finished = child.wait().unwrap().success();
+        let partial = if Path::new(&data).exists() {
+            exported(&data).0
+        } else {
+            BTreeSet::new()
+        };
+        if finished || partial.len() == ROWS {
+            late = delay;
+        } else if partial.is_empty() {
+            early = delay;
+        } else {
             assert!(partial.is_subset(&expected));
             landed = Some(data);
             break;
