@@ -27,6 +27,7 @@
 
 mod dynoxide_store;
 mod http;
+mod imports;
 mod measure;
 mod plan;
 mod report;

@@ -1,4 +1,5 @@
 //! The scenarios of BENCH.md, in the order the data allows: load (B5),
+//! imports of the loaded reviews as CSV and NDJSON (B12, `imports`),
 //! in-process reads and units (B1–B4, B10), then the HTTP service (B6–B9).
 
 use std::path::Path;
@@ -177,6 +178,8 @@ pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Ve
             aggregate_time * 5 <= load_time,
         ),
     );
+    println!("\n== B12: `rave import` of the same reviews as CSV and as NDJSON");
+    rows.extend(crate::imports::csv_against_ndjson(rave, &rave_dir, dir)?);
     let sqlite_bytes = DiskUse::of_files(&sqlite::files(&sqlite_path))?;
     rows.push(
         Row::new(

@@ -1,5 +1,8 @@
 //! `rave import` and `rave export`: comments as NDJSON, one per line, in
-//! the API's JSON shape. Both stream; neither holds the data set in memory.
+//! the API's JSON shape, and shops' CSV exports in (`--from`, `--map`,
+//! read by rave-import). Both stream; neither holds the data set in memory.
+//! Both imports run through `rave_import::run`: the same batches, the same
+//! idempotence (a comment already stored is left alone), the same reports.
 
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
@@ -7,8 +10,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use rave_comments::{
-    Comments, ImportComment, MAX_PAGE_SIZE, NewComment, Reply, Status, Timestamp, VoteCounts,
+    Comments, Email, ImportComment, Language, MAX_PAGE_SIZE, NewComment, Reply, Source, Status,
+    Timestamp, VoteCounts,
 };
+use rave_import::{CsvImport, ImportRow, Mapping, Options, Platform, ProductMap, RowError};
 use rave_store::SharedStore;
 use serde::Deserialize;
 
@@ -40,6 +45,14 @@ struct Line {
     helpful_votes: u64,
     #[serde(default)]
     unhelpful_votes: u64,
+    /// The platform an imported comment came from.
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default)]
+    image_urls: Vec<String>,
+    /// Only in an author's own export (`export --author`).
+    #[serde(default)]
+    email: Option<String>,
 }
 
 /// The merchant's reply, as the API shows it.
@@ -71,7 +84,12 @@ impl Line {
             })
             .transpose()?;
         let reply = self.reply.map(ReplyLine::into_reply).transpose()?;
+        let source = self.source.as_deref().map(Source::parse).transpose()?;
+        let email = self.email.as_deref().map(Email::parse).transpose()?;
         Ok(ImportComment {
+            source,
+            image_urls: self.image_urls,
+            email,
             product: self.product_id,
             id: self.id,
             status,
@@ -93,106 +111,125 @@ impl Line {
     }
 }
 
-const BATCH: usize = 500;
+/// Where an import reads from, and how.
+#[derive(Debug)]
+pub struct ImportFrom<'a> {
+    /// A file, or `-` for standard input.
+    pub file: &'a Path,
+    /// `--from`: the platform whose CSV export the file is.
+    pub platform: Option<&'a str>,
+    /// `--map COLUMN=FIELD`: columns of a CSV (added to `--from`'s).
+    pub map: &'a [String],
+    pub language: Option<&'a str>,
+    pub product_map: Option<&'a Path>,
+    pub skip_bad_lines: bool,
+}
 
-pub async fn import(
-    comments: &Comments<SharedStore>,
-    file: &Path,
-    skip_bad_lines: bool,
-) -> anyhow::Result<()> {
-    comments.ensure_table().await?;
-    let (reader, size): (Box<dyn BufRead>, Option<u64>) = if file == Path::new("-") {
-        (Box::new(BufReader::new(std::io::stdin())), None)
-    } else {
-        let handle =
-            std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
-        let size = handle.metadata().ok().map(|m| m.len());
-        (Box::new(BufReader::new(handle)), size)
-    };
-    let bar = progress_bar(size, "importing (bytes)");
-    let (mut imported, mut skipped) = (0u64, 0u64);
-    let mut batch = Vec::with_capacity(BATCH);
-    // Lines of the batch, to name the line when the store refuses one.
-    let mut batch_lines = Vec::with_capacity(BATCH);
-    for (index, line) in reader.lines().enumerate() {
-        let number = index + 1;
-        let line = line.with_context(|| format!("cannot read line {number}"))?;
-        bar.inc(line.len() as u64 + 1);
-        if line.trim().is_empty() {
-            continue;
-        }
-        let parsed = serde_json::from_str::<Line>(&line)
-            .map_err(anyhow::Error::from)
-            .and_then(Line::into_import);
-        match parsed {
-            Ok(comment) => {
-                batch.push(comment);
-                batch_lines.push(number);
-            }
-            Err(error) if skip_bad_lines => {
-                bar.suspend(|| eprintln!("line {number}: {error:#} (skipped)"));
-                skipped += 1;
-            }
-            Err(error) => {
-                bar.abandon();
-                bail!(
-                    "line {number}: {error:#} ({imported} comments imported before it; --skip-bad-lines goes on past bad lines)"
-                );
-            }
-        }
-        if batch.len() == BATCH {
-            imported += flush(
-                comments,
-                &mut batch,
-                &mut batch_lines,
-                skip_bad_lines,
-                &mut skipped,
-            )
-            .await?;
-        }
+impl ImportFrom<'_> {
+    fn is_csv(&self) -> bool {
+        self.platform.is_some() || !self.map.is_empty()
     }
-    imported += flush(
-        comments,
-        &mut batch,
-        &mut batch_lines,
-        skip_bad_lines,
-        &mut skipped,
-    )
-    .await?;
+
+    /// The CSV options `--from`, `--map`, `--language` and `--product-map`
+    /// make.
+    fn csv_options(&self) -> anyhow::Result<Options> {
+        let mut mapping = match self.platform {
+            Some(name) => Platform::parse(name)
+                .with_context(|| {
+                    let names: Vec<_> = Platform::ALL.iter().map(|p| p.name()).collect();
+                    format!("--from {name:?}: not one of {}", names.join(", "))
+                })?
+                .mapping(),
+            None => Mapping::generic(),
+        };
+        for assignment in self.map {
+            mapping.add(assignment)?;
+        }
+        let products = match self.product_map {
+            Some(path) => ProductMap::read(
+                std::fs::File::open(path)
+                    .with_context(|| format!("cannot open {}", path.display()))?,
+            )?,
+            None => ProductMap::default(),
+        };
+        Ok(Options {
+            mapping,
+            default_language: self
+                .language
+                .map(Language::parse)
+                .transpose()
+                .context("--language")?,
+            products,
+        })
+    }
+}
+
+pub async fn import(comments: &Comments<SharedStore>, from: &ImportFrom<'_>) -> anyhow::Result<()> {
+    comments.ensure_table().await?;
+    let reader: Box<dyn BufRead + Send> = if from.file == Path::new("-") {
+        Box::new(BufReader::new(std::io::stdin()))
+    } else {
+        let handle = std::fs::File::open(from.file)
+            .with_context(|| format!("cannot open {}", from.file.display()))?;
+        Box::new(BufReader::new(handle))
+    };
+    let rows: Box<dyn Iterator<Item = Result<ImportRow, RowError>> + Send> = if from.is_csv() {
+        Box::new(CsvImport::new(reader, from.csv_options()?)?)
+    } else {
+        Box::new(ndjson_rows(reader))
+    };
+    let bar = progress_bar(None, "importing (rows)");
+    let mut reported = 0;
+    let mut report = |progress: &rave_import::Progress| {
+        bar.set_position(progress.rows_read);
+        for error in &progress.errors[reported..] {
+            bar.suspend(|| eprintln!("{error} (skipped)"));
+        }
+        reported = progress.errors.len();
+    };
+    let progress = match rave_import::run(comments, rows, from.skip_bad_lines, &mut report).await {
+        Ok(progress) => progress,
+        Err((error, progress)) => {
+            bar.abandon();
+            bail!(
+                "{error} ({} comments imported before it)",
+                progress.imported
+            );
+        }
+    };
     bar.finish_and_clear();
-    println!("imported {imported} comments, skipped {skipped} bad lines");
+    println!(
+        "imported {} comments, skipped {} bad lines, {} already there",
+        progress.imported, progress.skipped, progress.already_present
+    );
     Ok(())
 }
 
-/// Imports a batch; if the domain refuses it, finds the offending lines one
-/// by one so that each is reported with its number.
-async fn flush(
-    comments: &Comments<SharedStore>,
-    batch: &mut Vec<ImportComment>,
-    lines: &mut Vec<usize>,
-    skip_bad_lines: bool,
-    skipped: &mut u64,
-) -> anyhow::Result<u64> {
-    let entries = std::mem::take(batch);
-    let numbers = std::mem::take(lines);
-    if entries.is_empty() {
-        return Ok(0);
-    }
-    if comments.import(entries.clone()).await.is_ok() {
-        return Ok(entries.len() as u64);
-    }
-    let mut imported = 0;
-    for (entry, number) in entries.into_iter().zip(numbers) {
-        match comments.import(vec![entry]).await {
-            Ok(_) => imported += 1,
-            Err(error) if skip_bad_lines => {
-                eprintln!("line {number}: {error} (skipped)");
-                *skipped += 1;
-            }
-            Err(error) => bail!("line {number}: {error}"),
-        }
-    }
-    Ok(imported)
+/// The lines of an NDJSON import as rows (blank lines are no rows).
+fn ndjson_rows(
+    reader: impl BufRead + Send,
+) -> impl Iterator<Item = Result<ImportRow, RowError>> + Send {
+    reader
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.as_ref().map_or(true, |l| !l.trim().is_empty()))
+        .map(|(index, line)| {
+            let line_number = index as u64 + 1;
+            let failed = |error: anyhow::Error| RowError {
+                line: line_number,
+                field: None,
+                reason: format!("{error:#}"),
+            };
+            let text = line.map_err(|e| failed(e.into()))?;
+            serde_json::from_str::<Line>(&text)
+                .map_err(anyhow::Error::from)
+                .and_then(Line::into_import)
+                .map(|comment| ImportRow {
+                    line: line_number,
+                    comment,
+                })
+                .map_err(failed)
+        })
 }
 
 /// Where an export writes: the file, or standard output.
@@ -222,7 +259,16 @@ pub async fn export_author(
             .author_comments(author, MAX_PAGE_SIZE, cursor.as_deref())
             .await?;
         for comment in &page.items {
-            serde_json::to_writer(&mut out, comment)?;
+            // The data subject's own export is the one place their email
+            // (kept apart from the comment) is written.
+            let mut line = serde_json::to_value(comment)?;
+            if let (Some(email), Some(fields)) = (
+                comments.author_email(&comment.id).await?,
+                line.as_object_mut(),
+            ) {
+                fields.insert("email".into(), email.as_str().into());
+            }
+            serde_json::to_writer(&mut out, &line)?;
             out.write_all(b"\n")?;
             count += 1;
         }

@@ -95,7 +95,8 @@ enum Command {
     Serve(Box<ServeArgs>),
     /// Generate a deterministic data set (BENCH.md) into the store.
     Load(LoadArgs),
-    /// Import comments from NDJSON (one comment per line, as `export` writes them).
+    /// Import comments from NDJSON (one comment per line, as `export` writes
+    /// them) or from a review platform's CSV export (--from, --map).
     Import(ImportArgs),
     /// Export every comment as NDJSON.
     Export(ExportArgs),
@@ -394,11 +395,31 @@ struct LoadArgs {
 struct ImportArgs {
     #[command(flatten)]
     store: StoreArgs,
-    /// NDJSON file to read (`-` for standard input).
+    /// The file to read (`-` for standard input): rave's NDJSON, or with
+    /// --from or --map a CSV export.
     file: PathBuf,
     /// Report bad lines and go on, instead of stopping at the first one.
     #[arg(long, env = "RAVE_SKIP_BAD_LINES")]
     skip_bad_lines: bool,
+    /// The platform whose CSV export the file is: okendo, judgeme, yotpo
+    /// or shopify (Shopify's Product Reviews app). See docs/moving-to-rave.md.
+    #[arg(long, env = "RAVE_IMPORT_FROM")]
+    from: Option<String>,
+    /// A CSV column and the field it holds, COLUMN=FIELD (repeat): any CSV,
+    /// or columns --from's mapping lacks. Fields: author, email, rating,
+    /// title, body, date, language, product_id, handle, sku, reply,
+    /// reply_date, published, hidden, state, verified, image_urls,
+    /// review_id.
+    #[arg(long = "map", value_name = "COLUMN=FIELD")]
+    map: Vec<String>,
+    /// The language of rows that name none and whose text gives none
+    /// reliably (a CSV import detects it from the text).
+    #[arg(long, env = "RAVE_IMPORT_LANGUAGE")]
+    language: Option<String>,
+    /// A CSV of `identifier,product_id` lines: the rave product of a
+    /// product id, handle or SKU of the export.
+    #[arg(long, env = "RAVE_IMPORT_PRODUCT_MAP")]
+    product_map: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -482,7 +503,18 @@ fn main() -> anyhow::Result<()> {
             Command::Load(args) => load(args).await,
             Command::Import(args) => {
                 let comments = open(&args.store, Moderation::Off)?;
-                io::import(&comments, &args.file, args.skip_bad_lines).await
+                io::import(
+                    &comments,
+                    &io::ImportFrom {
+                        file: &args.file,
+                        platform: args.from.as_deref(),
+                        map: &args.map,
+                        language: args.language.as_deref(),
+                        product_map: args.product_map.as_deref(),
+                        skip_bad_lines: args.skip_bad_lines,
+                    },
+                )
+                .await
             }
             Command::Export(args) => {
                 let comments = open(&args.store, Moderation::Off)?;

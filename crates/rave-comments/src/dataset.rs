@@ -222,6 +222,9 @@ impl Generator {
             reply: None,
             verified_purchase: false,
             votes,
+            source: None,
+            image_urls: Vec::new(),
+            email: None,
         }
     }
 }

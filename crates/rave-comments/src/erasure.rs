@@ -1,6 +1,7 @@
 //! Erasing an author's data: every comment whose author is exactly the
 //! given value, with everything in its partition (its votes; the merchant's
-//! reply lives on the comment item). Statistics, leaderboards and global
+//! reply lives on the comment item) and the personal data kept apart for it
+//! (`table::personal`: an imported email). Statistics, leaderboards and global
 //! aggregates follow through the change stream, as for any deletion, and the
 //! author's statistics item goes with the last counted comment.
 //!
@@ -19,7 +20,7 @@ use rave_store::{KeyCondition, Store, WriteRequest};
 use crate::access::TableAccess;
 use crate::error::Result;
 use crate::model::validate_author;
-use crate::table::{Index, comment, primary_key};
+use crate::table::{Index, comment, personal, primary_key};
 
 /// Index entries an erasure reads per request.
 const AUTHOR_PAGE: usize = 100;
@@ -55,9 +56,11 @@ impl<S: Store> Erasure<S> {
             input.exclusive_start_key = start.take();
             let page = self.access.query(input).await?;
             for entry in &page.items {
-                erased += self
-                    .erase_partition(&comment::id_of_key(entry)?.to_string())
-                    .await?;
+                let id = comment::id_of_key(entry)?.to_string();
+                // The personal data first: were the erasure cut short, the
+                // comment left would still lead a second erasure to it.
+                self.access.delete(personal::key(&id), None).await?;
+                erased += self.erase_partition(&id).await?;
             }
             match page.last_evaluated_key {
                 Some(key) => start = Some(key),

@@ -68,14 +68,14 @@ pub use listing::planner::{Plan, PlannedQuery, SizedBy, Skipped, Strategy};
 pub use listing::sort::Sort;
 pub use listing::{AuthorPage, ExportPosition, ListPage, ListRequest, QueuePage};
 pub use model::{
-    Comment, CommentPatch, DEFAULT_PAGE_SIZE, GlobalStats, Language, MAX_PAGE_SIZE, NewComment,
-    OrderId, ProductId, ProductRecord, Rating, Reply, Status, Timestamp, VoteCounts, Voter,
-    check_page_size,
+    Comment, CommentPatch, DEFAULT_PAGE_SIZE, Email, GlobalStats, Language, MAX_IMAGE_URLS,
+    MAX_PAGE_SIZE, NewComment, OrderId, ProductId, ProductRecord, Rating, Reply, Source, Status,
+    Timestamp, VoteCounts, Voter, check_page_size,
 };
 pub use statistics::{Leader, ProductStats, RatingCounts};
 pub use table::table_definition;
 pub use usage::Usage;
-pub use write::{Created, DEFAULT_IDEMPOTENCY_TTL, ImportComment, Moderation};
+pub use write::{Created, DEFAULT_IDEMPOTENCY_TTL, ImportComment, ImportOutcome, Moderation};
 
 use access::TableAccess;
 use aggregator::Aggregator;
@@ -279,10 +279,18 @@ impl<S: Store> Comments<S> {
 
     /// Writes many comments at once (BatchWriteItem, 25 per request), for
     /// loads and imports. An imported comment keeps its id when it has one,
-    /// so importing the same export twice writes the same items again.
-    /// Returns the ids, in input order.
-    pub async fn import(&self, batch: Vec<ImportComment>) -> Result<Vec<String>> {
+    /// and a comment whose id is stored already is left as it is: importing
+    /// the same export twice creates nothing the second time. Returns the
+    /// ids, in input order, and how many comments were created.
+    pub async fn import(&self, batch: Vec<ImportComment>) -> Result<ImportOutcome> {
         self.writes.import(batch).await
+    }
+
+    /// The email address kept apart for comment `id`'s author (an import
+    /// brought it), for the data subject's own export; `None` when there is
+    /// none. Nothing shown to anyone else reads it.
+    pub async fn author_email(&self, id: &str) -> Result<Option<Email>> {
+        self.writes.email(id).await
     }
 
     /// A page of a product's visible comments, newest first.
@@ -326,7 +334,8 @@ impl<S: Store> Comments<S> {
         self.listings.author_comments(author, limit, cursor).await
     }
 
-    /// Erases every comment of `author` with its votes and reply, and
+    /// Erases every comment of `author` with its votes, reply and the
+    /// personal data kept apart for it (an imported email), and
     /// returns how many comments there were; statistics follow through the
     /// change stream. Erasing again erases nothing and returns 0.
     pub async fn erase_author(&self, author: &str) -> Result<u64> {

@@ -150,7 +150,7 @@ impl Timestamp {
     const MIN_MS: i64 = 0;
     const MAX_MS: i64 = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
 
-    pub(crate) fn now() -> Timestamp {
+    pub fn now() -> Timestamp {
         let ms = (OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64;
         Timestamp(ms)
     }
@@ -245,6 +245,107 @@ pub struct Comment {
     /// The helpful and unhelpful votes counted so far (by the aggregator).
     #[serde(flatten)]
     pub votes: VoteCounts,
+    /// The review platform an imported comment came from; `None` for a
+    /// comment posted here. Not in the listing indexes' projection (their
+    /// quota of attributes is spent), so listings leave it out; a comment
+    /// read by id, an export and the change stream carry it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
+    /// Images that came with an imported review, kept as references
+    /// (absolute http(s) URLs, never fetched). Like `source`, not listed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub image_urls: Vec<String>,
+}
+
+/// Where an imported comment came from: the platform's short name, 1–32
+/// characters of `a-z 0-9 -` (`okendo`, `judgeme`, `csv`, ...).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct Source(String);
+
+impl Source {
+    pub fn parse(value: &str) -> Result<Source> {
+        let ok = (1..=32).contains(&value.len())
+            && value
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        if ok {
+            Ok(Source(value.to_owned()))
+        } else {
+            Err(invalid(
+                "source",
+                "must be 1-32 characters of a-z, 0-9 and '-'",
+            ))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// How many image references one comment keeps.
+pub const MAX_IMAGE_URLS: usize = 10;
+
+/// Checks an imported comment's image references: at most
+/// [`MAX_IMAGE_URLS`], each an absolute http(s) URL.
+pub(crate) fn validate_image_urls(urls: &[String]) -> Result<()> {
+    if urls.len() > MAX_IMAGE_URLS {
+        return Err(invalid(
+            "image_urls",
+            format!("at most {MAX_IMAGE_URLS} images per comment"),
+        ));
+    }
+    for url in urls {
+        validate_link(Some(url), "image_urls")?;
+    }
+    Ok(())
+}
+
+/// An email address kept for the author of an imported comment (to verify
+/// them and ask them for reviews), never shown: it lives in its own item
+/// (`table::personal`), apart from the comment. 3–254 characters with one
+/// `@` between non-empty parts, no spaces or control characters.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Email(String);
+
+impl Email {
+    pub fn parse(value: &str) -> Result<Email> {
+        let value = value.trim();
+        let well_formed = matches!(
+            value.split_once('@'),
+            Some((local, domain)) if !local.is_empty() && !domain.is_empty() && !domain.contains('@')
+        );
+        if (3..=254).contains(&value.chars().count())
+            && well_formed
+            && !value.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            Ok(Email(value.to_owned()))
+        } else {
+            Err(invalid(
+                "email",
+                "must be an email address such as ann@example.com",
+            ))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Never printed by accident: a log line or an error that debug-prints a
+/// value holding an address shows this instead.
+impl fmt::Debug for Email {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Email(<redacted>)")
+    }
 }
 
 /// How many voters found a comment helpful, and how many did not. The
@@ -404,6 +505,8 @@ impl ValidNewComment {
             reply: None,
             verified_purchase: false,
             votes: VoteCounts::default(),
+            source: None,
+            image_urls: Vec::new(),
         }
     }
 }

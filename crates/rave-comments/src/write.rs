@@ -24,6 +24,7 @@
 //! revision, as any change of a visible comment does, so pages' ETags
 //! follow).
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -34,10 +35,11 @@ use ulid::Ulid;
 use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
 use crate::model::{
-    Comment, CommentPatch, NewComment, OrderId, ProductId, Reply, Status, Timestamp, VoteCounts,
+    Comment, CommentPatch, Email, NewComment, OrderId, ProductId, Reply, Source, Status, Timestamp,
+    VoteCounts, validate_image_urls,
 };
 use crate::rules::{HookDecision, MODERATION_HOOK, ModerationHook, Rules, Verdict};
-use crate::table::{comment, idempotency, order};
+use crate::table::{comment, idempotency, order, personal};
 
 /// Whether new comments need a moderator's approval before they show.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -74,6 +76,21 @@ pub struct ImportComment {
     /// its votes still hold; into another, `reconcile` finds them without
     /// votes.
     pub votes: VoteCounts,
+    /// The platform the comment came from (a CSV import's `--from`).
+    pub source: Option<Source>,
+    /// Images that came with the review, kept as references.
+    pub image_urls: Vec<String>,
+    /// The author's email address: stored apart from the comment
+    /// (`table::personal`), never shown.
+    pub email: Option<Email>,
+}
+
+/// What an import did: the comments' ids in input order, and how many of
+/// them it created (the others were there already and were left alone).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportOutcome {
+    pub ids: Vec<String>,
+    pub created: usize,
 }
 
 /// How often a read-modify-write reads again when another write got in
@@ -404,9 +421,15 @@ impl<S: Store> Writes<S> {
         }
     }
 
-    pub(crate) async fn import(&self, batch: Vec<ImportComment>) -> Result<Vec<String>> {
-        let mut writes = Vec::with_capacity(batch.len());
-        let mut ids = Vec::with_capacity(batch.len());
+    /// Writes the comments of `batch` that are not stored yet, and leaves
+    /// alone those that are (an import of an existing id changes nothing, so
+    /// importing the same file twice, or again after an interrupted run,
+    /// creates only what is missing). The batch is checked whole before
+    /// anything is written. An author's email is written before the
+    /// comment, so no comment is ever stored without it (a crash in
+    /// between leaves the email alone, and the next run writes the comment).
+    pub(crate) async fn import(&self, batch: Vec<ImportComment>) -> Result<ImportOutcome> {
+        let mut comments = Vec::with_capacity(batch.len());
         for entry in batch {
             let product = ProductId::parse(&entry.product)?;
             let valid = entry.comment.validate()?;
@@ -430,25 +453,46 @@ impl<S: Store> Writes<S> {
                 }
                 None => self.new_id(Some(created_at))?.0,
             };
+            validate_image_urls(&entry.image_urls)?;
             let status = entry.status.unwrap_or(Status::Published);
             let mut comment = valid.into_comment(id.to_string(), product, created_at, status);
             comment.reply = entry.reply.map(Reply::validate).transpose()?;
             comment.verified_purchase = entry.verified_purchase;
             comment.votes = entry.votes;
-            writes.push(WriteRequest::Put(comment::encode(&comment, 1)));
-            ids.push(comment.id);
+            comment.source = entry.source;
+            comment.image_urls = entry.image_urls;
+            comments.push((comment, entry.email));
         }
-        let mut unique = ids.clone();
-        unique.sort();
-        unique.dedup();
-        if unique.len() != ids.len() {
-            return Err(CommentsError::Invalid {
-                field: "id",
-                message: "the same id appears twice in one batch".into(),
-            });
+        let ids: Vec<String> = comments.iter().map(|(c, _)| c.id.clone()).collect();
+        let distinct: HashSet<&String> = ids.iter().collect();
+        let keys: Vec<_> = distinct.into_iter().map(|id| comment::key(id)).collect();
+        let mut present: HashSet<String> = HashSet::new();
+        for item in self.access.get_many(&keys).await? {
+            present.insert(comment::id_of(&item)?.to_string());
         }
+        // A comment listed twice (a file holding the same review twice)
+        // is written once: the second is there already by then.
+        let (mut emails, mut writes) = (Vec::new(), Vec::new());
+        for (comment, email) in &comments {
+            if !present.insert(comment.id.clone()) {
+                continue;
+            }
+            if let Some(email) = email {
+                emails.push(WriteRequest::Put(personal::encode(&comment.id, email)));
+            }
+            writes.push(WriteRequest::Put(comment::encode(comment, 1)));
+        }
+        let created = writes.len();
+        self.access.write_many(emails).await?;
         self.access.write_many(writes).await?;
-        Ok(ids)
+        Ok(ImportOutcome { ids, created })
+    }
+
+    /// The personal data kept for comment `id`'s author, if any.
+    pub(crate) async fn email(&self, id: &str) -> Result<Option<Email>> {
+        let id = parse_id(id)?.to_string();
+        let (item, _) = self.access.get(personal::key(&id), true).await?;
+        Ok(item.as_ref().map(personal::decode).transpose()?)
     }
 }
 

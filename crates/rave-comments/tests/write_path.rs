@@ -670,3 +670,75 @@ async fn explain_shows_the_plan_and_its_cost() {
         page.plan.items_read
     );
 }
+
+fn imported(id: &str, body: &str, email: Option<&str>) -> ImportComment {
+    ImportComment {
+        product: "p1".into(),
+        id: Some(id.into()),
+        status: None,
+        comment: NewComment {
+            created_at: Some(
+                Timestamp::from_millis(ulid::Ulid::from_string(id).unwrap().timestamp_ms() as i64)
+                    .unwrap(),
+            ),
+            ..new_comment("en", 4, body)
+        },
+        reply: None,
+        verified_purchase: false,
+        votes: VoteCounts::default(),
+        source: Some(Source::parse("okendo").unwrap()),
+        image_urls: vec!["https://cdn.example.com/1.jpg".into()],
+        email: email.map(|e| Email::parse(e).unwrap()),
+    }
+}
+
+#[tokio::test]
+async fn an_import_of_an_existing_id_changes_nothing_and_creates_only_what_is_missing() {
+    let f = fixture(Moderation::Off).await;
+    let first = "01JD3X0000000000000000000A";
+    let second = "01JD3X0000000000000000000B";
+    let outcome = f
+        .comments
+        .import(vec![imported(first, "first", Some("ann@example.com"))])
+        .await
+        .unwrap();
+    assert_eq!(outcome.created, 1);
+    f.comments.approve(first).await.unwrap();
+    f.comments.set_reply(first, "Thanks").await.unwrap();
+    let before = f.comments.get(first).await.unwrap();
+    assert_eq!(before.source.as_ref().map(Source::as_str), Some("okendo"));
+    assert_eq!(before.image_urls, ["https://cdn.example.com/1.jpg"]);
+    // Again, with a changed text, a new comment and the same one twice.
+    let outcome = f
+        .comments
+        .import(vec![
+            imported(first, "changed", Some("other@example.com")),
+            imported(second, "second", None),
+            imported(second, "second", None),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(outcome.ids, [first, second, second]);
+    assert_eq!(outcome.created, 1);
+    assert_eq!(f.comments.get(first).await.unwrap(), before);
+    assert_eq!(
+        f.comments
+            .author_email(first)
+            .await
+            .unwrap()
+            .map(|e| e.as_str().to_owned()),
+        Some("ann@example.com".to_owned())
+    );
+    assert_eq!(f.comments.author_email(second).await.unwrap(), None);
+    let bad = ImportComment {
+        image_urls: vec!["javascript:alert(1)".into()],
+        ..imported("01JD3X0000000000000000000C", "x", None)
+    };
+    assert!(matches!(
+        f.comments.import(vec![bad]).await,
+        Err(CommentsError::Invalid {
+            field: "image_urls",
+            ..
+        })
+    ));
+}

@@ -2,15 +2,16 @@
 //! aggregator's catch-up, nothing of the author remains — no comment item,
 //! no index entry (the author, product and verified listings, newest and
 //! most helpful first, show none),
-//! no author statistics — the other authors' comments and counts are as a
+//! no author statistics, no personal data kept apart (an imported email) —
+//! the other authors' comments and counts are as a
 //! recount says, `reconcile` finds no drift, and erasing again erases
 //! nothing.
 
 use std::collections::BTreeSet;
 
 use rave_comments::{
-    Comments, CommentsError, Filter, ImportComment, ListRequest, NewComment, OrderId, Sort, Status,
-    Timestamp, VoteCounts,
+    Comments, CommentsError, Email, Filter, ImportComment, ListRequest, NewComment, OrderId, Sort,
+    Status, Timestamp, VoteCounts,
 };
 use rave_store::{ChangeFeed, Store};
 
@@ -18,6 +19,8 @@ use crate::statistics::drain;
 
 /// An author value with the characters a key could trip over.
 pub const ERASED: &str = "Ann #1/de AUTHOR#x";
+/// The email an import kept apart for [`ERASED`]'s imported comment.
+const ERASED_EMAIL: &str = "ann@example.com";
 /// A prefix of [`ERASED`]: exact matching must keep it.
 pub const KEPT: &str = "Ann #1";
 
@@ -113,10 +116,18 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
             reply: None,
             verified_purchase: false,
             votes: Default::default(),
+            source: None,
+            image_urls: Vec::new(),
+            email: Some(Email::parse(ERASED_EMAIL).unwrap()),
         }])
         .await
         .unwrap();
-    erased_ids.extend(pending);
+    let imported_id = pending.ids[0].clone();
+    assert_eq!(
+        comments.author_email(&imported_id).await.unwrap(),
+        Some(Email::parse(ERASED_EMAIL).unwrap())
+    );
+    erased_ids.extend(pending.ids);
     let mut kept_ids = BTreeSet::new();
     for (author, product, rating) in [(KEPT, "p1", 5), ("bob", "p1", 4), ("bob", "p2", 5)] {
         let c = comments
@@ -156,6 +167,11 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
     drain(comments, feed).await;
 
     assert!(author_ids(comments, ERASED, 100).await.is_empty());
+    assert_eq!(
+        comments.author_email(&imported_id).await.unwrap(),
+        None,
+        "the personal data kept apart goes with the comment"
+    );
     for id in &erased_ids {
         assert!(matches!(
             comments.get(id).await,

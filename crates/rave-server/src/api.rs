@@ -178,6 +178,17 @@ pub(crate) struct CommentBody {
     /// Voters who did not find it helpful.
     #[schema(minimum = 0, example = 2)]
     pub unhelpful_votes: u64,
+    /// The review platform an imported comment came from (`okendo`,
+    /// `judgeme`, `yotpo`, `shopify`, `csv`). Shown when the comment is
+    /// read by id or by author and in exports; listings leave it out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "okendo")]
+    pub source: Option<String>,
+    /// Images that came with an imported review, as references (never
+    /// fetched). Shown where `source` is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(example = json!(["https://cdn.example.com/review/1.jpg"]))]
+    pub image_urls: Vec<String>,
 }
 
 /// One voter's vote on a comment.
@@ -241,6 +252,8 @@ impl From<Comment> for CommentBody {
             verified_purchase: c.verified_purchase,
             helpful_votes: c.votes.helpful,
             unhelpful_votes: c.votes.unhelpful,
+            source: c.source.map(|source| source.to_string()),
+            image_urls: c.image_urls,
         }
     }
 }

@@ -30,6 +30,7 @@ mod error;
 mod extract;
 pub mod feeds;
 mod health;
+mod imports;
 mod limiter;
 mod metrics;
 mod middleware;
@@ -150,6 +151,8 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
             pages::review::unsubscribe_form,
             pages::review::unsubscribe
         ))
+        .routes(routes!(imports::start_import))
+        .routes(routes!(imports::import_progress))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(routes::metrics))

@@ -93,6 +93,8 @@ pub struct ServerState {
     pub(crate) purchases: Option<PurchaseVerifier>,
     /// Listing answers nothing has changed since (`answers`).
     pub(crate) answers: Arc<answers::Answers>,
+    /// The CSV imports uploaded to this process (`imports`).
+    pub(crate) imports: Arc<crate::imports::Imports>,
     /// Origins whose pages may frame rave's pages; none by default.
     pub(crate) frame_ancestors: Vec<AllowedOrigin>,
     /// What `/readyz` looks at beyond the store and the aggregator.
@@ -134,6 +136,7 @@ impl AppState {
             webhooks: None,
             purchases: None,
             answers: Arc::default(),
+            imports: Arc::default(),
             frame_ancestors: Vec::new(),
             readiness: Readiness::default(),
             review_requests: None,

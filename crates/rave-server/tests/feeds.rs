@@ -375,7 +375,12 @@ async fn the_feed_holds_visible_and_spam_held_comments_and_nothing_else() {
     let mut verified = generator.next_comment();
     verified.product = "p".into();
     verified.verified_purchase = true;
-    let ids = s.comments.import(vec![awaiting, verified]).await.unwrap();
+    let ids = s
+        .comments
+        .import(vec![awaiting, verified])
+        .await
+        .unwrap()
+        .ids;
     let (awaiting, verified) = (ids[0].clone(), ids[1].clone());
 
     let dir = tempfile::tempdir().unwrap();

@@ -295,3 +295,44 @@ async fn the_openapi_document_lists_the_webhook_routes() {
         }
     }
 }
+
+/// An import's comments are announced like any others, and the payloads
+/// carry no reviewer's email (it lives apart from the comment).
+#[tokio::test]
+async fn imported_reviews_are_announced_without_their_emails() {
+    let server = start().await;
+    let (url, inbox) = receiver().await;
+    let (status, created) = server
+        .call(
+            Method::POST,
+            "/v1/admin/webhooks",
+            Some(json!({"url": url, "events": ["comment.created"]})),
+            true,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let upload = server
+        .client
+        .post(format!(
+            "{}/v1/admin/imports?from=okendo&language=en&product=gid://shopify/Product/7=plate-7&product=SKU-PLATE=plate",
+            server.base
+        ))
+        .bearer_auth(server::TOKEN)
+        .body(include_str!("../../rave-import/tests/fixtures/okendo.csv"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(upload.status(), StatusCode::ACCEPTED);
+    for _ in 0..200 {
+        if inbox.lock().unwrap().len() >= 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let received = inbox.lock().unwrap().clone();
+    assert_eq!(received.len(), 3, "one delivery per imported review");
+    for (_, body) in &received {
+        assert!(body.contains(r#""source":"okendo""#), "{body}");
+        assert!(!body.contains("@example.com"), "{body}");
+    }
+}

@@ -173,6 +173,8 @@ mod tests {
             reply: None,
             verified_purchase: false,
             votes: Default::default(),
+            source: None,
+            image_urls: Vec::new(),
         }
     }
 

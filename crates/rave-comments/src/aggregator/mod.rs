@@ -564,6 +564,8 @@ mod tests {
                 reply: None,
                 verified_purchase: false,
                 votes: VoteCounts::default(),
+                source: None,
+                image_urls: Vec::new(),
             },
             1,
         )

@@ -12,7 +12,9 @@ use ulid::Ulid;
 
 use super::keys::HELPFUL_SORT;
 use super::{GSISK, Index, Malformed, PK, text};
-use crate::model::{Comment, Language, ProductId, Rating, Reply, Status, Timestamp, VoteCounts};
+use crate::model::{
+    Comment, Language, ProductId, Rating, Reply, Source, Status, Timestamp, VoteCounts,
+};
 
 pub(super) const PREFIX: &str = "COMMENT#";
 /// Increases with every change of a comment; writes are conditional on it.
@@ -45,6 +47,12 @@ const AUTHOR_PARTITION_PREFIX: &str = "AUTHOR#";
 /// The vote counts, written by the aggregator; absent means zero.
 const HELPFUL_VOTES: &str = "helpful_votes";
 const UNHELPFUL_VOTES: &str = "unhelpful_votes";
+/// The platform an imported comment came from; absent on comments posted
+/// here. Not `LISTED`: the indexes' quota of included attributes is spent.
+const SOURCE: &str = "source";
+/// An imported comment's image references, a list of strings; absent when
+/// there are none. Not `LISTED`, like `source`.
+const IMAGE_URLS: &str = "image_urls";
 /// The sort key of the `helpful*` indexes: `<rank>#<created_at>#<id>`.
 /// Digits of a helpfulness rank: `round(score × 10⁹)` is at most 10⁹.
 const RANK_DIGITS: usize = 10;
@@ -255,8 +263,31 @@ pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
             set(name, AttributeValue::N(Number::from(count)));
         }
     }
+    if let Some(source) = &comment.source {
+        set(SOURCE, AttributeValue::s(source.as_str()));
+    }
+    if !comment.image_urls.is_empty() {
+        set(
+            IMAGE_URLS,
+            AttributeValue::L(comment.image_urls.iter().map(AttributeValue::s).collect()),
+        );
+    }
     set(VERSION, AttributeValue::N(Number::from(version)));
     item
+}
+
+/// The image references a comment item carries (none on an index entry,
+/// which does not project them).
+fn decode_image_urls(item: &(impl ItemView + ?Sized)) -> Result<Vec<String>, Malformed> {
+    match item.attribute(IMAGE_URLS) {
+        None => Ok(Vec::new()),
+        Some(AttributeRef::Other(AttributeValue::L(urls))) => urls
+            .iter()
+            .map(|url| url.as_s().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| Malformed::new(item, format!("{IMAGE_URLS} holds a non-string"))),
+        Some(_) => Err(Malformed::new(item, format!("{IMAGE_URLS} is not a list"))),
+    }
 }
 
 fn encode_reply(reply: &Reply) -> AttributeValue {
@@ -334,6 +365,16 @@ pub(crate) fn decode(item: &(impl ItemView + ?Sized)) -> Result<Comment, Malform
             helpful: vote_count(item, HELPFUL_VOTES)?,
             unhelpful: vote_count(item, UNHELPFUL_VOTES)?,
         },
+        source: match item.attribute(SOURCE) {
+            Some(value) => Some(
+                value
+                    .as_s()
+                    .and_then(|s| Source::parse(s).ok())
+                    .ok_or_else(|| bad(SOURCE))?,
+            ),
+            None => None,
+        },
+        image_urls: decode_image_urls(item)?,
     })
 }
 
@@ -472,6 +513,8 @@ mod tests {
             reply: None,
             verified_purchase: false,
             votes: VoteCounts::default(),
+            source: None,
+            image_urls: Vec::new(),
         }
     }
 
@@ -571,6 +614,26 @@ mod tests {
         assert!(LISTED.contains(&REPLY));
         assert_eq!(decode(&item).unwrap(), replied);
         assert!(!encode(&comment(Status::Published), 1).contains_key(REPLY));
+    }
+
+    #[test]
+    fn source_and_image_references_round_trip_and_stay_out_of_listings() {
+        let imported = Comment {
+            source: Some(Source::parse("okendo").unwrap()),
+            image_urls: vec![
+                "https://cdn.example.com/a.jpg".into(),
+                "https://cdn.example.com/b.jpg".into(),
+            ],
+            ..comment(Status::Published)
+        };
+        let item = encode(&imported, 1);
+        assert_eq!(decode(&item).unwrap(), imported);
+        assert!(!LISTED.contains(&SOURCE) && !LISTED.contains(&IMAGE_URLS));
+        let plain = encode(&comment(Status::Published), 1);
+        assert!(!plain.contains_key(SOURCE) && !plain.contains_key(IMAGE_URLS));
+        let mut broken = item.clone();
+        broken.insert(IMAGE_URLS.into(), AttributeValue::s("https://x"));
+        assert!(decode(&broken).unwrap_err().what.contains(IMAGE_URLS));
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //! | vote               | `COMMENT#<id>`        | `VOTE#<voter>`    | none                                                   |
 //! | idempotency record | `IDEMPOTENCY#<key>`   | `IDEMPOTENCY`     | none; expires (TTL attribute `expires_at`)             |
 //! | order verification | `ORDER#<p>#<order>`   | `ORDER`           | none                                                   |
+//! | personal data      | `PERSONAL#<id>`       | `PERSONAL`        | none (an imported author's email, never shown)         |
 //! | product statistics | `PRODUCT#<p>`         | `S`, `S#<lang>`   | while 5-star count > 0 (its leaderboard entry): GSIPK = `LEADERS[#<lang>]#<shard>`, GSISK = count (zero-padded) |
 //! | product record     | `PRODUCT#<p>`         | `PRODUCT`         | none                                                   |
 //! | author statistics  | `AUTHOR#<author>`     | `S`               | none                                                   |
@@ -85,6 +86,7 @@ pub(crate) mod idempotency;
 pub(crate) mod index;
 pub(crate) mod keys;
 pub(crate) mod order;
+pub(crate) mod personal;
 pub(crate) mod position;
 pub(crate) mod product;
 pub(crate) mod product_partition;
@@ -165,8 +167,8 @@ pub(crate) enum ItemKind {
     ProductStats,
     AuthorStats,
     Totals,
-    /// Idempotency records, aggregator positions and product records: no
-    /// statistic counts them.
+    /// Idempotency records, aggregator positions, product records and
+    /// personal data: no statistic counts them, no webhook reports them.
     Other,
 }
 

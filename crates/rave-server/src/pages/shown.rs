@@ -61,6 +61,8 @@ pub(super) mod tests {
             reply: None,
             verified_purchase: false,
             votes: Default::default(),
+            source: None,
+            image_urls: Vec::new(),
         }
     }
 

@@ -57,8 +57,9 @@ impl Params {
         Ok(Params { pairs, dialect })
     }
 
-    /// Every value of the parameter `name`, in the query's order.
-    fn all<'a>(&'a self, name: &str) -> Vec<&'a str> {
+    /// Every value of the parameter `name`, in the query's order (a
+    /// repeatable parameter's).
+    pub(crate) fn all<'a>(&'a self, name: &str) -> Vec<&'a str> {
         self.pairs
             .iter()
             .filter(|(n, _)| n == name)

@@ -1,0 +1,139 @@
+//! Which rave product a row is about. A row names its product by the
+//! shop's product id, its handle or a SKU; the product map
+//! (`--product-map`, a two-column CSV `identifier,product_id`) turns any of
+//! them into a rave product id, and a product id or handle that is a valid
+//! rave product id as it is needs no entry.
+
+use std::collections::HashMap;
+use std::io::Read;
+
+use rave_comments::ProductId;
+
+use crate::error::ImportError;
+
+#[derive(Debug, Clone, Default)]
+pub struct ProductMap {
+    products: HashMap<String, ProductId>,
+}
+
+/// How a row names its product (each may be absent).
+#[derive(Debug, Default)]
+pub(crate) struct ProductRef<'a> {
+    pub id: Option<&'a str>,
+    pub handle: Option<&'a str>,
+    pub sku: Option<&'a str>,
+}
+
+impl ProductMap {
+    /// Reads `identifier,product_id` lines (no header; `#` starts a
+    /// comment line). The identifier is a product id, handle or SKU as the
+    /// export writes it.
+    pub fn read(input: impl Read) -> Result<ProductMap, ImportError> {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .comment(Some(b'#'))
+            .flexible(true)
+            .trim(csv::Trim::All)
+            .from_reader(input);
+        let mut products = HashMap::new();
+        for record in reader.records() {
+            let record = record.map_err(|e| ImportError::ProductMap {
+                line: e.position().map_or(0, csv::Position::line),
+                reason: e.to_string(),
+            })?;
+            let line = record.position().map_or(0, csv::Position::line);
+            let (Some(identifier), Some(product), 2) = (record.get(0), record.get(1), record.len())
+            else {
+                return Err(ImportError::ProductMap {
+                    line,
+                    reason: "expected two columns: identifier,product_id".into(),
+                });
+            };
+            let product = ProductId::parse(product).map_err(|e| ImportError::ProductMap {
+                line,
+                reason: e.to_string(),
+            })?;
+            products.insert(identifier.to_owned(), product);
+        }
+        Ok(ProductMap { products })
+    }
+
+    /// Adds one entry: `identifier` (a product id, handle or SKU of the
+    /// export) is `product` here.
+    pub fn insert(&mut self, identifier: &str, product: ProductId) {
+        self.products.insert(identifier.to_owned(), product);
+    }
+
+    /// The rave product of a row: a mapped identifier (product id, then
+    /// handle, then SKU), else the product id or handle itself when it is a
+    /// valid rave product id.
+    pub(crate) fn resolve(&self, named: &ProductRef<'_>) -> Result<ProductId, String> {
+        let candidates = [named.id, named.handle, named.sku];
+        if let Some(product) = candidates
+            .iter()
+            .flatten()
+            .find_map(|identifier| self.products.get(*identifier))
+        {
+            return Ok(product.clone());
+        }
+        if let Some(product) = [named.id, named.handle]
+            .iter()
+            .flatten()
+            .find_map(|identifier| ProductId::parse(identifier).ok())
+        {
+            return Ok(product);
+        }
+        let given: Vec<String> = [
+            ("product id", named.id),
+            ("handle", named.handle),
+            ("sku", named.sku),
+        ]
+        .into_iter()
+        .filter_map(|(what, value)| value.map(|v| format!("{what} {v:?}")))
+        .collect();
+        Err(if given.is_empty() {
+            "the row names no product (product id, handle or SKU)".to_owned()
+        } else {
+            format!(
+                "{} is not a rave product id (1-64 of A-Z a-z 0-9 _ -) and not in --product-map",
+                given.join(", ")
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_resolve_through_the_map_or_as_they_are() {
+        let map =
+            ProductMap::read("# from,to\nSKU-1,mug\ngid://shopify/Product/7,plate\n".as_bytes())
+                .unwrap();
+        let resolve = |id, handle, sku| map.resolve(&ProductRef { id, handle, sku });
+        assert_eq!(resolve(None, None, Some("SKU-1")).unwrap().as_str(), "mug");
+        assert_eq!(
+            resolve(Some("gid://shopify/Product/7"), Some("blue-plate"), None)
+                .unwrap()
+                .as_str(),
+            "plate"
+        );
+        assert_eq!(
+            resolve(None, Some("blue-plate"), None).unwrap().as_str(),
+            "blue-plate"
+        );
+        assert!(
+            resolve(None, None, Some("SKU-2"))
+                .unwrap_err()
+                .contains("SKU-2")
+        );
+        assert!(resolve(None, None, None).is_err());
+        let bad = ProductMap::read("a,b,c\n".as_bytes()).unwrap_err();
+        assert!(
+            matches!(bad, ImportError::ProductMap { line: 1, .. }),
+            "{bad}"
+        );
+        assert!(ProductMap::read("a,b/c\n".as_bytes()).is_err());
+    }
+}

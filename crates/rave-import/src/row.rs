@@ -1,0 +1,230 @@
+//! One CSV record as one comment: its fields by the mapping's columns, its
+//! language (given, detected from its text, or the default), its product,
+//! its state, and the import key that makes its id the same on every
+//! import of the same file.
+
+use std::collections::HashMap;
+
+use rave_comments::{
+    Email, ImportComment, Language, NewComment, Reply, Source, Status, Timestamp, VoteCounts,
+};
+use sha2::{Digest, Sha256};
+use ulid::Ulid;
+
+use crate::error::{ImportError, RowError};
+use crate::options::Options;
+use crate::platform::{Field, Mapping};
+use crate::product::ProductRef;
+use crate::values;
+
+/// Where each mapped field is in the header.
+#[derive(Debug, Clone)]
+pub(crate) struct Columns {
+    at: HashMap<Field, usize>,
+}
+
+impl Columns {
+    /// For each field, the first of its mapped columns the header has.
+    pub(crate) fn resolve(
+        header: &csv::StringRecord,
+        mapping: &Mapping,
+    ) -> Result<Columns, ImportError> {
+        let position = |column: &str| header.iter().position(|h| h.trim() == column);
+        let mut at = HashMap::new();
+        for (column, field) in &mapping.columns {
+            if let Some(index) = position(column) {
+                at.entry(*field).or_insert(index);
+            }
+        }
+        for field in [Field::Author, Field::Rating, Field::Body, Field::Date] {
+            if !at.contains_key(&field) {
+                return Err(missing(mapping, field));
+            }
+        }
+        if ![Field::ProductId, Field::Handle, Field::Sku]
+            .iter()
+            .any(|field| at.contains_key(field))
+        {
+            return Err(missing(mapping, Field::ProductId));
+        }
+        Ok(Columns { at })
+    }
+}
+
+fn missing(mapping: &Mapping, field: Field) -> ImportError {
+    match mapping.columns.iter().find(|(_, mapped)| *mapped == field) {
+        Some((column, _)) => ImportError::MissingColumn {
+            column: column.clone(),
+            field: field.name(),
+            mapping: mapping.to_string(),
+        },
+        None => ImportError::Unmapped(field.name()),
+    }
+}
+
+/// The comment of one record (on `line`).
+pub(crate) fn comment_of(
+    record: &csv::StringRecord,
+    columns: &Columns,
+    options: &Options,
+    source: &Source,
+    line: u64,
+) -> Result<ImportComment, RowError> {
+    let fail = |field: Field, reason: String| RowError {
+        line,
+        field: Some(field.name()),
+        reason,
+    };
+    let cell = |field: Field| -> Option<&str> {
+        let index = *columns.at.get(&field)?;
+        record.get(index).map(str::trim).filter(|v| !v.is_empty())
+    };
+    let required = |field: Field| cell(field).ok_or_else(|| fail(field, "is empty".into()));
+
+    let author = required(Field::Author)?.to_owned();
+    let body = required(Field::Body)?.to_owned();
+    let rating = values::rating(required(Field::Rating)?).map_err(|e| fail(Field::Rating, e))?;
+    let created_at = values::date(required(Field::Date)?).map_err(|e| fail(Field::Date, e))?;
+    let title = cell(Field::Title).map(str::to_owned);
+    let product = options
+        .products
+        .resolve(&ProductRef {
+            id: cell(Field::ProductId),
+            handle: cell(Field::Handle),
+            sku: cell(Field::Sku),
+        })
+        .map_err(|e| fail(Field::ProductId, e))?;
+    let email = cell(Field::Email)
+        .map(Email::parse)
+        .transpose()
+        .map_err(|_| fail(Field::Email, "is not an email address".into()))?;
+    let language = language(cell(Field::Language), title.as_deref(), &body, options)
+        .map_err(|e| fail(Field::Language, e))?;
+    let shown = shown(&cell).map_err(|(field, e)| fail(field, e))?;
+    let reply = match cell(Field::Reply) {
+        Some(text) => {
+            let at = match cell(Field::ReplyDate) {
+                Some(date) => values::date(date).map_err(|e| fail(Field::ReplyDate, e))?,
+                None => created_at,
+            };
+            Some(Reply {
+                body: text.to_owned(),
+                created_at: at,
+                updated_at: at,
+            })
+        }
+        None => None,
+    };
+    let image_urls = cell(Field::ImageUrls)
+        .map(values::image_urls)
+        .unwrap_or_default();
+    let stars = rating.to_string();
+    let key_parts: Vec<&str> = match cell(Field::ReviewId) {
+        Some(review) => vec![source.as_str(), "review", review],
+        None => vec![
+            source.as_str(),
+            product.as_str(),
+            &author,
+            email.as_ref().map_or("", Email::as_str),
+            &body,
+            title.as_deref().unwrap_or(""),
+            &stars,
+        ],
+    };
+    let id = deterministic_id(created_at, &key_parts);
+    Ok(ImportComment {
+        product: product.as_str().to_owned(),
+        id: Some(id.to_string()),
+        status: Some(if shown {
+            Status::Published
+        } else {
+            Status::Pending
+        }),
+        comment: NewComment {
+            author,
+            language: language.as_str().to_owned(),
+            rating,
+            title,
+            body,
+            created_at: Some(created_at),
+        },
+        reply,
+        verified_purchase: cell(Field::Verified).is_some_and(values::verified),
+        votes: VoteCounts::default(),
+        source: Some(source.clone()),
+        image_urls,
+        email,
+    })
+}
+
+/// Whether the review is shown: a published flag, a hidden flag or a
+/// moderation state, whichever the export has; shown when it has none. A
+/// hidden review is imported pending: kept, counted nowhere, in the
+/// moderation queue.
+fn shown<'a>(cell: &impl Fn(Field) -> Option<&'a str>) -> Result<bool, (Field, String)> {
+    if let Some(published) = cell(Field::Published) {
+        return values::flag(published)
+            .map(|flag| flag.unwrap_or(true))
+            .map_err(|e| (Field::Published, e));
+    }
+    if let Some(hidden) = cell(Field::Hidden) {
+        return values::flag(hidden)
+            .map(|flag| !flag.unwrap_or(false))
+            .map_err(|e| (Field::Hidden, e));
+    }
+    Ok(cell(Field::State).is_none_or(|state| {
+        matches!(
+            state.to_ascii_lowercase().as_str(),
+            "published" | "approved"
+        )
+    }))
+}
+
+/// The row's language: the cell's (`en`, `en-US`, `pt_BR` read as their
+/// language), else the one detected reliably from the title and body, else
+/// `--language`.
+fn language(
+    given: Option<&str>,
+    title: Option<&str>,
+    body: &str,
+    options: &Options,
+) -> Result<Language, String> {
+    if let Some(given) = given {
+        let code = given
+            .split(['-', '_'])
+            .next()
+            .unwrap_or(given)
+            .to_ascii_lowercase();
+        return Language::parse(&code).map_err(|e| format!("{given:?}: {e}"));
+    }
+    let text = match title {
+        Some(title) => format!("{title}. {body}"),
+        None => body.to_owned(),
+    };
+    let detected = whatlang::detect(&text)
+        .filter(whatlang::Info::is_reliable)
+        .and_then(|info| isolang::Language::from_639_3(info.lang().code()))
+        .and_then(|language| language.to_639_1())
+        .and_then(|code| Language::parse(code).ok());
+    detected
+        .or_else(|| options.default_language.clone())
+        .ok_or_else(|| {
+            "none given and none detected reliably from the text (give --language)".to_owned()
+        })
+}
+
+/// A ULID whose time is the review's and whose random part is a hash of
+/// the row's import key: the same row always gets the same id. The key is
+/// the platform and the review's own id when the export has one, else the
+/// platform and the review's fields.
+fn deterministic_id(created_at: Timestamp, key: &[&str]) -> Ulid {
+    let mut hash = Sha256::new();
+    for part in key {
+        hash.update((part.len() as u64).to_be_bytes());
+        hash.update(part.as_bytes());
+    }
+    let digest = hash.finalize();
+    let mut random = [0u8; 16];
+    random[6..].copy_from_slice(&digest[..10]);
+    Ulid::from_parts(created_at.millis() as u64, u128::from_be_bytes(random))
+}

@@ -1,0 +1,153 @@
+//! Running an import: rows in batches into the domain, bad rows reported
+//! by line (fatal, or skipped), progress after every batch. The CSV import
+//! and rave's NDJSON import run through it alike.
+
+use rave_comments::{Comments, ImportComment};
+use rave_store::Store;
+
+use crate::error::RowError;
+use crate::input::ImportRow;
+
+/// Rows stored per call of the domain.
+pub const BATCH: usize = 500;
+/// Batches read ahead of the one being stored.
+const READ_AHEAD: usize = 2;
+/// Row errors a report keeps (the count goes on past them).
+pub const MAX_REPORTED_ERRORS: usize = 100;
+
+/// How far an import is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Rows read from the input, good or bad.
+    pub rows_read: u64,
+    /// Comments created.
+    pub imported: u64,
+    /// Rows whose comment was stored already (an earlier import of them).
+    pub already_present: u64,
+    /// Bad rows skipped.
+    pub skipped: u64,
+    /// The first [`MAX_REPORTED_ERRORS`] bad rows.
+    pub errors: Vec<RowError>,
+}
+
+/// An import stopped: a bad row (without `skip_bad_lines`) or the store.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0} (--skip-bad-lines goes on past bad lines)")]
+    BadRow(RowError),
+    #[error(transparent)]
+    Store(#[from] rave_comments::CommentsError),
+}
+
+/// Imports `rows` into `comments`, calling `report` after every batch.
+/// A fatal bad row stops the import before its batch is stored: the
+/// batches before it are (importing the file again once the row is fixed
+/// creates only the rest).
+///
+/// The rows are read and mapped on a blocking thread one batch ahead of
+/// the batch being stored, so reading a CSV (language detection included)
+/// overlaps the store's writes instead of adding to them.
+pub async fn run<S: Store>(
+    comments: &Comments<S>,
+    rows: impl Iterator<Item = Result<ImportRow, RowError>> + Send + 'static,
+    skip_bad_lines: bool,
+    report: &mut (dyn FnMut(&Progress) + Send),
+) -> Result<Progress, (RunError, Progress)> {
+    let (batches, mut read) = tokio::sync::mpsc::channel(READ_AHEAD);
+    let reader = tokio::task::spawn_blocking(move || {
+        let mut rows = rows.peekable();
+        while rows.peek().is_some() {
+            let batch: Vec<_> = rows.by_ref().take(BATCH).collect();
+            // The receiver is gone when the import stopped: so does reading.
+            if batches.blocking_send(batch).is_err() {
+                return;
+            }
+        }
+    });
+    let mut progress = Progress::default();
+    let outcome = async {
+        while let Some(batch) = read.recv().await {
+            let mut good = Vec::with_capacity(batch.len());
+            for row in batch {
+                progress.rows_read += 1;
+                match row {
+                    Ok(row) => good.push(row),
+                    Err(error) => bad_row(&mut progress, error, skip_bad_lines)?,
+                }
+            }
+            flush(comments, good, skip_bad_lines, &mut progress).await?;
+            report(&progress);
+        }
+        Ok(())
+    }
+    .await;
+    drop(read);
+    // Reading stopped with the channel; a panic there is a bug to show.
+    if let Err(panic) = reader.await
+        && panic.is_panic()
+    {
+        std::panic::resume_unwind(panic.into_panic());
+    }
+    match outcome {
+        Ok(()) => {
+            report(&progress);
+            Ok(progress)
+        }
+        Err(stop) => Err((stop, progress)),
+    }
+}
+
+fn bad_row(progress: &mut Progress, error: RowError, skip: bool) -> Result<(), RunError> {
+    if !skip {
+        return Err(RunError::BadRow(error));
+    }
+    progress.skipped += 1;
+    if progress.errors.len() < MAX_REPORTED_ERRORS {
+        progress.errors.push(error);
+    }
+    Ok(())
+}
+
+/// Stores a batch; when the domain refuses it (a field it checks and the
+/// reading did not), stores its rows one by one so that each refused row
+/// is reported with its line.
+async fn flush<S: Store>(
+    comments: &Comments<S>,
+    rows: Vec<ImportRow>,
+    skip: bool,
+    progress: &mut Progress,
+) -> Result<(), RunError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let entries: Vec<ImportComment> = rows.iter().map(|row| row.comment.clone()).collect();
+    match comments.import(entries).await {
+        Ok(outcome) => {
+            count(progress, rows.len(), outcome.created);
+            return Ok(());
+        }
+        Err(rave_comments::CommentsError::Invalid { .. }) => {}
+        Err(error) => return Err(error.into()),
+    }
+    for row in rows {
+        match comments.import(vec![row.comment]).await {
+            Ok(outcome) => count(progress, 1, outcome.created),
+            Err(rave_comments::CommentsError::Invalid { field, message }) => bad_row(
+                progress,
+                RowError {
+                    line: row.line,
+                    field: Some(field),
+                    reason: message,
+                },
+                skip,
+            )?,
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Ok(())
+}
+
+fn count(progress: &mut Progress, rows: usize, created: usize) {
+    progress.imported += created as u64;
+    progress.already_present += (rows - created) as u64;
+}
