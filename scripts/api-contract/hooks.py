@@ -16,6 +16,12 @@ Likewise a webhook endpoint's URL is checked after DNS resolution (only
 public addresses may receive deliveries): a generated host name that does
 not resolve, or resolves to a private address, is refused (400, `detail`
 naming the url), which no schema can state either.
+
+An import's body is a CSV file whose header must hold the columns its
+mapping names (400, `detail` starting with `body:`), and its repeated
+`map` and `product` parameters must name known fields and valid product
+ids (`map:`, `product:`): a document types them as strings, as a CSV is
+text, and no schema states what a header must hold.
 """
 
 import schemathesis
@@ -32,5 +38,9 @@ def filter_failure(ctx, failure, case, response):
     except ValueError:
         return True
     if detail.startswith("cursor:") or detail.startswith("purchase_proof:"):
+        return False
+    if case.operation.path == "/v1/admin/imports" and detail.startswith(
+        ("body:", "map:", "product:")
+    ):
         return False
     return not (case.operation.path == "/v1/admin/webhooks" and detail.startswith("url:"))

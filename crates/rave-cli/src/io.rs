@@ -179,13 +179,11 @@ pub async fn import(comments: &Comments<SharedStore>, from: &ImportFrom<'_>) -> 
         Box::new(ndjson_rows(reader))
     };
     let bar = progress_bar(None, "importing (rows)");
-    let mut reported = 0;
     let mut report = |progress: &rave_import::Progress| {
         bar.set_position(progress.rows_read);
-        for error in &progress.errors[reported..] {
+        for error in &progress.latest_errors {
             bar.suspend(|| eprintln!("{error} (skipped)"));
         }
-        reported = progress.errors.len();
     };
     let progress = match rave_import::run(comments, rows, from.skip_bad_lines, &mut report).await {
         Ok(progress) => progress,

@@ -179,6 +179,10 @@ async fn platform_exports_import_once_and_their_emails_stay_private() {
     }
     let page: Value = serde_json::from_str(&public[3]).unwrap();
     assert!(page["items"].as_array().unwrap().len() >= 4);
+    // The product page and its fragment show the imported reviews.
+    for html in [&public[7], &public[8]] {
+        assert!(html.contains("Sturdy mug, keeps coffee hot."), "{html}");
+    }
     for id in &ids {
         let (status, body) = get(&client, format!("{base}/v1/comments/{id}")).await;
         assert!(status.is_success());

@@ -428,6 +428,12 @@ impl<S: Store> Writes<S> {
     /// anything is written. An author's email is written before the
     /// comment, so no comment is ever stored without it (a crash in
     /// between leaves the email alone, and the next run writes the comment).
+    ///
+    /// Which ids are stored is read (BatchGetItem, consistent) before the
+    /// batch is written (BatchWriteItem, which takes no conditions): a
+    /// comment created by someone else between the two is written over,
+    /// which only a second import of the same rows racing this one can do,
+    /// and it writes the same items.
     pub(crate) async fn import(&self, batch: Vec<ImportComment>) -> Result<ImportOutcome> {
         let mut comments = Vec::with_capacity(batch.len());
         for entry in batch {

@@ -28,6 +28,9 @@ pub struct Progress {
     pub skipped: u64,
     /// The first [`MAX_REPORTED_ERRORS`] bad rows.
     pub errors: Vec<RowError>,
+    /// Every bad row skipped since the last report (for a caller that
+    /// prints each).
+    pub latest_errors: Vec<RowError>,
 }
 
 /// An import stopped: a bad row (without `skip_bad_lines`) or the store.
@@ -67,6 +70,7 @@ pub async fn run<S: Store>(
     let mut progress = Progress::default();
     let outcome = async {
         while let Some(batch) = read.recv().await {
+            progress.latest_errors.clear();
             let mut good = Vec::with_capacity(batch.len());
             for row in batch {
                 progress.rows_read += 1;
@@ -89,10 +93,7 @@ pub async fn run<S: Store>(
         std::panic::resume_unwind(panic.into_panic());
     }
     match outcome {
-        Ok(()) => {
-            report(&progress);
-            Ok(progress)
-        }
+        Ok(()) => Ok(progress),
         Err(stop) => Err((stop, progress)),
     }
 }
@@ -103,8 +104,9 @@ fn bad_row(progress: &mut Progress, error: RowError, skip: bool) -> Result<(), R
     }
     progress.skipped += 1;
     if progress.errors.len() < MAX_REPORTED_ERRORS {
-        progress.errors.push(error);
+        progress.errors.push(error.clone());
     }
+    progress.latest_errors.push(error);
     Ok(())
 }
 

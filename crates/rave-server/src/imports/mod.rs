@@ -66,7 +66,9 @@ fn options(raw: Option<&str>) -> ApiResult<(Options, bool)> {
         let (identifier, product) = entry.split_once('=').ok_or_else(|| {
             ApiError::bad_request(format!("product: {entry:?} is not IDENTIFIER=PRODUCT_ID"))
         })?;
-        products.insert(identifier, ProductId::parse(product)?);
+        let product = ProductId::parse(product)
+            .map_err(|e| ApiError::bad_request(format!("product: {entry:?}: {e}")))?;
+        products.insert(identifier, product);
     }
     let default_language = params.value("language")?.map(Language::parse).transpose()?;
     Ok((
@@ -84,11 +86,11 @@ fn options(raw: Option<&str>) -> ApiResult<(Options, bool)> {
     path = "/v1/admin/imports",
     tag = "admin",
     summary = "Import a review platform's CSV export (scope import)",
-    description = "The body is the CSV file as the platform exported it (UTF-8, with or without a byte order mark; `,`, `;` or tab separators). The import runs in the background; the answer names the job to follow. Importing the same file again creates nothing: each row's comment id is derived from the row. A header the mapping cannot read is refused before anything is written. Reviewers' emails are kept apart from the comments and never shown.",
+    description = "The body is the CSV file as the platform exported it (UTF-8, with or without a byte order mark; `,`, `;` or tab separators). The import runs in the background; the answer names the job to follow. Importing the same file again creates nothing: each row's comment id is derived from the row. A header the mapping cannot read is refused before anything is written (400, `detail` starting with `body:`). Reviewers' emails are kept apart from the comments and never shown.",
     params(
-        ("from" = Option<String>, Query, description = "The platform: okendo, judgeme, yotpo or shopify; absent: a generic CSV mapped by `map`"),
+        ("from" = Option<String>, Query, pattern = r"^(okendo|judgeme|yotpo|shopify)$", description = "The platform: okendo, judgeme, yotpo or shopify; absent: a generic CSV mapped by `map`"),
         ("map" = Option<Vec<String>>, Query, description = "COLUMN=FIELD, repeatable: author, email, rating, title, body, date, language, product_id, handle, sku, reply, reply_date, published, hidden, state, verified, image_urls, review_id"),
-        ("language" = Option<String>, Query, description = "The language of rows that name none and whose text gives none reliably"),
+        ("language" = Option<String>, Query, pattern = r"^[a-z]{2,3}$", description = "The language of rows that name none and whose text gives none reliably"),
         ("product" = Option<Vec<String>>, Query, description = "IDENTIFIER=PRODUCT_ID, repeatable: the rave product of an export's product id, handle or SKU"),
         ("skip_bad_lines" = Option<bool>, Query, description = "Skip bad rows (reported by line) instead of stopping at the first"),
     ),
@@ -120,7 +122,7 @@ pub(crate) async fn start_import(
         })?;
     let source = options.mapping.source.clone();
     let rows = CsvImport::new(Cursor::new(upload), options)
-        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        .map_err(|e| ApiError::bad_request(format!("body: {e}")))?;
     state.comments.ensure_table().await?;
     let job = state.imports.start(&source)?;
     let job_id = lock(&job).id.clone();
