@@ -207,7 +207,7 @@ impl<S: Store> Comments<S> {
         idempotency_key: Option<&str>,
     ) -> Result<Created> {
         self.writes
-            .create(product, new, idempotency_key, None)
+            .create(product, new, idempotency_key, None, None)
             .await
     }
 
@@ -223,7 +223,27 @@ impl<S: Store> Comments<S> {
         order: &OrderId,
     ) -> Result<Created> {
         self.writes
-            .create(product, new, idempotency_key, Some(order))
+            .create(product, new, idempotency_key, Some(order), None)
+            .await
+    }
+
+    /// [`Comments::create_verified`] of a review posted through the link of
+    /// a review request: its source is [`Source::review_request`] (Google's
+    /// feed calls it collected `post_fulfillment`).
+    pub async fn create_requested(
+        &self,
+        product: &str,
+        new: NewComment,
+        order: &OrderId,
+    ) -> Result<Created> {
+        self.writes
+            .create(
+                product,
+                new,
+                None,
+                Some(order),
+                Some(Source::review_request()),
+            )
             .await
     }
 

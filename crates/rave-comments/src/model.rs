@@ -245,8 +245,9 @@ pub struct Comment {
     /// The helpful and unhelpful votes counted so far (by the aggregator).
     #[serde(flatten)]
     pub votes: VoteCounts,
-    /// The review platform an imported comment came from; `None` for a
-    /// comment posted here. Not in the listing indexes' projection (their
+    /// Where the comment came from: an import's platform, or
+    /// `review-request`; `None` for a comment posted through the API or a
+    /// page. Not in the listing indexes' projection (their
     /// quota of attributes is spent), so listings leave it out; a comment
     /// read by id, an export and the change stream carry it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -257,8 +258,10 @@ pub struct Comment {
     pub image_urls: Vec<String>,
 }
 
-/// Where an imported comment came from: the platform's short name, 1–32
-/// characters of `a-z 0-9 -` (`okendo`, `judgeme`, `csv`, ...).
+/// Where a comment came from, when not from rave's own form: an import's
+/// platform, by its short name, 1–32 characters of `a-z 0-9 -` (`okendo`,
+/// `judgeme`, `csv`, ...), or `review-request` for a review posted through
+/// the link of a review request.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(transparent)]
 pub struct Source(String);
@@ -281,6 +284,15 @@ impl Source {
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// A review posted through the link a review request carried.
+    pub fn review_request() -> Source {
+        Source("review-request".to_owned())
+    }
+
+    pub fn is_review_request(&self) -> bool {
+        self.0 == "review-request"
     }
 }
 

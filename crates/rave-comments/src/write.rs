@@ -166,6 +166,7 @@ impl<S: Store> Writes<S> {
         new: NewComment,
         idempotency_key: Option<&str>,
         purchase: Option<&OrderId>,
+        source: Option<Source>,
     ) -> Result<Created> {
         let product = ProductId::parse(product)?;
         let valid = new.validate()?;
@@ -198,6 +199,7 @@ impl<S: Store> Writes<S> {
         };
         let mut comment = valid.into_comment(id.to_string(), product.clone(), created_at, status);
         comment.verified_purchase = purchase.is_some();
+        comment.source = source;
         let verdict = match (&self.hook, verdict) {
             (Some(hook), Verdict::Pass) if public => match hook.decide(&comment).await {
                 Ok(HookDecision::Publish) => Verdict::Pass,

@@ -9,6 +9,7 @@ use rave_requests::{
     Catalog, Channel, Links, LookupFuture, ManualClock, RequestMessage, Requests, Schedule,
     Scheduler, SendFuture,
 };
+use rave_server::feeds::FeedSite;
 use rave_server::{ReviewRequests, ServerConfig};
 use rave_store::SharedStore;
 use reqwest::{Method, StatusCode};
@@ -73,10 +74,12 @@ async fn world() -> World {
             ));
             requests.ensure_table().await.unwrap();
             *made.lock().unwrap() = Some(requests.clone());
-            let state = state.with_review_requests(ReviewRequests {
-                requests,
-                links: links.clone(),
-            });
+            let state = state
+                .with_review_requests(ReviewRequests {
+                    requests,
+                    links: links.clone(),
+                })
+                .with_feed_site(FeedSite::new("https://reviews.shop.example", None).unwrap());
             (state, None)
         },
     )
@@ -197,6 +200,30 @@ async fn an_order_becomes_a_request_whose_link_posts_a_verified_review() {
     assert_eq!(comments.len(), 1);
     assert_eq!(comments[0]["verified_purchase"], true);
     assert_eq!(comments[0]["author"], "Anna E.");
+    let id = comments[0]["id"].as_str().unwrap();
+    let (_, comment) = w
+        .server
+        .call(Method::GET, &format!("/v1/comments/{id}"), None, false)
+        .await;
+    assert_eq!(comment["source"], "review-request");
+    let feed = w
+        .server
+        .client
+        .get(format!(
+            "{}/v1/feeds/google-product-reviews.xml",
+            w.server.base
+        ))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        feed.contains("<collection_method>post_fulfillment</collection_method>"),
+        "{feed}"
+    );
 
     // Reviewed: no reminder.
     w.clock.set(T0 + 13 * DAY);

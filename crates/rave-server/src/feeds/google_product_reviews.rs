@@ -10,8 +10,9 @@
 //! approval without a rule's verdict (pre-moderation) are not published yet
 //! and stay out; rejected and erased comments no longer exist. Each review
 //! carries the comment's id, author, time, title, text, rating,
-//! `is_verified_purchase`, `collection_method` `unsolicited` (rave does not
-//! ask for reviews yet) and its product: name, identifiers (GTINs, MPNs,
+//! `is_verified_purchase`, `collection_method` (`post_fulfillment` for a
+//! review posted through a review request's link, else `unsolicited`) and
+//! its product: name, identifiers (GTINs, MPNs,
 //! SKUs, brand) and page. The merchant's reply is not part of a review.
 //! `is_incentivized_review` is left out: rave does not know whether a
 //! review was incentivized. `review_url` (type `singleton`) is the
@@ -220,7 +221,11 @@ fn review(
             Ok(())
         })?;
         element(xml, "is_spam", bool_text(spam))?;
-        element(xml, "collection_method", "unsolicited")
+        let collected = match &comment.source {
+            Some(source) if source.is_review_request() => "post_fulfillment",
+            _ => "unsolicited",
+        };
+        element(xml, "collection_method", collected)
     })?;
     Ok(())
 }

@@ -230,7 +230,7 @@ pub(crate) async fn post_review(
     let order_id = OrderId::parse(&order.id)?;
     let created = match state
         .comments
-        .create_verified(&form.product, new, None, &order_id)
+        .create_requested(&form.product, new, &order_id)
         .await
     {
         Ok(created) => created,
