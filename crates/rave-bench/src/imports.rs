@@ -1,4 +1,4 @@
-//! B12: `rave import` of the same reviews as a shop's CSV export and as
+//! B5 (its CSV row): `rave import` of the same reviews as a shop's CSV export and as
 //! rave's NDJSON, in the same run: what reading a CSV and mapping it
 //! (separator detection, dates, the deterministic ids) costs beside
 //! storing, and what detecting the language from the text adds.
@@ -85,7 +85,7 @@ pub fn csv_against_ndjson(rave: &Path, loaded: &Path, dir: &Path) -> anyhow::Res
     let [ndjson_rate, csv_rate, detect_rate] = best.map(|took| per_second(count as f64, took));
     Ok(vec![
         Row::new(
-            "B12",
+            "B5",
             "`rave import` of a shop's CSV export (--map; language column) beside the same reviews as NDJSON, into an empty store",
             format!("CSV {}/s", si(csv_rate)),
         )
@@ -96,7 +96,7 @@ pub fn csv_against_ndjson(rave: &Path, loaded: &Path, dir: &Path) -> anyhow::Res
         .ratio(csv_rate / ndjson_rate)
         .target("CSV within 10 % of NDJSON", csv_rate >= 0.9 * ndjson_rate),
         Row::new(
-            "B12",
+            "B5",
             "the same CSV without a language column: each language detected from the text (whatlang)",
             format!("CSV {}/s", si(detect_rate)),
         )

@@ -1,5 +1,5 @@
 //! The scenarios of BENCH.md, in the order the data allows: load (B5),
-//! imports of the loaded reviews as CSV and NDJSON (B12, `imports`),
+//! imports of the loaded reviews as CSV and NDJSON (B5's CSV row, `imports`),
 //! in-process reads and units (B1–B4, B10), then the HTTP service (B6–B9).
 
 use std::path::Path;
@@ -178,7 +178,7 @@ pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Ve
             aggregate_time * 5 <= load_time,
         ),
     );
-    println!("\n== B12: `rave import` of the same reviews as CSV and as NDJSON");
+    println!("\n== B5 (CSV): `rave import` of the same reviews as CSV and as NDJSON");
     rows.extend(crate::imports::csv_against_ndjson(rave, &rave_dir, dir)?);
     let sqlite_bytes = DiskUse::of_files(&sqlite::files(&sqlite_path))?;
     rows.push(
