@@ -3,9 +3,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rave_store::{
-    DeleteItemInput, GetItemInput, PutItemInput, QueryInput, ReturnValues, Store, StoreError,
-};
+use rave_store::{DeleteItemInput, GetItemInput, PutItemInput, QueryInput, ReturnValues, Store};
 use ulid::{Generator, Ulid};
 
 use crate::audit::{AuditPage, AuditQuery, Entry, NewEntry};
@@ -65,20 +63,9 @@ impl<S: Store> Access<S> {
 
     /// Creates the access table unless it exists.
     pub async fn ensure_table(&self) -> Result<()> {
-        match self.store.describe_table(&self.table).await {
-            Ok(_) => Ok(()),
-            Err(StoreError::ResourceNotFound(_)) => {
-                match self
-                    .store
-                    .create_table(table::table_definition(&self.table))
-                    .await
-                {
-                    Ok(()) | Err(StoreError::ResourceInUse(_)) => Ok(()),
-                    Err(e) => Err(e.into()),
-                }
-            }
-            Err(e) => Err(e.into()),
-        }
+        rave_store::ensure_table(&self.store, table::table_definition(&self.table))
+            .await
+            .map_err(Into::into)
     }
 
     fn next_id(&self) -> Result<Ulid> {

@@ -785,23 +785,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             Some(EngineFeed::open(engine.clone(), &args.store.table, aggregator::CONSUMER).await?)
         }
     };
-    let webhooks = args
-        .webhooks
-        .webhooks(SharedStore::new(engine.clone()), &args.store.table)
-        .await?;
-    let access = args
-        .audit
-        .open(SharedStore::new(engine.clone()), &args.store.table)
-        .await?;
-    let review_requests = args
-        .requests
-        .open(
-            SharedStore::new(engine.clone()),
-            &args.store.table,
-            args.feed.site()?.as_ref(),
-            &server_secret(&args.store)?,
-        )
-        .await?;
+    let SideTables {
+        webhooks,
+        access,
+        review_requests,
+    } = args.side_tables(SharedStore::new(engine.clone())).await?;
     let webhook_feed = match args.no_webhook_delivery {
         true => None,
         false => Some(webhook_feed(engine.clone(), &args.store.table, &webhooks).await?),
@@ -828,6 +816,33 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         api.stop().await?;
     }
     served
+}
+
+/// The tables beside the comments table that `serve` uses, each opened
+/// (and created if missing) by the crate that owns it.
+struct SideTables {
+    webhooks: Arc<rave_webhooks::Webhooks<SharedStore>>,
+    access: Arc<rave_access::Access<SharedStore>>,
+    review_requests: Option<rave_server::ReviewRequests>,
+}
+
+impl ServeArgs {
+    async fn side_tables(&self, store: SharedStore) -> anyhow::Result<SideTables> {
+        let table = &self.store.table;
+        Ok(SideTables {
+            webhooks: self.webhooks.webhooks(store.clone(), table).await?,
+            access: self.audit.open(store.clone(), table).await?,
+            review_requests: self
+                .requests
+                .open(
+                    store,
+                    table,
+                    self.feed.site()?.as_ref(),
+                    &server_secret(&self.store)?,
+                )
+                .await?,
+        })
+    }
 }
 
 /// What `serve` runs, over either backend.
@@ -1335,22 +1350,12 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
                 .with_concurrent_shards(args.dynamo.stream_readers.into()),
         ),
     };
-    let webhooks = args
-        .webhooks
-        .webhooks(SharedStore::new(store_handle.clone()), &args.store.table)
-        .await?;
-    let access = args
-        .audit
-        .open(SharedStore::new(store_handle.clone()), &args.store.table)
-        .await?;
-    let review_requests = args
-        .requests
-        .open(
-            SharedStore::new(store_handle.clone()),
-            &args.store.table,
-            args.feed.site()?.as_ref(),
-            &server_secret(&args.store)?,
-        )
+    let SideTables {
+        webhooks,
+        access,
+        review_requests,
+    } = args
+        .side_tables(SharedStore::new(store_handle.clone()))
         .await?;
     let webhook_feed = match args.no_webhook_delivery {
         true => None,

@@ -4,86 +4,20 @@
 //! verified purchase, and honours one-click unsubscribe.
 
 mod common;
+#[path = "../../rave-requests/tests/support/sink.rs"]
+mod sink;
 
-use std::net::TcpListener;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{RAVE, Server};
 use serde_json::{Value, json};
+use sink::{Sink, free_port};
 
-fn sink_python() -> String {
-    std::env::var("RAVE_SMTP_SINK_PYTHON").unwrap_or_else(|_| {
-        panic!(
-            "RAVE_SMTP_SINK_PYTHON must name a Python with aiosmtpd (scripts/test.sh installs it)"
-        )
-    })
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Sink(Child);
-
-impl Drop for Sink {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_sink(port: u16, maildir: &Path) -> Sink {
-    let child = Command::new(sink_python())
-        .args(["-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{port}")])
-        .args(["-c", "aiosmtpd.handlers.Mailbox"])
-        .arg(maildir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start aiosmtpd");
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "aiosmtpd did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Sink(child)
-}
-
-/// The messages the sink kept, as a mail client reads them.
-fn mail(maildir: &Path) -> Vec<Value> {
-    if !maildir.join("new").exists() {
-        return Vec::new();
-    }
-    let reader = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../rave-requests/tests/support/read_mail.py"
-    );
-    let output = Command::new(sink_python())
-        .arg(reader)
-        .arg(maildir)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    serde_json::from_slice::<Value>(&output.stdout)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
-}
-
-async fn wait_for_mail(maildir: &Path, count: usize) -> Vec<Value> {
+async fn wait_for_mail(sink: &Sink, count: usize) -> Vec<Value> {
     let started = Instant::now();
     loop {
-        let found = mail(maildir);
+        let found = sink.received();
         if found.len() >= count {
             return found;
         }
@@ -116,7 +50,7 @@ async fn an_order_is_mailed_its_link_posts_a_verified_review_and_unsubscribe_hol
     let dir = tempfile::tempdir().unwrap();
     let maildir = dir.path().join("mail");
     let smtp_port = free_port();
-    let _sink = start_sink(smtp_port, &maildir);
+    let sink = Sink::start(smtp_port, &maildir);
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
     let mut command = Command::new(RAVE);
@@ -148,7 +82,7 @@ async fn an_order_is_mailed_its_link_posts_a_verified_review_and_unsubscribe_hol
         .unwrap();
     assert_eq!(posted.status(), 201);
 
-    let mail_one = wait_for_mail(&maildir, 1).await;
+    let mail_one = wait_for_mail(&sink, 1).await;
     let text = mail_one[0]["text"].as_str().unwrap().to_owned();
     assert!(text.contains("Hola, Ana"), "{text}");
     let review_url = link_after(&text, &format!("{base}/review/")).to_owned();
@@ -191,7 +125,7 @@ async fn an_order_is_mailed_its_link_posts_a_verified_review_and_unsubscribe_hol
         .unwrap();
     assert_eq!(posted.status(), 201);
     tokio::time::sleep(Duration::from_secs(3)).await;
-    assert_eq!(mail(&maildir).len(), 1, "nothing after the unsubscribe");
+    assert_eq!(sink.received().len(), 1, "nothing after the unsubscribe");
     let skipped: Value = admin(client.get(format!("{base}/v1/admin/requests?status=skipped")))
         .send()
         .await

@@ -2,81 +2,20 @@
 //! keeps what it receives (scripts/test.sh installs it and names its
 //! Python in RAVE_SMTP_SINK_PYTHON), read back as a mail client reads it.
 
-use std::net::TcpListener;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+#[path = "support/sink.rs"]
+mod sink;
+
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use rave_engine::Engine;
 use rave_requests::{
     Catalog, Links, LookupFuture, ManualClock, Order, ProductLine, Requests, Schedule, Scheduler,
     SmtpChannel, Templates,
 };
-use serde_json::Value;
+use sink::{Sink, free_port};
 
 const DAY: u64 = 24 * 60 * 60 * 1000;
 const T0: u64 = 1_790_000_000_000;
-
-fn python() -> String {
-    std::env::var("RAVE_SMTP_SINK_PYTHON").unwrap_or_else(|_| {
-        panic!(
-            "RAVE_SMTP_SINK_PYTHON must name a Python with aiosmtpd (scripts/test.sh installs it)"
-        )
-    })
-}
-
-/// aiosmtpd on `port`, storing messages as a maildir under `dir`.
-struct Sink(Child);
-
-impl Sink {
-    fn start(port: u16, dir: &Path) -> Sink {
-        let child = Command::new(python())
-            .args(["-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{port}")])
-            .args(["-c", "aiosmtpd.handlers.Mailbox"])
-            .arg(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start aiosmtpd");
-        let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "aiosmtpd did not start"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Sink(child)
-    }
-}
-
-impl Drop for Sink {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn received(dir: &Path) -> Vec<Value> {
-    if !dir.join("new").exists() {
-        return Vec::new();
-    }
-    let output = Command::new(python())
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/support/read_mail.py"
-        ))
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    serde_json::from_slice::<Value>(&output.stdout)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
-}
 
 #[derive(Debug)]
 struct Names;
@@ -91,14 +30,6 @@ impl Catalog for Names {
             })
         })
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[tokio::test]
@@ -145,10 +76,10 @@ async fn a_request_and_a_reminder_arrive_in_the_orders_language_even_after_an_ou
     let pass = scheduler.run_due().await.unwrap();
     assert_eq!((pass.sent, pass.retried), (0, 1));
 
-    let _sink = Sink::start(port, &maildir);
+    let sink = Sink::start(port, &maildir);
     clock.advance(60_000);
     assert_eq!(scheduler.run_due().await.unwrap().sent, 1);
-    let mail = received(&maildir);
+    let mail = sink.received();
     assert_eq!(mail.len(), 1);
     let first = &mail[0];
     assert_eq!(first["to"], "Jonas Müller <jonas@example.de>");
@@ -177,7 +108,7 @@ async fn a_request_and_a_reminder_arrive_in_the_orders_language_even_after_an_ou
 
     clock.set(T0 + 14 * DAY);
     assert_eq!(scheduler.run_due().await.unwrap().sent, 1);
-    let mail = received(&maildir);
+    let mail = sink.received();
     assert_eq!(mail.len(), 2);
     assert!(
         mail[1]["subject"]
@@ -187,5 +118,5 @@ async fn a_request_and_a_reminder_arrive_in_the_orders_language_even_after_an_ou
     );
     clock.set(T0 + 30 * DAY);
     assert_eq!(scheduler.run_due().await.unwrap().sent, 0);
-    assert_eq!(received(&maildir).len(), 2);
+    assert_eq!(sink.received().len(), 2);
 }

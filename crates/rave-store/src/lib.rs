@@ -64,7 +64,7 @@ pub use schema::{
     empty_key_value, key_value_bytes, valid_time_to_live_attribute,
 };
 pub use shared::SharedStore;
-pub use store::Store;
+pub use store::{Store, ensure_table};
 pub use value::{
     AttributeType, AttributeValue, Item, MAX_ATTRIBUTE_NAME_BYTES, MAX_ITEM_SIZE, item_size,
     validate_attributes,

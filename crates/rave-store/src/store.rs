@@ -74,3 +74,19 @@ pub trait Store: Send + Sync + 'static {
         input: TransactWriteItemsInput,
     ) -> impl Future<Output = Result<TransactWriteItemsOutput>> + Send;
 }
+
+/// Creates `definition`'s table unless a table of that name exists (made
+/// by this process, another one, or an operator): what every owner of a
+/// table does at start.
+pub async fn ensure_table<S: Store>(store: &S, definition: TableDefinition) -> Result<()> {
+    match store.describe_table(&definition.name).await {
+        Ok(_) => Ok(()),
+        Err(crate::error::StoreError::ResourceNotFound(_)) => {
+            match store.create_table(definition).await {
+                Ok(()) | Err(crate::error::StoreError::ResourceInUse(_)) => Ok(()),
+                Err(e) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}

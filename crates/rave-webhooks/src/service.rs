@@ -70,20 +70,9 @@ impl<S: Store> Webhooks<S> {
 
     /// Creates the webhooks table unless it exists.
     pub async fn ensure_table(&self) -> Result<()> {
-        match self.store.describe_table(&self.table).await {
-            Ok(_) => Ok(()),
-            Err(StoreError::ResourceNotFound(_)) => {
-                match self
-                    .store
-                    .create_table(table::table_definition(&self.table))
-                    .await
-                {
-                    Ok(()) | Err(StoreError::ResourceInUse(_)) => Ok(()),
-                    Err(e) => Err(e.into()),
-                }
-            }
-            Err(e) => Err(e.into()),
-        }
+        rave_store::ensure_table(&self.store, table::table_definition(&self.table))
+            .await
+            .map_err(Into::into)
     }
 
     pub(crate) fn table(&self) -> &str {
