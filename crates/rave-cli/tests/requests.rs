@@ -60,8 +60,10 @@ async fn an_order_is_mailed_its_link_posts_a_verified_review_and_unsubscribe_hol
         .args(["--admin-token", "let-me-in", "--public-url", &base])
         .args(["--smtp-url", &format!("smtp://127.0.0.1:{smtp_port}")])
         .args(["--smtp-from", "Kettle & Co. <reviews@shop.example>"])
-        .args(["--request-delay-days", "0", "--request-poll-seconds", "1"]);
-    let server = Server::start(command);
+        .args(["--request-delay-days", "0", "--request-poll-seconds", "1"])
+        .env("RAVE_LOG", "debug");
+    let log_path = dir.path().join("rave.log");
+    let server = Server::start_logging(command, std::fs::File::create(&log_path).unwrap());
     let client = reqwest::Client::new();
     let admin = |request: reqwest::RequestBuilder| request.bearer_auth("let-me-in");
 
@@ -149,6 +151,9 @@ async fn an_order_is_mailed_its_link_posts_a_verified_review_and_unsubscribe_hol
     );
     assert!(metrics.contains("rave_review_requests_total{outcome=\"skipped\"} 1"));
     drop(server);
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(log.contains("rave is listening"), "the log was kept");
+    assert!(!log.contains("ana@example.es"), "no address in the log");
 }
 
 #[tokio::test]
