@@ -22,6 +22,10 @@ mapping names (400, `detail` starting with `body:`), and its repeated
 `map` and `product` parameters must name known fields and valid product
 ids (`map:`, `product:`): a document types them as strings, as a CSV is
 text, and no schema states what a header must hold.
+
+A GTIN ends in a GS1 check digit computed from the others: a generated
+GTIN of the right length is refused when its last digit is not that one
+(400, `detail` naming `gtins`), which a pattern cannot state.
 """
 
 import schemathesis
@@ -42,5 +46,7 @@ def filter_failure(ctx, failure, case, response):
     if case.operation.path == "/v1/admin/imports" and detail.startswith(
         ("body:", "map:", "product:")
     ):
+        return False
+    if case.operation.path == "/v1/products/{product_id}" and detail.startswith("gtins:"):
         return False
     return not (case.operation.path == "/v1/admin/webhooks" and detail.startswith("url:"))

@@ -212,9 +212,36 @@ impl<S: Store> Access<S> {
                 "is not a cursor this listing gave",
             ));
         }
+        if let (Some(since), Some(until)) = (query.since_ms, query.until_ms)
+            && since >= until
+        {
+            // An empty range: a key condition cannot state it (its bounds
+            // would cross), and nothing is in it.
+            return Ok(AuditPage {
+                entries: Vec::new(),
+                next: None,
+            });
+        }
+        let (lowest, highest) = (lowest_id(query), highest_id(query));
+        let mut after = after;
+        if query.target.is_none()
+            && let Some(id) = after
+        {
+            // A cursor outside the time range: nothing is older than one
+            // below it, and everything is older than one above it.
+            if lowest.as_deref().is_some_and(|lowest| id <= lowest) {
+                return Ok(AuditPage {
+                    entries: Vec::new(),
+                    next: None,
+                });
+            }
+            if highest.as_deref().is_some_and(|highest| id > highest) {
+                after = None;
+            }
+        }
         let (index, key_condition) = match &query.target {
             Some(target) => (Some(table::TARGET_INDEX), audit::of_target(target)),
-            None => (None, audit::range(lowest_id(query), highest_id(query))),
+            None => (None, audit::range(lowest, highest)),
         };
         let now_secs = now_ms() / 1000;
         let mut entries = Vec::new();

@@ -159,6 +159,35 @@ async fn the_trail_lists_newest_first_with_filters_and_cursors() {
         &|e| e.target.id == "c1",
     )
     .await;
+    check(
+        AuditQuery {
+            since_ms: Some(1_000),
+            until_ms: Some(1_000),
+            ..AuditQuery::default()
+        },
+        &|_| false,
+    )
+    .await;
+    check(
+        AuditQuery {
+            since_ms: Some(2_000),
+            until_ms: Some(1_000),
+            ..AuditQuery::default()
+        },
+        &|_| false,
+    )
+    .await;
+    // Cursors outside a time range: below it, nothing; above it, all of it.
+    let lowest = "00000000000000000000000000";
+    let highest = "7ZZZZZZZZZZZZZZZZZZZZZZZZZ";
+    let ranged = AuditQuery {
+        since_ms: Some(written[0].at_ms),
+        ..AuditQuery::default()
+    };
+    let below = access.audit(&ranged, 100, Some(lowest)).await.unwrap();
+    assert!(below.entries.is_empty());
+    let above = access.audit(&ranged, 100, Some(highest)).await.unwrap();
+    assert_eq!(above.entries.len(), 25);
     let middle = written[10].at_ms;
     check(
         AuditQuery {

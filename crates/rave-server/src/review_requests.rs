@@ -87,8 +87,8 @@ pub(crate) struct OrderBody {
         pattern = "^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$"
     )]
     pub locale: String,
-    /// RFC 3339 in UTC, within the last 90 days.
-    #[schema(pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,3})?Z$")]
+    /// Within the last 90 days.
+    #[schema(value_type = crate::api::UtcTime)]
     pub delivered_at: String,
     /// Products with a product record (`PUT /v1/products/{id}`).
     #[schema(min_items = 1, max_items = 50)]

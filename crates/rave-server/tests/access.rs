@@ -346,6 +346,7 @@ async fn every_staff_action_is_in_the_audit_trail() {
         "?limit=0",
         "?cursor=x",
         "?who=me",
+        "?actor=",
     ] {
         let (status, _) = s
             .call(Method::GET, &format!("/v1/admin/audit{bad}"), None, true)

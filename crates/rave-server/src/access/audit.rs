@@ -74,13 +74,13 @@ pub(crate) struct AuditPageBody {
     summary = "The audit trail, newest first (scope admin)",
     description = "Who (the token's name) did what, to which comment, author, product, webhook or token, when, and from which client. Entries are kept for the server's `--audit-retention-days` and cannot be edited or deleted through the API.",
     params(
-        ("actor" = Option<String>, Query, description = "Only this token name's actions"),
-        ("action" = Option<String>, Query, description = "Only this action, such as comment.approve"),
-        ("target" = Option<String>, Query, description = "Only actions on this target, as kind:id (comment:01J…, author:anna)"),
-        ("since" = Option<String>, Query, description = "Only entries at or after this RFC 3339 time"),
-        ("until" = Option<String>, Query, description = "Only entries before this RFC 3339 time"),
+        ("actor" = Option<String>, Query, min_length = 1, description = "Only this token name's actions"),
+        ("action" = Option<String>, Query, min_length = 1, description = "Only this action, such as comment.approve"),
+        ("target" = Option<String>, Query, pattern = r"^[^:]+:.+$", description = "Only actions on this target, as kind:id (comment:01J…, author:anna)"),
+        ("since" = Option<crate::api::UtcTime>, Query, description = "Only entries at or after this time"),
+        ("until" = Option<crate::api::UtcTime>, Query, description = "Only entries before this time"),
         ("limit" = Option<crate::api::PageSize>, Query, description = "1-100, default 20"),
-        ("cursor" = Option<String>, Query, description = "The next_cursor of the previous page, for the same query"),
+        ("cursor" = Option<String>, Query, pattern = "^[0-9A-HJKMNP-TV-Z]{26}$", description = "The next_cursor of the previous page, for the same query"),
     ),
     security(("access_token" = ["admin"])),
     responses(
@@ -111,10 +111,16 @@ pub(crate) async fn list_audit(
             )),
         })
         .transpose()?;
+    let named = |name: &str| -> ApiResult<Option<String>> {
+        match params.value(name)? {
+            Some("") => Err(ApiError::bad_request(format!("{name}: must not be empty"))),
+            value => Ok(value.map(str::to_owned)),
+        }
+    };
     let query = AuditQuery {
         target,
-        actor: params.value("actor")?.map(str::to_owned),
-        action: params.value("action")?.map(str::to_owned),
+        actor: named("actor")?,
+        action: named("action")?,
         since_ms: time_param(&params, "since")?,
         until_ms: time_param(&params, "until")?,
     };

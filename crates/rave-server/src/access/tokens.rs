@@ -64,7 +64,7 @@ pub(crate) struct NewTokenBody {
     #[schema(
         min_length = 1,
         max_length = 64,
-        pattern = r"^\S([^\x00-\x1f\x7f-\x9f]*\S)?$"
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f]([^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
     )]
     pub name: String,
     #[schema(min_items = 1)]

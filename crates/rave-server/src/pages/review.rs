@@ -48,6 +48,16 @@ fn document(status: StatusCode, title: &str, body: &str) -> Response {
         .into_response()
 }
 
+/// A page of a server that sends no review requests: its links lead
+/// nowhere.
+fn not_enabled() -> Response {
+    document(
+        StatusCode::NOT_FOUND,
+        "Not found",
+        "<p>This server sends no review requests.</p>",
+    )
+}
+
 /// A link that does not hold: 410 once expired, 404 otherwise.
 fn bad_link(error: RequestsError) -> ApiResult<Response> {
     match error {
@@ -152,7 +162,9 @@ pub(crate) async fn review_form(
     State(state): State<AppState>,
     Segment(token): Segment,
 ) -> ApiResult<Response> {
-    let review_requests = enabled(&state)?;
+    let Some(review_requests) = state.review_requests.as_ref() else {
+        return Ok(not_enabled());
+    };
     let order = match order_of(review_requests, &token).await? {
         Ok(order) => order,
         Err(page) => return Ok(page),
@@ -194,7 +206,9 @@ pub(crate) async fn post_review(
     Segment(token): Segment,
     form: Bytes,
 ) -> ApiResult<Response> {
-    let review_requests = enabled(&state)?;
+    let Some(review_requests) = state.review_requests.as_ref() else {
+        return Ok(not_enabled());
+    };
     let order = match order_of(review_requests, &token).await? {
         Ok(order) => order,
         Err(page) => return Ok(page),
@@ -271,7 +285,9 @@ pub(crate) async fn unsubscribe_form(
     State(state): State<AppState>,
     Segment(token): Segment,
 ) -> ApiResult<Response> {
-    let review_requests = enabled(&state)?;
+    let Some(review_requests) = state.review_requests.as_ref() else {
+        return Ok(not_enabled());
+    };
     if let Err(error) = review_requests.links.open_unsubscribe(&token) {
         return bad_link(error);
     }
@@ -300,7 +316,9 @@ pub(crate) async fn unsubscribe(
     State(state): State<AppState>,
     Segment(token): Segment,
 ) -> ApiResult<Response> {
-    let review_requests = enabled(&state)?;
+    let Some(review_requests) = state.review_requests.as_ref() else {
+        return Ok(not_enabled());
+    };
     let order_id = match review_requests.links.open_unsubscribe(&token) {
         Ok(order_id) => order_id,
         Err(error) => return bad_link(error),
