@@ -66,7 +66,8 @@ pub struct Scheduler<S> {
 
 /// How a claimed request ended.
 enum Outcome {
-    Sent,
+    /// Sent, asking about these products.
+    Sent(Vec<String>),
     Skipped(&'static str),
     Refused(String),
 }
@@ -144,8 +145,12 @@ impl<S: Store> Scheduler<S> {
         };
         let outcome = self.send(&claimed).await?;
         let mut request = claimed.request.clone();
+        let mut asked_about = Vec::new();
         match outcome {
-            Outcome::Sent => {
+            Outcome::Sent(products) => {
+                if kind == RequestKind::First {
+                    asked_about = products;
+                }
                 request.status = RequestStatus::Sent;
                 request.attempts += 1;
                 request.first_attempt_ms.get_or_insert(now);
@@ -175,7 +180,6 @@ impl<S: Store> Scheduler<S> {
                 }
             }
         }
-        let sent_first = request.status == RequestStatus::Sent && kind == RequestKind::First;
         let finished = StoredRequest {
             request,
             claim_until_ms: None,
@@ -188,11 +192,8 @@ impl<S: Store> Scheduler<S> {
                 "review requests: a claim ran out before its outcome was recorded"
             );
         }
-        if sent_first {
-            let order = self.requests.order(order_id).await?;
-            for product in order.iter().flat_map(|o| o.products.iter()) {
-                self.requests.count(product, table::REQUESTED).await?;
-            }
+        for product in &asked_about {
+            self.requests.count(product, table::REQUESTED).await?;
         }
         Ok(())
     }
@@ -246,7 +247,8 @@ impl<S: Store> Scheduler<S> {
     /// Sends a claimed request unless it is no longer wanted.
     async fn send(&self, claimed: &StoredRequest) -> Result<Outcome> {
         let request = &claimed.request;
-        let Some(order) = self.requests.order(&request.order_id).await? else {
+        let Some((order, reviewed)) = self.requests.order_with_reviews(&request.order_id).await?
+        else {
             return Ok(Outcome::Skipped("the order is gone"));
         };
         if self.requests.opted_out(&order.email).await? {
@@ -256,7 +258,6 @@ impl<S: Store> Scheduler<S> {
         if schedule.blocks_customer(&order.email) {
             return Ok(Outcome::Skipped("the customer is blocked"));
         }
-        let reviewed = self.requests.reviewed_products(&order.id).await?;
         if request.kind == RequestKind::Reminder && !reviewed.is_empty() {
             return Ok(Outcome::Skipped("the customer reviewed"));
         }
@@ -290,7 +291,7 @@ impl<S: Store> Scheduler<S> {
             products,
         };
         Ok(match self.channel.send(&message).await {
-            Ok(()) => Outcome::Sent,
+            Ok(()) => Outcome::Sent(message.products.into_iter().map(|p| p.id).collect()),
             Err(refused) => Outcome::Refused(refused.0),
         })
     }

@@ -277,15 +277,19 @@ impl<S: Store> Requests<S> {
         Ok(())
     }
 
-    /// The products of an order already reviewed through its link.
-    pub async fn reviewed_products(&self, order_id: &str) -> Result<Vec<String>> {
-        Ok(self
-            .order_items(order_id)
-            .await?
+    /// An order and the products of it already reviewed through its link,
+    /// from one read of the order's partition.
+    pub async fn order_with_reviews(&self, order_id: &str) -> Result<Option<(Order, Vec<String>)>> {
+        let items = self.order_items(order_id).await?;
+        let Some(order) = items.iter().find(|item| orders::is_order(item)) else {
+            return Ok(None);
+        };
+        let reviewed = items
             .iter()
             .filter_map(reviews::product_of)
             .map(str::to_owned)
-            .collect())
+            .collect();
+        Ok(Some((orders::decode(order)?, reviewed)))
     }
 
     /// Erases every order an author reviewed through (with its address,
@@ -333,13 +337,11 @@ impl<S: Store> Requests<S> {
         input.limit = Some(limit);
         input.exclusive_start_key = after.map(requests::start_after);
         let page = self.store.query(input).await?;
-        let mut found = Vec::new();
-        for item in &page.items {
-            let (order_id, kind) = requests::key_of(item)?;
-            if let Some(stored) = self.request(&order_id, kind).await? {
-                found.push(stored.request);
-            }
-        }
+        let found: Vec<Request> = page
+            .items
+            .iter()
+            .map(|item| requests::decode(item).map(|stored| stored.request))
+            .collect::<Result<_>>()?;
         let next = match page.last_evaluated_key {
             Some(_) => found.last().cloned(),
             None => None,

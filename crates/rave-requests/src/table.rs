@@ -15,8 +15,8 @@
 //!
 //! An order's partition holds everything about it, so cancelling or erasing
 //! an order is deleting one partition. `byStatus` lists requests by status
-//! in due order: the scheduler reads the `scheduled` partition up to now,
-//! the admin listing any status. An opt-out keeps only the SHA-256 digest
+//! in due order (projecting the whole request): the scheduler reads the
+//! `scheduled` partition up to now, the admin listing any status. An opt-out keeps only the SHA-256 digest
 //! of the address (lower-cased): enough to refuse it, nothing to read.
 //! A request carries a `version`, new with each write, that every change
 //! of it is conditional on: two servers never both claim it.
@@ -71,13 +71,13 @@ pub fn table_name(comments_table: &str) -> String {
 }
 
 pub(crate) fn table_definition(name: &str) -> TableDefinition {
-    let index = |name: &str, pk: &str, sk: &str| GlobalSecondaryIndex {
+    let index = |name: &str, pk: &str, sk: &str, projection| GlobalSecondaryIndex {
         name: name.into(),
         key_schema: KeySchema::new(
             KeyAttribute::new(pk, KeyType::S),
             Some(KeyAttribute::new(sk, KeyType::S)),
         ),
-        projection: Projection::KeysOnly,
+        projection,
     };
     TableDefinition {
         name: name.into(),
@@ -86,8 +86,10 @@ pub(crate) fn table_definition(name: &str) -> TableDefinition {
             Some(KeyAttribute::new(SK, KeyType::S)),
         ),
         global_secondary_indexes: vec![
-            index(STATUS_INDEX, STATUS_PK, STATUS_SK),
-            index(AUTHOR_INDEX, AUTHOR_PK, SK),
+            // A request is small: the listing reads it whole from the
+            // index (the scheduler still rereads what it claims).
+            index(STATUS_INDEX, STATUS_PK, STATUS_SK, Projection::All),
+            index(AUTHOR_INDEX, AUTHOR_PK, SK, Projection::KeysOnly),
         ],
         stream_enabled: false,
         time_to_live_attribute: None,

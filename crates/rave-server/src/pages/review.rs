@@ -23,7 +23,6 @@ use serde::Deserialize;
 use super::html::{STYLE, Text};
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::review_requests::enabled;
 use crate::routes::Segment;
 use crate::state::ReviewRequests;
 
@@ -75,31 +74,39 @@ fn bad_link(error: RequestsError) -> ApiResult<Response> {
     }
 }
 
-/// The order a review link names, or the page that says why not.
+/// The order a review link names with the products of it reviewed so far,
+/// or the page that says why not.
 async fn order_of(
     review_requests: &ReviewRequests,
     token: &str,
-) -> ApiResult<Result<Order, Response>> {
+) -> ApiResult<Result<(Order, Vec<String>), Response>> {
     let now = review_requests.requests.now_ms();
     let order_id = match review_requests.links.open_review(token, now) {
         Ok(order_id) => order_id,
         Err(error) => return bad_link(error).map(Err),
     };
-    Ok(match review_requests.requests.order(&order_id).await? {
-        Some(order) => Ok(order),
-        None => Err(document(
-            StatusCode::GONE,
-            "This order is no longer here",
-            "<p>It was cancelled or erased.</p>",
-        )),
-    })
+    Ok(
+        match review_requests
+            .requests
+            .order_with_reviews(&order_id)
+            .await?
+        {
+            Some(found) => Ok(found),
+            None => Err(document(
+                StatusCode::GONE,
+                "This order is no longer here",
+                "<p>It was cancelled or erased.</p>",
+            )),
+        },
+    )
 }
 
-async fn forms(state: &AppState, order: &Order, notice: &str) -> ApiResult<String> {
-    let reviewed = enabled(state)?
-        .requests
-        .reviewed_products(&order.id)
-        .await?;
+async fn forms(
+    state: &AppState,
+    order: &Order,
+    reviewed: &[String],
+    notice: &str,
+) -> ApiResult<String> {
     let mut body = String::new();
     if !notice.is_empty() {
         let _ = write!(
@@ -165,11 +172,11 @@ pub(crate) async fn review_form(
     let Some(review_requests) = state.review_requests.as_ref() else {
         return Ok(not_enabled());
     };
-    let order = match order_of(review_requests, &token).await? {
-        Ok(order) => order,
+    let (order, reviewed) = match order_of(review_requests, &token).await? {
+        Ok(found) => found,
         Err(page) => return Ok(page),
     };
-    let body = forms(&state, &order, "").await?;
+    let body = forms(&state, &order, &reviewed, "").await?;
     Ok(document(StatusCode::OK, "How was your order?", &body))
 }
 
@@ -209,8 +216,8 @@ pub(crate) async fn post_review(
     let Some(review_requests) = state.review_requests.as_ref() else {
         return Ok(not_enabled());
     };
-    let order = match order_of(review_requests, &token).await? {
-        Ok(order) => order,
+    let (order, mut reviewed) = match order_of(review_requests, &token).await? {
+        Ok(found) => found,
         Err(page) => return Ok(page),
     };
     let refused = |status, message: String| {
@@ -266,7 +273,14 @@ pub(crate) async fn post_review(
         .requests
         .record_review(&order.id, &form.product, &form.author, &created.comment.id)
         .await?;
-    let body = forms(&state, &order, "Thank you: your review is posted.").await?;
+    reviewed.push(form.product);
+    let body = forms(
+        &state,
+        &order,
+        &reviewed,
+        "Thank you: your review is posted.",
+    )
+    .await?;
     Ok(document(StatusCode::CREATED, "How was your order?", &body))
 }
 
