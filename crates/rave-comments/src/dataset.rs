@@ -224,6 +224,7 @@ impl Generator {
             votes,
             source: None,
             image_urls: Vec::new(),
+            incentivized: false,
             email: None,
         }
     }

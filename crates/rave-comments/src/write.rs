@@ -80,6 +80,8 @@ pub struct ImportComment {
     pub source: Option<Source>,
     /// Images that came with the review, kept as references.
     pub image_urls: Vec<String>,
+    /// Whether the review was written for a reward, as the export said.
+    pub incentivized: bool,
     /// The author's email address: stored apart from the comment
     /// (`table::personal`), never shown.
     pub email: Option<Email>,
@@ -469,6 +471,7 @@ impl<S: Store> Writes<S> {
             comment.votes = entry.votes;
             comment.source = entry.source;
             comment.image_urls = entry.image_urls;
+            comment.incentivized = entry.incentivized;
             comments.push((comment, entry.email));
         }
         let ids: Vec<String> = comments.iter().map(|(c, _)| c.id.clone()).collect();

@@ -688,6 +688,7 @@ fn imported(id: &str, body: &str, email: Option<&str>) -> ImportComment {
         votes: VoteCounts::default(),
         source: Some(Source::parse("okendo").unwrap()),
         image_urls: vec!["https://cdn.example.com/1.jpg".into()],
+        incentivized: false,
         email: email.map(|e| Email::parse(e).unwrap()),
     }
 }

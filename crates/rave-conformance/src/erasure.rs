@@ -118,6 +118,7 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
             votes: Default::default(),
             source: None,
             image_urls: Vec::new(),
+            incentivized: false,
             email: Some(Email::parse(ERASED_EMAIL).unwrap()),
         }])
         .await

@@ -153,6 +153,7 @@ pub(crate) fn comment_of(
         votes: VoteCounts::default(),
         source: Some(source.clone()),
         image_urls,
+        incentivized: false,
         email,
     })
 }
