@@ -387,7 +387,7 @@ impl<S: Store> Comments<S> {
     /// Sets a product's display name, page, image and identifiers. A SKU
     /// the record lists names this product from then on (see
     /// [`Comments::products_by_sku`]); a SKU another product's record lists
-    /// is refused (`Invalid`, field `skus`).
+    /// is refused (`Conflict`, naming the product).
     pub async fn put_product(&self, product: &str, record: ProductRecord) -> Result<()> {
         self.catalog.put_record(product, record).await
     }

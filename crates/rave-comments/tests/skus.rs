@@ -91,13 +91,10 @@ async fn a_sku_another_record_lists_is_refused_and_nothing_changes() {
         .await
         .unwrap_err();
     match &error {
-        CommentsError::Invalid { field, message } => {
-            assert_eq!(*field, "skus");
-            assert!(
-                message.starts_with("[1]: \"MUG-1\" is a SKU of product mug"),
-                "{message}"
-            );
-        }
+        CommentsError::Conflict(message) => assert!(
+            message.starts_with("skus: [1]: \"MUG-1\" is a SKU of product mug"),
+            "{message}"
+        ),
         other => panic!("{other:?}"),
     }
     // Nothing of the refused write is stored: neither the record nor the

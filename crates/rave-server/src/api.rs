@@ -645,7 +645,7 @@ pub struct PutProductBody {
     /// The shop's stock keeping units: at most 20, each 1-100 characters,
     /// not only spaces, no control characters. A SKU names one product
     /// (imports find the product by it): one that another product's record
-    /// lists is refused (400, naming the product).
+    /// lists is refused (409, naming the product).
     #[serde(default)]
     #[schema(max_items = 20, value_type = Vec<Sku>)]
     pub skus: Vec<String>,

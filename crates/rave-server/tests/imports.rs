@@ -186,7 +186,7 @@ async fn a_sku_finds_the_product_whose_record_lists_it() {
     let (status, problem) = s
         .call(Method::PUT, "/v1/products/blue-mug", Some(mug), true)
         .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{problem}");
+    assert_eq!(status, StatusCode::CONFLICT, "{problem}");
     let detail = problem["detail"].as_str().unwrap();
     assert!(
         detail.contains("skus") && detail.contains("\"SKU-PLATE\" is a SKU of product plate"),

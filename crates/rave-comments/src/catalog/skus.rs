@@ -7,9 +7,9 @@
 //! this product's), on the condition that the record is the one read: so
 //! the lookup items always match the stored records, and two writes of
 //! one product cannot leave a SKU pointing at a record that no longer
-//! lists it. A SKU another product holds is refused, naming the product;
-//! a write that lost a race reads again and tries again. A record stored
-//! before SKUs had lookup items gets them at its next write.
+//! lists it. A SKU another product holds is refused (`Conflict`, naming
+//! the product); a write that lost a race reads again and tries again. A
+//! record stored before SKUs had lookup items gets them at its next write.
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::SystemTime;
@@ -121,11 +121,8 @@ fn taken(record: &ProductRecord, sku: &Sku, holder: &ProductId) -> CommentsError
         .iter()
         .position(|s| s == sku.as_str())
         .unwrap_or_default();
-    CommentsError::Invalid {
-        field: "skus",
-        message: format!(
-            "[{at}]: {:?} is a SKU of product {holder}; remove it from that product's record first",
-            sku.as_str()
-        ),
-    }
+    CommentsError::Conflict(format!(
+        "skus: [{at}]: {:?} is a SKU of product {holder}; remove it from that product's record first",
+        sku.as_str()
+    ))
 }
