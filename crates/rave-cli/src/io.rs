@@ -226,10 +226,7 @@ fn ndjson_rows(
             serde_json::from_str::<Line>(&text)
                 .map_err(anyhow::Error::from)
                 .and_then(Line::into_import)
-                .map(|comment| ImportRow {
-                    line: line_number,
-                    comment,
-                })
+                .map(|comment| ImportRow::new(line_number, comment))
                 .map_err(failed)
         })
 }

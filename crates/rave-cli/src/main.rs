@@ -417,7 +417,9 @@ struct ImportArgs {
     #[arg(long, env = "RAVE_IMPORT_LANGUAGE")]
     language: Option<String>,
     /// A CSV of `identifier,product_id` lines: the rave product of a
-    /// product id, handle or SKU of the export.
+    /// product id, handle or SKU of the export. Not needed for a product id
+    /// or handle that is a rave product id, nor for a SKU a product
+    /// record lists.
     #[arg(long, env = "RAVE_IMPORT_PRODUCT_MAP")]
     product_map: Option<PathBuf>,
 }

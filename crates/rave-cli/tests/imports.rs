@@ -2,7 +2,8 @@
 //! export imports; a second import creates nothing; an import killed with
 //! SIGKILL and run again ends with exactly the file's reviews; statistics,
 //! the leaderboard and pages follow; and the reviewers' emails appear in
-//! no public answer, page, log line or export but the author's own.
+//! no public answer, page, log line or export but the author's own; a row
+//! named only by a SKU finds the product whose record lists it.
 
 mod common;
 
@@ -387,4 +388,62 @@ fn bad_csv_rows_are_reported_by_line_and_skipped_on_request() {
     assert_eq!(exported(data).0.len(), 2);
     let out = rave(&["import", "--data", data, "--from", "stamped-like", file]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("okendo, judgeme, yotpo, shopify"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sku_finds_its_product_through_the_product_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("store");
+    let data = data.to_str().unwrap();
+    // The shop's product records, set on the server.
+    let mut server = common::serve(Path::new(data), &["--admin-token", TOKEN]);
+    let put = reqwest::Client::new()
+        .put(format!("{}/v1/products/plate", server.base))
+        .bearer_auth(TOKEN)
+        .json(&serde_json::json!({"name": "Plate", "skus": ["PLATE-7/8"]}))
+        .send()
+        .await
+        .unwrap();
+    assert!(put.status().is_success(), "{}", put.text().await.unwrap());
+    assert_eq!(server.terminate().code(), Some(0));
+
+    let file = dir.path().join("by-sku.csv");
+    std::fs::write(
+        &file,
+        "name,body,productId,rating,sku,dateCreated\n\
+         Ann,Named by its SKU alone.,,5,PLATE-7/8,2024-01-02\n\
+         Bo,A SKU no record lists.,,4,NOPE-1,2024-01-03\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let args = [
+        "import",
+        "--data",
+        data,
+        "--from",
+        "okendo",
+        "--language",
+        "en",
+        file,
+    ];
+    let out = rave(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("line 3: sku: ") && stderr.contains("\"NOPE-1\""),
+        "{stderr}"
+    );
+    let skipping = [&args[..], &["--skip-bad-lines"]].concat();
+    let stdout = ok(&rave(&skipping));
+    assert!(
+        stdout.contains("imported 1 comments, skipped 1 bad lines"),
+        "{stdout}"
+    );
+    let (ids, export) = exported(data);
+    assert_eq!(ids.len(), 1);
+    assert!(export.contains(r#""product_id":"plate""#), "{export}");
+    // Again: the row found by its SKU is the same comment.
+    let stdout = ok(&rave(&skipping));
+    assert!(stdout.contains("imported 0 comments"), "{stdout}");
+    assert_eq!(exported(data).0, ids);
 }

@@ -6,14 +6,15 @@
 //! kept per product (at most 4,096) and reused while the product's revision,
 //! two point reads, is the one it was read at: the revision changes with
 //! every write of the product's statistics or record and never returns to
-//! an earlier value. The record's codec is `table::product`.
+//! an earlier value. The record's codec is `table::product`; `skus` writes
+//! it with its SKUs' lookup items and finds products by SKU.
+
+mod skus;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::SystemTime;
 
 use rave_store::Store;
-use ulid::Ulid;
 
 use crate::access::TableAccess;
 use crate::error::Result;
@@ -117,16 +118,12 @@ impl<S: Store> Catalog<S> {
         }
     }
 
-    /// Sets a product's record; every page of the product changes revision.
+    /// Sets a product's record (and its SKUs' lookup items); every page of
+    /// the product changes revision.
     pub(crate) async fn put_record(&self, product: &str, record: ProductRecord) -> Result<()> {
         let product_id = ProductId::parse(product)?;
         let record = record.validate()?;
-        let item = product::encode(
-            &product_id,
-            &record,
-            &Ulid::from_datetime(SystemTime::now()).to_string(),
-        );
-        Ok(self.access.put(item, None).await?)
+        self.write_record(&product_id, &record).await
     }
 
     /// Just the product's revision (as in its overview), from two point

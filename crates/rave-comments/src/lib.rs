@@ -19,7 +19,8 @@
 //!   the cursors: pages of a product's comments, the moderation queue, an
 //!   author's comments, export scans. The planner sizes its reads by the
 //!   counts `statistics` reads.
-//! * `catalog` — product records, and a product's record, statistics and
+//! * `catalog` — product records (with their SKUs' lookup items, which
+//!   find a product by SKU), and a product's record, statistics and
 //!   revision read together for its pages.
 //! * `aggregator` — applying the change stream to the statistics, and
 //!   reconciling them with a recount.
@@ -53,6 +54,7 @@ mod usage;
 mod votes;
 mod write;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -382,9 +384,17 @@ impl<S: Store> Comments<S> {
         self.statistics.product_stats(product, language).await
     }
 
-    /// Sets a product's display name, page and image.
+    /// Sets a product's display name, page, image and identifiers. A SKU
+    /// the record lists names this product from then on (see
+    /// [`Comments::products_by_sku`]); a SKU another product's record lists
+    /// is refused (`Conflict`, naming the product).
     pub async fn put_product(&self, product: &str, record: ProductRecord) -> Result<()> {
         self.catalog.put_record(product, record).await
+    }
+
+    /// The product whose record lists each of `skus`, for those one does.
+    pub async fn products_by_sku(&self, skus: &[&str]) -> Result<HashMap<String, ProductId>> {
+        self.catalog.products_by_sku(skus).await
     }
 
     /// A product's record, statistics (overall and per language) and

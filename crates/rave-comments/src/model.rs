@@ -632,7 +632,7 @@ impl ProductRecord {
             gtin_check(gtin).map_err(|problem| format!("{gtin:?} {problem}"))
         })?;
         validate_identifiers(&self.mpns, "mpns", |mpn| identifier_text(mpn, 70))?;
-        validate_identifiers(&self.skus, "skus", |sku| identifier_text(sku, 100))?;
+        validate_identifiers(&self.skus, "skus", |sku| identifier_text(sku, MAX_SKU))?;
         if let Some(brand) = &self.brand {
             identifier_text(brand, 70).map_err(|message| invalid("brand", message))?;
         }
@@ -718,6 +718,33 @@ fn validate_link(link: Option<&str>, field: &'static str) -> Result<()> {
             field,
             "must be an absolute http or https URL without spaces",
         )),
+    }
+}
+
+/// Longest SKU a product record keeps.
+const MAX_SKU: usize = 100;
+
+/// A SKU as a product record's `skus` holds it: what names its lookup
+/// item (`table::sku`), whichever way it came in.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Sku(String);
+
+impl Sku {
+    /// `None` for a value no product record can hold as a SKU.
+    pub(crate) fn parse(value: &str) -> Option<Sku> {
+        identifier_text(value, MAX_SKU)
+            .ok()
+            .map(|()| Sku(value.to_owned()))
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Sku {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
 }
 

@@ -5,11 +5,11 @@
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
 
-use rave_comments::{ImportComment, Source};
+use rave_comments::{ImportComment, ProductId, Source};
 
 use crate::error::{ImportError, RowError};
 use crate::options::Options;
-use crate::row::{Columns, comment_of};
+use crate::row::{BySku, Columns, comment_of};
 
 /// How much of the file the separator is detected from: the header line
 /// must fit (a header wider than this is read with `,`).
@@ -20,7 +20,36 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportRow {
     pub line: u64,
+    /// Its product and id are not set yet while [`ImportRow::sku_to_resolve`]
+    /// names a SKU: the runner sets them from the product records.
     pub comment: ImportComment,
+    by_sku: Option<BySku>,
+}
+
+impl ImportRow {
+    /// A row whose comment is complete (product and id set).
+    pub fn new(line: u64, comment: ImportComment) -> ImportRow {
+        ImportRow {
+            line,
+            comment,
+            by_sku: None,
+        }
+    }
+
+    /// The SKU whose product record names this row's product, when neither
+    /// the product map nor the row's product id or handle did.
+    pub fn sku_to_resolve(&self) -> Option<&str> {
+        self.by_sku.as_ref().map(|by_sku| by_sku.sku.as_str())
+    }
+
+    /// The row with its product: `product` is the one whose record lists
+    /// the row's SKU (none: the row's error names what it gave).
+    pub(crate) fn resolved(mut self, product: Option<&ProductId>) -> Result<ImportRow, RowError> {
+        if let Some(by_sku) = self.by_sku.take() {
+            by_sku.resolve(&mut self.comment, product, self.line)?;
+        }
+        Ok(self)
+    }
 }
 
 /// The rows of a CSV export, in file order: each a comment or the reason
@@ -94,8 +123,13 @@ impl<R: Read> Iterator for CsvImport<R> {
                 let byte = record.position().map_or(0, csv::Position::byte);
                 let line = self.line_at(byte);
                 Some(
-                    comment_of(&record, &self.columns, &self.options, &self.source, line)
-                        .map(|comment| ImportRow { line, comment }),
+                    comment_of(&record, &self.columns, &self.options, &self.source, line).map(
+                        |(comment, by_sku)| ImportRow {
+                            line,
+                            comment,
+                            by_sku,
+                        },
+                    ),
                 )
             }
             Err(error) => Some(Err(RowError {

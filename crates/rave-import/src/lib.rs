@@ -13,10 +13,13 @@
 //!   mark, CRLF or LF, quoted separators, quotes and newlines, and `,`, `;`
 //!   or tab separators (detected from the header line).
 //! * `values` — the cells' forms: dates, yes/no flags, image lists, emails.
-//! * `product` — which rave product a row is about (`--product-map`).
+//! * `product` — which rave product a row is about (`--product-map`, the
+//!   row's product id or handle, or a SKU the runner looks up in the
+//!   product records).
 //! * `row` — one record as one comment: the fields, the detected language,
 //!   and the import key that makes its id deterministic.
-//! * `run` — rows in batches into the domain, bad rows by line (fatal or
+//! * `run` — rows in batches into the domain, each batch's SKUs looked up
+//!   in the product records together, bad rows by line (fatal or
 //!   skipped), progress: the one runner of `rave import` (CSV and NDJSON)
 //!   and of the admin endpoint.
 //!

@@ -30,7 +30,8 @@ pub enum Field {
     ProductId,
     /// The product, by its handle (the last part of its page's URL).
     Handle,
-    /// The product, by SKU (resolved through `--product-map`).
+    /// The product, by SKU (through `--product-map`, else the product
+    /// records' SKUs).
     Sku,
     /// The merchant's public reply.
     Reply,

@@ -1,8 +1,10 @@
 //! Which rave product a row is about. A row names its product by the
 //! shop's product id, its handle or a SKU; the product map
 //! (`--product-map`, a two-column CSV `identifier,product_id`) turns any of
-//! them into a rave product id, and a product id or handle that is a valid
-//! rave product id as it is needs no entry.
+//! them into a rave product id, a product id or handle that is a valid
+//! rave product id as it is needs no entry, and a SKU is otherwise looked
+//! up in the product records' SKUs (by the runner, a batch at a time:
+//! [`Resolution::BySku`]).
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -66,22 +68,23 @@ impl ProductMap {
 
     /// The rave product of a row: a mapped identifier (product id, then
     /// handle, then SKU), else the product id or handle itself when it is a
-    /// valid rave product id.
-    pub(crate) fn resolve(&self, named: &ProductRef<'_>) -> Result<ProductId, String> {
+    /// valid rave product id, else the SKU, to be looked up in the product
+    /// records.
+    pub(crate) fn resolve(&self, named: &ProductRef<'_>) -> Result<Resolution, String> {
         let candidates = [named.id, named.handle, named.sku];
         if let Some(product) = candidates
             .iter()
             .flatten()
             .find_map(|identifier| self.products.get(*identifier))
         {
-            return Ok(product.clone());
+            return Ok(Resolution::Product(product.clone()));
         }
         if let Some(product) = [named.id, named.handle]
             .iter()
             .flatten()
             .find_map(|identifier| ProductId::parse(identifier).ok())
         {
-            return Ok(product);
+            return Ok(Resolution::Product(product));
         }
         let given: Vec<String> = [
             ("product id", named.id),
@@ -91,15 +94,33 @@ impl ProductMap {
         .into_iter()
         .filter_map(|(what, value)| value.map(|v| format!("{what} {v:?}")))
         .collect();
-        Err(if given.is_empty() {
-            "the row names no product (product id, handle or SKU)".to_owned()
-        } else {
-            format!(
-                "{} is not a rave product id (1-64 of A-Z a-z 0-9 _ -) and not in --product-map",
-                given.join(", ")
-            )
-        })
+        if given.is_empty() {
+            return Err("the row names no product (product id, handle or SKU)".to_owned());
+        }
+        let unknown = format!(
+            "{} is not a rave product id (1-64 of A-Z a-z 0-9 _ -), not in --product-map",
+            given.join(", ")
+        );
+        match named.sku {
+            Some(sku) => Ok(Resolution::BySku {
+                sku: sku.to_owned(),
+                unknown: format!("{unknown}, and no product record lists the SKU"),
+            }),
+            None => Err(unknown),
+        }
     }
+}
+
+/// Where a row's product comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Resolution {
+    Product(ProductId),
+    /// The product whose record lists `sku`; `unknown` is the row's error
+    /// when none does.
+    BySku {
+        sku: String,
+        unknown: String,
+    },
 }
 
 #[cfg(test)]
@@ -112,21 +133,32 @@ mod tests {
             ProductMap::read("# from,to\nSKU-1,mug\ngid://shopify/Product/7,plate\n".as_bytes())
                 .unwrap();
         let resolve = |id, handle, sku| map.resolve(&ProductRef { id, handle, sku });
-        assert_eq!(resolve(None, None, Some("SKU-1")).unwrap().as_str(), "mug");
+        let product = |id, handle, sku| match resolve(id, handle, sku) {
+            Ok(Resolution::Product(product)) => product.as_str().to_owned(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(product(None, None, Some("SKU-1")), "mug");
         assert_eq!(
-            resolve(Some("gid://shopify/Product/7"), Some("blue-plate"), None)
-                .unwrap()
-                .as_str(),
+            product(Some("gid://shopify/Product/7"), Some("blue-plate"), None),
             "plate"
         );
         assert_eq!(
-            resolve(None, Some("blue-plate"), None).unwrap().as_str(),
+            product(None, Some("blue-plate"), Some("SKU-2")),
             "blue-plate"
         );
+        // A SKU nothing else resolves is for the product records.
+        match resolve(Some("gid://shopify/Product/9"), None, Some("SKU-2")).unwrap() {
+            Resolution::BySku { sku, unknown } => {
+                assert_eq!(sku, "SKU-2");
+                assert!(unknown.contains("gid://shopify/Product/9"), "{unknown}");
+                assert!(unknown.contains("no product record lists"), "{unknown}");
+            }
+            other => panic!("{other:?}"),
+        }
         assert!(
-            resolve(None, None, Some("SKU-2"))
+            resolve(Some("a/b"), None, None)
                 .unwrap_err()
-                .contains("SKU-2")
+                .contains("a/b")
         );
         assert!(resolve(None, None, None).is_err());
         let bad = ProductMap::read("a,b,c\n".as_bytes()).unwrap_err();

@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 
 use rave_comments::{
-    Email, ImportComment, Language, NewComment, Reply, Source, Status, Timestamp, VoteCounts,
+    Email, ImportComment, Language, NewComment, ProductId, Reply, Source, Status, Timestamp,
+    VoteCounts,
 };
 use sha2::{Digest, Sha256};
 use ulid::Ulid;
@@ -14,7 +15,7 @@ use ulid::Ulid;
 use crate::error::{ImportError, RowError};
 use crate::options::Options;
 use crate::platform::{Field, Mapping};
-use crate::product::ProductRef;
+use crate::product::{ProductRef, Resolution};
 use crate::values;
 
 /// Where each mapped field is in the header.
@@ -62,14 +63,52 @@ fn missing(mapping: &Mapping, field: Field) -> ImportError {
     }
 }
 
-/// The comment of one record (on `line`).
+/// A row whose product is the one whose record lists its SKU: its comment
+/// gets its product and id once the runner has looked the SKU up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BySku {
+    pub(crate) sku: String,
+    /// The row's error when no product record lists the SKU.
+    unknown: String,
+    review: Option<String>,
+    source: Source,
+    created_at: Timestamp,
+}
+
+impl BySku {
+    /// `comment` as the review of `product` (the one whose record lists
+    /// the SKU, if one does).
+    pub(crate) fn resolve(
+        &self,
+        comment: &mut ImportComment,
+        product: Option<&ProductId>,
+        line: u64,
+    ) -> Result<(), RowError> {
+        let product = product.ok_or_else(|| RowError {
+            line,
+            field: Some(Field::Sku.name()),
+            reason: self.unknown.clone(),
+        })?;
+        identify(
+            comment,
+            product,
+            self.review.as_deref(),
+            &self.source,
+            self.created_at,
+        );
+        Ok(())
+    }
+}
+
+/// The comment of one record (on `line`), and the SKU its product is
+/// still to be found by when nothing else names it.
 pub(crate) fn comment_of(
     record: &csv::StringRecord,
     columns: &Columns,
     options: &Options,
     source: &Source,
     line: u64,
-) -> Result<ImportComment, RowError> {
+) -> Result<(ImportComment, Option<BySku>), RowError> {
     let fail = |field: Field, reason: String| RowError {
         line,
         field: Some(field.name()),
@@ -86,7 +125,7 @@ pub(crate) fn comment_of(
     let rating = values::rating(required(Field::Rating)?).map_err(|e| fail(Field::Rating, e))?;
     let created_at = values::date(required(Field::Date)?).map_err(|e| fail(Field::Date, e))?;
     let title = cell(Field::Title).map(str::to_owned);
-    let product = options
+    let resolution = options
         .products
         .resolve(&ProductRef {
             id: cell(Field::ProductId),
@@ -118,23 +157,9 @@ pub(crate) fn comment_of(
     let image_urls = cell(Field::ImageUrls)
         .map(values::image_urls)
         .unwrap_or_default();
-    let stars = rating.to_string();
-    let key_parts: Vec<&str> = match cell(Field::ReviewId) {
-        Some(review) => vec![source.as_str(), "review", review],
-        None => vec![
-            source.as_str(),
-            product.as_str(),
-            &author,
-            email.as_ref().map_or("", Email::as_str),
-            &body,
-            title.as_deref().unwrap_or(""),
-            &stars,
-        ],
-    };
-    let id = deterministic_id(created_at, &key_parts);
-    Ok(ImportComment {
-        product: product.as_str().to_owned(),
-        id: Some(id.to_string()),
+    let mut comment = ImportComment {
+        product: String::new(),
+        id: None,
         status: Some(if shown {
             Status::Published
         } else {
@@ -155,7 +180,52 @@ pub(crate) fn comment_of(
         image_urls,
         incentivized: false,
         email,
-    })
+    };
+    let review = cell(Field::ReviewId);
+    match resolution {
+        Resolution::Product(product) => {
+            identify(&mut comment, &product, review, source, created_at);
+            Ok((comment, None))
+        }
+        Resolution::BySku { sku, unknown } => Ok((
+            comment,
+            Some(BySku {
+                sku,
+                unknown,
+                review: review.map(str::to_owned),
+                source: source.clone(),
+                created_at,
+            }),
+        )),
+    }
+}
+
+/// Gives `comment` its product and its id, from the row's import key: the
+/// platform and the review's own id when the export has one, else the
+/// platform, the product and the review's fields.
+fn identify(
+    comment: &mut ImportComment,
+    product: &ProductId,
+    review: Option<&str>,
+    source: &Source,
+    created_at: Timestamp,
+) {
+    let stars = comment.comment.rating.to_string();
+    let key_parts: Vec<&str> = match review {
+        Some(review) => vec![source.as_str(), "review", review],
+        None => vec![
+            source.as_str(),
+            product.as_str(),
+            &comment.comment.author,
+            comment.email.as_ref().map_or("", Email::as_str),
+            &comment.comment.body,
+            comment.comment.title.as_deref().unwrap_or(""),
+            &stars,
+        ],
+    };
+    let id = deterministic_id(created_at, &key_parts);
+    comment.id = Some(id.to_string());
+    comment.product = product.as_str().to_owned();
 }
 
 /// Whether the review is shown: a published flag, a hidden flag or a

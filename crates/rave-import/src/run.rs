@@ -1,8 +1,12 @@
 //! Running an import: rows in batches into the domain, bad rows reported
 //! by line (fatal, or skipped), progress after every batch. The CSV import
-//! and rave's NDJSON import run through it alike.
+//! and rave's NDJSON import run through it alike. Rows whose product only
+//! a SKU names get it from the product records: each batch's SKUs are
+//! looked up together, and the answers kept for the batches after it.
 
-use rave_comments::{Comments, ImportComment};
+use std::collections::{BTreeSet, HashMap};
+
+use rave_comments::{Comments, ImportComment, ProductId};
 use rave_store::Store;
 
 use crate::error::RowError;
@@ -14,6 +18,9 @@ pub const BATCH: usize = 500;
 const READ_AHEAD: usize = 2;
 /// Row errors a report keeps (the count goes on past them).
 pub const MAX_REPORTED_ERRORS: usize = 100;
+/// SKUs whose product an import keeps knowing between batches; past this
+/// many it forgets them, so a file of ever new SKUs holds bounded memory.
+const REMEMBERED_SKUS: usize = 10_000;
 
 /// How far an import is.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -68,12 +75,19 @@ pub async fn run<S: Store>(
         }
     });
     let mut progress = Progress::default();
+    let mut skus = SkuProducts::default();
     let outcome = async {
         while let Some(batch) = read.recv().await {
             progress.latest_errors.clear();
+            skus.learn(comments, &batch).await?;
             let mut good = Vec::with_capacity(batch.len());
             for row in batch {
                 progress.rows_read += 1;
+                let row = row.and_then(|row| {
+                    let product = row.sku_to_resolve().and_then(|sku| skus.product(sku));
+                    let product = product.cloned();
+                    row.resolved(product.as_ref())
+                });
                 match row {
                     Ok(row) => good.push(row),
                     Err(error) => bad_row(&mut progress, error, skip_bad_lines)?,
@@ -95,6 +109,44 @@ pub async fn run<S: Store>(
     match outcome {
         Ok(()) => Ok(progress),
         Err(stop) => Err((stop, progress)),
+    }
+}
+
+/// The products of the SKUs rows named (`None`: no record lists it).
+#[derive(Debug, Default)]
+struct SkuProducts(HashMap<String, Option<ProductId>>);
+
+impl SkuProducts {
+    /// Looks up the SKUs of `batch` not known yet, in one request.
+    async fn learn<S: Store>(
+        &mut self,
+        comments: &Comments<S>,
+        batch: &[Result<ImportRow, RowError>],
+    ) -> Result<(), RunError> {
+        let wanted: BTreeSet<&str> = batch
+            .iter()
+            .flatten()
+            .filter_map(ImportRow::sku_to_resolve)
+            .collect();
+        if self.0.len() + wanted.len() > REMEMBERED_SKUS {
+            self.0.clear();
+        }
+        let unknown: Vec<&str> = wanted
+            .into_iter()
+            .filter(|sku| !self.0.contains_key(*sku))
+            .collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        let found = comments.products_by_sku(&unknown).await?;
+        for sku in unknown {
+            self.0.insert(sku.to_owned(), found.get(sku).cloned());
+        }
+        Ok(())
+    }
+
+    fn product(&self, sku: &str) -> Option<&ProductId> {
+        self.0.get(sku).and_then(Option::as_ref)
     }
 }
 

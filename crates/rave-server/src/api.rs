@@ -647,7 +647,9 @@ pub struct PutProductBody {
     #[schema(max_items = 20, value_type = Vec<Mpn>)]
     pub mpns: Vec<String>,
     /// The shop's stock keeping units: at most 20, each 1-100 characters,
-    /// not only spaces, no control characters.
+    /// not only spaces, no control characters. A SKU names one product
+    /// (imports find the product by it): one that another product's record
+    /// lists is refused (409, naming the product).
     #[serde(default)]
     #[schema(max_items = 20, value_type = Vec<Sku>)]
     pub skus: Vec<String>,

@@ -1,7 +1,8 @@
 //! CSV imports through real HTTP (admin only): the upload starts a
 //! background job whose progress names bad rows by line; the same upload
 //! again creates nothing; a header the mapping cannot read is refused
-//! before anything is written; statistics follow; no email is shown.
+//! before anything is written; statistics follow; no email is shown; a
+//! row named only by a SKU finds the product whose record lists it.
 
 use std::time::{Duration, Instant};
 
@@ -170,4 +171,43 @@ async fn what_cannot_be_read_is_refused_before_anything_is_written() {
     let (_, doc) = s.call(Method::GET, "/openapi.json", None, false).await;
     assert!(doc["paths"]["/v1/admin/imports"]["post"].is_object());
     assert!(doc["paths"]["/v1/admin/imports/{id}"]["get"].is_object());
+}
+
+#[tokio::test]
+async fn a_sku_finds_the_product_whose_record_lists_it() {
+    let s = start(None).await;
+    let plate = serde_json::json!({"name": "Plate", "skus": ["SKU-PLATE"]});
+    let (status, body) = s
+        .call(Method::PUT, "/v1/products/plate", Some(plate), true)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // A SKU names one product: another record cannot list it too.
+    let mug = serde_json::json!({"name": "Mug", "skus": ["MUG-1", "SKU-PLATE"]});
+    let (status, problem) = s
+        .call(Method::PUT, "/v1/products/blue-mug", Some(mug), true)
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{problem}");
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("skus") && detail.contains("\"SKU-PLATE\" is a SKU of product plate"),
+        "{detail}"
+    );
+    let (status, _) = s
+        .call(Method::GET, "/v1/products/blue-mug", None, false)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    // Okendo's third row names its product only by SKU-PLATE; no product
+    // map entry is needed for it.
+    let query = "from=okendo&language=en&product=gid://shopify/Product/7=plate-7";
+    let (status, job, location) = upload(&s, query, OKENDO, true).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    let job = finished(&s, &location.unwrap()).await;
+    assert_eq!(job["state"], "succeeded", "{job}");
+    assert_eq!(job["imported"], 3, "{job}");
+    let (_, page) = s
+        .call(Method::GET, "/v1/products/plate/comments", None, false)
+        .await;
+    assert_eq!(page["items"].as_array().unwrap().len(), 1, "{page}");
+    assert_eq!(page["items"][0]["author"], "Cy");
 }

@@ -20,6 +20,7 @@
 //! | personal data      | `PERSONAL#<id>`       | `PERSONAL`        | none (an imported author's email, never shown)         |
 //! | product statistics | `PRODUCT#<p>`         | `S`, `S#<lang>`   | while 5-star count > 0 (its leaderboard entry): GSIPK = `LEADERS[#<lang>]#<shard>`, GSISK = count (zero-padded) |
 //! | product record     | `PRODUCT#<p>`         | `PRODUCT`         | none                                                   |
+//! | SKU lookup         | `SKU#<sku>`           | `SKU`             | none (the product whose record lists the SKU)          |
 //! | author statistics  | `AUTHOR#<author>`     | `S`               | none                                                   |
 //! | partial totals     | `AGGREGATES#<slot>`   | `TOTALS`          | none (summed on read; `AGGREGATES` alone: old layout)  |
 //! | aggregator position| `AGGREGATOR#<name>`   | `SHARD#<shard>`   | none (DynamoDB Streams only)                           |
@@ -93,6 +94,7 @@ pub(crate) mod personal;
 pub(crate) mod position;
 pub(crate) mod product;
 pub(crate) mod product_partition;
+pub(crate) mod sku;
 pub(crate) mod stats;
 pub(crate) mod vote;
 
@@ -170,8 +172,9 @@ pub(crate) enum ItemKind {
     ProductStats,
     AuthorStats,
     Totals,
-    /// Idempotency records, aggregator positions, product records and
-    /// personal data: no statistic counts them, no webhook reports them.
+    /// Idempotency records, aggregator positions, product records, SKU
+    /// lookups and personal data: no statistic counts them, no webhook
+    /// reports them.
     Other,
 }
 

@@ -6,10 +6,10 @@
 //! (`PRODUCT#<p>`/`PRODUCT`, see `product_partition`), so one query reads
 //! a product's record and every statistics item of it.
 
-use rave_store::{AttributeValue, Item};
+use rave_store::{AttributeValue, Condition, Item};
 
 use super::product_partition::record_key;
-use super::{Malformed, text};
+use super::{Malformed, PK, text};
 use crate::model::{ProductId, ProductRecord};
 
 const NAME: &str = "name";
@@ -24,6 +24,15 @@ const REVISION: &str = "revision";
 
 pub(crate) fn key(product: &ProductId) -> Item {
     record_key(product)
+}
+
+/// A write that read the record at `revision` (`None`: there was none)
+/// and must not overwrite a record written since.
+pub(crate) fn unchanged(revision: Option<&str>) -> Condition {
+    match revision {
+        Some(revision) => Condition::eq(REVISION, AttributeValue::s(revision)),
+        None => Condition::not_exists(PK),
+    }
 }
 
 pub(crate) fn encode(product: &ProductId, record: &ProductRecord, revision: &str) -> Item {

@@ -47,7 +47,7 @@ use crate::caching;
 use crate::callers::{Admin, Authorized};
 use crate::error::ApiResult;
 use crate::extract::JsonBody;
-use crate::responses::{BadRequest, BodyRefused, TokenRefused, Unavailable};
+use crate::responses::{BadRequest, BodyRefused, Conflict, TokenRefused, Unavailable};
 use crate::routes::Segment;
 use crate::routes::query::{Dialect, ListingQuery, Params};
 
@@ -279,6 +279,7 @@ pub(crate) async fn get_product(
         BadRequest,
         TokenRefused,
         BodyRefused,
+        Conflict,
         Unavailable,
     )
 )]
