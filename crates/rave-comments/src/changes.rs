@@ -44,7 +44,7 @@ mod tests {
 
     fn comment(status: Status) -> Comment {
         Comment {
-            id: "01HZY3Q0000000000000000000".into(),
+            id: "01HF7YAT000000000000000000".into(),
             product_id: ProductId::parse("p1").unwrap(),
             author: "ann".into(),
             language: Language::parse("en").unwrap(),
@@ -59,6 +59,7 @@ mod tests {
             votes: Default::default(),
             source: None,
             image_urls: Vec::new(),
+            incentivized: false,
         }
     }
 

@@ -247,8 +247,8 @@ pub struct Comment {
     pub votes: VoteCounts,
     /// Where the comment came from: an import's platform, or
     /// `review-request`; `None` for a comment posted through the API or a
-    /// page. Not in the listing indexes' projection (their
-    /// quota of attributes is spent), so listings leave it out; a comment
+    /// page. Not in the listing indexes' projection, so listings leave it
+    /// out; a comment
     /// read by id, an export and the change stream carry it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
@@ -256,6 +256,9 @@ pub struct Comment {
     /// (absolute http(s) URLs, never fetched). Like `source`, not listed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub image_urls: Vec<String>,
+    /// Whether the review was written for a reward (a free product, a
+    /// discount), which every surface must disclose (16 CFR 465).
+    pub incentivized: bool,
 }
 
 /// Where a comment came from, when not from rave's own form: an import's
@@ -519,6 +522,7 @@ impl ValidNewComment {
             votes: VoteCounts::default(),
             source: None,
             image_urls: Vec::new(),
+            incentivized: false,
         }
     }
 }

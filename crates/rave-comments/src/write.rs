@@ -476,7 +476,7 @@ impl<S: Store> Writes<S> {
         let keys: Vec<_> = distinct.into_iter().map(|id| comment::key(id)).collect();
         let mut present: HashSet<String> = HashSet::new();
         for item in self.access.get_many(&keys).await? {
-            present.insert(comment::id_of(&item)?.to_string());
+            present.insert(comment::id_of_key(&item)?.to_string());
         }
         // A comment listed twice (a file holding the same review twice)
         // is written once: the second is there already by then.

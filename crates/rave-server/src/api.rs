@@ -200,6 +200,9 @@ pub(crate) struct CommentBody {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schema(example = json!(["https://cdn.example.com/review/1.jpg"]))]
     pub image_urls: Vec<String>,
+    /// Whether the review was written for a reward (a free product or a
+    /// discount); shops must show that it was.
+    pub incentivized: bool,
 }
 
 /// One voter's vote on a comment.
@@ -265,6 +268,7 @@ impl From<Comment> for CommentBody {
             unhelpful_votes: c.votes.unhelpful,
             source: c.source.map(|source| source.to_string()),
             image_urls: c.image_urls,
+            incentivized: c.incentivized,
         }
     }
 }

@@ -175,6 +175,7 @@ mod tests {
             votes: Default::default(),
             source: None,
             image_urls: Vec::new(),
+            incentivized: false,
         }
     }
 

@@ -566,6 +566,7 @@ mod tests {
                 votes: VoteCounts::default(),
                 source: None,
                 image_urls: Vec::new(),
+                incentivized: false,
             },
             1,
         )

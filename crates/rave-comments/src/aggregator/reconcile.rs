@@ -217,7 +217,7 @@ impl<S: Store> Aggregator<S> {
             .collect();
         let mut comments = recount.voted.clone();
         for item in self.access.get_many(&unvoted).await? {
-            comments.insert(comment::id_of(&item)?.to_string(), item);
+            comments.insert(comment::id_of_key(&item)?.to_string(), item);
         }
         let mut drift = Vec::new();
         // Votes whose comment is gone (a delete or an erasure that stopped
@@ -302,7 +302,7 @@ impl<S: Store> Aggregator<S> {
                         {
                             recount
                                 .voted
-                                .insert(comment::id_of(&item)?.to_string(), item);
+                                .insert(comment::id_of_key(&item)?.to_string(), item);
                         }
                     }
                     ItemKind::Vote => {

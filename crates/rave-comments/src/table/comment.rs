@@ -20,6 +20,10 @@ pub(super) const PREFIX: &str = "COMMENT#";
 /// Increases with every change of a comment; writes are conditional on it.
 const VERSION: &str = "version";
 
+/// The id and creation time are stored on the item for readers outside
+/// rave (exports by the AWS CLI, PartiQL); rave reads both from the key
+/// (`COMMENT#<id>`, whose ULID holds the creation time), so no index
+/// projects them.
 const ID: &str = "id";
 const PRODUCT_ID: &str = "product_id";
 const AUTHOR: &str = "author";
@@ -48,7 +52,7 @@ const AUTHOR_PARTITION_PREFIX: &str = "AUTHOR#";
 const HELPFUL_VOTES: &str = "helpful_votes";
 const UNHELPFUL_VOTES: &str = "unhelpful_votes";
 /// The platform an imported comment came from; absent on comments posted
-/// here. Not `LISTED`: the indexes' quota of included attributes is spent.
+/// here. Not `LISTED`: a page does not show it.
 const SOURCE: &str = "source";
 /// An imported comment's image references, a list of strings; absent when
 /// there are none. Not `LISTED`, like `source`.
@@ -58,24 +62,32 @@ const IMAGE_URLS: &str = "image_urls";
 const RANK_DIGITS: usize = 10;
 const RANK_SCALE: f64 = 1e9;
 
+/// What a listing shows of a comment beyond the fields above, added after
+/// the indexes' quota of included attributes ran low: one map, so a new
+/// listed field costs no more of the quota. Absent when every field in it
+/// has its default.
+const DETAILS: &str = "details";
+/// `true` on a review written for a reward (a free product, a discount).
+const DETAILS_INCENTIVIZED: &str = "incentivized";
+
 /// The attributes a listing page shows. Indexes project exactly these (plus
-/// keys), so a page is one query with no second read per comment, and the
-/// other indexes' keys are not copied into every index.
-pub(super) const LISTED: [&str; 14] = [
-    ID,
+/// keys, which give the id and creation time), so a page is one query with
+/// no second read per comment, and the other indexes' keys are not copied
+/// into every index.
+pub(super) const LISTED: [&str; 13] = [
     PRODUCT_ID,
     AUTHOR,
     LANGUAGE,
     RATING,
     TITLE,
     BODY,
-    CREATED_AT,
     STATUS,
     HELD_BY,
     REPLY,
     VERIFIED_PURCHASE,
     HELPFUL_VOTES,
     UNHELPFUL_VOTES,
+    DETAILS,
 ];
 
 pub(crate) fn key(id: &str) -> Item {
@@ -263,6 +275,9 @@ pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
             set(name, AttributeValue::N(Number::from(count)));
         }
     }
+    if let Some(details) = encode_details(comment) {
+        set(DETAILS, details);
+    }
     if let Some(source) = &comment.source {
         set(SOURCE, AttributeValue::s(source.as_str()));
     }
@@ -333,6 +348,41 @@ fn decode_reply(item: &(impl ItemView + ?Sized)) -> Result<Option<Reply>, Malfor
     }))
 }
 
+/// The `details` map of a comment, `None` when every field has its default.
+fn encode_details(comment: &Comment) -> Option<AttributeValue> {
+    let mut details = std::collections::BTreeMap::new();
+    if comment.incentivized {
+        details.insert(DETAILS_INCENTIVIZED.to_owned(), AttributeValue::Bool(true));
+    }
+    (!details.is_empty()).then_some(AttributeValue::M(details))
+}
+
+/// The fields a comment item's `details` map holds (their defaults when it
+/// has none).
+struct Details {
+    incentivized: bool,
+}
+
+fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed> {
+    let bad = |what: &str| Malformed::new(item, format!("{DETAILS}.{what} is not valid"));
+    let details = match item.attribute(DETAILS) {
+        None => {
+            return Ok(Details {
+                incentivized: false,
+            });
+        }
+        Some(AttributeRef::Other(AttributeValue::M(details))) => details,
+        Some(_) => return Err(bad("map")),
+    };
+    Ok(Details {
+        incentivized: match details.get(DETAILS_INCENTIVIZED) {
+            None => false,
+            Some(AttributeValue::Bool(incentivized)) => *incentivized,
+            Some(_) => return Err(bad(DETAILS_INCENTIVIZED)),
+        },
+    })
+}
+
 /// Reads a comment back from a table item, an index entry or a stream image.
 pub(crate) fn decode(item: &(impl ItemView + ?Sized)) -> Result<Comment, Malformed> {
     let bad = |what: &str| Malformed::new(item, format!("{what} is not valid"));
@@ -341,15 +391,19 @@ pub(crate) fn decode(item: &(impl ItemView + ?Sized)) -> Result<Comment, Malform
         .and_then(|value| value.as_n())
         .and_then(|n| n.to_i64())
         .ok_or_else(|| bad(RATING))?;
+    let id = id_of_key(item)?;
+    let created_at = Timestamp::from_millis(id.timestamp_ms() as i64)
+        .map_err(|_| bad("the id's creation time"))?;
+    let details = decode_details(item)?;
     Ok(Comment {
-        id: id_of(item)?.to_string(),
+        id: id.to_string(),
         product_id: ProductId::parse(text(item, PRODUCT_ID)?).map_err(|_| bad(PRODUCT_ID))?,
         author: text(item, AUTHOR)?.to_owned(),
         language: Language::parse(text(item, LANGUAGE)?).map_err(|_| bad(LANGUAGE))?,
         rating: Rating::new(rating).map_err(|_| bad(RATING))?,
         title: text(item, TITLE)?.to_owned(),
         body: text(item, BODY)?.to_owned(),
-        created_at: Timestamp::parse(text(item, CREATED_AT)?).map_err(|_| bad(CREATED_AT))?,
+        created_at,
         status: Status::parse(text(item, STATUS)?).ok_or_else(|| bad(STATUS))?,
         held_by: match item.attribute(HELD_BY) {
             Some(value) => Some(value.as_s().ok_or_else(|| bad(HELD_BY))?.to_owned()),
@@ -375,6 +429,7 @@ pub(crate) fn decode(item: &(impl ItemView + ?Sized)) -> Result<Comment, Malform
             None => None,
         },
         image_urls: decode_image_urls(item)?,
+        incentivized: details.incentivized,
     })
 }
 
@@ -391,17 +446,13 @@ pub(crate) fn version(item: &Item) -> Result<u64, Malformed> {
     super::count(item, VERSION)
 }
 
-/// The id of the comment whose key `item` carries: a table item or an
-/// entry of a KEYS_ONLY index.
+/// The id of the comment whose key `item` carries: a table item, a stream
+/// image or an entry of any index.
 pub(crate) fn id_of_key(item: &(impl ItemView + ?Sized)) -> Result<Ulid, Malformed> {
     text(item, PK)?
         .strip_prefix(PREFIX)
         .and_then(|id| Ulid::from_string(id).ok())
         .ok_or_else(|| Malformed::new(item, "not a comment's key"))
-}
-
-pub(crate) fn id_of(item: &(impl ItemView + ?Sized)) -> Result<Ulid, Malformed> {
-    Ulid::from_string(text(item, ID)?).map_err(|_| Malformed::new(item, "id is not a ULID"))
 }
 
 /// Where an index entry sorts within its partition.
@@ -500,7 +551,7 @@ mod tests {
 
     fn comment(status: Status) -> Comment {
         Comment {
-            id: "01JD3X0000000000000000000A".into(),
+            id: "01M7YRRTBV000000000000000A".into(),
             product_id: ProductId::parse("42").unwrap(),
             author: "alice".into(),
             language: Language::parse("en").unwrap(),
@@ -515,6 +566,7 @@ mod tests {
             votes: VoteCounts::default(),
             source: None,
             image_urls: Vec::new(),
+            incentivized: false,
         }
     }
 
@@ -527,7 +579,7 @@ mod tests {
         assert_eq!(item["GSI4PK"], AttributeValue::s("PRODUCT#42"));
         assert_eq!(
             item["GSISK"],
-            AttributeValue::s("2026-11-21T10:00:00.123Z#01JD3X0000000000000000000A")
+            AttributeValue::s("2026-11-21T10:00:00.123Z#01M7YRRTBV000000000000000A")
         );
         assert!(!item.contains_key("MODPK") && !item.contains_key("MODSK"));
         assert_eq!(decode(&item).unwrap(), comment(Status::Published));
@@ -592,7 +644,7 @@ mod tests {
         let error = decode(&item).unwrap_err();
         assert_eq!(
             error.key,
-            "COMMENT#01JD3X0000000000000000000A/COMMENT#01JD3X0000000000000000000A"
+            "COMMENT#01M7YRRTBV000000000000000A/COMMENT#01M7YRRTBV000000000000000A"
         );
         assert!(error.what.contains("rating"), "{error}");
         item.remove(VERSION);
@@ -655,11 +707,36 @@ mod tests {
     }
 
     #[test]
+    fn details_are_listed_absent_while_default_and_round_trip() {
+        assert!(LISTED.contains(&DETAILS));
+        assert!(!LISTED.contains(&ID) && !LISTED.contains(&CREATED_AT));
+        let plain = encode(&comment(Status::Published), 1);
+        assert!(!plain.contains_key(DETAILS));
+        let incentivized = Comment {
+            incentivized: true,
+            ..comment(Status::Published)
+        };
+        let item = encode(&incentivized, 1);
+        assert_eq!(decode(&item).unwrap(), incentivized);
+        let mut listed_entry: Item = item
+            .iter()
+            .filter(|(name, _)| {
+                LISTED.contains(&name.as_str()) || [PK, super::super::SK].contains(&name.as_str())
+            })
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        assert_eq!(decode(&listed_entry).unwrap(), incentivized);
+        listed_entry.insert(DETAILS.into(), AttributeValue::s("yes"));
+        let error = decode(&listed_entry).unwrap_err();
+        assert!(error.what.contains("details.map"), "{error}");
+    }
+
+    #[test]
     fn a_malformed_reply_names_the_comment_and_the_field() {
         let mut item = encode(&comment(Status::Published), 1);
         item.insert(REPLY.into(), AttributeValue::s("thanks"));
         let error = decode(&item).unwrap_err();
-        assert!(error.key.starts_with("COMMENT#01JD3X"), "{error}");
+        assert!(error.key.starts_with("COMMENT#01M7YRRTBV"), "{error}");
         item.insert(
             REPLY.into(),
             AttributeValue::M([("body".to_owned(), AttributeValue::s("x"))].into()),
@@ -673,7 +750,7 @@ mod tests {
         let item = encode(&comment(Status::Published), 1);
         assert_eq!(
             item[HELPFUL_SORT],
-            AttributeValue::s("0000000000#2026-11-21T10:00:00.123Z#01JD3X0000000000000000000A")
+            AttributeValue::s("0000000000#2026-11-21T10:00:00.123Z#01M7YRRTBV000000000000000A")
         );
         assert!(!helpful_key_is_stale(&item).unwrap());
         let created_at = comment(Status::Published).created_at;
@@ -774,7 +851,7 @@ mod tests {
 
     #[test]
     fn a_start_key_resumes_after_the_comment() {
-        let id = Ulid::from_string("01JD3X0000000000000000000A").unwrap();
+        let id = Ulid::from_string("01M7YRRTBV000000000000000A").unwrap();
         let key = start_key(Index::All, "PRODUCT#42", id, None).unwrap();
         assert_eq!(key["GSI4PK"], AttributeValue::s("PRODUCT#42"));
         assert_eq!(

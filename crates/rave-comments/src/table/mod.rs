@@ -43,15 +43,18 @@
 //! | `verifiedHelpfulByLangAndRating`, `verifiedHelpfulByRating` | `VGSIPK`, `VGSI3PK` | `HELPSK` | the same with `verified=true` |
 //!
 //! **Projections.** The listing, `helpful*` per-rating and moderation
-//! indexes project exactly what a listing shows (14 attributes: the
-//! comment's fields, the merchant's reply as one map, `verified_purchase`
-//! and the vote counts) with INCLUDE. A page is then one Query per
+//! indexes project exactly what a listing shows (13 attributes: the
+//! comment's fields, the merchant's reply as one map, `verified_purchase`,
+//! the vote counts and `details`, one map of the listed fields added later,
+//! so a new one spends none of the quota) with INCLUDE. The id and creation
+//! time are not projected: every entry carries the table key
+//! `COMMENT#<id>`, and the ULID holds the time. A page is then one Query per
 //! sub-query with no BatchGetItem per comment (which charges a whole read
 //! unit per item), and no index stores the other indexes' keys or the
 //! `version` counter: KEYS_ONLY would force that second read, and ALL would
 //! copy every index key into every entry for nothing. The exceptions are
 //! forced by DynamoDB's quota of 100 INCLUDE-projected attributes summed
-//! over a table's indexes (the seven INCLUDE indexes use 98; a unit test
+//! over a table's indexes (the seven INCLUDE indexes use 91; a unit test
 //! holds the definition to the quota): the verified copies project ALL
 //! (they hold only verified comments, so the extra keys cost little),
 //! `helpfulByLang` and `helpfulAll` project ALL (every comment's keys
@@ -104,7 +107,7 @@ pub(crate) use keys::{GSISK, PK, SK, count, describe_key, key, number, primary_k
 
 /// What the index copies of a comment. The four listing indexes, the
 /// moderation index and the two per-rating `helpful` indexes project
-/// what a page shows (14 attributes each: 98 of DynamoDB's quota of 100
+/// what a page shows (13 attributes each: 91 of DynamoDB's quota of 100
 /// included attributes, summed over the indexes). The others project
 /// ALL, which does not count against that quota: the verified copies
 /// hold only verified comments, so the few attributes they copy for
