@@ -4,14 +4,15 @@
 //! for this project's machine are in docs/photos.md.
 //!
 //! The photo is synthetic (no image ships with rave): smooth gradients with
-//! sensor-like noise, 4000 × 3000, JPEG quality 90 as phones save them.
+//! sensor-like noise, 4000 × 3000, JPEG quality 90 as phones save them. Set
+//! `RAVE_MEDIA_BENCH_PHOTO` to a JPEG file to measure a real photo instead.
 
 use std::hint::black_box;
 use std::io::Cursor;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use image::{DynamicImage, ImageFormat, RgbImage};
-use rave_media::{CheckOptions, check, process};
+use rave_media::{CheckOptions, MediaId, check, process, render};
 
 fn photo(width: u32, height: u32) -> Vec<u8> {
     let mut state: u32 = 0x9E37_79B9;
@@ -37,15 +38,43 @@ fn photo(width: u32, height: u32) -> Vec<u8> {
 }
 
 fn bench(c: &mut Criterion) {
-    let upload = photo(4000, 3000);
+    let upload = match std::env::var_os("RAVE_MEDIA_BENCH_PHOTO") {
+        Some(path) => std::fs::read(path).expect("reading RAVE_MEDIA_BENCH_PHOTO"),
+        None => photo(4000, 3000),
+    };
     let options = CheckOptions::default();
-    let mut group = c.benchmark_group("12 MP JPEG");
+    let mut group = c.benchmark_group("photo");
     group.sample_size(10);
     group.bench_function("check", |b| {
         b.iter(|| check(black_box(&upload), &options).expect("accepted"))
     });
     group.bench_function("process", |b| {
         b.iter(|| process(black_box(&upload), &options).expect("processed"))
+    });
+    let checked = check(&upload, &options).expect("accepted");
+    group.bench_function("render", |b| {
+        b.iter(|| render(MediaId::of_upload(&upload), black_box(&checked)).expect("rendered"))
+    });
+    // Each encoder alone on the display size: what choosing the format costs.
+    let display = checked
+        .pixels
+        .resize(1600, 1600, image::imageops::FilterType::CatmullRom)
+        .to_rgb8();
+    group.bench_function("encode display WebP q78", |b| {
+        b.iter(|| {
+            webp::Encoder::from_rgb(black_box(&display), display.width(), display.height())
+                .encode_simple(false, 78.0)
+                .expect("encoded")
+        })
+    });
+    group.bench_function("encode display JPEG q82", |b| {
+        b.iter(|| {
+            let mut bytes = Vec::new();
+            image::codecs::jpeg::JpegEncoder::new_with_quality(&mut bytes, 82)
+                .encode_image(black_box(&display))
+                .expect("encoded");
+            bytes
+        })
     });
     group.finish();
 

@@ -6,15 +6,17 @@
 //! EXIF, XMP, ICC or comment block from the upload survives; the
 //! orientation was applied to the pixels by the check.
 //!
-//! Why WebP and not AVIF: see docs/photos.md for the measurements on a
-//! 2-core machine (`benches/process.rs`). libwebp (C, built by the
-//! `libwebp-sys` crate with cc) encodes the display size of a 12 MP photo in
-//! a few tens of milliseconds; AVIF would need rav1e (through `ravif`),
-//! slow to build and several times slower to encode, for a file some 20 to
-//! 30 % smaller. Every browser rave's embed supports decodes WebP.
+//! Why WebP and not AVIF (measurements in docs/photos.md, from
+//! `benches/process.rs` on a 2-core machine): libwebp (C, built by the
+//! `libwebp-sys` crate with cc) encodes the display size of a real 9 MP
+//! photo in about 220 ms on a heavily shared machine, three times JPEG's
+//! time, into a file 2.7 times smaller, and every browser rave's embed
+//! supports decodes WebP. AVIF would need rav1e (through `ravif`), the
+//! largest dependency the build would have; it was not built or measured.
 //!
-//! Downscaling uses the Catmull-Rom filter: sharper than a triangle, a
-//! fraction of Lanczos3's cost on a 12 MP source, and the thumbnail is made
+//! Downscaling uses the Catmull-Rom filter: sharper than a triangle, and
+//! with a support of 2 where Lanczos3's is 3, so fewer taps per pixel on a
+//! 12 MP source (resizing is most of `render`'s time); the thumbnail is made
 //! from the display size rather than from the original for the same reason.
 
 use image::imageops::FilterType;
