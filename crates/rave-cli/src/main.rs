@@ -35,6 +35,7 @@ mod deliver;
 mod dynamodb_api;
 mod feed;
 mod io;
+mod media;
 mod moderation;
 mod options;
 mod progress;
@@ -328,6 +329,8 @@ struct ServeArgs {
     store_kind: StoreKind,
     #[command(flatten)]
     dynamo: DynamoArgs,
+    #[command(flatten)]
+    media: media::MediaArgs,
     /// With --store dynamodb: do not create the table if it is missing
     /// (for credentials that may not create tables).
     #[arg(long, env = "RAVE_NO_INIT")]
@@ -763,6 +766,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         return serve_dynamodb(args, moderation).await;
     }
+    let media = args.media.embedded(&args.store.data)?;
     let (engine, comments) = open_engine(&args.store, moderation, args.idempotency_ttl())?;
     let comments = Arc::new(args.rules.apply(comments)?);
     comments
@@ -810,6 +814,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             webhook_feed,
             store_check: Some(engine_check),
             review_requests,
+            media: Some(media),
         },
     )
     .await;
@@ -859,6 +864,8 @@ struct Service<F, W> {
     store_check: Option<Arc<dyn rave_server::ReadinessCheck>>,
     /// Orders and their requests, when the server has a public URL.
     review_requests: Option<rave_server::ReviewRequests>,
+    /// Where photos are kept, when anywhere.
+    media: Option<rave_media::MediaStore>,
 }
 
 /// Serves the comments until SIGTERM or Ctrl-C, with the statistics
@@ -877,6 +884,7 @@ async fn run_service<F: ChangeFeed, W: ChangeFeed>(
         webhook_feed,
         store_check,
         review_requests,
+        media,
     } = service;
     let config = ServerConfig {
         admin_token: args.admin_token.clone(),
@@ -906,6 +914,9 @@ async fn run_service<F: ChangeFeed, W: ChangeFeed>(
     }
     if let Some(check) = store_check {
         state = state.with_readiness_check(check);
+    }
+    if let Some(media) = media {
+        state = state.with_media(media);
     }
     if let Some(secret) = &args.purchase_secret {
         state = state.with_purchase_secret(secret.as_bytes());
@@ -1322,6 +1333,7 @@ async fn init(_args: InitArgs) -> anyhow::Result<()> {
 
 #[cfg(feature = "dynamodb")]
 async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Result<()> {
+    let media = args.media.bucket(args.dynamo.region.as_deref()).await?;
     let store = connect_dynamodb(&args.dynamo).await;
     if !args.no_init {
         let done =
@@ -1383,6 +1395,7 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
             webhook_feed,
             store_check: None,
             review_requests,
+            media,
         },
     )
     .await

@@ -15,7 +15,8 @@
 //! * `metrics` — Prometheus metrics;
 //! * `webhooks` — the admin API of webhook endpoints and deliveries;
 //! * `moderation_hook` — the moderation hook over HTTP;
-//! * `purchase` — purchase proofs (signed JWTs) checked on posts.
+//! * `purchase` — purchase proofs (signed JWTs) checked on posts;
+//! * `media` — photos served from the media store (rave-media).
 
 #![warn(unreachable_pub)]
 
@@ -32,6 +33,7 @@ pub mod feeds;
 mod health;
 mod imports;
 mod limiter;
+mod media;
 mod metrics;
 mod middleware;
 mod moderation_hook;
@@ -163,6 +165,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(pages::product_fragment))
         .routes(routes!(pages::embed_js))
         .routes(routes!(feeds::google_product_reviews))
+        .routes(routes!(media::get_media))
         .split_for_parts();
     if let Some(components) = openapi.components.as_mut() {
         components.add_security_scheme(

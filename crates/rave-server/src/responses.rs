@@ -131,3 +131,11 @@ pub(crate) struct Conflict(Problem);
     content_type = "application/problem+json"
 )]
 pub(crate) struct RefusedByRule(Problem);
+
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 404,
+    description = "No such photo or rendition",
+    content_type = "application/problem+json"
+)]
+pub(crate) struct NoSuchMedia(Problem);

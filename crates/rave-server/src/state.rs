@@ -105,6 +105,8 @@ pub struct ServerState {
     pub(crate) request_counters: Option<Arc<rave_requests::Counters>>,
     /// Where the public reaches rave; `None` answers the feeds 404.
     pub(crate) feed_site: Option<FeedSite>,
+    /// Where photos are kept; `None` answers `/media/…` 404.
+    pub(crate) media: Option<rave_media::MediaStore>,
 }
 
 impl AppState {
@@ -142,6 +144,7 @@ impl AppState {
             review_requests: None,
             request_counters: None,
             feed_site: None,
+            media: None,
         }))
     }
 
@@ -167,6 +170,12 @@ impl AppState {
     /// Takes orders and serves the pages review requests link to.
     pub fn with_review_requests(mut self, review_requests: ReviewRequests) -> AppState {
         self.setting_up().review_requests = Some(review_requests);
+        self
+    }
+
+    /// Serves photos from `store` (`GET /media/{hash}/{size}`).
+    pub fn with_media(mut self, store: rave_media::MediaStore) -> AppState {
+        self.setting_up().media = Some(store);
         self
     }
 
