@@ -17,6 +17,7 @@ use ulid::Ulid;
 
 use crate::access::TableAccess;
 use crate::error::Result;
+use crate::families;
 use crate::model::{Language, ProductId, ProductRecord};
 use crate::statistics::ProductStats;
 use crate::table::product;
@@ -117,7 +118,8 @@ impl<S: Store> Catalog<S> {
         }
     }
 
-    /// Sets a product's record; every page of the product changes revision.
+    /// Sets a product's record (and its group membership, see `families`);
+    /// every page of the product changes revision.
     pub(crate) async fn put_record(&self, product: &str, record: ProductRecord) -> Result<()> {
         let product_id = ProductId::parse(product)?;
         let record = record.validate()?;
@@ -126,7 +128,7 @@ impl<S: Store> Catalog<S> {
             &record,
             &Ulid::from_datetime(SystemTime::now()).to_string(),
         );
-        Ok(self.access.put(item, None).await?)
+        families::write_record(&self.access, &product_id, &record, item).await
     }
 
     /// Just the product's revision (as in its overview), from two point

@@ -44,6 +44,7 @@ mod changes;
 pub mod dataset;
 mod erasure;
 mod error;
+mod families;
 mod listing;
 mod model;
 pub mod rules;
@@ -62,6 +63,7 @@ pub use aggregator::reconcile::{Drift, ReconcileReport};
 pub use catalog::ProductOverview;
 pub use changes::{CommentChange, comment_change};
 pub use error::{CommentsError, Result};
+pub use families::{GroupStats, MAX_VARIANTS};
 pub use listing::cursor::CursorKey;
 pub use listing::filter::{Filter, RatingSet};
 pub use listing::planner::{Plan, PlannedQuery, SizedBy, Skipped, Strategy};
@@ -385,6 +387,28 @@ impl<S: Store> Comments<S> {
     /// Sets a product's display name, page and image.
     pub async fn put_product(&self, product: &str, record: ProductRecord) -> Result<()> {
         self.catalog.put_record(product, record).await
+    }
+
+    /// A product family's variants, in product id order (none for an id
+    /// no record names as its group).
+    pub async fn group_variants(&self, group: &str) -> Result<Vec<ProductId>> {
+        families::members(&self.access, &families::parse_group(group)?).await
+    }
+
+    /// A page of every variant's visible comments of the group
+    /// `request.product` names, merged in the request's order.
+    pub async fn list_group(&self, request: &ListRequest<'_>) -> Result<ListPage> {
+        let group = families::parse_group(request.product)?;
+        let variants =
+            families::variant_counts(&self.access, &group, request.filter.language.as_ref())
+                .await?;
+        self.listings.list_group(request, &variants).await
+    }
+
+    /// A product family's statistics, overall or in one language: its
+    /// variants' summed, with each variant's own.
+    pub async fn group_stats(&self, group: &str, language: Option<&str>) -> Result<GroupStats> {
+        families::group_stats(&self.access, group, language).await
     }
 
     /// A product's record, statistics (overall and per language) and

@@ -6,8 +6,9 @@
 //! (`PRODUCT#<p>`/`PRODUCT`, see `product_partition`), so one query reads
 //! a product's record and every statistics item of it.
 
-use rave_store::{AttributeValue, Item};
+use rave_store::{AttributeValue, Condition, Item};
 
+use super::group::GROUP;
 use super::product_partition::record_key;
 use super::{Malformed, text};
 use crate::model::{ProductId, ProductRecord};
@@ -50,8 +51,16 @@ pub(crate) fn encode(product: &ProductId, record: &ProductRecord, revision: &str
             );
         }
     }
+    if let Some(group) = &record.group {
+        item.insert(GROUP.into(), AttributeValue::s(group));
+    }
     item.insert(REVISION.into(), AttributeValue::s(revision));
     item
+}
+
+/// On the record: it is still the one written with `revision`.
+pub(crate) fn at_revision(revision: &str) -> Condition {
+    Condition::eq(REVISION, AttributeValue::s(revision))
 }
 
 /// A list of strings, or none when the attribute is absent.
@@ -85,6 +94,7 @@ pub(crate) fn decode(item: &Item) -> Result<(ProductRecord, String), Malformed> 
             mpns: texts(item, MPNS)?,
             skus: texts(item, SKUS)?,
             brand: optional(BRAND)?,
+            group: optional(GROUP)?,
         },
         text(item, REVISION)?.to_owned(),
     ))
@@ -104,6 +114,7 @@ mod tests {
             mpns: vec!["KT-100".into()],
             skus: Vec::new(),
             brand: Some("Acme".into()),
+            group: Some("kettles".into()),
         };
         let product = ProductId::parse("42").unwrap();
         let item = encode(&product, &record, "01JD3X0000000000000000000A");
