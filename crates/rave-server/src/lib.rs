@@ -29,6 +29,7 @@ mod cors;
 mod error;
 mod extract;
 pub mod feeds;
+mod groups;
 mod health;
 mod imports;
 mod limiter;
@@ -126,6 +127,8 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(routes::moderation_queue))
         .routes(routes!(routes::author_comments, routes::erase_author))
         .routes(routes!(routes::product_stats))
+        .routes(routes!(groups::group_comments))
+        .routes(routes!(groups::group_stats))
         .routes(routes!(routes::leaderboard))
         .routes(routes!(routes::global_stats))
         .routes(routes!(routes::aggregator_status))
