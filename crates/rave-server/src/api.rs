@@ -131,6 +131,17 @@ pub(crate) enum QueueState {
     Flagged,
 }
 
+/// Whose reviews a product page shows.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub(crate) enum PageScope {
+    /// The product's own (the default).
+    Product,
+    /// Every variant's of the product's family.
+    Group,
+}
+
 /// The order of a listing.
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]

@@ -94,7 +94,7 @@ pub use state::{AppState, ReviewRequests, ServerConfig, ServerState};
     ),
     // The schemas only parameters name: bodies' schemas are collected from
     // the handlers, parameters' are not.
-    components(schemas(Problem, api::PageSize, api::Cursor, api::QueueState, api::LanguageFilter, api::PageCursor, api::VoterId, api::ListingSort))
+    components(schemas(Problem, api::PageSize, api::Cursor, api::QueueState, api::LanguageFilter, api::PageCursor, api::PageScope, api::VoterId, api::ListingSort))
 )]
 struct ApiDoc;
 

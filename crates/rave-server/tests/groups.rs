@@ -210,3 +210,147 @@ async fn the_openapi_document_has_the_group_routes() {
     }
     assert!(doc["components"]["schemas"]["GroupStatsBody"].is_object());
 }
+
+/// Where scripts/test.sh installs extruct.
+fn extruct_python() -> Option<std::path::PathBuf> {
+    let python =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/extruct/bin/python");
+    python.exists().then_some(python)
+}
+
+/// The JSON-LD of `html` as extruct reads it.
+fn structured_data(python: &std::path::Path, html: &str, url: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("page.html");
+    std::fs::write(&file, html).unwrap();
+    let output = std::process::Command::new(python)
+        .args([
+            "-c",
+            "import extruct, json, sys\n\
+             data = extruct.extract(open(sys.argv[1], encoding='utf-8').read(), base_url=sys.argv[2], syntaxes=['json-ld'])\n\
+             print(json.dumps(data['json-ld']))",
+        ])
+        .arg(&file)
+        .arg(url)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+async fn html(s: &TestServer, path: &str) -> String {
+    let response = s
+        .client
+        .get(format!("{}{path}", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "{path}");
+    response.text().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_family_page_shows_every_variants_reviews_as_a_product_group() {
+    let Some(python) = extruct_python() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "extruct is missing: scripts/test.sh installs it into .tools/extruct"
+        );
+        eprintln!("skipped: extruct is not installed (scripts/test.sh installs it)");
+        return;
+    };
+    let s = server::start(None).await;
+    let (status, _) = s
+        .call(
+            Method::PUT,
+            "/v1/products/tee",
+            Some(json!({"name": "Classic tee"})),
+            true,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    for product in ["tee-red", "tee-blue"] {
+        assert_eq!(
+            put_variant(&s, product, json!("tee")).await.0,
+            StatusCode::OK
+        );
+    }
+    let mut ids = BTreeSet::new();
+    for i in 0..23u8 {
+        let product = ["tee-red", "tee-blue"][usize::from(i % 2)];
+        ids.insert(post(&s, product, "en", i % 5 + 1).await);
+    }
+    s.catch_up().await;
+    let (_, stats) = s
+        .call(Method::GET, "/v1/groups/tee/stats", None, false)
+        .await;
+    assert_eq!(stats["stats"]["total"], 23);
+
+    for path in [
+        "/products/tee-red?scope=group",
+        "/fragments/products/tee-red?scope=group",
+    ] {
+        let found = structured_data(&python, &html(&s, path).await, &format!("{}{path}", s.base));
+        let groups: Vec<&Value> = found
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v["@type"] == "ProductGroup")
+            .collect();
+        assert_eq!(groups.len(), 1, "{path}: {found}");
+        let group = groups[0];
+        assert_eq!(group["name"], "Classic tee");
+        assert_eq!(group["productGroupID"], "tee");
+        let variants: Vec<&str> = group["hasVariant"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                assert_eq!(v["@type"], "Product");
+                v["sku"].as_str().unwrap()
+            })
+            .collect();
+        assert_eq!(variants, ["tee-blue", "tee-red"]);
+        let rating = &group["aggregateRating"];
+        assert_eq!(rating["@type"], "AggregateRating");
+        assert_eq!(rating["ratingValue"], stats["stats"]["average"]);
+        assert_eq!(rating["reviewCount"], 23);
+        assert_eq!(
+            group["review"].as_array().unwrap().len(),
+            20,
+            "the page's reviews"
+        );
+    }
+    // Without the scope, the variant's own page: a Product.
+    let own = structured_data(&python, &html(&s, "/products/tee-red").await, &s.base);
+    assert_eq!(own[0]["@type"], "Product", "{own}");
+    assert_eq!(own[0]["aggregateRating"]["reviewCount"], 12);
+
+    // "Older comments" keeps the scope: the pages walk the family's 23.
+    let mut seen = 0;
+    let mut path = "/products/tee-red?scope=group".to_owned();
+    loop {
+        let page = html(&s, &path).await;
+        seen += page.matches("<li class=\"rave-comment").count();
+        let Some(at) = page.find("rel=\"next\" href=\"") else {
+            break;
+        };
+        let rest = &page[at + "rel=\"next\" href=\"".len()..];
+        path = rest[..rest.find('"').unwrap()].replace("&amp;", "&");
+        assert!(path.contains("scope=group"), "{path}");
+    }
+    assert_eq!(seen, ids.len());
+
+    let (status, problem) = s
+        .call(Method::GET, "/products/tee-red?scope=family", None, false)
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        problem["detail"].as_str().unwrap().contains("scope"),
+        "{problem}"
+    );
+}
