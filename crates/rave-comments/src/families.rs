@@ -22,6 +22,8 @@
 //! kept under the group's key) would need a background move that rewrites
 //! every comment of the product, and new indexes the table has no room
 //! for (16 of DynamoDB's 20, 91 of the 100 included attributes, used).
+//! The price is the listing's reads: a merge over k variants reads about
+//! k items a page more than it shows (`listing::group` has the figures).
 
 use rave_store::{CancellationReason, Condition, Item, Store, StoreError, TransactWriteAction};
 

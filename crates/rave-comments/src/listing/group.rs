@@ -21,15 +21,22 @@
 //! mid-walk shows its comments from where the walk is, one moved out
 //! stops showing, and none shows twice.
 //!
-//! **Measured** (`rave-bench`, a group of 20 variants, 50 pages of 20 on
-//! the embedded engine; BENCHMARKS.md has the rows): every k-way merge
-//! must hold a head of each of its k sources to choose the next comment,
-//! and the heads not shown are read again by the next page (nothing of the
-//! product listings' per-partition positions survives into a cursor that
-//! names no variant). So a page of p items from k variants reads about
-//! p + k: B4 is about 2 for k = 20, p = 20, beyond its target of 1.3,
-//! while B2 (the page's cost at depth) holds, each page being the same
-//! k seeks whatever its depth.
+//! **Measured** (`rave-bench`'s `groups`: the small data set, about
+//! 9,400 comments, with `p1`…`p20`, Zipf-skewed as the data set's
+//! products are, as one group; 50 pages of 20; a debug build on the
+//! shared 2-core machine; BENCHMARKS.md has the rows). B4, items read ÷
+//! returned: 2.05 newest first, 2.08 highest first, 2.05 most helpful
+//! first; 3.07 with ratings 1 and 5 (40 sources). B2, page 40 ÷ page 1:
+//! 1.10, 1.20, 1.16, and 1.15 / 0.95 with ratings 1 and 5, but 2.91 for
+//! most helpful with ratings 1 and 5 (one run on a loaded machine; not
+//! repeated). So B2 mostly holds (each page is the same seeks at any
+//! depth) and B4 does not: a k-way merge holds a head of each
+//! of its k sources to choose the next comment, and the heads a page does
+//! not show are read again by the next (the cursor keeps no position per
+//! variant), so a page of p items from k sources reads about p + k. Meeting
+//! B4 needs either per-variant positions in the cursor (bound to the
+//! membership, falling back to this resume when it changes) or index
+//! entries of the group's own.
 
 use std::collections::BTreeMap;
 
