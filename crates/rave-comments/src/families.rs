@@ -34,8 +34,10 @@ use crate::statistics::ProductStats;
 use crate::table::stats::product::{self as product_stats, ProductCounts};
 use crate::table::{PK, group, product};
 
-/// Most variants a group has (a group page merges one listing per variant).
-pub const MAX_VARIANTS: usize = 100;
+/// Most variants a group has: a group page merges one listing per variant,
+/// up to five rating partitions each, and the executor names each source
+/// with a byte.
+pub const MAX_VARIANTS: usize = 50;
 
 /// A variant and what its statistics count (overall or in one language).
 pub(crate) type VariantCounts = (ProductId, ProductCounts);

@@ -180,3 +180,45 @@ async fn a_group_listing_refuses_a_cursor_of_another_group_or_a_product() {
         .await;
     assert_eq!(field_of(bad.unwrap_err()), "group");
 }
+
+#[tokio::test]
+async fn a_group_holds_at_most_fifty_variants_and_lists_each_with_every_rating_partition() {
+    let f = fixture(Moderation::Off).await;
+    let c = &f.comments;
+    for variant in 0..rave_comments::MAX_VARIANTS {
+        c.put_product(&format!("v{variant}"), variant_of(Some("big")))
+            .await
+            .unwrap();
+    }
+    let refused = c
+        .put_product("one-more", variant_of(Some("big")))
+        .await
+        .unwrap_err();
+    assert_eq!(field_of(refused), "group");
+    // Rewriting a variant already in the group is no 51st.
+    c.put_product("v0", variant_of(Some("big"))).await.unwrap();
+    c.create("v49", new_comment("en", 3, "x"), None)
+        .await
+        .unwrap();
+    // Every variant's five rating partitions in one merge (highest first).
+    let page = c
+        .list_group(&ListRequest {
+            product: "big",
+            sort: rave_comments::Sort::Highest,
+            limit: 5,
+            ..ListRequest::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.items.len(), 1);
+    assert_eq!(page.plan.queries.len(), 5 * rave_comments::MAX_VARIANTS);
+    let empty = c
+        .list_group(&ListRequest {
+            product: "none",
+            limit: 5,
+            ..ListRequest::default()
+        })
+        .await
+        .unwrap();
+    assert!(empty.items.is_empty() && empty.plan.queries.is_empty());
+}

@@ -46,7 +46,7 @@ use ulid::Ulid;
 use super::Listings;
 use super::cursor::{Cursor, Position, listing_binding};
 use super::executor::{Source, read_page};
-use super::planner::{Planner, Sizing, Trust};
+use super::planner::{Planner, Sizing, Strategy, Trust};
 use super::sort::Reading;
 use super::{ListPage, ListRequest, comments};
 use crate::error::{CommentsError, Result};
@@ -153,8 +153,13 @@ impl<S: Store> Listings<S> {
             source.first_limit = ((source.share * (page_size + 1) as f64).ceil() as usize).max(1);
         }
         let merged = read_page(&self.access, sources, page_size, request.sort.ascending()).await?;
+        // A group without variants reads nothing.
         let mut plan = plan.unwrap_or_else(|| {
-            Planner::new(&group, &request.filter, request.sort, page_size).plan(None)
+            let mut plan =
+                Planner::new(&group, &request.filter, request.sort, page_size).plan(None);
+            plan.queries.clear();
+            plan.strategy = Strategy::Empty;
+            plan
         });
         plan.read_units += merged.read_units;
         plan.items_read = merged.items_read;
