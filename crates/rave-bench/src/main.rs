@@ -26,6 +26,7 @@
 //! or dynoxide.
 
 mod dynoxide_store;
+mod groups;
 mod http;
 mod imports;
 mod measure;

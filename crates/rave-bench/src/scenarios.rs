@@ -224,6 +224,7 @@ pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Ve
     read_amplification(&rt, &on_rave, &mut rows)?;
     sorts(plan, &rt, &on_rave, &mut rows)?;
     units(&rt, &on_rave, &mut rows)?;
+    crate::groups::groups(plan, &rt, &on_rave, &mut rows)?;
     drop(on_rave);
     drop(engine);
     drop(on_dynoxide);

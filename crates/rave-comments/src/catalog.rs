@@ -118,8 +118,8 @@ impl<S: Store> Catalog<S> {
         }
     }
 
-    /// Sets a product's record (and its SKUs' lookup items); every page of
-    /// the product changes revision.
+    /// Sets a product's record (with its SKUs' lookup items and its group
+    /// membership); every page of the product changes revision.
     pub(crate) async fn put_record(&self, product: &str, record: ProductRecord) -> Result<()> {
         let product_id = ProductId::parse(product)?;
         let record = record.validate()?;

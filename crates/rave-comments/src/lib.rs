@@ -45,6 +45,7 @@ mod changes;
 pub mod dataset;
 mod erasure;
 mod error;
+mod families;
 mod listing;
 mod model;
 pub mod rules;
@@ -64,6 +65,7 @@ pub use aggregator::reconcile::{Drift, ReconcileReport};
 pub use catalog::ProductOverview;
 pub use changes::{CommentChange, comment_change};
 pub use error::{CommentsError, Result};
+pub use families::{GroupStats, MAX_VARIANTS};
 pub use listing::cursor::CursorKey;
 pub use listing::filter::{Filter, RatingSet};
 pub use listing::planner::{Plan, PlannedQuery, SizedBy, Skipped, Strategy};
@@ -395,6 +397,28 @@ impl<S: Store> Comments<S> {
     /// The product whose record lists each of `skus`, for those one does.
     pub async fn products_by_sku(&self, skus: &[&str]) -> Result<HashMap<String, ProductId>> {
         self.catalog.products_by_sku(skus).await
+    }
+
+    /// A product family's variants, in product id order (none for an id
+    /// no record names as its group).
+    pub async fn group_variants(&self, group: &str) -> Result<Vec<ProductId>> {
+        families::members(&self.access, &families::parse_group(group)?).await
+    }
+
+    /// A page of every variant's visible comments of the group
+    /// `request.product` names, merged in the request's order.
+    pub async fn list_group(&self, request: &ListRequest<'_>) -> Result<ListPage> {
+        let group = families::parse_group(request.product)?;
+        let variants =
+            families::variant_counts(&self.access, &group, request.filter.language.as_ref())
+                .await?;
+        self.listings.list_group(request, &variants).await
+    }
+
+    /// A product family's statistics, overall or in one language: its
+    /// variants' summed, with each variant's own.
+    pub async fn group_stats(&self, group: &str, language: Option<&str>) -> Result<GroupStats> {
+        families::group_stats(&self.access, group, language).await
     }
 
     /// A product's record, statistics (overall and per language) and

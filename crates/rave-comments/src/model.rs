@@ -615,6 +615,9 @@ pub struct ProductRecord {
     /// The shop's stock keeping units.
     pub skus: Vec<String>,
     pub brand: Option<String>,
+    /// The product family this product is a variant of (a product id that
+    /// is not itself a variant; see `Comments::put_product`).
+    pub group: Option<String>,
 }
 
 /// Most identifiers of one kind a product record keeps.
@@ -635,6 +638,14 @@ impl ProductRecord {
         validate_identifiers(&self.skus, "skus", |sku| identifier_text(sku, MAX_SKU))?;
         if let Some(brand) = &self.brand {
             identifier_text(brand, 70).map_err(|message| invalid("brand", message))?;
+        }
+        if let Some(group) = &self.group {
+            ProductId::parse(group).map_err(|_| {
+                invalid(
+                    "group",
+                    "must be 1-64 characters of A-Z, a-z, 0-9, '_' and '-'",
+                )
+            })?;
         }
         Ok(self)
     }

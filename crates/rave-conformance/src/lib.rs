@@ -14,8 +14,9 @@
 //!
 //! Beside the cases are the domain's oracles, which both backends run as
 //! property tests: the pagination oracle (`pagination`), the statistics
-//! oracles (`statistics`) and the erasure scenario (`erasure`), with
-//! `shards` to give a single feed DynamoDB Streams' shards.
+//! oracles (`statistics`), the product families' oracle (`groups`) and
+//! the erasure scenario (`erasure`), with `shards` to give a single feed
+//! DynamoDB Streams' shards.
 
 #![allow(clippy::unwrap_used)]
 #![warn(unreachable_pub)]
@@ -23,6 +24,7 @@
 use rave_store::*;
 
 pub mod erasure;
+pub mod groups;
 mod orders;
 pub mod pagination;
 pub mod shards;

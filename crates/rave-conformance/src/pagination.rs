@@ -38,19 +38,19 @@ use rave_comments::{
 };
 use rave_store::Store;
 
-const LANGUAGES: [&str; 4] = ["en", "de", "fr", "fil"];
+pub(crate) const LANGUAGES: [&str; 4] = ["en", "de", "fr", "fil"];
 
 #[derive(Debug, Clone)]
 pub struct Spec {
-    product: usize,
-    language: usize,
-    rating: i64,
+    pub(crate) product: usize,
+    pub(crate) language: usize,
+    pub(crate) rating: i64,
     /// Index into a handful of timestamps, or `None` for "now".
-    time: Option<usize>,
-    verified: bool,
+    pub(crate) time: Option<usize>,
+    pub(crate) verified: bool,
 }
 
-fn time(index: usize) -> String {
+pub(crate) fn time(index: usize) -> String {
     format!("2025-06-01T00:00:0{index}.000Z")
 }
 
@@ -91,14 +91,14 @@ pub fn between() -> impl Strategy<Value = Between> {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Row {
-    key: (String, String), // (created_at, id): the listing order
-    product: usize,
-    language: usize,
-    rating: i64,
-    verified: bool,
+pub(crate) struct Row {
+    pub(crate) key: (String, String), // (created_at, id): the listing order
+    pub(crate) product: usize,
+    pub(crate) language: usize,
+    pub(crate) rating: i64,
+    pub(crate) verified: bool,
     /// Each voter's vote (`true`: helpful).
-    votes: BTreeMap<usize, bool>,
+    pub(crate) votes: BTreeMap<usize, bool>,
 }
 
 impl Row {
@@ -113,7 +113,7 @@ impl Row {
 
 /// Whether `a` comes before `b` in `sort`'s order (a total order: no two
 /// comments share an id).
-fn listed_before(sort: Sort, a: &Row, b: &Row) -> bool {
+pub(crate) fn listed_before(sort: Sort, a: &Row, b: &Row) -> bool {
     match sort {
         Sort::Helpful => {
             let (a_score, b_score) = (a.counts().helpfulness(), b.counts().helpfulness());
@@ -193,7 +193,7 @@ pub fn walk() -> impl Strategy<Value = Walk> {
         )
 }
 
-fn new_comment(language: &str, rating: i64) -> NewComment {
+pub(crate) fn new_comment(language: &str, rating: i64) -> NewComment {
     NewComment {
         author: "alice".into(),
         language: language.into(),
@@ -204,7 +204,7 @@ fn new_comment(language: &str, rating: i64) -> NewComment {
     }
 }
 
-fn at(mut comment: NewComment, created_at: &str) -> NewComment {
+pub(crate) fn at(mut comment: NewComment, created_at: &str) -> NewComment {
     comment.created_at = Some(Timestamp::parse(created_at).expect("time"));
     comment
 }

@@ -4,10 +4,13 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use futures::FutureExt;
 use proptest::prelude::*;
 use rave_comments::{Comments, Config, CursorKey, Moderation};
+use rave_conformance::groups::{check_group_walk, group_walk};
 use rave_conformance::pagination::{check_walk, walk};
 use rave_conformance::shards::ShardFeed;
+use rave_conformance::statistics::drain;
 use rave_dynamodb::DynamoStore;
 
 static TABLES: AtomicUsize = AtomicUsize::new(0);
@@ -34,6 +37,29 @@ proptest! {
             );
             comments.ensure_table().await.unwrap();
             check_walk(&comments, walk).await
+        })?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// The product families' oracle: a group's walk with moves between
+    /// groups, then its statistics from DynamoDB Streams and a reconcile.
+    #[test]
+    fn walking_a_group_on_dynamodb_returns_each_match_once_and_counts_it(walk in group_walk()) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let table = format!("group-{}-{}", std::process::id(), TABLES.fetch_add(1, Ordering::Relaxed));
+            let store = DynamoStore::local(&endpoint());
+            let comments = Comments::new(
+                store.clone(),
+                Config { table: table.clone(), cursor_key: CursorKey::new([4; 32]), moderation: Moderation::Off },
+            );
+            comments.ensure_table().await.unwrap();
+            let feed = store.feed(&table, "statistics", rave_comments::aggregator_positions()).await.unwrap();
+            let aggregate = || drain(&comments, &feed).boxed();
+            check_group_walk(&comments, walk, &aggregate).await
         })?;
     }
 }

@@ -131,6 +131,17 @@ pub(crate) enum QueueState {
     Flagged,
 }
 
+/// Whose reviews a product page shows.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub(crate) enum PageScope {
+    /// The product's own (the default).
+    Product,
+    /// Every variant's of the product's family.
+    Group,
+}
+
 /// The order of a listing.
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
@@ -662,6 +673,13 @@ pub struct PutProductBody {
         example = "Acme"
     )]
     pub brand: Option<String>,
+    /// The product family this product is a variant of: a group id (shaped
+    /// like a product id) that is not itself a variant, and not this
+    /// product. Absent or null: a variant of no group. Setting it moves the
+    /// product, its comments and its counts to that group at once.
+    #[serde(default)]
+    #[schema(value_type = Option<ProductId>)]
+    pub group: Option<String>,
 }
 
 impl From<PutProductBody> for ProductRecord {
@@ -674,6 +692,7 @@ impl From<PutProductBody> for ProductRecord {
             mpns: body.mpns,
             skus: body.skus,
             brand: body.brand,
+            group: body.group,
         }
     }
 }
@@ -695,6 +714,9 @@ pub(crate) struct ProductBody {
     #[schema(value_type = Vec<Sku>)]
     pub skus: Vec<String>,
     pub brand: Option<String>,
+    /// The product family it is a variant of, if any.
+    #[schema(value_type = Option<ProductId>)]
+    pub group: Option<String>,
     /// All languages.
     pub stats: ProductStatsBody,
     /// Each language with counted comments.
@@ -714,6 +736,7 @@ impl From<&ProductOverview> for ProductBody {
             mpns: record.mpns,
             skus: record.skus,
             brand: record.brand,
+            group: record.group,
             stats: overview.overall.clone().into(),
             languages: overview.languages.iter().cloned().map(Into::into).collect(),
         }

@@ -30,6 +30,7 @@ mod cors;
 mod error;
 mod extract;
 pub mod feeds;
+mod groups;
 mod health;
 mod imports;
 mod limiter;
@@ -95,7 +96,7 @@ pub use state::{AppState, ReviewRequests, ServerConfig, ServerState};
     ),
     // The schemas only parameters name: bodies' schemas are collected from
     // the handlers, parameters' are not.
-    components(schemas(Problem, api::PageSize, api::Cursor, api::QueueState, api::LanguageFilter, api::PageCursor, api::VoterId, api::ListingSort))
+    components(schemas(Problem, api::PageSize, api::Cursor, api::QueueState, api::LanguageFilter, api::PageCursor, api::PageScope, api::VoterId, api::ListingSort))
 )]
 struct ApiDoc;
 
@@ -128,6 +129,8 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(routes::moderation_queue))
         .routes(routes!(routes::author_comments, routes::erase_author))
         .routes(routes!(routes::product_stats))
+        .routes(routes!(groups::group_comments))
+        .routes(routes!(groups::group_stats))
         .routes(routes!(routes::leaderboard))
         .routes(routes!(routes::global_stats))
         .routes(routes!(routes::aggregator_status))

@@ -2,10 +2,9 @@
 //   <div data-rave-product="42"></div>
 //   <script src="https://comments.example/embed.js" async></script>
 // renders the product's comments (histogram, average, filters, the order,
-// "load more", helpful votes, the post form) in a shadow root, so the page's
-// styles and the widget's stay apart. Votes are cast as a random voter id
-// this browser keeps for the shop (local storage); a shop that knows its
-// customer passes its own id instead: data-rave-voter="customer-7".
+// "load more", helpful votes, the post form) in a shadow root, apart from
+// the page's styles (data-rave-group="tee": its family's). Votes are cast
+// as a browser's random voter id, or the shop's: data-rave-voter="c-7".
 // Theme it from the page with custom properties on the host element:
 // --rave-font, --rave-text, --rave-muted, --rave-accent,
 // --rave-background, --rave-border, --rave-radius.
@@ -85,6 +84,8 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
   function mount(host) {
     const product = host.getAttribute("data-rave-product");
     const base = "/v1/products/" + encodeURIComponent(product);
+    const g = host.getAttribute("data-rave-group");
+    const at = g ? "/v1/groups/" + encodeURIComponent(g) : base;
     const voter = host.getAttribute("data-rave-voter") || storedVoter();
     // The voter's votes: {comment id: helpful}.
     const votesKey = "rave-votes-" + voter;
@@ -207,7 +208,7 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
     }
 
     async function loadStats() {
-      const info = await call(base);
+      const info = await call(g ? at + "/stats" : base);
       const stats = info.stats;
       average.textContent = stats.average === null ? "–" : stats.average.toFixed(2);
       count.textContent = String(stats.total);
@@ -220,7 +221,7 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       }
       const chosen = language.value;
       language.replaceChildren(el("option", { value: "", textContent: "All languages" }));
-      for (const l of info.languages) language.append(el("option", { value: l.language, textContent: l.language + " (" + l.total + ")" }));
+      for (const l of info.languages || []) language.append(el("option", { value: l.language, textContent: l.language + " (" + l.total + ")" }));
       language.value = chosen;
     }
 
@@ -234,7 +235,7 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       if (verified.checked) query.set("verified", "true");
       if (!reset && cursor) query.set("cursor", cursor);
       try {
-        const page = await call(base + "/comments?" + query);
+        const page = await call(at + "/comments?" + query);
         if (mine !== sequence) return;
         if (reset) { list.replaceChildren(); shown.clear(); }
         for (const c of page.items) {

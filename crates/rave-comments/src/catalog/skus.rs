@@ -1,7 +1,8 @@
-//! A product record with its SKUs' lookup items (`table::sku`), and
-//! products found by SKU.
+//! A product record with its SKUs' lookup items (`table::sku`) and its
+//! group membership (`families`), and products found by SKU.
 //!
-//! A record is written in one transaction with the lookup items of the
+//! A record is written in one transaction with its membership change and
+//! the lookup items of the
 //! SKUs it gains (each on the condition that no product holds it) and the
 //! deletion of those it drops (each on the condition that it is still
 //! this product's), on the condition that the record is the one read: so
@@ -19,6 +20,7 @@ use ulid::Ulid;
 
 use super::Catalog;
 use crate::error::{CommentsError, Result};
+use crate::families;
 use crate::model::{ProductId, ProductRecord, Sku};
 use crate::table::{product, sku};
 
@@ -38,6 +40,13 @@ impl<S: Store> Catalog<S> {
         for _ in 0..ATTEMPTS {
             let (stored, _) = self.access.get(product::key(product_id), true).await?;
             let previous = stored.as_ref().map(product::decode).transpose()?;
+            let mut membership = families::membership(
+                &self.access,
+                product_id,
+                record,
+                previous.as_ref().map(|(old, _)| old),
+            )
+            .await?;
             let dropped: BTreeSet<Sku> = previous
                 .iter()
                 .flat_map(|(old, _)| old.skus.iter().filter_map(|s| Sku::parse(s)))
@@ -56,6 +65,8 @@ impl<S: Store> Catalog<S> {
                     previous.as_ref().map(|(_, revision)| revision.as_str()),
                 )),
             )];
+            let membership_at = actions.len();
+            actions.append(&mut membership.actions);
             for claimed in &wanted {
                 match holders.get(claimed) {
                     Some(holder) if holder == product_id => {}
@@ -76,9 +87,15 @@ impl<S: Store> Catalog<S> {
             }
             match self.access.transact(actions).await {
                 Ok(()) => return Ok(()),
-                // The record or a SKU changed since it was read: read again.
                 Err(StoreError::TransactionCanceled(reasons))
-                    if reasons.contains(&CancellationReason::ConditionalCheckFailed) => {}
+                    if reasons.contains(&CancellationReason::ConditionalCheckFailed) =>
+                {
+                    if let Some(refusal) = membership.refusal(product_id, &reasons, membership_at) {
+                        return Err(refusal);
+                    }
+                    // The record, a SKU or a group changed since it was
+                    // read: read again.
+                }
                 Err(error) => return Err(error.into()),
             }
         }

@@ -10,11 +10,13 @@
 //!   nothing of listings);
 //! * `executor` — runs the sub-queries and merges them in the order;
 //! * `cursor` — where each sub-query resumes, signed and bound to the query
-//!   it belongs to.
+//!   it belongs to;
+//! * `group` — a product family's listing: its variants' listings merged.
 
 pub(crate) mod cursor;
 mod executor;
 pub(crate) mod filter;
+mod group;
 pub(crate) mod planner;
 pub(crate) mod sort;
 

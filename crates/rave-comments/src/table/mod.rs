@@ -19,8 +19,10 @@
 //! | order verification | `ORDER#<p>#<order>`   | `ORDER`           | none                                                   |
 //! | personal data      | `PERSONAL#<id>`       | `PERSONAL`        | none (an imported author's email, never shown)         |
 //! | product statistics | `PRODUCT#<p>`         | `S`, `S#<lang>`   | while 5-star count > 0 (its leaderboard entry): GSIPK = `LEADERS[#<lang>]#<shard>`, GSISK = count (zero-padded) |
-//! | product record     | `PRODUCT#<p>`         | `PRODUCT`         | none                                                   |
+//! | product record     | `PRODUCT#<p>`         | `PRODUCT`         | none (`group` names the family it is a variant of)      |
 //! | SKU lookup         | `SKU#<sku>`           | `SKU`             | none (the product whose record lists the SKU)          |
+//! | group head         | `GROUP#<g>`           | `GROUP`           | none (`members`: how many variants, see `group`)       |
+//! | group member       | `GROUP#<g>`           | `MEMBER#<p>`      | none                                                   |
 //! | author statistics  | `AUTHOR#<author>`     | `S`               | none                                                   |
 //! | partial totals     | `AGGREGATES#<slot>`   | `TOTALS`          | none (summed on read; `AGGREGATES` alone: old layout)  |
 //! | aggregator position| `AGGREGATOR#<name>`   | `SHARD#<shard>`   | none (DynamoDB Streams only)                           |
@@ -86,6 +88,7 @@
 //! counts) when the last comment goes, so a revision never repeats.
 
 pub(crate) mod comment;
+pub(crate) mod group;
 pub(crate) mod idempotency;
 pub(crate) mod index;
 pub(crate) mod keys;

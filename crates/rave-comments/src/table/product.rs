@@ -8,6 +8,7 @@
 
 use rave_store::{AttributeValue, Condition, Item};
 
+use super::group::GROUP;
 use super::product_partition::record_key;
 use super::{Malformed, PK, text};
 use crate::model::{ProductId, ProductRecord};
@@ -59,6 +60,9 @@ pub(crate) fn encode(product: &ProductId, record: &ProductRecord, revision: &str
             );
         }
     }
+    if let Some(group) = &record.group {
+        item.insert(GROUP.into(), AttributeValue::s(group));
+    }
     item.insert(REVISION.into(), AttributeValue::s(revision));
     item
 }
@@ -94,6 +98,7 @@ pub(crate) fn decode(item: &Item) -> Result<(ProductRecord, String), Malformed> 
             mpns: texts(item, MPNS)?,
             skus: texts(item, SKUS)?,
             brand: optional(BRAND)?,
+            group: optional(GROUP)?,
         },
         text(item, REVISION)?.to_owned(),
     ))
@@ -113,6 +118,7 @@ mod tests {
             mpns: vec!["KT-100".into()],
             skus: Vec::new(),
             brand: Some("Acme".into()),
+            group: Some("kettles".into()),
         };
         let product = ProductId::parse("42").unwrap();
         let item = encode(&product, &record, "01JD3X0000000000000000000A");

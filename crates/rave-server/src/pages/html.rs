@@ -13,6 +13,7 @@ use std::fmt::{self, Display, Write};
 
 use rave_comments::{Language, ProductOverview, ProductStats, Rating, RatingSet};
 
+use super::family::{self, Family};
 use super::jsonld;
 use super::shown::Shown;
 
@@ -24,6 +25,8 @@ pub(super) struct View {
     /// unfiltered listing has one URL.
     pub(super) ratings: RatingSet,
     pub(super) cursor: Option<String>,
+    /// The whole family's reviews (`scope=group`), not the product's own.
+    pub(super) group: bool,
 }
 
 impl View {
@@ -41,6 +44,7 @@ impl View {
             language,
             ratings,
             cursor,
+            group: false,
         }
     }
 
@@ -51,6 +55,9 @@ impl View {
     /// This view's URL on `base`, starting at `cursor`.
     pub(super) fn url(&self, base: &str, cursor: Option<&str>) -> String {
         let mut pairs: Vec<(&str, String)> = Vec::new();
+        if self.group {
+            pairs.push(("scope", "group".to_owned()));
+        }
         if let Some(language) = &self.language {
             pairs.push(("language", language.to_string()));
         }
@@ -124,6 +131,9 @@ pub(super) struct Listing<'a> {
     pub(super) next_cursor: Option<&'a str>,
     /// Where the listing's links point: rave's page, or the shop's.
     pub(super) base: &'a str,
+    /// The family whose reviews these are (`scope=group`); `overview` is
+    /// then the group's.
+    pub(super) family: Option<&'a Family>,
 }
 
 fn stars(rating: Rating) -> &'static str {
@@ -140,9 +150,17 @@ fn format_average(stats: &ProductStats) -> String {
 impl Listing<'_> {
     /// The JSON-LD `<script>` of the listing.
     fn structured_data(&self, out: &mut String) {
-        let data = jsonld::product(self.overview, self.stats, self.comments);
         out.push_str("<script type=\"application/ld+json\">");
-        jsonld::write_script_safe(&data, out);
+        match self.family {
+            Some(family) => {
+                let data = family::product_group(family, self.stats, self.comments);
+                jsonld::write_script_safe(&data, out);
+            }
+            None => {
+                let data = jsonld::product(self.overview, self.stats, self.comments);
+                jsonld::write_script_safe(&data, out);
+            }
+        }
         out.push_str("</script>");
     }
 
@@ -440,6 +458,7 @@ mod tests {
                 comments: &shown,
                 next_cursor: None,
                 base: "/products/p",
+                family: None,
             }
             .comment(&shown[0], &mut out);
             out

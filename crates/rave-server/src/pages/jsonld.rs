@@ -66,7 +66,7 @@ fn one_or_many<S: serde::Serializer>(values: &[&str], serializer: S) -> Result<S
 }
 
 #[derive(Debug, Serialize)]
-struct AggregateRating {
+pub(super) struct AggregateRating {
     #[serde(rename = "@type")]
     kind: &'static str,
     #[serde(rename = "ratingValue")]
@@ -80,7 +80,7 @@ struct AggregateRating {
 }
 
 #[derive(Debug, Serialize)]
-struct Review<'a> {
+pub(super) struct Review<'a> {
     #[serde(rename = "@type")]
     kind: &'static str,
     author: Person<'a>,
@@ -156,18 +156,24 @@ pub(super) fn product<'a>(
         }),
         url: record.and_then(|r| r.url.as_deref()),
         image: record.and_then(|r| r.image.as_deref()),
-        aggregate_rating: stats.average().map(|average| AggregateRating {
-            kind: "AggregateRating",
-            rating_value: average,
-            review_count: stats.total,
-            best_rating: 5,
-            worst_rating: 1,
-        }),
+        aggregate_rating: aggregate_rating(stats),
         review: comments.iter().map(review).collect(),
     }
 }
 
-fn review<'a>(shown: &'a Shown<'a>) -> Review<'a> {
+/// The statistics' `AggregateRating`; none over no reviews, which search
+/// engines refuse.
+pub(super) fn aggregate_rating(stats: &ProductStats) -> Option<AggregateRating> {
+    stats.average().map(|average| AggregateRating {
+        kind: "AggregateRating",
+        rating_value: average,
+        review_count: stats.total,
+        best_rating: 5,
+        worst_rating: 1,
+    })
+}
+
+pub(super) fn review<'a>(shown: &'a Shown<'a>) -> Review<'a> {
     let comment = shown.comment;
     Review {
         kind: "Review",

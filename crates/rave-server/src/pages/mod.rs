@@ -8,7 +8,9 @@
 //! * `jsonld` — the schema.org structured data, safe inside `<script>`;
 //! * `shown` — what both show of a comment, worked out once;
 //! * `review` — the review form and unsubscribe pages review requests
-//!   link to.
+//!   link to;
+//! * `family` — a page of the whole product family's reviews
+//!   (`scope=group`), with its `ProductGroup` structured data.
 //!
 //! The query of a page is read by the API's parser (`routes::query`), in
 //! its page dialect.
@@ -25,6 +27,7 @@
 //! statistics, revision) and one listing query; a revalidation whose
 //! `If-None-Match` still holds, from two point reads (the revision).
 
+mod family;
 mod html;
 
 /// The product pages' and fragments' inline style, for their policy.
@@ -33,7 +36,7 @@ mod jsonld;
 pub(crate) mod review;
 mod shown;
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use axum::Json;
 use axum::extract::{RawQuery, State};
@@ -42,15 +45,18 @@ use axum::response::{IntoResponse, Response};
 use rave_comments::{DEFAULT_PAGE_SIZE, Filter, ListRequest, ProductOverview};
 
 use crate::AppState;
-use crate::api::{LanguageFilter, PageCursor, ProductBody, ProductId, PutProductBody, StarRating};
+use crate::api::{
+    LanguageFilter, PageCursor, PageScope, ProductBody, ProductId, PutProductBody, StarRating,
+};
 use crate::caching;
 use crate::callers::{Admin, Authorized};
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::extract::JsonBody;
 use crate::responses::{BadRequest, BodyRefused, Conflict, TokenRefused, Unavailable};
 use crate::routes::Segment;
 use crate::routes::query::{Dialect, ListingQuery, Params};
 
+use self::family::Family;
 use self::html::View;
 use self::shown::Shown;
 
@@ -64,11 +70,17 @@ static EMBED_JS: LazyLock<String> =
 fn parse_view(raw: Option<&str>) -> ApiResult<View> {
     let params = Params::new(raw, &ListingQuery::PAGE, Dialect::Page)?;
     let query = ListingQuery::read(&params)?;
-    Ok(View::new(
-        query.filter.language,
-        query.filter.ratings,
-        query.cursor,
-    ))
+    let mut view = View::new(query.filter.language, query.filter.ratings, query.cursor);
+    view.group = match Params::new(raw, &["scope"], Dialect::Page)?.value("scope")? {
+        None | Some("product") => false,
+        Some("group") => true,
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "scope: must be product (the product's own reviews) or group (its family's)",
+            ));
+        }
+    };
+    Ok(view)
 }
 
 /// What a listing is rendered as: the one thing the page and the fragment
@@ -128,35 +140,75 @@ async fn listing(
         ])
     };
     let cache_control = state.cache_policy.cache_control(view.cursor.is_some());
-    // A revalidation reads the revision alone; a page, the whole overview.
+    // A revalidation reads the revision alone (a family's: each of its
+    // products'); a page, the whole overview.
     if headers.contains_key(header::IF_NONE_MATCH) {
-        let tag = tag_of(&state.comments.product_revision(&product).await?);
+        let revision = match view.group {
+            true => {
+                let overview = state.comments.product_overview(&product).await?;
+                match Family::of(&state, &overview).await? {
+                    Some(family) => family.revision(),
+                    None => overview.revision.clone(),
+                }
+            }
+            false => state.comments.product_revision(&product).await?,
+        };
+        let tag = tag_of(&revision);
         if caching::not_modified(&headers, &tag) {
             return Ok(caching::not_modified_response(tag, cache_control));
         }
     }
-    let overview = state.comments.product_overview(&product).await?;
-    let tag = tag_of(&overview.revision);
-    let page = state
-        .comments
-        .list(&ListRequest {
-            sort: Default::default(),
-            product: &product,
-            filter: Filter {
-                language: view.language.clone(),
-                ratings: view.ratings,
-                verified: false,
-            },
-            limit: DEFAULT_PAGE_SIZE,
-            cursor: view.cursor.as_deref(),
-        })
-        .await?;
-    let stats = match &view.language {
-        Some(language) => overview.in_language(language),
-        None => overview.overall.clone(),
+    let product_overview = state.comments.product_overview(&product).await?;
+    let family = match view.group {
+        true => Family::of(&state, &product_overview).await?,
+        false => None,
     };
-    let page_path = format!("/products/{}", overview.product_id);
-    let base = shape.link_base(&overview, &page_path);
+    let filter = Filter {
+        language: view.language.clone(),
+        ratings: view.ratings,
+        verified: false,
+    };
+    let (overview, tag, page, stats) = match &family {
+        Some(family) => {
+            let group = family.group.product_id.as_str();
+            let request = ListRequest {
+                sort: Default::default(),
+                product: group,
+                filter,
+                limit: DEFAULT_PAGE_SIZE,
+                cursor: view.cursor.as_deref(),
+            };
+            let page = state.comments.list_group(&request).await?;
+            let language = view.language.as_ref().map(|l| l.as_str());
+            let stats = state.comments.group_stats(group, language).await?.stats;
+            let tag = tag_of(&family.revision());
+            (Arc::clone(&family.group), tag, page, stats)
+        }
+        None => {
+            let page = state
+                .comments
+                .list(&ListRequest {
+                    sort: Default::default(),
+                    product: &product,
+                    filter,
+                    limit: DEFAULT_PAGE_SIZE,
+                    cursor: view.cursor.as_deref(),
+                })
+                .await?;
+            let stats = match &view.language {
+                Some(language) => product_overview.in_language(language),
+                None => product_overview.overall.clone(),
+            };
+            let tag = tag_of(&product_overview.revision);
+            (Arc::clone(&product_overview), tag, page, stats)
+        }
+    };
+    let view = View {
+        group: family.is_some(),
+        ..view
+    };
+    let page_path = format!("/products/{}", product_overview.product_id);
+    let base = shape.link_base(&product_overview, &page_path);
     let comments: Vec<Shown> = page.items.iter().map(Shown::new).collect();
     let body = shape.render(
         &html::Listing {
@@ -166,6 +218,7 @@ async fn listing(
             comments: &comments,
             next_cursor: page.next_cursor.as_deref(),
             base: &base,
+            family: family.as_ref(),
         },
         &page_path,
     );
@@ -192,6 +245,7 @@ async fn listing(
         ("language" = Option<LanguageFilter>, Query, description = "One language code; absent or empty = all languages"),
         ("rating" = Option<Vec<StarRating>>, Query, style = Form, explode, description = "Repeatable (rating=1&rating=5; rating=1,5 works too); absent = all ratings"),
         ("cursor" = Option<PageCursor>, Query, description = "From the page's \"Older comments\" link"),
+        ("scope" = Option<PageScope>, Query, description = "group shows the reviews of every variant of the product's family (the group its record names, or the product itself when it is a group), with the group's statistics and schema.org ProductGroup structured data (productGroupID, hasVariant, the group's aggregateRating); product (the default) shows its own. A product in no family shows its own either way"),
         ("If-None-Match" = Option<String>, Header, description = "An ETag of this URL: 304 while it still holds"),
     ),
     responses(
@@ -221,6 +275,7 @@ pub(crate) async fn product_page(
         ("language" = Option<LanguageFilter>, Query, description = "One language code; absent or empty = all languages"),
         ("rating" = Option<Vec<StarRating>>, Query, style = Form, explode, description = "Repeatable (rating=1&rating=5; rating=1,5 works too); absent = all ratings"),
         ("cursor" = Option<PageCursor>, Query, description = "From the listing's \"Older comments\" link"),
+        ("scope" = Option<PageScope>, Query, description = "group: the reviews of every variant of the product's family, as on /products/{product_id}?scope=group; product (the default): its own"),
         ("If-None-Match" = Option<String>, Header, description = "An ETag of this URL: 304 while it still holds"),
     ),
     responses(
@@ -313,7 +368,7 @@ pub(crate) async fn put_product(
     path = "/embed.js",
     tag = "pages",
     summary = "The embed for shops' product pages",
-    description = "Add `<div data-rave-product=\"42\"></div><script src=\"https://comments.example/embed.js\" async></script>`: it renders the listing (filters, the order, verified purchases only, load more, histogram, verified badges, replies, helpful votes, the post form) in a shadow root, themable with CSS custom properties. Votes are cast as `data-rave-voter` when the element has one, else as a random voter id kept in the browser. The page's origin must be allowed (--allowed-origin).",
+    description = "Add `<div data-rave-product=\"42\"></div><script src=\"https://comments.example/embed.js\" async></script>`: it renders the listing (filters, the order, verified purchases only, load more, histogram, verified badges, replies, helpful votes, the post form) in a shadow root, themable with CSS custom properties. Votes are cast as `data-rave-voter` when the element has one, else as a random voter id kept in the browser. With `data-rave-group=\"tee\"` it lists and counts the comments of every variant of that product family (new comments still go to `data-rave-product`). The page's origin must be allowed (--allowed-origin).",
     responses((status = 200, description = "The script", body = String, content_type = "text/javascript"))
 )]
 pub(crate) async fn embed_js(State(state): State<AppState>, headers: HeaderMap) -> Response {

@@ -1,0 +1,224 @@
+//! Product families on the embedded engine: the groups' oracle (in
+//! rave-conformance, so that the DynamoDB backend runs it too), and what a
+//! family refuses.
+
+mod common;
+
+use common::{fixture, new_comment, stats_feed};
+use futures::FutureExt;
+use proptest::prelude::*;
+use rave_comments::{CommentsError, ListRequest, Moderation, ProductRecord};
+use rave_conformance::groups::{check_group_walk, group_walk};
+use rave_conformance::statistics::drain;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn walking_a_group_returns_each_variants_match_once_in_order(walk in group_walk()) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let f = fixture(Moderation::Off).await;
+            let consumer = stats_feed(&f.engine).await;
+            let aggregate = || drain(&f.comments, &consumer).boxed();
+            check_group_walk(&f.comments, walk, &aggregate).await
+        })?;
+    }
+}
+
+fn variant_of(group: Option<&str>) -> ProductRecord {
+    ProductRecord {
+        name: "Tee".into(),
+        group: group.map(str::to_owned),
+        ..ProductRecord::default()
+    }
+}
+
+fn field_of(error: CommentsError) -> &'static str {
+    match error {
+        CommentsError::Invalid { field, .. } => field,
+        other => panic!("not a 400: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_group_cycle_or_a_bad_group_is_refused_naming_the_field_and_changes_nothing() {
+    let f = fixture(Moderation::Off).await;
+    let c = &f.comments;
+    c.put_product("tee-red", variant_of(Some("tee")))
+        .await
+        .unwrap();
+    c.create("tee-red", new_comment("en", 5, "red"), None)
+        .await
+        .unwrap();
+
+    // Its own group; a group id that is no id.
+    assert_eq!(
+        field_of(
+            c.put_product("tee-blue", variant_of(Some("tee-blue")))
+                .await
+                .unwrap_err()
+        ),
+        "group"
+    );
+    assert_eq!(
+        field_of(
+            c.put_product("tee-blue", variant_of(Some("no spaces")))
+                .await
+                .unwrap_err()
+        ),
+        "group"
+    );
+    // The group itself becoming a variant of another group (tee → shirts).
+    assert_eq!(
+        field_of(
+            c.put_product("tee", variant_of(Some("shirts")))
+                .await
+                .unwrap_err()
+        ),
+        "group"
+    );
+    // A variant becoming the group of another product (a second level).
+    assert_eq!(
+        field_of(
+            c.put_product("tee-green", variant_of(Some("tee-red")))
+                .await
+                .unwrap_err()
+        ),
+        "group"
+    );
+    // A cycle: tee-red's group made a variant of tee-red.
+    assert_eq!(
+        field_of(
+            c.put_product("tee", variant_of(Some("tee-red")))
+                .await
+                .unwrap_err()
+        ),
+        "group"
+    );
+
+    // Nothing changed: one variant, no record for the refused ones.
+    let variants: Vec<String> = c
+        .group_variants("tee")
+        .await
+        .unwrap()
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    assert_eq!(variants, ["tee-red"]);
+    for refused in ["tee-blue", "tee-green", "shirts"] {
+        assert!(
+            c.group_variants(refused).await.unwrap().is_empty(),
+            "{refused}"
+        );
+        assert!(
+            c.product_overview(refused).await.unwrap().record.is_none(),
+            "{refused}"
+        );
+    }
+    assert!(c.product_overview("tee").await.unwrap().record.is_none());
+
+    // A product is in one group: moving it leaves the first.
+    c.put_product("tee-red", variant_of(Some("shirts")))
+        .await
+        .unwrap();
+    assert!(c.group_variants("tee").await.unwrap().is_empty());
+    assert_eq!(c.group_variants("shirts").await.unwrap().len(), 1);
+    // Once its last variant left, a group may become a variant itself.
+    c.put_product("tee", variant_of(Some("shirts")))
+        .await
+        .unwrap();
+    assert_eq!(c.group_variants("shirts").await.unwrap().len(), 2);
+    c.put_product("tee-red", variant_of(None)).await.unwrap();
+    assert_eq!(c.group_variants("shirts").await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_group_listing_refuses_a_cursor_of_another_group_or_a_product() {
+    let f = fixture(Moderation::Off).await;
+    let c = &f.comments;
+    for (product, group) in [("a1", "a"), ("a2", "a"), ("b1", "b")] {
+        c.put_product(product, variant_of(Some(group)))
+            .await
+            .unwrap();
+        for _ in 0..3 {
+            c.create(product, new_comment("en", 4, "x"), None)
+                .await
+                .unwrap();
+        }
+    }
+    let first = c
+        .list_group(&ListRequest {
+            product: "a",
+            limit: 2,
+            ..ListRequest::default()
+        })
+        .await
+        .unwrap();
+    let cursor = first.next_cursor.unwrap();
+    let of = |product| ListRequest {
+        product,
+        limit: 2,
+        cursor: Some(&cursor),
+        ..ListRequest::default()
+    };
+    assert!(matches!(
+        c.list_group(&of("b")).await,
+        Err(CommentsError::BadCursor(_))
+    ));
+    assert!(matches!(
+        c.list(&of("a")).await,
+        Err(CommentsError::BadCursor(_))
+    ));
+    assert!(c.list_group(&of("a")).await.is_ok());
+    let bad = c
+        .list_group(&ListRequest {
+            product: "a b",
+            limit: 2,
+            ..ListRequest::default()
+        })
+        .await;
+    assert_eq!(field_of(bad.unwrap_err()), "group");
+}
+
+#[tokio::test]
+async fn a_group_holds_at_most_fifty_variants_and_lists_each_with_every_rating_partition() {
+    let f = fixture(Moderation::Off).await;
+    let c = &f.comments;
+    for variant in 0..rave_comments::MAX_VARIANTS {
+        c.put_product(&format!("v{variant}"), variant_of(Some("big")))
+            .await
+            .unwrap();
+    }
+    let refused = c
+        .put_product("one-more", variant_of(Some("big")))
+        .await
+        .unwrap_err();
+    assert_eq!(field_of(refused), "group");
+    // Rewriting a variant already in the group is no 51st.
+    c.put_product("v0", variant_of(Some("big"))).await.unwrap();
+    c.create("v49", new_comment("en", 3, "x"), None)
+        .await
+        .unwrap();
+    // Every variant's five rating partitions in one merge (highest first).
+    let page = c
+        .list_group(&ListRequest {
+            product: "big",
+            sort: rave_comments::Sort::Highest,
+            limit: 5,
+            ..ListRequest::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.items.len(), 1);
+    assert_eq!(page.plan.queries.len(), 5 * rave_comments::MAX_VARIANTS);
+    let empty = c
+        .list_group(&ListRequest {
+            product: "none",
+            limit: 5,
+            ..ListRequest::default()
+        })
+        .await
+        .unwrap();
+    assert!(empty.items.is_empty() && empty.plan.queries.is_empty());
+}
