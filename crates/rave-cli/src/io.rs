@@ -100,6 +100,7 @@ impl Line {
                 unhelpful: self.unhelpful_votes,
             },
             comment: NewComment {
+                attributes: Default::default(),
                 author: self.author,
                 language: self.language,
                 rating: self.rating,

@@ -38,6 +38,7 @@
 
 mod access;
 mod aggregator;
+mod attributes;
 mod catalog;
 mod changes;
 #[cfg(feature = "dataset")]
@@ -59,6 +60,10 @@ use std::time::Duration;
 use rave_store::{ChangeFeed, PositionLayout, Store, StoreError};
 
 pub use aggregator::reconcile::{Drift, ReconcileReport};
+pub use attributes::{
+    AttributeAnswer, AttributeAnswers, AttributeDeclaration, AttributeInput, AttributeKind,
+    AttributeName, DeclaredAttributes, MAX_ATTRIBUTES, MAX_CHOICES,
+};
 pub use catalog::ProductOverview;
 pub use changes::{CommentChange, comment_change};
 pub use error::{CommentsError, Result};

@@ -5,11 +5,13 @@
 //! (`check_page_size`) that every listing and the HTTP layer use, so the two
 //! cannot disagree on it.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
+use crate::attributes::{AttributeAnswers, AttributeInput, DeclaredAttributes};
 use crate::error::{CommentsError, Result};
 
 fn invalid(field: &'static str, message: impl Into<String>) -> CommentsError {
@@ -259,6 +261,8 @@ pub struct Comment {
     /// Whether the review was written for a reward (a free product, a
     /// discount), which every surface must disclose (16 CFR 465).
     pub incentivized: bool,
+    /// The answers to the product's attributes (sub-ratings, fit), by name.
+    pub attributes: AttributeAnswers,
 }
 
 /// Where a comment came from, when not from rave's own form: an import's
@@ -484,6 +488,9 @@ pub struct NewComment {
     pub body: String,
     /// Only trusted callers (imports) may set it; `None` means now.
     pub created_at: Option<Timestamp>,
+    /// Answers to the product's attributes, checked against its record's
+    /// declaration when the comment is stored.
+    pub attributes: BTreeMap<String, AttributeInput>,
 }
 
 /// A validated [`NewComment`].
@@ -523,6 +530,7 @@ impl ValidNewComment {
             source: None,
             image_urls: Vec::new(),
             incentivized: false,
+            attributes: AttributeAnswers::default(),
         }
     }
 }
@@ -615,6 +623,8 @@ pub struct ProductRecord {
     /// The shop's stock keeping units.
     pub skus: Vec<String>,
     pub brand: Option<String>,
+    /// The sub-ratings and choices its reviews are asked for.
+    pub attributes: DeclaredAttributes,
 }
 
 /// Most identifiers of one kind a product record keeps.
@@ -953,6 +963,7 @@ mod tests {
     #[test]
     fn text_fields_follow_the_contract() {
         let new = |author: &str, title: Option<&str>, body: &str| NewComment {
+            attributes: Default::default(),
             author: author.into(),
             language: "en".into(),
             rating: 3,

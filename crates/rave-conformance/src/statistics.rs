@@ -314,6 +314,7 @@ async fn apply_write<S: Store>(comments: &Comments<S>, model: &mut Model, op: &O
             verified,
         } => {
             let new = NewComment {
+                attributes: Default::default(),
                 author: AUTHORS[author].into(),
                 language: LANGUAGES[language].into(),
                 rating,

@@ -141,6 +141,7 @@ pub(crate) fn comment_of(
             Status::Pending
         }),
         comment: NewComment {
+            attributes: Default::default(),
             author,
             language: language.as_str().to_owned(),
             rating,

@@ -176,6 +176,7 @@ pub(crate) async fn create_comment(
         })
         .transpose()?;
     let new = NewComment {
+        attributes: Default::default(),
         author: body.author,
         language: body.language,
         rating: body.rating,

@@ -245,6 +245,7 @@ impl Session {
             .create(
                 product,
                 NewComment {
+                    attributes: Default::default(),
                     author: author.into(),
                     language: language.into(),
                     rating,
@@ -632,6 +633,7 @@ fn vote_button(title: &str, helpful: bool) -> String {
 async fn the_embed_shows_orders_verified_purchases_replies_and_votes() {
     let s = session().await;
     let new = |title: &str, rating: i64, second: i64| NewComment {
+        attributes: Default::default(),
         author: "ann".into(),
         language: "en".into(),
         rating,
