@@ -23,7 +23,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CommentsError, Result};
-use crate::model::Rating;
+use crate::rating::Rating;
 
 /// Most attributes one record declares.
 pub const MAX_ATTRIBUTES: usize = 8;
@@ -177,12 +177,10 @@ impl DeclaredAttributes {
                 }));
             };
             let answer = match (&declaration.kind, input) {
-                (AttributeKind::Rating, AttributeInput::Integer(value)) => {
-                    AttributeAnswer::Rating(
-                        Rating::new(*value)
-                            .map_err(|_| bad("must be an integer from 1 to 5".into()))?,
-                    )
-                }
+                (AttributeKind::Rating, AttributeInput::Integer(value)) => AttributeAnswer::Rating(
+                    Rating::new(*value)
+                        .map_err(|_| bad("must be an integer from 1 to 5".into()))?,
+                ),
                 (AttributeKind::Rating, AttributeInput::Text(_)) => {
                     return Err(bad("must be an integer from 1 to 5".into()));
                 }
@@ -270,12 +268,62 @@ impl AttributeAnswers {
     }
 
     pub fn get(&self, name: &str) -> Option<&AttributeAnswer> {
-        self.0.iter().find(|(n, _)| n.as_str() == name).map(|(_, a)| a)
+        self.0
+            .iter()
+            .find(|(n, _)| n.as_str() == name)
+            .map(|(_, a)| a)
     }
 }
 
 /// A declaration of `quality` (a rating) and `fit` (three choices), for
 /// the codecs' tests.
+/// How a product's counted comments answered one attribute: the exact
+/// distribution (a rating attribute's by `1`–`5`, zeros included; a choice
+/// attribute's by choice, only those given) and, for a rating, the average.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttributeStats {
+    pub distribution: BTreeMap<String, u64>,
+}
+
+impl AttributeStats {
+    /// The distribution of `counts` (answers by their key).
+    pub(crate) fn of(counts: &BTreeMap<AttributeAnswer, u64>) -> AttributeStats {
+        let mut distribution: BTreeMap<String, u64> = counts
+            .iter()
+            .map(|(answer, count)| (answer.key(), *count))
+            .collect();
+        if counts
+            .keys()
+            .any(|answer| matches!(answer, AttributeAnswer::Rating(_)))
+        {
+            for rating in Rating::ALL {
+                distribution.entry(rating.to_string()).or_default();
+            }
+        }
+        AttributeStats { distribution }
+    }
+
+    /// How many counted comments answered.
+    pub fn count(&self) -> u64 {
+        self.distribution.values().sum()
+    }
+
+    /// Per rating 1–5, how many gave it (all zero for a choice attribute).
+    pub fn ratings(&self) -> [u64; 5] {
+        Rating::ALL.map(|rating| {
+            self.distribution
+                .get(&rating.to_string())
+                .copied()
+                .unwrap_or(0)
+        })
+    }
+
+    /// Whether the answers are ratings.
+    pub fn is_rating(&self) -> bool {
+        self.ratings().iter().sum::<u64>() > 0
+    }
+}
+
 #[cfg(test)]
 pub(crate) fn test_declaration() -> DeclaredAttributes {
     let name = |value: &str| AttributeName(value.to_owned());
@@ -301,7 +349,10 @@ pub(crate) fn test_answers() -> AttributeAnswers {
     let name = |value: &str| AttributeName(value.to_owned());
     AttributeAnswers(
         [
-            (name("quality"), AttributeAnswer::Rating(Rating::new(4).expect("a rating"))),
+            (
+                name("quality"),
+                AttributeAnswer::Rating(Rating::new(4).expect("a rating")),
+            ),
             (name("fit"), AttributeAnswer::Choice("runs_small".into())),
         ]
         .into(),
@@ -339,7 +390,16 @@ mod tests {
         for good in ["fit", "quality", "a", "size_2", &"x".repeat(32)] {
             assert!(AttributeName::parse(good).is_ok(), "{good:?}");
         }
-        for bad in ["", "Fit", "2fit", "_fit", "fit-x", "fit.x", "ü", &"x".repeat(33)] {
+        for bad in [
+            "",
+            "Fit",
+            "2fit",
+            "_fit",
+            "fit-x",
+            "fit.x",
+            "ü",
+            &"x".repeat(33),
+        ] {
             assert!(AttributeName::parse(bad).is_err(), "{bad:?}");
         }
     }
@@ -368,7 +428,10 @@ mod tests {
         assert!(choices(&["a", "b"]).is_ok());
         assert!(matches!(
             choices(&["a", "a"]),
-            Err(CommentsError::Invalid { field: "attributes", .. })
+            Err(CommentsError::Invalid {
+                field: "attributes",
+                ..
+            })
         ));
     }
 
@@ -390,24 +453,37 @@ mod tests {
             Some(&AttributeAnswer::Choice("runs_small".into()))
         );
         for (bad, field) in [
-            (("quality", AttributeInput::Integer(6)), "attributes.quality"),
-            (("quality", AttributeInput::Integer(0)), "attributes.quality"),
+            (
+                ("quality", AttributeInput::Integer(6)),
+                "attributes.quality",
+            ),
+            (
+                ("quality", AttributeInput::Integer(0)),
+                "attributes.quality",
+            ),
             (
                 ("quality", AttributeInput::Text("4".into())),
                 "attributes.quality",
             ),
-            (("fit", AttributeInput::Text("huge".into())), "attributes.fit"),
+            (
+                ("fit", AttributeInput::Text("huge".into())),
+                "attributes.fit",
+            ),
             (("fit", AttributeInput::Integer(2)), "attributes.fit"),
             (("colour", AttributeInput::Integer(2)), "attributes.colour"),
             (("Not A Name", AttributeInput::Integer(2)), "attributes"),
         ] {
-            assert_eq!(field_of(declared.check(&given(&[bad.clone()]))), field, "{bad:?}");
+            assert_eq!(
+                field_of(declared.check(&given(std::slice::from_ref(&bad)))),
+                field,
+                "{bad:?}"
+            );
         }
         assert_eq!(
-            field_of(DeclaredAttributes::default().check(&given(&[(
-                "quality",
-                AttributeInput::Integer(4)
-            )]))),
+            field_of(
+                DeclaredAttributes::default()
+                    .check(&given(&[("quality", AttributeInput::Integer(4))]))
+            ),
             "attributes.quality"
         );
         assert!(declared.check(&BTreeMap::new()).unwrap().is_empty());

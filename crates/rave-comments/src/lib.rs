@@ -25,7 +25,8 @@
 //!   reconciling them with a recount.
 //! * `erasure` — deleting an author's comments with their partitions.
 //!
-//! Each part depends only on the parts listed before it (and on `model`,
+//! Each part depends only on the parts listed before it (and on `model`
+//! with `rating` and `attributes` (sub-ratings and fit, see its doc),
 //! `error` and `rules`, below them all); none reaches back up to the façade.
 //!
 //! With the `dataset` feature, `dataset` generates bench and demo data
@@ -47,6 +48,7 @@ mod erasure;
 mod error;
 mod listing;
 mod model;
+mod rating;
 pub mod rules;
 mod statistics;
 mod table;
@@ -62,7 +64,7 @@ use rave_store::{ChangeFeed, PositionLayout, Store, StoreError};
 pub use aggregator::reconcile::{Drift, ReconcileReport};
 pub use attributes::{
     AttributeAnswer, AttributeAnswers, AttributeDeclaration, AttributeInput, AttributeKind,
-    AttributeName, DeclaredAttributes, MAX_ATTRIBUTES, MAX_CHOICES,
+    AttributeName, AttributeStats, DeclaredAttributes, MAX_ATTRIBUTES, MAX_CHOICES,
 };
 pub use catalog::ProductOverview;
 pub use changes::{CommentChange, comment_change};

@@ -13,6 +13,7 @@ use time::OffsetDateTime;
 
 use crate::attributes::{AttributeAnswers, AttributeInput, DeclaredAttributes};
 use crate::error::{CommentsError, Result};
+pub use crate::rating::Rating;
 
 fn invalid(field: &'static str, message: impl Into<String>) -> CommentsError {
     CommentsError::Invalid {
@@ -78,32 +79,6 @@ impl Language {
 impl fmt::Display for Language {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
-    }
-}
-
-/// A star rating, 1 to 5.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(transparent)]
-pub struct Rating(u8);
-
-impl Rating {
-    pub const ALL: [Rating; 5] = [Rating(1), Rating(2), Rating(3), Rating(4), Rating(5)];
-
-    pub fn new(value: i64) -> Result<Rating> {
-        match u8::try_from(value) {
-            Ok(v @ 1..=5) => Ok(Rating(v)),
-            _ => Err(invalid("rating", "must be an integer from 1 to 5")),
-        }
-    }
-
-    pub fn get(self) -> u8 {
-        self.0
-    }
-}
-
-impl fmt::Display for Rating {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
     }
 }
 

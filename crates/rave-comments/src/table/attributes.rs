@@ -16,7 +16,7 @@ use crate::attributes::{
     AttributeAnswer, AttributeAnswers, AttributeDeclaration, AttributeKind, AttributeName,
     DeclaredAttributes,
 };
-use crate::model::Rating;
+use crate::rating::Rating;
 
 const NAME: &str = "name";
 const KIND: &str = "kind";
@@ -33,7 +33,10 @@ pub(crate) fn encode_declaration(declared: &DeclaredAttributes) -> Option<Attrib
         .iter()
         .map(|declaration| {
             let mut map = BTreeMap::new();
-            map.insert(NAME.to_owned(), AttributeValue::s(declaration.name.as_str()));
+            map.insert(
+                NAME.to_owned(),
+                AttributeValue::s(declaration.name.as_str()),
+            );
             match &declaration.kind {
                 AttributeKind::Rating => {
                     map.insert(KIND.to_owned(), AttributeValue::s(KIND_RATING));

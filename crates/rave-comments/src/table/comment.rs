@@ -11,8 +11,8 @@ use rave_store::{AttributeRef, AttributeValue, Condition, Item, ItemView, Number
 use ulid::Ulid;
 
 use super::keys::HELPFUL_SORT;
-use crate::attributes::AttributeAnswers;
 use super::{GSISK, Index, Malformed, PK, text};
+use crate::attributes::AttributeAnswers;
 use crate::model::{
     Comment, Language, ProductId, Rating, Reply, Source, Status, Timestamp, VoteCounts,
 };
@@ -751,7 +751,11 @@ mod tests {
             .filter(|(name, _)| LISTED.contains(&name.as_str()) || name.as_str() == PK)
             .map(|(name, value)| (name.clone(), value.clone()))
             .collect();
-        assert_eq!(decode(&entry).unwrap(), answered, "listings show the answers");
+        assert_eq!(
+            decode(&entry).unwrap(),
+            answered,
+            "listings show the answers"
+        );
         listed_entry.insert(DETAILS.into(), AttributeValue::s("yes"));
         let error = decode(&listed_entry).unwrap_err();
         assert!(error.what.contains("details.map"), "{error}");
