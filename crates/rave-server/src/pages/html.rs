@@ -422,6 +422,7 @@ mod tests {
             total: 0,
             verified_total: 0,
             verified_counts: Default::default(),
+            attributes: Default::default(),
         };
         let overview = ProductOverview {
             product_id,

@@ -288,7 +288,10 @@ pub(crate) async fn put_product(
     Segment(product_id): Segment,
     JsonBody(body): JsonBody<PutProductBody>,
 ) -> ApiResult<Json<ProductBody>> {
-    state.comments.put_product(&product_id, body.into()).await?;
+    state
+        .comments
+        .put_product(&product_id, body.try_into()?)
+        .await?;
     staff
         .record(
             &state,
