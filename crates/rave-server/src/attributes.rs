@@ -14,8 +14,6 @@ use rave_comments::{
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::api::StarRating;
-
 /// What kind of answer an attribute asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -45,6 +43,12 @@ pub struct AttributeDeclarationBody {
     )]
     pub choices: Option<Vec<String>>,
 }
+
+/// A rating attribute's answer: an integer from 1 to 5.
+#[derive(ToSchema)]
+#[schema(value_type = i64, minimum = 1, maximum = 5, example = 4)]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub(crate) struct AttributeRating(i64);
 
 /// A choice of a choice attribute: 1-32 characters of a-z, 0-9 and `_`,
 /// starting with a letter.
@@ -110,7 +114,7 @@ pub(crate) fn declaration_bodies(declared: &DeclaredAttributes) -> Vec<Attribute
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(untagged)]
 pub(crate) enum AttributeAnswerBody {
-    #[schema(value_type = StarRating)]
+    #[schema(value_type = AttributeRating)]
     Rating(i64),
     #[schema(value_type = AttributeChoice)]
     Choice(String),
