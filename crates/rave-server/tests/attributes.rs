@@ -209,3 +209,86 @@ async fn answers_show_on_the_comment_and_in_listings_and_statistics_count_them()
     assert_eq!(stats["attributes"]["quality"]["average"], 3.0);
     assert_eq!(stats["attributes"]["fit"]["distribution"]["runs_small"], 1);
 }
+
+/// The page's HTML as text.
+async fn html(s: &TestServer, path: &str) -> String {
+    let response = s
+        .client
+        .get(format!("{}{path}", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "{path}");
+    response.text().await.unwrap()
+}
+
+#[tokio::test]
+async fn the_page_and_fragment_show_bars_a_fit_scale_and_each_comments_answers() {
+    let s = declared().await;
+    for (rating, given) in [
+        (5, json!({"quality": 5, "fit": "runs_small"})),
+        (4, json!({"quality": 4, "fit": "runs_small"})),
+        (3, json!({"fit": "runs_large"})),
+    ] {
+        let (status, _) = s
+            .call(
+                Method::POST,
+                "/v1/products/shirt/comments",
+                Some(post(rating, given)),
+                false,
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
+    s.catch_up().await;
+    for path in ["/products/shirt", "/fragments/products/shirt"] {
+        let page = html(&s, path).await;
+        // Quality: a bar of the average (4.5 of 5).
+        assert!(
+            page.contains(
+                "<th scope=\"row\">Quality</th><td><meter min=\"1\" max=\"5\" value=\"4.5\">"
+            ),
+            "{path}: {page}"
+        );
+        // Fit: the scale in the declared order, each choice's share of 3.
+        let scale = page
+            .split("<ol class=\"rave-scale\" aria-label=\"Fit\">")
+            .nth(1)
+            .and_then(|rest| rest.split("</ol>").next())
+            .unwrap_or_else(|| panic!("{path}: no fit scale in {page}"));
+        let choices: Vec<(&str, &str)> = scale
+            .split("<li>")
+            .skip(1)
+            .map(|item| {
+                let value = item
+                    .split("value=\"")
+                    .nth(1)
+                    .and_then(|v| v.split('"').next())
+                    .unwrap();
+                let name = item
+                    .split("</meter> ")
+                    .nth(1)
+                    .unwrap()
+                    .split(" <span")
+                    .next()
+                    .unwrap();
+                (name, value)
+            })
+            .collect();
+        assert_eq!(
+            choices,
+            [
+                ("Runs small", "2"),
+                ("True to size", "0"),
+                ("Runs large", "1")
+            ],
+            "{path}"
+        );
+        assert!(scale.contains("max=\"3\""), "{path}: {scale}");
+        assert!(
+            page.contains("<p class=\"rave-answers\">Quality: 5/5 · Fit: Runs small</p>"),
+            "{path}"
+        );
+        assert!(!page.contains("style=\""), "{path}: no style attribute");
+    }
+}

@@ -44,6 +44,9 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
 .votes button{background:transparent;color:inherit;border-color:var(--rave-border,#ccc);font-size:.9em}
 .votes button[aria-pressed=true]{background:var(--rave-accent,#b36b00);color:#fff}
 .form{display:grid;gap:.4rem;max-width:32rem}
+.attributes{display:grid;grid-template-columns:auto 1fr auto;gap:.25rem .5rem;align-items:center;max-width:24rem}
+.scale{grid-column:1/-1;display:grid;grid-auto-flow:column;grid-auto-columns:1fr;gap:.25rem;font-size:.85em;text-align:center}
+.scale .bar{margin-bottom:.15rem}.answers{color:var(--rave-muted,#555);font-size:.9em}
 .error{color:#b00020;font-size:.9em}.notice{color:var(--rave-muted,#555)}
 [hidden]{display:none}`;
 
@@ -51,6 +54,20 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
     const node = document.createElement(tag);
     Object.assign(node, props || {});
     for (const child of children || []) node.append(child);
+    return node;
+  }
+
+  // "runs_small" as a shopper reads it: "Runs small".
+  function label(name) {
+    const words = name.replace(/_/g, " ");
+    return words.charAt(0).toUpperCase() + words.slice(1);
+  }
+
+  // A bar whose fill is `share` (0 to 1) of its width: set through the
+  // style object, which the pages' CSP allows (no style attribute).
+  function bar(share) {
+    const node = el("div", { className: "bar" }, [el("span")]);
+    node.firstChild.style.width = (100 * share) + "%";
     return node;
   }
 
@@ -97,6 +114,11 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
     const average = el("span", { className: "average" });
     const count = el("span", { className: "count" });
     const histogram = el("div", { className: "histogram" });
+    // Sub-ratings as bars, a choice attribute (fit) as a scale of its choices.
+    const attributes = el("div", { className: "attributes", hidden: true });
+    // The form's inputs for the product's attributes, by name.
+    const answerInputs = {};
+    const answerFields = el("div", { className: "form" });
     const language = el("select", { name: "language" }, [el("option", { value: "", textContent: "All languages" })]);
     const ratingFilter = el("select", { name: "rating" }, [el("option", { value: "", textContent: "All ratings" })]);
     for (let r = 5; r >= 1; r--) ratingFilter.append(el("option", { value: String(r), textContent: stars(r) }));
@@ -127,6 +149,7 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       field("rating", ratingInput, "Rating"),
       field("title", el("input", { name: "title" }), "Title"),
       field("body", el("textarea", { name: "body", rows: 3 }), "Comment"),
+      answerFields,
       submit, formError, notice,
     ]);
 
@@ -134,6 +157,7 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       el("h2", { textContent: "Customer reviews" }),
       el("p", { className: "summary" }, [average, " out of 5 · ", count, " reviews"]),
       histogram,
+      attributes,
       el("div", { className: "filters" }, [language, ratingFilter, sort, el("label", {}, [verified, "Verified purchases only"])]),
       list, empty, listError, more,
       el("h2", { textContent: "Write a review" }), form,
@@ -187,6 +211,43 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       return el("div", { className: "votes" }, buttons);
     }
 
+    // A comment's answers, in the order the product declares them.
+    let declared = [];
+    function answers(c) {
+      const given = declared.filter((a) => c.attributes && c.attributes[a.name] !== undefined)
+        .map((a) => label(a.name) + ": " + (a.kind === "rating" ? c.attributes[a.name] + "/5" : label(String(c.attributes[a.name]))));
+      return given.length ? [el("p", { className: "answers", textContent: given.join(" · ") })] : [];
+    }
+
+    function showAttributes(info) {
+      declared = info.attributes || [];
+      const counted = info.stats.attributes || {};
+      attributes.replaceChildren();
+      for (const a of declared) {
+        const stats = counted[a.name];
+        if (!stats || !stats.count) continue;
+        if (a.kind === "rating") {
+          attributes.append(el("span", { textContent: label(a.name) }), bar(stats.average / 5),
+            el("span", { textContent: stats.average.toFixed(1) }));
+        } else {
+          attributes.append(el("span", { textContent: label(a.name) }), el("span"), el("span", { textContent: String(stats.count) }));
+          attributes.append(el("div", { className: "scale" }, a.choices.map((choice) => {
+            const n = stats.distribution[choice] || 0;
+            return el("div", { className: "choice" }, [bar(n / stats.count), label(choice) + " (" + n + ")"]);
+          })));
+        }
+      }
+      attributes.hidden = !attributes.childElementCount;
+      answerFields.replaceChildren();
+      for (const a of declared) {
+        const input = el("select", { name: "attributes." + a.name }, [el("option", { value: "", textContent: "—" })]);
+        const values = a.kind === "rating" ? ["5", "4", "3", "2", "1"] : a.choices;
+        for (const value of values) input.append(el("option", { value, textContent: a.kind === "rating" ? stars(Number(value)) : label(value) }));
+        answerInputs[a.name] = { input, kind: a.kind };
+        answerFields.append(field("attributes." + a.name, input, label(a.name)));
+      }
+    }
+
     function comment(c) {
       return el("li", { className: "comment", lang: c.language }, [
         el("h3", { className: "title" }, [el("bdi", { textContent: c.title || c.body.slice(0, 80) })]),
@@ -196,6 +257,7 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
           el("time", { dateTime: c.created_at, textContent: c.created_at.slice(0, 10) }),
           ...(c.verified_purchase ? [el("span", { className: "verified", textContent: "✓ Verified purchase" })] : []),
         ]),
+        ...answers(c),
         el("p", { className: "body", dir: "auto" }, [el("bdi", { textContent: c.body })]),
         ...(c.reply ? [el("div", { className: "reply" }, [
           el("p", { className: "meta" }, ["Reply from the shop on ",
@@ -214,14 +276,13 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       histogram.replaceChildren();
       for (let r = 5; r >= 1; r--) {
         const n = stats.counts[String(r)];
-        const bar = el("div", { className: "bar" }, [el("span")]);
-        bar.firstChild.style.width = stats.total ? (100 * n / stats.total) + "%" : "0";
-        histogram.append(el("span", { textContent: stars(r) }), bar, el("span", { textContent: String(n) }));
+        histogram.append(el("span", { textContent: stars(r) }), bar(stats.total ? n / stats.total : 0), el("span", { textContent: String(n) }));
       }
       const chosen = language.value;
       language.replaceChildren(el("option", { value: "", textContent: "All languages" }));
       for (const l of info.languages) language.append(el("option", { value: l.language, textContent: l.language + " (" + l.total + ")" }));
       language.value = chosen;
+      showAttributes(info);
     }
 
     async function load(reset) {
@@ -270,7 +331,11 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       const body = {
         author: fields.author.value, language: fields.language.value,
         rating: Number(fields.rating.value), title: fields.title.value, body: fields.body.value,
+        attributes: {},
       };
+      for (const [name, { input, kind }] of Object.entries(answerInputs)) {
+        if (input.value) body.attributes[name] = kind === "rating" ? Number(input.value) : input.value;
+      }
       try {
         const created = await call(base + "/comments", {
           method: "POST",

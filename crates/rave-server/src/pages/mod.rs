@@ -25,6 +25,7 @@
 //! statistics, revision) and one listing query; a revalidation whose
 //! `If-None-Match` still holds, from two point reads (the revision).
 
+mod attributes;
 mod html;
 
 /// The product pages' and fragments' inline style, for their policy.
