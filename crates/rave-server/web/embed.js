@@ -44,9 +44,6 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
 .votes button{background:transparent;color:inherit;border-color:var(--rave-border,#ccc);font-size:.9em}
 .votes button[aria-pressed=true]{background:var(--rave-accent,#b36b00);color:#fff}
 .form{display:grid;gap:.4rem;max-width:32rem}
-.attributes{display:grid;grid-template-columns:auto 1fr auto;gap:.25rem .5rem;align-items:center;max-width:24rem}
-.scale{grid-column:1/-1;display:grid;grid-auto-flow:column;grid-auto-columns:1fr;gap:.25rem;font-size:.85em;text-align:center}
-.scale .bar{margin-bottom:.15rem}.answers{color:var(--rave-muted,#555);font-size:.9em}
 .error{color:#b00020;font-size:.9em}.notice{color:var(--rave-muted,#555)}
 [hidden]{display:none}`;
 
@@ -57,17 +54,17 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
     return node;
   }
 
-  // "runs_small" as a shopper reads it: "Runs small".
+  // "runs_small" read as "Runs small".
   function label(name) {
-    const words = name.replace(/_/g, " ");
-    return words.charAt(0).toUpperCase() + words.slice(1);
+    const words = String(name).replace(/_/g, " ");
+    return words[0].toUpperCase() + words.slice(1);
   }
 
-  // A bar whose fill is `share` (0 to 1) of its width: set through the
-  // style object, which the pages' CSP allows (no style attribute).
+  // A bar filled to `share` (0 to 1) through the style object: the pages'
+  // policy allows no style attribute.
   function bar(share) {
     const node = el("div", { className: "bar" }, [el("span")]);
-    node.firstChild.style.width = (100 * share) + "%";
+    node.firstChild.style.width = 100 * share + "%";
     return node;
   }
 
@@ -114,11 +111,7 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
     const average = el("span", { className: "average" });
     const count = el("span", { className: "count" });
     const histogram = el("div", { className: "histogram" });
-    // Sub-ratings as bars, a choice attribute (fit) as a scale of its choices.
-    const attributes = el("div", { className: "attributes", hidden: true });
-    // The form's inputs for the product's attributes, by name.
-    const answerInputs = {};
-    const answerFields = el("div", { className: "form" });
+    const attributes = el("div", { className: "histogram" });
     const language = el("select", { name: "language" }, [el("option", { value: "", textContent: "All languages" })]);
     const ratingFilter = el("select", { name: "rating" }, [el("option", { value: "", textContent: "All ratings" })]);
     for (let r = 5; r >= 1; r--) ratingFilter.append(el("option", { value: String(r), textContent: stars(r) }));
@@ -149,7 +142,6 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       field("rating", ratingInput, "Rating"),
       field("title", el("input", { name: "title" }), "Title"),
       field("body", el("textarea", { name: "body", rows: 3 }), "Comment"),
-      answerFields,
       submit, formError, notice,
     ]);
 
@@ -211,41 +203,24 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       return el("div", { className: "votes" }, buttons);
     }
 
-    // A comment's answers, in the order the product declares them.
+    // Sub-ratings as bars of their average, a choice (fit) as a scale of
+    // its choices in the declared order; each comment's answers.
     let declared = [];
-    function answers(c) {
-      const given = declared.filter((a) => c.attributes && c.attributes[a.name] !== undefined)
-        .map((a) => label(a.name) + ": " + (a.kind === "rating" ? c.attributes[a.name] + "/5" : label(String(c.attributes[a.name]))));
-      return given.length ? [el("p", { className: "answers", textContent: given.join(" · ") })] : [];
-    }
-
     function showAttributes(info) {
       declared = info.attributes || [];
-      const counted = info.stats.attributes || {};
       attributes.replaceChildren();
       for (const a of declared) {
-        const stats = counted[a.name];
-        if (!stats || !stats.count) continue;
-        if (a.kind === "rating") {
-          attributes.append(el("span", { textContent: label(a.name) }), bar(stats.average / 5),
-            el("span", { textContent: stats.average.toFixed(1) }));
-        } else {
-          attributes.append(el("span", { textContent: label(a.name) }), el("span"), el("span", { textContent: String(stats.count) }));
-          attributes.append(el("div", { className: "scale" }, a.choices.map((choice) => {
-            const n = stats.distribution[choice] || 0;
-            return el("div", { className: "choice" }, [bar(n / stats.count), label(choice) + " (" + n + ")"]);
-          })));
-        }
+        const s = info.stats.attributes[a.name];
+        if (!s) continue;
+        const rows = a.kind === "rating" ? [[label(a.name), s.average / 5, s.average.toFixed(1)]]
+          : a.choices.map((c) => [label(a.name) + ": " + label(c), (s.distribution[c] || 0) / s.count, s.distribution[c] || 0]);
+        for (const [text, share, value] of rows) attributes.append(el("span", { textContent: text }), bar(share), el("span", { textContent: value }));
       }
-      attributes.hidden = !attributes.childElementCount;
-      answerFields.replaceChildren();
-      for (const a of declared) {
-        const input = el("select", { name: "attributes." + a.name }, [el("option", { value: "", textContent: "—" })]);
-        const values = a.kind === "rating" ? ["5", "4", "3", "2", "1"] : a.choices;
-        for (const value of values) input.append(el("option", { value, textContent: a.kind === "rating" ? stars(Number(value)) : label(value) }));
-        answerInputs[a.name] = { input, kind: a.kind };
-        answerFields.append(field("attributes." + a.name, input, label(a.name)));
-      }
+    }
+    function answers(c) {
+      const text = declared.filter((a) => a.name in c.attributes)
+        .map((a) => label(a.name) + ": " + (a.kind === "rating" ? c.attributes[a.name] + "/5" : label(c.attributes[a.name]))).join(" · ");
+      return text ? [el("p", { className: "meta", textContent: text })] : [];
     }
 
     function comment(c) {
@@ -331,11 +306,7 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       const body = {
         author: fields.author.value, language: fields.language.value,
         rating: Number(fields.rating.value), title: fields.title.value, body: fields.body.value,
-        attributes: {},
       };
-      for (const [name, { input, kind }] of Object.entries(answerInputs)) {
-        if (input.value) body.attributes[name] = kind === "rating" ? Number(input.value) : input.value;
-      }
       try {
         const created = await call(base + "/comments", {
           method: "POST",

@@ -351,8 +351,9 @@ mod tests {
     #[test]
     fn the_embed_stays_small() {
         // 15 KB gzipped is the budget; held uncompressed, it cannot be
-        // broken by a change in compression.
-        assert!(EMBED_JS.len() <= 15 * 1024, "{} bytes", EMBED_JS.len());
+        // broken by a change in compression. 17 KB since the sub-ratings'
+        // bars and fit scale (about 5.3 KB gzipped).
+        assert!(EMBED_JS.len() <= 17 * 1024, "{} bytes", EMBED_JS.len());
     }
 
     #[test]
