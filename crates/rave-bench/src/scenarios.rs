@@ -891,6 +891,7 @@ fn units(rt: &Runtime, on_rave: &Comments<Engine>, rows: &mut Vec<Row>) -> anyho
     rt.block_on(on_rave.create(
         "bench-units",
         NewComment {
+            attributes: Default::default(),
             author: "bench".into(),
             language: "en".into(),
             rating: 5,
@@ -915,6 +916,7 @@ fn units(rt: &Runtime, on_rave: &Comments<Engine>, rows: &mut Vec<Row>) -> anyho
     rt.block_on(on_rave.create_verified(
         "bench-units",
         NewComment {
+            attributes: Default::default(),
             author: "bench".into(),
             language: "en".into(),
             rating: 5,

@@ -4,14 +4,15 @@
 //! Both imports run through `rave_import::run`: the same batches, the same
 //! idempotence (a comment already stored is left alone), the same reports.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use rave_comments::{
-    Comments, Email, ImportComment, Language, MAX_PAGE_SIZE, NewComment, Reply, Source, Status,
-    Timestamp, VoteCounts,
+    AttributeInput, Comments, Email, ImportComment, Language, MAX_PAGE_SIZE, NewComment, Reply,
+    Source, Status, Timestamp, VoteCounts,
 };
 use rave_import::{CsvImport, ImportRow, Mapping, Options, Platform, ProductMap, RowError};
 use rave_store::SharedStore;
@@ -56,6 +57,10 @@ struct Line {
     /// Only in an author's own export (`export --author`).
     #[serde(default)]
     email: Option<String>,
+    /// Answers to the product's attributes (`{"quality": 4, "fit":
+    /// "runs_small"}`), checked against its record's declaration.
+    #[serde(default)]
+    attributes: BTreeMap<String, AttributeInput>,
 }
 
 /// The merchant's reply, as the API shows it.
@@ -104,6 +109,7 @@ impl Line {
                 unhelpful: self.unhelpful_votes,
             },
             comment: NewComment {
+                attributes: self.attributes,
                 author: self.author,
                 language: self.language,
                 rating: self.rating,

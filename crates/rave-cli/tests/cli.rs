@@ -529,6 +529,7 @@ async fn serve_rebuilds_listing_indexes_of_an_older_layout() {
             },
         );
         let new = NewComment {
+            attributes: Default::default(),
             author: "ann".into(),
             language: "en".into(),
             rating: 4,
@@ -588,6 +589,7 @@ async fn export_and_import_keep_the_merchants_reply() {
             .unwrap();
         for body in ["Replied to.", "Not replied to."] {
             let new = NewComment {
+                attributes: Default::default(),
                 author: "ann".into(),
                 language: "en".into(),
                 rating: 3,

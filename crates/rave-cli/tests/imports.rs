@@ -447,3 +447,153 @@ async fn a_sku_finds_its_product_through_the_product_records() {
     assert!(stdout.contains("imported 0 comments"), "{stdout}");
     assert_eq!(exported(data).0, ids);
 }
+
+/// A store at `data` whose product `shirt` asks for `quality` (a rating)
+/// and `fit` (a choice).
+async fn store_declaring_attributes(data: &Path) {
+    use rave_comments::{
+        AttributeDeclaration, AttributeKind, AttributeName, Comments, Config, CursorKey,
+        DeclaredAttributes, Moderation, ProductRecord,
+    };
+    let engine = rave_engine::Engine::open(data).unwrap();
+    let comments = Comments::new(
+        engine,
+        Config {
+            table: "rave".into(),
+            cursor_key: CursorKey::new([1; 32]),
+            moderation: Moderation::Off,
+        },
+    );
+    comments.ensure_table().await.unwrap();
+    let attributes = DeclaredAttributes::new(vec![
+        AttributeDeclaration {
+            name: AttributeName::parse("quality").unwrap(),
+            kind: AttributeKind::Rating,
+        },
+        AttributeDeclaration {
+            name: AttributeName::parse("fit").unwrap(),
+            kind: AttributeKind::Choice(vec![
+                "runs_small".into(),
+                "true_to_size".into(),
+                "runs_large".into(),
+            ]),
+        },
+    ])
+    .unwrap();
+    let record = ProductRecord {
+        name: "Shirt".into(),
+        attributes,
+        ..ProductRecord::default()
+    };
+    comments.put_product("shirt", record).await.unwrap();
+}
+
+/// The attributes of every exported comment, by author.
+fn exported_attributes(data: &str) -> std::collections::BTreeMap<String, Value> {
+    exported(data)
+        .1
+        .lines()
+        .map(|line| {
+            let comment: Value = serde_json::from_str(line).unwrap();
+            (
+                comment["author"].as_str().unwrap().to_owned(),
+                comment["attributes"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn imports_carry_attributes_and_a_bad_answer_names_its_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    store_declaring_attributes(&store).await;
+    let data = store.to_str().unwrap();
+    let ndjson = dir.path().join("answers.ndjson");
+    std::fs::write(
+        &ndjson,
+        "{\"product_id\":\"shirt\",\"author\":\"ann\",\"language\":\"en\",\"rating\":5,\"body\":\"b\",\
+          \"created_at\":\"2026-01-02T00:00:00.000Z\",\"attributes\":{\"quality\":4,\"fit\":\"runs_small\"}}\n\
+         {\"product_id\":\"shirt\",\"author\":\"bo\",\"language\":\"en\",\"rating\":5,\"body\":\"b\",\
+          \"created_at\":\"2026-01-03T00:00:00.000Z\",\"attributes\":{\"fit\":\"huge\"}}\n",
+    )
+    .unwrap();
+    let ndjson = ndjson.to_str().unwrap();
+    let out = rave(&["import", "--data", data, ndjson]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("line 2: attributes: fit: must be one of"),
+        "{stderr}"
+    );
+    assert!(
+        !exported_attributes(data).contains_key("bo"),
+        "nothing of bo stored"
+    );
+    ok(&rave(&[
+        "import",
+        "--data",
+        data,
+        "--skip-bad-lines",
+        ndjson,
+    ]));
+
+    let csv = dir.path().join("answers.csv");
+    std::fs::write(
+        &csv,
+        "name,body,handle,rating,dateCreated,Quality,Fit\n\
+         Cy,Fine,shirt,4,2024-01-02,2,true_to_size\n\
+         Dee,Fine too,shirt,5,2024-01-03,,runs_large\n\
+         Eve,Too good,shirt,5,2024-01-04,7,\n",
+    )
+    .unwrap();
+    let out = rave(&[
+        "import",
+        "--data",
+        data,
+        "--from",
+        "okendo",
+        "--language",
+        "en",
+        "--map",
+        "Quality=attributes.quality",
+        "--map",
+        "Fit=attributes.fit",
+        "--skip-bad-lines",
+        csv.to_str().unwrap(),
+    ]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("line 4: attributes: quality: must be an integer from 1 to 5"),
+        "{stderr}"
+    );
+    let answers = exported_attributes(data);
+    assert_eq!(
+        answers,
+        [
+            (
+                "ann",
+                serde_json::json!({"quality": 4, "fit": "runs_small"})
+            ),
+            (
+                "Cy",
+                serde_json::json!({"quality": 2, "fit": "true_to_size"})
+            ),
+            ("Dee", serde_json::json!({"fit": "runs_large"})),
+        ]
+        .into_iter()
+        .map(|(author, answers)| (author.to_owned(), answers))
+        .collect()
+    );
+    let out = rave(&[
+        "import",
+        "--data",
+        data,
+        "--map",
+        "Fit=attributes.Fit",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("attributes.Fit"));
+}

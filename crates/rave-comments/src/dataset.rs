@@ -212,6 +212,7 @@ impl Generator {
             id: Some(id.to_string()),
             status: None,
             comment: NewComment {
+                attributes: Default::default(),
                 author,
                 language: language.to_owned(),
                 rating,

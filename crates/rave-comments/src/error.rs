@@ -21,6 +21,11 @@ pub enum CommentsError {
         field: &'static str,
         message: String,
     },
+    /// An answer to a product's attributes breaks its declaration; `field`
+    /// names it (`attributes.<name>`, or `attributes` for a name that is
+    /// not one).
+    #[error("{field}: {message}")]
+    InvalidAttribute { field: String, message: String },
     #[error("comment not found")]
     NotFound,
     /// A moderation rule refused the comment; `rule` names it.

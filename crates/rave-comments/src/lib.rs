@@ -26,7 +26,8 @@
 //!   reconciling them with a recount.
 //! * `erasure` — deleting an author's comments with their partitions.
 //!
-//! Each part depends only on the parts listed before it (and on `model`,
+//! Each part depends only on the parts listed before it (and on `model`
+//! with `rating` and `attributes` (sub-ratings and fit, see its doc),
 //! `error` and `rules`, below them all); none reaches back up to the façade.
 //!
 //! With the `dataset` feature, `dataset` generates bench and demo data
@@ -39,6 +40,7 @@
 
 mod access;
 mod aggregator;
+mod attributes;
 mod catalog;
 mod changes;
 #[cfg(feature = "dataset")]
@@ -48,6 +50,7 @@ mod error;
 mod families;
 mod listing;
 mod model;
+mod rating;
 pub mod rules;
 mod statistics;
 mod table;
@@ -62,6 +65,10 @@ use std::time::Duration;
 use rave_store::{ChangeFeed, PositionLayout, Store, StoreError};
 
 pub use aggregator::reconcile::{Drift, ReconcileReport};
+pub use attributes::{
+    AttributeAnswer, AttributeAnswers, AttributeDeclaration, AttributeInput, AttributeKind,
+    AttributeName, AttributeStats, DeclaredAttributes, MAX_ATTRIBUTES, MAX_CHOICES,
+};
 pub use catalog::ProductOverview;
 pub use changes::{CommentChange, comment_change};
 pub use error::{CommentsError, Result};

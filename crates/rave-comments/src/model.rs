@@ -5,12 +5,15 @@
 //! (`check_page_size`) that every listing and the HTTP layer use, so the two
 //! cannot disagree on it.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
+use crate::attributes::{AttributeAnswers, AttributeInput, DeclaredAttributes};
 use crate::error::{CommentsError, Result};
+pub use crate::rating::Rating;
 
 fn invalid(field: &'static str, message: impl Into<String>) -> CommentsError {
     CommentsError::Invalid {
@@ -76,32 +79,6 @@ impl Language {
 impl fmt::Display for Language {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
-    }
-}
-
-/// A star rating, 1 to 5.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(transparent)]
-pub struct Rating(u8);
-
-impl Rating {
-    pub const ALL: [Rating; 5] = [Rating(1), Rating(2), Rating(3), Rating(4), Rating(5)];
-
-    pub fn new(value: i64) -> Result<Rating> {
-        match u8::try_from(value) {
-            Ok(v @ 1..=5) => Ok(Rating(v)),
-            _ => Err(invalid("rating", "must be an integer from 1 to 5")),
-        }
-    }
-
-    pub fn get(self) -> u8 {
-        self.0
-    }
-}
-
-impl fmt::Display for Rating {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
     }
 }
 
@@ -259,6 +236,8 @@ pub struct Comment {
     /// Whether the review was written for a reward (a free product, a
     /// discount), which every surface must disclose (16 CFR 465).
     pub incentivized: bool,
+    /// The answers to the product's attributes (sub-ratings, fit), by name.
+    pub attributes: AttributeAnswers,
 }
 
 /// Where a comment came from, when not from rave's own form: an import's
@@ -484,6 +463,9 @@ pub struct NewComment {
     pub body: String,
     /// Only trusted callers (imports) may set it; `None` means now.
     pub created_at: Option<Timestamp>,
+    /// Answers to the product's attributes, checked against its record's
+    /// declaration when the comment is stored.
+    pub attributes: BTreeMap<String, AttributeInput>,
 }
 
 /// A validated [`NewComment`].
@@ -523,6 +505,7 @@ impl ValidNewComment {
             source: None,
             image_urls: Vec::new(),
             incentivized: false,
+            attributes: AttributeAnswers::default(),
         }
     }
 }
@@ -618,6 +601,8 @@ pub struct ProductRecord {
     /// The product family this product is a variant of (a product id that
     /// is not itself a variant; see `Comments::put_product`).
     pub group: Option<String>,
+    /// The sub-ratings and choices its reviews are asked for.
+    pub attributes: DeclaredAttributes,
 }
 
 /// Most identifiers of one kind a product record keeps.
@@ -991,6 +976,7 @@ mod tests {
     #[test]
     fn text_fields_follow_the_contract() {
         let new = |author: &str, title: Option<&str>, body: &str| NewComment {
+            attributes: Default::default(),
             author: author.into(),
             language: "en".into(),
             rating: 3,

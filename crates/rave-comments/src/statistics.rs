@@ -10,6 +10,7 @@
 //! by a product's [`RatingCounts`], which it asks this module for; this
 //! module knows nothing of listings.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::future::try_join_all;
@@ -18,6 +19,7 @@ use rave_store::Store;
 use serde::Serialize;
 
 use crate::access::TableAccess;
+use crate::attributes::{AttributeName, AttributeStats};
 use crate::error::Result;
 use crate::model::{GlobalStats, Language, ProductId, Rating, check_page_size};
 use crate::table::stats::leaderboard;
@@ -63,6 +65,8 @@ pub struct ProductStats {
     pub verified_total: u64,
     /// The verified ones by rating.
     pub verified_counts: RatingCounts,
+    /// How they answered the product's attributes, by name.
+    pub attributes: BTreeMap<AttributeName, AttributeStats>,
 }
 
 impl ProductStats {
@@ -79,6 +83,12 @@ impl ProductStats {
             total: counts.total(),
             verified_total: counts.verified,
             verified_counts: RatingCounts(counts.verified_ratings),
+            attributes: counts
+                .attributes
+                .0
+                .iter()
+                .map(|(name, answers)| (name.clone(), AttributeStats::of(answers)))
+                .collect(),
         }
     }
 
@@ -86,6 +96,16 @@ impl ProductStats {
     /// `None` without any.
     pub fn average(&self) -> Option<f64> {
         average(&self.counts)
+    }
+}
+
+/// Averages are worked out here, once, for the star rating and the
+/// attributes alike.
+impl AttributeStats {
+    /// The mean of a rating attribute's answers, rounded as the star
+    /// rating's; `None` for a choice attribute or without answers.
+    pub fn average(&self) -> Option<f64> {
+        average(&RatingCounts(self.ratings()))
     }
 }
 

@@ -24,7 +24,7 @@
 //! revision, as any change of a visible comment does, so pages' ETags
 //! follow).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -33,13 +33,14 @@ use sha2::{Digest, Sha256};
 use ulid::Ulid;
 
 use crate::access::TableAccess;
+use crate::attributes::{AttributeAnswers, AttributeInput, DeclaredAttributes};
 use crate::error::{CommentsError, Result};
 use crate::model::{
     Comment, CommentPatch, Email, NewComment, OrderId, ProductId, Reply, Source, Status, Timestamp,
     VoteCounts, validate_image_urls,
 };
 use crate::rules::{HookDecision, MODERATION_HOOK, ModerationHook, Rules, Verdict};
-use crate::table::{comment, idempotency, order, personal};
+use crate::table::{comment, idempotency, order, personal, product};
 
 /// Whether new comments need a moderator's approval before they show.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -172,6 +173,7 @@ impl<S: Store> Writes<S> {
     ) -> Result<Created> {
         let product = ProductId::parse(product)?;
         let valid = new.validate()?;
+        let answers = self.answers(&product, &new).await?;
         if let Some(key) = idempotency_key
             && !(1..=128).contains(&key.chars().count())
         {
@@ -200,6 +202,7 @@ impl<S: Store> Writes<S> {
             Moderation::Off => Status::Published,
         };
         let mut comment = valid.into_comment(id.to_string(), product.clone(), created_at, status);
+        comment.attributes = answers;
         comment.verified_purchase = purchase.is_some();
         comment.source = source;
         let verdict = match (&self.hook, verdict) {
@@ -316,6 +319,35 @@ impl<S: Store> Writes<S> {
             )),
             Err(e) => Err(e),
         }
+    }
+
+    /// The answers `new` gives to its product's attributes, checked against
+    /// the product record's declaration (read only when there are answers).
+    async fn answers(&self, product: &ProductId, new: &NewComment) -> Result<AttributeAnswers> {
+        if new.attributes.is_empty() {
+            return Ok(AttributeAnswers::default());
+        }
+        let declared = self.declarations(std::slice::from_ref(product)).await?;
+        declared
+            .get(product)
+            .cloned()
+            .unwrap_or_default()
+            .check(&new.attributes)
+    }
+
+    /// What the records of `products` declare (a product without a record
+    /// declares nothing).
+    async fn declarations(
+        &self,
+        products: &[ProductId],
+    ) -> Result<BTreeMap<ProductId, DeclaredAttributes>> {
+        let keys: Vec<_> = products.iter().map(product::key).collect();
+        let mut declared = BTreeMap::new();
+        for item in self.access.get_many(&keys).await? {
+            let (record, _) = product::decode(&item)?;
+            declared.insert(product::product_of(&item)?, record.attributes);
+        }
+        Ok(declared)
     }
 
     pub(crate) async fn get(&self, id: &str) -> Result<Comment> {
@@ -439,9 +471,25 @@ impl<S: Store> Writes<S> {
     /// which only a second import of the same rows racing this one can do,
     /// and it writes the same items.
     pub(crate) async fn import(&self, batch: Vec<ImportComment>) -> Result<ImportOutcome> {
+        let answering: BTreeSet<ProductId> = batch
+            .iter()
+            .filter(|entry| !entry.comment.attributes.is_empty())
+            .map(|entry| ProductId::parse(&entry.product))
+            .collect::<Result<_>>()?;
+        let declared = self
+            .declarations(&answering.into_iter().collect::<Vec<_>>())
+            .await?;
         let mut comments = Vec::with_capacity(batch.len());
         for entry in batch {
             let product = ProductId::parse(&entry.product)?;
+            let answers = match entry.comment.attributes.is_empty() {
+                true => AttributeAnswers::default(),
+                false => declared
+                    .get(&product)
+                    .cloned()
+                    .unwrap_or_default()
+                    .check(&entry.comment.attributes)?,
+            };
             let valid = entry.comment.validate()?;
             let created_at = valid.created_at.ok_or(CommentsError::Invalid {
                 field: "created_at",
@@ -472,6 +520,7 @@ impl<S: Store> Writes<S> {
             comment.source = entry.source;
             comment.image_urls = entry.image_urls;
             comment.incentivized = entry.incentivized;
+            comment.attributes = answers;
             comments.push((comment, entry.email));
         }
         let ids: Vec<String> = comments.iter().map(|(c, _)| c.id.clone()).collect();
@@ -531,6 +580,16 @@ fn order_used(error: StoreError, order_at: usize) -> CommentsError {
 /// What makes two create requests "the same request" for idempotency.
 fn fingerprint(product: &ProductId, new: &NewComment, purchase: Option<&OrderId>) -> String {
     let mut hash = Sha256::new();
+    // Only a create with answers has their part, for the same reason.
+    let answers = (!new.attributes.is_empty()).then(|| {
+        new.attributes
+            .iter()
+            .map(|(name, input)| match input {
+                AttributeInput::Integer(value) => format!("{name}={value}\n"),
+                AttributeInput::Text(text) => format!("{name}:{text:?}\n"),
+            })
+            .collect::<String>()
+    });
     // Only a verified create has the order part, so the fingerprints of
     // other creates stay what they were.
     for part in [
@@ -544,6 +603,7 @@ fn fingerprint(product: &ProductId, new: &NewComment, purchase: Option<&OrderId>
     ]
     .into_iter()
     .chain(purchase.map(OrderId::as_str))
+    .chain(answers.as_deref())
     {
         hash.update((part.len() as u64).to_be_bytes());
         hash.update(part.as_bytes());

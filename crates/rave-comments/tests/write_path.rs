@@ -677,6 +677,7 @@ fn imported(id: &str, body: &str, email: Option<&str>) -> ImportComment {
         id: Some(id.into()),
         status: None,
         comment: NewComment {
+            attributes: Default::default(),
             created_at: Some(
                 Timestamp::from_millis(ulid::Ulid::from_string(id).unwrap().timestamp_ms() as i64)
                     .unwrap(),

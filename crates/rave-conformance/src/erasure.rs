@@ -26,6 +26,7 @@ pub const KEPT: &str = "Ann #1";
 
 fn new_comment(author: &str, language: &str, rating: i64) -> NewComment {
     NewComment {
+        attributes: Default::default(),
         author: author.into(),
         language: language.into(),
         rating,
@@ -110,6 +111,7 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
             id: None,
             status: Some(Status::Pending),
             comment: NewComment {
+                attributes: Default::default(),
                 created_at: Some(Timestamp::parse("2025-01-02T03:04:05.006Z").unwrap()),
                 ..new_comment(ERASED, "en", 5)
             },

@@ -195,6 +195,7 @@ pub fn walk() -> impl Strategy<Value = Walk> {
 
 pub(crate) fn new_comment(language: &str, rating: i64) -> NewComment {
     NewComment {
+        attributes: Default::default(),
         author: "alice".into(),
         language: language.into(),
         rating,

@@ -1,12 +1,14 @@
 //! The statistics oracle, for every backend and its change feed.
 //!
-//! Random creates (some verified purchases), edits, deletes, flags,
+//! Random creates (some verified purchases, some answering the products'
+//! attributes: a `quality` rating and a `fit` choice), edits, deletes, flags,
 //! approvals (pre-moderation, so pending comments come and go), helpful
 //! votes cast, replaced and withdrawn, interleaved with aggregator steps, consumer
 //! restarts (a new feed from the durable position), crashes between reading
 //! a batch and committing it, and a second consumer racing the first. Once the aggregator has drained the feed, every
 //! product's counts (overall and per language, of all comments and of the
-//! verified ones by rating), the leaderboards and the
+//! verified ones by rating, and each attribute's distribution), the
+//! leaderboards and the
 //! global aggregates must equal a recount of the comments, every comment's
 //! vote counts must equal the votes the model kept, and `reconcile` must
 //! find no drift.
@@ -16,13 +18,44 @@ use std::future::Future;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use rave_comments::{Comment, CommentPatch, Comments, CommentsError, NewComment, VoteCounts};
+use rave_comments::{
+    AttributeDeclaration, AttributeInput, AttributeKind, AttributeName, Comment, CommentPatch,
+    Comments, CommentsError, DeclaredAttributes, NewComment, ProductRecord, VoteCounts,
+};
 use rave_store::{ChangeFeed, Store};
 
 const PRODUCTS: [&str; 3] = ["a", "b", "c"];
 const LANGUAGES: [&str; 3] = ["en", "de", "fr"];
 const AUTHORS: [&str; 4] = ["ann", "bob", "cy", "dee"];
 const VOTERS: [&str; 3] = ["v1", "v2", "v3"];
+/// The choices of the `fit` attribute every product declares.
+const FIT: [&str; 3] = ["runs_small", "true_to_size", "runs_large"];
+
+/// Gives every product a record asking for `quality` (a rating) and `fit`.
+async fn declare_attributes<S: Store>(comments: &Comments<S>) {
+    let declared = DeclaredAttributes::new(vec![
+        AttributeDeclaration {
+            name: AttributeName::parse("quality").expect("a name"),
+            kind: AttributeKind::Rating,
+        },
+        AttributeDeclaration {
+            name: AttributeName::parse("fit").expect("a name"),
+            kind: AttributeKind::Choice(FIT.map(str::to_owned).to_vec()),
+        },
+    ])
+    .expect("a declaration");
+    for product in PRODUCTS {
+        let record = ProductRecord {
+            name: format!("Product {product}"),
+            attributes: declared.clone(),
+            ..ProductRecord::default()
+        };
+        comments
+            .put_product(product, record)
+            .await
+            .expect("a product record");
+    }
+}
 
 #[derive(Debug, Clone)]
 pub enum Op {
@@ -32,6 +65,10 @@ pub enum Op {
         rating: i64,
         author: usize,
         verified: bool,
+        /// A `quality` answer (1–5), if any.
+        quality: Option<i64>,
+        /// A `fit` answer (an index into [`FIT`]), if any.
+        fit: Option<usize>,
     },
     Edit {
         nth: usize,
@@ -72,8 +109,11 @@ pub enum Op {
 /// The operations that write comments.
 fn write_op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (0..3usize, 0..3usize, 1..=5i64, 0..4usize, proptest::bool::weighted(0.3))
-            .prop_map(|(product, language, rating, author, verified)| Op::Create { product, language, rating, author, verified }),
+        6 => (0..3usize, 0..3usize, 1..=5i64, 0..4usize, proptest::bool::weighted(0.3),
+              proptest::option::of(1..=5i64), proptest::option::of(0..FIT.len()))
+            .prop_map(|(product, language, rating, author, verified, quality, fit)| Op::Create {
+                product, language, rating, author, verified, quality, fit,
+            }),
         2 => (any::<usize>(), proptest::option::of(0..3usize), proptest::option::of(1..=5i64))
             .prop_map(|(nth, language, rating)| Op::Edit { nth, language, rating }),
         1 => any::<usize>().prop_map(|nth| Op::Delete { nth }),
@@ -159,6 +199,28 @@ fn recount(all: &[Comment]) -> (Recount, BTreeMap<String, u64>) {
     (stats, authors)
 }
 
+/// (product, language or `None` for all) → attribute → answer → comments.
+type AttributeRecount = BTreeMap<(String, Option<String>), BTreeMap<String, BTreeMap<String, u64>>>;
+
+fn recount_attributes(all: &[Comment]) -> AttributeRecount {
+    let mut counts = AttributeRecount::new();
+    for c in all.iter().filter(|c| c.status.is_visible()) {
+        for language in [None, Some(c.language.to_string())] {
+            let product = counts
+                .entry((c.product_id.to_string(), language))
+                .or_default();
+            for (name, answer) in c.attributes.iter() {
+                *product
+                    .entry(name.to_string())
+                    .or_default()
+                    .entry(answer.key())
+                    .or_default() += 1;
+            }
+        }
+    }
+    counts
+}
+
 /// Runs `ops` on `comments` (an empty table with pre-moderation) with
 /// consumers made by `open_feed`, then checks the statistics against a recount.
 pub async fn check_statistics<S, F, Open, Opening>(
@@ -172,6 +234,7 @@ where
     Open: Fn() -> Opening,
     Opening: Future<Output = F>,
 {
+    declare_attributes(comments).await;
     let mut consumer = open_feed().await;
     let mut model = Model::default();
     for op in ops {
@@ -227,6 +290,7 @@ where
     Open: Fn(u64) -> Opening,
     Opening: Future<Output = F>,
 {
+    declare_attributes(comments).await;
     let mut aggregators: Vec<Vec<F>> = Vec::new();
     for _ in 0..AGGREGATORS {
         let mut feeds = Vec::new();
@@ -312,8 +376,16 @@ async fn apply_write<S: Store>(comments: &Comments<S>, model: &mut Model, op: &O
             rating,
             author,
             verified,
+            quality,
+            fit,
         } => {
+            let answers = quality
+                .map(|q| ("quality".to_owned(), AttributeInput::Integer(q)))
+                .into_iter()
+                .chain(fit.map(|f| ("fit".to_owned(), AttributeInput::Text(FIT[f].to_owned()))))
+                .collect();
             let new = NewComment {
+                attributes: answers,
                 author: AUTHORS[author].into(),
                 language: LANGUAGES[language].into(),
                 rating,
@@ -419,6 +491,7 @@ async fn check_recount<S: Store>(
         .cloned()
         .collect();
     let (verified, _) = recount(&verified_comments);
+    let attributes = recount_attributes(&all);
     for product in PRODUCTS {
         for language in [None, Some("en"), Some("de"), Some("fr")] {
             let stats = comments
@@ -436,6 +509,26 @@ async fn check_recount<S: Store>(
                 (stats.verified_total, stats.verified_counts.0),
                 (want_verified.iter().sum::<u64>(), want_verified),
                 "verified {} {:?}",
+                product,
+                language
+            );
+            let counted: BTreeMap<String, BTreeMap<String, u64>> = stats
+                .attributes
+                .iter()
+                .map(|(name, answers)| {
+                    let given = answers
+                        .distribution
+                        .iter()
+                        .filter(|(_, count)| **count > 0)
+                        .map(|(answer, count)| (answer.clone(), *count))
+                        .collect();
+                    (name.to_string(), given)
+                })
+                .collect();
+            prop_assert_eq!(
+                &counted,
+                &attributes.get(&key).cloned().unwrap_or_default(),
+                "attributes {} {:?}",
                 product,
                 language
             );

@@ -10,6 +10,8 @@
 
 use std::fmt;
 
+use rave_comments::AttributeName;
+
 use crate::error::ImportError;
 
 /// What a column holds.
@@ -217,6 +219,7 @@ impl Platform {
                 .iter()
                 .map(|(column, field)| ((*column).to_owned(), *field))
                 .collect(),
+            attributes: Vec::new(),
         }
     }
 }
@@ -226,10 +229,17 @@ impl Platform {
 pub struct Mapping {
     pub source: String,
     pub columns: Vec<(String, Field)>,
+    /// Columns holding answers to the product's attributes
+    /// (`--map COLUMN=attributes.NAME`): a whole number is a rating, other
+    /// text a choice; an empty cell answers nothing.
+    pub attributes: Vec<(String, AttributeName)>,
 }
 
 /// The `source` of comments imported by a generic mapping alone.
 pub const GENERIC_SOURCE: &str = "csv";
+
+/// Before an attribute's name in `--map COLUMN=attributes.NAME`.
+const ATTRIBUTE_PREFIX: &str = "attributes.";
 
 impl Mapping {
     /// The mapping of a CSV no platform made (`source` = `csv`).
@@ -237,6 +247,7 @@ impl Mapping {
         Mapping {
             source: GENERIC_SOURCE.to_owned(),
             columns: Vec::new(),
+            attributes: Vec::new(),
         }
     }
 
@@ -246,6 +257,17 @@ impl Mapping {
         let (column, field) = assignment.split_once('=').ok_or_else(|| {
             ImportError::Mapping(format!("--map {assignment:?} is not COLUMN=FIELD"))
         })?;
+        if column.is_empty() {
+            return Err(ImportError::Mapping(format!(
+                "--map {assignment:?} names no column"
+            )));
+        }
+        if let Some(name) = field.trim().strip_prefix(ATTRIBUTE_PREFIX) {
+            let name = AttributeName::parse(name)
+                .map_err(|e| ImportError::Mapping(format!("--map {assignment:?}: {e}")))?;
+            self.attributes.push((column.to_owned(), name));
+            return Ok(());
+        }
         let field = Field::parse(field.trim()).ok_or_else(|| {
             let names: Vec<_> = Field::ALL.iter().map(|f| f.name()).collect();
             ImportError::Mapping(format!(

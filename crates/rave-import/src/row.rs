@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 
 use rave_comments::{
-    Email, ImportComment, Language, NewComment, ProductId, Reply, Source, Status, Timestamp,
-    VoteCounts,
+    AttributeInput, AttributeName, Email, ImportComment, Language, NewComment, ProductId, Reply,
+    Source, Status, Timestamp, VoteCounts,
 };
 use sha2::{Digest, Sha256};
 use ulid::Ulid;
@@ -22,6 +22,9 @@ use crate::values;
 #[derive(Debug, Clone)]
 pub(crate) struct Columns {
     at: HashMap<Field, usize>,
+    /// Each mapped attribute's column (a column the header lacks answers
+    /// nothing, like an optional field's).
+    attributes: Vec<(AttributeName, usize)>,
 }
 
 impl Columns {
@@ -48,7 +51,12 @@ impl Columns {
         {
             return Err(missing(mapping, Field::ProductId));
         }
-        Ok(Columns { at })
+        let attributes = mapping
+            .attributes
+            .iter()
+            .filter_map(|(column, name)| Some((name.clone(), position(column)?)))
+            .collect();
+        Ok(Columns { at, attributes })
     }
 }
 
@@ -166,6 +174,17 @@ pub(crate) fn comment_of(
             Status::Pending
         }),
         comment: NewComment {
+            attributes: columns
+                .attributes
+                .iter()
+                .filter_map(|(name, index)| {
+                    let text = record
+                        .get(*index)
+                        .map(str::trim)
+                        .filter(|v| !v.is_empty())?;
+                    Some((name.as_str().to_owned(), AttributeInput::from_text(text)))
+                })
+                .collect(),
             author,
             language: language.as_str().to_owned(),
             rating,

@@ -180,7 +180,10 @@ async fn flush<S: Store>(
             count(progress, rows.len(), outcome.created);
             return Ok(());
         }
-        Err(rave_comments::CommentsError::Invalid { .. }) => {}
+        Err(
+            rave_comments::CommentsError::Invalid { .. }
+            | rave_comments::CommentsError::InvalidAttribute { .. },
+        ) => {}
         Err(error) => return Err(error.into()),
     }
     for row in rows {
@@ -192,6 +195,16 @@ async fn flush<S: Store>(
                     line: row.line,
                     field: Some(field),
                     reason: message,
+                },
+                skip,
+            )?,
+            // A row's field names are fixed; the attribute's is in the reason.
+            Err(rave_comments::CommentsError::InvalidAttribute { field, message }) => bad_row(
+                progress,
+                RowError {
+                    line: row.line,
+                    field: Some("attributes"),
+                    reason: format!("{}: {message}", field.trim_start_matches("attributes.")),
                 },
                 skip,
             )?,

@@ -18,6 +18,11 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::ToSchema;
 
+use crate::attributes::{
+    AttributeAnswerBody, AttributeDeclarationBody, AttributeStatsBody, answer_bodies,
+    declaration_bodies, declared, stats_bodies,
+};
+
 // The constraints the domain enforces (rave-comments' model), stated once
 // as schemas that parameters and fields refer to. Only the OpenAPI document
 // reads these types; the handlers pass plain strings to the domain, which
@@ -214,6 +219,11 @@ pub(crate) struct CommentBody {
     /// Whether the review was written for a reward (a free product or a
     /// discount); shops must show that it was.
     pub incentivized: bool,
+    /// The answers to the product's attributes, by name: an integer 1-5
+    /// for a rating attribute (`quality`), a choice for a choice attribute
+    /// (`fit`). Listings show them too.
+    #[schema(example = json!({"quality": 4, "fit": "runs_small"}))]
+    pub attributes: BTreeMap<String, AttributeAnswerBody>,
 }
 
 /// One voter's vote on a comment.
@@ -280,6 +290,7 @@ impl From<Comment> for CommentBody {
             source: c.source.map(|source| source.to_string()),
             image_urls: c.image_urls,
             incentivized: c.incentivized,
+            attributes: answer_bodies(&c.attributes),
         }
     }
 }
@@ -324,6 +335,14 @@ pub(crate) struct CreateCommentBody {
         example = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJwcm9kdWN0X2lkIjoicDEiLCJvcmRlcl9pZCI6Im8tMSIsImV4cCI6NDEwMjQ0NDgwMH0.c2lnbmF0dXJl"
     )]
     pub purchase_proof: Option<String>,
+    /// Answers to the attributes the product's record declares, by name:
+    /// an integer 1-5 for a rating attribute, one of its choices for a
+    /// choice attribute; each optional. An undeclared attribute, a rating
+    /// out of range or an unknown choice is a 400 naming the field
+    /// (`attributes.quality`), and nothing is stored.
+    #[serde(default)]
+    #[schema(example = json!({"quality": 4, "fit": "runs_small"}))]
+    pub attributes: BTreeMap<String, AttributeAnswerBody>,
 }
 
 /// An edit: any of these fields.
@@ -516,6 +535,9 @@ pub(crate) struct ProductStatsBody {
     /// null without any.
     #[schema(example = 4.25)]
     pub average: Option<f64>,
+    /// How the counted comments answered each of the product's attributes,
+    /// by name (only attributes some comment answered).
+    pub attributes: BTreeMap<String, AttributeStatsBody>,
 }
 
 impl From<ProductStats> for ProductStatsBody {
@@ -532,6 +554,7 @@ impl From<ProductStats> for ProductStatsBody {
             verified_total: stats.verified_total,
             verified_counts: by_rating(&stats.verified_counts),
             average,
+            attributes: stats_bodies(&stats.attributes),
         }
     }
 }
@@ -680,11 +703,18 @@ pub struct PutProductBody {
     #[serde(default)]
     #[schema(value_type = Option<ProductId>)]
     pub group: Option<String>,
+    /// What its reviews are asked for besides the star rating: at most 8
+    /// attributes, names distinct (docs/sub-ratings.md).
+    #[serde(default)]
+    #[schema(max_items = 8)]
+    pub attributes: Vec<AttributeDeclarationBody>,
 }
 
-impl From<PutProductBody> for ProductRecord {
-    fn from(body: PutProductBody) -> ProductRecord {
-        ProductRecord {
+impl TryFrom<PutProductBody> for ProductRecord {
+    type Error = rave_comments::CommentsError;
+
+    fn try_from(body: PutProductBody) -> rave_comments::Result<ProductRecord> {
+        Ok(ProductRecord {
             name: body.name,
             url: body.url,
             image: body.image,
@@ -693,7 +723,8 @@ impl From<PutProductBody> for ProductRecord {
             skus: body.skus,
             brand: body.brand,
             group: body.group,
-        }
+            attributes: declared(body.attributes)?,
+        })
     }
 }
 
@@ -717,6 +748,8 @@ pub(crate) struct ProductBody {
     /// The product family it is a variant of, if any.
     #[schema(value_type = Option<ProductId>)]
     pub group: Option<String>,
+    /// What its reviews are asked for (empty until an admin declares it).
+    pub attributes: Vec<AttributeDeclarationBody>,
     /// All languages.
     pub stats: ProductStatsBody,
     /// Each language with counted comments.
@@ -737,6 +770,7 @@ impl From<&ProductOverview> for ProductBody {
             skus: record.skus,
             brand: record.brand,
             group: record.group,
+            attributes: declaration_bodies(&record.attributes),
             stats: overview.overall.clone().into(),
             languages: overview.languages.iter().cloned().map(Into::into).collect(),
         }

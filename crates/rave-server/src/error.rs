@@ -1,6 +1,8 @@
 //! Every error leaves as an RFC 9457 problem document
 //! (`application/problem+json`), with `detail` naming the offending field.
 
+use std::borrow::Cow;
+
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rave_comments::CommentsError;
@@ -32,8 +34,9 @@ pub struct ApiError {
     pub retry_after: Option<u64>,
     /// Challenge for 401.
     pub authenticate: bool,
-    /// The request field at fault, if one is.
-    pub field: Option<&'static str>,
+    /// The request field at fault, if one is (`attributes.<name>` is made
+    /// from the request, the others are fixed names).
+    pub field: Option<Cow<'static, str>>,
 }
 
 impl ApiError {
@@ -88,8 +91,13 @@ impl From<CommentsError> for ApiError {
     fn from(error: CommentsError) -> ApiError {
         match error {
             CommentsError::Invalid { field, message } => ApiError {
-                field: Some(field),
+                field: Some(Cow::Borrowed(field)),
                 ..ApiError::bad_request(format!("{field}: {message}"))
+            },
+            CommentsError::InvalidAttribute { field, message } => ApiError {
+                detail: format!("{field}: {message}"),
+                field: Some(Cow::Owned(field)),
+                ..ApiError::bad_request("")
             },
             CommentsError::NotFound => ApiError::not_found("no comment with this id"),
             CommentsError::Refused { rule } => ApiError::new(
@@ -127,7 +135,7 @@ impl IntoResponse for ApiError {
             title: self.status.canonical_reason().unwrap_or("Error").to_owned(),
             status: self.status.as_u16(),
             detail: self.detail,
-            field: self.field.map(str::to_owned),
+            field: self.field.map(Cow::into_owned),
         };
         let body = serde_json::to_vec(&problem).unwrap_or_default();
         let mut response = (self.status, body).into_response();

@@ -23,6 +23,7 @@
 mod access;
 mod answers;
 mod api;
+mod attributes;
 mod caching;
 mod callers;
 mod client_addr;

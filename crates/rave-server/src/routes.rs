@@ -176,6 +176,7 @@ pub(crate) async fn create_comment(
         })
         .transpose()?;
     let new = NewComment {
+        attributes: crate::attributes::inputs(body.attributes),
         author: body.author,
         language: body.language,
         rating: body.rating,

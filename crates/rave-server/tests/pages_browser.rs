@@ -245,6 +245,7 @@ impl Session {
             .create(
                 product,
                 NewComment {
+                    attributes: Default::default(),
                     author: author.into(),
                     language: language.into(),
                     rating,
@@ -632,6 +633,7 @@ fn vote_button(title: &str, helpful: bool) -> String {
 async fn the_embed_shows_orders_verified_purchases_replies_and_votes() {
     let s = session().await;
     let new = |title: &str, rating: i64, second: i64| NewComment {
+        attributes: Default::default(),
         author: "ann".into(),
         language: "en".into(),
         rating,
@@ -892,5 +894,107 @@ async fn the_embed_shows_orders_verified_purchases_replies_and_votes() {
         .await;
     assert_eq!(s.titles().await[0], "low");
     assert!(!s.titles().await.contains(&"posted".to_owned()));
+    s.close().await;
+}
+
+#[tokio::test]
+async fn the_embed_shows_sub_ratings_as_bars_and_fit_as_a_scale() {
+    use rave_comments::{
+        AttributeDeclaration, AttributeInput, AttributeKind, AttributeName, DeclaredAttributes,
+    };
+    let s = session().await;
+    let attributes = DeclaredAttributes::new(vec![
+        AttributeDeclaration {
+            name: AttributeName::parse("quality").unwrap(),
+            kind: AttributeKind::Rating,
+        },
+        AttributeDeclaration {
+            name: AttributeName::parse("fit").unwrap(),
+            kind: AttributeKind::Choice(vec![
+                "runs_small".into(),
+                "true_to_size".into(),
+                "runs_large".into(),
+            ]),
+        },
+    ])
+    .unwrap();
+    s.comments
+        .put_product(
+            "p",
+            ProductRecord {
+                name: "Linen shirt".into(),
+                attributes,
+                ..ProductRecord::default()
+            },
+        )
+        .await
+        .unwrap();
+    for (author, quality, fit) in [
+        ("ann", 5, "runs_small"),
+        ("bo", 2, "runs_small"),
+        ("cy", 4, "runs_large"),
+    ] {
+        let answers = [
+            ("quality".to_owned(), AttributeInput::Integer(quality)),
+            ("fit".to_owned(), AttributeInput::Text(fit.into())),
+        ]
+        .into();
+        s.comments
+            .create(
+                "p",
+                NewComment {
+                    attributes: answers,
+                    author: author.into(),
+                    language: "en".into(),
+                    rating: 4,
+                    title: Some(format!("by {author}")),
+                    body: "fine".into(),
+                    created_at: None,
+                },
+                None,
+            )
+            .await
+            .unwrap();
+    }
+    s.goto(&format!("{}/plain", s.shop)).await;
+    s.until(&format!("{ITEMS}.length === 3")).await;
+    // The statistics' grid after the star histogram: quality's bar, then
+    // fit's scale in the declared order.
+    let rows = format!("[...{ROOT}.querySelectorAll('.histogram')[1].children]");
+    s.until(&format!("{rows}.length === 12")).await;
+    let shown = s
+        .eval(&format!(
+            "{rows}.map((n) => n.classList.contains('bar') ? Math.round(parseFloat(n.firstChild.style.width)) + '%' : n.textContent)"
+        ))
+        .await;
+    let expected: Vec<String> = [
+        "Quality",
+        "73%",
+        "3.7",
+        "Fit: Runs small",
+        "67%",
+        "2",
+        "Fit: True to size",
+        "0%",
+        "0",
+        "Fit: Runs large",
+        "33%",
+        "1",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    assert_eq!(shown, json!(expected));
+    let answers = s
+        .eval(&format!(
+            "[...{ROOT}.querySelectorAll('li .meta + .meta')].map((n) => n.textContent)"
+        ))
+        .await;
+    assert!(
+        answers
+            .as_array()
+            .unwrap()
+            .contains(&json!("Quality: 5/5 · Fit: Runs small")),
+        "{answers}"
+    );
     s.close().await;
 }

@@ -53,6 +53,20 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
     return node;
   }
 
+  // "runs_small" read as "Runs small".
+  function label(name) {
+    const words = String(name).replace(/_/g, " ");
+    return words[0].toUpperCase() + words.slice(1);
+  }
+
+  // A bar filled to `share` (0 to 1) through the style object: the pages'
+  // policy allows no style attribute.
+  function bar(share) {
+    const node = el("div", { className: "bar" }, [el("span")]);
+    node.firstChild.style.width = 100 * share + "%";
+    return node;
+  }
+
   function stars(rating) {
     return "★★★★★☆☆☆☆☆".slice(5 - rating, 10 - rating);
   }
@@ -98,6 +112,7 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
     const average = el("span", { className: "average" });
     const count = el("span", { className: "count" });
     const histogram = el("div", { className: "histogram" });
+    const attributes = el("div", { className: "histogram" });
     const language = el("select", { name: "language" }, [el("option", { value: "", textContent: "All languages" })]);
     const ratingFilter = el("select", { name: "rating" }, [el("option", { value: "", textContent: "All ratings" })]);
     for (let r = 5; r >= 1; r--) ratingFilter.append(el("option", { value: String(r), textContent: stars(r) }));
@@ -135,6 +150,7 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       el("h2", { textContent: "Customer reviews" }),
       el("p", { className: "summary" }, [average, " out of 5 · ", count, " reviews"]),
       histogram,
+      attributes,
       el("div", { className: "filters" }, [language, ratingFilter, sort, el("label", {}, [verified, "Verified purchases only"])]),
       list, empty, listError, more,
       el("h2", { textContent: "Write a review" }), form,
@@ -188,6 +204,26 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       return el("div", { className: "votes" }, buttons);
     }
 
+    // Sub-ratings as bars of their average, a choice (fit) as a scale of
+    // its choices in the declared order; each comment's answers.
+    let declared = [];
+    function showAttributes(info) {
+      declared = info.attributes || [];
+      attributes.replaceChildren();
+      for (const a of declared) {
+        const s = info.stats.attributes[a.name];
+        if (!s) continue;
+        const rows = a.kind === "rating" ? [[label(a.name), s.average / 5, s.average.toFixed(1)]]
+          : a.choices.map((c) => [label(a.name) + ": " + label(c), (s.distribution[c] || 0) / s.count, s.distribution[c] || 0]);
+        for (const [text, share, value] of rows) attributes.append(el("span", { textContent: text }), bar(share), el("span", { textContent: value }));
+      }
+    }
+    function answers(c) {
+      const text = declared.filter((a) => a.name in c.attributes)
+        .map((a) => label(a.name) + ": " + (a.kind === "rating" ? c.attributes[a.name] + "/5" : label(c.attributes[a.name]))).join(" · ");
+      return text ? [el("p", { className: "meta", textContent: text })] : [];
+    }
+
     function comment(c) {
       return el("li", { className: "comment", lang: c.language }, [
         el("h3", { className: "title" }, [el("bdi", { textContent: c.title || c.body.slice(0, 80) })]),
@@ -197,6 +233,7 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
           el("time", { dateTime: c.created_at, textContent: c.created_at.slice(0, 10) }),
           ...(c.verified_purchase ? [el("span", { className: "verified", textContent: "✓ Verified purchase" })] : []),
         ]),
+        ...answers(c),
         el("p", { className: "body", dir: "auto" }, [el("bdi", { textContent: c.body })]),
         ...(c.reply ? [el("div", { className: "reply" }, [
           el("p", { className: "meta" }, ["Reply from the shop on ",
@@ -215,14 +252,13 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       histogram.replaceChildren();
       for (let r = 5; r >= 1; r--) {
         const n = stats.counts[String(r)];
-        const bar = el("div", { className: "bar" }, [el("span")]);
-        bar.firstChild.style.width = stats.total ? (100 * n / stats.total) + "%" : "0";
-        histogram.append(el("span", { textContent: stars(r) }), bar, el("span", { textContent: String(n) }));
+        histogram.append(el("span", { textContent: stars(r) }), bar(stats.total ? n / stats.total : 0), el("span", { textContent: String(n) }));
       }
       const chosen = language.value;
       language.replaceChildren(el("option", { value: "", textContent: "All languages" }));
       for (const l of info.languages || []) language.append(el("option", { value: l.language, textContent: l.language + " (" + l.total + ")" }));
       language.value = chosen;
+      showAttributes(info);
     }
 
     async function load(reset) {

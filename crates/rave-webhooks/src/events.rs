@@ -176,6 +176,7 @@ mod tests {
             source: None,
             image_urls: Vec::new(),
             incentivized: false,
+            attributes: Default::default(),
         }
     }
 

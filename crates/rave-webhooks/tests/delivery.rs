@@ -153,6 +153,7 @@ impl World {
 
 fn comment(body: &str) -> NewComment {
     NewComment {
+        attributes: Default::default(),
         author: "ann".into(),
         language: "en".into(),
         rating: 5,

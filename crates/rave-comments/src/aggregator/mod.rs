@@ -60,6 +60,7 @@ use rave_store::{
 };
 
 use crate::access::TableAccess;
+use crate::attributes::AttributeAnswers;
 use crate::error::Result;
 use crate::model::{AUTHOR_BUCKETS, GlobalStats, Language, ProductId, Rating, VoteCounts};
 use crate::table::stats::product::{self as product_stats, ProductCounts};
@@ -93,6 +94,7 @@ struct Contribution {
     rating: Rating,
     author: String,
     verified: bool,
+    attributes: AttributeAnswers,
 }
 
 /// What a stored item counts for: nothing unless it is a visible comment.
@@ -111,6 +113,7 @@ fn contribution(image: Option<&Item>) -> Result<Option<Contribution>, Malformed>
         rating: comment.rating,
         author: comment.author,
         verified: comment.verified_purchase,
+        attributes: comment.attributes,
     }))
 }
 
@@ -125,7 +128,7 @@ impl Contribution {
         &self,
         one: T,
     ) -> ProductCounts<T> {
-        ProductCounts::of_comment(self.rating, self.verified, one)
+        ProductCounts::of_comment(self.rating, self.verified, &self.attributes, one)
     }
 
     /// Counts this comment into `stats`, overall and in its language, with
@@ -406,7 +409,8 @@ impl<S: Store> Aggregator<S> {
                 .map(product_stats::decode)
                 .transpose()?
                 .unwrap_or_default();
-            let mut after = before;
+            let mut after = before.clone();
+            after.attributes = before.attributes.moved(&delta.attributes);
             for (count, d) in after.ratings.iter_mut().zip(delta.ratings) {
                 *count = apply_delta(*count, d);
             }
@@ -567,6 +571,7 @@ mod tests {
                 source: None,
                 image_urls: Vec::new(),
                 incentivized: false,
+                attributes: Default::default(),
             },
             1,
         )

@@ -12,6 +12,7 @@ use ulid::Ulid;
 
 use super::keys::HELPFUL_SORT;
 use super::{GSISK, Index, Malformed, PK, text};
+use crate::attributes::AttributeAnswers;
 use crate::model::{
     Comment, Language, ProductId, Rating, Reply, Source, Status, Timestamp, VoteCounts,
 };
@@ -69,6 +70,8 @@ const RANK_SCALE: f64 = 1e9;
 const DETAILS: &str = "details";
 /// `true` on a review written for a reward (a free product, a discount).
 const DETAILS_INCENTIVIZED: &str = "incentivized";
+/// The review's answers to its product's attributes (`table::attributes`).
+const DETAILS_ATTRIBUTES: &str = "attributes";
 
 /// The attributes a listing page shows. Indexes project exactly these (plus
 /// keys, which give the id and creation time), so a page is one query with
@@ -354,6 +357,9 @@ fn encode_details(comment: &Comment) -> Option<AttributeValue> {
     if comment.incentivized {
         details.insert(DETAILS_INCENTIVIZED.to_owned(), AttributeValue::Bool(true));
     }
+    if let Some(answers) = super::attributes::encode_answers(&comment.attributes) {
+        details.insert(DETAILS_ATTRIBUTES.to_owned(), answers);
+    }
     (!details.is_empty()).then_some(AttributeValue::M(details))
 }
 
@@ -361,6 +367,7 @@ fn encode_details(comment: &Comment) -> Option<AttributeValue> {
 /// has none).
 struct Details {
     incentivized: bool,
+    attributes: AttributeAnswers,
 }
 
 fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed> {
@@ -369,6 +376,7 @@ fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed>
         None => {
             return Ok(Details {
                 incentivized: false,
+                attributes: AttributeAnswers::default(),
             });
         }
         Some(AttributeRef::Other(AttributeValue::M(details))) => details,
@@ -380,6 +388,11 @@ fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed>
             Some(AttributeValue::Bool(incentivized)) => *incentivized,
             Some(_) => return Err(bad(DETAILS_INCENTIVIZED)),
         },
+        attributes: super::attributes::decode_answers(
+            item,
+            details.get(DETAILS_ATTRIBUTES),
+            &format!("{DETAILS}.{DETAILS_ATTRIBUTES}"),
+        )?,
     })
 }
 
@@ -430,6 +443,7 @@ pub(crate) fn decode(item: &(impl ItemView + ?Sized)) -> Result<Comment, Malform
         },
         image_urls: decode_image_urls(item)?,
         incentivized: details.incentivized,
+        attributes: details.attributes,
     })
 }
 
@@ -567,6 +581,7 @@ mod tests {
             source: None,
             image_urls: Vec::new(),
             incentivized: false,
+            attributes: AttributeAnswers::default(),
         }
     }
 
@@ -726,6 +741,21 @@ mod tests {
             .map(|(name, value)| (name.clone(), value.clone()))
             .collect();
         assert_eq!(decode(&listed_entry).unwrap(), incentivized);
+        let answered = Comment {
+            attributes: crate::attributes::test_answers(),
+            ..incentivized.clone()
+        };
+        let item = encode(&answered, 1);
+        let entry: Item = item
+            .iter()
+            .filter(|(name, _)| LISTED.contains(&name.as_str()) || name.as_str() == PK)
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        assert_eq!(
+            decode(&entry).unwrap(),
+            answered,
+            "listings show the answers"
+        );
         listed_entry.insert(DETAILS.into(), AttributeValue::s("yes"));
         let error = decode(&listed_entry).unwrap_err();
         assert!(error.what.contains("details.map"), "{error}");

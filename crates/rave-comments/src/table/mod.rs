@@ -87,6 +87,7 @@
 //! every change to a visible comment of the product; it is kept (with zero
 //! counts) when the last comment goes, so a revision never repeats.
 
+pub(crate) mod attributes;
 pub(crate) mod comment;
 pub(crate) mod group;
 pub(crate) mod idempotency;

@@ -20,6 +20,8 @@ const GTINS: &str = "gtins";
 const MPNS: &str = "mpns";
 const SKUS: &str = "skus";
 const BRAND: &str = "brand";
+/// What its reviews are asked for (`table::attributes`); absent when nothing.
+const ATTRIBUTES: &str = "attributes";
 /// A fresh ULID with every write: what caches compare.
 const REVISION: &str = "revision";
 
@@ -63,6 +65,9 @@ pub(crate) fn encode(product: &ProductId, record: &ProductRecord, revision: &str
     if let Some(group) = &record.group {
         item.insert(GROUP.into(), AttributeValue::s(group));
     }
+    if let Some(declared) = super::attributes::encode_declaration(&record.attributes) {
+        item.insert(ATTRIBUTES.into(), declared);
+    }
     item.insert(REVISION.into(), AttributeValue::s(revision));
     item
 }
@@ -82,6 +87,14 @@ fn texts(item: &Item, name: &str) -> Result<Vec<String>, Malformed> {
     }
 }
 
+/// The product whose record `item` is, from its key.
+pub(crate) fn product_of(item: &Item) -> Result<ProductId, Malformed> {
+    text(item, super::PK)?
+        .strip_prefix(super::product_partition::PREFIX)
+        .and_then(|id| ProductId::parse(id).ok())
+        .ok_or_else(|| Malformed::new(item, "not a product record's key"))
+}
+
 /// The record and its revision.
 pub(crate) fn decode(item: &Item) -> Result<(ProductRecord, String), Malformed> {
     let optional = |name: &str| -> Result<Option<String>, Malformed> {
@@ -99,6 +112,11 @@ pub(crate) fn decode(item: &Item) -> Result<(ProductRecord, String), Malformed> 
             skus: texts(item, SKUS)?,
             brand: optional(BRAND)?,
             group: optional(GROUP)?,
+            attributes: super::attributes::decode_declaration(
+                item,
+                item.get(ATTRIBUTES),
+                ATTRIBUTES,
+            )?,
         },
         text(item, REVISION)?.to_owned(),
     ))
@@ -119,6 +137,7 @@ mod tests {
             skus: Vec::new(),
             brand: Some("Acme".into()),
             group: Some("kettles".into()),
+            attributes: crate::attributes::test_declaration(),
         };
         let product = ProductId::parse("42").unwrap();
         let item = encode(&product, &record, "01JD3X0000000000000000000A");

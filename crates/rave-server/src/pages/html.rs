@@ -277,6 +277,7 @@ impl Listing<'_> {
         if comment.verified_purchase {
             out.push_str("<p class=\"rave-verified\">✓ Verified purchase</p>");
         }
+        super::attributes::answers(self.overview, comment, out);
         let votes = comment.votes;
         if votes.helpful + votes.unhelpful > 0 {
             let _ = write!(
@@ -305,6 +306,7 @@ impl Listing<'_> {
             Text(self.overview.product_id.as_str())
         );
         self.summary(out);
+        super::attributes::summary(self.overview, self.stats, out);
         self.filters(out);
         if self.comments.is_empty() {
             out.push_str("<p class=\"rave-empty\">No comments here yet.</p>");
@@ -397,6 +399,10 @@ main{max-width:46rem;margin:0 auto;padding:1rem}\
 .rave-summary{font-size:1.2rem}.rave-average{font-weight:700}\
 .rave-histogram th{text-align:left;font-weight:400;padding-right:.5rem}\
 .rave-histogram meter{width:12rem}\
+.rave-attributes th{text-align:left;font-weight:400;padding-right:.5rem}\
+.rave-attributes meter{width:12rem}\
+.rave-scale{list-style:none;padding:0;margin:0;display:flex;gap:1rem;flex-wrap:wrap}\
+.rave-scale meter{display:block;width:7rem}.rave-answers{color:#555;margin:0}\
 .rave-filters{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;margin:1rem 0}\
 .rave-filters fieldset{border:0;margin:0;padding:0;display:flex;gap:.5rem}\
 .rave-filters legend{float:left;margin-right:.5rem}\
@@ -440,6 +446,7 @@ mod tests {
             total: 0,
             verified_total: 0,
             verified_counts: Default::default(),
+            attributes: Default::default(),
         };
         let overview = ProductOverview {
             product_id,

@@ -241,6 +241,7 @@ pub(crate) async fn post_review(
         ));
     }
     let new = NewComment {
+        attributes: Default::default(),
         author: form.author.clone(),
         language: form.language,
         rating: form.rating,

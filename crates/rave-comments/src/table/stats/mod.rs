@@ -1,7 +1,8 @@
 //! The statistics items the aggregator maintains, one codec per kind:
 //!
 //! * `product` — per product, overall and per language, in the product's
-//!   partition (see `product_partition`);
+//!   partition (see `product_partition`), with `attributes`, the counts
+//!   of the answers to the product's attributes;
 //! * `leaderboard` — the sparse entry of a product's statistics item in
 //!   the overloaded `byLangAndRating` index, spread over shards merged on
 //!   read (docs/capacity.md, 6.1);
@@ -14,6 +15,7 @@
 //! every statistics item carries a `version` token, new with each write,
 //! which the aggregator's writes are conditional on.
 
+pub(crate) mod attributes;
 pub(crate) mod author;
 pub(crate) mod leaderboard;
 pub(crate) mod product;

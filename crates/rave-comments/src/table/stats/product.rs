@@ -10,7 +10,9 @@
 
 use rave_store::{AttributeValue, Item};
 
+use super::attributes::{self, AttributeCounts};
 use super::leaderboard::{self, PRODUCT_ID};
+use crate::attributes::AttributeAnswers;
 use crate::model::{Language, ProductId, Rating};
 use crate::table::product_partition::stats_key;
 use crate::table::{Malformed, count, number, text};
@@ -48,19 +50,30 @@ pub(crate) fn key(product: &ProductId, language: Option<&Language>) -> Item {
 /// the total: their per-rating counts stay short of it until `reconcile
 /// --fix` recounts them, which is how a reader tells them apart
 /// ([`ProductCounts::verified_by_rating`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct ProductCounts<T = u64> {
     pub(crate) ratings: [T; 5],
     pub(crate) verified: T,
     pub(crate) verified_ratings: [T; 5],
+    /// The answers to the product's attributes (see `stats::attributes`).
+    pub(crate) attributes: AttributeCounts<T>,
 }
 
 impl<T: Copy + Default + PartialEq + std::ops::AddAssign> ProductCounts<T> {
     /// What one comment of `rating` counts for: `one` (1, or -1 to take it
-    /// away) in its rating, and among the verified ones if it is.
-    pub(crate) fn of_comment(rating: Rating, verified: bool, one: T) -> ProductCounts<T> {
+    /// away) in its rating, among the verified ones if it is, and in each
+    /// of its `answers`.
+    pub(crate) fn of_comment(
+        rating: Rating,
+        verified: bool,
+        answers: &AttributeAnswers,
+        one: T,
+    ) -> ProductCounts<T> {
         let slot = usize::from(rating.get() - 1);
-        let mut counts = ProductCounts::<T>::default();
+        let mut counts = ProductCounts::<T> {
+            attributes: AttributeCounts::of_answers(answers, one),
+            ..ProductCounts::default()
+        };
         counts.ratings[slot] = one;
         if verified {
             counts.verified = one;
@@ -74,6 +87,7 @@ impl<T: Copy + Default + PartialEq + std::ops::AddAssign> ProductCounts<T> {
         self.verified == zero
             && self.ratings.iter().all(|c| *c == zero)
             && self.verified_ratings.iter().all(|c| *c == zero)
+            && self.attributes.is_zero()
     }
 
     pub(crate) fn add(&mut self, other: &ProductCounts<T>) {
@@ -84,6 +98,7 @@ impl<T: Copy + Default + PartialEq + std::ops::AddAssign> ProductCounts<T> {
         for (total, part) in self.verified_ratings.iter_mut().zip(other.verified_ratings) {
             *total += part;
         }
+        self.attributes.add(&other.attributes);
     }
 }
 
@@ -128,6 +143,7 @@ pub(crate) fn encode(
             item.insert(verified_attribute(i + 1), number(*count));
         }
     }
+    attributes::encode(&mut item, &counts.attributes);
     leaderboard::enter(&mut item, product, language, counts.ratings[4]);
     item
 }
@@ -146,6 +162,7 @@ pub(crate) fn decode(item: &Item) -> Result<ProductCounts, Malformed> {
             *slot = count(item, &attribute)?;
         }
     }
+    counts.attributes = attributes::decode(item)?;
     Ok(counts)
 }
 
@@ -211,6 +228,7 @@ mod tests {
             ratings: [1, 0, 7, 2, 9],
             verified: 4,
             verified_ratings: [1, 0, 3, 0, 0],
+            attributes: AttributeCounts::of_answers(&crate::attributes::test_answers(), 3),
         };
         let item = encode(&p(), Some(&Language::parse("de").unwrap()), &counts);
         assert_eq!(item[VERIFIED_TOTAL], number(4));
@@ -230,10 +248,10 @@ mod tests {
     #[test]
     fn a_comment_counts_in_its_rating_and_among_the_verified_if_it_is() {
         let four = Rating::new(4).unwrap();
-        let counts = ProductCounts::of_comment(four, true, -1i64);
+        let counts = ProductCounts::of_comment(four, true, &AttributeAnswers::default(), -1i64);
         assert_eq!(counts.ratings, [0, 0, 0, -1, 0]);
         assert_eq!((counts.verified, counts.verified_ratings[3]), (-1, -1));
-        let counts = ProductCounts::of_comment(four, false, 1u64);
+        let counts = ProductCounts::of_comment(four, false, &AttributeAnswers::default(), 1u64);
         assert_eq!((counts.total(), counts.verified), (1, 0));
     }
 
@@ -246,7 +264,7 @@ mod tests {
         assert_eq!((counts.verified, counts.verified_ratings), (4, [0; 5]));
         assert_eq!(counts.verified_by_rating(), None);
         // The aggregator has counted one verified 5-star comment since.
-        let mut after = counts;
+        let mut after = counts.clone();
         after.verified += 1;
         after.verified_ratings[4] += 1;
         assert_eq!(after.verified_by_rating(), None);

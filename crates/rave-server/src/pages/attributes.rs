@@ -1,0 +1,109 @@
+//! Sub-ratings and fit on a product's page and fragment: a bar (a
+//! `<meter>`) for each rating attribute's average, a scale of a choice
+//! attribute's choices in their declared order (`fit`: runs small, true to
+//! size, runs large) with each choice's share, and each comment's answers.
+//!
+//! Only what the product's record declares is shown, in its order. Names
+//! and choices are identifiers (`[a-z][a-z0-9_]*`, checked when declared),
+//! so they reach the page as they are; `<meter>` needs no style attribute,
+//! which the pages' policy refuses.
+
+use std::fmt::Write;
+
+use rave_comments::{AttributeAnswer, AttributeKind, Comment, ProductOverview, ProductStats};
+
+/// An identifier as a shopper reads it: `runs_small` as "Runs small".
+pub(super) fn label(name: &str) -> String {
+    let words = name.replace('_', " ");
+    let mut chars = words.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// The attributes' bars and scales for `stats` (nothing when no counted
+/// comment answered any).
+pub(super) fn summary(overview: &ProductOverview, stats: &ProductStats, out: &mut String) {
+    let Some(record) = &overview.record else {
+        return;
+    };
+    let mut rows = String::new();
+    for declaration in record.attributes.iter() {
+        let Some(counted) = stats.attributes.get(&declaration.name) else {
+            continue;
+        };
+        let count = counted.count();
+        if count == 0 {
+            continue;
+        }
+        let name = label(declaration.name.as_str());
+        match &declaration.kind {
+            AttributeKind::Rating => {
+                let average = counted.average().unwrap_or(0.0);
+                let _ = write!(
+                    rows,
+                    "<tr class=\"rave-attribute\"><th scope=\"row\">{name}</th>\
+                     <td><meter min=\"1\" max=\"5\" value=\"{average}\">{average:.2}</meter></td>\
+                     <td class=\"rave-attribute-value\">{average:.1} out of 5</td></tr>"
+                );
+            }
+            AttributeKind::Choice(choices) => {
+                let _ = write!(
+                    rows,
+                    "<tr class=\"rave-attribute\"><th scope=\"row\">{name}</th><td colspan=\"2\">\
+                     <ol class=\"rave-scale\" aria-label=\"{name}\">"
+                );
+                for choice in choices {
+                    let given = counted.distribution.get(choice).copied().unwrap_or(0);
+                    let _ = write!(
+                        rows,
+                        "<li><meter min=\"0\" max=\"{count}\" value=\"{given}\">{given}</meter> \
+                         {} <span class=\"rave-scale-count\">{given}</span></li>",
+                        label(choice)
+                    );
+                }
+                rows.push_str("</ol></td></tr>");
+            }
+        }
+    }
+    if !rows.is_empty() {
+        out.push_str("<table class=\"rave-attributes\"><caption>Details</caption><tbody>");
+        out.push_str(&rows);
+        out.push_str("</tbody></table>");
+    }
+}
+
+/// A comment's answers, in the order the record declares them.
+pub(super) fn answers(overview: &ProductOverview, comment: &Comment, out: &mut String) {
+    let Some(record) = &overview.record else {
+        return;
+    };
+    let given: Vec<String> = record
+        .attributes
+        .iter()
+        .filter_map(|declaration| {
+            let answer = comment.attributes.get(declaration.name.as_str())?;
+            let shown = match answer {
+                AttributeAnswer::Rating(rating) => format!("{rating}/5"),
+                AttributeAnswer::Choice(choice) => label(choice),
+            };
+            Some(format!("{}: {shown}", label(declaration.name.as_str())))
+        })
+        .collect();
+    if !given.is_empty() {
+        let _ = write!(out, "<p class=\"rave-answers\">{}</p>", given.join(" · "));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_read_as_words() {
+        assert_eq!(label("runs_small"), "Runs small");
+        assert_eq!(label("quality"), "Quality");
+        assert_eq!(label(""), "");
+    }
+}
