@@ -22,8 +22,12 @@
 //! refused).
 //!
 //! A page is answered from one read of the product's partition (record,
-//! statistics, revision) and one listing query; a revalidation whose
-//! `If-None-Match` still holds, from two point reads (the revision).
+//! statistics, revision) and one listing query, and kept by its `ETag` as
+//! the JSON answers are (`answers`): while the product's revision and the
+//! server's generation hold, the same URL is answered from the kept page
+//! after two point reads (the revision), which is also all a revalidation
+//! whose `If-None-Match` still holds costs. A request carrying
+//! `Cache-Control: no-cache` is read afresh.
 
 mod html;
 
@@ -36,12 +40,14 @@ mod shown;
 use std::sync::LazyLock;
 
 use axum::Json;
+use axum::body::{Body, Bytes};
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rave_comments::{DEFAULT_PAGE_SIZE, Filter, ListRequest, ProductOverview};
 
 use crate::AppState;
+use crate::answers::Answer;
 use crate::api::{LanguageFilter, PageCursor, ProductBody, ProductId, PutProductBody, StarRating};
 use crate::caching;
 use crate::callers::{Admin, Authorized};
@@ -80,11 +86,12 @@ enum Shape {
 }
 
 impl Shape {
-    /// Keeps the page's and the fragment's `ETag`s apart.
-    fn tag_kind(self) -> &'static [u8] {
+    /// Keeps the page's and the fragment's `ETag`s apart; the label of
+    /// their kept answers' metric.
+    fn kind(self) -> &'static str {
         match self {
-            Shape::Page => b"page",
-            Shape::Fragment => b"fragment",
+            Shape::Page => "page",
+            Shape::Fragment => "fragment",
         }
     }
 
@@ -121,21 +128,31 @@ async fn listing(
     let view = parse_view(raw.as_deref())?;
     let tag_of = |revision: &str| {
         caching::entity_tag(&[
-            shape.tag_kind(),
+            shape.kind().as_bytes(),
             revision.as_bytes(),
             product.as_bytes(),
             raw.as_deref().unwrap_or("").as_bytes(),
         ])
     };
     let cache_control = state.cache_policy.cache_control(view.cursor.is_some());
-    // A revalidation reads the revision alone; a page, the whole overview.
-    if headers.contains_key(header::IF_NONE_MATCH) {
-        let tag = tag_of(&state.comments.product_revision(&product).await?);
-        if caching::not_modified(&headers, &tag) {
-            return Ok(caching::not_modified_response(tag, cache_control));
-        }
+    // Taken before anything the page shows is read (`answers`).
+    let generation = state.answers.generation();
+    // A revalidation, and a page kept under its tag, cost the revision alone.
+    let tag = tag_of(&state.comments.product_revision(&product).await?);
+    if caching::not_modified(&headers, &tag) {
+        return Ok(caching::not_modified_response(tag, cache_control));
+    }
+    if !caching::wants_fresh(&headers)
+        && let Some(kept) = state.answers.get(&tag, generation)
+    {
+        state.metrics.answer_reused(shape.kind());
+        let mut response = Response::new(Body::from(kept.body));
+        *response.headers_mut() = kept.headers;
+        caching::stamp(&mut response, tag, cache_control);
+        return Ok(response);
     }
     let overview = state.comments.product_overview(&product).await?;
+    // What the page shows is named by the revision it was read at.
     let tag = tag_of(&overview.revision);
     let page = state
         .comments
@@ -158,7 +175,7 @@ async fn listing(
     let page_path = format!("/products/{}", overview.product_id);
     let base = shape.link_base(&overview, &page_path);
     let comments: Vec<Shown> = page.items.iter().map(Shown::new).collect();
-    let body = shape.render(
+    let body = Bytes::from(shape.render(
         &html::Listing {
             overview: &overview,
             stats: &stats,
@@ -168,15 +185,26 @@ async fn listing(
             base: &base,
         },
         &page_path,
+    ));
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
     );
-    let mut response = (
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        ],
-        body,
-    )
-        .into_response();
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    state.answers.keep(
+        tag.clone(),
+        generation,
+        Answer {
+            headers: headers.clone(),
+            body: body.clone(),
+        },
+    );
+    let mut response = Response::new(Body::from(body));
+    *response.headers_mut() = headers;
     caching::stamp(&mut response, tag, cache_control);
     Ok(response)
 }
