@@ -31,7 +31,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::report::Row;
-use crate::running::progress_bar;
+use crate::running::{process_cpu_time, progress_bar};
 
 const TABLE: &str = "bench";
 const INDEX: &str = "byOwner";
@@ -242,22 +242,7 @@ impl Endpoint {
 
     /// The process's user + system CPU time so far, every thread.
     fn cpu_time(&self) -> anyhow::Result<Duration> {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))?;
-        // The command name may hold spaces: count fields after its ')'.
-        let fields: Vec<&str> = stat
-            .rsplit_once(')')
-            .context("unreadable /proc/<pid>/stat")?
-            .1
-            .split_whitespace()
-            .collect();
-        // utime and stime: fields 14 and 15 of the line, 12 and 13 here.
-        let ticks: u64 = fields
-            .get(11..13)
-            .context("short /proc/<pid>/stat")?
-            .iter()
-            .map(|field| field.parse::<u64>())
-            .sum::<Result<u64, _>>()?;
-        Ok(Duration::from_secs_f64(ticks as f64 / clock_ticks()?))
+        process_cpu_time(self.child.id())
     }
 }
 
@@ -266,15 +251,6 @@ impl Drop for Endpoint {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// Clock ticks per second of `/proc/<pid>/stat`'s times.
-fn clock_ticks() -> anyhow::Result<f64> {
-    let output = Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .context("cannot run getconf CLK_TCK")?;
-    Ok(String::from_utf8_lossy(&output.stdout).trim().parse()?)
 }
 
 fn free_port() -> anyhow::Result<u16> {

@@ -38,7 +38,7 @@ fn the_quick_run_fills_every_row_of_the_table() {
     );
     let table = std::fs::read_to_string(&out).expect("the table file");
     for scenario in [
-        "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10", "B11", "HTML", "disk",
+        "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10", "B11", "HTML", "CPU", "disk",
     ] {
         let row = format!("| {scenario} |");
         assert!(table.contains(&row), "no {scenario} row in:\n{table}");
