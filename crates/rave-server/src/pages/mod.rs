@@ -137,11 +137,18 @@ async fn listing(
     let cache_control = state.cache_policy.cache_control(view.cursor.is_some());
     // Taken before anything the page shows is read (`answers`).
     let generation = state.answers.generation();
-    // A revalidation, and a page kept under its tag, cost the revision alone.
-    let tag = tag_of(&state.comments.product_revision(&product).await?);
-    if caching::not_modified(&headers, &tag) {
-        return Ok(caching::not_modified_response(tag, cache_control));
+    // A revalidation reads the revision alone.
+    if headers.contains_key(header::IF_NONE_MATCH) {
+        let tag = tag_of(&state.comments.product_revision(&product).await?);
+        if caching::not_modified(&headers, &tag) {
+            return Ok(caching::not_modified_response(tag, cache_control));
+        }
     }
+    // The overview read last is reused while the revision holds, so a page
+    // kept under its tag costs the revision's two point reads, and a page
+    // read afresh reads the revision once.
+    let overview = state.comments.product_overview(&product).await?;
+    let tag = tag_of(&overview.revision);
     if !caching::wants_fresh(&headers)
         && let Some(kept) = state.answers.get(&tag, generation)
     {
@@ -151,9 +158,6 @@ async fn listing(
         caching::stamp(&mut response, tag, cache_control);
         return Ok(response);
     }
-    let overview = state.comments.product_overview(&product).await?;
-    // What the page shows is named by the revision it was read at.
-    let tag = tag_of(&overview.revision);
     let page = state
         .comments
         .list(&ListRequest {
