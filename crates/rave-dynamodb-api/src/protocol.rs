@@ -9,7 +9,10 @@
 //! (`x-amz-crc32`), which the AWS SDKs check. Each service's operations are
 //! served only under its own prefix (`DynamoDB_20120810.` or
 //! `DynamoDBStreams_20120810.`). DescribeEndpoints is answered here: this
-//! endpoint, at the `Host` the client used. One log line per request.
+//! endpoint, at the `Host` the client used. One log line per request at
+//! the debug level (`RAVE_LOG=rave_dynamodb_api=debug`), at warn for a
+//! server error: formatting and writing a line cost as much CPU as
+//! answering a GetItem.
 //!
 //! DynamoDB answers through two validation layers, and clients see which:
 //!
@@ -63,6 +66,7 @@ use crate::api::DynamoApi;
 use crate::error::{ApiError, ErrorKind};
 use crate::request::Members;
 use crate::signature::{SignedRequest, require_signature};
+use crate::wire::Answer;
 
 /// The prefixes of DynamoDB's and DynamoDB Streams' operations' targets.
 const DYNAMODB_TARGET: &str = "DynamoDB_20120810.";
@@ -102,30 +106,41 @@ pub(crate) async fn handle(
     };
     let elapsed_us = started.elapsed().as_micros() as u64;
     let (status, body) = match outcome {
-        Ok(response) => {
-            tracing::info!(
+        Ok(answer) => {
+            tracing::debug!(
                 operation,
                 request_id,
                 status = 200,
                 elapsed_us,
                 "dynamodb request"
             );
-            (StatusCode::OK, response)
+            (StatusCode::OK, answer.into_bytes())
         }
         Err(error) => {
             let status = error.kind.status();
-            tracing::info!(
-                operation,
-                request_id,
-                status = status.as_u16(),
-                elapsed_us,
-                error = %error,
-                "dynamodb request"
-            );
-            (status, error.envelope())
+            if status.is_server_error() {
+                tracing::warn!(
+                    operation,
+                    request_id,
+                    status = status.as_u16(),
+                    elapsed_us,
+                    error = %error,
+                    "dynamodb request"
+                );
+            } else {
+                tracing::debug!(
+                    operation,
+                    request_id,
+                    status = status.as_u16(),
+                    elapsed_us,
+                    error = %error,
+                    "dynamodb request"
+                );
+            }
+            (status, Answer::from(error.envelope()).into_bytes())
         }
     };
-    respond(status, &body, &request_id)
+    respond(status, body, &request_id)
 }
 
 /// The operations rave serves.
@@ -256,7 +271,7 @@ async fn answer(
     operation: &str,
     body: &[u8],
     host: &str,
-) -> Result<Value, ApiError> {
+) -> Result<Answer, ApiError> {
     let operation = Operation::targeted(operation);
     let depth = nesting_depth(body);
     let request: Value = match parse_request(body, depth) {
@@ -379,7 +394,7 @@ async fn dispatch(
     body: Members<'_>,
     host: &str,
     layer: ValidationLayer,
-) -> Result<Value, ApiError> {
+) -> Result<Answer, ApiError> {
     let answer = run(api, operation, body, host)
         .await
         .map_err(|error| match layer {
@@ -401,42 +416,69 @@ async fn run(
     operation: Operation,
     body: Members<'_>,
     host: &str,
-) -> Result<Value, ApiError> {
+) -> Result<Answer, ApiError> {
     match operation {
-        Operation::CreateTable => create_table::create_table(api, body).await,
-        Operation::DescribeTable => describe_table::describe_table(api, body).await,
-        Operation::UpdateTable => update_table::update_table(api, body).await,
-        Operation::ListTables => list_tables::list_tables(api, body).await,
-        Operation::DeleteTable => delete_table::delete_table(api, body).await,
+        Operation::CreateTable => create_table::create_table(api, body)
+            .await
+            .map(Answer::from),
+        Operation::DescribeTable => describe_table::describe_table(api, body)
+            .await
+            .map(Answer::from),
+        Operation::UpdateTable => update_table::update_table(api, body)
+            .await
+            .map(Answer::from),
+        Operation::ListTables => list_tables::list_tables(api, body).await.map(Answer::from),
+        Operation::DeleteTable => delete_table::delete_table(api, body)
+            .await
+            .map(Answer::from),
         Operation::GetItem => items::get_item(api, body).await,
-        Operation::PutItem => items::put_item(api, body).await,
-        Operation::UpdateItem => items::update_item(api, body).await,
-        Operation::DeleteItem => items::delete_item(api, body).await,
-        Operation::BatchGetItem => batch::batch_get_item(api, body).await,
-        Operation::BatchWriteItem => batch::batch_write_item(api, body).await,
+        Operation::PutItem => items::put_item(api, body).await.map(Answer::from),
+        Operation::UpdateItem => items::update_item(api, body).await.map(Answer::from),
+        Operation::DeleteItem => items::delete_item(api, body).await.map(Answer::from),
+        Operation::BatchGetItem => batch::batch_get_item(api, body).await.map(Answer::from),
+        Operation::BatchWriteItem => batch::batch_write_item(api, body).await.map(Answer::from),
         Operation::Query => query_scan::query(api, body).await,
         Operation::Scan => query_scan::scan(api, body).await,
-        Operation::TransactWriteItems => transact::transact_write_items(api, body).await,
-        Operation::TransactGetItems => transact::transact_get_items(api, body).await,
-        Operation::ExecuteStatement => partiql::execute_statement(api, body).await,
-        Operation::BatchExecuteStatement => partiql::batch_execute_statement(api, body).await,
-        Operation::ExecuteTransaction => partiql::execute_transaction(api, body).await,
-        Operation::UpdateTimeToLive => time_to_live::update_time_to_live(api, body).await,
-        Operation::DescribeTimeToLive => time_to_live::describe_time_to_live(api, body).await,
-        Operation::DescribeLimits => describe_limits::describe_limits(api, body).await,
-        Operation::DescribeEndpoints => Ok(describe_endpoints::describe_endpoints(host)),
-        Operation::TagResource => tags::tag_resource(api, body).await,
-        Operation::UntagResource => tags::untag_resource(api, body).await,
-        Operation::ListTagsOfResource => tags::list_tags_of_resource(api, body).await,
-        Operation::ListStreams => streams::list_streams(api, body).await,
-        Operation::DescribeStream => streams::describe_stream(api, body).await,
-        Operation::GetShardIterator => streams::get_shard_iterator(api, body).await,
-        Operation::GetRecords => streams::get_records(api, body).await,
+        Operation::TransactWriteItems => transact::transact_write_items(api, body)
+            .await
+            .map(Answer::from),
+        Operation::TransactGetItems => transact::transact_get_items(api, body)
+            .await
+            .map(Answer::from),
+        Operation::ExecuteStatement => partiql::execute_statement(api, body)
+            .await
+            .map(Answer::from),
+        Operation::BatchExecuteStatement => partiql::batch_execute_statement(api, body)
+            .await
+            .map(Answer::from),
+        Operation::ExecuteTransaction => partiql::execute_transaction(api, body)
+            .await
+            .map(Answer::from),
+        Operation::UpdateTimeToLive => time_to_live::update_time_to_live(api, body)
+            .await
+            .map(Answer::from),
+        Operation::DescribeTimeToLive => time_to_live::describe_time_to_live(api, body)
+            .await
+            .map(Answer::from),
+        Operation::DescribeLimits => describe_limits::describe_limits(api, body)
+            .await
+            .map(Answer::from),
+        Operation::DescribeEndpoints => Ok(describe_endpoints::describe_endpoints(host).into()),
+        Operation::TagResource => tags::tag_resource(api, body).await.map(Answer::from),
+        Operation::UntagResource => tags::untag_resource(api, body).await.map(Answer::from),
+        Operation::ListTagsOfResource => tags::list_tags_of_resource(api, body)
+            .await
+            .map(Answer::from),
+        Operation::ListStreams => streams::list_streams(api, body).await.map(Answer::from),
+        Operation::DescribeStream => streams::describe_stream(api, body).await.map(Answer::from),
+        Operation::GetShardIterator => streams::get_shard_iterator(api, body)
+            .await
+            .map(Answer::from),
+        Operation::GetRecords => streams::get_records(api, body).await.map(Answer::from),
     }
 }
 
-fn respond(status: StatusCode, body: &Value, request_id: &str) -> Response {
-    let bytes = body.to_string().into_bytes();
+fn respond(status: StatusCode, bytes: Vec<u8>, request_id: &str) -> Response {
     let crc = crc32fast::hash(&bytes);
     let mut response = (status, bytes).into_response();
     let headers = response.headers_mut();

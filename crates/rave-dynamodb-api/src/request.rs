@@ -146,7 +146,13 @@ impl<'a> Members<'a> {
         member: &str,
         allowed: &[&str],
     ) -> Result<Option<&'a str>, ApiError> {
-        self.choice_at(member, &lower_first(member), allowed)
+        // The member's path is spelled only for a refusal.
+        match self.string(member)? {
+            Some(value) if !allowed.contains(&value) => {
+                self.choice_at(member, &lower_first(member), allowed)
+            }
+            value => Ok(value),
+        }
     }
 
     /// Every member of `enums` whose value is not one of its allowed ones,

@@ -15,7 +15,8 @@
 //! `If-None-Match` comparison answers 304. `Cache-Control` follows the kind
 //! of page (`CachePolicy`). A middleware does this for the JSON listings,
 //! statistics, product records and the leaderboard; the page handlers do it
-//! themselves.
+//! themselves. Both keep what they answer by its tag (`answers`) unless the
+//! request says `Cache-Control: no-cache` (`wants_fresh`).
 
 use std::fmt::Write;
 use std::time::Duration;
@@ -90,6 +91,18 @@ pub(crate) fn not_modified(headers: &HeaderMap, tag: &HeaderValue) -> bool {
         })
 }
 
+/// Whether the request asks not to be answered from what was kept
+/// (`Cache-Control: no-cache`, RFC 9111 §5.2.1.4): the answer is then read
+/// afresh, as on a first request, and kept for the next.
+pub(crate) fn wants_fresh(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::CACHE_CONTROL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|directive| directive.trim().eq_ignore_ascii_case("no-cache"))
+}
+
 /// Adds the validator and the freshness to a response.
 pub(crate) fn stamp(response: &mut Response, tag: HeaderValue, cache_control: HeaderValue) {
     let headers = response.headers_mut();
@@ -127,6 +140,20 @@ mod tests {
         assert!(not_modified(&if_none_match("*"), &tag));
         assert!(!not_modified(&if_none_match("\"x\""), &tag));
         assert!(!not_modified(&HeaderMap::new(), &tag));
+    }
+
+    #[test]
+    fn no_cache_asks_for_a_fresh_answer() {
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CACHE_CONTROL, HeaderValue::from_str(value).unwrap());
+            wants_fresh(&headers)
+        };
+        assert!(with("no-cache"));
+        assert!(with("max-age=0, No-Cache"));
+        assert!(!with("max-age=0"));
+        assert!(!with("no-cache-please"));
+        assert!(!wants_fresh(&HeaderMap::new()));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::answers::Answer;
-use crate::caching::{entity_tag, not_modified, not_modified_response, stamp};
+use crate::caching::{entity_tag, not_modified, not_modified_response, stamp, wants_fresh};
 use crate::client_addr::ClientAddr;
 use crate::metrics::method_label;
 use crate::page_policy::PagePolicy;
@@ -164,7 +164,9 @@ pub(crate) async fn json_routes(
             if not_modified(&headers, &tag) {
                 return not_modified_response(tag, cache_control);
             }
-            if let Some(answer) = state.answers.get(&tag, generation) {
+            if !wants_fresh(&headers)
+                && let Some(answer) = state.answers.get(&tag, generation)
+            {
                 state.metrics.answer_reused(kind);
                 let mut response = Response::new(Body::from(answer.body));
                 *response.headers_mut() = answer.headers;

@@ -573,6 +573,59 @@ async fn cacheable_routes_revalidate_and_change_their_etag_with_the_data() {
 }
 
 #[tokio::test]
+async fn pages_fragments_and_listings_are_kept_by_their_tag_and_never_hide_a_write() {
+    let s = start().await;
+    for i in 0..3 {
+        s.post("p", comment("a", "en", 4, &format!("kept{i}"), "b"))
+            .await;
+    }
+    s.settle("p", 3).await;
+    for path in [
+        "/products/p",
+        "/fragments/products/p",
+        "/products/p?language=en",
+        "/v1/products/p/comments",
+    ] {
+        let (status, first_headers, first) = s.fetch(path, &[]).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+
+        // Nothing changed: the kept answer, for the two reads of the revision.
+        let before = s.comments.usage().items_read();
+        let (status, headers, again) = s.fetch(path, &[]).await;
+        let read = s.comments.usage().items_read() - before;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        assert_eq!(again, first, "{path}");
+        assert!(read <= 2, "{path}: a kept page read {read} items");
+        for name in [
+            header::ETAG,
+            header::CACHE_CONTROL,
+            header::CONTENT_TYPE,
+            header::CONTENT_SECURITY_POLICY,
+            header::X_CONTENT_TYPE_OPTIONS,
+        ] {
+            assert_eq!(
+                headers.get(&name),
+                first_headers.get(&name),
+                "{path}: {name}"
+            );
+        }
+
+        // `Cache-Control: no-cache` reads it afresh: the same page.
+        let before = s.comments.usage().items_read();
+        let (_, _, fresh) = s.fetch(path, &[("Cache-Control", "no-cache")]).await;
+        let read = s.comments.usage().items_read() - before;
+        assert_eq!(fresh, first, "{path}");
+        assert!(read > 2, "{path}: a fresh page read only {read} items");
+    }
+
+    // A write through the server shows at once on the kept pages.
+    s.post("p", comment("a", "en", 5, "newest", "b")).await;
+    for path in ["/products/p", "/fragments/products/p"] {
+        assert!(s.page(path).await.contains("newest"), "{path}");
+    }
+}
+
+#[tokio::test]
 async fn hostile_text_is_inert_in_the_page_the_fragment_and_the_json_ld() {
     let s = start().await;
     let author = "\"><script>alert('author')</script>";

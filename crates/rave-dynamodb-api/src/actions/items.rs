@@ -11,6 +11,7 @@ use rave_store::{
     DeleteItemInput, GetItemInput, PutItemInput, ReturnValues, Store, UpdateItemInput, WriteOutput,
     project,
 };
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::api::DynamoApi;
@@ -19,10 +20,21 @@ use crate::error::ApiError;
 use crate::expressions::{Placeholders, on_condition_failure, read_expressions, write_condition};
 use crate::legacy;
 use crate::request::{CapacityDetail, Members, RETURN_VALUES, name_violations, validation_errors};
-use crate::wire::item_to_json;
+use crate::wire::{Answer, ItemJson, item_to_json};
 use crate::writes::{ITEM_TOO_LARGE, check_index_key_update};
 
-pub(crate) async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+/// GetItem's answer, written straight from the item read; the members in
+/// the order a `Value`'s map writes them.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct GetItemAnswer<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    consumed_capacity: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    item: Option<ItemJson<'a>>,
+}
+
+pub(crate) async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Answer, ApiError> {
     let table = body.table_name()?.to_owned();
     let detail = body.capacity_detail()?;
     let key = body.required_item("Key")?;
@@ -35,17 +47,14 @@ pub(crate) async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Value
             consistent_read: body.bool("ConsistentRead")?,
         })
         .await?;
-    let mut response = json!({});
-    if let Some(item) = &output.item {
-        response["Item"] = match &projection {
-            Some(paths) => item_to_json(&project(item, paths)),
-            None => item_to_json(item),
-        };
-    }
-    if let Some(consumed) = detail.render(&output.consumed) {
-        response["ConsumedCapacity"] = consumed;
-    }
-    Ok(response)
+    let projected = match (&output.item, &projection) {
+        (Some(item), Some(paths)) => Some(project(item, paths)),
+        _ => None,
+    };
+    Answer::write(&GetItemAnswer {
+        consumed_capacity: detail.render(&output.consumed),
+        item: projected.as_ref().or(output.item.as_ref()).map(ItemJson),
+    })
 }
 
 pub(crate) async fn put_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {

@@ -27,7 +27,7 @@ use crate::api::DynamoApi;
 use crate::error::{ApiError, ErrorKind};
 use crate::partiql::{self, DUPLICATE_ITEM, Write};
 use crate::request::{Members, missing, validation_errors};
-use crate::wire::{item_from_json, item_to_json};
+use crate::wire::{Answer, item_from_json, item_to_json};
 
 /// Most statements a BatchExecuteStatement holds.
 const MAX_BATCH_STATEMENTS: usize = 25;
@@ -78,7 +78,8 @@ pub(crate) async fn execute_statement(
         let page = match is_query {
             true => query_scan::query(api, Members::of(&request)?).await?,
             false => query_scan::scan(api, Members::of(&request)?).await?,
-        };
+        }
+        .into_value()?;
         let items = page.get("Items").cloned().unwrap_or(json!([]));
         let mut response = json!({"Items": selected(items, partiql::projection(&statement))?});
         if let Some(key) = page.get("LastEvaluatedKey") {
@@ -309,13 +310,13 @@ pub(crate) async fn batch_execute_statement(
                     request.insert("ReturnConsumedCapacity".into(), capacity.clone());
                 }
                 let request = Value::Object(request);
-                let answer =
-                    items::get_item(api, Members::of(&request)?)
-                        .await
-                        .and_then(|mut answer| {
-                            held_to(&mut answer, rest.as_ref(), partiql::projection(&statement))?;
-                            Ok(answer)
-                        });
+                let answer = items::get_item(api, Members::of(&request)?)
+                    .await
+                    .and_then(Answer::into_value)
+                    .and_then(|mut answer| {
+                        held_to(&mut answer, rest.as_ref(), partiql::projection(&statement))?;
+                        Ok(answer)
+                    });
                 (statement.table, answer)
             }
             Entry::Write(write) => {

@@ -4,15 +4,16 @@
 //! the items.
 
 use rave_store::{Page, QueryInput, ScanInput, Segment, Select, Store};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::api::DynamoApi;
 use crate::error::ApiError;
 use crate::expressions::read_expressions;
 use crate::request::{CapacityDetail, Members, validation_errors};
-use crate::wire::item_to_json;
+use crate::wire::{Answer, ItemJson};
 
-pub(crate) async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Answer, ApiError> {
     let table = body.table_name()?;
     let detail = body.capacity_detail()?;
     let expressions = read_expressions(body, Some("QueryFilter"))?;
@@ -38,10 +39,10 @@ pub(crate) async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Value, A
         .query(input)
         .await
         .map_err(|error| legacy_wording(body, error.into()))?;
-    Ok(page_response(&page, select, detail))
+    page_response(&page, select, detail)
 }
 
-pub(crate) async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {
+pub(crate) async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Answer, ApiError> {
     let mut input = ScanInput::new(body.table_name()?);
     let detail = body.capacity_detail()?;
     let expressions = read_expressions(body, Some("ScanFilter"))?;
@@ -64,7 +65,7 @@ pub(crate) async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Value, Ap
         .scan(input)
         .await
         .map_err(|error| legacy_wording(body, error.into()))?;
-    Ok(page_response(&page, select, detail))
+    page_response(&page, select, detail)
 }
 
 /// The engine's refusals name the expressions; DynamoDB names the legacy
@@ -124,21 +125,33 @@ fn limit(body: Members<'_>, operation: &str) -> Result<Option<usize>, ApiError> 
     }
 }
 
-fn page_response(page: &Page, select: Option<Select>, detail: CapacityDetail) -> Value {
-    let mut response = json!({
-        "Count": page.count,
-        "ScannedCount": page.scanned_count,
-    });
-    if select != Some(Select::Count) {
-        response["Items"] = page.items.iter().map(item_to_json).collect();
-    }
-    if let Some(key) = &page.last_evaluated_key {
-        response["LastEvaluatedKey"] = item_to_json(key);
-    }
-    if let Some(consumed) = detail.render(&page.consumed) {
-        response["ConsumedCapacity"] = consumed;
-    }
-    response
+/// A page's answer, written straight from the items read; the members in
+/// the order a `Value`'s map writes them.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct PageAnswer<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    consumed_capacity: Option<Value>,
+    count: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    items: Option<Vec<ItemJson<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_evaluated_key: Option<ItemJson<'a>>,
+    scanned_count: usize,
+}
+
+fn page_response(
+    page: &Page,
+    select: Option<Select>,
+    detail: CapacityDetail,
+) -> Result<Answer, ApiError> {
+    Answer::write(&PageAnswer {
+        consumed_capacity: detail.render(&page.consumed),
+        count: page.count,
+        items: (select != Some(Select::Count)).then(|| page.items.iter().map(ItemJson).collect()),
+        last_evaluated_key: page.last_evaluated_key.as_ref().map(ItemJson),
+        scanned_count: page.scanned_count,
+    })
 }
 
 /// `Segment` and `TotalSegments`, which come together or not at all.

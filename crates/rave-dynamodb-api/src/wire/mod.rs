@@ -4,6 +4,8 @@
 //! or duplicated sets, malformed numbers, nesting beyond 32 levels), and
 //! written by `to_json`, which needs no error type (so that the error
 //! envelope can show an item). A property test round-trips every type.
+//! `answer` holds what an operation answers: a `Value`, or bytes written
+//! straight from the store's items.
 
 use std::collections::BTreeSet;
 
@@ -14,9 +16,11 @@ use serde_json::Value;
 
 use crate::error::ApiError;
 
+mod answer;
 mod to_json;
 
-pub(crate) use to_json::{item_to_json, value_to_json};
+pub(crate) use answer::Answer;
+pub(crate) use to_json::{ItemJson, item_to_json, value_to_json};
 
 /// The type tags DynamoDB JSON uses, in the order DynamoDB lists them.
 const TYPE_TAGS: [&str; 10] = ["S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"];

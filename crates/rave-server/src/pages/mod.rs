@@ -24,8 +24,12 @@
 //! refused).
 //!
 //! A page is answered from one read of the product's partition (record,
-//! statistics, revision) and one listing query; a revalidation whose
-//! `If-None-Match` still holds, from two point reads (the revision).
+//! statistics, revision) and one listing query, and kept by its `ETag` as
+//! the JSON answers are (`answers`): while the product's revision and the
+//! server's generation hold, the same URL is answered from the kept page
+//! after two point reads (the revision), which is also all a revalidation
+//! whose `If-None-Match` still holds costs. A request carrying
+//! `Cache-Control: no-cache` is read afresh.
 
 mod attributes;
 mod family;
@@ -40,12 +44,14 @@ mod shown;
 use std::sync::{Arc, LazyLock};
 
 use axum::Json;
+use axum::body::{Body, Bytes};
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rave_comments::{DEFAULT_PAGE_SIZE, Filter, ListRequest, ProductOverview};
 
 use crate::AppState;
+use crate::answers::Answer;
 use crate::api::{
     LanguageFilter, PageCursor, PageScope, ProductBody, ProductId, PutProductBody, StarRating,
 };
@@ -93,11 +99,12 @@ enum Shape {
 }
 
 impl Shape {
-    /// Keeps the page's and the fragment's `ETag`s apart.
-    fn tag_kind(self) -> &'static [u8] {
+    /// Keeps the page's and the fragment's `ETag`s apart; the label of
+    /// their kept answers' metric.
+    fn kind(self) -> &'static str {
         match self {
-            Shape::Page => b"page",
-            Shape::Fragment => b"fragment",
+            Shape::Page => "page",
+            Shape::Fragment => "fragment",
         }
     }
 
@@ -134,13 +141,15 @@ async fn listing(
     let view = parse_view(raw.as_deref())?;
     let tag_of = |revision: &str| {
         caching::entity_tag(&[
-            shape.tag_kind(),
+            shape.kind().as_bytes(),
             revision.as_bytes(),
             product.as_bytes(),
             raw.as_deref().unwrap_or("").as_bytes(),
         ])
     };
     let cache_control = state.cache_policy.cache_control(view.cursor.is_some());
+    // Taken before anything the page shows is read (`answers`).
+    let generation = state.answers.generation();
     // A revalidation reads the revision alone (a family's: each of its
     // products'); a page, the whole overview.
     if headers.contains_key(header::IF_NONE_MATCH) {
@@ -159,17 +168,33 @@ async fn listing(
             return Ok(caching::not_modified_response(tag, cache_control));
         }
     }
+    // The overview read last is reused while the revision holds, so a page
+    // kept under its tag costs the revision's two point reads, and a page
+    // read afresh reads the revision once.
     let product_overview = state.comments.product_overview(&product).await?;
     let family = match view.group {
         true => Family::of(&state, &product_overview).await?,
         false => None,
     };
+    let tag = tag_of(&match &family {
+        Some(family) => family.revision(),
+        None => product_overview.revision.clone(),
+    });
+    if !caching::wants_fresh(&headers)
+        && let Some(kept) = state.answers.get(&tag, generation)
+    {
+        state.metrics.answer_reused(shape.kind());
+        let mut response = Response::new(Body::from(kept.body));
+        *response.headers_mut() = kept.headers;
+        caching::stamp(&mut response, tag, cache_control);
+        return Ok(response);
+    }
     let filter = Filter {
         language: view.language.clone(),
         ratings: view.ratings,
         verified: false,
     };
-    let (overview, tag, page, stats) = match &family {
+    let (overview, page, stats) = match &family {
         Some(family) => {
             let group = family.group.product_id.as_str();
             let request = ListRequest {
@@ -182,8 +207,7 @@ async fn listing(
             let page = state.comments.list_group(&request).await?;
             let language = view.language.as_ref().map(|l| l.as_str());
             let stats = state.comments.group_stats(group, language).await?.stats;
-            let tag = tag_of(&family.revision());
-            (Arc::clone(&family.group), tag, page, stats)
+            (Arc::clone(&family.group), page, stats)
         }
         None => {
             let page = state
@@ -200,8 +224,7 @@ async fn listing(
                 Some(language) => product_overview.in_language(language),
                 None => product_overview.overall.clone(),
             };
-            let tag = tag_of(&product_overview.revision);
-            (Arc::clone(&product_overview), tag, page, stats)
+            (Arc::clone(&product_overview), page, stats)
         }
     };
     let view = View {
@@ -211,7 +234,7 @@ async fn listing(
     let page_path = format!("/products/{}", product_overview.product_id);
     let base = shape.link_base(&product_overview, &page_path);
     let comments: Vec<Shown> = page.items.iter().map(Shown::new).collect();
-    let body = shape.render(
+    let body = Bytes::from(shape.render(
         &html::Listing {
             overview: &overview,
             stats: &stats,
@@ -222,15 +245,26 @@ async fn listing(
             family: family.as_ref(),
         },
         &page_path,
+    ));
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
     );
-    let mut response = (
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        ],
-        body,
-    )
-        .into_response();
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    state.answers.keep(
+        tag.clone(),
+        generation,
+        Answer {
+            headers: headers.clone(),
+            body: body.clone(),
+        },
+    );
+    let mut response = Response::new(Body::from(body));
+    *response.headers_mut() = headers;
     caching::stamp(&mut response, tag, cache_control);
     Ok(response)
 }
