@@ -50,6 +50,9 @@ struct Line {
     source: Option<String>,
     #[serde(default)]
     image_urls: Vec<String>,
+    /// Written for a reward; absent in exports made before it was kept.
+    #[serde(default)]
+    incentivized: bool,
     /// Only in an author's own export (`export --author`).
     #[serde(default)]
     email: Option<String>,
@@ -89,6 +92,7 @@ impl Line {
         Ok(ImportComment {
             source,
             image_urls: self.image_urls,
+            incentivized: self.incentivized,
             email,
             product: self.product_id,
             id: self.id,

@@ -60,6 +60,7 @@ mod tests {
             source: None,
             image_urls: Vec::new(),
             incentivized: false,
+            reports: Default::default(),
         }
     }
 

@@ -223,6 +223,7 @@ impl Generator {
             verified_purchase: false,
             votes,
             source: None,
+            incentivized: false,
             image_urls: Vec::new(),
             email: None,
         }

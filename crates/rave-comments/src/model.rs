@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use crate::error::{CommentsError, Result};
+use crate::reports::Reports;
 
 fn invalid(field: &'static str, message: impl Into<String>) -> CommentsError {
     CommentsError::Invalid {
@@ -259,6 +260,11 @@ pub struct Comment {
     /// Whether the review was written for a reward (a free product, a
     /// discount), which every surface must disclose (16 CFR 465).
     pub incentivized: bool,
+    /// Readers' reports since the last moderator's decision: moderation
+    /// state, shown in the moderation queue, never in the comment's JSON
+    /// (exports, webhooks), which an import must read back.
+    #[serde(skip)]
+    pub reports: Reports,
 }
 
 /// Where a comment came from, when not from rave's own form: an import's
@@ -474,6 +480,15 @@ impl OrderId {
     }
 }
 
+/// What a shop's purchase proof vouches for: the order, and whether the
+/// review it allows is written for a reward (the shop's own claim, when it
+/// gave the buyer a free product or a discount for reviewing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Purchase {
+    pub order: OrderId,
+    pub incentivized: bool,
+}
+
 /// A new comment, before it is stored.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct NewComment {
@@ -523,6 +538,7 @@ impl ValidNewComment {
             source: None,
             image_urls: Vec::new(),
             incentivized: false,
+            reports: Default::default(),
         }
     }
 }

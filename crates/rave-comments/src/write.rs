@@ -38,6 +38,7 @@ use crate::model::{
     Comment, CommentPatch, Email, NewComment, OrderId, ProductId, Reply, Source, Status, Timestamp,
     VoteCounts, validate_image_urls,
 };
+use crate::reports::{Report, Reports};
 use crate::rules::{HookDecision, MODERATION_HOOK, ModerationHook, Rules, Verdict};
 use crate::table::{comment, idempotency, order, personal};
 
@@ -78,6 +79,9 @@ pub struct ImportComment {
     pub votes: VoteCounts,
     /// The platform the comment came from (a CSV import's `--from`).
     pub source: Option<Source>,
+    /// Written for a reward (the export's `incentivized`, a platform's
+    /// own column).
+    pub incentivized: bool,
     /// Images that came with the review, kept as references.
     pub image_urls: Vec<String>,
     /// The author's email address: stored apart from the comment
@@ -159,7 +163,8 @@ impl<S: Store> Writes<S> {
     }
 
     /// Creates a comment; with `purchase`, a verified one, in one
-    /// transaction with the order's verification (see `table::order`).
+    /// transaction with the order's verification (see `table::order`);
+    /// `incentivized` as the purchase proof claims.
     pub(crate) async fn create(
         &self,
         product: &str,
@@ -167,6 +172,7 @@ impl<S: Store> Writes<S> {
         idempotency_key: Option<&str>,
         purchase: Option<&OrderId>,
         source: Option<Source>,
+        incentivized: bool,
     ) -> Result<Created> {
         let product = ProductId::parse(product)?;
         let valid = new.validate()?;
@@ -200,6 +206,7 @@ impl<S: Store> Writes<S> {
         let mut comment = valid.into_comment(id.to_string(), product.clone(), created_at, status);
         comment.verified_purchase = purchase.is_some();
         comment.source = source;
+        comment.incentivized = incentivized;
         let verdict = match (&self.hook, verdict) {
             (Some(hook), Verdict::Pass) if public => match hook.decide(&comment).await {
                 Ok(HookDecision::Publish) => Verdict::Pass,
@@ -366,21 +373,40 @@ impl<S: Store> Writes<S> {
             .await
     }
 
-    pub(crate) async fn flag(&self, id: &str) -> Result<Comment> {
+    /// Counts a reader's report on the comment, whatever its status; a
+    /// published comment becomes flagged (visible, and in the queue).
+    pub(crate) async fn flag(&self, id: &str, report: &Report) -> Result<Comment> {
         self.modify(id, |current| {
-            Ok((current.status == Status::Published).then(|| Comment {
-                status: Status::Flagged,
+            let mut flagged = current.clone();
+            flagged.reports.record(report.clone());
+            if current.status == Status::Published {
+                flagged.status = Status::Flagged;
+            }
+            Ok(Some(flagged))
+        })
+        .await
+    }
+
+    /// Publishes a pending or flagged comment; the reports it had are
+    /// judged, so they go (the moderation figures keep their totals).
+    pub(crate) async fn approve(&self, id: &str) -> Result<Comment> {
+        self.modify(id, |current| {
+            Ok((current.status != Status::Published).then(|| Comment {
+                status: Status::Published,
+                held_by: None,
+                reports: Reports::default(),
                 ..current.clone()
             }))
         })
         .await
     }
 
-    pub(crate) async fn approve(&self, id: &str) -> Result<Comment> {
+    /// Marks whether the review was written for a reward: a staff
+    /// decision that moves no key (the comment keeps its place everywhere).
+    pub(crate) async fn set_incentivized(&self, id: &str, incentivized: bool) -> Result<Comment> {
         self.modify(id, |current| {
-            Ok((current.status != Status::Published).then(|| Comment {
-                status: Status::Published,
-                held_by: None,
+            Ok(Some(Comment {
+                incentivized,
                 ..current.clone()
             }))
         })
@@ -468,6 +494,7 @@ impl<S: Store> Writes<S> {
             comment.verified_purchase = entry.verified_purchase;
             comment.votes = entry.votes;
             comment.source = entry.source;
+            comment.incentivized = entry.incentivized;
             comment.image_urls = entry.image_urls;
             comments.push((comment, entry.email));
         }

@@ -34,6 +34,7 @@ mod imports;
 mod limiter;
 mod metrics;
 mod middleware;
+mod moderation;
 mod moderation_hook;
 mod page_policy;
 mod pages;
@@ -119,6 +120,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
             routes::delete_comment
         ))
         .routes(routes!(routes::flag_comment))
+        .routes(routes!(routes::set_incentivized))
         .routes(routes!(routes::approve_comment))
         .routes(routes!(routes::reject_comment))
         .routes(routes!(routes::set_reply, routes::delete_reply))

@@ -199,7 +199,13 @@ async fn every_event_arrives_signed_and_in_order() {
         .unwrap()
         .comment;
     w.comments.approve(&a.id).await.unwrap();
-    w.comments.flag(&a.id).await.unwrap();
+    w.comments
+        .flag(
+            &a.id,
+            &rave_comments::Report::new(rave_comments::ReportReason::Other, None).unwrap(),
+        )
+        .await
+        .unwrap();
     let b = w
         .comments
         .create("p1", comment("second"), None)

@@ -567,6 +567,7 @@ mod tests {
                 source: None,
                 image_urls: Vec::new(),
                 incentivized: false,
+                reports: Default::default(),
             },
             1,
         )

@@ -146,6 +146,7 @@ async fn listing(
                 language: view.language.clone(),
                 ratings: view.ratings,
                 verified: false,
+                incentivized: None,
             },
             limit: DEFAULT_PAGE_SIZE,
             cursor: view.cursor.as_deref(),

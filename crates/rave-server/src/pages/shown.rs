@@ -64,6 +64,7 @@ pub(super) mod tests {
             source: None,
             image_urls: Vec::new(),
             incentivized: false,
+            reports: Default::default(),
         }
     }
 
