@@ -61,6 +61,7 @@ mod tests {
             image_urls: Vec::new(),
             incentivized: false,
             reports: Default::default(),
+            queued_at: None,
         }
     }
 

@@ -44,6 +44,7 @@ mod changes;
 pub mod dataset;
 mod erasure;
 mod error;
+mod figures;
 mod listing;
 mod model;
 mod reports;
@@ -63,6 +64,7 @@ pub use aggregator::reconcile::{Drift, ReconcileReport};
 pub use catalog::ProductOverview;
 pub use changes::{CommentChange, comment_change};
 pub use error::{CommentsError, Result};
+pub use figures::ModerationFigures;
 pub use listing::cursor::CursorKey;
 pub use listing::filter::{Filter, RatingSet};
 pub use listing::planner::{Plan, PlannedQuery, SizedBy, Skipped, Strategy};
@@ -440,6 +442,12 @@ impl<S: Store> Comments<S> {
     /// The global aggregates.
     pub async fn global_stats(&self) -> Result<GlobalStats> {
         self.statistics.global_stats().await
+    }
+
+    /// The moderation figures the aggregator keeps: reports by reason,
+    /// holds by rule, comments waiting, decisions and their median time.
+    pub async fn moderation_figures(&self) -> Result<ModerationFigures> {
+        figures::read(&self.access).await
     }
 
     /// Applies the next batch of `feed` (waiting up to `wait` for one) to

@@ -265,6 +265,11 @@ pub struct Comment {
     /// (exports, webhooks), which an import must read back.
     #[serde(skip)]
     pub reports: Reports,
+    /// When the comment last entered the moderation queue (held, or
+    /// flagged from published); `None` while published, and on comments
+    /// queued before it was kept. Decision times are measured from it.
+    #[serde(skip)]
+    pub queued_at: Option<Timestamp>,
 }
 
 /// Where a comment came from, when not from rave's own form: an import's
@@ -539,6 +544,7 @@ impl ValidNewComment {
             image_urls: Vec::new(),
             incentivized: false,
             reports: Default::default(),
+            queued_at: None,
         }
     }
 }

@@ -228,6 +228,7 @@ impl<S: Store> Writes<S> {
                     .await;
             }
         }
+        keep_queue_time(None, &mut comment, Timestamp::now());
         let item = comment::encode(&comment, 1);
         let order_action = purchase.map(|order| {
             self.access
@@ -343,9 +344,10 @@ impl<S: Store> Writes<S> {
             let item = item.ok_or(CommentsError::NotFound)?;
             let current = comment::decode(&item)?;
             let version = comment::version(&item)?;
-            let Some(next) = change(&current)? else {
+            let Some(mut next) = change(&current)? else {
                 return Ok(current);
             };
+            keep_queue_time(Some(&current), &mut next, Timestamp::now());
             if next == current {
                 return Ok(current);
             }
@@ -496,6 +498,7 @@ impl<S: Store> Writes<S> {
             comment.source = entry.source;
             comment.incentivized = entry.incentivized;
             comment.image_urls = entry.image_urls;
+            keep_queue_time(None, &mut comment, Timestamp::now());
             comments.push((comment, entry.email));
         }
         let ids: Vec<String> = comments.iter().map(|(c, _)| c.id.clone()).collect();
@@ -529,6 +532,17 @@ impl<S: Store> Writes<S> {
         let (item, _) = self.access.get(personal::key(&id), true).await?;
         Ok(item.as_ref().map(personal::decode).transpose()?)
     }
+}
+
+/// When `next` entered the moderation queue: `now` if it enters it now
+/// (`current` is the comment before, if any), the time it had if it stays,
+/// none once it is published. The moderation figures time decisions by it.
+fn keep_queue_time(current: Option<&Comment>, next: &mut Comment, now: Timestamp) {
+    next.queued_at = match (next.status, current) {
+        (Status::Published, _) => None,
+        (_, Some(before)) if before.status != Status::Published => before.queued_at,
+        _ => Some(now),
+    };
 }
 
 /// Ids are ULIDs; anything else cannot name a comment (and never reaches a key).

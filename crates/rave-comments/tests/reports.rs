@@ -231,3 +231,69 @@ async fn staff_and_imports_mark_incentivized_reviews_and_listings_filter_them() 
         }
     }
 }
+
+#[tokio::test]
+async fn the_figures_count_holds_by_rule_waiting_comments_and_decisions() {
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let engine = rave_engine::Engine::open(dir.path()).unwrap();
+    let mut rules = rules::Rules::new();
+    rules.max_links = Some((0, rules::Outcome::Hold));
+    let comments = Comments::new(
+        engine.clone(),
+        Config {
+            table: "rave".into(),
+            cursor_key: CursorKey::new([9; 32]),
+            moderation: Moderation::Off,
+        },
+    )
+    .with_rules(Arc::new(rules));
+    comments.ensure_table().await.unwrap();
+    let feed = common::stats_feed(&engine).await;
+    let held = |body: &str| {
+        let comments = &comments;
+        let body = body.to_owned();
+        async move {
+            comments
+                .create("p", new_comment("en", 2, &body), None)
+                .await
+                .unwrap()
+                .comment
+        }
+    };
+    let a = held("see http://a.example").await;
+    let b = held("see http://b.example").await;
+    let plain = held("no links").await;
+    assert_eq!(a.held_by.as_deref(), Some("too_many_links"));
+    assert!(
+        a.queued_at.is_some(),
+        "a held comment knows when it was queued"
+    );
+    assert!(plain.queued_at.is_none());
+    comments
+        .flag(&plain.id, &report(ReportReason::Offensive, None))
+        .await
+        .unwrap();
+    common::catch_up(&comments, &feed).await;
+    let figures = comments.moderation_figures().await.unwrap();
+    assert_eq!(figures.holds_by_rule["too_many_links"], 2);
+    assert_eq!((figures.pending, figures.flagged), (2, 1));
+    assert_eq!(figures.reports_by_reason[&ReportReason::Offensive], 1);
+    assert_eq!(
+        (figures.decisions, figures.median_decision_seconds),
+        (0, None)
+    );
+    comments.approve(&a.id).await.unwrap();
+    comments.delete(&b.id).await.unwrap();
+    comments.approve(&plain.id).await.unwrap();
+    common::catch_up(&comments, &feed).await;
+    let figures = comments.moderation_figures().await.unwrap();
+    assert_eq!((figures.pending, figures.flagged), (0, 0));
+    assert_eq!(figures.decisions, 3);
+    assert_eq!(
+        figures.holds_by_rule["too_many_links"], 2,
+        "holds stay counted"
+    );
+    let median = figures.median_decision_seconds.unwrap();
+    assert!((0.0..600.0).contains(&median), "{median}");
+}

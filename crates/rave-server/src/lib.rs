@@ -126,6 +126,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(routes::set_reply, routes::delete_reply))
         .routes(routes!(routes::put_vote, routes::delete_vote))
         .routes(routes!(routes::moderation_queue))
+        .routes(routes!(routes::moderation_figures))
         .routes(routes!(routes::author_comments, routes::erase_author))
         .routes(routes!(routes::product_stats))
         .routes(routes!(routes::leaderboard))

@@ -1,11 +1,14 @@
 //! Reasons for reports and the incentive disclosure over HTTP: the body of
 //! `POST /v1/comments/{id}/flag` (a reason and a note, or no body at all),
 //! what the moderation queue shows of a comment's reports, and
-//! the body of `PUT /v1/comments/{id}/incentivized`, a staff decision.
+//! the body of `PUT /v1/comments/{id}/incentivized`, a staff decision, and
+//! the moderation figures' body.
 
 use axum::extract::{FromRequest, OptionalFromRequest, Request};
 use axum::http::StatusCode;
-use rave_comments::{AuthorPage, QueuePage, Report, ReportReason, Reports};
+use std::collections::BTreeMap;
+
+use rave_comments::{AuthorPage, ModerationFigures, QueuePage, Report, ReportReason, Reports};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -192,4 +195,49 @@ impl From<QueuePage> for QueuePageBody {
 pub(crate) struct IncentivizedBody {
     /// true: the reviewer received a free product or a discount for it.
     pub incentivized: bool,
+}
+
+/// What moderation has seen, counted exactly from the change stream by the
+/// aggregator (so it trails the latest writes by the aggregator's lag).
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ModerationFiguresBody {
+    /// Every report readers made, by reason.
+    pub reports_by_reason: ReportCountsBody,
+    /// Comments a rule or the moderation hook held, by rule.
+    #[schema(example = json!({"too_many_links": 3, "moderation_hook": 1}))]
+    pub holds_by_rule: BTreeMap<String, u64>,
+    /// Comments waiting now, pending (awaiting approval).
+    #[schema(minimum = 0)]
+    pub pending: u64,
+    /// Comments waiting now, flagged (reported, still shown).
+    #[schema(minimum = 0)]
+    pub flagged: u64,
+    /// Decisions taken: queued comments approved, rejected or deleted.
+    #[schema(minimum = 0)]
+    pub decisions: u64,
+    /// The median time from entering the queue to the decision, in
+    /// seconds: exact to the second below ten minutes, to the minute below
+    /// a day, to the hour beyond; null before the first decision.
+    #[schema(minimum = 0, example = 95.5)]
+    pub median_decision_seconds: Option<f64>,
+}
+
+impl From<ModerationFigures> for ModerationFiguresBody {
+    fn from(figures: ModerationFigures) -> ModerationFiguresBody {
+        let reported = |reason| figures.reports_by_reason.get(&reason).copied().unwrap_or(0);
+        ModerationFiguresBody {
+            reports_by_reason: ReportCountsBody {
+                spam: reported(ReportReason::Spam),
+                offensive: reported(ReportReason::Offensive),
+                off_topic: reported(ReportReason::OffTopic),
+                fake: reported(ReportReason::Fake),
+                other: reported(ReportReason::Other),
+            },
+            holds_by_rule: figures.holds_by_rule,
+            pending: figures.pending,
+            flagged: figures.flagged,
+            decisions: figures.decisions,
+            median_decision_seconds: figures.median_decision_seconds,
+        }
+    }
 }

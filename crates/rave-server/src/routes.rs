@@ -30,7 +30,9 @@ use crate::api::*;
 use crate::callers::{Admin, Authorized, Erase, Moderate, Reply, Writer};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::JsonBody;
-use crate::moderation::{FlagBody, IncentivizedBody, QueuePageBody, ReasonBody};
+use crate::moderation::{
+    FlagBody, IncentivizedBody, ModerationFiguresBody, QueuePageBody, ReasonBody,
+};
 use crate::responses::{
     BadRequest, BadToken, BodyRefused, Contended, NotFound, RefusedByRule, TokenRefused,
     TooManyRequests, Unavailable,
@@ -599,6 +601,26 @@ pub(crate) async fn moderation_queue(
         )
         .await?;
     Ok(Json(page.into()))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/moderation/figures",
+    tag = "admin",
+    summary = "Moderation figures (scope moderate)",
+    description = "Reports by reason, holds by rule, comments waiting, decisions and the median time to a decision, kept exactly by the aggregator from the change stream (they trail the latest writes by its lag).",
+    security(("access_token" = ["moderate"])),
+    responses(
+        (status = 200, description = "The figures", body = ModerationFiguresBody),
+        TokenRefused,
+        Unavailable,
+    )
+)]
+pub(crate) async fn moderation_figures(
+    State(state): State<AppState>,
+    _staff: Authorized<Moderate>,
+) -> ApiResult<Json<ModerationFiguresBody>> {
+    Ok(Json(state.comments.moderation_figures().await?.into()))
 }
 
 #[utoipa::path(

@@ -351,3 +351,82 @@ async fn a_purchase_proof_can_claim_the_review_was_rewarded() {
         assert_eq!(created["incentivized"], expected, "{order}");
     }
 }
+
+#[tokio::test]
+async fn the_moderation_figures_count_a_scripted_sequence_exactly() {
+    let s = start(None).await;
+    let (status, _) = s
+        .call(Method::GET, "/v1/moderation/figures", None, false)
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "staff only");
+    let (status, empty) = s
+        .call(Method::GET, "/v1/moderation/figures", None, true)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{empty}");
+    assert_eq!(empty["decisions"], 0);
+    assert!(empty["median_decision_seconds"].is_null());
+
+    let ids: Vec<String> = post_many(&s, 4).await;
+    for (id, reason) in [
+        (&ids[0], "spam"),
+        (&ids[0], "spam"),
+        (&ids[1], "fake"),
+        (&ids[2], "offensive"),
+        (&ids[3], "off_topic"),
+    ] {
+        let (status, _) = flag(&s, id, Some(json!({"reason": reason}))).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let (status, _) = flag(&s, &ids[2], None).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = s
+        .call(
+            Method::POST,
+            &format!("/v1/comments/{}/approve", ids[0]),
+            None,
+            true,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = s
+        .call(
+            Method::POST,
+            &format!("/v1/comments/{}/reject", ids[1]),
+            None,
+            true,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    // Approved, it is reported again: a new report, counted too.
+    let (status, _) = flag(&s, &ids[0], Some(json!({"reason": "spam"}))).await;
+    assert_eq!(status, StatusCode::OK);
+    s.catch_up().await;
+    let (status, figures) = s
+        .call(Method::GET, "/v1/moderation/figures", None, true)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{figures}");
+    assert_eq!(
+        figures["reports_by_reason"],
+        json!({"spam": 3, "offensive": 1, "off_topic": 1, "fake": 1, "other": 1})
+    );
+    assert_eq!(figures["pending"], 0);
+    assert_eq!(figures["flagged"], 3, "ids 0 (again), 2 and 3: {figures}");
+    assert_eq!(figures["decisions"], 2);
+    let median = figures["median_decision_seconds"].as_f64().unwrap();
+    assert!((0.0..600.0).contains(&median), "{median}");
+    assert_eq!(figures["holds_by_rule"], json!({}));
+    // Nothing changes them but changes: asked again, the same.
+    s.catch_up().await;
+    let (_, again) = s
+        .call(Method::GET, "/v1/moderation/figures", None, true)
+        .await;
+    assert_eq!(again, figures);
+}
+
+async fn post_many(s: &TestServer, n: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..n {
+        ids.push(post(s, "p", &format!("comment {i}")).await);
+    }
+    ids
+}

@@ -178,6 +178,7 @@ mod tests {
             image_urls: Vec::new(),
             incentivized: false,
             reports: Default::default(),
+            queued_at: None,
         }
     }
 

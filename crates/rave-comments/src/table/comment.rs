@@ -77,6 +77,8 @@ const DETAILS_INCENTIVIZED: &str = "incentivized";
 /// zero), and the latest notes, a list of maps of `reason` and `note`.
 const DETAILS_REPORTS: &str = "reports";
 const DETAILS_REPORT_NOTES: &str = "report_notes";
+/// When the comment last entered the moderation queue (a timestamp).
+const DETAILS_QUEUED_AT: &str = "queued_at";
 const NOTE_REASON: &str = "reason";
 const NOTE_TEXT: &str = "note";
 
@@ -397,6 +399,12 @@ fn encode_details(comment: &Comment) -> Option<AttributeValue> {
             .collect();
         details.insert(DETAILS_REPORT_NOTES.to_owned(), AttributeValue::L(notes));
     }
+    if let Some(queued_at) = comment.queued_at {
+        details.insert(
+            DETAILS_QUEUED_AT.to_owned(),
+            AttributeValue::S(queued_at.to_string()),
+        );
+    }
     (!details.is_empty()).then_some(AttributeValue::M(details))
 }
 
@@ -475,6 +483,7 @@ fn decode_reports(
 struct Details {
     incentivized: bool,
     reports: Reports,
+    queued_at: Option<Timestamp>,
 }
 
 fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed> {
@@ -484,6 +493,7 @@ fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed>
             return Ok(Details {
                 incentivized: false,
                 reports: Default::default(),
+                queued_at: None,
             });
         }
         Some(AttributeRef::Other(AttributeValue::M(details))) => details,
@@ -496,6 +506,15 @@ fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed>
             Some(_) => return Err(bad(DETAILS_INCENTIVIZED)),
         },
         reports: decode_reports(item, details)?,
+        queued_at: match details.get(DETAILS_QUEUED_AT) {
+            None => None,
+            Some(value) => Some(
+                value
+                    .as_s()
+                    .and_then(|text| Timestamp::parse(text).ok())
+                    .ok_or_else(|| bad(DETAILS_QUEUED_AT))?,
+            ),
+        },
     })
 }
 
@@ -547,6 +566,7 @@ pub(crate) fn decode(item: &(impl ItemView + ?Sized)) -> Result<Comment, Malform
         image_urls: decode_image_urls(item)?,
         incentivized: details.incentivized,
         reports: details.reports,
+        queued_at: details.queued_at,
     })
 }
 
@@ -685,6 +705,7 @@ mod tests {
             image_urls: Vec::new(),
             incentivized: false,
             reports: Default::default(),
+            queued_at: None,
         }
     }
 

@@ -65,6 +65,7 @@ pub(super) mod tests {
             image_urls: Vec::new(),
             incentivized: false,
             reports: Default::default(),
+            queued_at: None,
         }
     }
 
