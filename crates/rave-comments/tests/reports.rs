@@ -297,3 +297,41 @@ async fn the_figures_count_holds_by_rule_waiting_comments_and_decisions() {
     let median = figures.median_decision_seconds.unwrap();
     assert!((0.0..600.0).contains(&median), "{median}");
 }
+
+/// What an incentive filter costs: a walk reads every entry of the plan's
+/// partitions about once, whatever share matches (the executor's doc
+/// quotes these figures).
+#[tokio::test]
+async fn a_filtered_walk_reads_each_entry_about_once() {
+    let f = fixture(Moderation::Off).await;
+    let total: usize = 200;
+    let mut marked = Vec::new();
+    for n in 0..total {
+        let c = f
+            .comments
+            .create("p", new_comment("en", 1 + (n % 5) as i64, "text"), None)
+            .await
+            .unwrap()
+            .comment;
+        marked.push(c.id);
+    }
+    for (every, label) in [(2, "1 in 2"), (10, "1 in 10")] {
+        for id in marked.iter().step_by(every) {
+            f.comments.set_incentivized(id, true).await.unwrap();
+        }
+        for sort in [Sort::Newest, Sort::Highest] {
+            let filter = Filter {
+                incentivized: Some(true),
+                ..Filter::default()
+            };
+            let (read, returned) =
+                common::walk(&f.comments, &filter, sort, 10, 1_000, |_, _| {}).await;
+            assert_eq!(returned, total.div_ceil(every));
+            eprintln!("{label} incentivized, {sort:?}: {returned} returned, {read} read");
+            assert!(read <= total * 3 / 2, "{label} {sort:?}: {read} read");
+        }
+        for id in &marked {
+            f.comments.set_incentivized(id, false).await.unwrap();
+        }
+    }
+}

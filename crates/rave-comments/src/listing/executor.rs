@@ -27,7 +27,12 @@
 //! (in read units, DynamoDB charges the entries read before the filter).
 //! A filtered source reads its whole first read each time (a small refill
 //! would likely come back empty), so a page of a selective filter takes
-//! about `1 / share` round trips per sub-query.
+//! about `1 / share` round trips per sub-query. Measured on the engine
+//! (`tests/reports.rs`, 200 comments over five ratings, pages of 10): a
+//! whole walk reads every entry about once, whatever the share, plus what
+//! each page reads past its end and the next reads again — newest first,
+//! 218 entries read for 100 returned (one in two matching) and 210 for 20
+//! (one in ten); highest first (one partition per rating), 256 and 202.
 //!
 //! In a merge by helpfulness, a sub-query whose next comment's helpfulness
 //! rank the cursor knows is not read until the merge comes down to that
