@@ -40,7 +40,6 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
 .body{white-space:pre-line}
 .reply{margin-left:1rem;padding-left:.75rem;border-left:3px solid var(--rave-border,#ddd)}
 .verified{color:var(--rave-accent,#b36b00);font-weight:600;margin-left:.5rem}
-.incentivized{color:var(--rave-muted,#555);font-style:italic;font-size:.9em}
 .votes{display:flex;gap:.5rem;margin-top:.25rem}
 .votes button{background:transparent;color:inherit;border-color:var(--rave-border,#ccc);font-size:.9em}
 .votes button[aria-pressed=true]{background:var(--rave-accent,#b36b00);color:#fff}
@@ -196,9 +195,9 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
           el("bdi", { className: "author", textContent: c.author }), " on ",
           el("time", { dateTime: c.created_at, textContent: c.created_at.slice(0, 10) }),
           ...(c.verified_purchase ? [el("span", { className: "verified", textContent: "✓ Verified purchase" })] : []),
+          ...(c.incentivized ? [" · Received a free product or discount for this review"] : []),
         ]),
         el("p", { className: "body", dir: "auto" }, [el("bdi", { textContent: c.body })]),
-        ...(c.incentivized ? [el("p", { className: "incentivized", textContent: "Received a free product or discount for this review" })] : []),
         ...(c.reply ? [el("div", { className: "reply" }, [
           el("p", { className: "meta" }, ["Reply from the shop on ",
             el("time", { dateTime: c.reply.updated_at, textContent: c.reply.updated_at.slice(0, 10) })]),

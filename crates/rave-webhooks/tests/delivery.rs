@@ -213,6 +213,7 @@ async fn every_event_arrives_signed_and_in_order() {
         .unwrap()
         .comment;
     w.comments.set_reply(&b.id, "Thanks!").await.unwrap();
+    w.comments.set_incentivized(&b.id, true).await.unwrap();
     w.comments.delete(&a.id).await.unwrap();
 
     let expected = [
@@ -221,10 +222,11 @@ async fn every_event_arrives_signed_and_in_order() {
         ("comment.flagged", &a.id),
         ("comment.created", &b.id),
         ("comment.replied", &b.id),
+        ("comment.updated", &b.id),
         ("comment.deleted", &a.id),
     ];
-    wait_for("six deliveries", || {
-        receiver.received.lock().unwrap().len() >= 6
+    wait_for("seven deliveries", || {
+        receiver.received.lock().unwrap().len() >= 7
     })
     .await;
     let received = receiver.received.lock().unwrap().clone();
@@ -243,6 +245,15 @@ async fn every_event_arrives_signed_and_in_order() {
         .map(|(t, id)| (t.to_string(), id.to_string()))
         .collect();
     assert_eq!(got, want);
+    let incentivized: Vec<bool> = received
+        .iter()
+        .map(|r| parsed(r)["data"]["incentivized"].as_bool().unwrap())
+        .collect();
+    assert_eq!(
+        incentivized,
+        [false, false, false, false, false, true, false],
+        "every payload carries the mark; the update sets it"
+    );
     for r in &received {
         let timestamp: i64 = r.timestamp.parse().unwrap();
         assert_eq!(
@@ -252,7 +263,7 @@ async fn every_event_arrives_signed_and_in_order() {
         assert!(r.id.starts_with("msg_"));
     }
     let history = w.webhooks.deliveries(&endpoint.id, 10).await.unwrap();
-    assert_eq!(history.len(), 6);
+    assert_eq!(history.len(), 7);
     w.stop.send(true).unwrap();
 }
 
