@@ -64,6 +64,7 @@ impl Case {
                     .collect::<Result<Vec<_>, _>>()?,
             ),
             verified: false,
+            incentivized: None,
         })
     }
 

@@ -51,7 +51,7 @@ struct Line {
     source: Option<String>,
     #[serde(default)]
     image_urls: Vec<String>,
-    /// Absent in exports made before incentives were disclosed.
+    /// Written for a reward; absent in exports made before it was kept.
     #[serde(default)]
     incentivized: bool,
     /// Only in an author's own export (`export --author`).

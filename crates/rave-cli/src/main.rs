@@ -1088,6 +1088,7 @@ async fn query(args: QueryArgs) -> anyhow::Result<()> {
             language: args.language.as_deref().map(Language::parse).transpose()?,
             ratings: RatingSet::from_ratings(ratings),
             verified: args.verified,
+            incentivized: None,
         },
         limit: args.limit,
         cursor: args.cursor.as_deref(),

@@ -690,7 +690,7 @@ async fn export_and_import_keep_the_merchants_reply() {
 }
 
 #[test]
-fn export_of_one_author_and_verified_purchases_round_trip() {
+fn export_of_one_author_verified_purchases_and_incentives_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
     let input = dir.path().join("input.ndjson");
@@ -700,6 +700,8 @@ fn export_of_one_author_and_verified_purchases_round_trip() {
             "title": "t", "body": "b", "status": "published",
             "created_at": format!("2026-01-01T00:00:{second:02}.000Z"),
             "verified_purchase": verified,
+            // The verified ones were rewarded, as a shop's sample program does.
+            "incentivized": verified,
         })
         .to_string()
     };
@@ -737,23 +739,24 @@ fn export_of_one_author_and_verified_purchases_round_trip() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let shown: Vec<(&str, &str, bool)> = exported
+    let shown: Vec<(&str, &str, bool, bool)> = exported
         .iter()
         .map(|c| {
             (
                 c["author"].as_str().unwrap(),
                 c["created_at"].as_str().unwrap(),
                 c["verified_purchase"].as_bool().unwrap(),
+                c["incentivized"].as_bool().unwrap(),
             )
         })
         .collect();
     assert_eq!(
         shown,
         [
-            ("Ann #1/x", "2026-01-01T00:00:03.000Z", false),
-            ("Ann #1/x", "2026-01-01T00:00:01.000Z", true)
+            ("Ann #1/x", "2026-01-01T00:00:03.000Z", false, false),
+            ("Ann #1/x", "2026-01-01T00:00:01.000Z", true, true)
         ],
-        "exactly that author, newest first, verified_purchase kept"
+        "exactly that author, newest first, verified_purchase and incentivized kept"
     );
 
     let out = rave(&["query", "p1", "--data", data, "--verified"]);

@@ -121,6 +121,7 @@ fn filter(language: Option<&str>, ratings: &[i64]) -> Filter {
         language: language.map(|l| Language::parse(l).expect("language")),
         ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).expect("rating"))),
         verified: false,
+        incentivized: None,
     }
 }
 

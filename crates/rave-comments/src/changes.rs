@@ -61,6 +61,8 @@ mod tests {
             image_urls: Vec::new(),
             incentivized: false,
             attributes: Default::default(),
+            reports: Default::default(),
+            queued_at: None,
         }
     }
 

@@ -224,8 +224,8 @@ impl Generator {
             verified_purchase: false,
             votes,
             source: None,
-            image_urls: Vec::new(),
             incentivized: false,
+            image_urls: Vec::new(),
             email: None,
         }
     }

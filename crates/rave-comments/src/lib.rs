@@ -48,9 +48,11 @@ pub mod dataset;
 mod erasure;
 mod error;
 mod families;
+mod figures;
 mod listing;
 mod model;
 mod rating;
+mod reports;
 pub mod rules;
 mod statistics;
 mod table;
@@ -73,6 +75,7 @@ pub use catalog::ProductOverview;
 pub use changes::{CommentChange, comment_change};
 pub use error::{CommentsError, Result};
 pub use families::{GroupStats, MAX_VARIANTS};
+pub use figures::ModerationFigures;
 pub use listing::cursor::CursorKey;
 pub use listing::filter::{Filter, RatingSet};
 pub use listing::planner::{Plan, PlannedQuery, SizedBy, Skipped, Strategy};
@@ -80,9 +83,10 @@ pub use listing::sort::Sort;
 pub use listing::{AuthorPage, ExportPosition, ListPage, ListRequest, QueuePage};
 pub use model::{
     Comment, CommentPatch, DEFAULT_PAGE_SIZE, Email, GlobalStats, Language, MAX_IMAGE_URLS,
-    MAX_PAGE_SIZE, NewComment, OrderId, ProductId, ProductRecord, Rating, Reply, Source, Status,
-    Timestamp, VoteCounts, Voter, check_page_size,
+    MAX_PAGE_SIZE, NewComment, OrderId, ProductId, ProductRecord, Purchase, Rating, Reply, Source,
+    Status, Timestamp, VoteCounts, Voter, check_page_size,
 };
+pub use reports::{KEPT_NOTES, MAX_NOTE_CHARS, Report, ReportReason, Reports};
 pub use statistics::{Leader, ProductStats, RatingCounts};
 pub use table::table_definition;
 pub use usage::Usage;
@@ -218,7 +222,7 @@ impl<S: Store> Comments<S> {
         idempotency_key: Option<&str>,
     ) -> Result<Created> {
         self.writes
-            .create(product, new, idempotency_key, None, None)
+            .create(product, new, idempotency_key, None, None, false)
             .await
     }
 
@@ -234,7 +238,29 @@ impl<S: Store> Comments<S> {
         order: &OrderId,
     ) -> Result<Created> {
         self.writes
-            .create(product, new, idempotency_key, Some(order), None)
+            .create(product, new, idempotency_key, Some(order), None, false)
+            .await
+    }
+
+    /// [`Comments::create_verified`] by a purchase proof that may also say
+    /// the review is written for a reward: the comment is then
+    /// incentivized from its first write.
+    pub async fn create_purchased(
+        &self,
+        product: &str,
+        new: NewComment,
+        idempotency_key: Option<&str>,
+        purchase: &Purchase,
+    ) -> Result<Created> {
+        self.writes
+            .create(
+                product,
+                new,
+                idempotency_key,
+                Some(&purchase.order),
+                None,
+                purchase.incentivized,
+            )
             .await
     }
 
@@ -254,6 +280,7 @@ impl<S: Store> Comments<S> {
                 None,
                 Some(order),
                 Some(Source::review_request()),
+                false,
             )
             .await
     }
@@ -268,9 +295,15 @@ impl<S: Store> Comments<S> {
         self.writes.edit(id, patch).await
     }
 
-    /// Reports a published comment: it stays visible and enters the queue.
-    pub async fn flag(&self, id: &str) -> Result<Comment> {
-        self.writes.flag(id).await
+    /// Counts a reader's report of a comment; a published comment becomes
+    /// flagged (it stays visible and enters the queue).
+    pub async fn flag(&self, id: &str, report: &Report) -> Result<Comment> {
+        self.writes.flag(id, report).await
+    }
+
+    /// Marks whether the review was written for a reward (a staff decision).
+    pub async fn set_incentivized(&self, id: &str, incentivized: bool) -> Result<Comment> {
+        self.writes.set_incentivized(id, incentivized).await
     }
 
     /// Publishes a pending or flagged comment; it leaves the queue.
@@ -341,16 +374,18 @@ impl<S: Store> Comments<S> {
     }
 
     /// The moderation queue: pending or flagged comments, oldest first,
-    /// optionally only those whose creation time starts with `since`.
+    /// optionally only those whose creation time starts with `since` and
+    /// only those reported for `reason`.
     pub async fn moderation_queue(
         &self,
         state: Status,
         since: Option<&str>,
+        reason: Option<ReportReason>,
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<QueuePage> {
         self.listings
-            .moderation_queue(state, since, limit, cursor)
+            .moderation_queue(state, since, reason, limit, cursor)
             .await
     }
 
@@ -448,6 +483,12 @@ impl<S: Store> Comments<S> {
     /// The global aggregates.
     pub async fn global_stats(&self) -> Result<GlobalStats> {
         self.statistics.global_stats().await
+    }
+
+    /// The moderation figures the aggregator keeps: reports by reason,
+    /// holds by rule, comments waiting, decisions and their median time.
+    pub async fn moderation_figures(&self) -> Result<ModerationFigures> {
+        figures::read(&self.access).await
     }
 
     /// Applies the next batch of `feed` (waiting up to `wait` for one) to

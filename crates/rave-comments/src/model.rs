@@ -14,6 +14,7 @@ use time::OffsetDateTime;
 use crate::attributes::{AttributeAnswers, AttributeInput, DeclaredAttributes};
 use crate::error::{CommentsError, Result};
 pub use crate::rating::Rating;
+use crate::reports::Reports;
 
 fn invalid(field: &'static str, message: impl Into<String>) -> CommentsError {
     CommentsError::Invalid {
@@ -238,6 +239,16 @@ pub struct Comment {
     pub incentivized: bool,
     /// The answers to the product's attributes (sub-ratings, fit), by name.
     pub attributes: AttributeAnswers,
+    /// Readers' reports since the last moderator's decision: moderation
+    /// state, shown in the moderation queue, never in the comment's JSON
+    /// (exports, webhooks), which an import must read back.
+    #[serde(skip)]
+    pub reports: Reports,
+    /// When the comment last entered the moderation queue (held, or
+    /// flagged from published); `None` while published, and on comments
+    /// queued before it was kept. Decision times are measured from it.
+    #[serde(skip)]
+    pub queued_at: Option<Timestamp>,
 }
 
 /// Where a comment came from, when not from rave's own form: an import's
@@ -453,6 +464,15 @@ impl OrderId {
     }
 }
 
+/// What a shop's purchase proof vouches for: the order, and whether the
+/// review it allows is written for a reward (the shop's own claim, when it
+/// gave the buyer a free product or a discount for reviewing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Purchase {
+    pub order: OrderId,
+    pub incentivized: bool,
+}
+
 /// A new comment, before it is stored.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct NewComment {
@@ -506,6 +526,8 @@ impl ValidNewComment {
             image_urls: Vec::new(),
             incentivized: false,
             attributes: AttributeAnswers::default(),
+            reports: Default::default(),
+            queued_at: None,
         }
     }
 }

@@ -39,6 +39,7 @@ use crate::model::{
     Comment, CommentPatch, Email, NewComment, OrderId, ProductId, Reply, Source, Status, Timestamp,
     VoteCounts, validate_image_urls,
 };
+use crate::reports::{Report, Reports};
 use crate::rules::{HookDecision, MODERATION_HOOK, ModerationHook, Rules, Verdict};
 use crate::table::{comment, idempotency, order, personal, product};
 
@@ -79,10 +80,11 @@ pub struct ImportComment {
     pub votes: VoteCounts,
     /// The platform the comment came from (a CSV import's `--from`).
     pub source: Option<Source>,
+    /// Written for a reward (the export's `incentivized`, a platform's
+    /// own column).
+    pub incentivized: bool,
     /// Images that came with the review, kept as references.
     pub image_urls: Vec<String>,
-    /// Whether the review was written for a reward, as the export said.
-    pub incentivized: bool,
     /// The author's email address: stored apart from the comment
     /// (`table::personal`), never shown.
     pub email: Option<Email>,
@@ -162,7 +164,8 @@ impl<S: Store> Writes<S> {
     }
 
     /// Creates a comment; with `purchase`, a verified one, in one
-    /// transaction with the order's verification (see `table::order`).
+    /// transaction with the order's verification (see `table::order`);
+    /// `incentivized` as the purchase proof claims.
     pub(crate) async fn create(
         &self,
         product: &str,
@@ -170,6 +173,7 @@ impl<S: Store> Writes<S> {
         idempotency_key: Option<&str>,
         purchase: Option<&OrderId>,
         source: Option<Source>,
+        incentivized: bool,
     ) -> Result<Created> {
         let product = ProductId::parse(product)?;
         let valid = new.validate()?;
@@ -205,6 +209,7 @@ impl<S: Store> Writes<S> {
         comment.attributes = answers;
         comment.verified_purchase = purchase.is_some();
         comment.source = source;
+        comment.incentivized = incentivized;
         let verdict = match (&self.hook, verdict) {
             (Some(hook), Verdict::Pass) if public => match hook.decide(&comment).await {
                 Ok(HookDecision::Publish) => Verdict::Pass,
@@ -226,6 +231,7 @@ impl<S: Store> Writes<S> {
                     .await;
             }
         }
+        keep_queue_time(None, &mut comment, Timestamp::now());
         let item = comment::encode(&comment, 1);
         let order_action = purchase.map(|order| {
             self.access
@@ -370,9 +376,10 @@ impl<S: Store> Writes<S> {
             let item = item.ok_or(CommentsError::NotFound)?;
             let current = comment::decode(&item)?;
             let version = comment::version(&item)?;
-            let Some(next) = change(&current)? else {
+            let Some(mut next) = change(&current)? else {
                 return Ok(current);
             };
+            keep_queue_time(Some(&current), &mut next, Timestamp::now());
             if next == current {
                 return Ok(current);
             }
@@ -400,21 +407,40 @@ impl<S: Store> Writes<S> {
             .await
     }
 
-    pub(crate) async fn flag(&self, id: &str) -> Result<Comment> {
+    /// Counts a reader's report on the comment, whatever its status; a
+    /// published comment becomes flagged (visible, and in the queue).
+    pub(crate) async fn flag(&self, id: &str, report: &Report) -> Result<Comment> {
         self.modify(id, |current| {
-            Ok((current.status == Status::Published).then(|| Comment {
-                status: Status::Flagged,
+            let mut flagged = current.clone();
+            flagged.reports.record(report.clone());
+            if current.status == Status::Published {
+                flagged.status = Status::Flagged;
+            }
+            Ok(Some(flagged))
+        })
+        .await
+    }
+
+    /// Publishes a pending or flagged comment; the reports it had are
+    /// judged, so they go (the moderation figures keep their totals).
+    pub(crate) async fn approve(&self, id: &str) -> Result<Comment> {
+        self.modify(id, |current| {
+            Ok((current.status != Status::Published).then(|| Comment {
+                status: Status::Published,
+                held_by: None,
+                reports: Reports::default(),
                 ..current.clone()
             }))
         })
         .await
     }
 
-    pub(crate) async fn approve(&self, id: &str) -> Result<Comment> {
+    /// Marks whether the review was written for a reward: a staff
+    /// decision that moves no key (the comment keeps its place everywhere).
+    pub(crate) async fn set_incentivized(&self, id: &str, incentivized: bool) -> Result<Comment> {
         self.modify(id, |current| {
-            Ok((current.status != Status::Published).then(|| Comment {
-                status: Status::Published,
-                held_by: None,
+            Ok(Some(Comment {
+                incentivized,
                 ..current.clone()
             }))
         })
@@ -518,9 +544,10 @@ impl<S: Store> Writes<S> {
             comment.verified_purchase = entry.verified_purchase;
             comment.votes = entry.votes;
             comment.source = entry.source;
-            comment.image_urls = entry.image_urls;
             comment.incentivized = entry.incentivized;
+            comment.image_urls = entry.image_urls;
             comment.attributes = answers;
+            keep_queue_time(None, &mut comment, Timestamp::now());
             comments.push((comment, entry.email));
         }
         let ids: Vec<String> = comments.iter().map(|(c, _)| c.id.clone()).collect();
@@ -554,6 +581,17 @@ impl<S: Store> Writes<S> {
         let (item, _) = self.access.get(personal::key(&id), true).await?;
         Ok(item.as_ref().map(personal::decode).transpose()?)
     }
+}
+
+/// When `next` entered the moderation queue: `now` if it enters it now
+/// (`current` is the comment before, if any), the time it had if it stays,
+/// none once it is published. The moderation figures time decisions by it.
+fn keep_queue_time(current: Option<&Comment>, next: &mut Comment, now: Timestamp) {
+    next.queued_at = match (next.status, current) {
+        (Status::Published, _) => None,
+        (_, Some(before)) if before.status != Status::Published => before.queued_at,
+        _ => Some(now),
+    };
 }
 
 /// Ids are ULIDs; anything else cannot name a comment (and never reaches a key).

@@ -423,6 +423,7 @@ async fn fresh_statistics_let_the_planner_skip_empty_ratings() {
                 [1, 5].map(|r| rave_comments::Rating::new(r).unwrap()),
             ),
             verified: false,
+            incentivized: None,
         },
         limit: 20,
         cursor: None,
@@ -815,6 +816,7 @@ async fn helpful_listings_read_close_to_what_they_return() {
                 language,
                 ratings,
                 verified,
+                incentivized: None,
             };
             let (read, returned) = walk(
                 &f.comments,
@@ -875,6 +877,7 @@ async fn helpful_listings_read_close_to_what_they_return_when_votes_follow_ratin
                 language,
                 ratings,
                 verified: false,
+                incentivized: None,
             };
             let (read, returned) = walk(
                 &f.comments,

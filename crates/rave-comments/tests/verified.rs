@@ -114,6 +114,7 @@ async fn verified_listings_read_only_what_they_return() {
             language,
             ratings,
             verified: true,
+            incentivized: None,
         };
         let (read, returned) = walk(
             &f.comments,
@@ -185,6 +186,7 @@ async fn verified_fan_outs_read_at_most_1_3_items_per_item_returned_when_skewed(
                     language: language.clone(),
                     ratings: ratings(list),
                     verified: true,
+                    incentivized: None,
                 };
                 let (read, returned) = walk(
                     &f.comments,
@@ -255,6 +257,7 @@ async fn verified_counts_by_rating_missing_from_older_items_are_reconciled() {
             language: None,
             ratings: RatingSet::from_ratings([Rating::new(1).unwrap(), Rating::new(5).unwrap()]),
             verified: true,
+            incentivized: None,
         },
         limit: 10,
         cursor: None,

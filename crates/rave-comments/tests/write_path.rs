@@ -6,6 +6,11 @@ mod common;
 use common::{at, fixture, new_comment};
 use rave_comments::*;
 
+/// A report that gives no reason.
+fn other() -> Report {
+    Report::new(ReportReason::Other, None).unwrap()
+}
+
 fn list(
     product: &str,
     language: Option<&str>,
@@ -16,6 +21,7 @@ fn list(
         language: language.map(|l| Language::parse(l).unwrap()),
         ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).unwrap())),
         verified: false,
+        incentivized: None,
     };
     (product.to_owned(), filter, limit)
 }
@@ -271,16 +277,16 @@ async fn pre_moderation_hides_until_approved() {
     );
     let queue = f
         .comments
-        .moderation_queue(Status::Pending, None, 20, None)
+        .moderation_queue(Status::Pending, None, None, 20, None)
         .await
         .unwrap();
     assert_eq!(
         queue.items.iter().map(|c| c.id.clone()).collect::<Vec<_>>(),
         vec![c.id.clone()]
     );
-    // Flagging a pending comment changes nothing.
+    // Reporting a pending comment keeps it pending.
     assert_eq!(
-        f.comments.flag(&c.id).await.unwrap().status,
+        f.comments.flag(&c.id, &other()).await.unwrap().status,
         Status::Pending
     );
     let approved = f.comments.approve(&c.id).await.unwrap();
@@ -291,7 +297,7 @@ async fn pre_moderation_hides_until_approved() {
     );
     assert!(
         f.comments
-            .moderation_queue(Status::Pending, None, 20, None)
+            .moderation_queue(Status::Pending, None, None, 20, None)
             .await
             .unwrap()
             .items
@@ -324,7 +330,7 @@ async fn flagged_comments_stay_visible_and_queue_by_time_prefix() {
         .comment;
     for c in [&old, &new] {
         assert_eq!(
-            f.comments.flag(&c.id).await.unwrap().status,
+            f.comments.flag(&c.id, &other()).await.unwrap().status,
             Status::Flagged
         );
     }
@@ -335,7 +341,7 @@ async fn flagged_comments_stay_visible_and_queue_by_time_prefix() {
     );
     let all = f
         .comments
-        .moderation_queue(Status::Flagged, None, 20, None)
+        .moderation_queue(Status::Flagged, None, None, 20, None)
         .await
         .unwrap();
     assert_eq!(
@@ -353,7 +359,7 @@ async fn flagged_comments_stay_visible_and_queue_by_time_prefix() {
     ] {
         let page = f
             .comments
-            .moderation_queue(Status::Flagged, Some(prefix), 20, None)
+            .moderation_queue(Status::Flagged, Some(prefix), None, 20, None)
             .await
             .unwrap();
         assert_eq!(page.items.len(), expected, "prefix {prefix}");
@@ -361,7 +367,7 @@ async fn flagged_comments_stay_visible_and_queue_by_time_prefix() {
     for bad in ["26", "2026-1", "2026/11", "2026-11-21 08", "x"] {
         assert!(matches!(
             f.comments
-                .moderation_queue(Status::Flagged, Some(bad), 20, None)
+                .moderation_queue(Status::Flagged, Some(bad), None, 20, None)
                 .await,
             Err(CommentsError::Invalid { field: "since", .. })
         ));
@@ -369,7 +375,7 @@ async fn flagged_comments_stay_visible_and_queue_by_time_prefix() {
     f.comments.approve(&old.id).await.unwrap();
     let rest = f
         .comments
-        .moderation_queue(Status::Flagged, None, 20, None)
+        .moderation_queue(Status::Flagged, None, None, 20, None)
         .await
         .unwrap();
     assert_eq!(rest.items.len(), 1);
@@ -394,7 +400,7 @@ async fn moderation_queue_pages_with_cursors() {
     loop {
         let page = f
             .comments
-            .moderation_queue(Status::Pending, None, 3, cursor.as_deref())
+            .moderation_queue(Status::Pending, None, None, 3, cursor.as_deref())
             .await
             .unwrap();
         seen.extend(page.items.into_iter().map(|c| c.id));
@@ -616,7 +622,7 @@ async fn cursors_are_bound_to_their_query() {
     let queue_cursor = Some(cursor.as_str());
     assert!(matches!(
         f.comments
-            .moderation_queue(Status::Flagged, None, 2, queue_cursor)
+            .moderation_queue(Status::Flagged, None, None, 2, queue_cursor)
             .await,
         Err(CommentsError::BadCursor(_))
     ));
@@ -635,6 +641,7 @@ async fn explain_shows_the_plan_and_its_cost() {
         language: Some(Language::parse("en").unwrap()),
         ratings: RatingSet::from_ratings([1, 2].map(|r| Rating::new(r).unwrap())),
         verified: false,
+        incentivized: None,
     };
     let request = ListRequest {
         sort: Default::default(),
@@ -688,8 +695,8 @@ fn imported(id: &str, body: &str, email: Option<&str>) -> ImportComment {
         verified_purchase: false,
         votes: VoteCounts::default(),
         source: Some(Source::parse("okendo").unwrap()),
-        image_urls: vec!["https://cdn.example.com/1.jpg".into()],
         incentivized: false,
+        image_urls: vec!["https://cdn.example.com/1.jpg".into()],
         email: email.map(|e| Email::parse(e).unwrap()),
     }
 }

@@ -103,7 +103,13 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
         .await
         .unwrap()
         .comment;
-    comments.flag(&flagged.id).await.unwrap();
+    comments
+        .flag(
+            &flagged.id,
+            &rave_comments::Report::new(rave_comments::ReportReason::Spam, None).unwrap(),
+        )
+        .await
+        .unwrap();
     erased_ids.insert(flagged.id);
     let pending = comments
         .import(vec![ImportComment {
@@ -119,8 +125,8 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
             verified_purchase: false,
             votes: Default::default(),
             source: None,
-            image_urls: Vec::new(),
             incentivized: false,
+            image_urls: Vec::new(),
             email: Some(Email::parse(ERASED_EMAIL).unwrap()),
         }])
         .await

@@ -52,6 +52,7 @@ fn spec() -> impl Strategy<Value = Spec> {
             rating,
             time,
             verified,
+            incentivized: false,
         })
 }
 
@@ -172,6 +173,7 @@ pub async fn check_group_walk<'a, S: Store>(
             language: spec.language,
             rating: spec.rating,
             verified: spec.verified,
+            incentivized: false,
             votes: BTreeMap::new(),
         }
     };
@@ -188,6 +190,7 @@ pub async fn check_group_walk<'a, S: Store>(
         language: language.map(|l| Language::parse(LANGUAGES[l]).unwrap()),
         ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).unwrap())),
         verified,
+        incentivized: None,
     };
     let at_start: Vec<Row> = rows
         .iter()

@@ -14,6 +14,11 @@
 //! (newest first within a rating), most helpful first (newest first among
 //! equal scores).
 //!
+//! A third of the comments are marked incentivized after they are created
+//! (as an admin does), and half of the walks list only those, or only the
+//! others: a FilterExpression on the same plan, which the executor reads
+//! on past until each page is full.
+//!
 //! Walks that count votes ([`check_walk_counting`]) also cast, replace and
 //! withdraw votes between pages and run the aggregator after each. A
 //! comment whose helpfulness changed during a `helpful` walk may show once
@@ -48,6 +53,7 @@ pub struct Spec {
     /// Index into a handful of timestamps, or `None` for "now".
     pub(crate) time: Option<usize>,
     pub(crate) verified: bool,
+    pub(crate) incentivized: bool,
 }
 
 pub(crate) fn time(index: usize) -> String {
@@ -61,14 +67,18 @@ pub fn spec() -> impl Strategy<Value = Spec> {
         prop_oneof![5 => Just(5i64), 3 => Just(1i64), 1 => Just(2i64), 1 => Just(3i64), 1 => Just(4i64)],
         proptest::option::weighted(0.9, 0usize..4),
         proptest::bool::weighted(0.25),
+        proptest::bool::weighted(0.3),
     )
-        .prop_map(|(product, language, rating, time, verified)| Spec {
-            product,
-            language,
-            rating,
-            time,
-            verified,
-        })
+        .prop_map(
+            |(product, language, rating, time, verified, incentivized)| Spec {
+                product,
+                language,
+                rating,
+                time,
+                verified,
+                incentivized,
+            },
+        )
 }
 
 #[derive(Debug, Clone)]
@@ -97,6 +107,7 @@ pub(crate) struct Row {
     pub(crate) language: usize,
     pub(crate) rating: i64,
     pub(crate) verified: bool,
+    pub(crate) incentivized: bool,
     /// Each voter's vote (`true`: helpful).
     pub(crate) votes: BTreeMap<usize, bool>,
 }
@@ -132,9 +143,15 @@ fn matches(row: &Row, product: usize, language: Option<usize>, ratings: &BTreeSe
         && (ratings.is_empty() || ratings.contains(&row.rating))
 }
 
-fn listed(row: &Row, walk: (usize, Option<usize>, &BTreeSet<i64>, bool)) -> bool {
-    let (product, language, ratings, verified) = walk;
-    matches(row, product, language, ratings) && (!verified || row.verified)
+/// A listing's filter in the model: product, language, ratings, verified
+/// only, incentivized or not.
+type Listing<'a> = (usize, Option<usize>, &'a BTreeSet<i64>, bool, Option<bool>);
+
+fn listed(row: &Row, walk: Listing<'_>) -> bool {
+    let (product, language, ratings, verified, incentivized) = walk;
+    matches(row, product, language, ratings)
+        && (!verified || row.verified)
+        && incentivized.is_none_or(|wanted| row.incentivized == wanted)
 }
 
 fn counts(rows: &[Row], product: usize, language: Option<usize>) -> RatingCounts {
@@ -158,6 +175,8 @@ pub struct Walk {
     pub ratings: BTreeSet<i64>,
     /// Only verified purchases.
     pub verified: bool,
+    /// Only incentivized reviews (`Some(true)`), or only the others.
+    pub incentivized: Option<bool>,
     pub sort: Sort,
     pub limit: usize,
     pub with_counts: bool,
@@ -170,20 +189,34 @@ pub fn walk() -> impl Strategy<Value = Walk> {
         0usize..2,
         proptest::option::of(0usize..4),
         proptest::collection::btree_set(1i64..=5, 0..5),
-        proptest::bool::weighted(0.35),
+        (
+            proptest::bool::weighted(0.35),
+            proptest::option::of(any::<bool>()),
+        ),
         proptest::sample::select(Sort::ALL.to_vec()),
         1usize..7,
         any::<bool>(),
         proptest::collection::vec(between(), 0..12),
     )
         .prop_map(
-            |(initial, product, language, ratings, verified, sort, limit, with_counts, changes)| {
+            |(
+                initial,
+                product,
+                language,
+                ratings,
+                (verified, incentivized),
+                sort,
+                limit,
+                with_counts,
+                changes,
+            )| {
                 Walk {
                     initial,
                     product,
                     language,
                     ratings,
                     verified,
+                    incentivized,
                     sort,
                     limit,
                     with_counts,
@@ -237,6 +270,7 @@ async fn walk_listing<'a, S: Store>(
         language,
         ratings,
         verified,
+        incentivized,
         sort,
         limit,
         with_counts,
@@ -256,14 +290,18 @@ async fn walk_listing<'a, S: Store>(
         } else {
             comments.create(&product, new, None).await
         };
-        let c = created.unwrap().comment;
+        let mut c = created.unwrap().comment;
         assert_eq!(c.verified_purchase, spec.verified);
+        if spec.incentivized {
+            c = comments.set_incentivized(&c.id, true).await.unwrap();
+        }
         Row {
             key: (c.created_at.to_string(), c.id),
             product: spec.product,
             language: spec.language,
             rating: spec.rating,
             verified: spec.verified,
+            incentivized: c.incentivized,
             votes: BTreeMap::new(),
         }
     };
@@ -274,8 +312,9 @@ async fn walk_listing<'a, S: Store>(
         language: language.map(|l| Language::parse(LANGUAGES[l]).unwrap()),
         ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).unwrap())),
         verified,
+        incentivized,
     };
-    let listing = (product, language, &ratings, verified);
+    let listing = (product, language, &ratings, verified, incentivized);
     let at_start: Vec<Row> = rows
         .iter()
         .filter(|r| listed(r, listing))
@@ -322,6 +361,7 @@ async fn walk_listing<'a, S: Store>(
             let row = row.expect("returned comments exist");
             prop_assert!(listed(row, listing), "{:?} fails the filter", c);
             prop_assert_eq!(c.verified_purchase, row.verified);
+            prop_assert_eq!(c.incentivized, row.incentivized);
             seen.push(row.clone());
         }
         let Some(next) = page.next_cursor else { break };

@@ -425,7 +425,14 @@ async fn apply_write<S: Store>(comments: &Comments<S>, model: &mut Model, op: &O
         }
         Op::Flag { nth } => {
             if let Some(id) = pick(ids, nth) {
-                comments.flag(&id).await.expect("flag");
+                comments
+                    .flag(
+                        &id,
+                        &rave_comments::Report::new(rave_comments::ReportReason::Other, None)
+                            .unwrap(),
+                    )
+                    .await
+                    .expect("flag");
             }
         }
         Op::Approve { nth } => {

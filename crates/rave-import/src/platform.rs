@@ -51,10 +51,14 @@ pub enum Field {
     ImageUrls,
     /// The platform's own id of the review: when mapped, the import key.
     ReviewId,
+    /// A yes/no flag: the review was written for a reward (a free product
+    /// or a discount). None of the four platforms' exports has such a
+    /// column (their templates, cited below, list none): `--map` names it.
+    Incentivized,
 }
 
 impl Field {
-    const ALL: [Field; 18] = [
+    const ALL: [Field; 19] = [
         Field::Author,
         Field::Email,
         Field::Rating,
@@ -73,6 +77,7 @@ impl Field {
         Field::Verified,
         Field::ImageUrls,
         Field::ReviewId,
+        Field::Incentivized,
     ];
 
     /// The field's name in `--map COLUMN=FIELD` and in error messages.
@@ -96,6 +101,7 @@ impl Field {
             Field::Verified => "verified",
             Field::ImageUrls => "image_urls",
             Field::ReviewId => "review_id",
+            Field::Incentivized => "incentivized",
         }
     }
 

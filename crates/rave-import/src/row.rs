@@ -148,6 +148,12 @@ pub(crate) fn comment_of(
     let language = language(cell(Field::Language), title.as_deref(), &body, options)
         .map_err(|e| fail(Field::Language, e))?;
     let shown = shown(&cell).map_err(|(field, e)| fail(field, e))?;
+    let incentivized = match cell(Field::Incentivized) {
+        Some(text) => values::flag(text)
+            .map_err(|e| fail(Field::Incentivized, e))?
+            .unwrap_or(false),
+        None => false,
+    };
     let reply = match cell(Field::Reply) {
         Some(text) => {
             let at = match cell(Field::ReplyDate) {
@@ -196,8 +202,8 @@ pub(crate) fn comment_of(
         verified_purchase: cell(Field::Verified).is_some_and(values::verified),
         votes: VoteCounts::default(),
         source: Some(source.clone()),
+        incentivized,
         image_urls,
-        incentivized: false,
         email,
     };
     let review = cell(Field::ReviewId);

@@ -268,3 +268,34 @@ fn a_review_id_column_keys_the_row_whatever_its_text() {
     };
     assert_ne!(content(4), content(5));
 }
+
+#[test]
+fn a_mapped_incentivized_column_marks_reviews_and_a_bad_value_names_the_field() {
+    let mut mapping = Platform::Okendo.mapping();
+    mapping.add("Reward=incentivized").unwrap();
+    let csv = "name,body,handle,rating,dateCreated,Reward\n\
+               Ann,Free sample,mug,5,2024-01-02,yes\n\
+               Bob,Bought it,mug,4,2024-01-03,\n\
+               Cy,Paid,mug,3,2024-01-04,no\n\
+               Di,Odd,mug,3,2024-01-05,perhaps\n";
+    let rows: Vec<_> = CsvImport::new(csv.as_bytes(), options(mapping, Some("en"), ""))
+        .unwrap()
+        .collect();
+    let marked: Vec<bool> = rows[..3]
+        .iter()
+        .map(|row| row.as_ref().unwrap().comment.incentivized)
+        .collect();
+    assert_eq!(marked, [true, false, false]);
+    let error = rows[3].as_ref().unwrap_err();
+    assert_eq!((error.line, error.field), (5, Some("incentivized")));
+    // No platform's own mapping reads such a column.
+    for platform in Platform::ALL {
+        assert!(
+            platform
+                .mapping()
+                .columns
+                .iter()
+                .all(|(_, field)| *field != rave_import::Field::Incentivized)
+        );
+    }
+}

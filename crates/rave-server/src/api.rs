@@ -11,8 +11,8 @@
 use std::collections::BTreeMap;
 
 use rave_comments::{
-    AuthorPage, Comment, GlobalStats, Leader, Plan, ProductOverview, ProductRecord, ProductStats,
-    QueuePage, RatingCounts, Reply,
+    Comment, GlobalStats, Leader, Plan, ProductOverview, ProductRecord, ProductStats, RatingCounts,
+    Reply,
 };
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -327,8 +327,10 @@ pub(crate) struct CreateCommentBody {
     pub created_at: Option<String>,
     /// A JWT the shop issued after an order: signed HS256 with the shop's
     /// purchase secret, with the claims `product_id` (this product),
-    /// `order_id` and `exp`. A valid one makes the comment a verified
-    /// purchase; one order verifies one comment per product.
+    /// `order_id` and `exp`, and optionally `incentivized` (true: the shop
+    /// rewarded the review, which is then labelled so everywhere). A valid
+    /// one makes the comment a verified purchase; one order verifies one
+    /// comment per product.
     #[serde(default)]
     #[schema(
         min_length = 1,
@@ -478,36 +480,11 @@ pub(crate) struct CommentPageBody {
     pub plan: Option<PlanBody>,
 }
 
-/// A page of the moderation queue, or of an author's comments.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct QueuePageBody {
-    pub items: Vec<CommentBody>,
-    pub next_cursor: Option<String>,
-}
-
-impl From<AuthorPage> for QueuePageBody {
-    fn from(page: AuthorPage) -> QueuePageBody {
-        QueuePageBody {
-            items: page.items.into_iter().map(CommentBody::from).collect(),
-            next_cursor: page.next_cursor,
-        }
-    }
-}
-
 /// What erasing an author's data did.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct ErasedBody {
     /// Comments erased (0 when the author had none left).
     pub erased: u64,
-}
-
-impl From<QueuePage> for QueuePageBody {
-    fn from(page: QueuePage) -> QueuePageBody {
-        QueuePageBody {
-            items: page.items.into_iter().map(CommentBody::from).collect(),
-            next_cursor: page.next_cursor,
-        }
-    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]

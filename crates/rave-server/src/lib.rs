@@ -38,6 +38,7 @@ mod limiter;
 mod media;
 mod metrics;
 mod middleware;
+mod moderation;
 mod moderation_hook;
 mod page_policy;
 mod pages;
@@ -123,11 +124,13 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
             routes::delete_comment
         ))
         .routes(routes!(routes::flag_comment))
+        .routes(routes!(routes::set_incentivized))
         .routes(routes!(routes::approve_comment))
         .routes(routes!(routes::reject_comment))
         .routes(routes!(routes::set_reply, routes::delete_reply))
         .routes(routes!(routes::put_vote, routes::delete_vote))
         .routes(routes!(routes::moderation_queue))
+        .routes(routes!(routes::moderation_figures))
         .routes(routes!(routes::author_comments, routes::erase_author))
         .routes(routes!(routes::product_stats))
         .routes(routes!(groups::group_comments))

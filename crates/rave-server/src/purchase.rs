@@ -1,6 +1,9 @@
 //! Purchase proofs: a JWT (RFC 7519) the shop's backend issues after an
 //! order, signed HS256 with the secret it shares with rave, with the claims
-//! `product_id`, `order_id` and `exp`.
+//! `product_id`, `order_id` and `exp`, and optionally `incentivized`
+//! (`true` when the shop gave the buyer a free product or a discount for
+//! the review: the comment is then marked incentivized from its first
+//! write, and every surface discloses it).
 //!
 //! The proof is checked here, at the edge, like the admin token: it is a
 //! credential of the request, and the domain stays free of token formats
@@ -18,7 +21,7 @@
 
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use rave_comments::{CommentsError, OrderId, ProductId};
+use rave_comments::{CommentsError, OrderId, ProductId, Purchase};
 use serde::Deserialize;
 
 use crate::error::ApiError;
@@ -46,6 +49,10 @@ impl std::fmt::Debug for PurchaseVerifier {
 struct Claims {
     product_id: String,
     order_id: String,
+    /// The shop's claim that the review is written for a reward; absent
+    /// is false. Signed like the rest, so only the shop can make it.
+    #[serde(default)]
+    incentivized: bool,
 }
 
 fn refused(message: impl Into<String>) -> ApiError {
@@ -70,9 +77,9 @@ impl PurchaseVerifier {
         }
     }
 
-    /// The order `token` proves was placed for `product`, or a 400 saying
+    /// The purchase `token` proves was made of `product`, or a 400 saying
     /// why the proof is refused.
-    pub fn verify(&self, token: &str, product: &str) -> Result<OrderId, ApiError> {
+    pub fn verify(&self, token: &str, product: &str) -> Result<Purchase, ApiError> {
         let product = ProductId::parse(product)?;
         // The header first, so that a token naming an algorithm the crate
         // does not even know (`none`) is told what to name.
@@ -97,8 +104,12 @@ impl PurchaseVerifier {
         if claims.product_id != product.as_str() {
             return Err(refused("is for another product"));
         }
-        OrderId::parse(&claims.order_id)
-            .map_err(|_| refused("order_id must be 1-128 characters, no control characters"))
+        let order = OrderId::parse(&claims.order_id)
+            .map_err(|_| refused("order_id must be 1-128 characters, no control characters"))?;
+        Ok(Purchase {
+            order,
+            incentivized: claims.incentivized,
+        })
     }
 }
 
@@ -127,8 +138,18 @@ mod tests {
     #[test]
     fn a_valid_proof_names_its_order() {
         let token = sign(json!({"product_id": "p1", "order_id": "o-1", "exp": in_an_hour()}));
-        let order = PurchaseVerifier::new(SECRET).verify(&token, "p1").unwrap();
-        assert_eq!(order.as_str(), "o-1");
+        let purchase = PurchaseVerifier::new(SECRET).verify(&token, "p1").unwrap();
+        assert_eq!(purchase.order.as_str(), "o-1");
+        assert!(!purchase.incentivized, "absent is false");
+        let claimed = sign(json!({
+            "product_id": "p1", "order_id": "o-2", "exp": in_an_hour(), "incentivized": true
+        }));
+        assert!(
+            PurchaseVerifier::new(SECRET)
+                .verify(&claimed, "p1")
+                .unwrap()
+                .incentivized
+        );
     }
 
     #[test]

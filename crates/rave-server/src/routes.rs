@@ -21,7 +21,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rave_access::{Scope, Target};
-use rave_comments::{CommentPatch, DEFAULT_PAGE_SIZE, NewComment, Status, Timestamp};
+use rave_comments::{CommentPatch, DEFAULT_PAGE_SIZE, NewComment, ReportReason, Status, Timestamp};
 
 use self::query::{Dialect, ListingQuery, Params};
 
@@ -30,6 +30,9 @@ use crate::api::*;
 use crate::callers::{Admin, Authorized, Erase, Moderate, Reply, Writer};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::JsonBody;
+use crate::moderation::{
+    FlagBody, IncentivizedBody, ModerationFiguresBody, QueuePageBody, ReasonBody,
+};
 use crate::responses::{
     BadRequest, BadToken, BodyRefused, Contended, NotFound, RefusedByRule, TokenRefused,
     TooManyRequests, Unavailable,
@@ -77,6 +80,7 @@ impl<S: Send + Sync> FromRequestParts<S> for VotePath {
         ("language" = Option<LanguageCode>, Query, description = "One language code; absent = all languages"),
         ("rating" = Option<Vec<StarRating>>, Query, style = Form, explode, description = "Repeatable (rating=1&rating=5; rating=1,5 works too); absent = all ratings"),
         ("verified" = Option<bool>, Query, description = "true lists only verified purchases"),
+        ("incentivized" = Option<bool>, Query, description = "true lists only reviews written for a reward (a free product or a discount), false only the others; absent lists both. A filter on the same queries: a page reads on past the others until it is full"),
         ("sort" = Option<ListingSort>, Query, description = "newest (default), oldest, highest (most stars first, newest first within a rating), lowest, or helpful (the lower bound of the 95% Wilson interval of helpful ÷ all votes first, no votes scoring 0; newest first among equal scores). Votes are counted by the aggregator, so a comment whose score changes while a client walks the helpful order may appear once more or not at all; every other comment appears exactly once"),
         ("limit" = Option<PageSize>, Query, description = "1-100, default 20"),
         ("cursor" = Option<Cursor>, Query, description = "The next_cursor of the previous page, for the same query"),
@@ -194,7 +198,7 @@ pub(crate) async fn create_comment(
         Some(order) => {
             state
                 .comments
-                .create_verified(&product_id, new, idempotency_key, order)
+                .create_purchased(&product_id, new, idempotency_key, order)
                 .await?
         }
     };
@@ -312,13 +316,16 @@ pub(crate) async fn delete_comment(
     path = "/v1/comments/{id}/flag",
     tag = "comments",
     summary = "Report a comment",
-    description = "A published comment becomes flagged: it stays visible and enters the moderation queue. Flagging a flagged or pending comment changes nothing.",
+    description = "Counts a reader's report, with its reason (`spam`, `offensive`, `off_topic`, `fake` or `other`) and an optional note; no body at all is a report for `other`. A published comment becomes flagged: it stays visible and enters the moderation queue, which shows the counts by reason. A pending or flagged comment keeps its status; its report is counted all the same. An unknown reason or a bad note is a 400 naming the field, and counts nothing.",
     params(("id" = String, Path, description = "Comment id")),
+    request_body(content = Option<FlagBody>, description = "Optional: the reason and a note"),
     responses(
         (status = 200, description = "The comment", body = CommentBody),
+        BadRequest,
         BadToken,
         NotFound,
         Contended,
+        BodyRefused,
         TooManyRequests,
         Unavailable,
     )
@@ -327,8 +334,10 @@ pub(crate) async fn flag_comment(
     State(state): State<AppState>,
     _writer: Writer,
     Segment(id): Segment,
+    body: Option<JsonBody<FlagBody>>,
 ) -> ApiResult<Json<CommentBody>> {
-    Ok(Json(state.comments.flag(&id).await?.into()))
+    let report = FlagBody::report(body.map(|JsonBody(body)| body))?;
+    Ok(Json(state.comments.flag(&id, &report).await?.into()))
 }
 
 #[utoipa::path(
@@ -356,6 +365,46 @@ pub(crate) async fn approve_comment(
         .record(&state, "comment.approve", Target::new("comment", &id), None)
         .await;
     Ok(Json(approved.into()))
+}
+
+#[utoipa::path(
+    put,
+    path = "/v1/comments/{id}/incentivized",
+    tag = "admin",
+    summary = "Mark whether a review was written for a reward (scope moderate)",
+    description = "An incentivized review (a free product or a discount in return) is labelled \"Received a free product or discount for this review\" on every page, listed under `incentivized=true`, and carried to webhooks, exports and the Google feed (`is_incentivized_review`). Setting the value it already has changes nothing; no count changes either way.",
+    params(("id" = String, Path, description = "Comment id")),
+    request_body = IncentivizedBody,
+    security(("access_token" = ["moderate"])),
+    responses(
+        (status = 200, description = "The comment", body = CommentBody),
+        BadRequest,
+        TokenRefused,
+        NotFound,
+        Contended,
+        BodyRefused,
+        Unavailable,
+    )
+)]
+pub(crate) async fn set_incentivized(
+    State(state): State<AppState>,
+    Authorized(staff, ..): Authorized<Moderate>,
+    Segment(id): Segment,
+    JsonBody(body): JsonBody<IncentivizedBody>,
+) -> ApiResult<Json<CommentBody>> {
+    let comment = state
+        .comments
+        .set_incentivized(&id, body.incentivized)
+        .await?;
+    staff
+        .record(
+            &state,
+            "comment.incentivized",
+            Target::new("comment", &id),
+            Some(format!("incentivized={}", body.incentivized)),
+        )
+        .await;
+    Ok(Json(comment.into()))
 }
 
 #[utoipa::path(
@@ -511,6 +560,7 @@ pub(crate) async fn delete_vote(
     params(
         ("state" = Option<QueueState>, Query, description = "pending (default) or flagged"),
         ("since" = Option<String>, Query, pattern = "^[0-9]{4}(-[0-9]{2}(-[0-9]{2}(T[0-9]{2})?)?)?$", description = "A prefix of an RFC 3339 time: 2026, 2026-11, 2026-11-21 or 2026-11-21T08"),
+        ("reason" = Option<ReasonBody>, Query, description = "Only comments reported for this reason since the last decision (a filter: the queue reads on past the others until the page is full)"),
         ("limit" = Option<PageSize>, Query, description = "1-100, default 20"),
         ("cursor" = Option<Cursor>, Query, description = "The next_cursor of the previous page, for the same query"),
     ),
@@ -529,9 +579,13 @@ pub(crate) async fn moderation_queue(
 ) -> ApiResult<Json<QueuePageBody>> {
     let params = Params::new(
         raw.as_deref(),
-        &["state", "since", "limit", "cursor"],
+        &["state", "since", "reason", "limit", "cursor"],
         Dialect::Api,
     )?;
+    let reason = params
+        .value("reason")?
+        .map(ReportReason::parse)
+        .transpose()?;
     let status = match params.value("state")? {
         None | Some("pending") => Status::Pending,
         Some("flagged") => Status::Flagged,
@@ -542,11 +596,32 @@ pub(crate) async fn moderation_queue(
         .moderation_queue(
             status,
             params.value("since")?,
+            reason,
             params.limit(DEFAULT_PAGE_SIZE)?,
             params.value("cursor")?,
         )
         .await?;
     Ok(Json(page.into()))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/moderation/figures",
+    tag = "admin",
+    summary = "Moderation figures (scope moderate)",
+    description = "Reports by reason, holds by rule, comments waiting, decisions and the median time to a decision, kept exactly by the aggregator from the change stream (they trail the latest writes by its lag).",
+    security(("access_token" = ["moderate"])),
+    responses(
+        (status = 200, description = "The figures", body = ModerationFiguresBody),
+        TokenRefused,
+        Unavailable,
+    )
+)]
+pub(crate) async fn moderation_figures(
+    State(state): State<AppState>,
+    _staff: Authorized<Moderate>,
+) -> ApiResult<Json<ModerationFiguresBody>> {
+    Ok(Json(state.comments.moderation_figures().await?.into()))
 }
 
 #[utoipa::path(

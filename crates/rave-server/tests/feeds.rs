@@ -375,6 +375,7 @@ async fn the_feed_holds_visible_and_spam_held_comments_and_nothing_else() {
     let mut verified = generator.next_comment();
     verified.product = "p".into();
     verified.verified_purchase = true;
+    verified.incentivized = true;
     let ids = s
         .comments
         .import(vec![awaiting, verified])
@@ -382,6 +383,14 @@ async fn the_feed_holds_visible_and_spam_held_comments_and_nothing_else() {
         .unwrap()
         .ids;
     let (awaiting, verified) = (ids[0].clone(), ids[1].clone());
+    let (status, _) = s
+        .json(
+            Method::PUT,
+            &format!("/v1/comments/{flagged}/incentivized"),
+            Some(json!({"incentivized": true})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
 
     let dir = tempfile::tempdir().unwrap();
     let feed = s.feed(dir.path()).await;
@@ -405,7 +414,14 @@ async fn the_feed_holds_visible_and_spam_held_comments_and_nothing_else() {
     assert_eq!(feed.review(&verified, "is_verified_purchase"), "true");
     assert_eq!(feed.review(&published, "is_verified_purchase"), "false");
     assert_eq!(feed.count("//review[collection_method='unsolicited']"), 4);
-    assert_eq!(feed.count("//is_incentivized_review"), 0);
+    // Marked by staff (flagged) and by the import (verified).
+    for (id, incentivized) in [
+        (&published, "false"),
+        (&flagged, "true"),
+        (&verified, "true"),
+    ] {
+        assert_eq!(feed.review(id, "is_incentivized_review"), incentivized);
+    }
     assert!(
         !feed.text().contains("Thanks from the merchant"),
         "replies stay out"

@@ -232,6 +232,7 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
           el("bdi", { className: "author", textContent: c.author }), " on ",
           el("time", { dateTime: c.created_at, textContent: c.created_at.slice(0, 10) }),
           ...(c.verified_purchase ? [el("span", { className: "verified", textContent: "✓ Verified purchase" })] : []),
+          ...(c.incentivized ? [" · Received a free product or discount for this review"] : []),
         ]),
         ...answers(c),
         el("p", { className: "body", dir: "auto" }, [el("bdi", { textContent: c.body })]),

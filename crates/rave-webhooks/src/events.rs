@@ -8,7 +8,7 @@
 //! | a comment appears                         | `comment.created`, then `comment.published` or `comment.flagged` if it arrived in that state |
 //! | its status becomes published (approval)   | `comment.published`                      |
 //! | its status becomes flagged                | `comment.flagged`                        |
-//! | its text, title, rating or language change, or it goes back to pending | `comment.updated` |
+//! | its text, title, rating or language change, it is marked incentivized or not, or it goes back to pending | `comment.updated` |
 //! | its merchant reply is set, changed or removed | `comment.replied` (`reply` is null after a removal) |
 //! | its helpful or unhelpful vote count changes | `comment.voted` (once the aggregator has counted the vote) |
 //! | it is removed                             | `comment.deleted` (carrying the last image) |
@@ -108,6 +108,7 @@ fn content_changed(before: &Comment, after: &Comment) -> bool {
         || before.rating != after.rating
         || before.language != after.language
         || before.author != after.author
+        || before.incentivized != after.incentivized
 }
 
 /// The events of one change, in the order a receiver should see them.
@@ -177,6 +178,8 @@ mod tests {
             image_urls: Vec::new(),
             incentivized: false,
             attributes: Default::default(),
+            reports: Default::default(),
+            queued_at: None,
         }
     }
 
@@ -188,6 +191,22 @@ mod tests {
     }
 
     use EventType::*;
+
+    #[test]
+    fn marking_a_review_incentivized_is_an_update_carrying_the_mark() {
+        let before = comment(Status::Published);
+        let after = Comment {
+            incentivized: true,
+            ..before.clone()
+        };
+        let events = events_of(CommentChange {
+            before: Some(before),
+            after: Some(after),
+        });
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].kind, Updated);
+        assert!(events[0].comment.incentivized);
+    }
 
     #[test]
     fn a_new_comment_is_created_then_in_its_state() {

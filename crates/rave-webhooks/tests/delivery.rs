@@ -200,7 +200,13 @@ async fn every_event_arrives_signed_and_in_order() {
         .unwrap()
         .comment;
     w.comments.approve(&a.id).await.unwrap();
-    w.comments.flag(&a.id).await.unwrap();
+    w.comments
+        .flag(
+            &a.id,
+            &rave_comments::Report::new(rave_comments::ReportReason::Other, None).unwrap(),
+        )
+        .await
+        .unwrap();
     let b = w
         .comments
         .create("p1", comment("second"), None)
@@ -208,6 +214,7 @@ async fn every_event_arrives_signed_and_in_order() {
         .unwrap()
         .comment;
     w.comments.set_reply(&b.id, "Thanks!").await.unwrap();
+    w.comments.set_incentivized(&b.id, true).await.unwrap();
     w.comments.delete(&a.id).await.unwrap();
 
     let expected = [
@@ -216,10 +223,11 @@ async fn every_event_arrives_signed_and_in_order() {
         ("comment.flagged", &a.id),
         ("comment.created", &b.id),
         ("comment.replied", &b.id),
+        ("comment.updated", &b.id),
         ("comment.deleted", &a.id),
     ];
-    wait_for("six deliveries", || {
-        receiver.received.lock().unwrap().len() >= 6
+    wait_for("seven deliveries", || {
+        receiver.received.lock().unwrap().len() >= 7
     })
     .await;
     let received = receiver.received.lock().unwrap().clone();
@@ -238,6 +246,15 @@ async fn every_event_arrives_signed_and_in_order() {
         .map(|(t, id)| (t.to_string(), id.to_string()))
         .collect();
     assert_eq!(got, want);
+    let incentivized: Vec<bool> = received
+        .iter()
+        .map(|r| parsed(r)["data"]["incentivized"].as_bool().unwrap())
+        .collect();
+    assert_eq!(
+        incentivized,
+        [false, false, false, false, false, true, false],
+        "every payload carries the mark; the update sets it"
+    );
     for r in &received {
         let timestamp: i64 = r.timestamp.parse().unwrap();
         assert_eq!(
@@ -247,7 +264,7 @@ async fn every_event_arrives_signed_and_in_order() {
         assert!(r.id.starts_with("msg_"));
     }
     let history = w.webhooks.deliveries(&endpoint.id, 10).await.unwrap();
-    assert_eq!(history.len(), 6);
+    assert_eq!(history.len(), 7);
     w.stop.send(true).unwrap();
 }
 

@@ -48,6 +48,7 @@
 //! `reconcile` recomputes everything from the comments with a parallel scan,
 //! reports every item that drifted, and can repair it.
 
+mod moderation;
 pub(crate) mod reconcile;
 
 use std::collections::BTreeMap;
@@ -63,6 +64,7 @@ use crate::access::TableAccess;
 use crate::attributes::AttributeAnswers;
 use crate::error::Result;
 use crate::model::{AUTHOR_BUCKETS, GlobalStats, Language, ProductId, Rating, VoteCounts};
+use crate::table::stats::moderation::{self as figures, FiguresPart};
 use crate::table::stats::product::{self as product_stats, ProductCounts};
 use crate::table::stats::totals::{self, Slot};
 use crate::table::stats::{self, author};
@@ -156,6 +158,8 @@ struct Deltas {
     touched: BTreeMap<ProductId, Touch>,
     /// Per comment id, how its helpful and unhelpful counts move.
     votes: BTreeMap<String, VoteDelta>,
+    /// What the batch adds to the moderation figures.
+    figures: FiguresPart,
 }
 
 /// How a comment's vote counts move.
@@ -202,6 +206,7 @@ impl Deltas {
 
     fn add(&mut self, record: &ChangeRecord, sign: i64) -> Result<(), Malformed> {
         self.add_votes(record, sign)?;
+        moderation::add(&mut self.figures, record, sign)?;
         let old = contribution(record.old_image.as_ref())?;
         let new = contribution(record.new_image.as_ref())?;
         self.touch(record, old.as_ref().or(new.as_ref()), sign);
@@ -238,21 +243,31 @@ impl Deltas {
         self.stats.retain(|_, d| !d.is_zero());
         self.authors.retain(|_, d| *d != 0);
         self.votes.retain(|_, d| !d.is_zero());
+        self.figures.prune();
     }
 
     /// At least as many items as a commit of these deltas writes, in
     /// constant time: a batch grows record by record while this fits.
     fn items_at_most(&self) -> usize {
-        self.stats.len() + self.authors.len() + self.touched.len() + self.votes.len() + 1
+        self.stats.len() + self.authors.len() + self.touched.len() + self.votes.len() + 2
     }
 
     /// Items a commit of these deltas writes (the totals item included).
     fn items(&self) -> usize {
-        let changed = self.stats.values().filter(|d| !d.is_zero()).count()
+        let figures = usize::from(!self.figures.is_zero());
+        match self.counted_items() {
+            0 => figures,
+            changed => changed + 1 + figures,
+        }
+    }
+
+    /// Statistics and comment items the deltas change, besides the totals
+    /// and the moderation figures.
+    fn counted_items(&self) -> usize {
+        self.stats.values().filter(|d| !d.is_zero()).count()
             + self.authors.values().filter(|d| **d != 0).count()
             + self.touched_only().count()
-            + self.votes.values().filter(|d| !d.is_zero()).count();
-        if changed == 0 { 0 } else { changed + 1 }
+            + self.votes.values().filter(|d| !d.is_zero()).count()
     }
 }
 
@@ -390,6 +405,8 @@ impl<S: Store> Aggregator<S> {
             .collect();
         let slot = Slot::random();
         wanted.push(totals::key(slot));
+        let figures_slot = figures::random_slot();
+        wanted.push(figures::key(figures_slot));
         let current: BTreeMap<String, Item> = self
             .access
             .get_many(&wanted)
@@ -475,11 +492,27 @@ impl<S: Store> Aggregator<S> {
                 Some(comment::at_version(version)),
             ));
         }
-        actions.push(self.write_action(
-            &current,
-            totals::key(slot),
-            Some(totals::encode(slot, &totals)),
-        ));
+        if deltas.counted_items() > 0 {
+            actions.push(self.write_action(
+                &current,
+                totals::key(slot),
+                Some(totals::encode(slot, &totals)),
+            ));
+        }
+        if !deltas.figures.is_zero() {
+            let key = figures::key(figures_slot);
+            let mut part = stored(&key)
+                .map(figures::decode)
+                .transpose()?
+                .unwrap_or_default();
+            part.add(&deltas.figures);
+            part.prune();
+            actions.push(self.write_action(
+                &current,
+                key,
+                Some(figures::encode(figures_slot, &part)),
+            ));
+        }
         Ok(actions)
     }
 
@@ -572,6 +605,8 @@ mod tests {
                 image_urls: Vec::new(),
                 incentivized: false,
                 attributes: Default::default(),
+                reports: Default::default(),
+                queued_at: None,
             },
             1,
         )
@@ -597,7 +632,9 @@ mod tests {
         d.add(&change(None, Some(totals::key(Slot::FIRST))), 1)
             .unwrap();
         d.prune();
-        assert_eq!(d.items(), 0);
+        assert_eq!(d.counted_items(), 0);
+        assert_eq!(d.items(), 1, "only the moderation figures: one waits");
+        assert_eq!(d.figures.pending, 1);
     }
 
     #[test]
@@ -612,7 +649,8 @@ mod tests {
         assert_eq!(d.stats[&(p.clone(), Some(en))].ratings, [0, 0, 0, 0, -1]);
         assert_eq!(d.stats[&(p, Some(de))].ratings, [0, 0, 0, 1, 0]);
         assert!(d.authors.is_empty(), "same author, still counted");
-        assert_eq!(d.items(), 4);
+        assert_eq!(d.figures.flagged, 1);
+        assert_eq!(d.items(), 5, "three counts, the totals, the figures");
         assert!(d.items_at_most() >= d.items());
     }
 

@@ -46,6 +46,7 @@ use super::filter::Filter;
 use super::sort::{Reading, Sort};
 use crate::error::{CommentsError, Result};
 use crate::model::{Language, ProductId, Status};
+use crate::reports::ReportReason;
 
 const VERSION: u8 = 1;
 /// Version 2: a helpfulness rank follows the version byte.
@@ -93,6 +94,13 @@ pub(crate) fn listing_binding(product: &ProductId, filter: &Filter, sort: Sort) 
         filter.ratings.mask(),
         if filter.verified { "\u{0}verified" } else { "" }
     );
+    if let Some(incentivized) = filter.incentivized {
+        binding.push_str(if incentivized {
+            "\u{0}incentivized"
+        } else {
+            "\u{0}not incentivized"
+        });
+    }
     if sort != Sort::Newest {
         binding.push('\u{0}');
         binding.push_str(sort.as_str());
@@ -110,9 +118,20 @@ pub(crate) fn author_binding(author: &str) -> Vec<u8> {
     format!("author\u{0}{author}").into_bytes()
 }
 
-/// What a moderation queue cursor is bound to: the state and time prefix.
-pub(crate) fn queue_binding(state: Status, since: Option<&str>) -> Vec<u8> {
-    format!("queue\u{0}{}\u{0}{}", state.as_str(), since.unwrap_or("")).into_bytes()
+/// What a moderation queue cursor is bound to: the state, time prefix and
+/// report reason.
+pub(crate) fn queue_binding(
+    state: Status,
+    since: Option<&str>,
+    reason: Option<ReportReason>,
+) -> Vec<u8> {
+    let mut binding = format!("queue\u{0}{}\u{0}{}", state.as_str(), since.unwrap_or(""));
+    // Unfiltered cursors stay what they were.
+    if let Some(reason) = reason {
+        binding.push_str("\u{0}reason=");
+        binding.push_str(reason.as_str());
+    }
+    binding.into_bytes()
 }
 
 /// Where one sub-query resumes.

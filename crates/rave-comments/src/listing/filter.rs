@@ -1,5 +1,5 @@
 //! What a listing asks for: a language, a set of ratings, verified
-//! purchases only. A cursor is bound to it.
+//! purchases only, incentivized reviews or not. A cursor is bound to it.
 
 use crate::model::{Language, Rating};
 
@@ -42,4 +42,8 @@ pub struct Filter {
     /// Only comments a purchase verified: the same plan on the verified
     /// copies of the indexes.
     pub verified: bool,
+    /// Only comments written for a reward (`Some(true)`) or only the
+    /// others (`Some(false)`): a FilterExpression on the same plan's
+    /// queries (the executor's doc says what it costs).
+    pub incentivized: Option<bool>,
 }

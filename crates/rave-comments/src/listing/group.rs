@@ -53,6 +53,7 @@ use crate::error::{CommentsError, Result};
 use crate::families::{VariantCounts, parse_group};
 use crate::model::{ProductId, check_page_size};
 use crate::statistics::{Counted, RatingCounts};
+use crate::table::comment;
 
 /// What a group's cursor is bound to: the group, and the product listing's
 /// binding of its filter and order.
@@ -123,6 +124,7 @@ impl<S: Store> Listings<S> {
                     index: query.index_kind,
                     partition: query.partition_key.clone(),
                     sort_prefix: None,
+                    filter: request.filter.incentivized.map(comment::incentivized_is),
                     first_limit: 1,
                     share: 1.0,
                     start,

@@ -33,6 +33,7 @@ use self::sort::Sort;
 use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
 use crate::model::{Comment, ProductId, Status, check_page_size, validate_author};
+use crate::reports::ReportReason;
 #[cfg(any(test, feature = "testing"))]
 use crate::statistics::{Counted, RatingCounts};
 use crate::statistics::{ListingCounts, Statistics};
@@ -213,6 +214,7 @@ impl<S: Store> Listings<S> {
                 index: query.index_kind,
                 partition: query.partition_key,
                 sort_prefix: None,
+                filter: request.filter.incentivized.map(comment::incentivized_is),
                 first_limit: query.limit,
                 share: query.share,
                 start,
@@ -242,11 +244,14 @@ impl<S: Store> Listings<S> {
 
     /// The moderation queue: pending or flagged comments, oldest first,
     /// optionally only those whose creation time starts with `since`
-    /// (`2026`, `2026-11`, `2026-11-21`, `2026-11-21T08`).
+    /// (`2026`, `2026-11`, `2026-11-21`, `2026-11-21T08`) and only those
+    /// reported for `reason` (a filter on the queue's entries, which
+    /// project the report counts).
     pub(crate) async fn moderation_queue(
         &self,
         state: Status,
         since: Option<&str>,
+        reason: Option<ReportReason>,
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<QueuePage> {
@@ -260,7 +265,7 @@ impl<S: Store> Listings<S> {
             check_time_prefix(prefix)?;
         }
         let limit = check_page_size(limit)?;
-        let binding = queue_binding(state, since);
+        let binding = queue_binding(state, since, reason);
         let start = self.resume_single(cursor, &binding)?;
         if start == Position::Exhausted {
             return Ok(QueuePage {
@@ -275,6 +280,7 @@ impl<S: Store> Listings<S> {
             index: crate::table::Index::Moderation,
             partition: comment::moderation_partition(state),
             sort_prefix: since.map(str::to_owned),
+            filter: reason.map(comment::reported_for),
             first_limit: limit + 1,
             share: 1.0,
             start,
@@ -321,6 +327,7 @@ impl<S: Store> Listings<S> {
             index: crate::table::Index::ByAuthor,
             partition: comment::author_partition(&author),
             sort_prefix: None,
+            filter: None,
             first_limit: limit + 1,
             share: 1.0,
             phase: 0,

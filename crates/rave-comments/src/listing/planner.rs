@@ -415,6 +415,7 @@ mod tests {
             language: language.map(|l| Language::parse(l).unwrap()),
             ratings: ratings(list),
             verified: false,
+            incentivized: None,
         }
     }
 

@@ -7,7 +7,9 @@
 //! shown) and also carries the moderation keys. A status change rewrites the
 //! item, and the indexes follow in the same write.
 
-use rave_store::{AttributeRef, AttributeValue, Condition, Item, ItemView, Number};
+use rave_store::{
+    AttributeRef, AttributeValue, Comparator, Condition, Item, ItemView, Number, Operand, Path,
+};
 use ulid::Ulid;
 
 use super::keys::HELPFUL_SORT;
@@ -16,6 +18,7 @@ use crate::attributes::AttributeAnswers;
 use crate::model::{
     Comment, Language, ProductId, Rating, Reply, Source, Status, Timestamp, VoteCounts,
 };
+use crate::reports::{Report, ReportReason, Reports};
 
 pub(super) const PREFIX: &str = "COMMENT#";
 /// Increases with every change of a comment; writes are conditional on it.
@@ -72,6 +75,15 @@ const DETAILS: &str = "details";
 const DETAILS_INCENTIVIZED: &str = "incentivized";
 /// The review's answers to its product's attributes (`table::attributes`).
 const DETAILS_ATTRIBUTES: &str = "attributes";
+/// Readers' reports since the last decision: a map of reason to count
+/// (`spam`, `offensive`, `off_topic`, `fake`, `other`; absent reasons are
+/// zero), and the latest notes, a list of maps of `reason` and `note`.
+const DETAILS_REPORTS: &str = "reports";
+const DETAILS_REPORT_NOTES: &str = "report_notes";
+/// When the comment last entered the moderation queue (a timestamp).
+const DETAILS_QUEUED_AT: &str = "queued_at";
+const NOTE_REASON: &str = "reason";
+const NOTE_TEXT: &str = "note";
 
 /// The attributes a listing page shows. Indexes project exactly these (plus
 /// keys, which give the id and creation time), so a page is one query with
@@ -360,7 +372,116 @@ fn encode_details(comment: &Comment) -> Option<AttributeValue> {
     if let Some(answers) = super::attributes::encode_answers(&comment.attributes) {
         details.insert(DETAILS_ATTRIBUTES.to_owned(), answers);
     }
+    if !comment.reports.is_empty() {
+        let counts = comment
+            .reports
+            .counts
+            .iter()
+            .map(|(reason, count)| {
+                (
+                    reason.as_str().to_owned(),
+                    AttributeValue::N(Number::from(*count)),
+                )
+            })
+            .collect();
+        details.insert(DETAILS_REPORTS.to_owned(), AttributeValue::M(counts));
+    }
+    if !comment.reports.notes.is_empty() {
+        let notes = comment
+            .reports
+            .notes
+            .iter()
+            .map(|report| {
+                let mut note = std::collections::BTreeMap::new();
+                note.insert(
+                    NOTE_REASON.to_owned(),
+                    AttributeValue::s(report.reason.as_str()),
+                );
+                if let Some(text) = &report.note {
+                    note.insert(NOTE_TEXT.to_owned(), AttributeValue::s(text));
+                }
+                AttributeValue::M(note)
+            })
+            .collect();
+        details.insert(DETAILS_REPORT_NOTES.to_owned(), AttributeValue::L(notes));
+    }
+    if let Some(queued_at) = comment.queued_at {
+        details.insert(
+            DETAILS_QUEUED_AT.to_owned(),
+            AttributeValue::S(queued_at.to_string()),
+        );
+    }
     (!details.is_empty()).then_some(AttributeValue::M(details))
+}
+
+/// The attribute path of a report count in a comment item: what the
+/// moderation queue filters on to show only comments reported for `reason`.
+pub(crate) fn reported_for(reason: ReportReason) -> Condition {
+    Condition::AttributeExists(
+        Path::attr(DETAILS)
+            .key(DETAILS_REPORTS)
+            .key(reason.as_str()),
+    )
+}
+
+/// The filter of a listing by incentive: a comment is incentivized iff its
+/// `details.incentivized` is `true` (absent is `false`).
+pub(crate) fn incentivized_is(incentivized: bool) -> Condition {
+    let flag = Condition::compare(
+        Operand::Path(Path::attr(DETAILS).key(DETAILS_INCENTIVIZED)),
+        Comparator::Eq,
+        Operand::value(AttributeValue::Bool(true)),
+    );
+    if incentivized { flag } else { flag.not() }
+}
+
+fn decode_reports(
+    item: &(impl ItemView + ?Sized),
+    details: &std::collections::BTreeMap<String, AttributeValue>,
+) -> Result<Reports, Malformed> {
+    let bad = |what: &str| Malformed::new(item, format!("{DETAILS}.{what} is not valid"));
+    let mut reports = Reports::default();
+    match details.get(DETAILS_REPORTS) {
+        None => {}
+        Some(AttributeValue::M(counts)) => {
+            for (name, count) in counts {
+                let reason = ReportReason::parse(name).map_err(|_| bad(DETAILS_REPORTS))?;
+                let count = count
+                    .as_n()
+                    .and_then(|n| n.to_i64())
+                    .and_then(|n| u64::try_from(n).ok())
+                    .ok_or_else(|| bad(DETAILS_REPORTS))?;
+                reports.counts.insert(reason, count);
+            }
+        }
+        Some(_) => return Err(bad(DETAILS_REPORTS)),
+    }
+    match details.get(DETAILS_REPORT_NOTES) {
+        None => {}
+        Some(AttributeValue::L(notes)) => {
+            for note in notes {
+                let AttributeValue::M(note) = note else {
+                    return Err(bad(DETAILS_REPORT_NOTES));
+                };
+                let reason = note
+                    .get(NOTE_REASON)
+                    .and_then(AttributeValue::as_s)
+                    .and_then(|reason| ReportReason::parse(reason).ok())
+                    .ok_or_else(|| bad(DETAILS_REPORT_NOTES))?;
+                let text = match note.get(NOTE_TEXT) {
+                    None => None,
+                    Some(text) => Some(
+                        text.as_s()
+                            .ok_or_else(|| bad(DETAILS_REPORT_NOTES))?
+                            .to_owned(),
+                    ),
+                };
+                reports.notes.push(Report { reason, note: text });
+            }
+        }
+        Some(_) => return Err(bad(DETAILS_REPORT_NOTES)),
+    }
+    Ok(reports)
 }
 
 /// The fields a comment item's `details` map holds (their defaults when it
@@ -368,6 +489,8 @@ fn encode_details(comment: &Comment) -> Option<AttributeValue> {
 struct Details {
     incentivized: bool,
     attributes: AttributeAnswers,
+    reports: Reports,
+    queued_at: Option<Timestamp>,
 }
 
 fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed> {
@@ -377,6 +500,8 @@ fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed>
             return Ok(Details {
                 incentivized: false,
                 attributes: AttributeAnswers::default(),
+                reports: Default::default(),
+                queued_at: None,
             });
         }
         Some(AttributeRef::Other(AttributeValue::M(details))) => details,
@@ -393,6 +518,16 @@ fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed>
             details.get(DETAILS_ATTRIBUTES),
             &format!("{DETAILS}.{DETAILS_ATTRIBUTES}"),
         )?,
+        reports: decode_reports(item, details)?,
+        queued_at: match details.get(DETAILS_QUEUED_AT) {
+            None => None,
+            Some(value) => Some(
+                value
+                    .as_s()
+                    .and_then(|text| Timestamp::parse(text).ok())
+                    .ok_or_else(|| bad(DETAILS_QUEUED_AT))?,
+            ),
+        },
     })
 }
 
@@ -444,6 +579,8 @@ pub(crate) fn decode(item: &(impl ItemView + ?Sized)) -> Result<Comment, Malform
         image_urls: decode_image_urls(item)?,
         incentivized: details.incentivized,
         attributes: details.attributes,
+        reports: details.reports,
+        queued_at: details.queued_at,
     })
 }
 
@@ -582,6 +719,8 @@ mod tests {
             image_urls: Vec::new(),
             incentivized: false,
             attributes: AttributeAnswers::default(),
+            reports: Default::default(),
+            queued_at: None,
         }
     }
 

@@ -13,9 +13,10 @@
 //! `is_verified_purchase`, `collection_method` (`post_fulfillment` for a
 //! review posted through a review request's link, else `unsolicited`) and
 //! its product: name, identifiers (GTINs, MPNs,
-//! SKUs, brand) and page. The merchant's reply is not part of a review.
-//! `is_incentivized_review` is left out: rave does not know whether a
-//! review was incentivized. `review_url` (type `singleton`) is the
+//! SKUs, brand) and page, and `is_incentivized_review` (the comment's
+//! `incentivized`, set by staff, an import or the purchase proof; the
+//! schema places it right after `is_verified_purchase`). The merchant's
+//! reply is not part of a review. `review_url` (type `singleton`) is the
 //! comment's anchor on rave's product page, `product_url` the record's page
 //! in the shop, else rave's product page.
 //!
@@ -200,6 +201,11 @@ fn review(
             xml,
             "is_verified_purchase",
             bool_text(comment.verified_purchase),
+        )?;
+        element(
+            xml,
+            "is_incentivized_review",
+            bool_text(comment.incentivized),
         )?;
         element(xml, "review_timestamp", &comment.created_at.to_string())?;
         if let Some(title) = text_of(&comment.title) {

@@ -278,6 +278,9 @@ impl Listing<'_> {
             out.push_str("<p class=\"rave-verified\">✓ Verified purchase</p>");
         }
         super::attributes::answers(self.overview, comment, out);
+        if comment.incentivized {
+            let _ = write!(out, "<p class=\"rave-incentivized\">{INCENTIVE_LABEL}</p>");
+        }
         let votes = comment.votes;
         if votes.helpful + votes.unhelpful > 0 {
             let _ = write!(
@@ -394,6 +397,11 @@ impl Listing<'_> {
 }
 
 /// The page's own styles: readable without any of the shop's.
+/// The disclosure an incentivized review carries on every page (16 CFR
+/// 465 asks that a review written for a reward say so); the same words as
+/// `web/embed.js` and `web/index.html` show.
+const INCENTIVE_LABEL: &str = "Received a free product or discount for this review";
+
 pub(crate) const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#fff}\
 main{max-width:46rem;margin:0 auto;padding:1rem}\
 .rave-summary{font-size:1.2rem}.rave-average{font-weight:700}\
@@ -411,6 +419,7 @@ main{max-width:46rem;margin:0 auto;padding:1rem}\
 .rave-comment h3{font-size:1rem;margin:.25rem 0}\
 .rave-meta{color:#555;margin:0}.rave-rating{color:#b36b00}\
 .rave-verified{color:#1a7f37;margin:0}.rave-votes{color:#555;margin:0}\
+.rave-incentivized{color:#555;font-style:italic;margin:0}\
 .rave-body{white-space:pre-line}\
 .rave-reply{margin-left:1rem;padding-left:.75rem;border-left:3px solid #ddd}\
 .rave-pages a{margin-right:1rem}";
@@ -472,6 +481,12 @@ mod tests {
         };
         let plain = render(&comment("t", "b"));
         assert!(!plain.contains("rave-verified") && !plain.contains("rave-votes"));
+        assert!(!plain.contains(INCENTIVE_LABEL));
+        let mut incentivized = comment("t", "b");
+        incentivized.incentivized = true;
+        assert!(render(&incentivized).contains(
+            "<p class=\"rave-incentivized\">Received a free product or discount for this review</p>"
+        ));
         let mut voted = comment("t", "b");
         voted.verified_purchase = true;
         voted.votes.helpful = 3;

@@ -193,6 +193,7 @@ async fn listing(
         language: view.language.clone(),
         ratings: view.ratings,
         verified: false,
+        incentivized: None,
     };
     let (overview, page, stats) = match &family {
         Some(family) => {

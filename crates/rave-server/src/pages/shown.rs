@@ -65,6 +65,8 @@ pub(super) mod tests {
             image_urls: Vec::new(),
             incentivized: false,
             attributes: Default::default(),
+            reports: Default::default(),
+            queued_at: None,
         }
     }
 

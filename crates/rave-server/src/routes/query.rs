@@ -95,6 +95,14 @@ impl Params {
         }
     }
 
+    /// A `true` / `false` parameter that filters only when given.
+    pub(crate) fn optional_flag(&self, name: &str) -> ApiResult<Option<bool>> {
+        match self.value(name)? {
+            None => Ok(None),
+            Some(_) => self.flag(name).map(Some),
+        }
+    }
+
     /// The page size asked for (`default` when the query does not say); the
     /// domain checks its range.
     pub(crate) fn limit(&self, default: usize) -> ApiResult<usize> {
@@ -141,8 +149,15 @@ pub(crate) struct ListingQuery {
 
 impl ListingQuery {
     /// The parameters the JSON listing takes.
-    pub(crate) const API: [&str; 7] = [
-        "language", "rating", "verified", "sort", "limit", "cursor", "explain",
+    pub(crate) const API: [&str; 8] = [
+        "language",
+        "rating",
+        "verified",
+        "incentivized",
+        "sort",
+        "limit",
+        "cursor",
+        "explain",
     ];
 
     /// The parameters a product page takes: the filters and where it starts.
@@ -164,6 +179,7 @@ impl ListingQuery {
                 language,
                 ratings,
                 verified: params.flag("verified")?,
+                incentivized: params.optional_flag("incentivized")?,
             },
             sort,
             limit: params.limit(DEFAULT_PAGE_SIZE)?,

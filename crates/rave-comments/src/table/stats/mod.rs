@@ -18,6 +18,7 @@
 pub(crate) mod attributes;
 pub(crate) mod author;
 pub(crate) mod leaderboard;
+pub(crate) mod moderation;
 pub(crate) mod product;
 pub(crate) mod totals;
 
