@@ -100,25 +100,38 @@ pub(crate) fn all_keys() -> Vec<Item> {
     (0..SLOTS as usize).map(key).collect()
 }
 
-fn signed_map<K: ToString>(counts: impl Iterator<Item = (K, i64)>) -> AttributeValue {
-    AttributeValue::M(
-        counts
-            .filter(|(_, n)| *n != 0)
-            .map(|(k, n)| (k.to_string(), AttributeValue::N(Number::from(n))))
-            .collect(),
-    )
+/// The counts that are not zero as a map, or `None` when all are: an
+/// empty map is left out of the item (DynamoDB Local's streams cannot
+/// carry one), and an absent map reads as all zero.
+fn signed_map<K: ToString>(counts: impl Iterator<Item = (K, i64)>) -> Option<AttributeValue> {
+    let counts: BTreeMap<String, AttributeValue> = counts
+        .filter(|(_, n)| *n != 0)
+        .map(|(k, n)| (k.to_string(), AttributeValue::N(Number::from(n))))
+        .collect();
+    (!counts.is_empty()).then_some(AttributeValue::M(counts))
 }
 
 pub(crate) fn encode(slot: usize, part: &FiguresPart) -> Item {
     let mut item = key(slot);
-    item.insert(
-        REPORTS.into(),
-        signed_map(part.reports.iter().map(|(r, n)| (r.as_str(), *n))),
-    );
-    item.insert(
-        HOLDS.into(),
-        signed_map(part.holds.iter().map(|(r, n)| (r.as_str(), *n))),
-    );
+    let maps = [
+        (
+            REPORTS,
+            signed_map(part.reports.iter().map(|(r, n)| (r.as_str(), *n))),
+        ),
+        (
+            HOLDS,
+            signed_map(part.holds.iter().map(|(r, n)| (r.as_str(), *n))),
+        ),
+        (
+            DECISIONS,
+            signed_map(part.decisions.iter().map(|(b, n)| (b, *n))),
+        ),
+    ];
+    for (name, counts) in maps {
+        if let Some(counts) = counts {
+            item.insert(name.into(), counts);
+        }
+    }
     item.insert(
         PENDING.into(),
         AttributeValue::N(Number::from(part.pending)),
@@ -126,10 +139,6 @@ pub(crate) fn encode(slot: usize, part: &FiguresPart) -> Item {
     item.insert(
         FLAGGED.into(),
         AttributeValue::N(Number::from(part.flagged)),
-    );
-    item.insert(
-        DECISIONS.into(),
-        signed_map(part.decisions.iter().map(|(b, n)| (b, *n))),
     );
     item
 }
@@ -140,8 +149,10 @@ fn decode_map<K: Ord>(
     key: impl Fn(&str) -> Option<K>,
 ) -> Result<BTreeMap<K, i64>, Malformed> {
     let bad = || Malformed::new(item, format!("{name} is not a map of counts"));
-    let Some(AttributeValue::M(map)) = item.get(name) else {
-        return Err(bad());
+    let map = match item.get(name) {
+        None => return Ok(BTreeMap::new()),
+        Some(AttributeValue::M(map)) => map,
+        Some(_) => return Err(bad()),
     };
     map.iter()
         .map(|(k, v)| {
@@ -193,6 +204,13 @@ mod tests {
         assert!(undone.is_zero());
         undone.prune();
         assert_eq!(undone, FiguresPart::default());
+        let empty = encode(0, &FiguresPart::default());
+        assert!(
+            ![REPORTS, HOLDS, DECISIONS]
+                .iter()
+                .any(|m| empty.contains_key(*m))
+        );
+        assert_eq!(decode(&empty).unwrap(), FiguresPart::default());
         let mut broken = item;
         broken.insert(DECISIONS.into(), AttributeValue::s("many"));
         assert!(decode(&broken).unwrap_err().what.contains(DECISIONS));
