@@ -53,6 +53,12 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
         let bytes = axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES)
             .await
             .map_err(|_| too_large())?;
+        // Every body is an object (or `null` where the document makes it
+        // optional); serde would also read a struct from an array of its
+        // fields in order, which no document allows.
+        if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+            return Err(ApiError::bad_request("body: must be a JSON object"));
+        }
         let mut json = serde_json::Deserializer::from_slice(&bytes);
         let value = serde_path_to_error::deserialize(&mut json).map_err(|error| {
             let path = error.path().to_string();

@@ -334,9 +334,11 @@ pub(crate) async fn flag_comment(
     State(state): State<AppState>,
     _writer: Writer,
     Segment(id): Segment,
-    body: Option<JsonBody<FlagBody>>,
+    // The body may be absent or `null` (the document's nullable body): both
+    // are a report for `other`.
+    body: Option<JsonBody<Option<FlagBody>>>,
 ) -> ApiResult<Json<CommentBody>> {
-    let report = FlagBody::report(body.map(|JsonBody(body)| body))?;
+    let report = FlagBody::report(body.and_then(|JsonBody(body)| body))?;
     Ok(Json(state.comments.flag(&id, &report).await?.into()))
 }
 

@@ -95,6 +95,14 @@ async fn a_flag_counts_its_reason_and_the_queue_shows_and_filters_by_it() {
         StatusCode::OK,
         "an empty JSON body is no body"
     );
+    let (status, body) = flag(&s, &comments[0], Some(Value::Null)).await;
+    assert_eq!(status, StatusCode::OK, "a null body is no body: {body}");
+    let (status, body) = flag(&s, &comments[0], Some(json!([null, null]))).await;
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "an array is no body: {body}"
+    );
 
     let all = queue(&s, "").await;
     assert_eq!(all.len(), 6);
@@ -102,7 +110,7 @@ async fn a_flag_counts_its_reason_and_the_queue_shows_and_filters_by_it() {
     assert_eq!(first["id"], comments[0]);
     assert_eq!(
         first["reports"],
-        json!({"spam": 2, "offensive": 0, "off_topic": 0, "fake": 0, "other": 1})
+        json!({"spam": 2, "offensive": 0, "off_topic": 0, "fake": 0, "other": 2})
     );
     assert_eq!(
         first["report_notes"],
