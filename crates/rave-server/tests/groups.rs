@@ -354,3 +354,35 @@ async fn a_family_page_shows_every_variants_reviews_as_a_product_group() {
         "{problem}"
     );
 }
+
+#[tokio::test]
+async fn a_family_page_revalidates_against_every_variant() {
+    let s = server::start(None).await;
+    for product in ["cup-red", "cup-blue"] {
+        assert_eq!(
+            put_variant(&s, product, json!("cup")).await.0,
+            StatusCode::OK
+        );
+    }
+    post(&s, "cup-red", "en", 4).await;
+    s.catch_up().await;
+    let url = format!("{}/products/cup-red?scope=group", s.base);
+    let get = |tag: Option<String>| {
+        let mut request = s.client.get(&url);
+        if let Some(tag) = tag {
+            request = request.header("If-None-Match", tag);
+        }
+        request.send()
+    };
+    let first = get(None).await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    let tag = first.headers()["etag"].to_str().unwrap().to_owned();
+    let again = get(Some(tag.clone())).await.unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    // A comment on the other variant changes the family's page.
+    post(&s, "cup-blue", "en", 2).await;
+    s.catch_up().await;
+    let changed = get(Some(tag.clone())).await.unwrap();
+    assert_eq!(changed.status(), StatusCode::OK);
+    assert_ne!(changed.headers()["etag"].to_str().unwrap(), tag);
+}

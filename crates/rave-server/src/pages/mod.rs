@@ -150,20 +150,11 @@ async fn listing(
     let cache_control = state.cache_policy.cache_control(view.cursor.is_some());
     // Taken before anything the page shows is read (`answers`).
     let generation = state.answers.generation();
-    // A revalidation reads the revision alone (a family's: each of its
-    // products'); a page, the whole overview.
-    if headers.contains_key(header::IF_NONE_MATCH) {
-        let revision = match view.group {
-            true => {
-                let overview = state.comments.product_overview(&product).await?;
-                match Family::of(&state, &overview).await? {
-                    Some(family) => family.revision(),
-                    None => overview.revision.clone(),
-                }
-            }
-            false => state.comments.product_revision(&product).await?,
-        };
-        let tag = tag_of(&revision);
+    // A product page's revalidation reads the revision alone; a family's
+    // needs every variant's overview, which its page reads anyway, so it is
+    // checked once those are read.
+    if !view.group && headers.contains_key(header::IF_NONE_MATCH) {
+        let tag = tag_of(&state.comments.product_revision(&product).await?);
         if caching::not_modified(&headers, &tag) {
             return Ok(caching::not_modified_response(tag, cache_control));
         }
@@ -180,6 +171,9 @@ async fn listing(
         Some(family) => family.revision(),
         None => product_overview.revision.clone(),
     });
+    if view.group && caching::not_modified(&headers, &tag) {
+        return Ok(caching::not_modified_response(tag, cache_control));
+    }
     if !caching::wants_fresh(&headers)
         && let Some(kept) = state.answers.get(&tag, generation)
     {
