@@ -892,6 +892,7 @@ fn units(rt: &Runtime, on_rave: &Comments<Engine>, rows: &mut Vec<Row>) -> anyho
     rt.block_on(on_rave.create(
         "bench-units",
         NewComment {
+            media: Vec::new(),
             attributes: Default::default(),
             author: "bench".into(),
             language: "en".into(),
@@ -917,6 +918,7 @@ fn units(rt: &Runtime, on_rave: &Comments<Engine>, rows: &mut Vec<Row>) -> anyho
     rt.block_on(on_rave.create_verified(
         "bench-units",
         NewComment {
+            media: Vec::new(),
             attributes: Default::default(),
             author: "bench".into(),
             language: "en".into(),

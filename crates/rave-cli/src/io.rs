@@ -109,6 +109,7 @@ impl Line {
                 unhelpful: self.unhelpful_votes,
             },
             comment: NewComment {
+                media: Vec::new(),
                 attributes: self.attributes,
                 author: self.author,
                 language: self.language,

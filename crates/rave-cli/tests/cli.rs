@@ -529,6 +529,7 @@ async fn serve_rebuilds_listing_indexes_of_an_older_layout() {
             },
         );
         let new = NewComment {
+            media: Vec::new(),
             attributes: Default::default(),
             author: "ann".into(),
             language: "en".into(),
@@ -589,6 +590,7 @@ async fn export_and_import_keep_the_merchants_reply() {
             .unwrap();
         for body in ["Replied to.", "Not replied to."] {
             let new = NewComment {
+                media: Vec::new(),
                 attributes: Default::default(),
                 author: "ann".into(),
                 language: "en".into(),

@@ -219,6 +219,7 @@ impl Generator {
                 title: Some(title),
                 body,
                 created_at: Timestamp::from_millis(created_ms).ok(),
+                media: Vec::new(),
             },
             reply: None,
             verified_purchase: false,

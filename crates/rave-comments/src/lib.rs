@@ -51,6 +51,7 @@ mod families;
 mod figures;
 mod listing;
 mod model;
+mod photos;
 mod rating;
 mod reports;
 pub mod rules;
@@ -86,6 +87,7 @@ pub use model::{
     MAX_PAGE_SIZE, NewComment, OrderId, ProductId, ProductRecord, Purchase, Rating, Reply, Source,
     Status, Timestamp, VoteCounts, Voter, check_page_size,
 };
+pub use photos::{MAX_PHOTOS, NewPhoto, Photo, PhotoId, PhotoStatus};
 pub use reports::{KEPT_NOTES, MAX_NOTE_CHARS, Report, ReportReason, Reports};
 pub use statistics::{Leader, ProductStats, RatingCounts};
 pub use table::table_definition;

@@ -13,6 +13,7 @@ use time::OffsetDateTime;
 
 use crate::attributes::{AttributeAnswers, AttributeInput, DeclaredAttributes};
 use crate::error::{CommentsError, Result};
+use crate::photos::{self, NewPhoto, Photo, PhotoStatus};
 pub use crate::rating::Rating;
 use crate::reports::Reports;
 
@@ -239,6 +240,9 @@ pub struct Comment {
     pub incentivized: bool,
     /// The answers to the product's attributes (sub-ratings, fit), by name.
     pub attributes: AttributeAnswers,
+    /// The photos the comment carries, in the order they were posted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<Photo>,
     /// Readers' reports since the last moderator's decision: moderation
     /// state, shown in the moderation queue, never in the comment's JSON
     /// (exports, webhooks), which an import must read back.
@@ -486,6 +490,8 @@ pub struct NewComment {
     /// Answers to the product's attributes, checked against its record's
     /// declaration when the comment is stored.
     pub attributes: BTreeMap<String, AttributeInput>,
+    /// Photos already stored for the comment (see `photos`).
+    pub media: Vec<NewPhoto>,
 }
 
 /// A validated [`NewComment`].
@@ -497,6 +503,7 @@ pub(crate) struct ValidNewComment {
     pub title: String,
     pub body: String,
     pub created_at: Option<Timestamp>,
+    pub media: Vec<NewPhoto>,
 }
 
 impl ValidNewComment {
@@ -508,6 +515,7 @@ impl ValidNewComment {
         created_at: Timestamp,
         status: Status,
     ) -> Comment {
+        let photo_status = PhotoStatus::of_new(status);
         Comment {
             id,
             product_id,
@@ -526,6 +534,11 @@ impl ValidNewComment {
             image_urls: Vec::new(),
             incentivized: false,
             attributes: AttributeAnswers::default(),
+            media: self
+                .media
+                .iter()
+                .map(|photo| photo.with_status(photo_status))
+                .collect(),
             reports: Default::default(),
             queued_at: None,
         }
@@ -541,6 +554,10 @@ impl NewComment {
             title: validate_title(self.title.as_deref().unwrap_or(""))?,
             body: validate_body(&self.body)?,
             created_at: self.created_at,
+            media: {
+                photos::validate(&self.media)?;
+                self.media.clone()
+            },
         })
     }
 }
@@ -998,6 +1015,7 @@ mod tests {
     #[test]
     fn text_fields_follow_the_contract() {
         let new = |author: &str, title: Option<&str>, body: &str| NewComment {
+            media: Vec::new(),
             attributes: Default::default(),
             author: author.into(),
             language: "en".into(),

@@ -39,6 +39,7 @@ use crate::model::{
     Comment, CommentPatch, Email, NewComment, OrderId, ProductId, Reply, Source, Status, Timestamp,
     VoteCounts, validate_image_urls,
 };
+use crate::photos::{Photo, PhotoStatus};
 use crate::reports::{Report, Reports};
 use crate::rules::{HookDecision, MODERATION_HOOK, ModerationHook, Rules, Verdict};
 use crate::table::{comment, idempotency, order, personal, product};
@@ -224,6 +225,9 @@ impl<S: Store> Writes<S> {
             Verdict::Hold(rule) => {
                 comment.status = Status::Pending;
                 comment.held_by = Some(rule.to_owned());
+                for photo in &mut comment.media {
+                    photo.status = PhotoStatus::Pending;
+                }
             }
             Verdict::Refuse(rule) => {
                 return self
@@ -421,14 +425,23 @@ impl<S: Store> Writes<S> {
         .await
     }
 
-    /// Publishes a pending or flagged comment; the reports it had are
-    /// judged, so they go (the moderation figures keep their totals).
+    /// Publishes a pending or flagged comment with its photos still
+    /// pending; the reports it had are judged, so they go (the moderation
+    /// figures keep their totals).
     pub(crate) async fn approve(&self, id: &str) -> Result<Comment> {
         self.modify(id, |current| {
             Ok((current.status != Status::Published).then(|| Comment {
                 status: Status::Published,
                 held_by: None,
                 reports: Reports::default(),
+                media: current
+                    .media
+                    .iter()
+                    .map(|photo| Photo {
+                        status: PhotoStatus::Published,
+                        ..photo.clone()
+                    })
+                    .collect(),
                 ..current.clone()
             }))
         })

@@ -26,6 +26,7 @@ pub const KEPT: &str = "Ann #1";
 
 fn new_comment(author: &str, language: &str, rating: i64) -> NewComment {
     NewComment {
+        media: Vec::new(),
         attributes: Default::default(),
         author: author.into(),
         language: language.into(),

@@ -228,6 +228,7 @@ pub fn walk() -> impl Strategy<Value = Walk> {
 
 pub(crate) fn new_comment(language: &str, rating: i64) -> NewComment {
     NewComment {
+        media: Vec::new(),
         attributes: Default::default(),
         author: "alice".into(),
         language: language.into(),

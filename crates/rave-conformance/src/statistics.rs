@@ -385,6 +385,7 @@ async fn apply_write<S: Store>(comments: &Comments<S>, model: &mut Model, op: &O
                 .chain(fit.map(|f| ("fit".to_owned(), AttributeInput::Text(FIT[f].to_owned()))))
                 .collect();
             let new = NewComment {
+                media: Vec::new(),
                 attributes: answers,
                 author: AUTHORS[author].into(),
                 language: LANGUAGES[language].into(),

@@ -33,6 +33,7 @@ async fn fresh(prefix: &str) -> (DynamoStore, String, Comments<DynamoStore>) {
 
 fn comment(language: &str, rating: i64, author: &str) -> NewComment {
     NewComment {
+        media: Vec::new(),
         attributes: Default::default(),
         author: author.into(),
         language: language.into(),

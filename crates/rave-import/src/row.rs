@@ -180,6 +180,7 @@ pub(crate) fn comment_of(
             Status::Pending
         }),
         comment: NewComment {
+            media: Vec::new(),
             attributes: columns
                 .attributes
                 .iter()

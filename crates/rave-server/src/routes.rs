@@ -180,6 +180,7 @@ pub(crate) async fn create_comment(
         })
         .transpose()?;
     let new = NewComment {
+        media: Vec::new(),
         attributes: crate::attributes::inputs(body.attributes),
         author: body.author,
         language: body.language,

@@ -136,6 +136,7 @@ impl Session {
 
     async fn create(&self, product: &str, language: &str, rating: i64, body: &str) -> String {
         let new = rave_comments::NewComment {
+            media: Vec::new(),
             attributes: Default::default(),
             author: "alice".into(),
             language: language.into(),

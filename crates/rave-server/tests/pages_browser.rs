@@ -245,6 +245,7 @@ impl Session {
             .create(
                 product,
                 NewComment {
+                    media: Vec::new(),
                     attributes: Default::default(),
                     author: author.into(),
                     language: language.into(),
@@ -633,6 +634,7 @@ fn vote_button(title: &str, helpful: bool) -> String {
 async fn the_embed_shows_orders_verified_purchases_replies_and_votes() {
     let s = session().await;
     let new = |title: &str, rating: i64, second: i64| NewComment {
+        media: Vec::new(),
         attributes: Default::default(),
         author: "ann".into(),
         language: "en".into(),
@@ -943,6 +945,7 @@ async fn the_embed_shows_sub_ratings_as_bars_and_fit_as_a_scale() {
             .create(
                 "p",
                 NewComment {
+                    media: Vec::new(),
                     attributes: answers,
                     author: author.into(),
                     language: "en".into(),

@@ -176,6 +176,7 @@ mod tests {
             votes: Default::default(),
             source: None,
             image_urls: Vec::new(),
+            media: Vec::new(),
             incentivized: false,
             attributes: Default::default(),
             reports: Default::default(),

@@ -153,6 +153,7 @@ impl World {
 
 fn comment(body: &str) -> NewComment {
     NewComment {
+        media: Vec::new(),
         attributes: Default::default(),
         author: "ann".into(),
         language: "en".into(),

@@ -603,6 +603,7 @@ mod tests {
                 votes: VoteCounts::default(),
                 source: None,
                 image_urls: Vec::new(),
+                media: Vec::new(),
                 incentivized: false,
                 attributes: Default::default(),
                 reports: Default::default(),

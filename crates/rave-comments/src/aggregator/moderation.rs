@@ -97,6 +97,7 @@ mod tests {
             votes: Default::default(),
             source: None,
             image_urls: Vec::new(),
+            media: Vec::new(),
             incentivized: false,
             reports: Default::default(),
             queued_at: None,

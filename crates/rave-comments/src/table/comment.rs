@@ -18,6 +18,7 @@ use crate::attributes::AttributeAnswers;
 use crate::model::{
     Comment, Language, ProductId, Rating, Reply, Source, Status, Timestamp, VoteCounts,
 };
+use crate::photos::{Photo, PhotoId, PhotoStatus};
 use crate::reports::{Report, ReportReason, Reports};
 
 pub(super) const PREFIX: &str = "COMMENT#";
@@ -82,6 +83,14 @@ const DETAILS_REPORTS: &str = "reports";
 const DETAILS_REPORT_NOTES: &str = "report_notes";
 /// When the comment last entered the moderation queue (a timestamp).
 const DETAILS_QUEUED_AT: &str = "queued_at";
+/// The comment's photos, in order: a list of maps of `id` (the image's
+/// hash), `w` and `h` (the display size) and `pending` (`true` while a
+/// moderator has to look at it; absent once published).
+const DETAILS_MEDIA: &str = "media";
+const PHOTO_ID: &str = "id";
+const PHOTO_WIDTH: &str = "w";
+const PHOTO_HEIGHT: &str = "h";
+const PHOTO_PENDING: &str = "pending";
 const NOTE_REASON: &str = "reason";
 const NOTE_TEXT: &str = "note";
 
@@ -411,7 +420,71 @@ fn encode_details(comment: &Comment) -> Option<AttributeValue> {
             AttributeValue::S(queued_at.to_string()),
         );
     }
+    if !comment.media.is_empty() {
+        let photos = comment.media.iter().map(encode_photo).collect();
+        details.insert(DETAILS_MEDIA.to_owned(), AttributeValue::L(photos));
+    }
     (!details.is_empty()).then_some(AttributeValue::M(details))
+}
+
+fn encode_photo(photo: &Photo) -> AttributeValue {
+    let mut map = std::collections::BTreeMap::new();
+    map.insert(PHOTO_ID.to_owned(), AttributeValue::s(photo.id.as_str()));
+    map.insert(
+        PHOTO_WIDTH.to_owned(),
+        AttributeValue::N(Number::from(u64::from(photo.width))),
+    );
+    map.insert(
+        PHOTO_HEIGHT.to_owned(),
+        AttributeValue::N(Number::from(u64::from(photo.height))),
+    );
+    if photo.status == PhotoStatus::Pending {
+        map.insert(PHOTO_PENDING.to_owned(), AttributeValue::Bool(true));
+    }
+    AttributeValue::M(map)
+}
+
+fn decode_photos(
+    item: &(impl ItemView + ?Sized),
+    value: Option<&AttributeValue>,
+) -> Result<Vec<Photo>, Malformed> {
+    let bad = || Malformed::new(item, format!("{DETAILS}.{DETAILS_MEDIA} is not valid"));
+    let Some(value) = value else {
+        return Ok(Vec::new());
+    };
+    let AttributeValue::L(photos) = value else {
+        return Err(bad());
+    };
+    photos
+        .iter()
+        .map(|photo| {
+            let AttributeValue::M(photo) = photo else {
+                return Err(bad());
+            };
+            let edge = |name: &str| {
+                photo
+                    .get(name)
+                    .and_then(AttributeValue::as_n)
+                    .and_then(|n| n.to_i64())
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(bad)
+            };
+            Ok(Photo {
+                id: photo
+                    .get(PHOTO_ID)
+                    .and_then(AttributeValue::as_s)
+                    .and_then(|id| PhotoId::parse(id).ok())
+                    .ok_or_else(bad)?,
+                width: edge(PHOTO_WIDTH)?,
+                height: edge(PHOTO_HEIGHT)?,
+                status: match photo.get(PHOTO_PENDING) {
+                    None => PhotoStatus::Published,
+                    Some(AttributeValue::Bool(true)) => PhotoStatus::Pending,
+                    Some(_) => return Err(bad()),
+                },
+            })
+        })
+        .collect()
 }
 
 /// The attribute path of a report count in a comment item: what the
@@ -491,6 +564,7 @@ struct Details {
     attributes: AttributeAnswers,
     reports: Reports,
     queued_at: Option<Timestamp>,
+    media: Vec<Photo>,
 }
 
 fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed> {
@@ -502,6 +576,7 @@ fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed>
                 attributes: AttributeAnswers::default(),
                 reports: Default::default(),
                 queued_at: None,
+                media: Vec::new(),
             });
         }
         Some(AttributeRef::Other(AttributeValue::M(details))) => details,
@@ -528,6 +603,7 @@ fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed>
                     .ok_or_else(|| bad(DETAILS_QUEUED_AT))?,
             ),
         },
+        media: decode_photos(item, details.get(DETAILS_MEDIA))?,
     })
 }
 
@@ -579,6 +655,7 @@ pub(crate) fn decode(item: &(impl ItemView + ?Sized)) -> Result<Comment, Malform
         image_urls: decode_image_urls(item)?,
         incentivized: details.incentivized,
         attributes: details.attributes,
+        media: details.media,
         reports: details.reports,
         queued_at: details.queued_at,
     })
@@ -717,6 +794,7 @@ mod tests {
             votes: VoteCounts::default(),
             source: None,
             image_urls: Vec::new(),
+            media: Vec::new(),
             incentivized: false,
             attributes: AttributeAnswers::default(),
             reports: Default::default(),
@@ -840,6 +918,41 @@ mod tests {
         let mut broken = item.clone();
         broken.insert(IMAGE_URLS.into(), AttributeValue::s("https://x"));
         assert!(decode(&broken).unwrap_err().what.contains(IMAGE_URLS));
+    }
+
+    #[test]
+    fn photos_round_trip_in_the_listed_details() {
+        let photo = |hex: &str, status| Photo {
+            id: PhotoId::parse(&hex.repeat(64)).unwrap(),
+            width: 1600,
+            height: 900,
+            status,
+        };
+        let with_photos = Comment {
+            media: vec![
+                photo("a", PhotoStatus::Published),
+                photo("b", PhotoStatus::Pending),
+            ],
+            ..comment(Status::Published)
+        };
+        let item = encode(&with_photos, 1);
+        assert!(LISTED.contains(&DETAILS));
+        assert_eq!(decode(&item).unwrap(), with_photos);
+        let Some(AttributeValue::M(details)) = item.get(DETAILS) else {
+            panic!("no details map");
+        };
+        let Some(AttributeValue::L(photos)) = details.get(DETAILS_MEDIA) else {
+            panic!("no photos");
+        };
+        let AttributeValue::M(published) = &photos[0] else {
+            panic!("a photo is a map");
+        };
+        assert!(!published.contains_key(PHOTO_PENDING));
+        let mut broken = item.clone();
+        let mut details = details.clone();
+        details.insert(DETAILS_MEDIA.into(), AttributeValue::s("a"));
+        broken.insert(DETAILS.into(), AttributeValue::M(details));
+        assert!(decode(&broken).unwrap_err().what.contains(DETAILS_MEDIA));
     }
 
     #[test]

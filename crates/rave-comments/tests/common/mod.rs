@@ -39,6 +39,7 @@ pub async fn fixture(moderation: Moderation) -> Fixture {
 
 pub fn new_comment(language: &str, rating: i64, body: &str) -> NewComment {
     NewComment {
+        media: Vec::new(),
         attributes: Default::default(),
         author: "alice".into(),
         language: language.into(),

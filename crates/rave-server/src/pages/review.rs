@@ -241,6 +241,7 @@ pub(crate) async fn post_review(
         ));
     }
     let new = NewComment {
+        media: Vec::new(),
         attributes: Default::default(),
         author: form.author.clone(),
         language: form.language,
