@@ -515,7 +515,12 @@ impl ValidNewComment {
         created_at: Timestamp,
         status: Status,
     ) -> Comment {
-        let photo_status = PhotoStatus::of_new(status);
+        // A new photo waits when its comment does.
+        let photo_status = if status == Status::Pending {
+            PhotoStatus::Pending
+        } else {
+            PhotoStatus::Published
+        };
         Comment {
             id,
             product_id,

@@ -17,7 +17,6 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::error::{CommentsError, Result};
-use crate::model::Status;
 
 /// Most photos one comment may carry, whatever the server allows per post
 /// (its own limit, 5 by default, is at most this): the references live in
@@ -80,15 +79,6 @@ impl PhotoStatus {
         match self {
             PhotoStatus::Published => "published",
             PhotoStatus::Pending => "pending",
-        }
-    }
-
-    /// A new photo's status: it waits when its comment does.
-    pub(crate) fn of_new(comment: Status) -> PhotoStatus {
-        if comment == Status::Pending {
-            PhotoStatus::Pending
-        } else {
-            PhotoStatus::Published
         }
     }
 }
@@ -179,14 +169,5 @@ mod tests {
         let many: Vec<_> = "0123456789a".chars().map(|c| photo(c, 5)).collect();
         assert!(validate(&many).is_err());
         assert!(validate(&many[..MAX_PHOTOS]).is_ok());
-    }
-
-    #[test]
-    fn a_new_photo_waits_when_its_comment_does() {
-        assert_eq!(PhotoStatus::of_new(Status::Pending), PhotoStatus::Pending);
-        assert_eq!(
-            PhotoStatus::of_new(Status::Published),
-            PhotoStatus::Published
-        );
     }
 }

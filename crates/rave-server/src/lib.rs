@@ -76,6 +76,7 @@ pub use client_addr::{InvalidTrustedProxy, TrustedProxies, TrustedProxy};
 pub use cors::{AllowedOrigin, InvalidOrigin};
 pub use error::{ApiError, Problem};
 pub use extract::{ConfiguredToken, MAX_BODY_BYTES};
+pub use media::{InvalidMediaUrl, MediaLinks};
 pub use metrics::Metrics;
 pub use moderation_hook::{HookSetupError, HttpModerationHook};
 pub use purchase::PurchaseVerifier;

@@ -23,6 +23,7 @@ use crate::error::ApiError;
 use crate::extract::ConfiguredToken;
 use crate::feeds::FeedSite;
 use crate::limiter::{ClientLimiter, MAX_TRACKED_CLIENTS};
+use crate::media::MediaLinks;
 use crate::metrics::Metrics;
 use crate::purchase::PurchaseVerifier;
 use crate::readiness::{Readiness, ReadinessCheck, ReadinessPolicy};
@@ -107,6 +108,8 @@ pub struct ServerState {
     pub(crate) feed_site: Option<FeedSite>,
     /// Where photos are kept; `None` answers `/media/…` 404.
     pub(crate) media: Option<rave_media::MediaStore>,
+    /// Where the photos' renditions are reached from outside.
+    pub(crate) media_links: MediaLinks,
 }
 
 impl AppState {
@@ -145,6 +148,7 @@ impl AppState {
             request_counters: None,
             feed_site: None,
             media: None,
+            media_links: MediaLinks::default(),
         }))
     }
 
@@ -176,6 +180,12 @@ impl AppState {
     /// Serves photos from `store` (`GET /media/{hash}/{size}`).
     pub fn with_media(mut self, store: rave_media::MediaStore) -> AppState {
         self.setting_up().media = Some(store);
+        self
+    }
+
+    /// Gives photos' URLs under `links` (a public URL, a bucket, a CDN).
+    pub fn with_media_links(mut self, links: MediaLinks) -> AppState {
+        self.setting_up().media_links = links;
         self
     }
 

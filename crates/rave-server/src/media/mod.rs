@@ -6,6 +6,12 @@
 //! the rendition's own (its name fixes it), with `nosniff`, so a browser
 //! never takes a photo for anything else. A name that is not a rendition's
 //! is answered 404 like a missing photo: the store is never asked.
+//!
+//! `links` makes the URLs every other surface gives for a photo.
+
+mod links;
+
+pub use links::{InvalidMediaUrl, MediaLinks};
 
 use axum::body::Body;
 use axum::extract::{Path, State};

@@ -1,0 +1,117 @@
+//! Where a photo's renditions are reached from outside: the URLs the API,
+//! the pages, the embed, the JSON-LD, webhooks and the feeds give.
+//!
+//! By default rave serves them itself (`/media/<id>/<rendition>`), under
+//! its `--public-url` when one is set so that a webhook's receiver or a
+//! feed's reader can follow them, else as a path on rave's own origin (the
+//! embed resolves it against the API it talks to). A bucket's own URL or a
+//! CDN in front of the bucket can be named instead (`--media-url`): the
+//! store keys renditions `<id>/<rendition>`, so the same path follows it.
+
+use rave_comments::PhotoId;
+use rave_media::{Encoding, Rendition, Size};
+
+/// The base every rendition URL starts with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MediaLinks {
+    /// Without a trailing `/`: `/media`, `https://reviews.shop.example/media`
+    /// or a bucket's or CDN's URL.
+    base: String,
+}
+
+impl Default for MediaLinks {
+    fn default() -> MediaLinks {
+        MediaLinks {
+            base: "/media".to_owned(),
+        }
+    }
+}
+
+/// A `--media-url` that cannot be a base of URLs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--media-url {0:?} must be an absolute http or https URL without spaces, query or fragment, such as https://cdn.shop.example/reviews"
+)]
+pub struct InvalidMediaUrl(String);
+
+impl MediaLinks {
+    /// Renditions served by rave itself, reached at `public_url` (as given
+    /// by `--public-url`, already checked).
+    pub fn served_at(public_url: &str) -> MediaLinks {
+        MediaLinks {
+            base: format!("{}/media", public_url.trim_end_matches('/')),
+        }
+    }
+
+    /// Renditions reached at a bucket's URL or a CDN's (`--media-url`).
+    pub fn external(url: &str) -> Result<MediaLinks, InvalidMediaUrl> {
+        let invalid = || InvalidMediaUrl(url.to_owned());
+        let rest = url
+            .strip_prefix("https://")
+            .or_else(|| url.strip_prefix("http://"))
+            .ok_or_else(invalid)?;
+        let host = rest.split('/').next().unwrap_or_default();
+        if host.is_empty()
+            || url.chars().any(|c| {
+                c.is_whitespace() || c.is_control() || matches!(c, '?' | '#' | '<' | '>' | '"')
+            })
+        {
+            return Err(invalid());
+        }
+        Ok(MediaLinks {
+            base: url.trim_end_matches('/').to_owned(),
+        })
+    }
+
+    /// The URL of one rendition of a photo.
+    pub fn url(&self, photo: &PhotoId, size: Size, encoding: Encoding) -> String {
+        let rendition = Rendition { size, encoding };
+        format!("{}/{photo}/{}", self.base, rendition.file_name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn photo() -> PhotoId {
+        PhotoId::parse(&"ab".repeat(32)).unwrap()
+    }
+
+    #[test]
+    fn renditions_are_served_by_rave_unless_told_otherwise() {
+        let id = "ab".repeat(32);
+        assert_eq!(
+            MediaLinks::default().url(&photo(), Size::Thumbnail, Encoding::Webp),
+            format!("/media/{id}/thumb.webp")
+        );
+        assert_eq!(
+            MediaLinks::served_at("https://reviews.shop.example/").url(
+                &photo(),
+                Size::Display,
+                Encoding::Jpeg
+            ),
+            format!("https://reviews.shop.example/media/{id}/display.jpg")
+        );
+        assert_eq!(
+            MediaLinks::external("https://cdn.shop.example/reviews/")
+                .unwrap()
+                .url(&photo(), Size::Display, Encoding::Webp),
+            format!("https://cdn.shop.example/reviews/{id}/display.webp")
+        );
+    }
+
+    #[test]
+    fn a_media_url_is_an_absolute_http_url() {
+        for bad in [
+            "cdn.shop.example",
+            "ftp://cdn.shop.example",
+            "https://",
+            "https://cdn.shop.example/?a=1",
+            "https://cdn.shop.example/a b",
+            "javascript:alert(1)",
+        ] {
+            assert!(MediaLinks::external(bad).is_err(), "{bad}");
+        }
+    }
+}
