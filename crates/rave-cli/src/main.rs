@@ -392,6 +392,18 @@ struct LoadArgs {
     /// Seed: the same seed gives the same data.
     #[arg(long, env = "RAVE_SEED", default_value_t = 42)]
     seed: u64,
+    /// Share of comments (0 to 1) carrying one to three photos, drawn from
+    /// a few synthetic photos stored in <data>/media first.
+    #[arg(long, env = "RAVE_PHOTOS", default_value_t = 0.0, value_parser = share)]
+    photos: f64,
+}
+
+/// A share between 0 and 1.
+fn share(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(share) if (0.0..=1.0).contains(&share) => Ok(share),
+        _ => Err(format!("{text:?} is not a share between 0 and 1")),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -1036,6 +1048,10 @@ async fn load(args: LoadArgs) -> anyhow::Result<()> {
         .collect();
     let mut generator =
         rave_comments::dataset::Generator::new(args.products, args.comments, args.seed);
+    if args.photos > 0.0 {
+        let photos = media::store_sample_photos(&args.store.data, args.seed).await?;
+        generator = generator.with_photos(photos, args.photos);
+    }
     let mut remaining = args.comments;
     while remaining > 0 {
         let n = remaining.min(100);

@@ -8,7 +8,11 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use rave_media::{DiskStore, MediaStore};
+use rave_comments::{NewPhoto, PhotoId};
+use rave_media::{CheckOptions, DiskStore, MediaStore};
+
+/// Photos `rave load --photos` stores for its comments to carry.
+const SAMPLE_PHOTOS: u32 = 8;
 
 #[derive(Debug, Args)]
 pub(crate) struct MediaArgs {
@@ -56,4 +60,38 @@ impl MediaArgs {
             rave_media::S3Store::connect(&options).await,
         )))
     }
+}
+
+/// Stores a few synthetic photos in `<data>/media` (demo and benchmark
+/// data: `rave load --photos`), each checked and rendered as an upload is,
+/// and gives them as a data set's comments name them.
+pub(crate) async fn store_sample_photos(data: &Path, seed: u64) -> anyhow::Result<Vec<NewPhoto>> {
+    let store = DiskStore::open(data.join("media"))
+        .with_context(|| format!("cannot open {}", data.join("media").display()))?;
+    let store = MediaStore::Disk(store);
+    let mut photos = Vec::new();
+    for n in 0..SAMPLE_PHOTOS {
+        let photo_seed = (seed as u32).wrapping_mul(SAMPLE_PHOTOS).wrapping_add(n);
+        let processed = tokio::task::spawn_blocking(move || {
+            rave_media::process(
+                &rave_media::sample_photo(1200, 900, photo_seed),
+                &CheckOptions::default(),
+            )
+        })
+        .await?
+        .context("rendering a sample photo")?;
+        store
+            .put_image(&processed)
+            .await
+            .context("storing a sample photo")?;
+        let (width, height) = processed
+            .display_dimensions()
+            .context("a rendered photo has a display size")?;
+        photos.push(NewPhoto {
+            id: PhotoId::parse(processed.id.as_str())?,
+            width,
+            height,
+        });
+    }
+    Ok(photos)
 }

@@ -462,6 +462,53 @@ fn reconcile_reports_no_drift_after_a_load() {
 }
 
 #[test]
+fn load_with_photos_stores_them_and_a_share_of_comments_names_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let args = [
+        "load",
+        "--data",
+        data,
+        "--comments",
+        "400",
+        "--photos",
+        "0.3",
+    ];
+    let out = rave(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = rave(&["export", "--data", data]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut carrying = 0;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let comment: Value = serde_json::from_str(line).unwrap();
+        let Some(media) = comment["media"].as_array() else {
+            continue;
+        };
+        carrying += 1;
+        for photo in media {
+            let id = photo["id"].as_str().unwrap();
+            let display = dir.path().join("media").join(id).join("display.webp");
+            assert!(display.is_file(), "{} is not stored", display.display());
+        }
+    }
+    assert!(
+        (70..170).contains(&carrying),
+        "{carrying} of 400 carry photos"
+    );
+    let refused = rave(&["load", "--data", data, "--photos", "1.5"]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("between 0 and 1"));
+}
+
+#[test]
 fn storage_reports_each_part_of_a_loaded_store() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();

@@ -7,6 +7,7 @@
 //! exact ties occur.
 
 use crate::model::{NewComment, Timestamp, VoteCounts};
+use crate::photos::{MAX_PHOTOS, NewPhoto};
 use crate::write::ImportComment;
 use ulid::Ulid;
 
@@ -135,6 +136,11 @@ pub struct Generator {
     vote_rng: Rng,
     products: Zipf,
     authors: Zipf,
+    /// Photos draw from their own stream too.
+    photo_rng: Rng,
+    /// Stored photos comments may carry, and the share that carries some.
+    photos: Vec<NewPhoto>,
+    photo_share: f64,
     /// Average milliseconds between two comments.
     mean_gap_ms: u64,
     now_ms: i64,
@@ -146,6 +152,9 @@ impl Generator {
             rng: Rng::new(seed),
             votes: Votes::None,
             vote_rng: Rng::new(!seed),
+            photo_rng: Rng::new(seed.rotate_left(32)),
+            photos: Vec::new(),
+            photo_share: 0.0,
             products: Zipf::new(products),
             authors: Zipf::new((comments / 5).max(1)),
             mean_gap_ms: (SPAN_MS / comments.max(1)).max(1),
@@ -157,6 +166,26 @@ impl Generator {
     pub fn with_votes(mut self, votes: Votes) -> Generator {
         self.votes = votes;
         self
+    }
+
+    /// The same comments, `share` of them (0 to 1) carrying one to three
+    /// of `photos` (already stored: the data set only names them).
+    pub fn with_photos(mut self, photos: Vec<NewPhoto>, share: f64) -> Generator {
+        self.photos = photos;
+        self.photo_share = share.clamp(0.0, 1.0);
+        self
+    }
+
+    fn media(&mut self) -> Vec<NewPhoto> {
+        if self.photos.is_empty() || self.photo_rng.unit() >= self.photo_share {
+            return Vec::new();
+        }
+        let most = self.photos.len().min(3).min(MAX_PHOTOS) as u64;
+        let count = 1 + self.photo_rng.next() % most;
+        let first = self.photo_rng.next() as usize % self.photos.len();
+        (0..count as usize)
+            .map(|i| self.photos[(first + i) % self.photos.len()].clone())
+            .collect()
     }
 
     fn vote_counts(&mut self, rating: i64) -> VoteCounts {
@@ -207,6 +236,7 @@ impl Generator {
         let title = self.text(title_words);
         let body = self.text(body_words);
         let votes = self.vote_counts(rating);
+        let media = self.media();
         ImportComment {
             product: format!("p{product}"),
             id: Some(id.to_string()),
@@ -219,7 +249,7 @@ impl Generator {
                 title: Some(title),
                 body,
                 created_at: Timestamp::from_millis(created_ms).ok(),
-                media: Vec::new(),
+                media,
             },
             reply: None,
             verified_purchase: false,
@@ -261,6 +291,33 @@ mod tests {
             votes += comment.votes.helpful + comment.votes.unhelpful;
         }
         assert!(votes > 0);
+    }
+
+    #[test]
+    fn a_share_of_comments_carries_photos_and_nothing_else_changes() {
+        let pool: Vec<NewPhoto> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|hex| NewPhoto {
+                id: crate::photos::PhotoId::parse(&hex.repeat(64)).unwrap(),
+                width: 1600,
+                height: 1200,
+            })
+            .collect();
+        let mut plain = Generator::new(100, 1000, 7);
+        let mut with_photos = Generator::new(100, 1000, 7).with_photos(pool, 0.3);
+        let mut carrying = 0;
+        for _ in 0..2_000 {
+            let mut comment = with_photos.next_comment();
+            let media = std::mem::take(&mut comment.comment.media);
+            assert!(media.len() <= 3);
+            assert!(crate::photos::validate(&media).is_ok());
+            carrying += usize::from(!media.is_empty());
+            assert_eq!(comment, plain.next_comment(), "photos change no comment");
+        }
+        assert!(
+            (450..750).contains(&carrying),
+            "{carrying} of 2000 carry photos"
+        );
     }
 
     #[test]

@@ -7,40 +7,14 @@
 //! sensor-like noise, 4000 × 3000, JPEG quality 90 as phones save them. Set
 //! `RAVE_MEDIA_BENCH_PHOTO` to a JPEG file to measure a real photo instead.
 
-use std::hint::black_box;
-use std::io::Cursor;
-
 use criterion::{Criterion, criterion_group, criterion_main};
-use image::{DynamicImage, ImageFormat, RgbImage};
-use rave_media::{CheckOptions, MediaId, check, process, render};
-
-fn photo(width: u32, height: u32) -> Vec<u8> {
-    let mut state: u32 = 0x9E37_79B9;
-    let mut noise = move || {
-        // xorshift32: a cheap, reproducible grain
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        (state % 13) as f32 - 6.0
-    };
-    let pixels = RgbImage::from_fn(width, height, |x, y| {
-        let (fx, fy) = (x as f32 / width as f32, y as f32 / height as f32);
-        let sky = 200.0 - 120.0 * fy + 30.0 * (fx * 9.0).sin();
-        let hill = 90.0 + 60.0 * ((fx * 5.0 + fy * 3.0).sin() * (fy * 7.0).cos());
-        let mut channel = |value: f32| (value + noise()).clamp(0.0, 255.0) as u8;
-        image::Rgb([channel(hill), channel((sky + hill) / 2.0), channel(sky)])
-    });
-    let mut bytes = Vec::new();
-    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut Cursor::new(&mut bytes), 90)
-        .encode_image(&DynamicImage::ImageRgb8(pixels))
-        .expect("encoding the test photo");
-    bytes
-}
+use rave_media::{CheckOptions, MediaId, check, process, render, sample_photo};
+use std::hint::black_box;
 
 fn bench(c: &mut Criterion) {
     let upload = match std::env::var_os("RAVE_MEDIA_BENCH_PHOTO") {
         Some(path) => std::fs::read(path).expect("reading RAVE_MEDIA_BENCH_PHOTO"),
-        None => photo(4000, 3000),
+        None => sample_photo(4000, 3000, 0),
     };
     let options = CheckOptions::default();
     let mut group = c.benchmark_group("photo");
@@ -89,7 +63,10 @@ fn bench(c: &mut Criterion) {
             upload.len()
         );
     }
-    assert_eq!(image::guess_format(&upload).ok(), Some(ImageFormat::Jpeg));
+    assert_eq!(
+        image::guess_format(&upload).ok(),
+        Some(image::ImageFormat::Jpeg)
+    );
 }
 
 criterion_group!(benches, bench);

@@ -15,6 +15,7 @@
 //!   `image::Limits`, the EXIF orientation applied to the pixels.
 //! * `render` — the renditions, and why WebP (libwebp) plus JPEG.
 //! * `key` — ids (SHA-256 of the upload) and `<id>/<size>.<ext>` keys.
+//! * `sample` — synthetic photos for demo and benchmark data.
 //! * `store` — [`MediaStore`]: [`DiskStore`], and `S3Store` with the `s3`
 //!   feature; durability before acknowledgement.
 //!
@@ -30,6 +31,7 @@ mod image_type;
 mod key;
 mod process;
 mod render;
+mod sample;
 mod store;
 
 pub use check::{CheckOptions, CheckedImage, check};
@@ -38,6 +40,7 @@ pub use image_type::ImageType;
 pub use key::{Encoding, MediaId, MediaKey, Rendition, Size};
 pub use process::{ProcessError, process};
 pub use render::{EncodedRendition, ProcessedImage, render};
+pub use sample::sample_photo;
 pub use store::{Blob, DiskStore, MediaStore};
 #[cfg(feature = "s3")]
 pub use store::{S3Options, S3Store};
