@@ -133,15 +133,41 @@ fn exchange(
     path: &str,
     bearer: Option<&str>,
 ) -> anyhow::Result<(u16, String, String)> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
-    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
     let auth = bearer
         .map(|t| format!("Authorization: Bearer {t}\r\n"))
         .unwrap_or_default();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n"
-    )?;
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n");
+    send(addr, request.as_bytes(), Duration::from_secs(5))
+}
+
+/// A POST of `body` on a fresh connection, answered within `timeout`:
+/// (status, body).
+pub fn post(
+    addr: SocketAddr,
+    path: &str,
+    content_type: &str,
+    body: &[u8],
+    timeout: Duration,
+) -> anyhow::Result<(u16, String)> {
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(body);
+    let (status, _, body) = send(addr, &request, timeout)?;
+    Ok((status, body))
+}
+
+/// Sends a whole request and reads the whole answer: (status, head, body).
+fn send(
+    addr: SocketAddr,
+    request: &[u8],
+    timeout: Duration,
+) -> anyhow::Result<(u16, String, String)> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.write_all(request)?;
     let mut response = String::new();
     stream.read_to_string(&mut response)?;
     let status = response

@@ -34,6 +34,7 @@ mod groups;
 mod http;
 mod imports;
 mod measure;
+mod media;
 mod plan;
 mod report;
 mod running;
@@ -69,6 +70,38 @@ enum Commands {
     /// The wire row: the same DynamoDB API mix against `rave dynamodb-api`
     /// and DynamoDB Local, each server's CPU time per request.
     Wire(WireArgs),
+    /// The media row: photo uploads over HTTP beside the in-process cost of
+    /// checking and rendering them, and B7 with photos on 30 % of comments.
+    Media(MediaArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct MediaArgs {
+    /// Uploads per client (one client, then two).
+    #[arg(long, default_value_t = 8)]
+    uploads: usize,
+    /// Products and comments of B7's data set (the small set's, by default).
+    #[arg(long, default_value_t = 1_000)]
+    products: u64,
+    #[arg(long, default_value_t = 10_000)]
+    comments: u64,
+    /// Share of comments carrying photos.
+    #[arg(long, default_value_t = 0.3)]
+    photo_share: f64,
+    /// Seconds of each wrk run.
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Working directory (emptied first); default `target/rave-bench/media`.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// The `rave` binary (default: the one beside this program).
+    #[arg(long)]
+    rave: Option<PathBuf>,
+    /// Also write the table (Markdown) here.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -123,7 +156,38 @@ fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Commands::All(args) => all(args),
         Commands::Wire(args) => wire(args),
+        Commands::Media(args) => media(args),
     }
+}
+
+fn media(args: MediaArgs) -> anyhow::Result<()> {
+    let dir = work_dir(args.dir, "media")?;
+    println!("{}", machine());
+    let rows = media::run(&media::MediaArgs {
+        rave: &rave_binary(args.rave)?,
+        dir: &dir,
+        uploads: args.uploads,
+        products: args.products,
+        comments: args.comments,
+        photo_share: args.photo_share,
+        http_seconds: args.seconds,
+        seed: args.seed,
+    })?;
+    report(&rows, &dir, args.out)
+}
+
+/// Prints the table and writes it, with the machine, to the work directory
+/// and `out`.
+fn report(rows: &[report::Row], dir: &std::path::Path, out: Option<PathBuf>) -> anyhow::Result<()> {
+    let table = report::markdown(rows);
+    let summary = format!("{}\n\n{table}", machine());
+    println!("\n{table}");
+    std::fs::write(dir.join("report.md"), &summary)?;
+    if let Some(out) = out {
+        std::fs::write(&out, &summary)
+            .with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    Ok(())
 }
 
 /// The `rave` binary: `given`, else the one beside this program.
@@ -169,15 +233,7 @@ fn wire(args: WireArgs) -> anyhow::Result<()> {
         rounds: args.rounds,
         connections: args.connections,
     })?;
-    let table = report::markdown(&rows);
-    let summary = format!("{}\n\n{table}", machine());
-    println!("\n{table}");
-    std::fs::write(dir.join("report.md"), &summary)?;
-    if let Some(out) = args.out {
-        std::fs::write(&out, &summary)
-            .with_context(|| format!("cannot write {}", out.display()))?;
-    }
-    Ok(())
+    report(&rows, &dir, args.out)
 }
 
 /// DynamoDB Local where scripts/test.sh installs it.
