@@ -6,7 +6,8 @@
 //! * `html` — the listing as HTML, every piece of user text escaped and
 //!   isolated;
 //! * `jsonld` — the schema.org structured data, safe inside `<script>`;
-//! * `shown` — what both show of a comment, worked out once;
+//! * `shown` — what both show of a comment (its name, time and published
+//!   photos), worked out once;
 //! * `review` — the review form and unsubscribe pages review requests
 //!   link to;
 //! * `family` — a page of the whole product family's reviews
@@ -228,7 +229,11 @@ async fn listing(
     };
     let page_path = format!("/products/{}", product_overview.product_id);
     let base = shape.link_base(&product_overview, &page_path);
-    let comments: Vec<Shown> = page.items.iter().map(Shown::new).collect();
+    let comments: Vec<Shown> = page
+        .items
+        .iter()
+        .map(|comment| Shown::new(comment, &state.media_links))
+        .collect();
     let body = Bytes::from(shape.render(
         &html::Listing {
             overview: &overview,
