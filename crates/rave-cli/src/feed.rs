@@ -63,7 +63,11 @@ pub async fn export_google_product_reviews(
         None => Box::new(std::io::stdout()),
     };
     let mut sink = WriterSink(BufWriter::new(out));
-    let summary = write_feed(comments, &site, &mut sink).await?;
+    // Photos under rave's own /media at the public URL: `--media-url` is a
+    // `serve` option, so a feed naming a bucket's or CDN's URLs is the
+    // served one.
+    let links = site.media_links(&rave_server::MediaLinks::default());
+    let summary = write_feed(comments, &site, &links, &mut sink).await?;
     sink.0.flush()?;
     eprintln!(
         "exported {} reviews ({} held as spam); left out {} whose text is only characters XML forbids",
