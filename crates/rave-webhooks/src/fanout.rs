@@ -30,6 +30,7 @@ use crate::delivery::{Delivery, DeliveryStatus};
 use crate::endpoint::Endpoint;
 use crate::error::{Result, WebhookError};
 use crate::events::{Event, events_of};
+use crate::photos::{PhotoLinks, payload_media};
 use crate::service::{Webhooks, now_ms};
 use crate::table::deliveries;
 
@@ -49,19 +50,31 @@ struct Payload<'a> {
     #[serde(rename = "type")]
     kind: &'a str,
     timestamp: Timestamp,
-    data: &'a rave_comments::Comment,
+    /// The comment as its JSON shows it, with `media` always there and in
+    /// the API's shape (URLs included when the binary gave photo links).
+    data: serde_json::Value,
 }
 
-fn body(event: &Event, committed_ms: u64) -> Result<String> {
+fn body(event: &Event, committed_ms: u64, photo_links: Option<&dyn PhotoLinks>) -> Result<String> {
+    let unserializable =
+        |e: serde_json::Error| WebhookError::Internal(format!("a payload does not serialize: {e}"));
     let millis = i64::try_from(committed_ms).unwrap_or(i64::MAX);
     let timestamp = Timestamp::from_millis(millis)
         .map_err(|e| WebhookError::Internal(format!("a change's commit time: {e}")))?;
+    let mut data = serde_json::to_value(&event.comment).map_err(unserializable)?;
+    if let Some(fields) = data.as_object_mut() {
+        let media = payload_media(&event.comment.media, photo_links);
+        fields.insert(
+            "media".to_owned(),
+            serde_json::to_value(media).map_err(unserializable)?,
+        );
+    }
     serde_json::to_string(&Payload {
         kind: event.kind.as_str(),
         timestamp,
-        data: &event.comment,
+        data,
     })
-    .map_err(|e| WebhookError::Internal(format!("a payload does not serialize: {e}")))
+    .map_err(unserializable)
 }
 
 impl<S: rave_store::Store> Webhooks<S> {
@@ -76,7 +89,11 @@ impl<S: rave_store::Store> Webhooks<S> {
         let now = now_ms();
         let mut made = Vec::new();
         for event in events_of(change) {
-            let body = body(&event, record.commit_time_ms)?;
+            let body = body(
+                &event,
+                record.commit_time_ms,
+                self.config().photo_links.as_deref(),
+            )?;
             for endpoint in endpoints.iter().filter(|e| e.wants(event.kind)) {
                 made.push(Delivery {
                     endpoint_id: endpoint.id.clone(),

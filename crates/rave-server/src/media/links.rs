@@ -87,6 +87,19 @@ impl MediaLinks {
     }
 }
 
+/// Webhook payloads name photos as the API does (rave-webhooks cannot
+/// depend on this crate, so the binary hands the links over).
+impl rave_webhooks::PhotoLinks for MediaLinks {
+    fn urls(&self, photo: &PhotoId) -> rave_webhooks::PhotoUrls {
+        rave_webhooks::PhotoUrls {
+            url: self.url(photo, Size::Display, Encoding::Webp),
+            thumbnail_url: self.url(photo, Size::Thumbnail, Encoding::Webp),
+            fallback_url: self.url(photo, Size::Display, Encoding::Jpeg),
+            thumbnail_fallback_url: self.url(photo, Size::Thumbnail, Encoding::Jpeg),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
