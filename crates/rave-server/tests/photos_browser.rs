@@ -5,6 +5,8 @@
 //! photos with the arrow keys and closes with Escape, handing the focus
 //! back; and a photo posted from the embed's form (a preview first, then
 //! `multipart/form-data`) appears as a thumbnail that opens in the viewer.
+//! On the web page, the form previews photos before posting, and the
+//! moderation view decides each photo of a queued comment on its own.
 //! Photos are put into the media store and named by comments through the
 //! domain, as an upload does. chromedriver and Chromium as in
 //! tests/browser.rs.
@@ -52,7 +54,14 @@ async fn shop_page(State(rave): State<String>) -> Html<String> {
     ))
 }
 
+/// The web page's staff token, in sessions that moderate.
+const TOKEN: &str = "photos-browser-token";
+
 async fn session() -> Session {
+    session_with(Moderation::Off).await
+}
+
+async fn session_with(moderation: Moderation) -> Session {
     let data = tempfile::tempdir().unwrap();
     let engine = Engine::open(data.path()).unwrap();
     let comments = Arc::new(Comments::new(
@@ -60,7 +69,7 @@ async fn session() -> Session {
         Config {
             table: "rave".into(),
             cursor_key: CursorKey::new([8; 32]),
-            moderation: Moderation::Off,
+            moderation,
         },
     ));
     comments.ensure_table().await.unwrap();
@@ -88,7 +97,7 @@ async fn session() -> Session {
         .with_state(rave.clone());
     tokio::spawn(async move { axum::serve(shop_listener, app).await });
     let config = ServerConfig {
-        admin_token: None,
+        admin_token: Some(TOKEN.into()),
         rate_limit_per_minute: 0,
     };
     let state = AppState::new(comments.clone(), access, &config)
@@ -426,5 +435,170 @@ async fn a_photo_posted_from_the_embed_appears_as_a_thumbnail_and_opens_in_the_v
     s.press(Key::Escape).await;
     s.until(&format!("!{ROOT}.querySelector('dialog').open"))
         .await;
+    s.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_pages_form_previews_up_to_five_photos_before_posting() {
+    let s = session().await;
+    let mut files = Vec::new();
+    for seed in 1..=6u8 {
+        let file = s.data.path().join(format!("photo-{seed}.jpg"));
+        std::fs::write(&file, photos::jpeg(400, 300, seed)).unwrap();
+        files.push(file.to_str().unwrap().to_owned());
+    }
+    s.client
+        .goto(&format!("{}/?view=product&product=p", s.rave))
+        .await
+        .unwrap();
+    s.until("document.querySelector('#post-photos')").await;
+    let input = s.element("document.querySelector('#post-photos')").await;
+    input.send_keys(&files[..2].join("\n")).await.unwrap();
+    const PREVIEWS: &str = "[...document.querySelectorAll('#post-previews img')]";
+    s.until(&format!(
+        "{PREVIEWS}.length === 2 && {PREVIEWS}.every((img) => img.src.startsWith('blob:') && img.naturalWidth === 400)"
+    ))
+    .await;
+    // More are added to those chosen, up to five, saying so past them.
+    input.send_keys(&files[2..].join("\n")).await.unwrap();
+    s.until(&format!("{PREVIEWS}.length === 5")).await;
+    assert_eq!(
+        s.eval("document.querySelector('#error-photo').textContent")
+            .await,
+        "At most 5 photos."
+    );
+    // Each is removable, by a button named after it.
+    s.client
+        .execute(
+            "document.querySelector('#post-previews button[aria-label^=\"Remove photo 1,\"]').click();",
+            vec![],
+        )
+        .await
+        .unwrap();
+    s.until(&format!("{PREVIEWS}.length === 4")).await;
+    assert_eq!(
+        s.eval(&format!("{PREVIEWS}.map((img) => img.alt)")).await,
+        serde_json::json!([
+            "Photo 1, photo-2.jpg",
+            "Photo 2, photo-3.jpg",
+            "Photo 3, photo-4.jpg",
+            "Photo 4, photo-5.jpg"
+        ])
+    );
+    s.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_moderation_view_approves_and_rejects_each_photo_on_its_own() {
+    let s = session_with(Moderation::Pre).await;
+    let kept = photos::stored(&s.media, 640, 480, 31).await;
+    let refused = photos::stored(&s.media, 480, 640, 32).await;
+    let id = s
+        .comment_with_photos("Ann", vec![kept.clone(), refused.clone()])
+        .await;
+    s.client
+        .goto(&format!("{}/?view=moderation", s.rave))
+        .await
+        .unwrap();
+    s.element("document.querySelector('#admin-token')")
+        .await
+        .send_keys(TOKEN)
+        .await
+        .unwrap();
+    s.client
+        .execute(
+            "document.querySelector('#token-form button[type=submit]').click();",
+            vec![],
+        )
+        .await
+        .unwrap();
+    s.until("document.querySelectorAll('#queue li').length === 1")
+        .await;
+    // The moderation queue's comments carry their photos with their status
+    // (PHOTOS.md's API shape, written by the API's part).
+    let queue: Value = reqwest::Client::new()
+        .get(format!("{}/v1/moderation/queue?state=pending", s.rave))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        queue["items"][0]["media"].is_array(),
+        "the queue's comments carry no `media` (the API's photos, PHOTOS.md): {queue}"
+    );
+    const FIGURES: &str = "[...document.querySelectorAll('#queue li figure')]";
+    s.until(&format!(
+        "{FIGURES}.length === 2 && {FIGURES}.every((f) => f.querySelector('img').complete && f.querySelector('img').naturalWidth > 0)"
+    ))
+    .await;
+    assert_eq!(
+        s.eval(&format!(
+            "{FIGURES}.map((f) => [f.dataset.photo, f.querySelector('.status').textContent, \
+             [...f.querySelectorAll('button')].map((b) => b.getAttribute('aria-label'))])"
+        ))
+        .await,
+        serde_json::json!([
+            [
+                kept.id.as_str(),
+                "pending",
+                ["Approve photo 1", "Reject photo 1"]
+            ],
+            [
+                refused.id.as_str(),
+                "pending",
+                ["Approve photo 2", "Reject photo 2"]
+            ],
+        ])
+    );
+    s.client
+        .execute(
+            "document.querySelector('#queue button[aria-label=\"Reject photo 2\"]').click();",
+            vec![],
+        )
+        .await
+        .unwrap();
+    // The decisions are the per-photo moderation routes (PHOTOS.md); a
+    // server without them answers 404, which the page shows.
+    s.until(&format!(
+        "{FIGURES}.length === 1 || !document.querySelector('#notice').hidden"
+    ))
+    .await;
+    assert_eq!(
+        s.eval("document.querySelector('#notice').hidden || document.querySelector('#notice').textContent")
+            .await,
+        true,
+        "rejecting a photo failed"
+    );
+    s.client
+        .execute(
+            "document.querySelector('#queue button[aria-label=\"Approve photo 1\"]').click();",
+            vec![],
+        )
+        .await
+        .unwrap();
+    s.until(&format!(
+        "{FIGURES}[0].querySelector('.status').textContent === 'published'"
+    ))
+    .await;
+    assert_eq!(
+        s.eval("document.querySelector('#notice').hidden || document.querySelector('#notice').textContent")
+            .await,
+        true,
+        "approving a photo failed"
+    );
+    // The text still waits; the photos were decided one by one.
+    let comment = s.comments.get(&id).await.unwrap();
+    assert_eq!(comment.status, rave_comments::Status::Pending);
+    assert_eq!(
+        comment
+            .media
+            .iter()
+            .map(|photo| (photo.id.clone(), photo.status))
+            .collect::<Vec<_>>(),
+        [(kept.id.clone(), rave_comments::PhotoStatus::Published)]
+    );
     s.close().await;
 }
