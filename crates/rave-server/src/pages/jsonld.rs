@@ -11,8 +11,10 @@
 //!
 //! A review's published photos are its `image` (schema.org: `Review`
 //! inherits `image`, a URL or `ImageObject`, from `Thing`): always an
-//! array of the display renditions' URLs. Google's structured-data
-//! guidelines ask for image URLs it can crawl and index; they are absolute
+//! array of the display renditions' URLs (JPEG, a format Google's image
+//! guidelines list). Google asks for image URLs it can crawl and index
+//! (<https://developers.google.com/search/docs/appearance/structured-data/product-snippet>,
+//! the `image` property's guidelines); they are absolute
 //! when rave is given its `--public-url` (or a bucket's or CDN's URL), else
 //! paths on rave's origin, which JSON-LD readers resolve against the page's
 //! URL as extruct does.
