@@ -169,3 +169,97 @@ impl<S: rave_store::Store> Webhooks<S> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rave_comments::{
+        Comment, Language, Photo, PhotoId, PhotoStatus, ProductId, Rating, Status,
+    };
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::events::EventType;
+    use crate::photos::PhotoUrls;
+
+    /// Photos under one fixed address, as the binary's links would name
+    /// them.
+    #[derive(Debug)]
+    struct Cdn;
+
+    impl PhotoLinks for Cdn {
+        fn urls(&self, photo: &PhotoId) -> PhotoUrls {
+            let at = |name: &str| format!("https://cdn.example/{photo}/{name}");
+            PhotoUrls {
+                url: at("display.webp"),
+                thumbnail_url: at("thumb.webp"),
+                fallback_url: at("display.jpg"),
+                thumbnail_fallback_url: at("thumb.jpg"),
+            }
+        }
+    }
+
+    fn event(media: Vec<Photo>) -> Event {
+        Event {
+            kind: EventType::Created,
+            comment: Comment {
+                id: "c1".into(),
+                product_id: ProductId::parse("p1").unwrap(),
+                author: "ann".into(),
+                language: Language::parse("en").unwrap(),
+                rating: Rating::new(4).unwrap(),
+                title: "t".into(),
+                body: "b".into(),
+                created_at: Timestamp::from_millis(1_700_000_000_000).unwrap(),
+                status: Status::Pending,
+                held_by: None,
+                reply: None,
+                verified_purchase: false,
+                votes: Default::default(),
+                source: None,
+                image_urls: Vec::new(),
+                media,
+                incentivized: false,
+                attributes: Default::default(),
+                reports: Default::default(),
+                queued_at: None,
+            },
+        }
+    }
+
+    fn media_of(body: &str) -> Value {
+        serde_json::from_str::<Value>(body).unwrap()["data"]["media"].clone()
+    }
+
+    #[test]
+    fn media_is_always_there_with_urls_only_when_links_are_given() {
+        let id = PhotoId::parse(&"c".repeat(64)).unwrap();
+        let photo = Photo {
+            id: id.clone(),
+            width: 1200,
+            height: 900,
+            status: PhotoStatus::Pending,
+        };
+        let with_photo = event(vec![photo]);
+        assert_eq!(
+            media_of(&body(&with_photo, 1, None).unwrap()),
+            json!([{"id": id, "width": 1200, "height": 900, "status": "pending"}])
+        );
+        assert_eq!(
+            media_of(&body(&with_photo, 1, Some(&Cdn)).unwrap()),
+            json!([{
+                "id": id,
+                "url": format!("https://cdn.example/{id}/display.webp"),
+                "thumbnail_url": format!("https://cdn.example/{id}/thumb.webp"),
+                "fallback_url": format!("https://cdn.example/{id}/display.jpg"),
+                "thumbnail_fallback_url": format!("https://cdn.example/{id}/thumb.jpg"),
+                "width": 1200,
+                "height": 900,
+                "status": "pending",
+            }])
+        );
+        assert_eq!(
+            media_of(&body(&event(Vec::new()), 1, Some(&Cdn)).unwrap()),
+            json!([])
+        );
+    }
+}
