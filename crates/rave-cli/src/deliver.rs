@@ -6,8 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
+use rave_server::MediaLinks;
 use rave_store::{ChangeFeed, SharedStore};
-use rave_webhooks::{FanOutProgress, RetryPolicy, TargetPolicy, Timeouts, WebhookConfig, Webhooks};
+use rave_webhooks::{
+    FanOutProgress, PhotoLinks, RetryPolicy, TargetPolicy, Timeouts, WebhookConfig, Webhooks,
+};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -35,8 +38,13 @@ pub struct WebhookArgs {
 }
 
 impl WebhookArgs {
-    fn config(&self, table: &str) -> anyhow::Result<WebhookConfig> {
+    fn config(
+        &self,
+        table: &str,
+        photo_links: Option<MediaLinks>,
+    ) -> anyhow::Result<WebhookConfig> {
         Ok(WebhookConfig {
+            photo_links: photo_links.map(|links| Arc::new(links) as Arc<dyn PhotoLinks>),
             comments_table: table.to_owned(),
             targets: TargetPolicy {
                 allow_private: self.webhook_allow_private,
@@ -59,13 +67,16 @@ impl WebhookArgs {
         }
     }
 
-    /// The endpoints and deliveries of `table`, their table created if missing.
+    /// The endpoints and deliveries of `table`, their table created if
+    /// missing; payloads name photos by `photo_links` (without, photos
+    /// carry no URLs).
     pub async fn webhooks(
         &self,
         store: SharedStore,
         table: &str,
+        photo_links: Option<MediaLinks>,
     ) -> anyhow::Result<Arc<Webhooks<SharedStore>>> {
-        let webhooks = Webhooks::new(store, self.config(table)?);
+        let webhooks = Webhooks::new(store, self.config(table, photo_links)?);
         webhooks.ensure_table().await?;
         Ok(Arc::new(webhooks))
     }

@@ -9,6 +9,7 @@ use std::path::Path;
 use anyhow::Context;
 use clap::Args;
 use rave_comments::Comments;
+use rave_server::MediaLinks;
 use rave_server::feeds::{FeedSink, FeedSite, write_feed};
 use rave_store::SharedStore;
 
@@ -33,6 +34,15 @@ impl FeedArgs {
             .map(|url| FeedSite::new(url, self.feed_publisher.as_deref()))
             .transpose()
             .map_err(anyhow::Error::from)
+    }
+
+    /// Where webhook payloads name photos: rave's own `/media` under the
+    /// public URL, when one is given (a relative path means nothing to a
+    /// receiver).
+    pub fn media_links(&self) -> anyhow::Result<Option<MediaLinks>> {
+        Ok(self
+            .site()?
+            .map(|site| site.media_links(&MediaLinks::default())))
     }
 }
 
@@ -63,7 +73,11 @@ pub async fn export_google_product_reviews(
         None => Box::new(std::io::stdout()),
     };
     let mut sink = WriterSink(BufWriter::new(out));
-    let summary = write_feed(comments, &site, &mut sink).await?;
+    // Photos under rave's own /media at the public URL: `--media-url` is a
+    // `serve` option, so a feed naming a bucket's or CDN's URLs is the
+    // served one.
+    let links = site.media_links(&MediaLinks::default());
+    let summary = write_feed(comments, &site, &links, &mut sink).await?;
     sink.0.flush()?;
     eprintln!(
         "exported {} reviews ({} held as spam); left out {} whose text is only characters XML forbids",

@@ -175,6 +175,9 @@ struct DeliverArgs {
     store: StoreArgs,
     #[command(flatten)]
     webhooks: deliver::WebhookArgs,
+    /// `--public-url`: payloads name photos under it.
+    #[command(flatten)]
+    feed: feed::FeedArgs,
     /// Where comments are stored.
     #[arg(long = "store", env = "RAVE_STORE", value_enum, default_value_t = StoreKind::Embedded)]
     store_kind: StoreKind,
@@ -849,7 +852,10 @@ impl ServeArgs {
     async fn side_tables(&self, store: SharedStore) -> anyhow::Result<SideTables> {
         let table = &self.store.table;
         Ok(SideTables {
-            webhooks: self.webhooks.webhooks(store.clone(), table).await?,
+            webhooks: self
+                .webhooks
+                .webhooks(store.clone(), table, self.feed.media_links()?)
+                .await?,
             access: self.audit.open(store.clone(), table).await?,
             review_requests: self
                 .requests
@@ -1144,7 +1150,11 @@ async fn deliver(args: DeliverArgs) -> anyhow::Result<()> {
     comments.ensure_table().await?;
     let webhooks = args
         .webhooks
-        .webhooks(SharedStore::new(engine.clone()), &args.store.table)
+        .webhooks(
+            SharedStore::new(engine.clone()),
+            &args.store.table,
+            args.feed.media_links()?,
+        )
         .await?;
     let feed = webhook_feed(engine, &args.store.table, &webhooks).await?;
     deliver_until_stopped(&args.webhooks, webhooks, feed).await
@@ -1187,7 +1197,11 @@ async fn deliver_dynamodb(args: DeliverArgs) -> anyhow::Result<()> {
     let store = connect_dynamodb(&args.dynamo).await;
     let webhooks = args
         .webhooks
-        .webhooks(SharedStore::new(store.clone()), &args.store.table)
+        .webhooks(
+            SharedStore::new(store.clone()),
+            &args.store.table,
+            args.feed.media_links()?,
+        )
         .await?;
     let feed = store
         .feed(

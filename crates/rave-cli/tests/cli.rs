@@ -1038,3 +1038,117 @@ async fn tokens_made_with_the_cli_open_their_scopes_until_revoked() {
         .unwrap();
     assert_eq!(queue.status(), 401);
 }
+
+#[tokio::test]
+async fn export_carries_each_comments_photos_with_their_size_and_status() {
+    use rave_comments::{Comments, Config, CursorKey, Moderation, NewComment, NewPhoto, PhotoId};
+    use rave_media::{CheckOptions, DiskStore, MediaStore, process};
+
+    let data = tempfile::tempdir().unwrap();
+    let media = MediaStore::Disk(DiskStore::open(data.path().join("media")).unwrap());
+    let mut stored = Vec::new();
+    for (width, height) in [(400, 300), (300, 500)] {
+        let pixels = image::RgbImage::from_fn(width, height, |x, y| {
+            image::Rgb([(x % 256) as u8, (y % 256) as u8, (width % 256) as u8])
+        });
+        let mut bytes = Vec::new();
+        image::DynamicImage::ImageRgb8(pixels)
+            .write_to(
+                &mut std::io::Cursor::new(&mut bytes),
+                image::ImageFormat::Jpeg,
+            )
+            .unwrap();
+        let processed = process(&bytes, &CheckOptions::default()).unwrap();
+        media.put_image(&processed).await.unwrap();
+        stored.push(NewPhoto {
+            id: PhotoId::parse(processed.id.as_str()).unwrap(),
+            width,
+            height,
+        });
+    }
+    let (published, waiting) = {
+        let engine = rave_engine::Engine::open(data.path()).unwrap();
+        let comments = Comments::new(
+            engine,
+            Config {
+                table: "rave".into(),
+                cursor_key: CursorKey::new([1; 32]),
+                moderation: Moderation::Pre,
+            },
+        );
+        comments.ensure_table().await.unwrap();
+        let new = |body: &str, media: Vec<NewPhoto>| NewComment {
+            media,
+            attributes: Default::default(),
+            author: "ann".into(),
+            language: "en".into(),
+            rating: 5,
+            title: None,
+            body: body.into(),
+            created_at: None,
+        };
+        let published = comments
+            .create("p", new("Approved.", stored.clone()), None)
+            .await
+            .unwrap()
+            .comment
+            .id;
+        comments.approve(&published).await.unwrap();
+        let waiting = comments
+            .create("p", new("Waiting.", stored[..1].to_vec()), None)
+            .await
+            .unwrap()
+            .comment
+            .id;
+        (published, waiting)
+    };
+    let photo = |at: usize, status: &str| {
+        json!({
+            "id": stored[at].id.as_str(),
+            "width": stored[at].width,
+            "height": stored[at].height,
+            "status": status,
+        })
+    };
+    for author in [None, Some("ann")] {
+        let export = data.path().join("export.ndjson");
+        let mut args = vec![
+            "export",
+            "--data",
+            data.path().to_str().unwrap(),
+            "--output",
+            export.to_str().unwrap(),
+        ];
+        if let Some(author) = author {
+            args.extend(["--author", author]);
+        }
+        let out = rave(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lines: Vec<Value> = std::fs::read_to_string(&export)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        let media_of = |id: &str| {
+            lines
+                .iter()
+                .find(|line| line["id"] == id)
+                .unwrap_or_else(|| panic!("{id} not exported: {lines:?}"))["media"]
+                .clone()
+        };
+        assert_eq!(
+            media_of(&published),
+            json!([photo(0, "published"), photo(1, "published")]),
+            "{author:?}"
+        );
+        assert_eq!(
+            media_of(&waiting),
+            json!([photo(0, "pending")]),
+            "{author:?}"
+        );
+    }
+}

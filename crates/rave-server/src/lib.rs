@@ -194,6 +194,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         ]
         .concat(),
         &state.frame_ancestors,
+        state.media_links.origin(),
     ));
     let router = router
         .fallback(routes::not_found)

@@ -9,7 +9,10 @@
 //! inline script, allowed by its hash, and `/embed.js`), no inline handler,
 //! no plugin, no `<base>`, and forms post only to rave. Styles are the
 //! pages' own `<style>` blocks, allowed by their hashes. JSON-LD blocks are
-//! data, not scripts, and need no allowance.
+//! data, not scripts, and need no allowance. Images come from rave itself
+//! (photos under `/media`), `data:` URLs, `blob:` URLs (the web page's
+//! preview of the photos a shopper is about to post, from object URLs) and
+//! the bucket or CDN photos are served from when one is named.
 //!
 //! Framing is refused (`frame-ancestors 'none'`, and `X-Frame-Options:
 //! DENY` for older browsers) unless the operator names the shops that may
@@ -35,11 +38,13 @@ pub(crate) struct PagePolicy {
 
 impl PagePolicy {
     /// The policy for pages whose inline scripts and styles are `scripts`
-    /// and `styles` (their exact text), framed by `frame_ancestors` only.
+    /// and `styles` (their exact text), framed by `frame_ancestors` only,
+    /// showing photos from `media_origin` too when it is another origin.
     pub(crate) fn new(
         scripts: &[&str],
         styles: &[&str],
         frame_ancestors: &[AllowedOrigin],
+        media_origin: Option<&str>,
     ) -> PagePolicy {
         let hashes = |sources: &[&str]| {
             sources
@@ -54,8 +59,11 @@ impl PagePolicy {
                 .map(|origin| format!(" {origin}"))
                 .collect(),
         };
+        let media = media_origin
+            .map(|origin| format!(" {origin}"))
+            .unwrap_or_default();
         let policy = format!(
-            "default-src 'self'; script-src 'self'{}; style-src 'self'{}; img-src 'self' data:; \
+            "default-src 'self'; script-src 'self'{}; style-src 'self'{}; img-src 'self' data: blob:{media}; \
              object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors{ancestors}",
             hashes(scripts),
             hashes(styles),
@@ -95,7 +103,7 @@ mod tests {
 
     #[test]
     fn the_policy_allows_exactly_the_hashed_inline_code() {
-        let policy = PagePolicy::new(&["alert(1)"], &["b{}"], &[]);
+        let policy = PagePolicy::new(&["alert(1)"], &["b{}"], &[], None);
         let csp = policy.content_security_policy.to_str().unwrap();
         // sha256("alert(1)"), base64, as browsers compute it.
         assert!(
@@ -105,13 +113,24 @@ mod tests {
         assert!(csp.contains("object-src 'none'") && csp.contains("base-uri 'none'"));
         assert!(csp.ends_with("frame-ancestors 'none'"), "{csp}");
         assert!(!csp.contains("unsafe-inline"));
+        assert!(csp.contains("img-src 'self' data: blob:;"), "{csp}");
         assert_eq!(policy.frame_options.unwrap(), "DENY");
+    }
+
+    #[test]
+    fn photos_from_a_bucket_or_cdn_may_show() {
+        let policy = PagePolicy::new(&[], &[], &[], Some("https://cdn.shop.example"));
+        let csp = policy.content_security_policy.to_str().unwrap();
+        assert!(
+            csp.contains("img-src 'self' data: blob: https://cdn.shop.example;"),
+            "{csp}"
+        );
     }
 
     #[test]
     fn named_shops_may_frame_the_pages() {
         let shop: AllowedOrigin = "https://shop.example".parse().unwrap();
-        let policy = PagePolicy::new(&[], &[], &[shop]);
+        let policy = PagePolicy::new(&[], &[], &[shop], None);
         let csp = policy.content_security_policy.to_str().unwrap();
         assert!(
             csp.ends_with("frame-ancestors https://shop.example"),

@@ -1,7 +1,10 @@
 //! Google's Product Reviews Feed over real HTTP: validated against the 2.4
 //! schema with xmllint (scripts/test.sh installs it) for an empty shop, a
 //! shop with hostile text and a shop of 10,000 reviews; which comments it
-//! holds by status; who may fetch it.
+//! holds by status; who may fetch it; reviewers' photos.
+
+#[path = "common/photos.rs"]
+mod photos;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,8 +13,11 @@ use std::sync::Arc;
 use rave_access::{Access, AccessConfig};
 use rave_comments::dataset::Generator;
 use rave_comments::rules::{Outcome, Rules};
-use rave_comments::{Comments, Config, CursorKey, Moderation, Status};
+use rave_comments::{
+    Comment, Comments, Config, CursorKey, Moderation, NewComment, NewPhoto, Status,
+};
 use rave_engine::Engine;
+use rave_media::{DiskStore, MediaStore};
 use rave_server::feeds::FeedSite;
 use rave_server::{AppState, ServerConfig};
 use rave_store::SharedStore;
@@ -511,4 +517,93 @@ async fn merchant_center_fetches_with_the_feed_token_as_a_basic_password_and_not
         .await
         .unwrap();
     assert_eq!(queue.status(), StatusCode::FORBIDDEN);
+}
+
+impl Server {
+    /// A comment with photos, written through the domain as an upload's
+    /// would be once its photos are stored.
+    async fn post_with_photos(&self, author: &str, body: &str, media: Vec<NewPhoto>) -> Comment {
+        self.comments
+            .create(
+                "p",
+                NewComment {
+                    author: author.into(),
+                    language: "en".into(),
+                    rating: 5,
+                    title: None,
+                    body: body.into(),
+                    created_at: None,
+                    attributes: Default::default(),
+                    media,
+                },
+                None,
+            )
+            .await
+            .unwrap()
+            .comment
+    }
+}
+
+#[tokio::test]
+async fn published_photos_are_reviewer_images_under_the_public_url_and_validate() {
+    let s = start(Some(site())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let media = MediaStore::Disk(DiskStore::open(dir.path().join("media")).unwrap());
+    let first = photos::stored(&media, 640, 480, 7).await;
+    let second = photos::stored(&media, 300, 400, 8).await;
+    let shown = s
+        .post_with_photos("ann", "Two photos.", vec![first.clone(), second.clone()])
+        .await;
+    // Held by the link rule: in the feed as spam, its photo still waiting.
+    let held = s
+        .post_with_photos(
+            "spammer",
+            "Cheap at http://spam.example",
+            vec![first.clone()],
+        )
+        .await;
+    assert_eq!(held.status, Status::Pending);
+    let plain = s.post("p", "ben", "", "No photos.").await;
+    let feed = s.feed(dir.path()).await;
+    feed.assert_valid();
+    assert_eq!(
+        feed.count(&format!(
+            "/feed/reviews/review[review_id='{}']/reviewer_images/reviewer_image",
+            shown.id
+        )),
+        2
+    );
+    for (at, photo) in [(1, &first), (2, &second)] {
+        assert_eq!(
+            feed.review(
+                &shown.id,
+                &format!("reviewer_images/reviewer_image[{at}]/url")
+            ),
+            format!("{PUBLIC}/media/{}/display.jpg", photo.id)
+        );
+    }
+    // After review_url and before ratings, as the schema orders them.
+    let images = format!(
+        "/feed/reviews/review[review_id='{}']/reviewer_images",
+        shown.id
+    );
+    assert_eq!(
+        feed.count(&format!(
+            "{images}/preceding-sibling::*[1][self::review_url]"
+        )),
+        1
+    );
+    assert_eq!(
+        feed.count(&format!("{images}/following-sibling::*[1][self::ratings]")),
+        1
+    );
+    for id in [&held.id, &plain] {
+        assert_eq!(
+            feed.count(&format!(
+                "/feed/reviews/review[review_id='{id}']/reviewer_images"
+            )),
+            0,
+            "{id}"
+        );
+    }
 }

@@ -2,15 +2,19 @@
 //! HTTP with an aggregator keeping the statistics: following "older"
 //! links, the structured data read by an independent extractor (extruct),
 //! ETags and 304s on every cacheable route, hostile text, product records,
-//! CORS preflights.
+//! CORS preflights, and comments' photos as thumbnails.
+
+#[path = "common/photos.rs"]
+mod photos;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rave_access::{Access, AccessConfig};
-use rave_comments::{Comments, Config, CursorKey, Moderation};
+use rave_comments::{Comments, Config, CursorKey, Moderation, NewComment, NewPhoto};
 use rave_engine::{Engine, EngineFeed};
-use rave_server::{AllowedOrigin, AppState, ServerConfig};
+use rave_media::{DiskStore, MediaStore};
+use rave_server::{AllowedOrigin, AppState, MediaLinks, ServerConfig};
 use rave_store::SharedStore;
 use reqwest::header::{self, HeaderMap};
 use reqwest::{Client, Method, StatusCode};
@@ -23,18 +27,26 @@ struct Server {
     base: String,
     client: Client,
     comments: Arc<Comments<SharedStore>>,
+    /// The photos `/media` serves.
+    media: MediaStore,
     _dir: tempfile::TempDir,
 }
 
 async fn start() -> Server {
+    start_with(None, Moderation::Off).await
+}
+
+/// A server naming photos by `links` (rave's own `/media` path without).
+async fn start_with(links: Option<MediaLinks>, moderation: Moderation) -> Server {
     let dir = tempfile::tempdir().unwrap();
+    let media = MediaStore::Disk(DiskStore::open(dir.path().join("media")).unwrap());
     let engine = Engine::open(dir.path()).unwrap();
     let comments = Arc::new(Comments::new(
         SharedStore::new(engine.clone()),
         Config {
             table: "rave".into(),
             cursor_key: CursorKey::new([9; 32]),
-            moderation: Moderation::Off,
+            moderation,
         },
     ));
     comments.ensure_table().await.unwrap();
@@ -62,8 +74,12 @@ async fn start() -> Server {
         admin_token: Some(TOKEN.into()),
         rate_limit_per_minute: 0,
     };
-    let state = AppState::new(comments.clone(), access, &config)
-        .with_allowed_origins(vec![SHOP.parse::<AllowedOrigin>().unwrap()]);
+    let mut state = AppState::new(comments.clone(), access, &config)
+        .with_allowed_origins(vec![SHOP.parse::<AllowedOrigin>().unwrap()])
+        .with_media(media.clone());
+    if let Some(links) = links {
+        state = state.with_media_links(links);
+    }
     tokio::spawn(rave_server::serve(
         listener,
         state,
@@ -74,6 +90,7 @@ async fn start() -> Server {
         base,
         client: Client::new(),
         comments,
+        media,
         _dir: dir,
     }
 }
@@ -933,4 +950,224 @@ async fn html_answers_carry_a_strict_content_security_policy() {
         .await
         .unwrap();
     assert!(json.headers().get("content-security-policy").is_none());
+}
+
+/// A comment by `author` on `product` carrying `media`, written through the
+/// domain as an upload's would be once its photos are stored.
+async fn comment_with_photos(
+    s: &Server,
+    product: &str,
+    author: &str,
+    media: Vec<NewPhoto>,
+) -> String {
+    s.comments
+        .create(
+            product,
+            NewComment {
+                author: author.into(),
+                language: "en".into(),
+                rating: 5,
+                title: Some("Fits well".into()),
+                body: "See the photos.".into(),
+                created_at: None,
+                attributes: Default::default(),
+                media,
+            },
+            None,
+        )
+        .await
+        .unwrap()
+        .comment
+        .id
+}
+
+/// The `<picture>` thumbnails of comment `id` on a page: each its link,
+/// WebP source, JPEG image, width, height, loading and alt text.
+fn thumbnails(html: &str, id: &str) -> Vec<[String; 7]> {
+    let start = html.find(&format!("id=\"comment-{id}\"")).unwrap();
+    let article = &html[start..start + html[start..].find("</article>").unwrap()];
+    article
+        .split("<li><a ")
+        .skip(1)
+        .map(|item| {
+            let value = |attribute: &str| attribute_after(item, "", attribute).unwrap_or_default();
+            [
+                value("href"),
+                value("srcset"),
+                value("src"),
+                value("width"),
+                value("height"),
+                value("loading"),
+                value("alt"),
+            ]
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn photos_show_as_thumbnails_linking_to_their_display_size_on_every_page() {
+    let s = start().await;
+    for variant in ["tee-red", "tee-blue"] {
+        let (status, body) = s
+            .json(
+                Method::PUT,
+                &format!("/v1/products/{variant}"),
+                Some(json!({"name": format!("Tee {variant}"), "group": "tee"})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let landscape = photos::stored(&s.media, 1200, 900, 1).await;
+    let portrait = photos::stored(&s.media, 600, 800, 2).await;
+    let with_photos = comment_with_photos(
+        &s,
+        "tee-red",
+        "Ann",
+        vec![landscape.clone(), portrait.clone()],
+    )
+    .await;
+    let without = s
+        .post("tee-blue", comment("Ben", "en", 4, "Plain", "No photos."))
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    s.settle("tee-red", 1).await;
+    let expected = |photo: &NewPhoto, n: usize, width: u32, height: u32| {
+        let id = photo.id.as_str();
+        [
+            format!("/media/{id}/display.jpg"),
+            format!("/media/{id}/thumb.webp"),
+            format!("/media/{id}/thumb.jpg"),
+            width.to_string(),
+            height.to_string(),
+            "lazy".to_owned(),
+            format!("Photo {n} of 2 by \u{2068}Ann\u{2069}"),
+        ]
+    };
+    for path in [
+        "/products/tee-red",
+        "/fragments/products/tee-red",
+        "/products/tee-blue?scope=group",
+    ] {
+        let html = s.page(path).await;
+        assert_eq!(
+            thumbnails(&html, &with_photos),
+            [
+                expected(&landscape, 1, 320, 240),
+                expected(&portrait, 2, 240, 320)
+            ],
+            "{path}"
+        );
+        assert!(html.contains("<source type=\"image/webp\""), "{path}");
+        if path.contains("group") {
+            assert!(thumbnails(&html, &without).is_empty(), "{path}");
+        }
+    }
+    // Every link and image is served, in the type its name says.
+    for photo in [&landscape, &portrait] {
+        for (rendition, kind) in [
+            ("display.jpg", "image/jpeg"),
+            ("thumb.webp", "image/webp"),
+            ("thumb.jpg", "image/jpeg"),
+        ] {
+            let (status, headers, _) = s
+                .fetch(&format!("/media/{}/{rendition}", photo.id), &[])
+                .await;
+            assert_eq!(status, StatusCode::OK, "{rendition}");
+            assert_eq!(headers[header::CONTENT_TYPE], kind);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_waiting_comments_photos_show_nowhere_until_it_is_approved() {
+    let s = start_with(None, Moderation::Pre).await;
+    let photo = photos::stored(&s.media, 800, 600, 3).await;
+    let id = comment_with_photos(&s, "kettle", "Ann", vec![photo.clone()]).await;
+    for path in ["/products/kettle", "/fragments/products/kettle"] {
+        let html = s.page(path).await;
+        assert!(!html.contains(photo.id.as_str()), "{path}: {html}");
+        assert!(!html.contains("<ul class=\"rave-photos\">"), "{path}");
+    }
+    s.comments.approve(&id).await.unwrap();
+    let html = s
+        .fetch("/products/kettle", &[("cache-control", "no-cache")])
+        .await
+        .2;
+    assert_eq!(thumbnails(&html, &id).len(), 1, "{html}");
+    assert!(html.contains(&format!("/media/{}/thumb.jpg", photo.id)));
+}
+
+#[tokio::test]
+async fn search_engines_read_each_reviews_photos_as_absolute_urls() {
+    let Some(python) = extruct_python() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "extruct is missing: scripts/test.sh installs it into .tools/extruct"
+        );
+        eprintln!("skipped: extruct is not installed (scripts/test.sh installs it)");
+        return;
+    };
+    const PUBLIC: &str = "https://reviews.shop.example";
+    let s = start_with(Some(MediaLinks::served_at(PUBLIC)), Moderation::Off).await;
+    for variant in ["mug-red", "mug-blue"] {
+        let (status, _) = s
+            .json(
+                Method::PUT,
+                &format!("/v1/products/{variant}"),
+                Some(json!({"name": "Mug", "group": "mugs"})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let first = photos::stored(&s.media, 640, 480, 4).await;
+    let second = photos::stored(&s.media, 480, 640, 5).await;
+    comment_with_photos(&s, "mug-red", "Ann", vec![first.clone(), second.clone()]).await;
+    s.post("mug-red", comment("Ben", "en", 3, "Plain", "No photos."))
+        .await;
+    s.settle("mug-red", 2).await;
+    for path in [
+        "/products/mug-red",
+        "/fragments/products/mug-red",
+        "/products/mug-red?scope=group",
+    ] {
+        let html = s.page(path).await;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("page.html");
+        std::fs::write(&file, &html).unwrap();
+        let output = std::process::Command::new(&python)
+            .args([
+                "-c",
+                "import extruct, json, sys\n\
+                 data = extruct.extract(open(sys.argv[1], encoding='utf-8').read(), base_url=sys.argv[2], syntaxes=['json-ld'])\n\
+                 print(json.dumps(data['json-ld']))",
+            ])
+            .arg(&file)
+            .arg(format!("{}{path}", s.base))
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let found: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let reviews = found[0]["review"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{path}: {found}"));
+        let images: Vec<&Value> = reviews.iter().map(|review| &review["image"]).collect();
+        // Newest first: Ben's review has no photos, Ann's has both.
+        assert_eq!(
+            images,
+            [
+                &Value::Null,
+                &json!([
+                    format!("{PUBLIC}/media/{}/display.jpg", first.id),
+                    format!("{PUBLIC}/media/{}/display.jpg", second.id),
+                ])
+            ],
+            "{path}: {found}"
+        );
+    }
 }

@@ -10,16 +10,21 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode as AxumStatus};
 use axum::routing::post;
-use rave_comments::Moderation;
+use rave_comments::{Moderation, NewComment};
 use rave_engine::EngineFeed;
-use rave_server::ServerConfig;
+use rave_media::{DiskStore, MediaStore};
+use rave_server::{MediaLinks, ServerConfig};
 use rave_store::SharedStore;
-use rave_webhooks::{RetryPolicy, Secret, TargetPolicy, Timeouts, WebhookConfig, Webhooks};
+use rave_webhooks::{
+    PhotoLinks, RetryPolicy, Secret, TargetPolicy, Timeouts, WebhookConfig, Webhooks,
+};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 #[path = "common/client.rs"]
 mod client;
+#[path = "common/photos.rs"]
+mod photos;
 #[path = "common/server.rs"]
 mod server;
 
@@ -52,6 +57,11 @@ async fn receiver() -> (String, Inbox) {
 /// A server with webhooks, their delivery task running on the store's
 /// change feed.
 async fn start() -> TestServer {
+    start_naming_photos(None).await
+}
+
+/// [`start`], its payloads naming photos by `links`.
+async fn start_naming_photos(links: Option<MediaLinks>) -> TestServer {
     let config = ServerConfig {
         admin_token: Some(server::TOKEN.into()),
         rate_limit_per_minute: 0,
@@ -65,6 +75,7 @@ async fn start() -> TestServer {
                     allow_private: true,
                 },
                 retry: RetryPolicy::default(),
+                photo_links: links.map(|links| Arc::new(links) as Arc<dyn PhotoLinks>),
             },
         ));
         webhooks.ensure_table().await.unwrap();
@@ -335,4 +346,85 @@ async fn imported_reviews_are_announced_without_their_emails() {
         assert!(body.contains(r#""source":"okendo""#), "{body}");
         assert!(!body.contains("@example.com"), "{body}");
     }
+}
+
+/// The payloads a receiver has got so far, once there are `count`.
+async fn payloads(inbox: &Inbox, count: usize) -> Vec<Value> {
+    for _ in 0..200 {
+        if inbox.lock().unwrap().len() >= count {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    inbox
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, body)| serde_json::from_str(body).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn payloads_carry_each_photo_with_its_size_status_and_urls() {
+    const PUBLIC: &str = "https://reviews.shop.example";
+    let server = start_naming_photos(Some(MediaLinks::served_at(PUBLIC))).await;
+    let (url, inbox) = receiver().await;
+    let (status, _) = server
+        .call(
+            Method::POST,
+            "/v1/admin/webhooks",
+            Some(json!({"url": url, "events": ["comment.created"]})),
+            true,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let dir = tempfile::tempdir().unwrap();
+    let media = MediaStore::Disk(DiskStore::open(dir.path()).unwrap());
+    let photo = photos::stored(&media, 640, 480, 9).await;
+    let new = |media| NewComment {
+        author: "ann".into(),
+        language: "en".into(),
+        rating: 5,
+        title: None,
+        body: "See the photo.".into(),
+        created_at: None,
+        attributes: Default::default(),
+        media,
+    };
+    let with_photo = server
+        .comments
+        .create("p1", new(vec![photo.clone()]), None)
+        .await
+        .unwrap()
+        .comment;
+    let without = server
+        .comments
+        .create("p1", new(Vec::new()), None)
+        .await
+        .unwrap()
+        .comment;
+    let received = payloads(&inbox, 2).await;
+    let data_of = |id: &str| {
+        received
+            .iter()
+            .map(|payload| &payload["data"])
+            .find(|data| data["id"] == id)
+            .unwrap_or_else(|| panic!("no payload of {id}: {received:?}"))
+            .clone()
+    };
+    let id = photo.id.as_str();
+    assert_eq!(
+        data_of(&with_photo.id)["media"],
+        json!([{
+            "id": id,
+            "url": format!("{PUBLIC}/media/{id}/display.webp"),
+            "thumbnail_url": format!("{PUBLIC}/media/{id}/thumb.webp"),
+            "fallback_url": format!("{PUBLIC}/media/{id}/display.jpg"),
+            "thumbnail_fallback_url": format!("{PUBLIC}/media/{id}/thumb.jpg"),
+            "width": 640,
+            "height": 480,
+            "status": "published",
+        }])
+    );
+    assert_eq!(data_of(&without.id)["media"], json!([]));
 }

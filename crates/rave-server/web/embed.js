@@ -2,7 +2,8 @@
 //   <div data-rave-product="42"></div>
 //   <script src="https://comments.example/embed.js" async></script>
 // renders the product's comments (histogram, average, filters, the order,
-// "load more", helpful votes, the post form) in a shadow root, apart from
+// "load more", helpful votes, photos and their viewer, the post form with
+// up to 5 photos) in a shadow root, apart from
 // the page's styles (data-rave-group="tee": its family's). Votes are cast
 // as a browser's random voter id, or the shop's: data-rave-voter="c-7".
 // Theme it from the page with custom properties on the host element:
@@ -14,6 +15,7 @@
   const script = document.currentScript;
   const api = new URL(script ? script.src : location.href).origin;
   const PAGE = 20;
+  const MAX_PHOTOS = 5;
   // [[value, label]] of the orders, filled in by the server.
   const SORTS = RAVE_SORTS;
 
@@ -44,6 +46,13 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
 .votes button[aria-pressed=true]{background:var(--rave-accent,#b36b00);color:#fff}
 .form{display:grid;gap:.4rem;max-width:32rem}
 .error{color:#b00020;font-size:.9em}.notice{color:var(--rave-muted,#555)}
+.photos{display:flex;flex-wrap:wrap;gap:.4rem;margin-top:.25rem}
+.photo{padding:0;background:none;border:1px solid var(--rave-border,#ddd)}
+.photo img{display:block;height:5rem;width:auto}
+dialog{margin:auto;border:0;border-radius:var(--rave-radius,4px);padding:.5rem;background:#fff}
+dialog img{display:block;max-width:90vw;max-height:80vh;width:auto;height:auto}
+dialog::backdrop{background:#000b}
+dialog p{display:flex;gap:.5rem;align-items:center;justify-content:center;margin-top:.5rem}
 [hidden]{display:none}`;
 
   function el(tag, props, children) {
@@ -65,6 +74,11 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
     const node = el("div", { className: "bar" }, [el("span")]);
     node.firstChild.style.width = 100 * share + "%";
     return node;
+  }
+
+  // rave's own photo paths are relative: they are on the API's origin.
+  function resolve(url) {
+    return new URL(url, api).href;
   }
 
   function stars(rating) {
@@ -134,6 +148,23 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
     const ratingInput = el("select", { name: "rating" });
     for (let r = 5; r >= 1; r--) ratingInput.append(el("option", { value: String(r), textContent: stars(r) }));
     const languageInput = el("input", { name: "language", value: (document.documentElement.lang || "en").slice(0, 2).toLowerCase(), size: 3 });
+    // Photos to post, previewed from object URLs (nothing is sent before
+    // Post); a thumbnail removes its photo.
+    const photoInput = el("input", { type: "file", name: "photo", accept: "image/jpeg,image/png,image/webp", multiple: true });
+    const previews = el("div", { className: "photos" });
+    let chosen = [];
+    function showChosen() {
+      previews.replaceChildren(...chosen.map((c, n) => {
+        const remove = el("button", { type: "button", className: "photo" }, [el("img", { src: c.url, alt: "Remove photo " + (n + 1) + ", " + c.file.name })]);
+        remove.addEventListener("click", () => { URL.revokeObjectURL(c.url); chosen.splice(n, 1); showChosen(); });
+        return remove;
+      }));
+    }
+    function clearChosen() {
+      for (const c of chosen) URL.revokeObjectURL(c.url);
+      chosen = [];
+      showChosen();
+    }
     const submit = el("button", { type: "submit", textContent: "Post" });
     const formError = el("p", { className: "error", hidden: true });
     const notice = el("p", { className: "notice", hidden: true });
@@ -143,6 +174,7 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       field("rating", ratingInput, "Rating"),
       field("title", el("input", { name: "title" }), "Title"),
       field("body", el("textarea", { name: "body", rows: 3 }), "Comment"),
+      field("photo", photoInput, "Photos (up to " + MAX_PHOTOS + ")"), previews,
       submit, formError, notice,
     ]);
 
@@ -155,6 +187,20 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       list, empty, listError, more,
       el("h2", { textContent: "Write a review" }), form,
     ]));
+
+    photoInput.addEventListener("change", () => {
+      errors.photo.hidden = true;
+      for (const file of photoInput.files) {
+        if (chosen.length === MAX_PHOTOS) {
+          errors.photo.textContent = "At most " + MAX_PHOTOS + " photos";
+          errors.photo.hidden = false;
+          break;
+        }
+        chosen.push({ file, url: URL.createObjectURL(file) });
+      }
+      photoInput.value = "";
+      showChosen();
+    });
 
     const shown = new Set();
     let cursor = null;
@@ -224,6 +270,57 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
       return text ? [el("p", { className: "meta", textContent: text })] : [];
     }
 
+    // The photo viewer: a modal dialog (focus moves in, the page behind is
+    // inert, Escape closes it), arrow keys for a comment's other photos,
+    // and focus back on the thumbnail it opened from.
+    const source = el("source", { type: "image/webp" });
+    const big = el("img");
+    const counter = el("span");
+    const prev = el("button", { type: "button", textContent: "‹ Previous" });
+    const next = el("button", { type: "button", textContent: "Next ›" });
+    const close = el("button", { type: "button", textContent: "Close" });
+    const viewer = el("dialog", { className: "viewer" }, [el("picture", {}, [source, big]), el("p", {}, [prev, counter, next, close])]);
+    root.querySelector("section").append(viewer);
+    let viewing = null;
+    function view(n) {
+      const { photos, author } = viewing;
+      viewing.n = (n + photos.length) % photos.length;
+      const p = photos[viewing.n];
+      const name = "Photo " + (viewing.n + 1) + " of " + photos.length + " by " + author;
+      source.srcset = resolve(p.url);
+      Object.assign(big, { src: resolve(p.fallback_url), width: p.width, height: p.height, alt: name });
+      viewer.setAttribute("aria-label", name);
+      counter.textContent = viewing.n + 1 + " / " + photos.length;
+      prev.hidden = next.hidden = photos.length < 2;
+    }
+    prev.addEventListener("click", () => view(viewing.n - 1));
+    next.addEventListener("click", () => view(viewing.n + 1));
+    close.addEventListener("click", () => viewer.close());
+    viewer.addEventListener("keydown", (e) => {
+      const step = { ArrowLeft: -1, ArrowRight: 1 }[e.key];
+      if (step && viewing.photos.length > 1) { e.preventDefault(); view(viewing.n + step); }
+    });
+    viewer.addEventListener("close", () => viewing.opener.focus());
+
+    // A comment's published photos as thumbnails that open the viewer.
+    function photos(c) {
+      const list = (c.media || []).filter((p) => p.status === "published");
+      if (!list.length) return [];
+      return [el("div", { className: "photos" }, list.map((p, n) => {
+        const img = el("img", { src: resolve(p.thumbnail_fallback_url), width: p.width, height: p.height, loading: "lazy",
+          alt: "Photo " + (n + 1) + " of " + list.length + " by " + c.author });
+        const opener = el("button", { type: "button", className: "photo" }, [
+          el("picture", {}, [el("source", { type: "image/webp", srcset: resolve(p.thumbnail_url) }), img])]);
+        opener.addEventListener("click", () => {
+          viewing = { photos: list, author: c.author, opener };
+          view(n);
+          viewer.showModal();
+          close.focus();
+        });
+        return opener;
+      }))];
+    }
+
     function comment(c) {
       return el("li", { className: "comment", lang: c.language }, [
         el("h3", { className: "title" }, [el("bdi", { textContent: c.title || c.body.slice(0, 80) })]),
@@ -236,6 +333,7 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
         ]),
         ...answers(c),
         el("p", { className: "body", dir: "auto" }, [el("bdi", { textContent: c.body })]),
+        ...photos(c),
         ...(c.reply ? [el("div", { className: "reply" }, [
           el("p", { className: "meta" }, ["Reply from the shop on ",
             el("time", { dateTime: c.reply.updated_at, textContent: c.reply.updated_at.slice(0, 10) })]),
@@ -309,14 +407,22 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
         author: fields.author.value, language: fields.language.value,
         rating: Number(fields.rating.value), title: fields.title.value, body: fields.body.value,
       };
+      // With photos, multipart/form-data: the JSON as part "comment", each
+      // file as a part "photo" (the browser sets the boundary).
+      const request = { method: "POST", headers: { "Idempotency-Key": randomId() } };
+      if (chosen.length) {
+        request.body = new FormData();
+        request.body.append("comment", new Blob([JSON.stringify(body)], { type: "application/json" }));
+        for (const c of chosen) request.body.append("photo", c.file);
+      } else {
+        request.headers["Content-Type"] = "application/json";
+        request.body = JSON.stringify(body);
+      }
       try {
-        const created = await call(base + "/comments", {
-          method: "POST",
-          headers: { "Content-Type": "application/json", "Idempotency-Key": randomId() },
-          body: JSON.stringify(body),
-        });
+        const created = await call(base + "/comments", request);
         fields.title.value = "";
         fields.body.value = "";
+        clearChosen();
         if (created.status === "pending") {
           notice.textContent = "Thank you: your comment appears once a moderator approves it.";
           notice.hidden = false;
@@ -330,7 +436,8 @@ h3{font-weight:600}.meta{color:var(--rave-muted,#555);font-size:.9em}.stars{colo
           empty.hidden = true;
         }
       } catch (e) {
-        const target = errors[e.problem.field];
+        // A refused photo is named as its part ("photo[2]").
+        const target = errors[String(e.problem.field).replace(/\[.*/, "")];
         if (target) { target.textContent = e.message; target.hidden = false; }
         else { formError.textContent = e.message; formError.hidden = false; }
       } finally {

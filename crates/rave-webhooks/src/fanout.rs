@@ -30,6 +30,7 @@ use crate::delivery::{Delivery, DeliveryStatus};
 use crate::endpoint::Endpoint;
 use crate::error::{Result, WebhookError};
 use crate::events::{Event, events_of};
+use crate::photos::{PhotoLinks, payload_media};
 use crate::service::{Webhooks, now_ms};
 use crate::table::deliveries;
 
@@ -49,19 +50,31 @@ struct Payload<'a> {
     #[serde(rename = "type")]
     kind: &'a str,
     timestamp: Timestamp,
-    data: &'a rave_comments::Comment,
+    /// The comment as its JSON shows it, with `media` always there and in
+    /// the API's shape (URLs included when the binary gave photo links).
+    data: serde_json::Value,
 }
 
-fn body(event: &Event, committed_ms: u64) -> Result<String> {
+fn body(event: &Event, committed_ms: u64, photo_links: Option<&dyn PhotoLinks>) -> Result<String> {
+    let unserializable =
+        |e: serde_json::Error| WebhookError::Internal(format!("a payload does not serialize: {e}"));
     let millis = i64::try_from(committed_ms).unwrap_or(i64::MAX);
     let timestamp = Timestamp::from_millis(millis)
         .map_err(|e| WebhookError::Internal(format!("a change's commit time: {e}")))?;
+    let mut data = serde_json::to_value(&event.comment).map_err(unserializable)?;
+    if let Some(fields) = data.as_object_mut() {
+        let media = payload_media(&event.comment.media, photo_links);
+        fields.insert(
+            "media".to_owned(),
+            serde_json::to_value(media).map_err(unserializable)?,
+        );
+    }
     serde_json::to_string(&Payload {
         kind: event.kind.as_str(),
         timestamp,
-        data: &event.comment,
+        data,
     })
-    .map_err(|e| WebhookError::Internal(format!("a payload does not serialize: {e}")))
+    .map_err(unserializable)
 }
 
 impl<S: rave_store::Store> Webhooks<S> {
@@ -76,7 +89,11 @@ impl<S: rave_store::Store> Webhooks<S> {
         let now = now_ms();
         let mut made = Vec::new();
         for event in events_of(change) {
-            let body = body(&event, record.commit_time_ms)?;
+            let body = body(
+                &event,
+                record.commit_time_ms,
+                self.config().photo_links.as_deref(),
+            )?;
             for endpoint in endpoints.iter().filter(|e| e.wants(event.kind)) {
                 made.push(Delivery {
                     endpoint_id: endpoint.id.clone(),
@@ -150,5 +167,99 @@ impl<S: rave_store::Store> Webhooks<S> {
             Err(StoreError::ConditionalCheckFailed) => Ok(0),
             Err(e) => Err(e.into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rave_comments::{
+        Comment, Language, Photo, PhotoId, PhotoStatus, ProductId, Rating, Status,
+    };
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::events::EventType;
+    use crate::photos::PhotoUrls;
+
+    /// Photos under one fixed address, as the binary's links would name
+    /// them.
+    #[derive(Debug)]
+    struct Cdn;
+
+    impl PhotoLinks for Cdn {
+        fn urls(&self, photo: &PhotoId) -> PhotoUrls {
+            let at = |name: &str| format!("https://cdn.example/{photo}/{name}");
+            PhotoUrls {
+                url: at("display.webp"),
+                thumbnail_url: at("thumb.webp"),
+                fallback_url: at("display.jpg"),
+                thumbnail_fallback_url: at("thumb.jpg"),
+            }
+        }
+    }
+
+    fn event(media: Vec<Photo>) -> Event {
+        Event {
+            kind: EventType::Created,
+            comment: Comment {
+                id: "c1".into(),
+                product_id: ProductId::parse("p1").unwrap(),
+                author: "ann".into(),
+                language: Language::parse("en").unwrap(),
+                rating: Rating::new(4).unwrap(),
+                title: "t".into(),
+                body: "b".into(),
+                created_at: Timestamp::from_millis(1_700_000_000_000).unwrap(),
+                status: Status::Pending,
+                held_by: None,
+                reply: None,
+                verified_purchase: false,
+                votes: Default::default(),
+                source: None,
+                image_urls: Vec::new(),
+                media,
+                incentivized: false,
+                attributes: Default::default(),
+                reports: Default::default(),
+                queued_at: None,
+            },
+        }
+    }
+
+    fn media_of(body: &str) -> Value {
+        serde_json::from_str::<Value>(body).unwrap()["data"]["media"].clone()
+    }
+
+    #[test]
+    fn media_is_always_there_with_urls_only_when_links_are_given() {
+        let id = PhotoId::parse(&"c".repeat(64)).unwrap();
+        let photo = Photo {
+            id: id.clone(),
+            width: 1200,
+            height: 900,
+            status: PhotoStatus::Pending,
+        };
+        let with_photo = event(vec![photo]);
+        assert_eq!(
+            media_of(&body(&with_photo, 1, None).unwrap()),
+            json!([{"id": id, "width": 1200, "height": 900, "status": "pending"}])
+        );
+        assert_eq!(
+            media_of(&body(&with_photo, 1, Some(&Cdn)).unwrap()),
+            json!([{
+                "id": id,
+                "url": format!("https://cdn.example/{id}/display.webp"),
+                "thumbnail_url": format!("https://cdn.example/{id}/thumb.webp"),
+                "fallback_url": format!("https://cdn.example/{id}/display.jpg"),
+                "thumbnail_fallback_url": format!("https://cdn.example/{id}/thumb.jpg"),
+                "width": 1200,
+                "height": 900,
+                "status": "pending",
+            }])
+        );
+        assert_eq!(
+            media_of(&body(&event(Vec::new()), 1, Some(&Cdn)).unwrap()),
+            json!([])
+        );
     }
 }

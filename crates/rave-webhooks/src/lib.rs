@@ -19,6 +19,8 @@
 //!   sparse queue of pending deliveries).
 //! * `service` — `Webhooks`: endpoints and deliveries in that table.
 //! * `fanout` — the change-stream consumer that writes deliveries.
+//! * `photos` — a comment's photos in a payload, with the URLs the binary
+//!   says photos are reached at (`PhotoLinks`).
 //! * `sender` — one task per endpoint sending its queue in order.
 
 #![warn(unreachable_pub)]
@@ -28,6 +30,7 @@ mod endpoint;
 mod error;
 mod events;
 mod fanout;
+mod photos;
 mod sender;
 mod service;
 mod signing;
@@ -39,6 +42,7 @@ pub use endpoint::{Endpoint, MAX_ENDPOINTS};
 pub use error::{Malformed, Result, WebhookError};
 pub use events::{Event, EventType, UnknownEvent, events_of};
 pub use fanout::CONSUMER;
+pub use photos::{PhotoLinks, PhotoUrls};
 pub use sender::{FanOutProgress, Sender, attempt, run};
 pub use service::{MAX_LISTED_DELIVERIES, WebhookConfig, Webhooks};
 pub use signing::{Secret, SecretError};

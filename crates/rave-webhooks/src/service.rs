@@ -9,7 +9,7 @@
 //! ones; a batch the fan-out had already read when the endpoint went can
 //! still leave deliveries behind, pending for no one.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rave_store::{
@@ -22,6 +22,7 @@ use crate::delivery::{Delivery, DeliveryStatus, RetryPolicy};
 use crate::endpoint::{Endpoint, MAX_ENDPOINTS};
 use crate::error::{Result, WebhookError};
 use crate::events::EventType;
+use crate::photos::PhotoLinks;
 use crate::signing::Secret;
 use crate::table::{self, deliveries, endpoints};
 use crate::target::TargetPolicy;
@@ -42,6 +43,9 @@ pub struct WebhookConfig {
     pub comments_table: String,
     pub targets: TargetPolicy,
     pub retry: RetryPolicy,
+    /// Where photos are reached, for the URLs in payloads; `None` gives
+    /// photos without URLs.
+    pub photo_links: Option<Arc<dyn PhotoLinks>>,
 }
 
 #[derive(Debug)]

@@ -107,6 +107,7 @@ async fn world(retry: RetryPolicy) -> World {
                 allow_private: true,
             },
             retry,
+            photo_links: None,
         },
     ));
     webhooks.ensure_table().await.unwrap();
@@ -549,6 +550,7 @@ async fn loopback_is_refused_at_registration_and_at_delivery_without_the_flag() 
             comments_table: "rave".into(),
             targets: TargetPolicy::default(),
             retry: FAST_RETRY,
+            photo_links: None,
         },
     );
     let refused = strict

@@ -15,8 +15,12 @@
 //! its product: name, identifiers (GTINs, MPNs,
 //! SKUs, brand) and page, and `is_incentivized_review` (the comment's
 //! `incentivized`, set by staff, an import or the purchase proof; the
-//! schema places it right after `is_verified_purchase`). The merchant's
-//! reply is not part of a review. `review_url` (type `singleton`) is the
+//! schema places it right after `is_verified_purchase`), and the
+//! comment's published photos as `reviewer_images` (each a
+//! `reviewer_image` with its `url`, the display size in JPEG; the schema
+//! places them after `review_url` and wants an absolute http(s) URL, so
+//! photos are named under the public URL unless a bucket or CDN serves
+//! them). The merchant's reply is not part of a review. `review_url` (type `singleton`) is the
 //! comment's anchor on rave's product page, `product_url` the record's page
 //! in the shop, else rave's product page.
 //!
@@ -44,9 +48,11 @@ use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use rave_comments::{
     Comment, Comments, CommentsError, ExportPosition, ProductId, ProductOverview, Status,
 };
+use rave_media::{Encoding, Size};
 use rave_store::SharedStore;
 
 use super::site::FeedSite;
+use crate::media::MediaLinks;
 
 /// The schema version the feed declares.
 const VERSION: &str = "2.4";
@@ -84,10 +90,12 @@ pub struct FeedSummary {
     pub without_text: u64,
 }
 
-/// Writes the whole feed of every comment in the store to `sink`.
+/// Writes the whole feed of every comment in the store to `sink`, naming
+/// photos by `links` (absolute: a feed is read elsewhere).
 pub async fn write_feed(
     comments: &Comments<SharedStore>,
     site: &FeedSite,
+    links: &MediaLinks,
     sink: &mut impl FeedSink,
 ) -> Result<FeedSummary, FeedError> {
     let mut xml = Writer::new(Vec::new());
@@ -113,7 +121,7 @@ pub async fn write_feed(
                 reviews_open = true;
             }
             let product = products.get(comments, &comment.product_id).await?;
-            review(&mut xml, site, comment, &content, spam, &product)?;
+            review(&mut xml, site, links, comment, &content, spam, &product)?;
             summary.reviews += 1;
             summary.spam += u64::from(spam);
         }
@@ -179,6 +187,7 @@ fn element(xml: &mut Writer<Vec<u8>>, name: &str, text: &str) -> io::Result<()> 
 fn review(
     xml: &mut Writer<Vec<u8>>,
     site: &FeedSite,
+    links: &MediaLinks,
     comment: &Comment,
     content: &str,
     spam: bool,
@@ -215,6 +224,7 @@ fn review(
         xml.create_element("review_url")
             .with_attribute(("type", "singleton"))
             .write_text_content(BytesText::new(&site.comment_url(comment)))?;
+        reviewer_images(xml, links, comment)?;
         xml.create_element("ratings").write_inner_content(|xml| {
             xml.create_element("overall")
                 .with_attributes([("min", "1"), ("max", "5")])
@@ -233,6 +243,34 @@ fn review(
         };
         element(xml, "collection_method", collected)
     })?;
+    Ok(())
+}
+
+/// The comment's published photos, if it has any (the schema wants at
+/// least one `reviewer_image` inside `reviewer_images`).
+fn reviewer_images(
+    xml: &mut Writer<Vec<u8>>,
+    links: &MediaLinks,
+    comment: &Comment,
+) -> io::Result<()> {
+    let mut published = comment.media.iter().filter(|p| p.is_published()).peekable();
+    if published.peek().is_none() {
+        return Ok(());
+    }
+    xml.create_element("reviewer_images")
+        .write_inner_content(|xml| {
+            published.try_for_each(|photo| {
+                xml.create_element("reviewer_image")
+                    .write_inner_content(|xml| {
+                        element(
+                            xml,
+                            "url",
+                            &links.url(&photo.id, Size::Display, Encoding::Jpeg),
+                        )
+                    })?;
+                Ok(())
+            })
+        })?;
     Ok(())
 }
 

@@ -69,9 +69,10 @@ pub(crate) async fn google_product_reviews(
     };
     let (sender, mut receiver) = mpsc::channel(CHUNKS_IN_FLIGHT);
     let comments = state.comments.clone();
+    let links = site.media_links(&state.media_links);
     tokio::spawn(async move {
         let mut sink = BodySink(sender);
-        if let Err(error) = write_feed(&comments, &site, &mut sink).await {
+        if let Err(error) = write_feed(&comments, &site, &links, &mut sink).await {
             tracing::warn!(%error, "the Google Product Reviews feed stopped");
             let _ = sink.0.send(Err(io::Error::other(error.to_string()))).await;
         }

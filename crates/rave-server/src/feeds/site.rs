@@ -1,6 +1,8 @@
 //! Where the public reaches rave (`--public-url`), and whose reviews a feed
 //! carries: what a feed needs to name rave's pages.
 
+use crate::media::MediaLinks;
+
 /// Where the public reaches rave, and whose reviews the feeds carry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeedSite {
@@ -63,6 +65,16 @@ impl FeedSite {
     /// The shop's name, as feeds and review requests give it.
     pub fn publisher(&self) -> &str {
         &self.publisher
+    }
+
+    /// Where a feed names photos: `configured` (the server's links) when
+    /// they are absolute (a public URL, a bucket, a CDN), else rave's own
+    /// `/media` under the public URL, since a feed is read elsewhere.
+    pub fn media_links(&self, configured: &MediaLinks) -> MediaLinks {
+        match configured.origin() {
+            Some(_) => configured.clone(),
+            None => MediaLinks::served_at(&self.public_url),
+        }
     }
 
     /// rave's page of a product.

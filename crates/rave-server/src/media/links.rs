@@ -63,10 +63,40 @@ impl MediaLinks {
         })
     }
 
+    /// The origin (`scheme://host[:port]`) photos are served from when it
+    /// is named (a public URL, a bucket, a CDN); `None` for rave's own
+    /// origin. What a page's content policy lets images come from.
+    pub fn origin(&self) -> Option<&str> {
+        let scheme = if self.base.starts_with("https://") {
+            "https://"
+        } else if self.base.starts_with("http://") {
+            "http://"
+        } else {
+            return None;
+        };
+        let host_end = self.base[scheme.len()..]
+            .find('/')
+            .map_or(self.base.len(), |at| scheme.len() + at);
+        Some(&self.base[..host_end])
+    }
+
     /// The URL of one rendition of a photo.
     pub fn url(&self, photo: &PhotoId, size: Size, encoding: Encoding) -> String {
         let rendition = Rendition { size, encoding };
         format!("{}/{photo}/{}", self.base, rendition.file_name())
+    }
+}
+
+/// Webhook payloads name photos as the API does (rave-webhooks cannot
+/// depend on this crate, so the binary hands the links over).
+impl rave_webhooks::PhotoLinks for MediaLinks {
+    fn urls(&self, photo: &PhotoId) -> rave_webhooks::PhotoUrls {
+        rave_webhooks::PhotoUrls {
+            url: self.url(photo, Size::Display, Encoding::Webp),
+            thumbnail_url: self.url(photo, Size::Thumbnail, Encoding::Webp),
+            fallback_url: self.url(photo, Size::Display, Encoding::Jpeg),
+            thumbnail_fallback_url: self.url(photo, Size::Thumbnail, Encoding::Jpeg),
+        }
     }
 }
 
@@ -98,6 +128,21 @@ mod tests {
                 .unwrap()
                 .url(&photo(), Size::Display, Encoding::Webp),
             format!("https://cdn.shop.example/reviews/{id}/display.webp")
+        );
+    }
+
+    #[test]
+    fn the_origin_is_named_only_when_photos_come_from_an_address_given() {
+        assert_eq!(MediaLinks::default().origin(), None);
+        assert_eq!(
+            MediaLinks::served_at("https://reviews.shop.example:8443/rave").origin(),
+            Some("https://reviews.shop.example:8443")
+        );
+        assert_eq!(
+            MediaLinks::external("http://cdn.shop.example")
+                .unwrap()
+                .origin(),
+            Some("http://cdn.shop.example")
         );
     }
 

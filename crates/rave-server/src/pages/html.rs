@@ -274,6 +274,7 @@ impl Listing<'_> {
             day = Text(created.get(..10).unwrap_or(created)),
             body = Isolated(&comment.body),
         );
+        photos(shown, out);
         if comment.verified_purchase {
             out.push_str("<p class=\"rave-verified\">✓ Verified purchase</p>");
         }
@@ -396,12 +397,42 @@ impl Listing<'_> {
     }
 }
 
-/// The page's own styles: readable without any of the shop's.
+/// A comment's published photos as thumbnails, each a link to its display
+/// size, so they open without script: `<picture>` offers the WebP
+/// thumbnail with the JPEG one as the fallback, `width` and `height` keep
+/// the room before the image arrives, and thumbnails below the fold are
+/// fetched only when scrolled to.
+fn photos(shown: &Shown<'_>, out: &mut String) {
+    if shown.photos.is_empty() {
+        return;
+    }
+    out.push_str("<ul class=\"rave-photos\">");
+    let count = shown.photos.len();
+    for (at, photo) in shown.photos.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<li><a href=\"{display}\"><picture>\
+             <source type=\"image/webp\" srcset=\"{webp}\">\
+             <img src=\"{jpeg}\" width=\"{width}\" height=\"{height}\" loading=\"lazy\" decoding=\"async\" \
+             alt=\"Photo {n} of {count} by {author}\"></picture></a></li>",
+            display = Text(&photo.display_jpeg),
+            webp = Text(&photo.thumbnail_webp),
+            jpeg = Text(&photo.thumbnail_jpeg),
+            width = photo.thumbnail_width,
+            height = photo.thumbnail_height,
+            n = at + 1,
+            author = IsolatedPlain(&shown.comment.author),
+        );
+    }
+    out.push_str("</ul>");
+}
+
 /// The disclosure an incentivized review carries on every page (16 CFR
 /// 465 asks that a review written for a reward say so); the same words as
 /// `web/embed.js` and `web/index.html` show.
 const INCENTIVE_LABEL: &str = "Received a free product or discount for this review";
 
+/// The page's own styles: readable without any of the shop's.
 pub(crate) const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#fff}\
 main{max-width:46rem;margin:0 auto;padding:1rem}\
 .rave-summary{font-size:1.2rem}.rave-average{font-weight:700}\
@@ -421,15 +452,18 @@ main{max-width:46rem;margin:0 auto;padding:1rem}\
 .rave-verified{color:#1a7f37;margin:0}.rave-votes{color:#555;margin:0}\
 .rave-incentivized{color:#555;font-style:italic;margin:0}\
 .rave-body{white-space:pre-line}\
+.rave-photos{list-style:none;padding:0;margin:.5rem 0;display:flex;flex-wrap:wrap;gap:.5rem}\
+.rave-photos img{display:block;width:auto;height:6rem;max-width:100%;border-radius:4px}\
 .rave-reply{margin-left:1rem;padding-left:.75rem;border-left:3px solid #ddd}\
 .rave-pages a{margin-right:1rem}";
 
 #[cfg(test)]
 mod tests {
-    use rave_comments::Comment;
+    use rave_comments::{Comment, PhotoStatus};
 
     use super::*;
-    use crate::pages::shown::tests::comment;
+    use crate::media::MediaLinks;
+    use crate::pages::shown::tests::{comment, photo};
 
     #[test]
     fn text_escapes_everything_markup_or_attributes_could_use() {
@@ -465,7 +499,7 @@ mod tests {
             revision: "1".into(),
         };
         let render = |comment: &Comment| {
-            let shown = [Shown::new(comment)];
+            let shown = [Shown::new(comment, &MediaLinks::default())];
             let mut out = String::new();
             Listing {
                 overview: &overview,
@@ -494,6 +528,34 @@ mod tests {
         let shown = render(&voted);
         assert!(shown.contains("<p class=\"rave-verified\">✓ Verified purchase</p>"));
         assert!(shown.contains("<p class=\"rave-votes\">3 of 4 found this helpful</p>"));
+    }
+
+    #[test]
+    fn published_photos_show_as_linked_thumbnails_and_pending_ones_not_at_all() {
+        let mut with_photos = comment("t", "b");
+        with_photos.author = "Ann <b>".into();
+        with_photos.media = vec![
+            photo("a", 1600, 1200, PhotoStatus::Published),
+            photo("b", 800, 600, PhotoStatus::Pending),
+        ];
+        let links = MediaLinks::served_at("https://r.example");
+        let shown = Shown::new(&with_photos, &links);
+        let mut out = String::new();
+        photos(&shown, &mut out);
+        let a = "a".repeat(64);
+        assert_eq!(
+            out,
+            format!(
+                "<ul class=\"rave-photos\"><li><a href=\"https://r.example/media/{a}/display.jpg\"><picture>\
+                 <source type=\"image/webp\" srcset=\"https://r.example/media/{a}/thumb.webp\">\
+                 <img src=\"https://r.example/media/{a}/thumb.jpg\" width=\"320\" height=\"240\" loading=\"lazy\" \
+                 decoding=\"async\" alt=\"Photo 1 of 1 by \u{2068}Ann &lt;b&gt;\u{2069}\"></picture></a></li></ul>"
+            )
+        );
+        assert!(!out.contains(&"b".repeat(64)));
+        let mut none = String::new();
+        photos(&Shown::new(&comment("t", "b"), &links), &mut none);
+        assert_eq!(none, "");
     }
 
     #[test]

@@ -8,6 +8,16 @@
 //! `mpn`, `sku` (the record's SKUs, or the product id until it has some)
 //! and `brand` as a `Brand`. A property with several values is an array,
 //! as schema.org allows for any property.
+//!
+//! A review's published photos are its `image` (schema.org: `Review`
+//! inherits `image`, a URL or `ImageObject`, from `Thing`): always an
+//! array of the display renditions' URLs (JPEG, a format Google's image
+//! guidelines list). Google asks for image URLs it can crawl and index
+//! (<https://developers.google.com/search/docs/appearance/structured-data/product-snippet>,
+//! the `image` property's guidelines); they are absolute
+//! when rave is given its `--public-url` (or a bucket's or CDN's URL), else
+//! paths on rave's origin, which JSON-LD readers resolve against the page's
+//! URL as extruct does.
 
 use std::io;
 
@@ -93,6 +103,10 @@ pub(super) struct Review<'a> {
     review_body: &'a str,
     #[serde(rename = "inLanguage")]
     in_language: &'a str,
+    /// The display size of each published photo (JPEG, which every
+    /// crawler reads); absolute when rave knows its public URL.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    image: Vec<&'a str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -189,6 +203,11 @@ pub(super) fn review<'a>(shown: &'a Shown<'a>) -> Review<'a> {
         name: &shown.name,
         review_body: &comment.body,
         in_language: comment.language.as_str(),
+        image: shown
+            .photos
+            .iter()
+            .map(|photo| photo.display_jpeg.as_str())
+            .collect(),
     }
 }
 
