@@ -27,7 +27,7 @@ use crate::delivery::{Delivery, DeliveryStatus};
 use crate::endpoint::Endpoint;
 use crate::error::WebhookError;
 use crate::service::{Webhooks, now_ms};
-use crate::target::{self, Timeouts};
+use rave_outbound::{TargetPolicy, Timeouts};
 
 /// How often an idle task looks for new deliveries when no wake-up came
 /// (another process may have written them), and how often the set of
@@ -56,12 +56,12 @@ fn told_to_stop(stop: &watch::Receiver<bool>) -> bool {
 /// did not succeed, in words an operator reads in the delivery's history.
 pub async fn attempt(
     client: &reqwest::Client,
-    policy: target::TargetPolicy,
+    policy: TargetPolicy,
     endpoint: &Endpoint,
     delivery: &Delivery,
 ) -> Result<(), String> {
     let url = Url::parse(&endpoint.url).map_err(|e| format!("invalid url: {e}"))?;
-    target::check_literal(policy, &url).map_err(|e| e.to_string())?;
+    rave_outbound::check_literal(policy, &url).map_err(|e| e.to_string())?;
     let timestamp = now_ms() / 1000;
     let message_id = delivery.message_id();
     let signature = endpoint
@@ -114,7 +114,7 @@ pub struct Sender<S> {
 
 impl<S: Store> Sender<S> {
     pub fn new(webhooks: Arc<Webhooks<S>>, timeouts: Timeouts) -> Result<Sender<S>, WebhookError> {
-        let client = target::client(webhooks.config().targets, timeouts)?;
+        let client = rave_outbound::client(webhooks.config().targets, timeouts)?;
         Ok(Sender {
             webhooks,
             client,

@@ -24,7 +24,7 @@ use crate::error::{Result, WebhookError};
 use crate::events::EventType;
 use crate::signing::Secret;
 use crate::table::{self, deliveries, endpoints};
-use crate::target::TargetPolicy;
+use rave_outbound::TargetPolicy;
 
 /// Most deliveries an endpoint's history lists.
 pub const MAX_LISTED_DELIVERIES: usize = 100;
