@@ -23,6 +23,7 @@
 //! depend on the other; rave-store does no I/O and the domain knows
 //! nothing of HTTP.
 
+use std::error::Error as _;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -261,6 +262,23 @@ pub fn check_literal(policy: TargetPolicy, url: &Url) -> Result<(), TargetError>
         _ => return Ok(()),
     };
     policy.check_addresses(&ip.to_string(), &[SocketAddr::new(ip, 0)])
+}
+
+/// An error with its causes, which is where reqwest keeps the reason
+/// (refused address, connection refused, timeout).
+pub fn describe(error: &reqwest::Error) -> String {
+    let mut text = if error.is_timeout() {
+        "timed out".to_owned()
+    } else {
+        error.to_string()
+    };
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 #[cfg(test)]

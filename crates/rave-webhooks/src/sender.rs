@@ -14,7 +14,6 @@
 //! failed; an admin may send a failed one again.
 
 use std::collections::HashMap;
-use std::error::Error as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -76,7 +75,7 @@ pub async fn attempt(
         .body(delivery.body.clone())
         .send()
         .await
-        .map_err(|e| describe(&e))?;
+        .map_err(|e| rave_outbound::describe(&e))?;
     let status = response.status();
     if status.is_success() {
         Ok(())
@@ -85,23 +84,6 @@ pub async fn attempt(
     } else {
         Err(format!("HTTP {status}"))
     }
-}
-
-/// An error with its causes, which is where reqwest keeps the reason
-/// (refused address, connection refused, timeout).
-fn describe(error: &reqwest::Error) -> String {
-    let mut text = if error.is_timeout() {
-        "timed out".to_owned()
-    } else {
-        error.to_string()
-    };
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// What the delivery side of the service runs on.
