@@ -34,6 +34,7 @@ mod aggregator;
 mod deliver;
 mod dynamodb_api;
 mod feed;
+mod import_photos;
 mod io;
 mod media;
 mod moderation;
@@ -331,6 +332,9 @@ struct ServeArgs {
     dynamo: DynamoArgs,
     #[command(flatten)]
     media: media::MediaArgs,
+    /// How the admin import endpoint fetches rows' image URLs.
+    #[command(flatten)]
+    import_fetch: import_photos::FetchArgs,
     /// With --store dynamodb: do not create the table if it is missing
     /// (for credentials that may not create tables).
     #[arg(long, env = "RAVE_NO_INIT")]
@@ -425,6 +429,14 @@ struct ImportArgs {
     /// record lists.
     #[arg(long, env = "RAVE_IMPORT_PRODUCT_MAP")]
     product_map: Option<PathBuf>,
+    /// Keep image URLs on the comments as references instead of fetching
+    /// them into the media store (as imports did before photos).
+    #[arg(long, env = "RAVE_NO_FETCH_IMAGES")]
+    no_fetch_images: bool,
+    #[command(flatten)]
+    fetch: import_photos::FetchArgs,
+    #[command(flatten)]
+    media: media::MediaArgs,
 }
 
 #[derive(Debug, Args)]
@@ -507,6 +519,10 @@ fn main() -> anyhow::Result<()> {
             Command::Serve(args) => serve(*args).await,
             Command::Load(args) => load(args).await,
             Command::Import(args) => {
+                let photos = args.fetch.photos(
+                    args.media.embedded(&args.store.data)?,
+                    !args.no_fetch_images,
+                )?;
                 let comments = open(&args.store, Moderation::Off)?;
                 io::import(
                     &comments,
@@ -517,6 +533,7 @@ fn main() -> anyhow::Result<()> {
                         language: args.language.as_deref(),
                         product_map: args.product_map.as_deref(),
                         skip_bad_lines: args.skip_bad_lines,
+                        photos: &photos,
                     },
                 )
                 .await
@@ -905,6 +922,7 @@ async fn run_service<F: ChangeFeed, W: ChangeFeed>(
             older_pages: Duration::from_secs(args.cache_older_pages),
         })
         .with_readiness_policy(args.readiness_policy()?)
+        .with_import_photos(args.import_fetch.options(true)?)
         .with_webhooks(webhooks.clone());
     if let Some(site) = args.feed.site()? {
         state = state.with_feed_site(site);
