@@ -32,10 +32,13 @@
 mod fetch;
 mod options;
 
+use std::sync::Arc;
+
 use futures::{Stream, StreamExt};
 use rave_comments::{Comments, CommentsError, NewPhoto, PhotoId};
 use rave_media::{CheckOptions, MediaId, MediaKey, MediaStore, ProcessedImage, Rendition};
 use rave_store::Store;
+use tokio::sync::Semaphore;
 
 use crate::error::{RowError, RunError};
 use crate::input::ImportRow;
@@ -46,9 +49,12 @@ pub use options::{
 };
 
 /// Rows whose photos are fetched and processed at once (each row's one
-/// after the other): a few fetches in flight and at most as many
-/// decodes, each up to a second of CPU and `max_alloc` of memory.
+/// after the other): a few fetches in flight, each holding at most
+/// `max_photo_bytes`.
 const ROWS_AT_ONCE: usize = 4;
+/// Decodes run at once: each may take a second of CPU and up to the
+/// check's `max_alloc` (256 MiB) of memory, on a machine that also serves.
+const DECODES_AT_ONCE: usize = 2;
 
 /// Where an import's photos go, and how they are fetched.
 #[derive(Debug, Clone)]
@@ -58,6 +64,7 @@ pub struct ImportPhotos {
     fetcher: Option<Fetcher>,
     max_photos: usize,
     check: CheckOptions,
+    decodes: Arc<Semaphore>,
 }
 
 /// A row whose photos passed, their renditions not stored yet.
@@ -87,6 +94,7 @@ impl ImportPhotos {
             fetcher: options.fetch.then(|| Fetcher::new(options)).transpose()?,
             max_photos: options.max_photos,
             check: options.check,
+            decodes: Arc::new(Semaphore::new(DECODES_AT_ONCE)),
         })
     }
 
@@ -182,10 +190,14 @@ impl ImportPhotos {
                 |reason: String| refused(format!("image {} of {}: {reason}", at + 1, urls.len()));
             let bytes = fetcher.fetch(url).await.map_err(image_refused)?;
             let check = self.check;
-            let image = tokio::task::spawn_blocking(move || rave_media::process(&bytes, &check))
-                .await
-                .unwrap_or_else(|stopped| std::panic::resume_unwind(stopped.into_panic()))
-                .map_err(|e| image_refused(e.to_string()))?;
+            let image = {
+                // The semaphore lives as long as `self`: it is never closed.
+                let _decoding = self.decodes.acquire().await.ok();
+                tokio::task::spawn_blocking(move || rave_media::process(&bytes, &check))
+                    .await
+                    .unwrap_or_else(|stopped| std::panic::resume_unwind(stopped.into_panic()))
+            }
+            .map_err(|e| image_refused(e.to_string()))?;
             let photo = new_photo(&image).map_err(image_refused)?;
             // The same file twice (two URLs of one image) is one photo.
             let named = row.comment.comment.media.iter().chain(&photos);
