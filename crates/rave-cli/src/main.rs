@@ -6,7 +6,8 @@
 //!
 //! The commands: `serve`, `load` (the data sets of
 //! `rave_comments::dataset`), `import` / `export` (NDJSON, streaming:
-//! `io`), `query`, `aggregate`, `deliver` (`deliver`, which also holds the
+//! `io`; the photos imports fetch, for `import` and `serve`'s import
+//! endpoint: `import_photos`), `query`, `aggregate`, `deliver` (`deliver`, which also holds the
 //! webhook options of `serve`), `init`, `reconcile`, `dynamodb-api`
 //! (`dynamodb_api`, which also runs the DynamoDB API beside `serve
 //! --dynamodb-api` on a clone of the engine `serve` opened, and reads
