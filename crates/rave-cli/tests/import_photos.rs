@@ -5,7 +5,9 @@
 //! import fetches and creates nothing; loopback is refused without
 //! `--import-allow-private`; `--no-fetch-images` keeps the URLs; an
 //! export's photos import back into a store that holds them, and are
-//! refused row by row by one that does not.
+//! refused row by row by one that does not; `rave serve
+//! --import-allow-private` fetches an uploaded import's photos into its
+//! data directory.
 
 mod common;
 #[path = "../../rave-import/tests/support/image_server.rs"]
@@ -264,4 +266,82 @@ async fn exported_photos_import_back_only_where_the_store_holds_them() {
     );
     assert_eq!(exported(&second).await, exported(&first).await);
     assert_eq!(images.requests("/good.jpg"), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_fetches_an_uploaded_imports_photos_when_allowed() {
+    const TOKEN: &str = "import-photos-token";
+    let images = ImageServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("store");
+    let mut server = common::serve(
+        &data,
+        &[
+            "--admin-token",
+            TOKEN,
+            "--import-allow-private",
+            "--import-fetch-timeout",
+            "1",
+        ],
+    );
+    let client = reqwest::Client::new();
+    let csv = format!(
+        "name,body,handle,rating,dateCreated,imageUrls\n\
+         Ann,Fine.,mug,5,2024-03-01,{}\n\
+         Bo,A page.,mug,4,2024-03-02,{}\n",
+        images.url("/good.jpg"),
+        images.url("/page.jpg"),
+    );
+    let started = client
+        .post(format!(
+            "{}/v1/admin/imports?from=okendo&language=en&skip_bad_lines=true",
+            server.base
+        ))
+        .bearer_auth(TOKEN)
+        .header("content-type", "text/csv")
+        .body(csv)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(started.status(), reqwest::StatusCode::ACCEPTED);
+    let location = started.headers()["location"].to_str().unwrap().to_owned();
+    let job = loop {
+        let job: Value = client
+            .get(format!("{}{location}", server.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if job["state"] != "running" {
+            break job;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        (&job["imported"], &job["skipped"], &job["photos"]),
+        (&1.into(), &1.into(), &1.into()),
+        "{job}"
+    );
+    assert_eq!(job["errors"][0]["line"], 3, "{job}");
+    let photo = MediaId::of_upload(&ImageServer::good());
+    let served = client
+        .get(format!(
+            "{}/media/{}/thumb.webp",
+            server.base,
+            photo.as_str()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(served.status(), reqwest::StatusCode::OK);
+    assert_eq!(server.terminate().code(), Some(0));
+    assert!(
+        data.join("media")
+            .join(photo.as_str())
+            .join("display.jpg")
+            .is_file()
+    );
 }
