@@ -11,10 +11,12 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use rave_comments::{
-    AttributeInput, Comments, Email, ImportComment, Language, MAX_PAGE_SIZE, NewComment, Reply,
-    Source, Status, Timestamp, VoteCounts,
+    AttributeInput, Comments, Email, ImportComment, Language, MAX_PAGE_SIZE, NewComment, NewPhoto,
+    PhotoId, PhotoStatus, Reply, Source, Status, Timestamp, VoteCounts,
 };
-use rave_import::{CsvImport, ImportRow, Mapping, Options, Platform, ProductMap, RowError};
+use rave_import::{
+    CsvImport, ImportPhotos, ImportRow, Mapping, Options, Platform, ProductMap, RowError,
+};
 use rave_store::SharedStore;
 use serde::Deserialize;
 
@@ -61,6 +63,48 @@ struct Line {
     /// "runs_small"}`), checked against its record's declaration.
     #[serde(default)]
     attributes: BTreeMap<String, AttributeInput>,
+    /// Photos, as `export` writes them: the media store must hold each.
+    #[serde(default)]
+    media: Vec<PhotoLine>,
+}
+
+/// A photo of an exported comment.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PhotoLine {
+    id: String,
+    width: u32,
+    height: u32,
+    status: String,
+}
+
+impl PhotoLine {
+    /// The photo of a comment that is imported pending or not. The domain
+    /// gives an imported comment's photos its state (pending with it,
+    /// published otherwise), so a photo still waiting for a moderator on a
+    /// shown comment is refused rather than published by the import.
+    fn into_photo(self, comment_pending: bool) -> anyhow::Result<NewPhoto> {
+        let id = PhotoId::parse(&self.id)?;
+        let status = [PhotoStatus::Published, PhotoStatus::Pending]
+            .into_iter()
+            .find(|status| status.as_str() == self.status);
+        match status {
+            Some(PhotoStatus::Published) => {}
+            Some(PhotoStatus::Pending) if comment_pending => {}
+            Some(PhotoStatus::Pending) => bail!(
+                "the photo {id} waits for a moderator and its comment does not: importing it would publish the photo"
+            ),
+            None => bail!(
+                "the photo {id}'s status {:?} is not published or pending",
+                self.status
+            ),
+        }
+        Ok(NewPhoto {
+            id,
+            width: self.width,
+            height: self.height,
+        })
+    }
 }
 
 /// The merchant's reply, as the API shows it.
@@ -94,6 +138,13 @@ impl Line {
         let reply = self.reply.map(ReplyLine::into_reply).transpose()?;
         let source = self.source.as_deref().map(Source::parse).transpose()?;
         let email = self.email.as_deref().map(Email::parse).transpose()?;
+        let pending = status == Some(Status::Pending);
+        let media = self
+            .media
+            .into_iter()
+            .map(|photo| photo.into_photo(pending))
+            .collect::<anyhow::Result<Vec<_>>>()
+            .context("media")?;
         Ok(ImportComment {
             source,
             image_urls: self.image_urls,
@@ -109,7 +160,7 @@ impl Line {
                 unhelpful: self.unhelpful_votes,
             },
             comment: NewComment {
-                media: Vec::new(),
+                media,
                 attributes: self.attributes,
                 author: self.author,
                 language: self.language,
@@ -134,6 +185,8 @@ pub struct ImportFrom<'a> {
     pub language: Option<&'a str>,
     pub product_map: Option<&'a Path>,
     pub skip_bad_lines: bool,
+    /// Where rows' photos go, and whether image URLs are fetched.
+    pub photos: &'a ImportPhotos,
 }
 
 impl ImportFrom<'_> {
@@ -196,7 +249,14 @@ pub async fn import(comments: &Comments<SharedStore>, from: &ImportFrom<'_>) -> 
             bar.suspend(|| eprintln!("{error} (skipped)"));
         }
     };
-    let progress = match rave_import::run(comments, rows, from.skip_bad_lines, &mut report).await {
+    let run = rave_import::run(
+        comments,
+        rows,
+        from.skip_bad_lines,
+        Some(from.photos),
+        &mut report,
+    );
+    let progress = match run.await {
         Ok(progress) => progress,
         Err((error, progress)) => {
             bar.abandon();
@@ -208,8 +268,8 @@ pub async fn import(comments: &Comments<SharedStore>, from: &ImportFrom<'_>) -> 
     };
     bar.finish_and_clear();
     println!(
-        "imported {} comments, skipped {} bad lines, {} already there",
-        progress.imported, progress.skipped, progress.already_present
+        "imported {} comments, skipped {} bad lines, {} already there, {} photos stored",
+        progress.imported, progress.skipped, progress.already_present, progress.photos
     );
     Ok(())
 }

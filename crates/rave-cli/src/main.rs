@@ -6,7 +6,8 @@
 //!
 //! The commands: `serve`, `load` (the data sets of
 //! `rave_comments::dataset`), `import` / `export` (NDJSON, streaming:
-//! `io`), `query`, `aggregate`, `deliver` (`deliver`, which also holds the
+//! `io`; the photos imports fetch, for `import` and `serve`'s import
+//! endpoint: `import_photos`), `query`, `aggregate`, `deliver` (`deliver`, which also holds the
 //! webhook options of `serve`), `init`, `reconcile`, `dynamodb-api`
 //! (`dynamodb_api`, which also runs the DynamoDB API beside `serve
 //! --dynamodb-api` on a clone of the engine `serve` opened, and reads
@@ -34,6 +35,7 @@ mod aggregator;
 mod deliver;
 mod dynamodb_api;
 mod feed;
+mod import_photos;
 mod io;
 mod media;
 mod moderation;
@@ -334,6 +336,9 @@ struct ServeArgs {
     dynamo: DynamoArgs,
     #[command(flatten)]
     media: media::MediaArgs,
+    /// How the admin import endpoint fetches rows' image URLs.
+    #[command(flatten)]
+    import_fetch: import_photos::FetchArgs,
     /// With --store dynamodb: do not create the table if it is missing
     /// (for credentials that may not create tables).
     #[arg(long, env = "RAVE_NO_INIT")]
@@ -440,6 +445,14 @@ struct ImportArgs {
     /// record lists.
     #[arg(long, env = "RAVE_IMPORT_PRODUCT_MAP")]
     product_map: Option<PathBuf>,
+    /// Keep image URLs on the comments as references instead of fetching
+    /// them into the media store (as imports did before photos).
+    #[arg(long, env = "RAVE_NO_FETCH_IMAGES")]
+    no_fetch_images: bool,
+    #[command(flatten)]
+    fetch: import_photos::FetchArgs,
+    #[command(flatten)]
+    media: media::MediaArgs,
 }
 
 #[derive(Debug, Args)]
@@ -522,6 +535,10 @@ fn main() -> anyhow::Result<()> {
             Command::Serve(args) => serve(*args).await,
             Command::Load(args) => load(args).await,
             Command::Import(args) => {
+                let photos = args.fetch.photos(
+                    args.media.embedded(&args.store.data)?,
+                    !args.no_fetch_images,
+                )?;
                 let comments = open(&args.store, Moderation::Off)?;
                 io::import(
                     &comments,
@@ -532,6 +549,7 @@ fn main() -> anyhow::Result<()> {
                         language: args.language.as_deref(),
                         product_map: args.product_map.as_deref(),
                         skip_bad_lines: args.skip_bad_lines,
+                        photos: &photos,
                     },
                 )
                 .await
@@ -923,6 +941,7 @@ async fn run_service<F: ChangeFeed, W: ChangeFeed>(
             older_pages: Duration::from_secs(args.cache_older_pages),
         })
         .with_readiness_policy(args.readiness_policy()?)
+        .with_import_photos(args.import_fetch.options(true)?)
         .with_webhooks(webhooks.clone());
     if let Some(site) = args.feed.site()? {
         state = state.with_feed_site(site);

@@ -102,6 +102,9 @@ async fn platform_exports_import_once_and_their_emails_stay_private() {
             "en",
             "--product-map",
             products,
+            // The fixtures' image URLs name no server: kept as references
+            // (fetching them is tests/import_photos.rs').
+            "--no-fetch-images",
             &fixture(platform),
         ])
     };

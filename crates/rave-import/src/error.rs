@@ -23,6 +23,18 @@ pub enum ImportError {
     ProductMap { line: u64, reason: String },
 }
 
+/// An import stopped: a bad row (without `skip_bad_lines`), the store, or
+/// the media store.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0} (--skip-bad-lines goes on past bad lines)")]
+    BadRow(RowError),
+    #[error(transparent)]
+    Store(#[from] rave_comments::CommentsError),
+    #[error(transparent)]
+    Media(#[from] rave_media::StoreError),
+}
+
 /// One row that cannot become a comment: its line in the file (where the
 /// record starts, counting from 1 with the header) and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

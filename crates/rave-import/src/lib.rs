@@ -18,6 +18,9 @@
 //!   product records).
 //! * `row` — one record as one comment: the fields, the detected language,
 //!   and the import key that makes its id deterministic.
+//! * `photos` — the rows' image URLs fetched (safe targets, size and time
+//!   limits), checked and stored like uploads; photos a row carries
+//!   checked against the media store.
 //! * `run` — rows in batches into the domain, each batch's SKUs looked up
 //!   in the product records together, bad rows by line (fatal or
 //!   skipped), progress: the one runner of `rave import` (CSV and NDJSON)
@@ -33,15 +36,20 @@
 mod error;
 mod input;
 mod options;
+mod photos;
 mod platform;
 mod product;
 mod row;
 mod run;
 mod values;
 
-pub use error::{ImportError, RowError};
+pub use error::{ImportError, RowError, RunError};
 pub use input::{CsvImport, ImportRow};
 pub use options::Options;
+pub use photos::{
+    DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_PHOTO_BYTES, DEFAULT_MAX_PHOTOS, FetcherError, ImportPhotos,
+    PhotoOptions,
+};
 pub use platform::{Field, Mapping, Platform};
 pub use product::ProductMap;
-pub use run::{BATCH, MAX_REPORTED_ERRORS, Progress, RunError, run};
+pub use run::{BATCH, MAX_REPORTED_ERRORS, Progress, run};

@@ -6,11 +6,14 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use futures::StreamExt;
+
 use rave_comments::{Comments, ImportComment, ProductId};
 use rave_store::Store;
 
-use crate::error::RowError;
+use crate::error::{RowError, RunError};
 use crate::input::ImportRow;
+use crate::photos::{ImportPhotos, without_store};
 
 /// Rows stored per call of the domain.
 pub const BATCH: usize = 500;
@@ -29,6 +32,9 @@ pub struct Progress {
     pub rows_read: u64,
     /// Comments created.
     pub imported: u64,
+    /// Photos fetched and stored for the rows (a file carried by two rows
+    /// counts twice).
+    pub photos: u64,
     /// Rows whose comment was stored already (an earlier import of them).
     pub already_present: u64,
     /// Bad rows skipped.
@@ -40,19 +46,16 @@ pub struct Progress {
     pub latest_errors: Vec<RowError>,
 }
 
-/// An import stopped: a bad row (without `skip_bad_lines`) or the store.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error("{0} (--skip-bad-lines goes on past bad lines)")]
-    BadRow(RowError),
-    #[error(transparent)]
-    Store(#[from] rave_comments::CommentsError),
-}
-
 /// Imports `rows` into `comments`, calling `report` after every batch.
 /// A fatal bad row stops the import before its batch is stored: the
 /// batches before it are (importing the file again once the row is fixed
-/// creates only the rest).
+/// creates only the rest). A row refused for its photos stops it after the
+/// rows before it in its batch are stored, so that every photo stored has
+/// its comment.
+///
+/// With `photos`, rows' image URLs are fetched and the photos rows carry
+/// checked (see `photos`); without (a server with no media store), image
+/// URLs stay references and a row naming photos is refused.
 ///
 /// The rows are read and mapped on a blocking thread one batch ahead of
 /// the batch being stored, so reading a CSV (language detection included)
@@ -61,6 +64,7 @@ pub async fn run<S: Store>(
     comments: &Comments<S>,
     rows: impl Iterator<Item = Result<ImportRow, RowError>> + Send + 'static,
     skip_bad_lines: bool,
+    photos: Option<&ImportPhotos>,
     report: &mut (dyn FnMut(&Progress) + Send),
 ) -> Result<Progress, (RunError, Progress)> {
     let (batches, mut read) = tokio::sync::mpsc::channel(READ_AHEAD);
@@ -93,6 +97,21 @@ pub async fn run<S: Store>(
                     Err(error) => bad_row(&mut progress, error, skip_bad_lines)?,
                 }
             }
+            let good = match photos {
+                Some(photos) => {
+                    with_photos(comments, photos, good, skip_bad_lines, &mut progress).await?
+                }
+                None => {
+                    let mut kept = Vec::with_capacity(good.len());
+                    for row in good {
+                        match without_store(row) {
+                            Ok(row) => kept.push(row),
+                            Err(error) => bad_row(&mut progress, error, skip_bad_lines)?,
+                        }
+                    }
+                    kept
+                }
+            };
             flush(comments, good, skip_bad_lines, &mut progress).await?;
             report(&progress);
         }
@@ -148,6 +167,35 @@ impl SkuProducts {
     fn product(&self, sku: &str) -> Option<&ProductId> {
         self.0.get(sku).and_then(Option::as_ref)
     }
+}
+
+/// The rows of a batch with their photos stored, in file order; a refused
+/// row is skipped, or stops the import once the rows before it are stored.
+async fn with_photos<S: Store>(
+    comments: &Comments<S>,
+    photos: &ImportPhotos,
+    rows: Vec<ImportRow>,
+    skip: bool,
+    progress: &mut Progress,
+) -> Result<Vec<ImportRow>, RunError> {
+    let mut ready = Vec::with_capacity(rows.len());
+    let mut prepared = std::pin::pin!(photos.prepare(comments, rows));
+    while let Some(row) = prepared.next().await {
+        match row? {
+            Ok(row) => {
+                let (row, stored) = photos.store(row).await?;
+                progress.photos += stored;
+                ready.push(row);
+            }
+            Err(error) => {
+                if let Err(stop) = bad_row(progress, error, skip) {
+                    flush(comments, ready, skip, progress).await?;
+                    return Err(stop);
+                }
+            }
+        }
+    }
+    Ok(ready)
 }
 
 fn bad_row(progress: &mut Progress, error: RowError, skip: bool) -> Result<(), RunError> {

@@ -48,7 +48,7 @@ async fn import(comments: &Comments<Engine>) -> Progress {
         products: ProductMap::read("OLD-MUG,legacy-mug\n".as_bytes()).unwrap(),
     };
     let rows = CsvImport::new(EXPORT.as_bytes(), options).unwrap();
-    run(comments, rows, true, &mut |_| {}).await.unwrap()
+    run(comments, rows, true, None, &mut |_| {}).await.unwrap()
 }
 
 /// Each stored comment's author → (product, id).

@@ -177,6 +177,13 @@ impl AppState {
         self
     }
 
+    /// How the admin import endpoint fetches rows' image URLs into the
+    /// media store (by default: public addresses only, the default limits).
+    pub fn with_import_photos(mut self, options: rave_import::PhotoOptions) -> AppState {
+        self.setting_up().imports = Arc::new(crate::imports::Imports::fetching(options));
+        self
+    }
+
     /// Serves photos from `store` (`GET /media/{hash}/{size}`).
     pub fn with_media(mut self, store: rave_media::MediaStore) -> AppState {
         self.setting_up().media = Some(store);

@@ -27,7 +27,7 @@ impl From<WebhookError> for ApiError {
             WebhookError::Invalid { field, message } => {
                 ApiError::bad_request(format!("{field}: {message}"))
             }
-            WebhookError::Target(refused) => ApiError::bad_request(refused.to_string()),
+            WebhookError::Target(refused) => ApiError::bad_request(format!("url: {refused}")),
             WebhookError::NotFound(what) => ApiError::not_found(format!("no such {what}")),
             WebhookError::Conflict(detail) => ApiError::new(StatusCode::CONFLICT, detail),
             WebhookError::Unavailable {

@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use rave_store::StoreError;
 
-use crate::target::TargetError;
+use rave_outbound::TargetError;
 
 /// A stored webhooks item that does not decode; `key` is its `PK/SK`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -20,7 +20,8 @@ pub enum WebhookError {
         field: &'static str,
         message: String,
     },
-    #[error("{0}")]
+    /// The endpoint's URL is not a target webhooks may reach.
+    #[error("url: {0}")]
     Target(#[from] TargetError),
     #[error("{0} not found")]
     NotFound(&'static str),

@@ -13,8 +13,9 @@
 //!   `comment.published`, `comment.flagged`, `comment.updated`,
 //!   `comment.deleted`, `comment.replied`, `comment.voted`.
 //! * `signing` — the Standard Webhooks signature and `whsec_` secrets.
-//! * `target` — safe targets: http/https only, internal addresses refused
-//!   after resolution, no redirects, timeouts.
+//! * Safe targets (http/https only, internal addresses refused after
+//!   resolution, no redirects, timeouts) are rave-outbound's, shared with
+//!   the moderation hook and imported photos; re-exported here.
 //! * `table` — the webhooks table's layout (endpoints, deliveries, the
 //!   sparse queue of pending deliveries).
 //! * `service` — `Webhooks`: endpoints and deliveries in that table.
@@ -35,7 +36,6 @@ mod sender;
 mod service;
 mod signing;
 mod table;
-mod target;
 
 pub use delivery::{Delivery, DeliveryStatus, RetryPolicy};
 pub use endpoint::{Endpoint, MAX_ENDPOINTS};
@@ -43,8 +43,8 @@ pub use error::{Malformed, Result, WebhookError};
 pub use events::{Event, EventType, UnknownEvent, events_of};
 pub use fanout::CONSUMER;
 pub use photos::{PhotoLinks, PhotoUrls};
+pub use rave_outbound::{TargetError, TargetPolicy, Timeouts, client as http_client, is_forbidden};
 pub use sender::{FanOutProgress, Sender, attempt, run};
 pub use service::{MAX_LISTED_DELIVERIES, WebhookConfig, Webhooks};
 pub use signing::{Secret, SecretError};
 pub use table::table_name;
-pub use target::{TargetError, TargetPolicy, Timeouts, client as http_client, is_forbidden};

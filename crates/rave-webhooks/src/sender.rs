@@ -14,7 +14,6 @@
 //! failed; an admin may send a failed one again.
 
 use std::collections::HashMap;
-use std::error::Error as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,7 +26,7 @@ use crate::delivery::{Delivery, DeliveryStatus};
 use crate::endpoint::Endpoint;
 use crate::error::WebhookError;
 use crate::service::{Webhooks, now_ms};
-use crate::target::{self, Timeouts};
+use rave_outbound::{TargetPolicy, Timeouts};
 
 /// How often an idle task looks for new deliveries when no wake-up came
 /// (another process may have written them), and how often the set of
@@ -56,12 +55,12 @@ fn told_to_stop(stop: &watch::Receiver<bool>) -> bool {
 /// did not succeed, in words an operator reads in the delivery's history.
 pub async fn attempt(
     client: &reqwest::Client,
-    policy: target::TargetPolicy,
+    policy: TargetPolicy,
     endpoint: &Endpoint,
     delivery: &Delivery,
 ) -> Result<(), String> {
     let url = Url::parse(&endpoint.url).map_err(|e| format!("invalid url: {e}"))?;
-    target::check_literal(policy, &url).map_err(|e| e.to_string())?;
+    rave_outbound::check_literal(policy, &url).map_err(|e| e.to_string())?;
     let timestamp = now_ms() / 1000;
     let message_id = delivery.message_id();
     let signature = endpoint
@@ -76,7 +75,7 @@ pub async fn attempt(
         .body(delivery.body.clone())
         .send()
         .await
-        .map_err(|e| describe(&e))?;
+        .map_err(|e| rave_outbound::describe(&e))?;
     let status = response.status();
     if status.is_success() {
         Ok(())
@@ -85,23 +84,6 @@ pub async fn attempt(
     } else {
         Err(format!("HTTP {status}"))
     }
-}
-
-/// An error with its causes, which is where reqwest keeps the reason
-/// (refused address, connection refused, timeout).
-fn describe(error: &reqwest::Error) -> String {
-    let mut text = if error.is_timeout() {
-        "timed out".to_owned()
-    } else {
-        error.to_string()
-    };
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// What the delivery side of the service runs on.
@@ -114,7 +96,7 @@ pub struct Sender<S> {
 
 impl<S: Store> Sender<S> {
     pub fn new(webhooks: Arc<Webhooks<S>>, timeouts: Timeouts) -> Result<Sender<S>, WebhookError> {
-        let client = target::client(webhooks.config().targets, timeouts)?;
+        let client = rave_outbound::client(webhooks.config().targets, timeouts)?;
         Ok(Sender {
             webhooks,
             client,

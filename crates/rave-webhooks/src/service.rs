@@ -25,7 +25,7 @@ use crate::events::EventType;
 use crate::photos::PhotoLinks;
 use crate::signing::Secret;
 use crate::table::{self, deliveries, endpoints};
-use crate::target::TargetPolicy;
+use rave_outbound::TargetPolicy;
 
 /// Most deliveries an endpoint's history lists.
 pub const MAX_LISTED_DELIVERIES: usize = 100;

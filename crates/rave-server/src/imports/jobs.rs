@@ -1,13 +1,14 @@
 //! The import jobs of this process: each job's report (its progress, the
 //! bad rows by line, its state), at most one running, the last
-//! [`KEPT_JOBS`] kept.
+//! [`KEPT_JOBS`] kept; and how their rows' image URLs are fetched.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use axum::http::StatusCode;
 use rave_comments::Timestamp;
-use rave_import::{Progress, RowError};
+use rave_import::{ImportPhotos, PhotoOptions, Progress, RowError};
+use rave_media::MediaStore;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -20,6 +21,9 @@ const KEPT_JOBS: usize = 50;
 #[derive(Debug, Default)]
 pub(crate) struct Imports {
     jobs: Mutex<VecDeque<Arc<Mutex<ImportJobBody>>>>,
+    /// How rows' image URLs are fetched (public addresses only, 10 s, by
+    /// default).
+    photos: PhotoOptions,
 }
 
 /// Where an import stands.
@@ -71,6 +75,8 @@ pub(crate) struct ImportJobBody {
     pub rows_read: u64,
     /// Comments created.
     pub imported: u64,
+    /// Photos fetched from the rows' image URLs and stored.
+    pub photos: u64,
     /// Rows whose comment an earlier import had stored already.
     pub already_present: u64,
     /// Bad rows skipped.
@@ -89,6 +95,7 @@ impl ImportJobBody {
     pub(super) fn follow(&mut self, progress: &Progress) {
         self.rows_read = progress.rows_read;
         self.imported = progress.imported;
+        self.photos = progress.photos;
         self.already_present = progress.already_present;
         self.skipped = progress.skipped;
         self.errors = progress.errors.iter().map(RowErrorBody::from).collect();
@@ -105,6 +112,25 @@ pub(super) fn lock(job: &Job) -> std::sync::MutexGuard<'_, ImportJobBody> {
 }
 
 impl Imports {
+    /// Jobs whose rows' image URLs are fetched as `photos` says.
+    pub(crate) fn fetching(photos: PhotoOptions) -> Imports {
+        Imports {
+            jobs: Mutex::default(),
+            photos,
+        }
+    }
+
+    /// The photos of a job importing into `store`, fetching image URLs or
+    /// (`fetch` false) keeping them as references.
+    pub(super) fn photos(&self, store: MediaStore, fetch: bool) -> ApiResult<ImportPhotos> {
+        let options = PhotoOptions {
+            fetch,
+            ..self.photos.clone()
+        };
+        ImportPhotos::new(store, &options)
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
+    }
+
     /// Registers a new running job, unless one is running.
     pub(super) fn start(&self, source: &str) -> ApiResult<Job> {
         let mut jobs = self
@@ -123,6 +149,7 @@ impl Imports {
             source: source.to_owned(),
             rows_read: 0,
             imported: 0,
+            photos: 0,
             already_present: 0,
             skipped: 0,
             errors: Vec::new(),

@@ -11,6 +11,12 @@
 //! `rave_import::MAX_REPORTED_ERRORS` row errors. Reports and log lines
 //! name rows by line, never by their content: an export's emails stay in
 //! the personal-data items the import writes.
+//!
+//! Rows' image URLs are fetched into the server's media store as `rave
+//! import` fetches them (rave-import's `photos`: safe targets only unless
+//! the server runs with `--import-allow-private`, size and time limits,
+//! the upload's checks), unless the query says `fetch_images=false`. A
+//! server without a media store keeps them as references.
 
 mod jobs;
 
@@ -40,11 +46,18 @@ pub(crate) const MAX_UPLOAD_BYTES: usize = 128 << 20;
 
 /// The import options of the query: `from`, `map` (repeated), `language`,
 /// `product` (repeated `IDENTIFIER=PRODUCT_ID`, the product map's lines),
-/// `skip_bad_lines`.
-fn options(raw: Option<&str>) -> ApiResult<(Options, bool)> {
+/// `skip_bad_lines`, `fetch_images`.
+fn options(raw: Option<&str>) -> ApiResult<(Options, Switches)> {
     let params = Params::new(
         raw,
-        &["from", "map", "language", "product", "skip_bad_lines"],
+        &[
+            "from",
+            "map",
+            "language",
+            "product",
+            "skip_bad_lines",
+            "fetch_images",
+        ],
         Dialect::Api,
     )?;
     let mut mapping = match params.value("from")? {
@@ -77,8 +90,20 @@ fn options(raw: Option<&str>) -> ApiResult<(Options, bool)> {
             default_language,
             products,
         },
-        params.flag("skip_bad_lines")?,
+        Switches {
+            skip_bad_lines: params.flag("skip_bad_lines")?,
+            fetch_images: params.optional_flag("fetch_images")?.unwrap_or(true),
+        },
     ))
+}
+
+/// The yes/no options of an import.
+#[derive(Debug, Clone, Copy)]
+struct Switches {
+    skip_bad_lines: bool,
+    /// Fetch image URLs into the media store (else keep them as
+    /// references).
+    fetch_images: bool,
 }
 
 #[utoipa::path(
@@ -86,13 +111,14 @@ fn options(raw: Option<&str>) -> ApiResult<(Options, bool)> {
     path = "/v1/admin/imports",
     tag = "admin",
     summary = "Import a review platform's CSV export (scope import)",
-    description = "The body is the CSV file as the platform exported it (UTF-8, with or without a byte order mark; `,`, `;` or tab separators). The import runs in the background; the answer names the job to follow. Importing the same file again creates nothing: each row's comment id is derived from the row. A header the mapping cannot read is refused before anything is written (400, `detail` starting with `body:`). Reviewers' emails are kept apart from the comments and never shown.",
+    description = "The body is the CSV file as the platform exported it (UTF-8, with or without a byte order mark; `,`, `;` or tab separators). The import runs in the background; the answer names the job to follow. Importing the same file again creates nothing and fetches nothing: each row's comment id is derived from the row, and a row already stored is passed over before its images are fetched. Each row's image URLs (http or https, at most 5) are fetched into the media store, each at most 10 MiB within 10 s from a public address (private ones only when the server runs with `--import-allow-private`, redirects re-checked), and checked as uploads are; a row whose image cannot be fetched or is refused is a bad row (`field` `image_urls`, the image's position and why). A server without a media store keeps the URLs as references. A header the mapping cannot read is refused before anything is written (400, `detail` starting with `body:`). Reviewers' emails are kept apart from the comments and never shown.",
     params(
         ("from" = Option<String>, Query, pattern = r"^(okendo|judgeme|yotpo|shopify)$", description = "The platform: okendo, judgeme, yotpo or shopify; absent: a generic CSV mapped by `map`"),
         ("map" = Option<Vec<String>>, Query, description = "COLUMN=FIELD, repeatable: author, email, rating, title, body, date, language, product_id, handle, sku, reply, reply_date, published, hidden, state, verified, image_urls, review_id"),
         ("language" = Option<String>, Query, pattern = r"^[a-z]{2,3}$", description = "The language of rows that name none and whose text gives none reliably"),
         ("product" = Option<Vec<String>>, Query, description = "IDENTIFIER=PRODUCT_ID, repeatable: the rave product of an export's product id, handle or SKU"),
         ("skip_bad_lines" = Option<bool>, Query, description = "Skip bad rows (reported by line) instead of stopping at the first"),
+        ("fetch_images" = Option<bool>, Query, description = "Fetch rows' image URLs into the media store (default true); false keeps them on the comments as references only"),
     ),
     request_body(content = String, content_type = "text/csv", description = "The CSV export"),
     security(("access_token" = ["import"])),
@@ -111,7 +137,7 @@ pub(crate) async fn start_import(
     RawQuery(raw): RawQuery,
     body: Body,
 ) -> ApiResult<Response> {
-    let (options, skip_bad_lines) = options(raw.as_deref())?;
+    let (options, switches) = options(raw.as_deref())?;
     let upload: Bytes = axum::body::to_bytes(body, MAX_UPLOAD_BYTES)
         .await
         .map_err(|_| {
@@ -123,6 +149,11 @@ pub(crate) async fn start_import(
     let source = options.mapping.source.clone();
     let rows = CsvImport::new(Cursor::new(upload), options)
         .map_err(|e| ApiError::bad_request(format!("body: {e}")))?;
+    let photos = state
+        .media
+        .clone()
+        .map(|store| state.imports.photos(store, switches.fetch_images))
+        .transpose()?;
     state.comments.ensure_table().await?;
     let job = state.imports.start(&source)?;
     let job_id = lock(&job).id.clone();
@@ -138,7 +169,14 @@ pub(crate) async fn start_import(
     let comments = Arc::clone(&state.comments);
     tokio::spawn(async move {
         let mut follow = |progress: &Progress| lock(&job).follow(progress);
-        let outcome = rave_import::run(&comments, rows, skip_bad_lines, &mut follow).await;
+        let outcome = rave_import::run(
+            &comments,
+            rows,
+            switches.skip_bad_lines,
+            photos.as_ref(),
+            &mut follow,
+        )
+        .await;
         let mut report = lock(&job);
         match outcome {
             Ok(progress) => {
@@ -158,6 +196,7 @@ pub(crate) async fn start_import(
             state = ?report.state,
             rows = report.rows_read,
             imported = report.imported,
+            photos = report.photos,
             already_present = report.already_present,
             skipped = report.skipped,
             "import finished"

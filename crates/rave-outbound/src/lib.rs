@@ -1,15 +1,29 @@
-//! Safe targets: a webhook reaches only a public `http`/`https` address
-//! unless the operator allows private ones (`--webhook-allow-private`).
+//! Requests to addresses users give: a webhook's endpoint, the moderation
+//! hook, an imported review's photo. They reach only public `http`/`https`
+//! addresses unless the operator allows private ones
+//! (`--webhook-allow-private`, `--import-allow-private`).
 //!
-//! The check runs on addresses, after DNS resolution: an endpoint's URL is
-//! checked when it is registered, and again by the delivery client's own
-//! resolver on every connection, so a name that later resolves to an
-//! internal address (DNS rebinding) is refused at the moment it would be
-//! used. Refused are loopback, private, link-local (the cloud metadata
-//! services), carrier-grade NAT and unique-local addresses. Redirects are
-//! never followed: a 3xx is an unsuccessful attempt. The client has connect
-//! and response timeouts.
+//! The check runs on addresses, after DNS resolution: a URL is checked
+//! when it is given (a webhook's when it is registered), and again by the
+//! client's own resolver on every connection, so a name that later
+//! resolves to an internal address (DNS rebinding) is refused at the moment
+//! it would be used. An IP literal never reaches a resolver, so
+//! [`check_literal`] checks it before the request. Refused are loopback,
+//! private, link-local (the cloud metadata services), carrier-grade NAT and
+//! unique-local addresses.
+//!
+//! Redirects: [`client`] follows none (a webhook's 3xx is an unsuccessful
+//! attempt); [`rechecked_redirects`] follows a few, each hop held to the
+//! same rules as the first URL (its scheme and an IP literal here, a name
+//! by the resolver when the client connects). Clients from [`guarded`] have
+//! connect and whole-request timeouts and use no proxy.
+//!
+//! The rules live in a crate of their own, below rave-webhooks and
+//! rave-import, because both reach outside with them and neither should
+//! depend on the other; rave-store does no I/O and the domain knows
+//! nothing of HTTP.
 
+use std::error::Error as _;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +31,7 @@ use std::time::Duration;
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use url::Url;
 
-/// Whether private addresses may be targets.
+/// Whether private addresses may be reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TargetPolicy {
     pub allow_private: bool,
@@ -25,19 +39,17 @@ pub struct TargetPolicy {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
-    #[error("url: {0}")]
+    #[error("{0}")]
     Invalid(String),
-    #[error("url: only http and https targets are allowed, not {0}")]
+    #[error("only http and https targets are allowed, not {0}")]
     Scheme(String),
-    #[error(
-        "url: {host} resolves to {address}, a loopback, private, link-local or metadata address"
-    )]
+    #[error("{host} resolves to {address}, a loopback, private, link-local or metadata address")]
     Forbidden { host: String, address: IpAddr },
-    #[error("url: {host} does not resolve: {detail}")]
+    #[error("{host} does not resolve: {detail}")]
     Unresolvable { host: String, detail: String },
 }
 
-/// Ranges no webhook reaches without `allow_private`: this host, private
+/// Ranges no request reaches without `allow_private`: this host, private
 /// networks, link-local (which holds the cloud metadata services at
 /// 169.254.169.254), carrier-grade NAT (Alibaba's metadata at
 /// 100.100.100.200), unique-local IPv6 (AWS's IPv6 metadata at
@@ -78,7 +90,7 @@ fn v4_ranges() -> impl Iterator<Item = IpNet> {
         .filter_map(|(a, len)| Ipv4Net::new(*a, *len).ok().map(IpNet::V4))
 }
 
-/// Whether a webhook may not reach `ip` unless private targets are allowed.
+/// Whether `ip` may not be reached unless private targets are allowed.
 pub fn is_forbidden(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => within(IpAddr::V4(v4), v4_ranges()),
@@ -119,7 +131,7 @@ impl TargetPolicy {
         }
     }
 
-    /// Parses an endpoint's URL, resolves its host and checks every address.
+    /// Parses a URL, resolves its host and checks every address.
     pub async fn check_url(&self, text: &str) -> Result<Url, TargetError> {
         let url = Url::parse(text).map_err(|e| TargetError::Invalid(e.to_string()))?;
         if !matches!(url.scheme(), "http" | "https") {
@@ -127,7 +139,7 @@ impl TargetPolicy {
         }
         if !url.username().is_empty() || url.password().is_some() {
             return Err(TargetError::Invalid(
-                "credentials in a webhook URL are not allowed".into(),
+                "credentials in a URL are not allowed".into(),
             ));
         }
         let host = url
@@ -160,7 +172,7 @@ async fn resolve(host: &str, port: u16) -> Result<Vec<SocketAddr>, TargetError> 
     Ok(addresses)
 }
 
-/// The delivery client's resolver: every connection's addresses pass the
+/// A guarded client's resolver: every connection's addresses pass the
 /// policy, so the check holds at the moment of use.
 #[derive(Debug)]
 struct GuardedResolver(TargetPolicy);
@@ -179,7 +191,7 @@ impl reqwest::dns::Resolve for GuardedResolver {
     }
 }
 
-/// How long a delivery may take.
+/// How long a request may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
     pub connect: Duration,
@@ -196,29 +208,77 @@ impl Default for Timeouts {
     }
 }
 
-/// The HTTP client deliveries use: the guarded resolver, no redirects, no
-/// proxies, the timeouts.
-pub fn client(policy: TargetPolicy, timeouts: Timeouts) -> Result<reqwest::Client, TargetError> {
+/// A client builder with the guarded resolver, no proxies and the
+/// timeouts; the caller adds its redirect policy and user agent.
+pub fn guarded(policy: TargetPolicy, timeouts: Timeouts) -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .dns_resolver(Arc::new(GuardedResolver(policy)))
-        .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .connect_timeout(timeouts.connect)
         .timeout(timeouts.response)
+}
+
+/// The client webhook deliveries and the moderation hook use: guarded, no
+/// redirects.
+pub fn client(policy: TargetPolicy, timeouts: Timeouts) -> Result<reqwest::Client, TargetError> {
+    guarded(policy, timeouts)
+        .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("rave-webhooks/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| TargetError::Invalid(format!("the HTTP client does not build: {e}")))
 }
 
+/// Follows at most `max` redirects, each to an `http`/`https` URL without
+/// credentials whose IP literal, if it names one, the policy allows (a
+/// name is checked by the guarded resolver when the client connects).
+pub fn rechecked_redirects(policy: TargetPolicy, max: usize) -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(move |attempt| {
+        if attempt.previous().len() > max {
+            return attempt.error(format!("more than {max} redirects"));
+        }
+        let url = attempt.url();
+        if !matches!(url.scheme(), "http" | "https") {
+            let scheme = url.scheme().to_owned();
+            return attempt.error(TargetError::Scheme(scheme));
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return attempt.error(TargetError::Invalid(
+                "credentials in a URL are not allowed".into(),
+            ));
+        }
+        match check_literal(policy, url) {
+            Ok(()) => attempt.follow(),
+            Err(refused) => attempt.error(refused),
+        }
+    })
+}
+
 /// An IP literal in a URL never reaches the resolver, so the client checks
 /// it before connecting.
-pub(crate) fn check_literal(policy: TargetPolicy, url: &Url) -> Result<(), TargetError> {
+pub fn check_literal(policy: TargetPolicy, url: &Url) -> Result<(), TargetError> {
     let ip = match url.host() {
         Some(url::Host::Ipv4(v4)) => IpAddr::V4(v4),
         Some(url::Host::Ipv6(v6)) => IpAddr::V6(v6),
         _ => return Ok(()),
     };
     policy.check_addresses(&ip.to_string(), &[SocketAddr::new(ip, 0)])
+}
+
+/// An error with its causes, which is where reqwest keeps the reason
+/// (refused address, connection refused, timeout).
+pub fn describe(error: &reqwest::Error) -> String {
+    let mut text = if error.is_timeout() {
+        "timed out".to_owned()
+    } else {
+        error.to_string()
+    };
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 #[cfg(test)]
