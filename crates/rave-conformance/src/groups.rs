@@ -191,6 +191,7 @@ pub async fn check_group_walk<'a, S: Store>(
         ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).unwrap())),
         verified,
         incentivized: None,
+        has_media: false,
     };
     let at_start: Vec<Row> = rows
         .iter()

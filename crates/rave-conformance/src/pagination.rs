@@ -314,6 +314,7 @@ async fn walk_listing<'a, S: Store>(
         ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).unwrap())),
         verified,
         incentivized,
+        has_media: false,
     };
     let listing = (product, language, &ratings, verified, incentivized);
     let at_start: Vec<Row> = rows

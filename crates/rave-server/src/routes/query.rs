@@ -180,6 +180,7 @@ impl ListingQuery {
                 ratings,
                 verified: params.flag("verified")?,
                 incentivized: params.optional_flag("incentivized")?,
+                has_media: params.flag("has_media")?,
             },
             sort,
             limit: params.limit(DEFAULT_PAGE_SIZE)?,
