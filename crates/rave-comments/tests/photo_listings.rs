@@ -5,10 +5,10 @@
 
 mod common;
 
-use common::{catch_up, fixture, new_comment, stats_feed};
+use common::{catch_up, fixture, new_comment, stats_feed, walk};
 use rave_comments::{
-    CommentPatch, Comments, Filter, ListRequest, Moderation, NewPhoto, PhotoId, Report,
-    ReportReason, Sort,
+    CommentPatch, Comments, Filter, Language, ListRequest, Moderation, NewPhoto, OrderId, PhotoId,
+    Rating, RatingSet, Report, ReportReason, Sort,
 };
 use rave_engine::Engine;
 use rave_store::{DeleteItemInput, GetItemInput, Item, ReturnValues, Store, item};
@@ -213,4 +213,93 @@ async fn reconcile_reports_and_repairs_a_missing_or_left_over_copy() {
     f.comments.reconcile(2, true, &|_| {}).await.unwrap();
     assert!(with_photos(&f.comments, Sort::Newest).await.0.is_empty());
     assert_eq!(stored(&f.engine, &shown.id, "MEDIA").await, None);
+}
+
+/// B4 for `has_media=true`: 1,000 comments, three in ten with photos,
+/// spread unevenly over ratings (half the 1-star ones, one 5-star one in
+/// eight, a third of the others), one in four verified. In every order,
+/// with and without a language, ratings and `verified`, a walk of pages of
+/// 20 reads at most 1.3 items per item returned, and returns exactly the
+/// comments with photos that match: the listing copies' partitions hold
+/// nothing else, and a fan-out is sized by the counts of comments with
+/// photos. Prints each walk's figure (`cargo nextest run --no-capture`).
+#[tokio::test]
+async fn listings_with_photos_read_close_to_what_they_return() {
+    let f = fixture(Moderation::Off).await;
+    let mut expected: Vec<(Language, i64, bool)> = Vec::new();
+    for i in 0..1000usize {
+        let language = ["en", "de"][i % 2];
+        let rating = (i / 2 % 5 + 1) as i64;
+        let nth = i / 10;
+        let photos = match rating {
+            1 => nth % 2 == 0,
+            5 => nth % 8 == 0,
+            _ => nth % 3 == 0,
+        };
+        let verified = i % 4 == 0;
+        let mut new = new_comment(language, rating, &format!("comment {i}"));
+        if photos {
+            new.media = vec![photo(1)];
+        }
+        if verified {
+            let order = OrderId::parse(&format!("o-{i}")).unwrap();
+            f.comments
+                .create_verified("p", new, None, &order)
+                .await
+                .unwrap();
+        } else {
+            f.comments.create("p", new, None).await.unwrap();
+        }
+        if photos {
+            expected.push((Language::parse(language).unwrap(), rating, verified));
+        }
+    }
+    catch_up(&f.comments, &stats_feed(&f.engine).await).await;
+    let stats = f.comments.product_stats("p", None).await.unwrap();
+    assert_eq!(stats.media_total, expected.len() as u64);
+    assert_eq!(stats.media_counts.0, [100, 68, 68, 68, 26]);
+    let ratings =
+        |list: &[i64]| RatingSet::from_ratings(list.iter().map(|r| Rating::new(*r).unwrap()));
+    let mut worst = 0.0f64;
+    for sort in Sort::ALL {
+        for language in [None, Some(Language::parse("en").unwrap())] {
+            for list in [&[][..], &[1, 5], &[1, 3, 5], &[4]] {
+                for verified in [false, true] {
+                    let filter = Filter {
+                        language: language.clone(),
+                        ratings: ratings(list),
+                        verified,
+                        has_media: true,
+                        ..Filter::default()
+                    };
+                    let (read, returned) =
+                        walk(&f.comments, &filter, sort, 20, usize::MAX, |_, page| {
+                            assert!(page.items.iter().all(|c| !c.media.is_empty()));
+                        })
+                        .await;
+                    let want = expected
+                        .iter()
+                        .filter(|(l, r, v)| {
+                            language.as_ref().is_none_or(|language| language == l)
+                                && (list.is_empty() || list.contains(r))
+                                && (!verified || *v)
+                        })
+                        .count();
+                    assert_eq!(returned, want, "{sort:?} {filter:?}");
+                    let ratio = read as f64 / returned as f64;
+                    println!(
+                        "B4 has_media sort={} language={} ratings={list:?} verified={verified}: {read} read / {returned} returned = {ratio:.2}",
+                        sort.as_str(),
+                        language.as_ref().map_or("any", Language::as_str),
+                    );
+                    worst = worst.max(ratio);
+                    assert!(
+                        ratio <= 1.3,
+                        "{sort:?} {filter:?}: {read} read for {returned} returned"
+                    );
+                }
+            }
+        }
+    }
+    println!("B4 has_media: worst walk {worst:.2}");
 }
