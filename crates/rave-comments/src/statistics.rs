@@ -7,8 +7,9 @@
 //! so `4.125` shows as `4.13` whatever its binary form.
 //!
 //! The counts' types live here: the listing planner sizes its sub-queries
-//! by a product's [`RatingCounts`], which it asks this module for; this
-//! module knows nothing of listings.
+//! by a product's [`RatingCounts`] (of all its comments, of the verified
+//! ones, or of those with a published photo: [`listing_sizing`]), which it
+//! asks this module for; this module knows nothing of listings.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -28,7 +28,12 @@
 //! out, the new one in), written with the comment's version as condition in
 //! the same commit, so edits and other aggregators never lose a count. A
 //! vote on a comment that is gone counts for nothing. The rewritten comment
-//! is itself a change, which raises its product's revision.
+//! is itself a change, which raises its product's revision; a comment with
+//! photos is written with its listing copy (`table::comment::writes`), so
+//! the copy's counts and `helpful` key move in the same commit. Comments
+//! showing a published photo are also counted by rating among those with
+//! photos (what sizes a `has_media` listing); the copies' own changes on
+//! the stream count for nothing.
 //!
 //! The overall statistics item carries the product's revision, raised in the
 //! same commit as any change to a visible comment of the product (a title or

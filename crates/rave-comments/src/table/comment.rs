@@ -268,7 +268,6 @@ pub(crate) fn moderation_partition(status: Status) -> String {
 /// The stored item of a comment; `version` increases with every change.
 pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
     let mut item = key(&comment.id);
-    let product = &comment.product_id;
     if comment.status.is_visible() {
         insert_listing_keys(&mut item, comment, Partitions::Product);
     }
@@ -287,11 +286,34 @@ pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
         );
     }
     insert_sort_keys(&mut item, comment);
+    insert_listed(&mut item, comment);
     let mut set = |name: &str, value: AttributeValue| {
         item.insert(name.into(), value);
     };
     set(ID, AttributeValue::s(&comment.id));
-    set(PRODUCT_ID, AttributeValue::s(product.as_str()));
+    set(
+        CREATED_AT,
+        AttributeValue::S(comment.created_at.to_string()),
+    );
+    if let Some(source) = &comment.source {
+        set(SOURCE, AttributeValue::s(source.as_str()));
+    }
+    if !comment.image_urls.is_empty() {
+        set(
+            IMAGE_URLS,
+            AttributeValue::L(comment.image_urls.iter().map(AttributeValue::s).collect()),
+        );
+    }
+    set(VERSION, AttributeValue::N(Number::from(version)));
+    item
+}
+
+/// The [`LISTED`] attributes: what a listing shows of a comment.
+fn insert_listed(item: &mut Item, comment: &Comment) {
+    let mut set = |name: &str, value: AttributeValue| {
+        item.insert(name.into(), value);
+    };
+    set(PRODUCT_ID, AttributeValue::s(comment.product_id.as_str()));
     set(AUTHOR, AttributeValue::s(&comment.author));
     set(LANGUAGE, AttributeValue::s(comment.language.as_str()));
     set(
@@ -300,10 +322,6 @@ pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
     );
     set(TITLE, AttributeValue::s(&comment.title));
     set(BODY, AttributeValue::s(&comment.body));
-    set(
-        CREATED_AT,
-        AttributeValue::S(comment.created_at.to_string()),
-    );
     set(STATUS, AttributeValue::s(comment.status.as_str()));
     if let Some(rule) = &comment.held_by {
         set(HELD_BY, AttributeValue::s(rule));
@@ -325,17 +343,6 @@ pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
     if let Some(details) = encode_details(comment) {
         set(DETAILS, details);
     }
-    if let Some(source) = &comment.source {
-        set(SOURCE, AttributeValue::s(source.as_str()));
-    }
-    if !comment.image_urls.is_empty() {
-        set(
-            IMAGE_URLS,
-            AttributeValue::L(comment.image_urls.iter().map(AttributeValue::s).collect()),
-        );
-    }
-    set(VERSION, AttributeValue::N(Number::from(version)));
-    item
 }
 
 /// The partition keys of the listing indexes (and of their verified
@@ -384,15 +391,10 @@ pub(crate) fn media_copy(comment: &Comment) -> Option<Item> {
     if !has_media_copy(comment) {
         return None;
     }
-    let full = encode(comment, 0);
     let mut copy = media_copy_key(&comment.id);
     insert_listing_keys(&mut copy, comment, Partitions::Media);
     insert_sort_keys(&mut copy, comment);
-    for name in LISTED {
-        if let Some(value) = full.get(name) {
-            copy.insert(name.into(), value.clone());
-        }
-    }
+    insert_listed(&mut copy, comment);
     Some(copy)
 }
 
