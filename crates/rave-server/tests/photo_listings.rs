@@ -110,6 +110,21 @@ async fn has_media_lists_exactly_the_comments_with_photos_in_every_order() {
             "{query}: {partitions:?}"
         );
     }
+    // EXPLAIN: a fan-out over ratings is sized by the counts of comments
+    // with photos.
+    let (_, explained) = s
+        .call(
+            Method::GET,
+            "/v1/products/p1/comments?has_media=true&rating=1&rating=5&explain=true",
+            None,
+            false,
+        )
+        .await;
+    assert_eq!(
+        explained["plan"]["sized_by"], "media_comments",
+        "{explained}"
+    );
+    assert_eq!(explained["plan"]["strategy"], "ratings_fan_out");
     // A cursor of the listing with photos serves no other listing.
     let (_, first) = s
         .call(
