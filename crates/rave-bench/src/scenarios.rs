@@ -65,6 +65,7 @@ impl Case {
             ),
             verified: false,
             incentivized: None,
+            has_media: false,
         })
     }
 

@@ -1130,6 +1130,7 @@ async fn query(args: QueryArgs) -> anyhow::Result<()> {
             ratings: RatingSet::from_ratings(ratings),
             verified: args.verified,
             incentivized: None,
+            has_media: false,
         },
         limit: args.limit,
         cursor: args.cursor.as_deref(),

@@ -122,6 +122,7 @@ fn filter(language: Option<&str>, ratings: &[i64]) -> Filter {
         ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).expect("rating"))),
         verified: false,
         incentivized: None,
+        has_media: false,
     }
 }
 

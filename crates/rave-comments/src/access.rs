@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::try_join_all;
 use rave_store::{
-    BatchGetItemInput, BatchWriteItemInput, Condition, DeleteItemInput, GetItemInput, Item,
-    ItemView, MAX_BATCH_GET_KEYS, MAX_BATCH_WRITE_REQUESTS, Page, PutItemInput, QueryInput, Result,
-    Retry, ReturnValues, ScanInput, Store, StoreError, TableDefinition, TableKeys,
-    TransactWriteAction, TransactWriteItemsInput, WriteRequest,
+    BatchGetItemInput, BatchWriteItemInput, CancellationReason, Condition, DeleteItemInput,
+    GetItemInput, Item, ItemView, MAX_BATCH_GET_KEYS, MAX_BATCH_WRITE_REQUESTS, Page, PutItemInput,
+    QueryInput, Result, Retry, ReturnValues, ScanInput, Store, StoreError, TableDefinition,
+    TableKeys, TransactWriteAction, TransactWriteItemsInput, WriteRequest,
 };
 
 use crate::usage::Usage;
@@ -142,6 +142,45 @@ impl<S: Store> TableAccess<S> {
             table: self.table.clone(),
             key,
             condition,
+        }
+    }
+
+    /// `writes` as the actions of one transaction, `condition` on the first.
+    pub(crate) fn write_actions(
+        &self,
+        writes: Vec<WriteRequest>,
+        mut condition: Option<Condition>,
+    ) -> Vec<TransactWriteAction> {
+        writes
+            .into_iter()
+            .map(|write| match write {
+                WriteRequest::Put(item) => self.put_action(item, condition.take()),
+                WriteRequest::Delete(key) => self.delete_action(key, condition.take()),
+            })
+            .collect()
+    }
+
+    /// `writes` as one store write, `condition` on the first: that write
+    /// alone when it is the only one, a transaction otherwise. Either way a
+    /// failed `condition` is `ConditionalCheckFailed`.
+    pub(crate) async fn write_together(
+        &self,
+        mut writes: Vec<WriteRequest>,
+        condition: Option<Condition>,
+    ) -> Result<()> {
+        if writes.len() == 1 {
+            return match writes.remove(0) {
+                WriteRequest::Put(item) => self.put(item, condition).await,
+                WriteRequest::Delete(key) => self.delete(key, condition).await,
+            };
+        }
+        match self.transact(self.write_actions(writes, condition)).await {
+            Err(StoreError::TransactionCanceled(reasons))
+                if reasons.first() == Some(&CancellationReason::ConditionalCheckFailed) =>
+            {
+                Err(StoreError::ConditionalCheckFailed)
+            }
+            done => done,
         }
     }
 

@@ -7,8 +7,9 @@
 //! so `4.125` shows as `4.13` whatever its binary form.
 //!
 //! The counts' types live here: the listing planner sizes its sub-queries
-//! by a product's [`RatingCounts`], which it asks this module for; this
-//! module knows nothing of listings.
+//! by a product's [`RatingCounts`] (of all its comments, of the verified
+//! ones, or of those with a published photo: [`listing_sizing`]), which it
+//! asks this module for; this module knows nothing of listings.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -43,6 +44,36 @@ pub(crate) enum Counted {
     Comments,
     /// Those a purchase verified.
     VerifiedComments,
+    /// Those with a published photo (and verified, when asked: then each
+    /// rating's count is the lesser of the two, which no more than bounds
+    /// how many are both).
+    MediaComments,
+}
+
+/// The per-rating counts among a product's `counts` that size a listing of
+/// its comments, only verified ones or only those with photos as asked,
+/// and which comments they count. Verified counts from an item written
+/// before they were kept by rating are not used (see
+/// `ProductCounts::verified_by_rating`): the counts of all comments stand
+/// in, as a rating without comments has no verified ones either.
+pub(crate) fn listing_sizing(
+    counts: &ProductCounts,
+    verified: bool,
+    has_media: bool,
+) -> (RatingCounts, Counted) {
+    let verified_ratings = counts.verified_by_rating().filter(|_| verified);
+    match (has_media, verified_ratings) {
+        (true, None) => (RatingCounts(counts.media_ratings), Counted::MediaComments),
+        (true, Some(verified)) => {
+            let mut both = counts.media_ratings;
+            for (count, verified) in both.iter_mut().zip(verified) {
+                *count = (*count).min(verified);
+            }
+            (RatingCounts(both), Counted::MediaComments)
+        }
+        (false, Some(verified)) => (RatingCounts(verified), Counted::VerifiedComments),
+        (false, None) => (RatingCounts(counts.ratings), Counted::Comments),
+    }
 }
 
 /// A product's per-rating counts as a listing reads them to size its plan.
@@ -65,6 +96,10 @@ pub struct ProductStats {
     pub verified_total: u64,
     /// The verified ones by rating.
     pub verified_counts: RatingCounts,
+    /// How many of the counted comments show at least one published photo.
+    pub media_total: u64,
+    /// Those by rating.
+    pub media_counts: RatingCounts,
     /// How they answered the product's attributes, by name.
     pub attributes: BTreeMap<AttributeName, AttributeStats>,
 }
@@ -83,6 +118,8 @@ impl ProductStats {
             total: counts.total(),
             verified_total: counts.verified,
             verified_counts: RatingCounts(counts.verified_ratings),
+            media_total: counts.media_total(),
+            media_counts: RatingCounts(counts.media_ratings),
             attributes: counts
                 .attributes
                 .0
@@ -159,24 +196,18 @@ impl<S: Store> Statistics<S> {
     }
 
     /// The per-rating counts of a product (all zero when it has none) that
-    /// size a listing's plan: of its verified comments when `verified` and
-    /// the item has them (see `ProductCounts::verified_by_rating`), of all
-    /// its comments otherwise — a rating without comments has no verified
-    /// ones either, so those still skip and size correctly, only less
-    /// closely.
+    /// size a listing's plan ([`listing_sizing`]).
     pub(crate) async fn listing_counts(
         &self,
         product: &ProductId,
         language: Option<&Language>,
         verified: bool,
+        has_media: bool,
     ) -> Result<ListingCounts> {
         let (stored, read_units) = self.counts(product, language).await?;
-        let (by_rating, counted) = match stored.verified_by_rating() {
-            Some(verified_ratings) if verified => (verified_ratings, Counted::VerifiedComments),
-            _ => (stored.ratings, Counted::Comments),
-        };
+        let (counts, counted) = listing_sizing(&stored, verified, has_media);
         Ok(ListingCounts {
-            counts: RatingCounts(by_rating),
+            counts,
             counted,
             read_units,
         })
@@ -261,6 +292,43 @@ mod tests {
         assert_eq!(average(&RatingCounts([0, 0, 0, 7, 1])), Some(4.13));
         // (1 + 2 + 2) / 3 = 1.666…
         assert_eq!(average(&RatingCounts([1, 2, 0, 0, 0])), Some(1.67));
+    }
+
+    #[test]
+    fn listings_are_sized_by_the_counts_of_what_they_list() {
+        let counts = ProductCounts {
+            ratings: [4, 0, 3, 2, 9],
+            verified: 5,
+            verified_ratings: [1, 0, 0, 2, 2],
+            media_ratings: [2, 0, 3, 0, 1],
+            ..ProductCounts::default()
+        };
+        let sized = |verified, has_media| listing_sizing(&counts, verified, has_media);
+        assert_eq!(
+            sized(false, false),
+            (RatingCounts([4, 0, 3, 2, 9]), Counted::Comments)
+        );
+        assert_eq!(
+            sized(true, false),
+            (RatingCounts([1, 0, 0, 2, 2]), Counted::VerifiedComments)
+        );
+        assert_eq!(
+            sized(false, true),
+            (RatingCounts([2, 0, 3, 0, 1]), Counted::MediaComments)
+        );
+        assert_eq!(
+            sized(true, true),
+            (RatingCounts([1, 0, 0, 0, 1]), Counted::MediaComments)
+        );
+        let old = ProductCounts {
+            verified_ratings: [0; 5],
+            ..counts.clone()
+        };
+        assert_eq!(
+            listing_sizing(&old, true, true),
+            (RatingCounts([2, 0, 3, 0, 1]), Counted::MediaComments),
+            "verified counts that do not add up bound nothing"
+        );
     }
 
     proptest! {

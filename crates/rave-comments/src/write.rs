@@ -236,16 +236,20 @@ impl<S: Store> Writes<S> {
             }
         }
         keep_queue_time(None, &mut comment, Timestamp::now());
-        let item = comment::encode(&comment, 1);
+        let writes = comment::writes(None, Some(&comment), 1);
         let order_action = purchase.map(|order| {
             self.access
                 .put_action(order::encode(&product, order), Some(order::unused()))
         });
         let Some(key) = idempotency_key else {
             match order_action {
-                None => self.access.put(item, Some(comment::absent())).await?,
+                None => {
+                    self.access
+                        .write_together(writes, Some(comment::absent()))
+                        .await?
+                }
                 Some(order_action) => {
-                    let mut actions = vec![self.access.put_action(item, Some(comment::absent()))];
+                    let mut actions = self.access.write_actions(writes, Some(comment::absent()));
                     let order_at = actions.len();
                     actions.push(order_action);
                     self.access
@@ -266,7 +270,7 @@ impl<S: Store> Writes<S> {
             expires_at: (Timestamp::now().millis().max(0) as u64 / 1000)
                 .saturating_add(self.idempotency_ttl.as_secs()),
         };
-        let mut actions = vec![self.access.put_action(item, Some(comment::absent()))];
+        let mut actions = self.access.write_actions(writes, Some(comment::absent()));
         let record_at = actions.len();
         actions.push(self.access.put_action(
             idempotency::encode(key, &record),
@@ -389,8 +393,8 @@ impl<S: Store> Writes<S> {
             }
             let written = self
                 .access
-                .put(
-                    comment::encode(&next, version + 1),
+                .write_together(
+                    comment::writes(Some(&current), Some(&next), version + 1),
                     Some(comment::at_version(version)),
                 )
                 .await;
@@ -483,17 +487,33 @@ impl<S: Store> Writes<S> {
         .await
     }
 
+    /// Deletes a comment with what is written beside it (its listing
+    /// copy): read first, so the delete removes what that version has, on
+    /// the condition that it is still that version.
     pub(crate) async fn delete(&self, id: &str) -> Result<()> {
         let id = parse_id(id)?.to_string();
-        match self
-            .access
-            .delete(comment::key(&id), Some(comment::present()))
-            .await
-        {
-            Ok(()) => Ok(()),
-            Err(StoreError::ConditionalCheckFailed) => Err(CommentsError::NotFound),
-            Err(e) => Err(e.into()),
+        for _ in 0..MAX_WRITE_ATTEMPTS {
+            let (item, _) = self.access.get(comment::key(&id), true).await?;
+            let item = item.ok_or(CommentsError::NotFound)?;
+            let current = comment::decode(&item)?;
+            let version = comment::version(&item)?;
+            match self
+                .access
+                .write_together(
+                    comment::writes(Some(&current), None, version),
+                    Some(comment::at_version(version)),
+                )
+                .await
+            {
+                Ok(()) => return Ok(()),
+                // Changed or deleted since we read it: read again.
+                Err(StoreError::ConditionalCheckFailed) => continue,
+                Err(e) => return Err(e.into()),
+            }
         }
+        Err(CommentsError::Conflict(
+            "the comment kept changing; try again".into(),
+        ))
     }
 
     /// Writes the comments of `batch` that are not stored yet, and leaves
@@ -572,7 +592,7 @@ impl<S: Store> Writes<S> {
         }
         // A comment listed twice (a file holding the same review twice)
         // is written once: the second is there already by then.
-        let (mut emails, mut writes) = (Vec::new(), Vec::new());
+        let (mut emails, mut writes, mut created) = (Vec::new(), Vec::new(), 0);
         for (comment, email) in &comments {
             if !present.insert(comment.id.clone()) {
                 continue;
@@ -580,9 +600,9 @@ impl<S: Store> Writes<S> {
             if let Some(email) = email {
                 emails.push(WriteRequest::Put(personal::encode(&comment.id, email)));
             }
-            writes.push(WriteRequest::Put(comment::encode(comment, 1)));
+            writes.extend(comment::writes(None, Some(comment), 1));
+            created += 1;
         }
-        let created = writes.len();
         self.access.write_many(emails).await?;
         self.access.write_many(writes).await?;
         Ok(ImportOutcome { ids, created })

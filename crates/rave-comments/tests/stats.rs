@@ -424,6 +424,7 @@ async fn fresh_statistics_let_the_planner_skip_empty_ratings() {
             ),
             verified: false,
             incentivized: None,
+            has_media: false,
         },
         limit: 20,
         cursor: None,
@@ -817,6 +818,7 @@ async fn helpful_listings_read_close_to_what_they_return() {
                 ratings,
                 verified,
                 incentivized: None,
+                has_media: false,
             };
             let (read, returned) = walk(
                 &f.comments,
@@ -878,6 +880,7 @@ async fn helpful_listings_read_close_to_what_they_return_when_votes_follow_ratin
                 ratings,
                 verified: false,
                 incentivized: None,
+                has_media: false,
             };
             let (read, returned) = walk(
                 &f.comments,

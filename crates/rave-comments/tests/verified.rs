@@ -115,6 +115,7 @@ async fn verified_listings_read_only_what_they_return() {
             ratings,
             verified: true,
             incentivized: None,
+            has_media: false,
         };
         let (read, returned) = walk(
             &f.comments,
@@ -187,6 +188,7 @@ async fn verified_fan_outs_read_at_most_1_3_items_per_item_returned_when_skewed(
                     ratings: ratings(list),
                     verified: true,
                     incentivized: None,
+                    has_media: false,
                 };
                 let (read, returned) = walk(
                     &f.comments,
@@ -258,6 +260,7 @@ async fn verified_counts_by_rating_missing_from_older_items_are_reconciled() {
             ratings: RatingSet::from_ratings([Rating::new(1).unwrap(), Rating::new(5).unwrap()]),
             verified: true,
             incentivized: None,
+            has_media: false,
         },
         limit: 10,
         cursor: None,

@@ -22,6 +22,7 @@ fn list(
         ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).unwrap())),
         verified: false,
         incentivized: None,
+        has_media: false,
     };
     (product.to_owned(), filter, limit)
 }
@@ -642,6 +643,7 @@ async fn explain_shows_the_plan_and_its_cost() {
         ratings: RatingSet::from_ratings([1, 2].map(|r| Rating::new(r).unwrap())),
         verified: false,
         incentivized: None,
+        has_media: false,
     };
     let request = ListRequest {
         sort: Default::default(),

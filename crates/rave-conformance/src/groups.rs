@@ -25,7 +25,9 @@ use rave_comments::{
 };
 use rave_store::Store;
 
-use crate::pagination::{LANGUAGES, Row, Spec, at, listed_before, new_comment, time};
+use crate::pagination::{
+    LANGUAGES, Row, Spec, at, listed_before, new_comment, photo_count, photos, time,
+};
 
 const PRODUCTS: usize = 6;
 const GROUPS: usize = 2;
@@ -45,14 +47,16 @@ fn spec() -> impl Strategy<Value = Spec> {
         prop_oneof![5 => Just(5i64), 3 => Just(1i64), 1 => Just(2i64), 1 => Just(3i64), 1 => Just(4i64)],
         proptest::option::weighted(0.9, 0usize..4),
         proptest::bool::weighted(0.25),
+        photo_count(),
     )
-        .prop_map(|(product, language, rating, time, verified)| Spec {
+        .prop_map(|(product, language, rating, time, verified, photos)| Spec {
             product,
             language,
             rating,
             time,
             verified,
             incentivized: false,
+            photos,
         })
 }
 
@@ -85,6 +89,8 @@ pub struct GroupWalk {
     pub language: Option<usize>,
     pub ratings: BTreeSet<i64>,
     pub verified: bool,
+    /// Only comments with photos.
+    pub has_media: bool,
     pub sort: Sort,
     pub limit: usize,
     pub changes: Vec<GroupChange>,
@@ -97,13 +103,23 @@ pub fn group_walk() -> impl Strategy<Value = GroupWalk> {
         0..GROUPS,
         proptest::option::of(0usize..4),
         proptest::collection::btree_set(1i64..=5, 0..5),
-        proptest::bool::weighted(0.3),
+        (proptest::bool::weighted(0.3), proptest::bool::weighted(0.3)),
         proptest::sample::select(Sort::ALL.to_vec()),
         1usize..7,
         proptest::collection::vec(change(), 0..14),
     )
         .prop_map(
-            |(initial, membership, group, language, ratings, verified, sort, limit, changes)| {
+            |(
+                initial,
+                membership,
+                group,
+                language,
+                ratings,
+                (verified, has_media),
+                sort,
+                limit,
+                changes,
+            )| {
                 GroupWalk {
                     initial,
                     membership,
@@ -111,6 +127,7 @@ pub fn group_walk() -> impl Strategy<Value = GroupWalk> {
                     language,
                     ratings,
                     verified,
+                    has_media,
                     sort,
                     limit,
                     changes,
@@ -146,6 +163,7 @@ pub async fn check_group_walk<'a, S: Store>(
         language,
         ratings,
         verified,
+        has_media,
         sort,
         limit,
         changes,
@@ -155,6 +173,7 @@ pub async fn check_group_walk<'a, S: Store>(
     }
     let create = |spec: Spec| async move {
         let mut new = new_comment(LANGUAGES[spec.language], spec.rating);
+        new.media = photos(spec.photos);
         if let Some(t) = spec.time {
             new = at(new, &time(t));
         }
@@ -174,6 +193,7 @@ pub async fn check_group_walk<'a, S: Store>(
             rating: spec.rating,
             verified: spec.verified,
             incentivized: false,
+            with_media: c.media.iter().any(|photo| photo.is_published()),
             votes: BTreeMap::new(),
         }
     };
@@ -185,12 +205,14 @@ pub async fn check_group_walk<'a, S: Store>(
         language.is_none_or(|l| row.language == l)
             && (ratings.is_empty() || ratings.contains(&row.rating))
             && (!verified || row.verified)
+            && (!has_media || row.with_media)
     };
     let filter = Filter {
         language: language.map(|l| Language::parse(LANGUAGES[l]).unwrap()),
         ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).unwrap())),
         verified,
         incentivized: None,
+        has_media,
     };
     let at_start: Vec<Row> = rows
         .iter()
@@ -289,12 +311,13 @@ pub async fn check_group_walk<'a, S: Store>(
                 members.iter().map(|p| product_id(*p)).collect::<Vec<_>>()
             );
             let mut expected = [0u64; 5];
-            let mut expected_verified = 0;
+            let (mut expected_verified, mut expected_media) = (0, 0);
             for row in rows.iter().filter(|r| {
                 membership[r.product] == Some(group) && language.is_none_or(|l| r.language == l)
             }) {
                 expected[(row.rating - 1) as usize] += 1;
                 expected_verified += u64::from(row.verified);
+                expected_media += u64::from(row.with_media);
             }
             prop_assert_eq!(
                 stats.stats.counts.0,
@@ -304,6 +327,7 @@ pub async fn check_group_walk<'a, S: Store>(
                 code
             );
             prop_assert_eq!(stats.stats.verified_total, expected_verified);
+            prop_assert_eq!(stats.stats.media_total, expected_media);
             prop_assert_eq!(stats.stats.total, expected.iter().sum::<u64>());
         }
     }

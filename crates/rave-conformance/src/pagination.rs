@@ -19,6 +19,12 @@
 //! others: a FilterExpression on the same plan, which the executor reads
 //! on past until each page is full.
 //!
+//! Two comments in five carry photos (published with the comment), and a
+//! third of the walks list only those (`has_media`: the same plan on the
+//! listing copies' `MEDIA#` partitions, sized by the counts of comments
+//! with photos): every such walk sees exactly the comments with photos,
+//! each once, in every sort and under every filter.
+//!
 //! Walks that count votes ([`check_walk_counting`]) also cast, replace and
 //! withdraw votes between pages and run the aggregator after each. A
 //! comment whose helpfulness changed during a `helpful` walk may show once
@@ -38,8 +44,8 @@ use futures::future::BoxFuture;
 
 use proptest::prelude::*;
 use rave_comments::{
-    Comments, Filter, Language, ListRequest, NewComment, Rating, RatingCounts, RatingSet, Sort,
-    Timestamp, VoteCounts,
+    Comments, Filter, Language, ListRequest, NewComment, NewPhoto, PhotoId, Rating, RatingCounts,
+    RatingSet, Sort, Timestamp, VoteCounts,
 };
 use rave_store::Store;
 
@@ -54,6 +60,8 @@ pub struct Spec {
     pub(crate) time: Option<usize>,
     pub(crate) verified: bool,
     pub(crate) incentivized: bool,
+    /// How many photos the comment is posted with.
+    pub(crate) photos: usize,
 }
 
 pub(crate) fn time(index: usize) -> String {
@@ -68,17 +76,35 @@ pub fn spec() -> impl Strategy<Value = Spec> {
         proptest::option::weighted(0.9, 0usize..4),
         proptest::bool::weighted(0.25),
         proptest::bool::weighted(0.3),
+        photo_count(),
     )
         .prop_map(
-            |(product, language, rating, time, verified, incentivized)| Spec {
+            |(product, language, rating, time, verified, incentivized, photos)| Spec {
                 product,
                 language,
                 rating,
                 time,
                 verified,
                 incentivized,
+                photos,
             },
         )
+}
+
+/// How many photos a random comment has: none for three in five.
+pub(crate) fn photo_count() -> impl Strategy<Value = usize> {
+    prop_oneof![3 => Just(0usize), 1 => Just(1usize), 1 => Just(2usize)]
+}
+
+/// `count` photos, as the upload stores them (distinct ids).
+pub(crate) fn photos(count: usize) -> Vec<NewPhoto> {
+    (0..count)
+        .map(|i| NewPhoto {
+            id: PhotoId::parse(&format!("{:064x}", i + 1)).expect("a photo id"),
+            width: 640,
+            height: 480,
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone)]
@@ -108,6 +134,8 @@ pub(crate) struct Row {
     pub(crate) rating: i64,
     pub(crate) verified: bool,
     pub(crate) incentivized: bool,
+    /// Shows at least one published photo.
+    pub(crate) with_media: bool,
     /// Each voter's vote (`true`: helpful).
     pub(crate) votes: BTreeMap<usize, bool>,
 }
@@ -144,21 +172,32 @@ fn matches(row: &Row, product: usize, language: Option<usize>, ratings: &BTreeSe
 }
 
 /// A listing's filter in the model: product, language, ratings, verified
-/// only, incentivized or not.
-type Listing<'a> = (usize, Option<usize>, &'a BTreeSet<i64>, bool, Option<bool>);
+/// only, incentivized or not, with photos only.
+type Listing<'a> = (
+    usize,
+    Option<usize>,
+    &'a BTreeSet<i64>,
+    bool,
+    Option<bool>,
+    bool,
+);
 
 fn listed(row: &Row, walk: Listing<'_>) -> bool {
-    let (product, language, ratings, verified, incentivized) = walk;
+    let (product, language, ratings, verified, incentivized, has_media) = walk;
     matches(row, product, language, ratings)
         && (!verified || row.verified)
         && incentivized.is_none_or(|wanted| row.incentivized == wanted)
+        && (!has_media || row.with_media)
 }
 
-fn counts(rows: &[Row], product: usize, language: Option<usize>) -> RatingCounts {
+/// The per-rating counts the statistics give a listing: of all comments,
+/// or of those with photos for a `has_media` one.
+fn counts(rows: &[Row], product: usize, language: Option<usize>, has_media: bool) -> RatingCounts {
     let mut counts = [0u64; 5];
     for row in rows
         .iter()
         .filter(|r| matches(r, product, language, &BTreeSet::new()))
+        .filter(|r| !has_media || r.with_media)
     {
         counts[(row.rating - 1) as usize] += 1;
     }
@@ -177,6 +216,8 @@ pub struct Walk {
     pub verified: bool,
     /// Only incentivized reviews (`Some(true)`), or only the others.
     pub incentivized: Option<bool>,
+    /// Only comments with photos.
+    pub has_media: bool,
     pub sort: Sort,
     pub limit: usize,
     pub with_counts: bool,
@@ -192,6 +233,7 @@ pub fn walk() -> impl Strategy<Value = Walk> {
         (
             proptest::bool::weighted(0.35),
             proptest::option::of(any::<bool>()),
+            proptest::bool::weighted(0.35),
         ),
         proptest::sample::select(Sort::ALL.to_vec()),
         1usize..7,
@@ -204,7 +246,7 @@ pub fn walk() -> impl Strategy<Value = Walk> {
                 product,
                 language,
                 ratings,
-                (verified, incentivized),
+                (verified, incentivized, has_media),
                 sort,
                 limit,
                 with_counts,
@@ -217,6 +259,7 @@ pub fn walk() -> impl Strategy<Value = Walk> {
                     ratings,
                     verified,
                     incentivized,
+                    has_media,
                     sort,
                     limit,
                     with_counts,
@@ -272,6 +315,7 @@ async fn walk_listing<'a, S: Store>(
         ratings,
         verified,
         incentivized,
+        has_media,
         sort,
         limit,
         with_counts,
@@ -280,6 +324,7 @@ async fn walk_listing<'a, S: Store>(
     let mut rows: Vec<Row> = Vec::new();
     let create = |spec: Spec| async move {
         let mut new = new_comment(LANGUAGES[spec.language], spec.rating);
+        new.media = photos(spec.photos);
         if let Some(t) = spec.time {
             new = at(new, &time(t));
         }
@@ -303,6 +348,7 @@ async fn walk_listing<'a, S: Store>(
             rating: spec.rating,
             verified: spec.verified,
             incentivized: c.incentivized,
+            with_media: c.media.iter().any(|photo| photo.is_published()),
             votes: BTreeMap::new(),
         }
     };
@@ -314,8 +360,16 @@ async fn walk_listing<'a, S: Store>(
         ratings: RatingSet::from_ratings(ratings.iter().map(|r| Rating::new(*r).unwrap())),
         verified,
         incentivized,
+        has_media,
     };
-    let listing = (product, language, &ratings, verified, incentivized);
+    let listing = (
+        product,
+        language,
+        &ratings,
+        verified,
+        incentivized,
+        has_media,
+    );
     let at_start: Vec<Row> = rows
         .iter()
         .filter(|r| listed(r, listing))
@@ -340,7 +394,7 @@ async fn walk_listing<'a, S: Store>(
         };
         let page = if with_counts {
             comments
-                .list_with_counts(&request, Some(&counts(&rows, product, language)))
+                .list_with_counts(&request, Some(&counts(&rows, product, language, has_media)))
                 .await
                 .unwrap()
         } else {
@@ -363,6 +417,7 @@ async fn walk_listing<'a, S: Store>(
             prop_assert!(listed(row, listing), "{:?} fails the filter", c);
             prop_assert_eq!(c.verified_purchase, row.verified);
             prop_assert_eq!(c.incentivized, row.incentivized);
+            prop_assert_eq!(c.media.iter().any(|p| p.is_published()), row.with_media);
             seen.push(row.clone());
         }
         let Some(next) = page.next_cursor else { break };
@@ -404,6 +459,37 @@ async fn walk_listing<'a, S: Store>(
             _ => {}
         }
         prop_assert!(pages < 500, "the walk does not end");
+    }
+    // A listing of comments with photos holds exactly those there are now,
+    // and again once one of them is deleted: each deleted comment took its
+    // listing copy with it.
+    if has_media {
+        let mut rows = rows.clone();
+        for round in 0..2 {
+            if round == 1 {
+                let Some(at) = rows.iter().position(|r| listed(r, listing)) else {
+                    break;
+                };
+                comments.delete(&rows.remove(at).key.1).await.unwrap();
+            }
+            let page = comments
+                .list(&ListRequest {
+                    sort: Sort::Newest,
+                    product: &product_id,
+                    filter: filter.clone(),
+                    limit: 100,
+                    cursor: None,
+                })
+                .await
+                .unwrap();
+            let listed_now: BTreeSet<String> = page.items.into_iter().map(|c| c.id).collect();
+            let expected: BTreeSet<String> = rows
+                .iter()
+                .filter(|r| listed(r, listing))
+                .map(|r| r.key.1.clone())
+                .collect();
+            prop_assert_eq!(listed_now, expected, "the comments with photos now");
+        }
     }
     // The properties hold for every comment, except, in the helpful order,
     // those whose score changed during the walk (their rows hold the final

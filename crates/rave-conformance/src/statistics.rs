@@ -9,7 +9,10 @@
 //! product's counts (overall and per language, of all comments and of the
 //! verified ones by rating, and each attribute's distribution), the
 //! leaderboards and the
-//! global aggregates must equal a recount of the comments, every comment's
+//! global aggregates must equal a recount of the comments (and of those
+//! showing a published photo: comments are posted with photos, which wait
+//! with their comment and are published by its approval), every product's
+//! listing of comments with photos must hold exactly those, every comment's
 //! vote counts must equal the votes the model kept, and `reconcile` must
 //! find no drift.
 
@@ -20,7 +23,8 @@ use std::time::Duration;
 use proptest::prelude::*;
 use rave_comments::{
     AttributeDeclaration, AttributeInput, AttributeKind, AttributeName, Comment, CommentPatch,
-    Comments, CommentsError, DeclaredAttributes, NewComment, ProductRecord, VoteCounts,
+    Comments, CommentsError, DeclaredAttributes, Filter, ListRequest, NewComment, ProductRecord,
+    VoteCounts,
 };
 use rave_store::{ChangeFeed, Store};
 
@@ -69,6 +73,8 @@ pub enum Op {
         quality: Option<i64>,
         /// A `fit` answer (an index into [`FIT`]), if any.
         fit: Option<usize>,
+        /// How many photos it is posted with.
+        photos: usize,
     },
     Edit {
         nth: usize,
@@ -110,9 +116,10 @@ pub enum Op {
 fn write_op() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => (0..3usize, 0..3usize, 1..=5i64, 0..4usize, proptest::bool::weighted(0.3),
-              proptest::option::of(1..=5i64), proptest::option::of(0..FIT.len()))
-            .prop_map(|(product, language, rating, author, verified, quality, fit)| Op::Create {
-                product, language, rating, author, verified, quality, fit,
+              proptest::option::of(1..=5i64), proptest::option::of(0..FIT.len()),
+              crate::pagination::photo_count())
+            .prop_map(|(product, language, rating, author, verified, quality, fit, photos)| {
+                Op::Create { product, language, rating, author, verified, quality, fit, photos }
             }),
         2 => (any::<usize>(), proptest::option::of(0..3usize), proptest::option::of(1..=5i64))
             .prop_map(|(nth, language, rating)| Op::Edit { nth, language, rating }),
@@ -378,6 +385,7 @@ async fn apply_write<S: Store>(comments: &Comments<S>, model: &mut Model, op: &O
             verified,
             quality,
             fit,
+            photos,
         } => {
             let answers = quality
                 .map(|q| ("quality".to_owned(), AttributeInput::Integer(q)))
@@ -385,7 +393,7 @@ async fn apply_write<S: Store>(comments: &Comments<S>, model: &mut Model, op: &O
                 .chain(fit.map(|f| ("fit".to_owned(), AttributeInput::Text(FIT[f].to_owned()))))
                 .collect();
             let new = NewComment {
-                media: Vec::new(),
+                media: crate::pagination::photos(photos),
                 attributes: answers,
                 author: AUTHORS[author].into(),
                 language: LANGUAGES[language].into(),
@@ -500,6 +508,12 @@ async fn check_recount<S: Store>(
         .collect();
     let (verified, _) = recount(&verified_comments);
     let attributes = recount_attributes(&all);
+    let with_media: Vec<Comment> = all
+        .iter()
+        .filter(|c| c.media.iter().any(|p| p.is_published()))
+        .cloned()
+        .collect();
+    let (media, _) = recount(&with_media);
     for product in PRODUCTS {
         for language in [None, Some("en"), Some("de"), Some("fr")] {
             let stats = comments
@@ -517,6 +531,14 @@ async fn check_recount<S: Store>(
                 (stats.verified_total, stats.verified_counts.0),
                 (want_verified.iter().sum::<u64>(), want_verified),
                 "verified {} {:?}",
+                product,
+                language
+            );
+            let want_media = media.get(&key).copied().unwrap_or_default();
+            prop_assert_eq!(
+                (stats.media_total, stats.media_counts.0),
+                (want_media.iter().sum::<u64>(), want_media),
+                "with photos {} {:?}",
                 product,
                 language
             );
@@ -569,6 +591,33 @@ async fn check_recount<S: Store>(
             prop_assert_eq!(top.five_star, first.1);
             prop_assert!(want.contains(&(top.product_id.clone(), top.five_star)));
         }
+    }
+    // Every listing of comments with photos holds exactly the visible ones
+    // showing a published photo: the listing copies followed every edit,
+    // flag, approval, vote and delete.
+    for product in PRODUCTS {
+        let page = comments
+            .list(&ListRequest {
+                product,
+                filter: Filter {
+                    has_media: true,
+                    ..Filter::default()
+                },
+                sort: Default::default(),
+                limit: 100,
+                cursor: None,
+            })
+            .await
+            .expect("a listing with photos");
+        let listed: Vec<&str> = page.items.iter().map(|c| c.id.as_str()).collect();
+        let mut want: Vec<&Comment> = with_media
+            .iter()
+            .filter(|c| c.status.is_visible() && c.product_id.as_str() == product)
+            .collect();
+        want.sort_by(|a, b| (b.created_at, &b.id).cmp(&(a.created_at, &a.id)));
+        let want: Vec<&str> = want.iter().map(|c| c.id.as_str()).collect();
+        prop_assert_eq!(listed, want, "with photos on {}", product);
+        prop_assert!(page.items.iter().all(|c| c.votes == model.counts(&c.id)));
     }
     let global = comments.global_stats().await.expect("global stats");
     let visible = all.iter().filter(|c| c.status.is_visible()).count() as u64;

@@ -423,9 +423,12 @@ pub(crate) struct PlanBody {
     pub skipped: Vec<SkippedBody>,
     /// Which per-rating counts of the product sized the sub-queries' limits
     /// and skipped ratings: `nothing` (one query), `comments` (all its
-    /// comments) or `verified_comments` (its verified ones, for
+    /// comments), `verified_comments` (its verified ones, for
     /// `verified=true`; statistics written before those were counted by
-    /// rating size by all comments until `rave reconcile --fix`).
+    /// rating size by all comments until `rave reconcile --fix`) or
+    /// `media_comments` (those with a published photo, for `has_media=true`;
+    /// with `verified=true` too, per rating the lesser of that and the
+    /// verified count).
     pub sized_by: String,
     /// Read capacity units the page consumed.
     pub read_units: f64,
@@ -508,6 +511,12 @@ pub(crate) struct ProductStatsBody {
     /// "1" to "5" (they add up to `verified_total`).
     #[schema(example = json!({"1": 0, "2": 1, "3": 0, "4": 0, "5": 4}))]
     pub verified_counts: BTreeMap<String, u64>,
+    /// How many of the counted comments show at least one published photo
+    /// (what `has_media=true` lists).
+    pub media_total: u64,
+    /// Those per rating, keys "1" to "5" (they add up to `media_total`).
+    #[schema(example = json!({"1": 0, "2": 0, "3": 1, "4": 0, "5": 2}))]
+    pub media_counts: BTreeMap<String, u64>,
     /// The mean rating of the counted comments, rounded to two decimals;
     /// null without any.
     #[schema(example = 4.25)]
@@ -530,6 +539,8 @@ impl From<ProductStats> for ProductStatsBody {
             total: stats.total,
             verified_total: stats.verified_total,
             verified_counts: by_rating(&stats.verified_counts),
+            media_total: stats.media_total,
+            media_counts: by_rating(&stats.media_counts),
             average,
             attributes: stats_bodies(&stats.attributes),
         }

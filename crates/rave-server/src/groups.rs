@@ -30,6 +30,7 @@ use crate::routes::query::{Dialect, ListingQuery, Params};
         ("language" = Option<LanguageCode>, Query, description = "One language code; absent = all languages"),
         ("rating" = Option<Vec<StarRating>>, Query, style = Form, explode, description = "Repeatable (rating=1&rating=5; rating=1,5 works too); absent = all ratings"),
         ("verified" = Option<bool>, Query, description = "true lists only verified purchases"),
+        ("has_media" = Option<bool>, Query, description = "true lists only comments showing at least one published photo, in any order and under any other filter (their own index entries: a page reads only what it shows); false or absent lists all"),
         ("sort" = Option<ListingSort>, Query, description = "newest (default), oldest, highest, lowest or helpful, as for a product"),
         ("limit" = Option<PageSize>, Query, description = "1-100, default 20"),
         ("cursor" = Option<Cursor>, Query, description = "The next_cursor of the previous page, for the same query"),

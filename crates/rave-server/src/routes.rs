@@ -80,6 +80,7 @@ impl<S: Send + Sync> FromRequestParts<S> for VotePath {
         ("language" = Option<LanguageCode>, Query, description = "One language code; absent = all languages"),
         ("rating" = Option<Vec<StarRating>>, Query, style = Form, explode, description = "Repeatable (rating=1&rating=5; rating=1,5 works too); absent = all ratings"),
         ("verified" = Option<bool>, Query, description = "true lists only verified purchases"),
+        ("has_media" = Option<bool>, Query, description = "true lists only comments showing at least one published photo, in any order and under any other filter (their own index entries: a page reads only what it shows); false or absent lists all"),
         ("incentivized" = Option<bool>, Query, description = "true lists only reviews written for a reward (a free product or a discount), false only the others; absent lists both. A filter on the same queries: a page reads on past the others until it is full"),
         ("sort" = Option<ListingSort>, Query, description = "newest (default), oldest, highest (most stars first, newest first within a rating), lowest, or helpful (the lower bound of the 95% Wilson interval of helpful ÷ all votes first, no votes scoring 0; newest first among equal scores). Votes are counted by the aggregator, so a comment whose score changes while a client walks the helpful order may appear once more or not at all; every other comment appears exactly once"),
         ("limit" = Option<PageSize>, Query, description = "1-100, default 20"),

@@ -1027,7 +1027,7 @@ async fn statistics_leaderboard_and_aggregates() {
     let (_, empty) = s.get("/v1/products/none/stats").await;
     assert_eq!(
         empty,
-        json!({"product_id": "none", "language": null, "counts": {"1": 0, "2": 0, "3": 0, "4": 0, "5": 0}, "total": 0, "verified_total": 0, "verified_counts": {"1": 0, "2": 0, "3": 0, "4": 0, "5": 0}, "average": null, "attributes": {}})
+        json!({"product_id": "none", "language": null, "counts": {"1": 0, "2": 0, "3": 0, "4": 0, "5": 0}, "total": 0, "verified_total": 0, "verified_counts": {"1": 0, "2": 0, "3": 0, "4": 0, "5": 0}, "media_total": 0, "media_counts": {"1": 0, "2": 0, "3": 0, "4": 0, "5": 0}, "average": null, "attributes": {}})
     );
     for (product, language, rating) in [
         ("x", "en", 5),

@@ -28,7 +28,12 @@
 //! out, the new one in), written with the comment's version as condition in
 //! the same commit, so edits and other aggregators never lose a count. A
 //! vote on a comment that is gone counts for nothing. The rewritten comment
-//! is itself a change, which raises its product's revision.
+//! is itself a change, which raises its product's revision; a comment with
+//! photos is written with its listing copy (`table::comment::writes`), so
+//! the copy's counts and `helpful` key move in the same commit. Comments
+//! showing a published photo are also counted by rating among those with
+//! photos (what sizes a `has_media` listing); the copies' own changes on
+//! the stream count for nothing.
 //!
 //! The overall statistics item carries the product's revision, raised in the
 //! same commit as any change to a visible comment of the product (a title or
@@ -63,7 +68,7 @@ use rave_store::{
 use crate::access::TableAccess;
 use crate::attributes::AttributeAnswers;
 use crate::error::Result;
-use crate::model::{AUTHOR_BUCKETS, GlobalStats, Language, ProductId, Rating, VoteCounts};
+use crate::model::{AUTHOR_BUCKETS, Comment, GlobalStats, Language, ProductId, Rating, VoteCounts};
 use crate::table::stats::moderation::{self as figures, FiguresPart};
 use crate::table::stats::product::{self as product_stats, ProductCounts};
 use crate::table::stats::totals::{self, Slot};
@@ -96,6 +101,8 @@ struct Contribution {
     rating: Rating,
     author: String,
     verified: bool,
+    /// At least one of its photos is published.
+    with_media: bool,
     attributes: AttributeAnswers,
 }
 
@@ -109,12 +116,14 @@ fn contribution(image: Option<&Item>) -> Result<Option<Contribution>, Malformed>
         return Ok(None);
     }
     let comment = comment::decode(item)?;
+    let with_media = comment::has_media_copy(&comment);
     Ok(comment.status.is_visible().then_some(Contribution {
         product: comment.product_id,
         language: comment.language,
         rating: comment.rating,
         author: comment.author,
         verified: comment.verified_purchase,
+        with_media,
         attributes: comment.attributes,
     }))
 }
@@ -130,7 +139,13 @@ impl Contribution {
         &self,
         one: T,
     ) -> ProductCounts<T> {
-        ProductCounts::of_comment(self.rating, self.verified, &self.attributes, one)
+        ProductCounts::of_comment(
+            self.rating,
+            self.verified,
+            self.with_media,
+            &self.attributes,
+            one,
+        )
     }
 
     /// Counts this comment into `stats`, overall and in its language, with
@@ -249,7 +264,8 @@ impl Deltas {
     /// At least as many items as a commit of these deltas writes, in
     /// constant time: a batch grows record by record while this fits.
     fn items_at_most(&self) -> usize {
-        self.stats.len() + self.authors.len() + self.touched.len() + self.votes.len() + 2
+        // A voted comment is written with its listing copy, if it has one.
+        self.stats.len() + self.authors.len() + self.touched.len() + 2 * self.votes.len() + 2
     }
 
     /// Items a commit of these deltas writes (the totals item included).
@@ -439,6 +455,9 @@ impl<S: Store> Aggregator<S> {
             {
                 *count = apply_delta(*count, d);
             }
+            for (count, d) in after.media_ratings.iter_mut().zip(delta.media_ratings) {
+                *count = apply_delta(*count, d);
+            }
             let (before_total, after_total) = (before.total(), after.total());
             if language.is_none() {
                 totals.comments += after_total as i64 - before_total as i64;
@@ -484,11 +503,14 @@ impl<S: Store> Aggregator<S> {
             let Some(item) = stored(&comment::key(id)) else {
                 continue;
             };
-            let mut voted = comment::decode(item)?;
+            let before = comment::decode(item)?;
             let version = comment::version(item)?;
-            voted.votes = delta.apply(voted.votes);
-            actions.push(self.access.put_action(
-                comment::encode(&voted, version + 1),
+            let voted = Comment {
+                votes: delta.apply(before.votes),
+                ..before.clone()
+            };
+            actions.extend(self.access.write_actions(
+                comment::writes(Some(&before), Some(&voted), version + 1),
                 Some(comment::at_version(version)),
             ));
         }
@@ -709,6 +731,35 @@ mod tests {
             ValidationError("item too large".into())
         ])));
         assert!(!lost_race(&StoreError::Unavailable("down".into())));
+    }
+
+    #[test]
+    fn a_published_photo_counts_the_comment_among_those_with_media_and_copies_count_nothing() {
+        use crate::photos::{Photo, PhotoId, PhotoStatus};
+        let plain = stored("p", "en", 4, "a", Status::Published);
+        let mut with_photo = comment::decode(&plain).unwrap();
+        with_photo.media = vec![Photo {
+            id: PhotoId::parse(&"a".repeat(64)).unwrap(),
+            width: 10,
+            height: 10,
+            status: PhotoStatus::Published,
+        }];
+        let mut d = Deltas::default();
+        d.add(
+            &change(Some(plain), Some(comment::encode(&with_photo, 2))),
+            1,
+        )
+        .unwrap();
+        d.prune();
+        let overall = &d.stats[&(product("p"), None)];
+        assert_eq!(overall.media_ratings, [0, 0, 0, 1, 0]);
+        assert_eq!(overall.ratings, [0; 5], "the comment was counted already");
+        let copy = comment::media_copy(&with_photo).unwrap();
+        assert!(!counted(&crate::table::primary_key(&copy)));
+        let mut d = Deltas::default();
+        d.add(&change(None, Some(copy)), 1).unwrap();
+        d.prune();
+        assert_eq!(d.items(), 0);
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! reports every drifted item, and with `--fix` writes the recounted values;
 //! a comment whose vote counts differ from its votes, or whose `HELPSK` is
 //! missing or stale, is rewritten with the recounted ones (the one-time
-//! backfill of the `helpful*` indexes). The CLI first lets the aggregator
+//! backfill of the `helpful*` indexes). A comment's listing copy (`MEDIA`)
+//! that is missing, stale or left over is drift too, and a repair writes it
+//! as the comment (repaired first) gives it. The CLI first lets the aggregator
 //! apply what is pending, so the recount and the stored values describe the
 //! same moment. A statistics item with zero counts compares equal to no
 //! item, and the revision is left out of the comparison (a repair writes
@@ -62,6 +64,10 @@ struct Recount {
     /// Comments that carry vote counts or lack the `helpful` sort key their
     /// counts give, by id (the others count zero and carry it).
     voted: BTreeMap<String, Item>,
+    /// The listing copies the comments as stored give, by `PK/SK`.
+    copies_expected: BTreeMap<String, Item>,
+    /// The listing copies stored, by `PK/SK`.
+    copies_stored: BTreeMap<String, Item>,
     scanned: u64,
     counted: u64,
 }
@@ -81,6 +87,8 @@ impl Recount {
             total.unhelpful += counts.unhelpful;
         }
         self.voted.extend(other.voted);
+        self.copies_expected.extend(other.copies_expected);
+        self.copies_stored.extend(other.copies_stored);
         self.scanned += other.scanned;
         self.counted += other.counted;
     }
@@ -143,6 +151,37 @@ impl Recount {
     }
 }
 
+/// Listing copies that differ from what their comments give: the copy of
+/// each comment as stored, or as `repaired` (comments a repair rewrites)
+/// makes it.
+fn copy_drift(recount: &Recount, repaired: &[Drift]) -> Result<Vec<Drift>, Malformed> {
+    let mut expected = recount.copies_expected.clone();
+    for comment_item in repaired.iter().filter_map(|d| d.expected.as_ref()) {
+        if ItemKind::of(comment_item) != ItemKind::Comment {
+            continue;
+        }
+        let repaired = comment::decode(comment_item)?;
+        let key = describe_key(&comment::media_copy_key(&repaired.id));
+        match comment::media_copy(&repaired) {
+            Some(copy) => expected.insert(key, copy),
+            None => expected.remove(&key),
+        };
+    }
+    let names: BTreeSet<&String> = expected
+        .keys()
+        .chain(recount.copies_stored.keys())
+        .collect();
+    Ok(names
+        .into_iter()
+        .filter(|key| expected.get(*key) != recount.copies_stored.get(*key))
+        .map(|key| Drift {
+            key: key.clone(),
+            stored: recount.copies_stored.get(key).cloned(),
+            expected: expected.get(key).cloned(),
+        })
+        .collect())
+}
+
 impl<S: Store> Aggregator<S> {
     /// Recomputes every statistic and aggregate from the comments with a
     /// parallel scan of `segments` segments, and reports the items whose
@@ -174,7 +213,9 @@ impl<S: Store> Aggregator<S> {
                 expected: expected.get(k).cloned(),
             })
             .collect();
-        drift.extend(self.vote_drift(&recount).await?);
+        let repaired = self.vote_drift(&recount).await?;
+        drift.extend(copy_drift(&recount, &repaired)?);
+        drift.extend(repaired);
         if fix {
             let writes = drift
                 .iter()
@@ -297,8 +338,12 @@ impl<S: Store> Aggregator<S> {
                             c.count_into(&mut recount.stats, 1u64);
                             *recount.authors.entry(c.author).or_default() += 1;
                         }
-                        let counts = comment::decode(&item)?.votes;
-                        if counts != VoteCounts::default() || comment::helpful_key_is_stale(&item)?
+                        let decoded = comment::decode(&item)?;
+                        if let Some(copy) = comment::media_copy(&decoded) {
+                            recount.copies_expected.insert(describe_key(&copy), copy);
+                        }
+                        if decoded.votes != VoteCounts::default()
+                            || comment::helpful_key_is_stale(&item)?
                         {
                             recount
                                 .voted
@@ -318,6 +363,9 @@ impl<S: Store> Aggregator<S> {
                         recount
                             .stored
                             .insert(describe_key(&item), stats::without_version(item));
+                    }
+                    ItemKind::MediaCopy => {
+                        recount.copies_stored.insert(describe_key(&item), item);
                     }
                     ItemKind::Other => {}
                 }

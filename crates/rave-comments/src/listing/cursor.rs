@@ -23,8 +23,8 @@
 //! position is a comment id (a ULID) because the id alone gives the sort key
 //! `<created_at>#<id>`: the id's timestamp is the creation time. The MAC is
 //! HMAC-SHA256, truncated to 128 bits, with the server's 32-byte secret,
-//! over a binding of the query (product, language, rating set, `verified`
-//! and the order; or queue state and time prefix; or the author) followed
+//! over a binding of the query (product, language, rating set, `verified`,
+//! `incentivized`, `has_media` and the order; or queue state and time prefix; or the author) followed
 //! by the payload, so a cursor is refused if it is altered, truncated,
 //! forged, or used for another query. The order is left out of the binding
 //! for newest first, so cursors signed before there were other orders stay
@@ -94,6 +94,11 @@ pub(crate) fn listing_binding(product: &ProductId, filter: &Filter, sort: Sort) 
         filter.ratings.mask(),
         if filter.verified { "\u{0}verified" } else { "" }
     );
+    // Only a listing of comments with photos has this part, so the
+    // cursors of the others stay what they were.
+    if filter.has_media {
+        binding.push_str("\u{0}has_media");
+    }
     if let Some(incentivized) = filter.incentivized {
         binding.push_str(if incentivized {
             "\u{0}incentivized"
@@ -364,6 +369,37 @@ mod tests {
             assert!(
                 Cursor::decode(&text, &key, &listing_binding(&product, &filter, other)).is_err(),
                 "{other:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_cursor_of_comments_with_photos_serves_no_other_listing() {
+        let product = ProductId::parse("42").unwrap();
+        let key = CursorKey::new([7; 32]);
+        for sort in Sort::ALL {
+            let with_media = Filter {
+                has_media: true,
+                ..Filter::default()
+            };
+            let text = sample().encode(&key, &listing_binding(&product, &with_media, sort));
+            assert!(
+                Cursor::decode(&text, &key, &listing_binding(&product, &with_media, sort)).is_ok()
+            );
+            let all = Filter::default();
+            assert!(
+                Cursor::decode(&text, &key, &listing_binding(&product, &all, sort)).is_err(),
+                "{sort:?}"
+            );
+            let all_text = sample().encode(&key, &listing_binding(&product, &all, sort));
+            assert!(
+                Cursor::decode(
+                    &all_text,
+                    &key,
+                    &listing_binding(&product, &with_media, sort)
+                )
+                .is_err(),
+                "{sort:?}"
             );
         }
     }

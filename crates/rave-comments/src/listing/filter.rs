@@ -1,5 +1,6 @@
 //! What a listing asks for: a language, a set of ratings, verified
-//! purchases only, incentivized reviews or not. A cursor is bound to it.
+//! purchases only, incentivized reviews or not, comments with photos only.
+//! A cursor is bound to it.
 
 use crate::model::{Language, Rating};
 
@@ -46,4 +47,7 @@ pub struct Filter {
     /// others (`Some(false)`): a FilterExpression on the same plan's
     /// queries (the executor's doc says what it costs).
     pub incentivized: Option<bool>,
+    /// Only comments showing at least one published photo: the same plan
+    /// on the `MEDIA#` partitions, which hold their listing copies.
+    pub has_media: bool,
 }

@@ -52,7 +52,7 @@ use super::{ListPage, ListRequest, comments};
 use crate::error::{CommentsError, Result};
 use crate::families::{VariantCounts, parse_group};
 use crate::model::{ProductId, check_page_size};
-use crate::statistics::{Counted, RatingCounts};
+use crate::statistics::listing_sizing;
 use crate::table::comment;
 
 /// What a group's cursor is bound to: the group, and the product listing's
@@ -84,20 +84,14 @@ impl<S: Store> Listings<S> {
             }
             None => None,
         };
-        let counted = match request.filter.verified {
-            false => Counted::Comments,
-            true => Counted::VerifiedComments,
-        };
         let mut sources = Vec::new();
         // What each source's partition holds, by the counts.
         let mut weights: Vec<u64> = Vec::new();
         let mut plan = None;
         for (variant, counts) in variants {
-            let by_rating = match request.filter.verified {
-                true => counts.verified_by_rating().unwrap_or(counts.ratings),
-                false => counts.ratings,
-            };
-            let rating_counts = RatingCounts(by_rating);
+            let (rating_counts, counted) =
+                listing_sizing(counts, request.filter.verified, request.filter.has_media);
+            let by_rating = rating_counts.0;
             let variant_plan = Planner::new(variant, &request.filter, request.sort, page_size)
                 .plan(Some(Sizing {
                     counts: &rating_counts,

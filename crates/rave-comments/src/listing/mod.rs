@@ -1,5 +1,6 @@
 //! Listings: a product's comments in one of five orders under a filter
-//! (AP1–AP3), the moderation queue, an author's comments, and the parallel
+//! (AP1–AP3; `has_media` reads the listing copies of the comments with
+//! photos, see `table::comment`), the moderation queue, an author's comments, and the parallel
 //! scan exports use.
 //!
 //! * `filter` — what a listing asks for (language, ratings, verified);
@@ -156,6 +157,7 @@ impl<S: Store> Listings<S> {
                 &product,
                 request.filter.language.as_ref(),
                 request.filter.verified,
+                request.filter.has_media,
             )
             .await?;
         let mut plan = planner.plan(Some(Sizing {
@@ -168,7 +170,8 @@ impl<S: Store> Listings<S> {
     }
 
     /// [`Listings::list`] with per-rating counts the caller vouches for, as
-    /// exact (of verified comments for a verified listing).
+    /// exact (of verified comments for a verified listing, of comments with
+    /// photos for a `has_media` one).
     #[cfg(any(test, feature = "testing"))]
     pub(crate) async fn list_with_counts(
         &self,
@@ -177,9 +180,10 @@ impl<S: Store> Listings<S> {
     ) -> Result<ListPage> {
         let product = ProductId::parse(request.product)?;
         let page_size = check_page_size(request.limit)?;
-        let counted = match request.filter.verified {
-            false => Counted::Comments,
-            true => Counted::VerifiedComments,
+        let counted = match (request.filter.has_media, request.filter.verified) {
+            (true, _) => Counted::MediaComments,
+            (false, false) => Counted::Comments,
+            (false, true) => Counted::VerifiedComments,
         };
         let plan = Planner::new(&product, &request.filter, request.sort, page_size).plan(
             counts.map(|counts| Sizing {

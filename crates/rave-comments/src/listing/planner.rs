@@ -20,6 +20,13 @@
 //! size the plan (a rating without comments has no verified ones either),
 //! and a share that is off is made up by the executor's refills.
 //!
+//! `has_media` runs the same plan (verified or not) on the `MEDIA#`
+//! partitions of the same indexes, which hold the listing copies of the
+//! comments with a published photo and nothing else, sized and skipped by
+//! the product's counts of such comments per rating (bounded by the
+//! verified counts when verified too): every entry it reads is one it may
+//! show.
+//!
 //! Only a plan over several rating partitions wants the product's counts
 //! ([`Planner::wants_counts`]). Given them, ratings with no comments are
 //! skipped when the counts are exact, and each merged sub-query's limit is
@@ -43,7 +50,7 @@ use super::sort::{Reading, Sort};
 use crate::model::{ProductId, Rating};
 use crate::statistics::{Counted, RatingCounts};
 use crate::table::Index;
-use crate::table::comment::listing_partition;
+use crate::table::comment::{Partitions, listing_partition};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -118,6 +125,10 @@ pub enum SizedBy {
     Comments,
     /// Its counts of verified comments per rating (a verified listing).
     VerifiedComments,
+    /// Its counts of comments with a published photo per rating (a
+    /// `has_media` listing; verified too: each the lesser of that and the
+    /// verified count).
+    MediaComments,
 }
 
 /// A plan, and after execution what it cost (what EXPLAIN shows).
@@ -159,6 +170,7 @@ impl From<Counted> for SizedBy {
         match counted {
             Counted::Comments => SizedBy::Comments,
             Counted::VerifiedComments => SizedBy::VerifiedComments,
+            Counted::MediaComments => SizedBy::MediaComments,
         }
     }
 }
@@ -202,6 +214,10 @@ impl<'a> Planner<'a> {
     /// merge splits the page among its sub-queries.
     pub(crate) fn plan(self, sizing: Option<Sizing<'_>>) -> Plan {
         let language = self.filter.language.as_ref();
+        let partitions = match self.filter.has_media {
+            true => Partitions::Media,
+            false => Partitions::Product,
+        };
         let one_partition = matches!(self.reading, Reading::OnePartition);
         let listed = match (one_partition, language) {
             (true, None) => Index::All,
@@ -218,7 +234,7 @@ impl<'a> Planner<'a> {
         }
         let query = |rating: Option<Rating>, first: FirstRead, phase: usize| PlannedQuery {
             index: read_on.name(),
-            partition_key: listing_partition(listed, self.product, language, rating),
+            partition_key: listing_partition(listed, partitions, self.product, language, rating),
             limit: first.limit,
             tag: rating.map_or(0, Rating::get),
             index_kind: read_on,
@@ -236,7 +252,13 @@ impl<'a> Planner<'a> {
             let count = sizing.map(|s| s.counts.of(rating));
             if count == Some(0) && sizing.is_some_and(|s| s.trust == Trust::Exact) {
                 skipped.push(Skipped {
-                    partition_key: listing_partition(listed, self.product, language, Some(rating)),
+                    partition_key: listing_partition(
+                        listed,
+                        partitions,
+                        self.product,
+                        language,
+                        Some(rating),
+                    ),
                     reason: "count is 0",
                 });
             } else {
@@ -416,7 +438,56 @@ mod tests {
             ratings: ratings(list),
             verified: false,
             incentivized: None,
+            has_media: false,
         }
+    }
+
+    #[test]
+    fn comments_with_photos_plan_every_order_on_the_media_partitions() {
+        let with_media = |language, list: &[i64], verified| Filter {
+            has_media: true,
+            verified,
+            ..filter(language, list)
+        };
+        for sort in Sort::ALL {
+            for (language, list) in [(None, &[][..]), (Some("en"), &[4][..]), (None, &[1, 5])] {
+                for verified in [false, true] {
+                    let media = plan(&with_media(language, list, verified), sort, 20, None);
+                    let plain = plan(
+                        &Filter {
+                            verified,
+                            ..filter(language, list)
+                        },
+                        sort,
+                        20,
+                        None,
+                    );
+                    assert_eq!(media.strategy, plain.strategy, "{sort:?}");
+                    assert_eq!(media.queries.len(), plain.queries.len());
+                    for (m, p) in media.queries.iter().zip(&plain.queries) {
+                        assert_eq!((m.index, m.limit, m.tag), (p.index, p.limit, p.tag));
+                        assert_eq!(
+                            m.partition_key,
+                            p.partition_key.replacen("PRODUCT#", "MEDIA#", 1)
+                        );
+                    }
+                }
+            }
+        }
+        let counts = RatingCounts([0, 0, 2, 0, 6]);
+        let product = product();
+        let filter = with_media(None, &[1, 3, 5], false);
+        let p = Planner::new(&product, &filter, Sort::Newest, 8).plan(Some(Sizing {
+            counts: &counts,
+            counted: Counted::MediaComments,
+            trust: Trust::Exact,
+        }));
+        assert_eq!(p.sized_by, SizedBy::MediaComments);
+        assert_eq!(
+            partitions(&p),
+            vec![("byRating", "MEDIA#42/3", 2), ("byRating", "MEDIA#42/5", 6)]
+        );
+        assert_eq!(p.skipped[0].partition_key, "MEDIA#42/1");
     }
 
     /// The plan of a page of `page_size` of product 42, sized by counts of

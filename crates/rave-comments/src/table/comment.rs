@@ -6,9 +6,23 @@
 //! keys, so no listing can return it; a flagged one keeps them (it is still
 //! shown) and also carries the moderation keys. A status change rewrites the
 //! item, and the indexes follow in the same write.
+//!
+//! **The listing copy of a comment with photos.** A visible comment with at
+//! least one published photo has a second item in its own partition
+//! (`COMMENT#<id>` / `MEDIA`): its listed attributes and the same listing
+//! keys (`GSIPK`…`GSI4PK`, the verified `VGSI*` ones when verified, `GSISK`,
+//! `HELPSK`) naming the partitions `MEDIA#<p>…` in place of `PRODUCT#<p>…`,
+//! and no author or moderation keys (the author index and the queue see
+//! the comment once). So `has_media=true` reads the same indexes under
+//! the other prefix, in every order and under every filter, and reads only
+//! comments it shows: no new index, no filter expression. [`writes`] is
+//! the one place that knows of it: every writer of a comment stores (or
+//! removes) the copy in the same store write as the comment, at the price
+//! of one more item written per change of a comment with photos.
 
 use rave_store::{
     AttributeRef, AttributeValue, Comparator, Condition, Item, ItemView, Number, Operand, Path,
+    WriteRequest,
 };
 use ulid::Ulid;
 
@@ -22,6 +36,8 @@ use crate::photos::{Photo, PhotoId, PhotoStatus};
 use crate::reports::{Report, ReportReason, Reports};
 
 pub(super) const PREFIX: &str = "COMMENT#";
+/// The sort key of a comment's listing copy, in the comment's partition.
+const MEDIA_COPY: &str = "MEDIA";
 /// Increases with every change of a comment; writes are conditional on it.
 const VERSION: &str = "version";
 
@@ -119,13 +135,33 @@ pub(crate) fn key(id: &str) -> Item {
     super::key(pk.clone(), pk)
 }
 
+/// The key of comment `id`'s listing copy (see the module's doc).
+pub(crate) fn media_copy_key(id: &str) -> Item {
+    super::key(format!("{PREFIX}{id}"), MEDIA_COPY.to_owned())
+}
+
+/// Which comments a listing partition holds: every visible comment of the
+/// product (`PRODUCT#<p>…`, the comment items), or only those with a
+/// published photo (`MEDIA#<p>…`, their listing copies).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Partitions {
+    #[default]
+    Product,
+    Media,
+}
+
+impl Partitions {
+    fn prefix(self) -> &'static str {
+        match self {
+            Partitions::Product => "PRODUCT#",
+            Partitions::Media => "MEDIA#",
+        }
+    }
+}
+
 /// A put of a new comment must not overwrite anything.
 pub(crate) fn absent() -> Condition {
     Condition::not_exists(PK)
-}
-
-pub(crate) fn present() -> Condition {
-    Condition::exists(PK)
 }
 
 /// The comment exists and listings show it (published or flagged): what a
@@ -180,18 +216,21 @@ pub(crate) fn helpful_key_is_stale(item: &Item) -> Result<bool, Malformed> {
     Ok(item.get(HELPFUL_SORT).and_then(AttributeValue::as_s) != Some(expected.as_str()))
 }
 
-/// The partition of one listing index for a product (and language and rating).
+/// The partition of one listing index for a product (and language and
+/// rating), among all its comments or only those with photos.
 pub(crate) fn listing_partition(
     index: Index,
+    partitions: Partitions,
     product: &ProductId,
     language: Option<&Language>,
     rating: Option<Rating>,
 ) -> String {
+    let prefix = partitions.prefix();
     match (index.unverified(), language, rating) {
-        (Index::ByLangAndRating, Some(l), Some(r)) => format!("PRODUCT#{product}/{l}/{r}"),
-        (Index::ByLang, Some(l), _) => format!("PRODUCT#{product}/{l}"),
-        (Index::ByRating, _, Some(r)) => format!("PRODUCT#{product}/{r}"),
-        _ => format!("PRODUCT#{product}"),
+        (Index::ByLangAndRating, Some(l), Some(r)) => format!("{prefix}{product}/{l}/{r}"),
+        (Index::ByLang, Some(l), _) => format!("{prefix}{product}/{l}"),
+        (Index::ByRating, _, Some(r)) => format!("{prefix}{product}/{r}"),
+        _ => format!("{prefix}{product}"),
     }
 }
 
@@ -211,6 +250,17 @@ pub(crate) fn is_comment_item(item: &Item) -> bool {
     item.get(PK) == item.get(super::SK)
 }
 
+/// Whether an item of a comment's partition is the comment's listing copy.
+pub(crate) fn is_media_copy(item: &Item) -> bool {
+    item.get(super::SK).and_then(AttributeValue::as_s) == Some(MEDIA_COPY)
+}
+
+/// Whether a comment has a listing copy: listings show it, and at least
+/// one of its photos.
+pub(crate) fn has_media_copy(comment: &Comment) -> bool {
+    comment.status.is_visible() && comment.media.iter().any(Photo::is_published)
+}
+
 pub(crate) fn moderation_partition(status: Status) -> String {
     format!("MODERATION#{}", status.as_str())
 }
@@ -218,28 +268,8 @@ pub(crate) fn moderation_partition(status: Status) -> String {
 /// The stored item of a comment; `version` increases with every change.
 pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
     let mut item = key(&comment.id);
-    let sort = sort_key(comment.created_at, &comment.id);
-    let product = &comment.product_id;
     if comment.status.is_visible() {
-        // Verified comments also enter the sparse verified copies of the
-        // listing indexes, which hold nothing else.
-        let verified: &[Index] = if comment.verified_purchase {
-            &Index::VERIFIED_LISTINGS
-        } else {
-            &[]
-        };
-        for index in Index::LISTINGS.iter().chain(verified).copied() {
-            let partition = listing_partition(
-                index,
-                product,
-                Some(&comment.language),
-                Some(comment.rating),
-            );
-            item.insert(
-                index.partition_attribute().into(),
-                AttributeValue::S(partition),
-            );
-        }
+        insert_listing_keys(&mut item, comment, Partitions::Product);
     }
     item.insert(
         Index::ByAuthor.partition_attribute().into(),
@@ -252,23 +282,38 @@ pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
         );
         item.insert(
             Index::Moderation.sort_attribute().into(),
-            AttributeValue::S(sort.clone()),
+            AttributeValue::S(sort_key(comment.created_at, &comment.id)),
         );
     }
-    item.insert(
-        HELPFUL_SORT.into(),
-        AttributeValue::S(helpful_sort_key(
-            helpfulness_rank(&comment.votes),
-            comment.created_at,
-            &comment.id,
-        )),
-    );
-    item.insert(GSISK.into(), AttributeValue::S(sort));
+    insert_sort_keys(&mut item, comment);
+    insert_listed(&mut item, comment);
     let mut set = |name: &str, value: AttributeValue| {
         item.insert(name.into(), value);
     };
     set(ID, AttributeValue::s(&comment.id));
-    set(PRODUCT_ID, AttributeValue::s(product.as_str()));
+    set(
+        CREATED_AT,
+        AttributeValue::S(comment.created_at.to_string()),
+    );
+    if let Some(source) = &comment.source {
+        set(SOURCE, AttributeValue::s(source.as_str()));
+    }
+    if !comment.image_urls.is_empty() {
+        set(
+            IMAGE_URLS,
+            AttributeValue::L(comment.image_urls.iter().map(AttributeValue::s).collect()),
+        );
+    }
+    set(VERSION, AttributeValue::N(Number::from(version)));
+    item
+}
+
+/// The [`LISTED`] attributes: what a listing shows of a comment.
+fn insert_listed(item: &mut Item, comment: &Comment) {
+    let mut set = |name: &str, value: AttributeValue| {
+        item.insert(name.into(), value);
+    };
+    set(PRODUCT_ID, AttributeValue::s(comment.product_id.as_str()));
     set(AUTHOR, AttributeValue::s(&comment.author));
     set(LANGUAGE, AttributeValue::s(comment.language.as_str()));
     set(
@@ -277,10 +322,6 @@ pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
     );
     set(TITLE, AttributeValue::s(&comment.title));
     set(BODY, AttributeValue::s(&comment.body));
-    set(
-        CREATED_AT,
-        AttributeValue::S(comment.created_at.to_string()),
-    );
     set(STATUS, AttributeValue::s(comment.status.as_str()));
     if let Some(rule) = &comment.held_by {
         set(HELD_BY, AttributeValue::s(rule));
@@ -302,17 +343,90 @@ pub(crate) fn encode(comment: &Comment, version: u64) -> Item {
     if let Some(details) = encode_details(comment) {
         set(DETAILS, details);
     }
-    if let Some(source) = &comment.source {
-        set(SOURCE, AttributeValue::s(source.as_str()));
-    }
-    if !comment.image_urls.is_empty() {
-        set(
-            IMAGE_URLS,
-            AttributeValue::L(comment.image_urls.iter().map(AttributeValue::s).collect()),
+}
+
+/// The partition keys of the listing indexes (and of their verified
+/// copies, which hold nothing else, when the comment is verified).
+fn insert_listing_keys(item: &mut Item, comment: &Comment, partitions: Partitions) {
+    let verified: &[Index] = if comment.verified_purchase {
+        &Index::VERIFIED_LISTINGS
+    } else {
+        &[]
+    };
+    for index in Index::LISTINGS.iter().chain(verified).copied() {
+        let partition = listing_partition(
+            index,
+            partitions,
+            &comment.product_id,
+            Some(&comment.language),
+            Some(comment.rating),
+        );
+        item.insert(
+            index.partition_attribute().into(),
+            AttributeValue::S(partition),
         );
     }
-    set(VERSION, AttributeValue::N(Number::from(version)));
-    item
+}
+
+/// The sort keys every listing entry of a comment has: by time, and by
+/// helpfulness.
+fn insert_sort_keys(item: &mut Item, comment: &Comment) {
+    item.insert(
+        HELPFUL_SORT.into(),
+        AttributeValue::S(helpful_sort_key(
+            helpfulness_rank(&comment.votes),
+            comment.created_at,
+            &comment.id,
+        )),
+    );
+    item.insert(
+        GSISK.into(),
+        AttributeValue::S(sort_key(comment.created_at, &comment.id)),
+    );
+}
+
+/// The listing copy of a comment, when it has one ([`has_media_copy`]):
+/// what the listing indexes show of it, keyed into the `MEDIA#` partitions.
+pub(crate) fn media_copy(comment: &Comment) -> Option<Item> {
+    if !has_media_copy(comment) {
+        return None;
+    }
+    let mut copy = media_copy_key(&comment.id);
+    insert_listing_keys(&mut copy, comment, Partitions::Media);
+    insert_sort_keys(&mut copy, comment);
+    insert_listed(&mut copy, comment);
+    Some(copy)
+}
+
+/// Every write that takes a comment from `before` (as stored; `None` when
+/// it is new) to `after` at `version` (`None` when it goes), the comment's
+/// own write first: the comment item, and its listing copy written, kept
+/// or removed with it. Every writer of a comment writes these in one store
+/// write (a transaction when there are several), so the copy never
+/// outlives, lags or misses its comment.
+pub(crate) fn writes(
+    before: Option<&Comment>,
+    after: Option<&Comment>,
+    version: u64,
+) -> Vec<WriteRequest> {
+    let had_copy = before.is_some_and(has_media_copy);
+    let Some(after) = after else {
+        let Some(before) = before else {
+            return Vec::new();
+        };
+        let mut writes = vec![WriteRequest::Delete(key(&before.id))];
+        if had_copy {
+            writes.push(WriteRequest::Delete(media_copy_key(&before.id)));
+        }
+        return writes;
+    };
+    let mut writes = vec![WriteRequest::Put(encode(after, version))];
+    match media_copy(after) {
+        Some(copy) => writes.push(WriteRequest::Put(copy)),
+        None if had_copy => writes.push(WriteRequest::Delete(media_copy_key(&after.id))),
+        None => {}
+    }
+    writes
 }
 
 /// The image references a comment item carries (none on an index entry,
@@ -764,7 +878,11 @@ pub(crate) fn start_key(
             ));
         }
     };
-    let mut key = key(&id);
+    // The entry's table key: a `MEDIA#` partition lists the copies.
+    let mut key = match partition.starts_with(Partitions::Media.prefix()) {
+        true => media_copy_key(&id),
+        false => key(&id),
+    };
     key.insert(
         index.partition_attribute().into(),
         AttributeValue::s(partition),
@@ -1129,6 +1247,172 @@ mod tests {
         assert_eq!(listed.id, Ok(id));
         assert!(matches!(listed.helpfulness, Some(Err(_))));
         assert_eq!(listed.into_comment(), Err(decode(&broken).unwrap_err()));
+    }
+
+    fn with_photos(status: Status, photos: &[PhotoStatus]) -> Comment {
+        let media = photos
+            .iter()
+            .zip(["a", "b", "c"])
+            .map(|(status, hex)| Photo {
+                id: PhotoId::parse(&hex.repeat(64)).unwrap(),
+                width: 800,
+                height: 600,
+                status: *status,
+            })
+            .collect();
+        Comment {
+            media,
+            ..comment(status)
+        }
+    }
+
+    #[test]
+    fn a_comment_with_a_published_photo_has_a_listing_copy_under_media_partitions() {
+        let mut shown = with_photos(
+            Status::Published,
+            &[PhotoStatus::Pending, PhotoStatus::Published],
+        );
+        shown.verified_purchase = true;
+        shown.votes = VoteCounts {
+            helpful: 2,
+            unhelpful: 0,
+        };
+        let item = encode(&shown, 3);
+        let copy = media_copy(&shown).expect("a copy");
+        assert_eq!(copy[PK], item[PK]);
+        assert_eq!(copy[super::super::SK], AttributeValue::s("MEDIA"));
+        assert!(is_media_copy(&copy) && !is_comment_item(&copy));
+        assert_eq!(
+            super::super::ItemKind::of(&copy),
+            super::super::ItemKind::MediaCopy
+        );
+        for index in Index::LISTINGS.iter().chain(&Index::VERIFIED_LISTINGS) {
+            let attribute = index.partition_attribute();
+            let AttributeValue::S(original) = &item[attribute] else {
+                panic!("{attribute} is a string");
+            };
+            assert_eq!(
+                copy[attribute],
+                AttributeValue::S(original.replacen("PRODUCT#", "MEDIA#", 1)),
+                "{index:?}"
+            );
+        }
+        assert_eq!(copy["GSIPK"], AttributeValue::s("MEDIA#42/en/5"));
+        assert_eq!(copy[GSISK], item[GSISK]);
+        assert_eq!(copy[HELPFUL_SORT], item[HELPFUL_SORT]);
+        for name in LISTED {
+            assert_eq!(copy.get(name), item.get(name), "{name}");
+        }
+        for absent in ["AUTHORPK", "MODPK", "MODSK", VERSION, SOURCE, ID] {
+            assert!(!copy.contains_key(absent), "{absent}");
+        }
+        assert_eq!(decode(&copy).unwrap(), shown, "listings show the copy");
+        let flagged = Comment {
+            status: Status::Flagged,
+            ..shown.clone()
+        };
+        let copy = media_copy(&flagged).expect("flagged comments are listed");
+        assert!(
+            !copy.contains_key("MODPK"),
+            "the queue sees the comment once"
+        );
+        let plain = media_copy(&Comment {
+            verified_purchase: false,
+            ..shown
+        })
+        .unwrap();
+        for index in Index::VERIFIED_LISTINGS {
+            assert!(!plain.contains_key(index.partition_attribute()));
+        }
+    }
+
+    #[test]
+    fn no_copy_without_a_published_photo_on_a_visible_comment() {
+        for comment in [
+            comment(Status::Published),
+            with_photos(Status::Published, &[PhotoStatus::Pending]),
+            with_photos(Status::Pending, &[PhotoStatus::Published]),
+        ] {
+            assert!(!has_media_copy(&comment) && media_copy(&comment).is_none());
+            assert_eq!(
+                writes(None, Some(&comment), 1),
+                vec![WriteRequest::Put(encode(&comment, 1))]
+            );
+        }
+    }
+
+    #[test]
+    fn the_copy_is_written_with_its_comment_and_goes_with_its_last_published_photo() {
+        let shown = with_photos(Status::Published, &[PhotoStatus::Published]);
+        let copy = media_copy(&shown).unwrap();
+        let copy_key = media_copy_key(&shown.id);
+        assert_eq!(
+            writes(None, Some(&shown), 1),
+            vec![
+                WriteRequest::Put(encode(&shown, 1)),
+                WriteRequest::Put(copy.clone())
+            ]
+        );
+        // An edit rewrites the copy beside the comment.
+        let edited = Comment {
+            title: "Better".into(),
+            ..shown.clone()
+        };
+        assert_eq!(
+            writes(Some(&shown), Some(&edited), 2),
+            vec![
+                WriteRequest::Put(encode(&edited, 2)),
+                WriteRequest::Put(media_copy(&edited).unwrap())
+            ]
+        );
+        // The last published photo goes, the comment is hidden: the copy goes.
+        let unpublished = Comment {
+            media: Vec::new(),
+            ..shown.clone()
+        };
+        let hidden = Comment {
+            status: Status::Pending,
+            ..shown.clone()
+        };
+        for after in [unpublished, hidden] {
+            assert_eq!(
+                writes(Some(&shown), Some(&after), 2),
+                vec![
+                    WriteRequest::Put(encode(&after, 2)),
+                    WriteRequest::Delete(copy_key.clone())
+                ]
+            );
+        }
+        // Deleted: both go; a comment without a copy is one delete.
+        assert_eq!(
+            writes(Some(&shown), None, 2),
+            vec![
+                WriteRequest::Delete(key(&shown.id)),
+                WriteRequest::Delete(copy_key)
+            ]
+        );
+        let plain = comment(Status::Published);
+        assert_eq!(
+            writes(Some(&plain), None, 2),
+            vec![WriteRequest::Delete(key(&plain.id))]
+        );
+    }
+
+    #[test]
+    fn a_start_key_in_a_media_partition_names_the_copy() {
+        let id = Ulid::from_string("01M7YRRTBV000000000000000A").unwrap();
+        let key = start_key(Index::ByRating, "MEDIA#42/5", id, None).unwrap();
+        assert_eq!(key[super::super::SK], AttributeValue::s("MEDIA"));
+        assert_eq!(key["GSI3PK"], AttributeValue::s("MEDIA#42/5"));
+        let shown = Comment {
+            id: id.to_string(),
+            ..with_photos(Status::Published, &[PhotoStatus::Published])
+        };
+        let copy = media_copy(&shown).unwrap();
+        assert_eq!(
+            sort_value(&key, Index::ByRating),
+            sort_value(&copy, Index::ByRating)
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! |                    |                       |                   | visible and verified: VGSIPK, VGSI2PK, VGSI3PK, VGSI4PK |
 //! |                    |                       |                   | always: AUTHORPK = `AUTHOR#<author>`                   |
 //! |                    |                       |                   | always: HELPSK (the `helpful` sort key, see below)     |
+//! | listing copy       | `COMMENT#<id>`        | `MEDIA`           | visible with a published photo: the comment's listing keys (GSIPK…GSI4PK, VGSI* when verified, GSISK, HELPSK) in `MEDIA#<p>…` partitions; no AUTHORPK, MODPK (see `comment`) |
 //! | vote               | `COMMENT#<id>`        | `VOTE#<voter>`    | none                                                   |
 //! | idempotency record | `IDEMPOTENCY#<key>`   | `IDEMPOTENCY`     | none; expires (TTL attribute `expires_at`)             |
 //! | order verification | `ORDER#<p>#<order>`   | `ORDER`           | none                                                   |
@@ -43,6 +44,10 @@
 //! | `byAuthor` | `AUTHORPK` | `GSISK` | an author's comments, any status (the admin's listing, erasure) |
 //! | `helpfulByLangAndRating`, `helpfulByRating` | `GSIPK`, `GSI3PK` | `HELPSK` | `sort=helpful` with ratings (one partition per rating, merged) |
 //! | `helpfulByLang`, `helpfulAll` | `GSI2PK`, `GSI4PK` | `HELPSK` | `sort=helpful` without ratings (one partition) |
+//!
+//! Every listing index above also holds, under `MEDIA#<p>…` in place of
+//! `PRODUCT#<p>…`, the listing copies of the comments with a published
+//! photo: `has_media=true` reads the same plan there.
 //! | `verifiedHelpfulByLangAndRating`, `verifiedHelpfulByRating` | `VGSIPK`, `VGSI3PK` | `HELPSK` | the same with `verified=true` |
 //!
 //! **Projections.** The listing, `helpful*` per-rating and moderation
@@ -173,6 +178,10 @@ pub(crate) enum ItemKind {
     Comment,
     /// A voter's vote, in its comment's partition.
     Vote,
+    /// A comment's listing copy, in its partition (`comment::media_copy`):
+    /// what `has_media` listings read. Nothing counts or reports it; it
+    /// is written and removed with its comment.
+    MediaCopy,
     ProductStats,
     AuthorStats,
     Totals,
@@ -186,10 +195,14 @@ impl ItemKind {
     pub(crate) fn of(item: &Item) -> ItemKind {
         let pk = item.get(PK).and_then(AttributeValue::as_s).unwrap_or("");
         if pk.starts_with(comment::PREFIX) {
-            if vote::is_vote(item) {
-                ItemKind::Vote
-            } else {
+            if comment::is_comment_item(item) {
                 ItemKind::Comment
+            } else if vote::is_vote(item) {
+                ItemKind::Vote
+            } else if comment::is_media_copy(item) {
+                ItemKind::MediaCopy
+            } else {
+                ItemKind::Other
             }
         } else if pk.starts_with(product_partition::PREFIX) {
             let sk = item.get(SK).and_then(AttributeValue::as_s);

@@ -489,6 +489,8 @@ mod tests {
             total: 0,
             verified_total: 0,
             verified_counts: Default::default(),
+            media_total: 0,
+            media_counts: Default::default(),
             attributes: Default::default(),
         };
         let overview = ProductOverview {

@@ -194,6 +194,7 @@ async fn listing(
         ratings: view.ratings,
         verified: false,
         incentivized: None,
+        has_media: false,
     };
     let (overview, page, stats) = match &family {
         Some(family) => {

@@ -149,11 +149,12 @@ pub(crate) struct ListingQuery {
 
 impl ListingQuery {
     /// The parameters the JSON listing takes.
-    pub(crate) const API: [&str; 8] = [
+    pub(crate) const API: [&str; 9] = [
         "language",
         "rating",
         "verified",
         "incentivized",
+        "has_media",
         "sort",
         "limit",
         "cursor",
@@ -180,6 +181,7 @@ impl ListingQuery {
                 ratings,
                 verified: params.flag("verified")?,
                 incentivized: params.optional_flag("incentivized")?,
+                has_media: params.flag("has_media")?,
             },
             sort,
             limit: params.limit(DEFAULT_PAGE_SIZE)?,
@@ -263,5 +265,26 @@ mod tests {
         assert_eq!(api("").unwrap().limit, DEFAULT_PAGE_SIZE);
         assert!(api("explain=yes").is_err());
         assert!(api("limit=0").is_err());
+    }
+
+    #[test]
+    fn has_media_is_a_flag_named_when_refused() {
+        assert!(api("has_media=true").unwrap().filter.has_media);
+        assert!(!api("has_media=false").unwrap().filter.has_media);
+        assert!(!api("").unwrap().filter.has_media);
+        for bad in [
+            "has_media=yes",
+            "has_media=1",
+            "has_media=",
+            "has_media=true&has_media=true",
+        ] {
+            let error = api(bad).unwrap_err();
+            assert_eq!(error.status, axum::http::StatusCode::BAD_REQUEST, "{bad}");
+            assert!(
+                error.detail.starts_with("has_media:"),
+                "{bad}: {}",
+                error.detail
+            );
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! A product's statistics item, overall (`PRODUCT#<p>` / `S`) or in one
 //! language (`S#<lang>`): its visible comments by rating, the verified ones
-//! among them and those by rating. While it has 5-star comments the item is
+//! among them and those by rating, and those with a published photo by
+//! rating. While it has 5-star comments the item is
 //! the product's leaderboard entry too (see `leaderboard`).
 //!
 //! The overall item also carries the product's revision, which the
@@ -36,6 +37,13 @@ fn verified_attribute(rating: usize) -> String {
     format!("verified_{rating}")
 }
 
+/// Counted comments of one rating with at least one published photo
+/// (`media_1`..`media_5`), absent at 0: items written before photos were
+/// counted read as none.
+fn media_attribute(rating: usize) -> String {
+    format!("media_{rating}")
+}
+
 /// The statistics item of a product, overall or in one language.
 pub(crate) fn key(product: &ProductId, language: Option<&Language>) -> Item {
     stats_key(product, language)
@@ -55,17 +63,20 @@ pub(crate) struct ProductCounts<T = u64> {
     pub(crate) ratings: [T; 5],
     pub(crate) verified: T,
     pub(crate) verified_ratings: [T; 5],
+    /// Those with at least one published photo, by rating.
+    pub(crate) media_ratings: [T; 5],
     /// The answers to the product's attributes (see `stats::attributes`).
     pub(crate) attributes: AttributeCounts<T>,
 }
 
 impl<T: Copy + Default + PartialEq + std::ops::AddAssign> ProductCounts<T> {
     /// What one comment of `rating` counts for: `one` (1, or -1 to take it
-    /// away) in its rating, among the verified ones if it is, and in each
-    /// of its `answers`.
+    /// away) in its rating, among the verified ones if it is, among those
+    /// with photos if it has a published one, and in each of its `answers`.
     pub(crate) fn of_comment(
         rating: Rating,
         verified: bool,
+        with_media: bool,
         answers: &AttributeAnswers,
         one: T,
     ) -> ProductCounts<T> {
@@ -79,6 +90,9 @@ impl<T: Copy + Default + PartialEq + std::ops::AddAssign> ProductCounts<T> {
             counts.verified = one;
             counts.verified_ratings[slot] = one;
         }
+        if with_media {
+            counts.media_ratings[slot] = one;
+        }
         counts
     }
 
@@ -87,6 +101,7 @@ impl<T: Copy + Default + PartialEq + std::ops::AddAssign> ProductCounts<T> {
         self.verified == zero
             && self.ratings.iter().all(|c| *c == zero)
             && self.verified_ratings.iter().all(|c| *c == zero)
+            && self.media_ratings.iter().all(|c| *c == zero)
             && self.attributes.is_zero()
     }
 
@@ -98,6 +113,9 @@ impl<T: Copy + Default + PartialEq + std::ops::AddAssign> ProductCounts<T> {
         for (total, part) in self.verified_ratings.iter_mut().zip(other.verified_ratings) {
             *total += part;
         }
+        for (total, part) in self.media_ratings.iter_mut().zip(other.media_ratings) {
+            *total += part;
+        }
         self.attributes.add(&other.attributes);
     }
 }
@@ -106,6 +124,11 @@ impl ProductCounts {
     /// Every counted comment, whatever its rating.
     pub(crate) fn total(&self) -> u64 {
         self.ratings.iter().sum()
+    }
+
+    /// Counted comments with at least one published photo.
+    pub(crate) fn media_total(&self) -> u64 {
+        self.media_ratings.iter().sum()
     }
 
     /// The verified comments by rating, when they add up to the verified
@@ -143,6 +166,11 @@ pub(crate) fn encode(
             item.insert(verified_attribute(i + 1), number(*count));
         }
     }
+    for (i, count) in counts.media_ratings.iter().enumerate() {
+        if *count > 0 {
+            item.insert(media_attribute(i + 1), number(*count));
+        }
+    }
     attributes::encode(&mut item, &counts.attributes);
     leaderboard::enter(&mut item, product, language, counts.ratings[4]);
     item
@@ -156,10 +184,18 @@ pub(crate) fn decode(item: &Item) -> Result<ProductCounts, Malformed> {
     if item.contains_key(VERIFIED_TOTAL) {
         counts.verified = count(item, VERIFIED_TOTAL)?;
     }
-    for (i, slot) in counts.verified_ratings.iter_mut().enumerate() {
-        let attribute = verified_attribute(i + 1);
-        if item.contains_key(&attribute) {
-            *slot = count(item, &attribute)?;
+    for (slots, name) in [
+        (
+            &mut counts.verified_ratings,
+            verified_attribute as fn(usize) -> String,
+        ),
+        (&mut counts.media_ratings, media_attribute),
+    ] {
+        for (i, slot) in slots.iter_mut().enumerate() {
+            let attribute = name(i + 1);
+            if item.contains_key(&attribute) {
+                *slot = count(item, &attribute)?;
+            }
         }
     }
     counts.attributes = attributes::decode(item)?;
@@ -228,17 +264,22 @@ mod tests {
             ratings: [1, 0, 7, 2, 9],
             verified: 4,
             verified_ratings: [1, 0, 3, 0, 0],
+            media_ratings: [0, 0, 2, 1, 0],
             attributes: AttributeCounts::of_answers(&crate::attributes::test_answers(), 3),
         };
         let item = encode(&p(), Some(&Language::parse("de").unwrap()), &counts);
         assert_eq!(item[VERIFIED_TOTAL], number(4));
         assert_eq!(item["verified_3"], number(3));
         assert!(!item.contains_key("verified_2"), "absent at 0");
+        assert_eq!(item["media_3"], number(2));
+        assert!(!item.contains_key("media_5"), "absent at 0");
         assert_eq!(decode(&item).unwrap(), counts);
+        assert_eq!(counts.media_total(), 3);
         assert_eq!(counts.verified_by_rating(), Some([1, 0, 3, 0, 0]));
         let unverified = encode(&p(), None, &ratings([1, 0, 0, 0, 0]));
         assert!(!unverified.contains_key(VERIFIED_TOTAL), "absent at 0");
         assert_eq!(decode(&unverified).unwrap().verified, 0);
+        assert_eq!(decode(&unverified).unwrap().media_ratings, [0; 5]);
         assert_eq!(
             decode(&unverified).unwrap().verified_by_rating(),
             Some([0; 5])
@@ -248,11 +289,14 @@ mod tests {
     #[test]
     fn a_comment_counts_in_its_rating_and_among_the_verified_if_it_is() {
         let four = Rating::new(4).unwrap();
-        let counts = ProductCounts::of_comment(four, true, &AttributeAnswers::default(), -1i64);
+        let none = AttributeAnswers::default();
+        let counts = ProductCounts::of_comment(four, true, false, &none, -1i64);
         assert_eq!(counts.ratings, [0, 0, 0, -1, 0]);
         assert_eq!((counts.verified, counts.verified_ratings[3]), (-1, -1));
-        let counts = ProductCounts::of_comment(four, false, &AttributeAnswers::default(), 1u64);
+        assert_eq!(counts.media_ratings, [0; 5]);
+        let counts = ProductCounts::of_comment(four, false, true, &none, 1u64);
         assert_eq!((counts.total(), counts.verified), (1, 0));
+        assert_eq!((counts.media_total(), counts.media_ratings[3]), (1, 1));
     }
 
     #[test]
