@@ -60,7 +60,7 @@ pub struct ModerationArgs {
     #[arg(long, env = "RAVE_MAX_TYPING_SPEED_OUTCOME", value_enum, default_value_t = OutcomeArg::Hold)]
     pub max_typing_speed_outcome: OutcomeArg,
     /// A service asked about every public comment the rules let pass: it
-    /// receives `{"comment": …}` and answers `{"decision": "publish" |
+    /// receives `{"comment": …}` (with its photos' URLs in `media`) and answers `{"decision": "publish" |
     /// "hold" | "refuse"}`; without an answer the comment is held.
     #[arg(long, env = "RAVE_MODERATION_HOOK", value_name = "URL")]
     pub moderation_hook: Option<String>,
@@ -93,10 +93,11 @@ impl ModerationArgs {
     }
 
     /// `comments`, checking public creates against the rules turned on and
-    /// the moderation hook.
+    /// the moderation hook (which gets photo URLs under `media_links`).
     pub fn apply<S: rave_store::Store>(
         &self,
         comments: Comments<S>,
+        media_links: &rave_server::MediaLinks,
     ) -> anyhow::Result<Comments<S>> {
         let rules = self.rules()?;
         let mut comments = match rules.is_empty() {
@@ -108,7 +109,8 @@ impl ModerationArgs {
                 .ok()
                 .filter(|t| !t.is_zero())
                 .context("--moderation-hook-timeout must be a positive number of seconds")?;
-            let hook = rave_server::HttpModerationHook::new(url, timeout)?;
+            let hook = rave_server::HttpModerationHook::new(url, timeout)?
+                .with_media_links(media_links.clone());
             comments = comments.with_moderation_hook(Arc::new(hook));
         }
         Ok(comments)
