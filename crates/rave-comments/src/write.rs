@@ -191,9 +191,13 @@ impl<S: Store> Writes<S> {
         // judge posts.
         let public = valid.created_at.is_none();
         let verdict = match &self.rules {
-            Some(rules) if public => {
-                rules.check(&valid.author, &valid.title, &valid.body, Timestamp::now())
-            }
+            Some(rules) if public => rules.check(
+                &valid.author,
+                &valid.title,
+                &valid.body,
+                valid.media.len(),
+                Timestamp::now(),
+            ),
             _ => Verdict::Pass,
         };
         if let Verdict::Refuse(rule) = verdict {

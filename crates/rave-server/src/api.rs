@@ -192,7 +192,8 @@ pub(crate) struct CommentBody {
     #[schema(value_type = CommentStatus)]
     pub status: String,
     /// The moderation rule that held a pending comment (`too_many_links`,
-    /// `blocked_words`, `duplicate`, `too_fast`, `moderation_hook`).
+    /// `blocked_words`, `duplicate`, `too_many_photos`, `too_fast`,
+    /// `moderation_hook`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = "too_many_links")]
     pub held_by: Option<String>,

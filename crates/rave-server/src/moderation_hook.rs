@@ -5,8 +5,8 @@
 //!
 //! The contract: the request is `POST <url>` with
 //! `{"comment": <the comment as the API shows it to staff>}`: its `media`
-//! lists every photo posted with it (all still `pending`: the hook decides
-//! before the comment is published), each with the URLs of its renditions
+//! lists every photo posted with it (with the status it gets if the hook
+//! lets it through), each with the URLs of its renditions
 //! (`url`, `thumbnail_url`, `fallback_url`, `thumbnail_fallback_url`), so
 //! the hook can count and look at them. The URLs are those every answer
 //! gives (`media::links`): absolute under `--public-url` or `--media-url`,
