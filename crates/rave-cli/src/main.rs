@@ -801,7 +801,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     let media = args.media.embedded(&args.store.data)?;
     let (engine, comments) = open_engine(&args.store, moderation, args.idempotency_ttl())?;
-    let comments = Arc::new(args.rules.apply(comments)?);
+    let comments = Arc::new(args.rules.apply(comments, &args.media_links()?)?);
     comments
         .ensure_table()
         .await
@@ -867,6 +867,11 @@ struct SideTables {
 }
 
 impl ServeArgs {
+    /// Where photo URLs point (`media`).
+    fn media_links(&self) -> anyhow::Result<rave_server::MediaLinks> {
+        self.media.links(self.feed.site()?.as_ref())
+    }
+
     async fn side_tables(&self, store: SharedStore) -> anyhow::Result<SideTables> {
         let table = &self.store.table;
         Ok(SideTables {
@@ -955,6 +960,9 @@ async fn run_service<F: ChangeFeed, W: ChangeFeed>(
     if let Some(media) = media {
         state = state.with_media(media);
     }
+    state = state
+        .with_media_links(args.media_links()?)
+        .with_upload_limits(args.media.upload_limits()?);
     if let Some(secret) = &args.purchase_secret {
         state = state.with_purchase_secret(secret.as_bytes());
     }
@@ -1393,12 +1401,15 @@ async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Resu
         tracing::info!("{done}");
     }
     let store_handle = store.clone();
-    let comments = Arc::new(args.rules.apply(domain(
-        SharedStore::new(store),
-        &args.store,
-        moderation,
-        args.idempotency_ttl(),
-    )?)?);
+    let comments = Arc::new(args.rules.apply(
+        domain(
+            SharedStore::new(store),
+            &args.store,
+            moderation,
+            args.idempotency_ttl(),
+        )?,
+        &args.media_links()?,
+    )?);
     if args.demo {
         load_demo(&comments).await?;
     }

@@ -59,8 +59,15 @@ pub struct ModerationArgs {
     /// What `too_fast` does.
     #[arg(long, env = "RAVE_MAX_TYPING_SPEED_OUTCOME", value_enum, default_value_t = OutcomeArg::Hold)]
     pub max_typing_speed_outcome: OutcomeArg,
+    /// Rule `too_many_photos`: most photos a comment may carry without the
+    /// rule matching; 0 holds every comment with photos for a moderator.
+    #[arg(long, env = "RAVE_MAX_PHOTOS_UNMODERATED", value_name = "N")]
+    pub max_photos_unmoderated: Option<usize>,
+    /// What `too_many_photos` does.
+    #[arg(long, env = "RAVE_MAX_PHOTOS_UNMODERATED_OUTCOME", value_enum, default_value_t = OutcomeArg::Hold)]
+    pub max_photos_unmoderated_outcome: OutcomeArg,
     /// A service asked about every public comment the rules let pass: it
-    /// receives `{"comment": …}` and answers `{"decision": "publish" |
+    /// receives `{"comment": …}` (with its photos' URLs in `media`) and answers `{"decision": "publish" |
     /// "hold" | "refuse"}`; without an answer the comment is held.
     #[arg(long, env = "RAVE_MODERATION_HOOK", value_name = "URL")]
     pub moderation_hook: Option<String>,
@@ -82,6 +89,9 @@ impl ModerationArgs {
         rules.duplicate_window = self
             .duplicate_window
             .map(|s| (Duration::from_secs(s), self.duplicate_window_outcome.into()));
+        rules.max_photos = self
+            .max_photos_unmoderated
+            .map(|n| (n, self.max_photos_unmoderated_outcome.into()));
         if let Some(speed) = self.max_typing_speed {
             anyhow::ensure!(
                 speed.is_finite() && speed > 0.0,
@@ -93,10 +103,11 @@ impl ModerationArgs {
     }
 
     /// `comments`, checking public creates against the rules turned on and
-    /// the moderation hook.
+    /// the moderation hook (which gets photo URLs under `media_links`).
     pub fn apply<S: rave_store::Store>(
         &self,
         comments: Comments<S>,
+        media_links: &rave_server::MediaLinks,
     ) -> anyhow::Result<Comments<S>> {
         let rules = self.rules()?;
         let mut comments = match rules.is_empty() {
@@ -108,7 +119,8 @@ impl ModerationArgs {
                 .ok()
                 .filter(|t| !t.is_zero())
                 .context("--moderation-hook-timeout must be a positive number of seconds")?;
-            let hook = rave_server::HttpModerationHook::new(url, timeout)?;
+            let hook = rave_server::HttpModerationHook::new(url, timeout)?
+                .with_media_links(media_links.clone());
             comments = comments.with_moderation_hook(Arc::new(hook));
         }
         Ok(comments)

@@ -3,9 +3,14 @@
 //! `held_by` and waits in the queue) or refuses (422 naming the rule,
 //! nothing stored) as its option says; the moderation hook on loopback
 //! publishes, holds or refuses, and when it fails, answers garbage or
-//! answers too late the comment is held.
+//! answers too late the comment is held. The rule `too_many_photos` counts
+//! a post's photos, and the hook is sent their URLs.
 
 mod common;
+
+// The images of rave-media's own tests.
+#[path = "../../rave-media/tests/common/mod.rs"]
+mod images;
 
 use std::path::Path;
 use std::process::Command;
@@ -351,5 +356,85 @@ async fn the_hook_publishes_holds_or_refuses_and_its_failures_hold() {
         published(&client, base).await,
         [published_one["id"].as_str().unwrap().to_owned()],
         "nothing the hook or a rule held, nor what it refused, is published"
+    );
+}
+
+/// A comment's photos: the rule `too_many_photos` counts them, and the
+/// hook is asked with their URLs (under `--media-url` here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rules_count_photos_and_the_hook_gets_their_urls() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, asked) = hook().await;
+    let server = common::serve(
+        dir.path(),
+        &[
+            "--admin-token",
+            TOKEN,
+            "--max-photos-unmoderated",
+            "1",
+            "--moderation-hook",
+            &url,
+            "--media-url",
+            "https://cdn.shop.example/reviews",
+        ],
+    );
+    let client = reqwest::Client::new();
+    let post_with_photos = async |photos: &[Vec<u8>]| {
+        let comment = json!({"author": "ann", "language": "en", "rating": 5, "body": "publish me"});
+        let mut form = reqwest::multipart::Form::new().text("comment", comment.to_string());
+        for (n, photo) in photos.iter().enumerate() {
+            form = form.part(
+                "photo",
+                reqwest::multipart::Part::bytes(photo.clone()).file_name(format!("{n}.jpg")),
+            );
+        }
+        let response = client
+            .post(format!("{}/v1/products/p1/comments", server.base))
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        (
+            response.status().as_u16(),
+            response.json::<Value>().await.unwrap(),
+        )
+    };
+
+    let (status, one) = post_with_photos(&[images::jpeg(64, 48)]).await;
+    assert_eq!(status, 201, "{one}");
+    assert_eq!(one["status"], "published");
+    let photo_id = one["media"][0]["id"].as_str().unwrap().to_owned();
+    let request = asked.lock().unwrap()[0].clone();
+    let media = &request["comment"]["media"];
+    assert_eq!(media.as_array().map(Vec::len), Some(1), "{request}");
+    assert_eq!(media[0]["id"], photo_id.as_str());
+    for (field, rendition) in [
+        ("url", "display.webp"),
+        ("thumbnail_url", "thumb.webp"),
+        ("fallback_url", "display.jpg"),
+        ("thumbnail_fallback_url", "thumb.jpg"),
+    ] {
+        assert_eq!(
+            media[0][field],
+            format!("https://cdn.shop.example/reviews/{photo_id}/{rendition}")
+        );
+    }
+
+    let (status, two) = post_with_photos(&[images::jpeg(64, 48), images::jpeg(65, 48)]).await;
+    assert_eq!(status, 201, "{two}");
+    assert_eq!(two["held_by"], "too_many_photos");
+    assert_eq!(
+        two["media"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|photo| photo["status"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["pending", "pending"]
+    );
+    assert_eq!(
+        asked.lock().unwrap().len(),
+        1,
+        "what a rule holds is not asked about"
     );
 }

@@ -551,6 +551,14 @@ impl ValidNewComment {
 }
 
 impl NewComment {
+    /// Checks what can be checked without the store (every field but the
+    /// attributes, which the product's record judges): a caller with work
+    /// to do before the create, such as storing photos, refuses a bad
+    /// comment first.
+    pub fn check(&self) -> Result<()> {
+        self.validate().map(|_| ())
+    }
+
     pub(crate) fn validate(&self) -> Result<ValidNewComment> {
         Ok(ValidNewComment {
             author: validate_author(&self.author)?,

@@ -191,9 +191,13 @@ impl<S: Store> Writes<S> {
         // judge posts.
         let public = valid.created_at.is_none();
         let verdict = match &self.rules {
-            Some(rules) if public => {
-                rules.check(&valid.author, &valid.title, &valid.body, Timestamp::now())
-            }
+            Some(rules) if public => rules.check(
+                &valid.author,
+                &valid.title,
+                &valid.body,
+                valid.media.len(),
+                Timestamp::now(),
+            ),
             _ => Verdict::Pass,
         };
         if let Verdict::Refuse(rule) = verdict {
@@ -661,6 +665,13 @@ fn fingerprint(product: &ProductId, new: &NewComment, purchase: Option<&OrderId>
             })
             .collect::<String>()
     });
+    // Only a create with photos has their part, for the same reason.
+    let photos = (!new.media.is_empty()).then(|| {
+        new.media
+            .iter()
+            .map(|photo| format!("photo={}\n", photo.id))
+            .collect::<String>()
+    });
     // Only a verified create has the order part, so the fingerprints of
     // other creates stay what they were.
     for part in [
@@ -675,6 +686,7 @@ fn fingerprint(product: &ProductId, new: &NewComment, purchase: Option<&OrderId>
     .into_iter()
     .chain(purchase.map(OrderId::as_str))
     .chain(answers.as_deref())
+    .chain(photos.as_deref())
     {
         hash.update((part.len() as u64).to_be_bytes());
         hash.update(part.as_bytes());

@@ -11,9 +11,10 @@
 use std::collections::BTreeMap;
 
 use rave_comments::{
-    Comment, GlobalStats, Leader, Plan, ProductOverview, ProductRecord, ProductStats, RatingCounts,
-    Reply,
+    Comment, GlobalStats, Leader, Photo, Plan, ProductOverview, ProductRecord, ProductStats,
+    RatingCounts, Reply,
 };
+use rave_media::{Encoding, Size};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::ToSchema;
@@ -22,6 +23,7 @@ use crate::attributes::{
     AttributeAnswerBody, AttributeDeclarationBody, AttributeStatsBody, answer_bodies,
     declaration_bodies, declared, stats_bodies,
 };
+use crate::media::MediaLinks;
 
 // The constraints the domain enforces (rave-comments' model), stated once
 // as schemas that parameters and fields refer to. Only the OpenAPI document
@@ -190,7 +192,8 @@ pub(crate) struct CommentBody {
     #[schema(value_type = CommentStatus)]
     pub status: String,
     /// The moderation rule that held a pending comment (`too_many_links`,
-    /// `blocked_words`, `duplicate`, `too_fast`, `moderation_hook`).
+    /// `blocked_words`, `duplicate`, `too_many_photos`, `too_fast`,
+    /// `moderation_hook`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = "too_many_links")]
     pub held_by: Option<String>,
@@ -224,6 +227,89 @@ pub(crate) struct CommentBody {
     /// (`fit`). Listings show them too.
     #[schema(example = json!({"quality": 4, "fit": "runs_small"}))]
     pub attributes: BTreeMap<String, AttributeAnswerBody>,
+    /// The photos posted with the comment, in their order (an empty list
+    /// when none). Public reads and listings show the published ones only;
+    /// the moderation queue and staff answers show all, with their status.
+    pub media: Vec<PhotoBody>,
+}
+
+/// Whether a photo is shown.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub(crate) enum PhotoStatusBody {
+    /// Shown with its comment.
+    Published,
+    /// Waiting for a moderator, with its comment or on its own.
+    Pending,
+}
+
+/// A photo of a comment: its renditions (re-encoded, without metadata),
+/// WebP with a JPEG fallback each.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct PhotoBody {
+    /// The SHA-256 of the uploaded file.
+    #[schema(
+        pattern = "^[0-9a-f]{64}$",
+        example = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    )]
+    pub id: String,
+    /// The display rendition (long edge at most 1600 px), WebP.
+    #[schema(
+        example = "/media/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08/display.webp"
+    )]
+    pub url: String,
+    /// The thumbnail (long edge at most 320 px), WebP.
+    pub thumbnail_url: String,
+    /// The display rendition as JPEG, for clients without WebP.
+    pub fallback_url: String,
+    /// The thumbnail as JPEG.
+    pub thumbnail_fallback_url: String,
+    /// The display rendition's width in pixels.
+    #[schema(minimum = 1, example = 1600)]
+    pub width: u32,
+    /// The display rendition's height in pixels.
+    #[schema(minimum = 1, example = 1200)]
+    pub height: u32,
+    #[schema(value_type = PhotoStatusBody)]
+    pub status: String,
+}
+
+impl PhotoBody {
+    fn new(photo: &Photo, links: &MediaLinks) -> PhotoBody {
+        let url = |size, encoding| links.url(&photo.id, size, encoding);
+        PhotoBody {
+            id: photo.id.to_string(),
+            url: url(Size::Display, Encoding::Webp),
+            thumbnail_url: url(Size::Thumbnail, Encoding::Webp),
+            fallback_url: url(Size::Display, Encoding::Jpeg),
+            thumbnail_fallback_url: url(Size::Thumbnail, Encoding::Jpeg),
+            width: photo.width,
+            height: photo.height,
+            status: photo.status.as_str().to_owned(),
+        }
+    }
+}
+
+/// A file posted as a `photo` part.
+#[derive(ToSchema)]
+#[schema(value_type = String, content_media_type = "application/octet-stream")]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub(crate) struct PhotoFile(Vec<u8>);
+
+/// A comment posted with photos, as `multipart/form-data` (RFC 7578).
+#[derive(ToSchema)]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub(crate) struct CommentUploadBody {
+    /// The comment: the JSON this route takes as an `application/json`
+    /// body.
+    pub comment: CreateCommentBody,
+    /// The photos, one part each (repeat the part): at most `--max-photos`
+    /// (5 by default), each file at most `--max-photo-bytes` (10 MiB by
+    /// default), JPEG, PNG or WebP as their bytes say (the name and the
+    /// declared type are ignored). Refusals name the part: `photo[2]`.
+    #[schema(max_items = 10)]
+    pub photo: Vec<PhotoFile>,
 }
 
 /// One voter's vote on a comment.
@@ -270,8 +356,32 @@ pub(crate) struct SetReplyBody {
     pub body: String,
 }
 
-impl From<Comment> for CommentBody {
-    fn from(c: Comment) -> CommentBody {
+/// Which photos of a comment an answer shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PhotosShown {
+    Published,
+    All,
+}
+
+impl CommentBody {
+    /// The comment as the public sees it: its published photos only.
+    pub(crate) fn public(comment: Comment, links: &MediaLinks) -> CommentBody {
+        CommentBody::shown(comment, links, PhotosShown::Published)
+    }
+
+    /// The comment as staff (and its own poster) see it: every photo, with
+    /// its status.
+    pub(crate) fn staff(comment: Comment, links: &MediaLinks) -> CommentBody {
+        CommentBody::shown(comment, links, PhotosShown::All)
+    }
+
+    fn shown(c: Comment, links: &MediaLinks, photos: PhotosShown) -> CommentBody {
+        let media = c
+            .media
+            .iter()
+            .filter(|photo| photos == PhotosShown::All || photo.is_published())
+            .map(|photo| PhotoBody::new(photo, links))
+            .collect();
         CommentBody {
             id: c.id,
             product_id: c.product_id.to_string(),
@@ -291,6 +401,7 @@ impl From<Comment> for CommentBody {
             image_urls: c.image_urls,
             incentivized: c.incentivized,
             attributes: answer_bodies(&c.attributes),
+            media,
         }
     }
 }

@@ -53,24 +53,33 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
         let bytes = axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES)
             .await
             .map_err(|_| too_large())?;
-        // Every body is an object (or `null` where the document makes it
-        // optional); serde would also read a struct from an array of its
-        // fields in order, which no document allows.
-        if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
-            return Err(ApiError::bad_request("body: must be a JSON object"));
-        }
-        let mut json = serde_json::Deserializer::from_slice(&bytes);
-        let value = serde_path_to_error::deserialize(&mut json).map_err(|error| {
-            let path = error.path().to_string();
-            let inner = error.into_inner();
-            if path.is_empty() || path == "." {
-                ApiError::bad_request(format!("body: {inner}"))
-            } else {
-                ApiError::bad_request(format!("{path}: {inner}"))
-            }
-        })?;
+        let value = json_object(&bytes, "body")?;
         Ok(JsonBody(value))
     }
+}
+
+/// `bytes` read as the JSON of `T`, refused with a 400 naming the field
+/// (or `whole`, the body or the part it came in, when the JSON is wrong as a
+/// whole).
+pub(crate) fn json_object<T: DeserializeOwned>(bytes: &[u8], whole: &str) -> Result<T, ApiError> {
+    // Every body is an object (or `null` where the document makes it
+    // optional); serde would also read a struct from an array of its
+    // fields in order, which no document allows.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        return Err(ApiError::bad_request(format!(
+            "{whole}: must be a JSON object"
+        )));
+    }
+    let mut json = serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(&mut json).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner();
+        if path.is_empty() || path == "." {
+            ApiError::bad_request(format!("{whole}: {inner}"))
+        } else {
+            ApiError::bad_request(format!("{path}: {inner}"))
+        }
+    })
 }
 
 /// A token the operator configured (`--admin-token`, `--feed-token`), kept

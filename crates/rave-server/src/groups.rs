@@ -51,7 +51,11 @@ pub(crate) async fn group_comments(
     let query = ListingQuery::read(&params)?;
     let page = state.comments.list_group(&query.request(&group)).await?;
     Ok(Json(CommentPageBody {
-        items: page.items.into_iter().map(CommentBody::from).collect(),
+        items: page
+            .items
+            .into_iter()
+            .map(|c| CommentBody::public(c, &state.media_links))
+            .collect(),
         next_cursor: page.next_cursor,
         plan: query.explain.then(|| PlanBody::from(page.plan)),
     }))

@@ -16,7 +16,9 @@
 //! * `webhooks` — the admin API of webhook endpoints and deliveries;
 //! * `moderation_hook` — the moderation hook over HTTP;
 //! * `purchase` — purchase proofs (signed JWTs) checked on posts;
-//! * `media` — photos served from the media store (rave-media).
+//! * `media` — photos served from the media store (rave-media);
+//! * `uploads` — photos posted with a comment (multipart), checked, stored,
+//!   then the comment.
 
 #![warn(unreachable_pub)]
 
@@ -49,6 +51,7 @@ mod review_requests;
 mod routes;
 mod sort_labels;
 mod state;
+mod uploads;
 mod webhooks;
 
 use std::future::{Future, IntoFuture};
@@ -82,6 +85,7 @@ pub use moderation_hook::{HookSetupError, HttpModerationHook};
 pub use purchase::PurchaseVerifier;
 pub use readiness::{ReadinessCheck, ReadinessPolicy};
 pub use state::{AppState, ReviewRequests, ServerConfig, ServerState};
+pub use uploads::{DEFAULT_MAX_PHOTO_BYTES, DEFAULT_MAX_PHOTOS, InvalidUploadLimits, UploadLimits};
 
 #[derive(OpenApi)]
 #[openapi(

@@ -15,6 +15,7 @@ use utoipa::ToSchema;
 use crate::api::CommentBody;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{JsonBody, MAX_BODY_BYTES};
+use crate::media::MediaLinks;
 
 /// Why a reader reports a comment.
 #[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
@@ -142,8 +143,8 @@ pub(crate) struct QueueItemBody {
     pub report_notes: Vec<ReportNoteBody>,
 }
 
-impl From<rave_comments::Comment> for QueueItemBody {
-    fn from(comment: rave_comments::Comment) -> QueueItemBody {
+impl QueueItemBody {
+    fn new(comment: rave_comments::Comment, links: &MediaLinks) -> QueueItemBody {
         let reports = ReportCountsBody::from(&comment.reports);
         let report_notes = comment
             .reports
@@ -157,7 +158,7 @@ impl From<rave_comments::Comment> for QueueItemBody {
             })
             .collect();
         QueueItemBody {
-            comment: comment.into(),
+            comment: CommentBody::staff(comment, links),
             reports,
             report_notes,
         }
@@ -171,19 +172,27 @@ pub(crate) struct QueuePageBody {
     pub next_cursor: Option<String>,
 }
 
-impl From<AuthorPage> for QueuePageBody {
-    fn from(page: AuthorPage) -> QueuePageBody {
+impl QueuePageBody {
+    /// A page of an author's comments, every photo shown with its status.
+    pub(crate) fn of_author(page: AuthorPage, links: &MediaLinks) -> QueuePageBody {
         QueuePageBody {
-            items: page.items.into_iter().map(QueueItemBody::from).collect(),
+            items: page
+                .items
+                .into_iter()
+                .map(|comment| QueueItemBody::new(comment, links))
+                .collect(),
             next_cursor: page.next_cursor,
         }
     }
-}
 
-impl From<QueuePage> for QueuePageBody {
-    fn from(page: QueuePage) -> QueuePageBody {
+    /// A page of the moderation queue, every photo shown with its status.
+    pub(crate) fn of_queue(page: QueuePage, links: &MediaLinks) -> QueuePageBody {
         QueuePageBody {
-            items: page.items.into_iter().map(QueueItemBody::from).collect(),
+            items: page
+                .items
+                .into_iter()
+                .map(|comment| QueueItemBody::new(comment, links))
+                .collect(),
             next_cursor: page.next_cursor,
         }
     }

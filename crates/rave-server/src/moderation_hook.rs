@@ -4,7 +4,14 @@
 //! client: no redirects, no proxies, connect and response timeouts.
 //!
 //! The contract: the request is `POST <url>` with
-//! `{"comment": <the comment as the API shows it>}`; a 2xx answer whose
+//! `{"comment": <the comment as the API shows it to staff>}`: its `media`
+//! lists every photo posted with it (with the status it gets if the hook
+//! lets it through), each with the URLs of its renditions
+//! (`url`, `thumbnail_url`, `fallback_url`, `thumbnail_fallback_url`), so
+//! the hook can count and look at them. The URLs are those every answer
+//! gives (`media::links`): absolute under `--public-url` or `--media-url`,
+//! else paths on rave's own origin. The photos are stored before the hook
+//! is asked, so they can be fetched while it decides. A 2xx answer whose
 //! JSON body is `{"decision": "publish" | "hold" | "refuse", "reason": "…"}`
 //! (`reason` optional, logged) decides. Anything else — no connection, no
 //! answer within the timeout, another status (redirects are not followed),
@@ -26,6 +33,7 @@ use rave_webhooks::{TargetPolicy, Timeouts};
 use serde::Deserialize;
 
 use crate::api::CommentBody;
+use crate::media::MediaLinks;
 
 /// Why a hook cannot be set up.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +51,8 @@ pub enum HookSetupError {
 pub struct HttpModerationHook {
     url: reqwest::Url,
     client: reqwest::Client,
+    /// How the photos' URLs in the request are made.
+    media_links: MediaLinks,
 }
 
 #[derive(Deserialize)]
@@ -75,11 +85,20 @@ impl HttpModerationHook {
         Ok(HttpModerationHook {
             url: parsed,
             client,
+            media_links: MediaLinks::default(),
         })
     }
 
+    /// Gives the photos' URLs under `links`, as the server's answers do.
+    pub fn with_media_links(mut self, links: MediaLinks) -> HttpModerationHook {
+        self.media_links = links;
+        self
+    }
+
     async fn ask(&self, comment: &Comment) -> Result<HookDecision, HookError> {
-        let body = serde_json::json!({ "comment": CommentBody::from(comment.clone()) });
+        let body = serde_json::json!({
+            "comment": CommentBody::staff(comment.clone(), &self.media_links)
+        });
         let response = self
             .client
             .post(self.url.clone())

@@ -16,9 +16,9 @@ pub(crate) mod query;
 use std::sync::LazyLock;
 
 use axum::Json;
-use axum::extract::{FromRequestParts, Path, RawQuery, State};
+use axum::extract::{FromRequest, FromRequestParts, Path, RawQuery, Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rave_access::{Scope, Target};
 use rave_comments::{CommentPatch, DEFAULT_PAGE_SIZE, NewComment, ReportReason, Status, Timestamp};
@@ -29,7 +29,7 @@ use crate::AppState;
 use crate::api::*;
 use crate::callers::{Admin, Authorized, Erase, Moderate, Reply, Writer};
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::extract::JsonBody;
+use crate::extract::{JsonBody, json_object};
 use crate::moderation::{
     FlagBody, IncentivizedBody, ModerationFiguresBody, QueuePageBody, ReasonBody,
 };
@@ -37,6 +37,7 @@ use crate::responses::{
     BadRequest, BadToken, BodyRefused, Contended, NotFound, RefusedByRule, TokenRefused,
     TooManyRequests, Unavailable,
 };
+use crate::uploads;
 
 /// A path segment, refused with a problem document if it is not valid UTF-8.
 #[derive(Debug)]
@@ -102,23 +103,36 @@ pub(crate) async fn list_comments(
     let query = ListingQuery::read(&params)?;
     let page = state.comments.list(&query.request(&product_id)).await?;
     Ok(Json(CommentPageBody {
-        items: page.items.into_iter().map(CommentBody::from).collect(),
+        items: page
+            .items
+            .into_iter()
+            .map(|c| CommentBody::public(c, &state.media_links))
+            .collect(),
         next_cursor: page.next_cursor,
         plan: query.explain.then(|| PlanBody::from(page.plan)),
     }))
 }
+
+/// The part of a multipart post holding the comment's JSON.
+const COMMENT_PART: &str = "comment";
 
 #[utoipa::path(
     post,
     path = "/v1/products/{product_id}/comments",
     tag = "comments",
     summary = "Post a comment",
-    description = "With moderation `pre` the comment is pending and invisible until approved. An `Idempotency-Key` makes retries safe. `created_at` is accepted only with the admin token. A `purchase_proof` (a JWT signed HS256 with the server's purchase secret, for this product, not expired) makes the comment a verified purchase; a proof that does not verify, or one sent to a server without a purchase secret, is a 400 and stores nothing; an order already used for a comment on this product is a 409.",
+    description = "With moderation `pre` the comment is pending and invisible until approved. An `Idempotency-Key` makes retries safe. `created_at` is accepted only with the admin token. A `purchase_proof` (a JWT signed HS256 with the server's purchase secret, for this product, not expired) makes the comment a verified purchase; a proof that does not verify, or one sent to a server without a purchase secret, is a 400 and stores nothing; an order already used for a comment on this product is a 409. Photos come with the comment as `multipart/form-data`: its JSON in a `comment` part, each file in a `photo` part (at most `--max-photos`, 5 by default, each at most `--max-photo-bytes`, 10 MiB by default). A file that is not a JPEG, PNG or WebP image by its bytes, is corrupt, truncated, animated or over the pixel limit, or one photo too many, is a 400 naming its part (`photo[2]: …`); a file over the size limit is a 413; nothing is stored for either. The photos are stored (re-encoded, without metadata) before the comment naming them, and wait with it when it waits for moderation. The Idempotency-Key's request covers the photos.",
     params(
         ("product_id" = ProductId, Path, description = "1-64 characters of A-Z a-z 0-9 _ -"),
         ("Idempotency-Key" = Option<String>, Header, nullable = false, min_length = 1, max_length = 128, pattern = r"^[\x21-\x7e]([\x20-\x7e]{0,126}[\x21-\x7e])?$", description = "1-128 visible ASCII characters; the same key and body return the first result"),
     ),
-    request_body = CreateCommentBody,
+    request_body(
+        description = "The comment as JSON, or as `multipart/form-data` (RFC 7578) with photos: its JSON in a `comment` part and each file in a `photo` part",
+        content(
+            (CreateCommentBody = "application/json"),
+            (CommentUploadBody = "multipart/form-data"),
+        ),
+    ),
     responses(
         (
             status = 201,
@@ -149,21 +163,41 @@ pub(crate) async fn create_comment(
     State(state): State<AppState>,
     Writer(caller): Writer,
     Segment(product_id): Segment,
-    headers: HeaderMap,
-    JsonBody(body): JsonBody<CreateCommentBody>,
+    request: Request,
 ) -> ApiResult<Response> {
+    let idempotency_key = request
+        .headers()
+        .get("idempotency-key")
+        .map(|v| {
+            v.to_str()
+                .map(str::to_owned)
+                .map_err(|_| ApiError::bad_request("Idempotency-Key: must be visible ASCII"))
+        })
+        .transpose()?;
+    let (body, photos) = if uploads::is_multipart(request.headers()) {
+        let form = uploads::read_form(
+            &state.uploads,
+            state.media.as_ref(),
+            request,
+            &[COMMENT_PART],
+        )
+        .await?;
+        let comment = form.field(COMMENT_PART).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "{COMMENT_PART}: the part holding the comment's JSON is missing"
+            ))
+        })?;
+        let body: CreateCommentBody = json_object(comment.as_bytes(), COMMENT_PART)?;
+        (body, form.photos)
+    } else {
+        let JsonBody(body) = JsonBody::from_request(request, &state).await?;
+        (body, Vec::new())
+    };
     if body.created_at.is_some() && !caller.allows(Scope::Import) {
         return Err(ApiError::bad_request(
             "created_at: is set by the server; only an import (a token with the scope import) may provide it",
         ));
     }
-    let idempotency_key = headers
-        .get("idempotency-key")
-        .map(|v| {
-            v.to_str()
-                .map_err(|_| ApiError::bad_request("Idempotency-Key: must be visible ASCII"))
-        })
-        .transpose()?;
     let created_at = body
         .created_at
         .as_deref()
@@ -180,7 +214,7 @@ pub(crate) async fn create_comment(
             })),
         })
         .transpose()?;
-    let new = NewComment {
+    let mut new = NewComment {
         media: Vec::new(),
         attributes: crate::attributes::inputs(body.attributes),
         author: body.author,
@@ -190,24 +224,37 @@ pub(crate) async fn create_comment(
         body: body.body,
         created_at,
     };
-    let created = match &order {
-        None => {
-            state
-                .comments
-                .create(&product_id, new, idempotency_key)
-                .await?
-        }
-        Some(order) => {
-            state
-                .comments
-                .create_purchased(&product_id, new, idempotency_key, order)
-                .await?
-        }
+    let photos = if photos.is_empty() {
+        Vec::new()
+    } else {
+        // A comment the domain would refuse stores no photo.
+        new.check()?;
+        uploads::process_photos(&state.uploads, photos).await?
     };
+    let created = uploads::store_photos_then_create(state.media.as_ref(), &photos, async |media| {
+        new.media = media;
+        match &order {
+            None => {
+                state
+                    .comments
+                    .create(&product_id, new, idempotency_key.as_deref())
+                    .await
+            }
+            Some(order) => {
+                state
+                    .comments
+                    .create_purchased(&product_id, new, idempotency_key.as_deref(), order)
+                    .await
+            }
+        }
+    })
+    .await??;
     let location = format!("/v1/comments/{}", created.comment.id);
+    // The poster sees every photo they posted, pending ones with their
+    // status.
     let mut response = (
         StatusCode::CREATED,
-        Json(CommentBody::from(created.comment)),
+        Json(CommentBody::staff(created.comment, &state.media_links)),
     )
         .into_response();
     if let Ok(value) = HeaderValue::from_str(&location) {
@@ -232,7 +279,10 @@ pub(crate) async fn get_comment(
     State(state): State<AppState>,
     Segment(id): Segment,
 ) -> ApiResult<Json<CommentBody>> {
-    Ok(Json(state.comments.get(&id).await?.into()))
+    Ok(Json(CommentBody::public(
+        state.comments.get(&id).await?,
+        &state.media_links,
+    )))
 }
 
 #[utoipa::path(
@@ -284,7 +334,7 @@ pub(crate) async fn edit_comment(
             Some(format!("set {}", changed.join(", "))),
         )
         .await;
-    Ok(Json(edited.into()))
+    Ok(Json(CommentBody::staff(edited, &state.media_links)))
 }
 
 #[utoipa::path(
@@ -341,7 +391,10 @@ pub(crate) async fn flag_comment(
     body: Option<JsonBody<Option<FlagBody>>>,
 ) -> ApiResult<Json<CommentBody>> {
     let report = FlagBody::report(body.and_then(|JsonBody(body)| body))?;
-    Ok(Json(state.comments.flag(&id, &report).await?.into()))
+    Ok(Json(CommentBody::public(
+        state.comments.flag(&id, &report).await?,
+        &state.media_links,
+    )))
 }
 
 #[utoipa::path(
@@ -368,7 +421,7 @@ pub(crate) async fn approve_comment(
     staff
         .record(&state, "comment.approve", Target::new("comment", &id), None)
         .await;
-    Ok(Json(approved.into()))
+    Ok(Json(CommentBody::staff(approved, &state.media_links)))
 }
 
 #[utoipa::path(
@@ -408,7 +461,7 @@ pub(crate) async fn set_incentivized(
             Some(format!("incentivized={}", body.incentivized)),
         )
         .await;
-    Ok(Json(comment.into()))
+    Ok(Json(CommentBody::staff(comment, &state.media_links)))
 }
 
 #[utoipa::path(
@@ -466,7 +519,7 @@ pub(crate) async fn set_reply(
     staff
         .record(&state, "reply.set", Target::new("comment", &id), None)
         .await;
-    Ok(Json(replied.into()))
+    Ok(Json(CommentBody::staff(replied, &state.media_links)))
 }
 
 #[utoipa::path(
@@ -494,7 +547,7 @@ pub(crate) async fn delete_reply(
     staff
         .record(&state, "reply.delete", Target::new("comment", &id), None)
         .await;
-    Ok(Json(comment.into()))
+    Ok(Json(CommentBody::staff(comment, &state.media_links)))
 }
 
 #[utoipa::path(
@@ -605,7 +658,7 @@ pub(crate) async fn moderation_queue(
             params.value("cursor")?,
         )
         .await?;
-    Ok(Json(page.into()))
+    Ok(Json(QueuePageBody::of_queue(page, &state.media_links)))
 }
 
 #[utoipa::path(
@@ -662,7 +715,7 @@ pub(crate) async fn author_comments(
             params.value("cursor")?,
         )
         .await?;
-    Ok(Json(page.into()))
+    Ok(Json(QueuePageBody::of_author(page, &state.media_links)))
 }
 
 #[utoipa::path(

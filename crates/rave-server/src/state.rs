@@ -27,6 +27,7 @@ use crate::media::MediaLinks;
 use crate::metrics::Metrics;
 use crate::purchase::PurchaseVerifier;
 use crate::readiness::{Readiness, ReadinessCheck, ReadinessPolicy};
+use crate::uploads::{DEFAULT_CONCURRENT_PROCESSING, UploadLimits, Uploads};
 
 /// What the review-request routes and pages share: the orders and their
 /// schedule, and the links requests carry.
@@ -110,6 +111,9 @@ pub struct ServerState {
     pub(crate) media: Option<rave_media::MediaStore>,
     /// Where the photos' renditions are reached from outside.
     pub(crate) media_links: MediaLinks,
+    /// How many photos a post may carry, how large, and how many are
+    /// processed at once.
+    pub(crate) uploads: Uploads,
 }
 
 impl AppState {
@@ -149,6 +153,7 @@ impl AppState {
             feed_site: None,
             media: None,
             media_links: MediaLinks::default(),
+            uploads: Uploads::default(),
         }))
     }
 
@@ -193,6 +198,12 @@ impl AppState {
     /// Gives photos' URLs under `links` (a public URL, a bucket, a CDN).
     pub fn with_media_links(mut self, links: MediaLinks) -> AppState {
         self.setting_up().media_links = links;
+        self
+    }
+
+    /// Takes at most `limits` of photos per post.
+    pub fn with_upload_limits(mut self, limits: UploadLimits) -> AppState {
+        self.setting_up().uploads = Uploads::new(limits, DEFAULT_CONCURRENT_PROCESSING);
         self
     }
 

@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use rave_comments::Moderation;
+use rave_media::{DiskStore, MediaStore};
 use rave_requests::{
     Catalog, Channel, Links, LookupFuture, ManualClock, RequestMessage, Requests, Schedule,
     Scheduler, SendFuture,
@@ -12,6 +13,7 @@ use rave_requests::{
 use rave_server::feeds::FeedSite;
 use rave_server::{ReviewRequests, ServerConfig};
 use rave_store::SharedStore;
+use reqwest::multipart::{Form, Part};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -20,6 +22,10 @@ mod client;
 
 #[path = "common/server.rs"]
 mod server;
+
+// The images of rave-media's own tests.
+#[path = "../../rave-media/tests/common/mod.rs"]
+mod images;
 
 use server::{TOKEN, TestServer};
 
@@ -52,9 +58,13 @@ struct World {
     clock: ManualClock,
     scheduler: Scheduler<SharedStore>,
     outbox: Arc<Outbox>,
+    media: MediaStore,
+    _media_dir: tempfile::TempDir,
 }
 
 async fn world() -> World {
+    let media_dir = tempfile::tempdir().unwrap();
+    let media = MediaStore::Disk(DiskStore::open(media_dir.path()).unwrap());
     let clock = ManualClock::at(T0);
     let links = Links::new([4; 32], "http://placeholder");
     let made: Arc<Mutex<Option<Arc<Requests<SharedStore>>>>> = Arc::default();
@@ -79,7 +89,8 @@ async fn world() -> World {
                     requests,
                     links: links.clone(),
                 })
-                .with_feed_site(FeedSite::new("https://reviews.shop.example", None).unwrap());
+                .with_feed_site(FeedSite::new("https://reviews.shop.example", None).unwrap())
+                .with_media(media.clone());
             (state, None)
         },
     )
@@ -108,6 +119,8 @@ async fn world() -> World {
         clock,
         scheduler,
         outbox,
+        media,
+        _media_dir: media_dir,
     }
 }
 
@@ -172,7 +185,11 @@ async fn an_order_becomes_a_request_whose_link_posts_a_verified_review() {
         page.contains("Desk lamp") && page.contains("USB cable"),
         "{page}"
     );
-    assert_eq!(page.matches("<form method=\"post\">").count(), 2);
+    assert_eq!(
+        page.matches("<form method=\"post\" enctype=\"multipart/form-data\">")
+            .count(),
+        2
+    );
 
     let review = [
         ("product", "lamp"),
@@ -184,7 +201,11 @@ async fn an_order_becomes_a_request_whose_link_posts_a_verified_review() {
     ];
     let (status, page) = post_form(&w, &message.review_url, &review).await;
     assert_eq!(status, StatusCode::CREATED, "{page}");
-    assert_eq!(page.matches("<form method=\"post\">").count(), 1);
+    assert_eq!(
+        page.matches("<form method=\"post\" enctype=\"multipart/form-data\">")
+            .count(),
+        1
+    );
     let (status, _) = post_form(&w, &message.review_url, &review).await;
     assert_eq!(status, StatusCode::CONFLICT);
     let mut elsewhere = review;
@@ -271,6 +292,84 @@ async fn an_order_becomes_a_request_whose_link_posts_a_verified_review() {
     assert_eq!(get_page(&w, &message.review_url).await.0, StatusCode::GONE);
     let forged = format!("{}x", message.review_url);
     assert_eq!(get_page(&w, &forged).await.0, StatusCode::NOT_FOUND);
+}
+
+/// The review form as a browser posts it with files chosen: multipart,
+/// its fields and `photo` parts (an empty one for an input left empty).
+async fn post_with_photos(
+    w: &World,
+    url: &str,
+    fields: &[(&str, &str)],
+    photos: &[(&str, Vec<u8>)],
+) -> (StatusCode, String) {
+    let mut form = Form::new();
+    for (name, value) in fields {
+        form = form.text(name.to_string(), value.to_string());
+    }
+    for (file_name, bytes) in photos {
+        form = form.part(
+            "photo",
+            Part::bytes(bytes.clone()).file_name(file_name.to_string()),
+        );
+    }
+    let response = w
+        .server
+        .client
+        .post(url)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    (response.status(), response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn the_review_form_takes_photos_with_the_same_checks() {
+    let w = world().await;
+    put_order(&w, order("A-1", "anna@example.com")).await;
+    w.clock.set(T0 + 6 * DAY);
+    w.scheduler.run_due().await.unwrap();
+    let message = w.outbox.0.lock().unwrap()[0].clone();
+    let (_, page) = get_page(&w, &message.review_url).await;
+    assert!(
+        page.contains("<input type=\"file\" name=\"photo\" accept=\"image/jpeg,image/png,image/webp\" multiple>"),
+        "{page}"
+    );
+    let review = [
+        ("product", "lamp"),
+        ("language", "de"),
+        ("rating", "5"),
+        ("title", ""),
+        ("body", "Gutes Licht, siehe Foto."),
+        ("author", "Anna E."),
+    ];
+
+    let markup = b"<html><script>alert(1)</script></html>".to_vec();
+    let (status, page) =
+        post_with_photos(&w, &message.review_url, &review, &[("lamp.jpg", markup)]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{page}");
+    assert!(page.contains("photo[1]: the file is markup"), "{page}");
+    assert!(w.media.list().await.unwrap().is_empty());
+
+    let (status, page) = post_with_photos(
+        &w,
+        &message.review_url,
+        &review,
+        &[("lamp.jpg", images::jpeg(320, 240)), ("", Vec::new())],
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{page}");
+    let (_, listing) = w
+        .server
+        .call(Method::GET, "/v1/products/lamp/comments", None, false)
+        .await;
+    let media = &listing["items"][0]["media"];
+    assert_eq!(media.as_array().map(Vec::len), Some(1), "{listing}");
+    assert_eq!(
+        (media[0]["width"].as_u64(), media[0]["height"].as_u64()),
+        (Some(320), Some(240))
+    );
+    assert_eq!(w.media.list().await.unwrap().len(), 4);
 }
 
 #[tokio::test]

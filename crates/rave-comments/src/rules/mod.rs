@@ -9,6 +9,8 @@
 //!   `#` starts a comment, case-insensitive), re-read when the file changes.
 //! * `duplicate` — the same body (trimmed, case-insensitive) from the same
 //!   author within a window.
+//! * `too_many_photos` — more photos posted with the comment than allowed
+//!   (0 holds every comment with photos for a moderator).
 //! * `too_fast` — typing speed: the body's characters divided by the
 //!   seconds since the same author's previous comment (a person cannot
 //!   type a new comment faster than that). An author's first comment
@@ -54,6 +56,7 @@ pub(crate) const TOO_MANY_LINKS: &str = "too_many_links";
 pub const BLOCKED_WORDS: &str = "blocked_words";
 pub const DUPLICATE: &str = "duplicate";
 pub(crate) const TOO_FAST: &str = "too_fast";
+pub(crate) const TOO_MANY_PHOTOS: &str = "too_many_photos";
 
 /// Most authors remembered; past it, the oldest memories are dropped.
 const MAX_REMEMBERED_AUTHORS: usize = 65_536;
@@ -67,6 +70,8 @@ pub struct Rules {
     pub duplicate_window: Option<(Duration, Outcome)>,
     /// Most characters per second since the author's previous comment.
     pub max_typing_speed: Option<(f64, Outcome)>,
+    /// Most photos a comment may carry without the rule matching.
+    pub max_photos: Option<(usize, Outcome)>,
     recent: Mutex<HashMap<String, Recent>>,
 }
 
@@ -107,12 +112,20 @@ impl Rules {
             && self.blocked_words.is_none()
             && self.duplicate_window.is_none()
             && self.max_typing_speed.is_none()
+            && self.max_photos.is_none()
     }
 
-    /// Judges a comment `author` posts at `now`, and remembers it unless it
-    /// is refused. A refusal outranks a hold; otherwise the first rule in
-    /// the order above names the hold.
-    pub(crate) fn check(&self, author: &str, title: &str, body: &str, now: Timestamp) -> Verdict {
+    /// Judges a comment `author` posts with `photos` photos at `now`, and
+    /// remembers it unless it is refused. A refusal outranks a hold;
+    /// otherwise the first rule in the order above names the hold.
+    pub(crate) fn check(
+        &self,
+        author: &str,
+        title: &str,
+        body: &str,
+        photos: usize,
+        now: Timestamp,
+    ) -> Verdict {
         let now_ms = now.millis();
         let mut matched: Vec<(&'static str, Outcome)> = Vec::new();
         if let Some((max, outcome)) = self.max_links
@@ -140,6 +153,11 @@ impl Rules {
             {
                 matched.push((DUPLICATE, outcome));
             }
+        }
+        if let Some((max, outcome)) = self.max_photos
+            && photos > max
+        {
+            matched.push((TOO_MANY_PHOTOS, outcome));
         }
         if let Some((max_speed, outcome)) = self.max_typing_speed {
             let elapsed_ms = now_ms.saturating_sub(previous.last_ms);
@@ -212,17 +230,17 @@ mod tests {
         let mut rules = Rules::new();
         rules.max_links = Some((1, Outcome::Hold));
         assert_eq!(
-            rules.check("a", "", "one http://x.io", at(0)),
+            rules.check("a", "", "one http://x.io", 0, at(0)),
             Verdict::Pass
         );
         let two = "http://x.io http://y.io";
         assert_eq!(
-            rules.check("b", "", two, at(0)),
+            rules.check("b", "", two, 0, at(0)),
             Verdict::Hold(TOO_MANY_LINKS)
         );
         rules.max_links = Some((1, Outcome::Refuse));
         assert_eq!(
-            rules.check("c", "", two, at(0)),
+            rules.check("c", "", two, 0, at(0)),
             Verdict::Refuse(TOO_MANY_LINKS)
         );
     }
@@ -231,18 +249,18 @@ mod tests {
     fn the_same_body_from_the_same_author_within_the_window_is_a_duplicate() {
         let mut rules = Rules::new();
         rules.duplicate_window = Some((Duration::from_secs(60), Outcome::Refuse));
-        assert_eq!(rules.check("ann", "", "Buy now", at(0)), Verdict::Pass);
+        assert_eq!(rules.check("ann", "", "Buy now", 0, at(0)), Verdict::Pass);
         assert_eq!(
-            rules.check("bob", "", "Buy now", at(1)),
+            rules.check("bob", "", "Buy now", 0, at(1)),
             Verdict::Pass,
             "another author"
         );
         assert_eq!(
-            rules.check("ann", "", " buy NOW ", at(30)),
+            rules.check("ann", "", " buy NOW ", 0, at(30)),
             Verdict::Refuse(DUPLICATE)
         );
         assert_eq!(
-            rules.check("ann", "", "Buy now", at(61)),
+            rules.check("ann", "", "Buy now", 0, at(61)),
             Verdict::Pass,
             "after the window"
         );
@@ -254,19 +272,41 @@ mod tests {
         rules.max_typing_speed = Some((10.0, Outcome::Hold));
         let body = "x".repeat(100);
         assert_eq!(
-            rules.check("ann", "", &body, at(0)),
+            rules.check("ann", "", &body, 0, at(0)),
             Verdict::Pass,
             "first comment"
         );
         assert_eq!(
-            rules.check("ann", "", &body, at(5)),
+            rules.check("ann", "", &body, 0, at(5)),
             Verdict::Hold(TOO_FAST),
             "20 chars/s"
         );
         assert_eq!(
-            rules.check("ann", "", &body, at(20)),
+            rules.check("ann", "", &body, 0, at(20)),
             Verdict::Pass,
             "6.7 chars/s"
+        );
+    }
+
+    #[test]
+    fn more_photos_than_allowed_match_too_many_photos() {
+        let rules = Rules {
+            max_photos: Some((0, Outcome::Hold)),
+            ..Rules::default()
+        };
+        assert_eq!(rules.check("ann", "", "text only", 0, at(0)), Verdict::Pass);
+        assert_eq!(
+            rules.check("bob", "", "with a photo", 1, at(0)),
+            Verdict::Hold(TOO_MANY_PHOTOS)
+        );
+        let rules = Rules {
+            max_photos: Some((2, Outcome::Refuse)),
+            ..Rules::default()
+        };
+        assert_eq!(rules.check("cid", "", "two", 2, at(0)), Verdict::Pass);
+        assert_eq!(
+            rules.check("dan", "", "three", 3, at(0)),
+            Verdict::Refuse(TOO_MANY_PHOTOS)
         );
     }
 
@@ -276,21 +316,21 @@ mod tests {
         rules.max_links = Some((0, Outcome::Hold));
         rules.duplicate_window = Some((Duration::from_secs(60), Outcome::Refuse));
         assert_eq!(
-            rules.check("ann", "", "http://a.io", at(0)),
+            rules.check("ann", "", "http://a.io", 0, at(0)),
             Verdict::Hold(TOO_MANY_LINKS)
         );
         assert_eq!(
-            rules.check("ann", "", "http://a.io", at(1)),
+            rules.check("ann", "", "http://a.io", 0, at(1)),
             Verdict::Refuse(DUPLICATE)
         );
         rules.max_typing_speed = Some((0.001, Outcome::Refuse));
-        assert_eq!(rules.check("bob", "", "hi", at(0)), Verdict::Pass);
+        assert_eq!(rules.check("bob", "", "hi", 0, at(0)), Verdict::Pass);
         assert_eq!(
-            rules.check("bob", "", "hello", at(1)),
+            rules.check("bob", "", "hello", 0, at(1)),
             Verdict::Refuse(TOO_FAST)
         );
         // The refused comment did not count as bob's latest.
         rules.max_typing_speed = Some((1.0, Outcome::Refuse));
-        assert_eq!(rules.check("bob", "", "hey", at(10)), Verdict::Pass);
+        assert_eq!(rules.check("bob", "", "hey", 0, at(10)), Verdict::Pass);
     }
 }

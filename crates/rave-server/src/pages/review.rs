@@ -4,6 +4,10 @@
 //! (`/unsubscribe/{token}`, RFC 8058: a POST unsubscribes, a GET shows the
 //! button).
 //!
+//! The form takes photos too (`multipart/form-data`, `photo` file parts),
+//! checked and stored as the API's posts are (`uploads`); an urlencoded
+//! post without photos is still taken.
+//!
 //! The link is the proof of purchase: a comment posted through it is a
 //! verified purchase of the order (the order verifies one comment per
 //! product, as a shop's purchase proof does), and the product must be one
@@ -13,18 +17,21 @@
 use std::fmt::Write as _;
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{FromRequest, Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rave_comments::{CommentsError, NewComment, OrderId};
 use rave_requests::{Order, RequestsError};
 use serde::Deserialize;
+use utoipa::ToSchema;
 
 use super::html::{STYLE, Text};
 use crate::AppState;
+use crate::api::PhotoFile;
 use crate::error::{ApiError, ApiResult};
 use crate::routes::Segment;
 use crate::state::ReviewRequests;
+use crate::uploads;
 
 /// An HTML answer: the pages' style, a title and a body.
 fn document(status: StatusCode, title: &str, body: &str) -> Response {
@@ -130,7 +137,7 @@ async fn forms(
         open += 1;
         let _ = write!(
             body,
-            "<section><h2>{name}</h2><form method=\"post\">\
+            "<section><h2>{name}</h2><form method=\"post\" enctype=\"multipart/form-data\">\
              <input type=\"hidden\" name=\"product\" value=\"{product}\">\
              <input type=\"hidden\" name=\"language\" value=\"{language}\">\
              <p><label>Your rating <select name=\"rating\" required>\
@@ -140,10 +147,13 @@ async fn forms(
              <p><label>Title <input name=\"title\" maxlength=\"200\"></label></p>\
              <p><label>Your review <textarea name=\"body\" required maxlength=\"5000\" rows=\"5\"></textarea></label></p>\
              <p><label>Shown as <input name=\"author\" required maxlength=\"64\" value=\"{author}\"></label></p>\
+             <p><label>Photos (up to {max_photos}, JPEG, PNG or WebP) \
+             <input type=\"file\" name=\"photo\" accept=\"image/jpeg,image/png,image/webp\" multiple></label></p>\
              <p><button type=\"submit\">Post review</button></p></form></section>",
             name = Text(overview.name()),
             product = Text(product),
             author = Text(&order.name),
+            max_photos = state.uploads.limits.max_photos(),
         );
     }
     if open == 0 {
@@ -180,6 +190,24 @@ pub(crate) async fn review_form(
     Ok(document(StatusCode::OK, "How was your order?", &body))
 }
 
+/// The review form's text fields.
+const FORM_FIELDS: &[&str] = &["product", "language", "rating", "title", "body", "author"];
+
+/// The review form posted with photos, as `multipart/form-data`.
+#[derive(ToSchema)]
+#[allow(dead_code, reason = "a schema only; never built")]
+pub(crate) struct ReviewUploadForm {
+    product: String,
+    language: String,
+    rating: i64,
+    title: Option<String>,
+    body: String,
+    author: String,
+    /// As the API's `photo` parts: the same limits and checks.
+    #[schema(max_items = 10)]
+    photo: Vec<PhotoFile>,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ReviewForm {
@@ -197,21 +225,27 @@ struct ReviewForm {
     path = "/review/{token}",
     tag = "pages",
     summary = "Post a review through a review request's link",
-    description = "An HTML form post (application/x-www-form-urlencoded: product, language, rating, title, body, author). The comment is a verified purchase of the link's order, collected after fulfilment; one per product of the order.",
+    description = "An HTML form post (multipart/form-data: product, language, rating, title, body, author, and `photo` files checked as the API's uploads are; or application/x-www-form-urlencoded without photos). The comment is a verified purchase of the link's order, collected after fulfilment; one per product of the order.",
     params(("token" = String, Path, description = "The signed token of the request's link")),
-    request_body(content = String, content_type = "application/x-www-form-urlencoded"),
+    request_body(
+        content(
+            (ReviewUploadForm = "multipart/form-data"),
+            ("application/x-www-form-urlencoded"),
+        ),
+    ),
     responses(
         (status = 201, description = "Posted: the forms again, with thanks", body = String, content_type = "text/html"),
-        (status = 400, description = "A field is missing or wrong, or the product is not in the order", body = String, content_type = "text/html"),
+        (status = 400, description = "A field is missing or wrong, the product is not in the order, or a photo is refused (named: `photo[2]`)", body = String, content_type = "text/html"),
         (status = 404, description = "Not a valid link", body = String, content_type = "text/html"),
         (status = 409, description = "This product of the order is already reviewed", body = String, content_type = "text/html"),
         (status = 410, description = "The link expired, or its order was cancelled", body = String, content_type = "text/html"),
+        (status = 413, description = "A photo or the whole post is too large", body = String, content_type = "text/html"),
     )
 )]
 pub(crate) async fn post_review(
     State(state): State<AppState>,
     Segment(token): Segment,
-    form: Bytes,
+    request: Request,
 ) -> ApiResult<Response> {
     let Some(review_requests) = state.review_requests.as_ref() else {
         return Ok(not_enabled());
@@ -230,7 +264,32 @@ pub(crate) async fn post_review(
             ),
         )
     };
-    let form: ReviewForm = match serde_urlencoded::from_bytes(&form) {
+    let refused_by = |error: ApiError| refused(error.status, error.detail);
+    let (form, photos) = if uploads::is_multipart(request.headers()) {
+        let posted =
+            match uploads::read_form(&state.uploads, state.media.as_ref(), request, FORM_FIELDS)
+                .await
+            {
+                Ok(posted) => posted,
+                Err(error) => return Ok(refused_by(error)),
+            };
+        // The urlencoded form's decoder reads the text parts, so both
+        // encodings take the same fields with the same types.
+        let fields = serde_urlencoded::to_string(posted.fields()).unwrap_or_default();
+        (
+            serde_urlencoded::from_str::<ReviewForm>(&fields),
+            posted.photos,
+        )
+    } else {
+        let bytes = Bytes::from_request(request, &state)
+            .await
+            .map_err(|rejection| ApiError::new(rejection.status(), rejection.body_text()))?;
+        (
+            serde_urlencoded::from_bytes::<ReviewForm>(&bytes),
+            Vec::new(),
+        )
+    };
+    let form = match form {
         Ok(form) => form,
         Err(e) => return Ok(refused(StatusCode::BAD_REQUEST, format!("form: {e}"))),
     };
@@ -240,7 +299,7 @@ pub(crate) async fn post_review(
             "product: is not in this order".into(),
         ));
     }
-    let new = NewComment {
+    let mut new = NewComment {
         media: Vec::new(),
         attributes: Default::default(),
         author: form.author.clone(),
@@ -251,11 +310,30 @@ pub(crate) async fn post_review(
         created_at: None,
     };
     let order_id = OrderId::parse(&order.id)?;
-    let created = match state
-        .comments
-        .create_requested(&form.product, new, &order_id)
-        .await
-    {
+    let photos = if photos.is_empty() {
+        Vec::new()
+    } else {
+        if let Err(CommentsError::Invalid { field, message }) = new.check() {
+            return Ok(refused(
+                StatusCode::BAD_REQUEST,
+                format!("{field}: {message}"),
+            ));
+        }
+        match uploads::process_photos(&state.uploads, photos).await {
+            Ok(photos) => photos,
+            Err(error) if error.status.is_client_error() => return Ok(refused_by(error)),
+            Err(error) => return Err(error),
+        }
+    };
+    let created = uploads::store_photos_then_create(state.media.as_ref(), &photos, async |media| {
+        new.media = media;
+        state
+            .comments
+            .create_requested(&form.product, new, &order_id)
+            .await
+    })
+    .await?;
+    let created = match created {
         Ok(created) => created,
         Err(CommentsError::Conflict(_)) => {
             return Ok(refused(
