@@ -17,6 +17,13 @@
 //! verifies one comment per product, and a second is a conflict that stores
 //! nothing. Imports carry `verified_purchase` but no order.
 //!
+//! **Photo references.** A comment with photos is written in one
+//! transaction with a reference per photo (`table::photo`), on create as
+//! in every variant above, and in the same batch on import; a write that
+//! removes photos from a comment, or deletes it, removes their references
+//! in the same transaction, and answers which photos no comment names any
+//! more (`references`), so the caller can delete their blobs.
+//!
 //! **Merchant replies** live on the comment item (`reply`), written by the
 //! same versioned read-modify-write as an edit, so a listing shows them with
 //! no second read. A reply touches no key attribute: the comment keeps its
@@ -28,7 +35,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, UNIX_EPOCH};
 
-use rave_store::{CancellationReason, Store, StoreError, WriteRequest};
+use rave_store::{CancellationReason, Store, StoreError, TransactWriteAction, WriteRequest};
 use sha2::{Digest, Sha256};
 use ulid::Ulid;
 
@@ -39,10 +46,11 @@ use crate::model::{
     Comment, CommentPatch, Email, NewComment, OrderId, ProductId, Reply, Source, Status, Timestamp,
     VoteCounts, validate_image_urls,
 };
-use crate::photos::{Photo, PhotoStatus};
+use crate::photos::{Photo, PhotoId, PhotoStatus};
+use crate::references;
 use crate::reports::{Report, Reports};
 use crate::rules::{HookDecision, MODERATION_HOOK, ModerationHook, Rules, Verdict};
-use crate::table::{comment, idempotency, order, personal, product};
+use crate::table::{comment, idempotency, order, personal, photo, product};
 
 /// Whether new comments need a moderator's approval before they show.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -241,18 +249,19 @@ impl<S: Store> Writes<S> {
             self.access
                 .put_action(order::encode(&product, order), Some(order::unused()))
         });
+        let references = self.reference_puts(&comment);
         let Some(key) = idempotency_key else {
-            match order_action {
-                None => self.access.put(item, Some(comment::absent())).await?,
-                Some(order_action) => {
-                    let mut actions = vec![self.access.put_action(item, Some(comment::absent()))];
-                    let order_at = actions.len();
-                    actions.push(order_action);
-                    self.access
-                        .transact(actions)
-                        .await
-                        .map_err(|e| order_used(e, order_at))?;
-                }
+            if order_action.is_none() && references.is_empty() {
+                self.access.put(item, Some(comment::absent())).await?;
+            } else {
+                let mut actions = vec![self.access.put_action(item, Some(comment::absent()))];
+                let order_at = actions.len();
+                actions.extend(order_action);
+                actions.extend(references);
+                self.access
+                    .transact(actions)
+                    .await
+                    .map_err(|e| order_used(e, order_at))?;
             }
             return Ok(Created {
                 comment,
@@ -274,6 +283,7 @@ impl<S: Store> Writes<S> {
         ));
         let order_at = actions.len();
         actions.extend(order_action);
+        actions.extend(references);
         match self.access.transact(actions).await {
             Ok(()) => Ok(Created {
                 comment,
@@ -286,6 +296,19 @@ impl<S: Store> Writes<S> {
             }
             Err(e) => Err(order_used(e, order_at)),
         }
+    }
+
+    /// The puts of `comment`'s photo references, for its create's
+    /// transaction (unconditional: a reference holds only its key).
+    fn reference_puts(&self, comment: &Comment) -> Vec<TransactWriteAction> {
+        comment
+            .media
+            .iter()
+            .map(|named| {
+                self.access
+                    .put_action(photo::encode(&named.id, &comment.id), None)
+            })
+            .collect()
     }
 
     /// A create `rule` refused, unless it retries one that was accepted:
@@ -387,23 +410,56 @@ impl<S: Store> Writes<S> {
             if next == current {
                 return Ok(current);
             }
-            let written = self
-                .access
-                .put(
-                    comment::encode(&next, version + 1),
-                    Some(comment::at_version(version)),
-                )
-                .await;
+            let item = comment::encode(&next, version + 1);
+            let references = self.reference_changes(&current, &next);
+            let written = if references.is_empty() {
+                self.access
+                    .put(item, Some(comment::at_version(version)))
+                    .await
+            } else {
+                let mut actions = vec![
+                    self.access
+                        .put_action(item, Some(comment::at_version(version))),
+                ];
+                actions.extend(references);
+                self.access.transact(actions).await
+            };
             match written {
                 Ok(()) => return Ok(next),
                 // Changed (or deleted) since we read it: read again.
-                Err(StoreError::ConditionalCheckFailed) => continue,
+                Err(e) if comment_changed(&e) => continue,
                 Err(e) => return Err(e.into()),
             }
         }
         Err(CommentsError::Conflict(
             "the comment kept changing; try again".into(),
         ))
+    }
+
+    /// The reference writes that follow a change of a comment's photos
+    /// from `current` to `next`: removed photos lose theirs, added ones
+    /// gain one.
+    fn reference_changes(&self, current: &Comment, next: &Comment) -> Vec<TransactWriteAction> {
+        let names = |comment: &Comment, photo: &PhotoId| {
+            comment.media.iter().any(|named| &named.id == photo)
+        };
+        let removed = current
+            .media
+            .iter()
+            .filter(|named| !names(next, &named.id))
+            .map(|named| {
+                self.access
+                    .delete_action(photo::encode(&named.id, &current.id), None)
+            });
+        let added = next
+            .media
+            .iter()
+            .filter(|named| !names(current, &named.id))
+            .map(|named| {
+                self.access
+                    .put_action(photo::encode(&named.id, &next.id), None)
+            });
+        removed.chain(added).collect()
     }
 
     pub(crate) async fn edit(&self, id: &str, patch: &CommentPatch) -> Result<Comment> {
@@ -448,6 +504,44 @@ impl<S: Store> Writes<S> {
         .await
     }
 
+    /// Publishes one photo of a comment without touching the rest of it;
+    /// a published photo stays as it is. An unknown comment or photo is
+    /// not found.
+    pub(crate) async fn approve_photo(&self, id: &str, photo: &PhotoId) -> Result<Comment> {
+        self.modify(id, |current| {
+            let named = named_photo(current, photo)?;
+            Ok((!named.is_published()).then(|| {
+                let mut next = current.clone();
+                for named in next.media.iter_mut().filter(|named| &named.id == photo) {
+                    named.status = PhotoStatus::Published;
+                }
+                next
+            }))
+        })
+        .await
+    }
+
+    /// Removes one photo from a comment, with its reference, in one write,
+    /// leaving the rest of the comment as it is. Returns the comment and
+    /// the photo if no comment names it any more (its blob may go). An
+    /// unknown comment or photo is not found.
+    pub(crate) async fn reject_photo(
+        &self,
+        id: &str,
+        photo: &PhotoId,
+    ) -> Result<(Comment, Vec<PhotoId>)> {
+        let comment = self
+            .modify(id, |current| {
+                named_photo(current, photo)?;
+                let mut next = current.clone();
+                next.media.retain(|named| &named.id != photo);
+                Ok(Some(next))
+            })
+            .await?;
+        let unreferenced = references::unreferenced(&self.access, [photo.clone()]).await?;
+        Ok((comment, unreferenced))
+    }
+
     /// Marks whether the review was written for a reward: a staff
     /// decision that moves no key (the comment keeps its place everywhere).
     pub(crate) async fn set_incentivized(&self, id: &str, incentivized: bool) -> Result<Comment> {
@@ -483,17 +577,43 @@ impl<S: Store> Writes<S> {
         .await
     }
 
-    pub(crate) async fn delete(&self, id: &str) -> Result<()> {
+    /// Deletes a comment with its photos' references, in one write, and
+    /// returns its photos that no comment names any more.
+    pub(crate) async fn delete(&self, id: &str) -> Result<Vec<PhotoId>> {
         let id = parse_id(id)?.to_string();
-        match self
-            .access
-            .delete(comment::key(&id), Some(comment::present()))
-            .await
-        {
-            Ok(()) => Ok(()),
-            Err(StoreError::ConditionalCheckFailed) => Err(CommentsError::NotFound),
-            Err(e) => Err(e.into()),
+        for _ in 0..MAX_WRITE_ATTEMPTS {
+            let (item, _) = self.access.get(comment::key(&id), true).await?;
+            let item = item.ok_or(CommentsError::NotFound)?;
+            let current = comment::decode(&item)?;
+            let condition = Some(comment::at_version(comment::version(&item)?));
+            let deleted = if current.media.is_empty() {
+                self.access.delete(comment::key(&id), condition).await
+            } else {
+                let mut actions = vec![self.access.delete_action(comment::key(&id), condition)];
+                actions.extend(current.media.iter().map(|named| {
+                    self.access
+                        .delete_action(photo::encode(&named.id, &id), None)
+                }));
+                self.access.transact(actions).await
+            };
+            match deleted {
+                Ok(()) => {
+                    let photos = current.media.into_iter().map(|named| named.id);
+                    return references::unreferenced(&self.access, photos).await;
+                }
+                // Changed (or deleted) since we read it: read again.
+                Err(e) if comment_changed(&e) => continue,
+                Err(e) => return Err(e.into()),
+            }
         }
+        Err(CommentsError::Conflict(
+            "the comment kept changing; try again".into(),
+        ))
+    }
+
+    /// Whether any comment names `photo`.
+    pub(crate) async fn photo_referenced(&self, photo: &PhotoId) -> Result<bool> {
+        references::is_referenced(&self.access, photo).await
     }
 
     /// Writes the comments of `batch` that are not stored yet, and leaves
@@ -570,6 +690,7 @@ impl<S: Store> Writes<S> {
         for item in self.access.get_many(&keys).await? {
             present.insert(comment::id_of_key(&item)?.to_string());
         }
+        let stored_before = present.len();
         // A comment listed twice (a file holding the same review twice)
         // is written once: the second is there already by then.
         let (mut emails, mut writes) = (Vec::new(), Vec::new());
@@ -580,9 +701,18 @@ impl<S: Store> Writes<S> {
             if let Some(email) = email {
                 emails.push(WriteRequest::Put(personal::encode(&comment.id, email)));
             }
+            // The references before their comment: a batch cut short
+            // leaves at worst a reference that keeps a blob, never a
+            // comment naming a photo no reference protects.
+            writes.extend(
+                comment
+                    .media
+                    .iter()
+                    .map(|named| WriteRequest::Put(photo::encode(&named.id, &comment.id))),
+            );
             writes.push(WriteRequest::Put(comment::encode(comment, 1)));
         }
-        let created = writes.len();
+        let created = present.len() - stored_before;
         self.access.write_many(emails).await?;
         self.access.write_many(writes).await?;
         Ok(ImportOutcome { ids, created })
@@ -605,6 +735,29 @@ fn keep_queue_time(current: Option<&Comment>, next: &mut Comment, now: Timestamp
         (_, Some(before)) if before.status != Status::Published => before.queued_at,
         _ => Some(now),
     };
+}
+
+/// Whether a conditional write of a comment failed because the comment
+/// changed (or went) since it was read: its own condition, alone or as the
+/// first action of a transaction.
+fn comment_changed(error: &StoreError) -> bool {
+    match error {
+        StoreError::ConditionalCheckFailed => true,
+        StoreError::TransactionCanceled(reasons) => {
+            reasons.first() == Some(&CancellationReason::ConditionalCheckFailed)
+        }
+        _ => false,
+    }
+}
+
+/// The photo `photo` of `comment`; not found when the comment has none
+/// by that id.
+fn named_photo<'a>(comment: &'a Comment, photo: &PhotoId) -> Result<&'a Photo> {
+    comment
+        .media
+        .iter()
+        .find(|named| &named.id == photo)
+        .ok_or(CommentsError::NotFound)
 }
 
 /// Ids are ULIDs; anything else cannot name a comment (and never reaches a key).

@@ -686,7 +686,7 @@ pub(crate) async fn erase_author(
     Authorized(staff, ..): Authorized<Erase>,
     Segment(author): Segment,
 ) -> ApiResult<Json<ErasedBody>> {
-    let erased = state.comments.erase_author(&author).await?;
+    let erased = state.comments.erase_author(&author).await?.comments;
     // The orders they reviewed through, with the address and the requests.
     let orders = match &state.review_requests {
         Some(review_requests) => review_requests.requests.erase_author(&author).await?,

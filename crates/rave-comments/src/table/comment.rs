@@ -124,10 +124,6 @@ pub(crate) fn absent() -> Condition {
     Condition::not_exists(PK)
 }
 
-pub(crate) fn present() -> Condition {
-    Condition::exists(PK)
-}
-
 /// The comment exists and listings show it (published or flagged): what a
 /// vote needs.
 pub(crate) fn listed() -> Condition {
