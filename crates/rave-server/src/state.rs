@@ -23,7 +23,7 @@ use crate::error::ApiError;
 use crate::extract::ConfiguredToken;
 use crate::feeds::FeedSite;
 use crate::limiter::{ClientLimiter, MAX_TRACKED_CLIENTS};
-use crate::media::MediaLinks;
+use crate::media::{MediaLinks, PhotoLocks};
 use crate::metrics::Metrics;
 use crate::purchase::PurchaseVerifier;
 use crate::readiness::{Readiness, ReadinessCheck, ReadinessPolicy};
@@ -110,6 +110,10 @@ pub struct ServerState {
     pub(crate) media: Option<rave_media::MediaStore>,
     /// Where the photos' renditions are reached from outside.
     pub(crate) media_links: MediaLinks,
+    /// One lock per photo id: an upload's "put the blob … write the
+    /// comment" and a deletion's "no reference left … delete the blob"
+    /// of the same photo take it (`media::locks`).
+    pub(crate) photo_locks: Arc<PhotoLocks>,
 }
 
 impl AppState {
@@ -149,6 +153,7 @@ impl AppState {
             feed_site: None,
             media: None,
             media_links: MediaLinks::default(),
+            photo_locks: Arc::default(),
         }))
     }
 
