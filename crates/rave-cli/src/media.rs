@@ -10,6 +10,13 @@ use anyhow::{Context, bail};
 use clap::Args;
 use rave_media::{DiskStore, MediaStore};
 
+/// The embedded store's media store, `<data>/media` (created if missing).
+pub(crate) fn embedded_store(data: &Path) -> anyhow::Result<MediaStore> {
+    let store = DiskStore::open(data.join("media"))
+        .with_context(|| format!("cannot open {}", data.join("media").display()))?;
+    Ok(MediaStore::Disk(store))
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct MediaArgs {
     /// With --store dynamodb: the S3 bucket photos are kept in (without
@@ -32,9 +39,7 @@ impl MediaArgs {
                 data.join("media").display()
             );
         }
-        let store = DiskStore::open(data.join("media"))
-            .with_context(|| format!("cannot open {}", data.join("media").display()))?;
-        Ok(MediaStore::Disk(store))
+        embedded_store(data)
     }
 
     /// The bucket's media store, when a bucket is given.
