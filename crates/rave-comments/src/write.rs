@@ -436,30 +436,19 @@ impl<S: Store> Writes<S> {
         ))
     }
 
-    /// The reference writes that follow a change of a comment's photos
-    /// from `current` to `next`: removed photos lose theirs, added ones
-    /// gain one.
+    /// The reference deletions that follow a change of a comment's photos
+    /// from `current` to `next`: each photo removed loses its reference
+    /// (no write adds a photo to a stored comment).
     fn reference_changes(&self, current: &Comment, next: &Comment) -> Vec<TransactWriteAction> {
-        let names = |comment: &Comment, photo: &PhotoId| {
-            comment.media.iter().any(|named| &named.id == photo)
-        };
-        let removed = current
+        current
             .media
             .iter()
-            .filter(|named| !names(next, &named.id))
+            .filter(|named| !next.media.iter().any(|kept| kept.id == named.id))
             .map(|named| {
                 self.access
                     .delete_action(photo::encode(&named.id, &current.id), None)
-            });
-        let added = next
-            .media
-            .iter()
-            .filter(|named| !names(current, &named.id))
-            .map(|named| {
-                self.access
-                    .put_action(photo::encode(&named.id, &next.id), None)
-            });
-        removed.chain(added).collect()
+            })
+            .collect()
     }
 
     pub(crate) async fn edit(&self, id: &str, patch: &CommentPatch) -> Result<Comment> {
