@@ -40,6 +40,7 @@ mod io;
 mod media;
 mod moderation;
 mod options;
+mod photos;
 mod progress;
 mod readiness;
 mod requests;
@@ -111,7 +112,9 @@ enum Command {
     Deliver(DeliverArgs),
     /// Create the DynamoDB table, its indexes and its stream (idempotent).
     Init(InitArgs),
-    /// Recompute every statistic from the comments, print the drift, repair it with --fix.
+    /// Recompute every statistic from the comments and check the photos
+    /// against the media store (<data>/media), print the drift, repair it
+    /// with --fix.
     Reconcile(ReconcileArgs),
     /// Serve DynamoDB's API over the embedded store, for the AWS CLI and SDKs.
     DynamodbApi(dynamodb_api::DynamodbApiArgs),
@@ -211,6 +214,10 @@ struct ReconcileArgs {
     /// Segments of the parallel scan.
     #[arg(long, env = "RAVE_SEGMENTS", default_value_t = 4)]
     segments: u32,
+    /// A stored photo no comment names is an orphan only once it is this
+    /// old: younger, an upload may still be writing the comment naming it.
+    #[arg(long, env = "RAVE_ORPHAN_GRACE_MINUTES", default_value_t = 10)]
+    orphan_grace_minutes: u64,
 }
 
 /// Where the data lives.
@@ -1258,6 +1265,15 @@ async fn reconcile(args: ReconcileArgs) -> anyhow::Result<()> {
     if applied > 0 {
         eprintln!("applied {applied} pending changes before recounting");
     }
+    // The photos first: the statistics' summary stays the last line.
+    photos::reconcile(
+        &comments,
+        &media::embedded_store(&args.store.data)?,
+        args.segments,
+        Duration::from_secs(args.orphan_grace_minutes.saturating_mul(60)),
+        args.fix,
+    )
+    .await?;
     let bar = progress_bar(None, "scanning items");
     let started = std::time::Instant::now();
     let report = comments

@@ -21,6 +21,13 @@ use rave_server::{MediaLinks, UploadLimits};
 /// Photos `rave load --photos` stores for its comments to carry.
 const SAMPLE_PHOTOS: u32 = 8;
 
+/// The embedded store's media store, `<data>/media` (created if missing).
+pub(crate) fn embedded_store(data: &Path) -> anyhow::Result<MediaStore> {
+    let store = DiskStore::open(data.join("media"))
+        .with_context(|| format!("cannot open {}", data.join("media").display()))?;
+    Ok(MediaStore::Disk(store))
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct MediaArgs {
     /// With --store dynamodb: the S3 bucket photos are kept in (without
@@ -69,9 +76,7 @@ impl MediaArgs {
                 data.join("media").display()
             );
         }
-        let store = DiskStore::open(data.join("media"))
-            .with_context(|| format!("cannot open {}", data.join("media").display()))?;
-        Ok(MediaStore::Disk(store))
+        embedded_store(data)
     }
 
     /// The bucket's media store, when a bucket is given.

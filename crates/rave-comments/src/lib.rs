@@ -26,6 +26,11 @@
 //!   reconciling them with a recount.
 //! * `erasure` — deleting an author's comments with their partitions.
 //!
+//! `references` (below `write` and `erasure`) answers whether a comment
+//! still names a photo, from the photo references `table::photo` keeps;
+//! `photo_inventory` lists what the whole table names, for `rave
+//! reconcile`'s comparison with the media store.
+//!
 //! Each part depends only on the parts listed before it (and on `model`
 //! with `rating` and `attributes` (sub-ratings and fit, see its doc),
 //! `error` and `rules`, below them all); none reaches back up to the façade.
@@ -51,8 +56,10 @@ mod families;
 mod figures;
 mod listing;
 mod model;
+mod photo_inventory;
 mod photos;
 mod rating;
+mod references;
 mod reports;
 pub mod rules;
 mod statistics;
@@ -74,6 +81,7 @@ pub use attributes::{
 };
 pub use catalog::ProductOverview;
 pub use changes::{CommentChange, comment_change};
+pub use erasure::Erased;
 pub use error::{CommentsError, Result};
 pub use families::{GroupStats, MAX_VARIANTS};
 pub use figures::ModerationFigures;
@@ -87,6 +95,7 @@ pub use model::{
     MAX_PAGE_SIZE, NewComment, OrderId, ProductId, ProductRecord, Purchase, Rating, Reply, Source,
     Status, Timestamp, VoteCounts, Voter, check_page_size,
 };
+pub use photo_inventory::{Naming, PhotoInventory};
 pub use photos::{MAX_PHOTOS, NewPhoto, Photo, PhotoId, PhotoStatus};
 pub use reports::{KEPT_NOTES, MAX_NOTE_CHARS, Report, ReportReason, Reports};
 pub use statistics::{Leader, ProductStats, RatingCounts};
@@ -325,10 +334,37 @@ impl<S: Store> Comments<S> {
         self.writes.delete_reply(id).await
     }
 
-    /// Deletes a comment; its index entries and its votes go with it.
-    pub async fn delete(&self, id: &str) -> Result<()> {
-        self.writes.delete(id).await?;
-        self.votes.delete_all(id).await
+    /// Deletes a comment; its index entries, its photo references and its
+    /// votes go with it. Returns its photos that no comment names any
+    /// more, whose blobs the caller deletes (checking
+    /// [`Comments::photo_referenced`] again right before, under the lock
+    /// that an upload naming the same photo takes).
+    pub async fn delete(&self, id: &str) -> Result<Vec<PhotoId>> {
+        let unreferenced = self.writes.delete(id).await?;
+        self.votes.delete_all(id).await?;
+        Ok(unreferenced)
+    }
+
+    /// Publishes one photo of a comment without touching its text or its
+    /// other photos; a published photo stays as it is. An unknown comment,
+    /// or a photo the comment does not carry, is `NotFound`.
+    pub async fn approve_photo(&self, id: &str, photo: &PhotoId) -> Result<Comment> {
+        self.writes.approve_photo(id, photo).await
+    }
+
+    /// Removes one photo from a comment (with its reference, in the same
+    /// write) without touching its text or its other photos. Returns the
+    /// comment, and the photo if no comment names it any more (see
+    /// [`Comments::delete`]). An unknown comment, or a photo the comment
+    /// does not carry, is `NotFound`.
+    pub async fn reject_photo(&self, id: &str, photo: &PhotoId) -> Result<(Comment, Vec<PhotoId>)> {
+        self.writes.reject_photo(id, photo).await
+    }
+
+    /// Whether any comment names `photo` (its references, read
+    /// consistently): asked right before a blob is deleted.
+    pub async fn photo_referenced(&self, photo: &PhotoId) -> Result<bool> {
+        self.writes.photo_referenced(photo).await
     }
 
     /// Records `voter`'s vote on a published or flagged comment (`helpful`
@@ -402,11 +438,13 @@ impl<S: Store> Comments<S> {
         self.listings.author_comments(author, limit, cursor).await
     }
 
-    /// Erases every comment of `author` with its votes, reply and the
-    /// personal data kept apart for it (an imported email), and
-    /// returns how many comments there were; statistics follow through the
-    /// change stream. Erasing again erases nothing and returns 0.
-    pub async fn erase_author(&self, author: &str) -> Result<u64> {
+    /// Erases every comment of `author` with its votes, reply, photo
+    /// references and the personal data kept apart for it (an imported
+    /// email), and returns how many comments there were and which of their
+    /// photos no comment names any more (see [`Comments::delete`]);
+    /// statistics follow through the change stream. Erasing again erases
+    /// nothing.
+    pub async fn erase_author(&self, author: &str) -> Result<Erased> {
         self.erasure.erase_author(author).await
     }
 
@@ -498,6 +536,18 @@ impl<S: Store> Comments<S> {
     /// past (0 when another aggregator got there first).
     pub async fn aggregate_once<F: ChangeFeed>(&self, feed: &F, wait: Duration) -> Result<usize> {
         self.aggregator.aggregate_once(feed, wait).await
+    }
+
+    /// Which photos the comments name, and where the photo references
+    /// disagree with them: one scan of the table in `segments` segments.
+    pub async fn photo_inventory(&self, segments: u32) -> Result<PhotoInventory> {
+        photo_inventory::take(&self.access, segments).await
+    }
+
+    /// Writes the references `inventory` found missing and deletes the
+    /// stale ones (each checked against its comment again first).
+    pub async fn repair_photo_references(&self, inventory: &PhotoInventory) -> Result<()> {
+        photo_inventory::repair(&self.access, inventory).await
     }
 
     /// Recounts every statistic from the comments and reports (with `fix`,

@@ -17,6 +17,13 @@
 //! verifies one comment per product, and a second is a conflict that stores
 //! nothing. Imports carry `verified_purchase` but no order.
 //!
+//! **Photo references.** A comment with photos is written in one
+//! transaction with a reference per photo (`table::photo`), on create as
+//! in every variant above, and in the same batch on import; a write that
+//! removes photos from a comment, or deletes it, removes their references
+//! in the same transaction, and answers which photos no comment names any
+//! more (`references`), so the caller can delete their blobs.
+//!
 //! **Merchant replies** live on the comment item (`reply`), written by the
 //! same versioned read-modify-write as an edit, so a listing shows them with
 //! no second read. A reply touches no key attribute: the comment keeps its
@@ -39,10 +46,11 @@ use crate::model::{
     Comment, CommentPatch, Email, NewComment, OrderId, ProductId, Reply, Source, Status, Timestamp,
     VoteCounts, validate_image_urls,
 };
-use crate::photos::{Photo, PhotoStatus};
+use crate::photos::{Photo, PhotoId, PhotoStatus};
+use crate::references;
 use crate::reports::{Report, Reports};
 use crate::rules::{HookDecision, MODERATION_HOOK, ModerationHook, Rules, Verdict};
-use crate::table::{comment, idempotency, order, personal, product};
+use crate::table::{comment, idempotency, order, personal, photo, product};
 
 /// Whether new comments need a moderator's approval before they show.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -240,7 +248,8 @@ impl<S: Store> Writes<S> {
             }
         }
         keep_queue_time(None, &mut comment, Timestamp::now());
-        let writes = comment::writes(None, Some(&comment), 1);
+        let mut writes = comment::writes(None, Some(&comment), 1);
+        writes.extend(reference_puts(&comment));
         let order_action = purchase.map(|order| {
             self.access
                 .put_action(order::encode(&product, order), Some(order::unused()))
@@ -398,14 +407,18 @@ impl<S: Store> Writes<S> {
             let written = self
                 .access
                 .write_together(
-                    comment::writes(Some(&current), Some(&next), version + 1),
+                    {
+                        let mut writes = comment::writes(Some(&current), Some(&next), version + 1);
+                        writes.extend(reference_deletes(&current, Some(&next)));
+                        writes
+                    },
                     Some(comment::at_version(version)),
                 )
                 .await;
             match written {
                 Ok(()) => return Ok(next),
                 // Changed (or deleted) since we read it: read again.
-                Err(StoreError::ConditionalCheckFailed) => continue,
+                Err(e) if comment_changed(&e) => continue,
                 Err(e) => return Err(e.into()),
             }
         }
@@ -456,6 +469,44 @@ impl<S: Store> Writes<S> {
         .await
     }
 
+    /// Publishes one photo of a comment without touching the rest of it;
+    /// a published photo stays as it is. An unknown comment or photo is
+    /// not found.
+    pub(crate) async fn approve_photo(&self, id: &str, photo: &PhotoId) -> Result<Comment> {
+        self.modify(id, |current| {
+            let named = named_photo(current, photo)?;
+            Ok((!named.is_published()).then(|| {
+                let mut next = current.clone();
+                for named in next.media.iter_mut().filter(|named| &named.id == photo) {
+                    named.status = PhotoStatus::Published;
+                }
+                next
+            }))
+        })
+        .await
+    }
+
+    /// Removes one photo from a comment, with its reference, in one write,
+    /// leaving the rest of the comment as it is. Returns the comment and
+    /// the photo if no comment names it any more (its blob may go). An
+    /// unknown comment or photo is not found.
+    pub(crate) async fn reject_photo(
+        &self,
+        id: &str,
+        photo: &PhotoId,
+    ) -> Result<(Comment, Vec<PhotoId>)> {
+        let comment = self
+            .modify(id, |current| {
+                named_photo(current, photo)?;
+                let mut next = current.clone();
+                next.media.retain(|named| &named.id != photo);
+                Ok(Some(next))
+            })
+            .await?;
+        let unreferenced = references::unreferenced(&self.access, [photo.clone()]).await?;
+        Ok((comment, unreferenced))
+    }
+
     /// Marks whether the review was written for a reward: a staff
     /// decision that moves no key (the comment keeps its place everywhere).
     pub(crate) async fn set_incentivized(&self, id: &str, incentivized: bool) -> Result<Comment> {
@@ -491,33 +542,39 @@ impl<S: Store> Writes<S> {
         .await
     }
 
-    /// Deletes a comment with what is written beside it (its listing
-    /// copy): read first, so the delete removes what that version has, on
-    /// the condition that it is still that version.
-    pub(crate) async fn delete(&self, id: &str) -> Result<()> {
+    /// Deletes a comment with its photos' references, in one write, and
+    /// returns its photos that no comment names any more.
+    pub(crate) async fn delete(&self, id: &str) -> Result<Vec<PhotoId>> {
         let id = parse_id(id)?.to_string();
         for _ in 0..MAX_WRITE_ATTEMPTS {
             let (item, _) = self.access.get(comment::key(&id), true).await?;
             let item = item.ok_or(CommentsError::NotFound)?;
             let current = comment::decode(&item)?;
             let version = comment::version(&item)?;
+            let mut writes = comment::writes(Some(&current), None, version);
+            writes.extend(reference_deletes(&current, None));
             match self
                 .access
-                .write_together(
-                    comment::writes(Some(&current), None, version),
-                    Some(comment::at_version(version)),
-                )
+                .write_together(writes, Some(comment::at_version(version)))
                 .await
             {
-                Ok(()) => return Ok(()),
+                Ok(()) => {
+                    let photos = current.media.into_iter().map(|named| named.id);
+                    return references::unreferenced(&self.access, photos).await;
+                }
                 // Changed or deleted since we read it: read again.
-                Err(StoreError::ConditionalCheckFailed) => continue,
+                Err(e) if comment_changed(&e) => continue,
                 Err(e) => return Err(e.into()),
             }
         }
         Err(CommentsError::Conflict(
             "the comment kept changing; try again".into(),
         ))
+    }
+
+    /// Whether any comment names `photo`.
+    pub(crate) async fn photo_referenced(&self, photo: &PhotoId) -> Result<bool> {
+        references::is_referenced(&self.access, photo).await
     }
 
     /// Writes the comments of `batch` that are not stored yet, and leaves
@@ -604,6 +661,10 @@ impl<S: Store> Writes<S> {
             if let Some(email) = email {
                 emails.push(WriteRequest::Put(personal::encode(&comment.id, email)));
             }
+            // The references before their comment: a batch cut short
+            // leaves at worst a reference that keeps a blob, never a
+            // comment naming a photo no reference protects.
+            writes.extend(reference_puts(comment));
             writes.extend(comment::writes(None, Some(comment), 1));
             created += 1;
         }
@@ -629,6 +690,54 @@ fn keep_queue_time(current: Option<&Comment>, next: &mut Comment, now: Timestamp
         (_, Some(before)) if before.status != Status::Published => before.queued_at,
         _ => Some(now),
     };
+}
+
+/// Whether a conditional write of a comment failed because the comment
+/// changed (or went) since it was read: its own condition, alone or as the
+/// first action of a transaction.
+/// The puts of `comment`'s photo references, written with its create
+/// (unconditional: a reference holds only its key).
+fn reference_puts(comment: &Comment) -> impl Iterator<Item = WriteRequest> + '_ {
+    comment
+        .media
+        .iter()
+        .map(|named| WriteRequest::Put(photo::encode(&named.id, &comment.id)))
+}
+
+/// The reference deletions that follow a change of a comment's photos
+/// from `current` to `next` (`None`: the comment goes): each photo removed
+/// loses its reference (no write adds a photo to a stored comment).
+fn reference_deletes<'a>(
+    current: &'a Comment,
+    next: Option<&'a Comment>,
+) -> impl Iterator<Item = WriteRequest> + 'a {
+    current
+        .media
+        .iter()
+        .filter(move |named| {
+            next.is_none_or(|next| !next.media.iter().any(|kept| kept.id == named.id))
+        })
+        .map(|named| WriteRequest::Delete(photo::encode(&named.id, &current.id)))
+}
+
+fn comment_changed(error: &StoreError) -> bool {
+    match error {
+        StoreError::ConditionalCheckFailed => true,
+        StoreError::TransactionCanceled(reasons) => {
+            reasons.first() == Some(&CancellationReason::ConditionalCheckFailed)
+        }
+        _ => false,
+    }
+}
+
+/// The photo `photo` of `comment`; not found when the comment has none
+/// by that id.
+fn named_photo<'a>(comment: &'a Comment, photo: &PhotoId) -> Result<&'a Photo> {
+    comment
+        .media
+        .iter()
+        .find(|named| &named.id == photo)
+        .ok_or(CommentsError::NotFound)
 }
 
 /// Ids are ULIDs; anything else cannot name a comment (and never reaches a key).

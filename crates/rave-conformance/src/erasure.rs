@@ -5,13 +5,15 @@
 //! no author statistics, no personal data kept apart (an imported email) —
 //! the other authors' comments and counts are as a
 //! recount says, `reconcile` finds no drift, and erasing again erases
-//! nothing.
+//! nothing. The author's photos lose their references with the comments
+//! (a verified create's transaction and an import's batch wrote them), and
+//! the erasure names those no other comment carries.
 
 use std::collections::BTreeSet;
 
 use rave_comments::{
-    Comments, CommentsError, Email, Filter, ImportComment, ListRequest, NewComment, OrderId, Sort,
-    Status, Timestamp, VoteCounts,
+    Comments, CommentsError, Email, Filter, ImportComment, ListRequest, NewComment, NewPhoto,
+    OrderId, PhotoId, Sort, Status, Timestamp, VoteCounts,
 };
 use rave_store::{ChangeFeed, Store};
 
@@ -34,6 +36,15 @@ fn new_comment(author: &str, language: &str, rating: i64) -> NewComment {
         title: Some("title".into()),
         body: format!("{author} says {rating}"),
         created_at: None,
+    }
+}
+
+/// A photo reference, its id all `fill`.
+fn photo(fill: char) -> NewPhoto {
+    NewPhoto {
+        id: PhotoId::parse(&fill.to_string().repeat(64)).unwrap(),
+        width: 640,
+        height: 480,
     }
 }
 
@@ -90,8 +101,13 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
         erased_ids.insert(c.id);
     }
     let order = OrderId::parse("order-1").unwrap();
+    // Photos `a` and `b`; `b` is also on one of bob's comments, below.
+    let with_photos = NewComment {
+        media: vec![photo('a'), photo('b')],
+        ..new_comment(ERASED, "en", 4)
+    };
     let verified = comments
-        .create_verified("p1", new_comment(ERASED, "en", 4), None, &order)
+        .create_verified("p1", with_photos, None, &order)
         .await
         .unwrap()
         .comment;
@@ -119,6 +135,7 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
             status: Some(Status::Pending),
             comment: NewComment {
                 attributes: Default::default(),
+                media: vec![photo('c')],
                 created_at: Some(Timestamp::parse("2025-01-02T03:04:05.006Z").unwrap()),
                 ..new_comment(ERASED, "en", 5)
             },
@@ -140,11 +157,15 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
     erased_ids.extend(pending.ids);
     let mut kept_ids = BTreeSet::new();
     for (author, product, rating) in [(KEPT, "p1", 5), ("bob", "p1", 4), ("bob", "p2", 5)] {
-        let c = comments
-            .create(product, new_comment(author, "en", rating), None)
-            .await
-            .unwrap()
-            .comment;
+        let media = match product {
+            "p2" => vec![photo('b')],
+            _ => Vec::new(),
+        };
+        let new = NewComment {
+            media,
+            ..new_comment(author, "en", rating)
+        };
+        let c = comments.create(product, new, None).await.unwrap().comment;
         kept_ids.insert(c.id);
     }
     let voted_kept = kept_ids.first().cloned().expect("kept comments");
@@ -172,8 +193,19 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
     assert_eq!(listed, erased_ids);
     assert_eq!(author_ids(comments, KEPT, 100).await.len(), 1);
 
+    for fill in ['a', 'b', 'c'] {
+        let id = photo(fill).id;
+        assert!(comments.photo_referenced(&id).await.unwrap(), "{fill}");
+    }
     let erased = comments.erase_author(ERASED).await.unwrap();
-    assert_eq!(erased, erased_ids.len() as u64);
+    assert_eq!(erased.comments, erased_ids.len() as u64);
+    // `b` is bob's too: only `a` and `c` lost their last reference.
+    assert_eq!(
+        erased.unreferenced_photos,
+        vec![photo('a').id, photo('c').id]
+    );
+    assert!(!comments.photo_referenced(&photo('a').id).await.unwrap());
+    assert!(comments.photo_referenced(&photo('b').id).await.unwrap());
     drain(comments, feed).await;
 
     assert!(author_ids(comments, ERASED, 100).await.is_empty());
@@ -229,7 +261,7 @@ pub async fn check_erasure<S: Store, F: ChangeFeed>(comments: &Comments<S>, feed
     assert_eq!(comments.get(&voted_kept).await.unwrap().votes, kept_votes);
 
     assert_eq!(
-        comments.erase_author(ERASED).await.unwrap(),
+        comments.erase_author(ERASED).await.unwrap().comments,
         0,
         "idempotent"
     );

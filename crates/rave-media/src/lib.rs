@@ -41,6 +41,6 @@ pub use key::{Encoding, MediaId, MediaKey, Rendition, Size};
 pub use process::{ProcessError, process};
 pub use render::{EncodedRendition, ProcessedImage, render};
 pub use sample::sample_photo;
-pub use store::{Blob, DiskStore, MediaStore};
+pub use store::{Blob, DiskStore, MediaStore, StoredPhoto};
 #[cfg(feature = "s3")]
 pub use store::{S3Options, S3Store};

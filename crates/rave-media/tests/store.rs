@@ -5,6 +5,8 @@
 
 mod common;
 
+use std::time::{Duration, SystemTime};
+
 use rave_media::{
     CheckOptions, DiskStore, Encoding, MediaId, MediaKey, MediaStore, Rendition, Size, process,
 };
@@ -72,6 +74,28 @@ async fn behaves_as_a_media_store(store: &MediaStore) {
     assert_eq!(store.get(&removed).await.unwrap(), None);
     store.delete(&removed).await.unwrap(); // removing twice is no error
     assert_eq!(store.list().await.unwrap().len(), 7);
+
+    // Photo by photo, with when each was written (a store's clock may be
+    // a little apart from ours: an object store's times are whole seconds).
+    let photos = store.photos().await.unwrap();
+    let mut ids: Vec<&MediaId> = photos.iter().map(|p| &p.id).collect();
+    ids.sort();
+    let mut expected_ids = vec![&photo.id, &other.id];
+    expected_ids.sort();
+    assert_eq!(ids, expected_ids);
+    for listed in &photos {
+        let complete = listed.id == other.id;
+        assert_eq!(listed.is_complete(), complete, "{}", listed.id);
+        assert_eq!(listed.renditions.len(), if complete { 4 } else { 3 });
+        let age = SystemTime::now()
+            .duration_since(listed.modified)
+            .unwrap_or_default();
+        assert!(age < Duration::from_secs(600), "written just now: {age:?}");
+        assert!(
+            listed.modified > SystemTime::now() - Duration::from_secs(600),
+            "not a default time"
+        );
+    }
     store.delete_image(&photo.id).await.unwrap();
     let left = store.list().await.unwrap();
     assert_eq!(left.len(), 4);

@@ -132,6 +132,8 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(routes::set_incentivized))
         .routes(routes!(routes::approve_comment))
         .routes(routes!(routes::reject_comment))
+        .routes(routes!(media::moderation::approve_photo))
+        .routes(routes!(media::moderation::reject_photo))
         .routes(routes!(routes::set_reply, routes::delete_reply))
         .routes(routes!(routes::put_vote, routes::delete_vote))
         .routes(routes!(routes::moderation_queue))

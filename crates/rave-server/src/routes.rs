@@ -30,6 +30,7 @@ use crate::api::*;
 use crate::callers::{Admin, Authorized, Erase, Moderate, Reply, Writer};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{JsonBody, json_object};
+use crate::media::removal;
 use crate::moderation::{
     FlagBody, IncentivizedBody, ModerationFiguresBody, QueuePageBody, ReasonBody,
 };
@@ -231,23 +232,28 @@ pub(crate) async fn create_comment(
         new.check()?;
         uploads::process_photos(&state.uploads, photos).await?
     };
-    let created = uploads::store_photos_then_create(state.media.as_ref(), &photos, async |media| {
-        new.media = media;
-        match &order {
-            None => {
-                state
-                    .comments
-                    .create(&product_id, new, idempotency_key.as_deref())
-                    .await
+    let created = uploads::store_photos_then_create(
+        state.media.as_ref(),
+        &state.photo_locks,
+        &photos,
+        async |media| {
+            new.media = media;
+            match &order {
+                None => {
+                    state
+                        .comments
+                        .create(&product_id, new, idempotency_key.as_deref())
+                        .await
+                }
+                Some(order) => {
+                    state
+                        .comments
+                        .create_purchased(&product_id, new, idempotency_key.as_deref(), order)
+                        .await
+                }
             }
-            Some(order) => {
-                state
-                    .comments
-                    .create_purchased(&product_id, new, idempotency_key.as_deref(), order)
-                    .await
-            }
-        }
-    })
+        },
+    )
     .await??;
     let location = format!("/v1/comments/{}", created.comment.id);
     // The poster sees every photo they posted, pending ones with their
@@ -342,6 +348,7 @@ pub(crate) async fn edit_comment(
     path = "/v1/comments/{id}",
     tag = "admin",
     summary = "Delete a comment (scope moderate)",
+    description = "The comment's photos go with it: their stored renditions are deleted (their URLs answer 404) unless another comment carries the same photo.",
     params(("id" = String, Path, description = "Comment id")),
     security(("access_token" = ["moderate"])),
     responses(
@@ -356,7 +363,8 @@ pub(crate) async fn delete_comment(
     Authorized(staff, ..): Authorized<Moderate>,
     Segment(id): Segment,
 ) -> ApiResult<StatusCode> {
-    state.comments.delete(&id).await?;
+    let unreferenced = state.comments.delete(&id).await?;
+    removal::delete_unreferenced(&state, &unreferenced).await;
     staff
         .record(&state, "comment.delete", Target::new("comment", &id), None)
         .await;
@@ -469,6 +477,7 @@ pub(crate) async fn set_incentivized(
     path = "/v1/comments/{id}/reject",
     tag = "admin",
     summary = "Reject a comment (scope moderate): delete it, whatever its status",
+    description = "The comment's photos go with it: their stored renditions are deleted (their URLs answer 404) unless another comment carries the same photo.",
     params(("id" = String, Path, description = "Comment id")),
     security(("access_token" = ["moderate"])),
     responses(
@@ -483,7 +492,8 @@ pub(crate) async fn reject_comment(
     Authorized(staff, ..): Authorized<Moderate>,
     Segment(id): Segment,
 ) -> ApiResult<StatusCode> {
-    state.comments.delete(&id).await?;
+    let unreferenced = state.comments.delete(&id).await?;
+    removal::delete_unreferenced(&state, &unreferenced).await;
     staff
         .record(&state, "comment.reject", Target::new("comment", &id), None)
         .await;
@@ -723,7 +733,7 @@ pub(crate) async fn author_comments(
     path = "/v1/authors/{author}/comments",
     tag = "admin",
     summary = "Erase every comment of an author (scope erase)",
-    description = "Deletes the comments whose `author` is exactly this value, with their votes and replies, and the orders they reviewed through a review request (address and requests with them); statistics, leaderboards and global aggregates follow from the change stream. Erasing again erases nothing.",
+    description = "Deletes the comments whose `author` is exactly this value, with their votes, replies and photos (their stored renditions are deleted before the answer, so their URLs answer 404, unless a comment of another author carries the same photo), and the orders they reviewed through a review request (address and requests with them); statistics, leaderboards and global aggregates follow from the change stream. Erasing again erases nothing.",
     params(
         ("author" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1f\x7f-\x9f]{1,64}$", description = "The author, exactly as stored"),
     ),
@@ -741,6 +751,9 @@ pub(crate) async fn erase_author(
     Segment(author): Segment,
 ) -> ApiResult<Json<ErasedBody>> {
     let erased = state.comments.erase_author(&author).await?;
+    // Their photos' URLs answer 404 once the erasure is answered.
+    removal::delete_unreferenced(&state, &erased.unreferenced_photos).await;
+    let erased = erased.comments;
     // The orders they reviewed through, with the address and the requests.
     let orders = match &state.review_requests {
         Some(review_requests) => review_requests.requests.erase_author(&author).await?,

@@ -23,7 +23,7 @@ use crate::error::ApiError;
 use crate::extract::ConfiguredToken;
 use crate::feeds::FeedSite;
 use crate::limiter::{ClientLimiter, MAX_TRACKED_CLIENTS};
-use crate::media::MediaLinks;
+use crate::media::{MediaLinks, PhotoLocks};
 use crate::metrics::Metrics;
 use crate::purchase::PurchaseVerifier;
 use crate::readiness::{Readiness, ReadinessCheck, ReadinessPolicy};
@@ -114,6 +114,10 @@ pub struct ServerState {
     /// How many photos a post may carry, how large, and how many are
     /// processed at once.
     pub(crate) uploads: Uploads,
+    /// One lock per photo id: an upload's "put the blob … write the
+    /// comment" and a deletion's "no reference left … delete the blob"
+    /// of the same photo take it (`media::locks`).
+    pub(crate) photo_locks: Arc<PhotoLocks>,
 }
 
 impl AppState {
@@ -154,6 +158,7 @@ impl AppState {
             media: None,
             media_links: MediaLinks::default(),
             uploads: Uploads::default(),
+            photo_locks: Arc::default(),
         }))
     }
 

@@ -39,6 +39,7 @@ use tokio::sync::Semaphore;
 
 use crate::error::{ApiError, ApiResult};
 use crate::extract::MAX_BODY_BYTES;
+use crate::media::PhotoLocks;
 
 /// Photos one post may carry unless the server is told otherwise.
 pub const DEFAULT_MAX_PHOTOS: usize = 5;
@@ -417,8 +418,14 @@ fn new_photo(image: &ProcessedImage) -> ApiResult<NewPhoto> {
 /// `create` with the references the comment keeps, so a comment is never
 /// written naming a blob that is not durably stored. The outer error is
 /// the media store's (nothing is created); the inner result is `create`'s.
+///
+/// The photos' locks (`media::locks`) are held from storing them until the
+/// comment is written: a deletion of the same photo's last other comment
+/// either sees this comment's reference or runs before the photo is stored
+/// again.
 pub(crate) async fn store_photos_then_create<T, E, F, Fut>(
     media: Option<&MediaStore>,
+    locks: &PhotoLocks,
     photos: &[ProcessedImage],
     create: F,
 ) -> ApiResult<Result<T, E>>
@@ -430,6 +437,9 @@ where
         .iter()
         .map(new_photo)
         .collect::<ApiResult<Vec<_>>>()?;
+    let _locked = locks
+        .lock_all(references.iter().map(|photo| &photo.id))
+        .await;
     if !photos.is_empty() {
         let store = media.ok_or_else(|| {
             ApiError::bad_request("photo: this server takes no photos (it has no media store)")

@@ -19,6 +19,7 @@
 //! | idempotency record | `IDEMPOTENCY#<key>`   | `IDEMPOTENCY`     | none; expires (TTL attribute `expires_at`)             |
 //! | order verification | `ORDER#<p>#<order>`   | `ORDER`           | none                                                   |
 //! | personal data      | `PERSONAL#<id>`       | `PERSONAL`        | none (an imported author's email, never shown)         |
+//! | photo reference    | `PHOTO#<photo id>`    | `COMMENT#<id>`    | none (one per comment naming the photo, see `photo`)    |
 //! | product statistics | `PRODUCT#<p>`         | `S`, `S#<lang>`   | while 5-star count > 0 (its leaderboard entry): GSIPK = `LEADERS[#<lang>]#<shard>`, GSISK = count (zero-padded) |
 //! | product record     | `PRODUCT#<p>`         | `PRODUCT`         | none (`group` names the family it is a variant of)      |
 //! | SKU lookup         | `SKU#<sku>`           | `SKU`             | none (the product whose record lists the SKU)          |
@@ -100,6 +101,7 @@ pub(crate) mod index;
 pub(crate) mod keys;
 pub(crate) mod order;
 pub(crate) mod personal;
+pub(crate) mod photo;
 pub(crate) mod position;
 pub(crate) mod product;
 pub(crate) mod product_partition;
@@ -186,7 +188,7 @@ pub(crate) enum ItemKind {
     AuthorStats,
     Totals,
     /// Idempotency records, aggregator positions, product records, SKU
-    /// lookups and personal data: no statistic counts them, no webhook
+    /// lookups, personal data and photo references: no statistic counts them, no webhook
     /// reports them.
     Other,
 }

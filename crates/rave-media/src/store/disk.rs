@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::StoreError;
 use crate::key::{MediaKey, hex};
-use crate::store::Blob;
+use crate::store::{Blob, Listed};
 
 /// The files under one directory.
 #[derive(Debug, Clone)]
@@ -127,7 +127,7 @@ impl DiskStore {
         .await
     }
 
-    pub(crate) async fn list(&self) -> Result<Vec<MediaKey>, StoreError> {
+    pub(crate) async fn list(&self) -> Result<Vec<Listed>, StoreError> {
         let root = self.root.clone();
         blocking(move || {
             let mut keys = Vec::new();
@@ -143,7 +143,15 @@ impl DiskStore {
                 for file in std::fs::read_dir(&directory).map_err(io_error(&directory))? {
                     let file = file.map_err(io_error(&directory))?;
                     let name = format!("{id}/{}", file.file_name().to_string_lossy());
-                    keys.extend(MediaKey::parse(&name));
+                    let Some(key) = MediaKey::parse(&name) else {
+                        continue;
+                    };
+                    let path = file.path();
+                    let modified = file
+                        .metadata()
+                        .and_then(|metadata| metadata.modified())
+                        .map_err(io_error(&path))?;
+                    keys.push(Listed { key, modified });
                 }
             }
             Ok(keys)

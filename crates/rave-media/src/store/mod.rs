@@ -14,10 +14,21 @@
 //!
 //! Renditions are immutable: a key's bytes never change once written, so
 //! they can be served with an immutable `Cache-Control`.
+//!
+//! **Reconciliation.** [`MediaStore::photos`] lists what is stored photo by
+//! photo, with the time its newest rendition was written (the file's
+//! modification time, the object's `LastModified`): `rave reconcile` takes
+//! as orphans only photos no comment names that are older than a grace
+//! period, so the blobs of an upload whose comment is being written are
+//! never taken. Writing a rendition again (an identical upload) makes the
+//! photo young again.
 
 mod disk;
 #[cfg(feature = "s3")]
 mod s3;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::SystemTime;
 
 pub use disk::DiskStore;
 #[cfg(feature = "s3")]
@@ -34,6 +45,31 @@ pub struct Blob {
     pub content_type: &'static str,
     /// A strong validator for `ETag`, quotes included.
     pub etag: String,
+}
+
+/// A stored rendition as listed: its key and when it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Listed {
+    pub(crate) key: MediaKey,
+    pub(crate) modified: SystemTime,
+}
+
+/// A photo as the store holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredPhoto {
+    pub id: MediaId,
+    /// The renditions stored (all of them, unless a write was cut short
+    /// or a deletion was).
+    pub renditions: BTreeSet<Rendition>,
+    /// When the newest of them was written.
+    pub modified: SystemTime,
+}
+
+impl StoredPhoto {
+    /// Whether every rendition of the photo is stored.
+    pub fn is_complete(&self) -> bool {
+        Rendition::all().all(|rendition| self.renditions.contains(&rendition))
+    }
 }
 
 /// The media store of a rave deployment.
@@ -102,12 +138,34 @@ impl MediaStore {
     /// the photos comments name. Anything in the store that is not a
     /// rendition's key (a partial write, a stranger's file) is left out.
     pub async fn list(&self) -> Result<Vec<MediaKey>, StoreError> {
-        let mut keys = match self {
+        let mut keys: Vec<MediaKey> = self.listed().await?.into_iter().map(|l| l.key).collect();
+        keys.sort();
+        Ok(keys)
+    }
+
+    /// Every stored photo, by id, with its renditions and when the newest
+    /// was written (see the module's documentation).
+    pub async fn photos(&self) -> Result<Vec<StoredPhoto>, StoreError> {
+        let mut photos: BTreeMap<MediaId, StoredPhoto> = BTreeMap::new();
+        for listed in self.listed().await? {
+            let photo = photos
+                .entry(listed.key.id.clone())
+                .or_insert_with(|| StoredPhoto {
+                    id: listed.key.id.clone(),
+                    renditions: BTreeSet::new(),
+                    modified: listed.modified,
+                });
+            photo.renditions.insert(listed.key.rendition);
+            photo.modified = photo.modified.max(listed.modified);
+        }
+        Ok(photos.into_values().collect())
+    }
+
+    async fn listed(&self) -> Result<Vec<Listed>, StoreError> {
+        match self {
             MediaStore::Disk(store) => store.list().await,
             #[cfg(feature = "s3")]
             MediaStore::S3(store) => store.list().await,
-        }?;
-        keys.sort();
-        Ok(keys)
+        }
     }
 }

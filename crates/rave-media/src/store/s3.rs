@@ -9,13 +9,15 @@
 //! addressing (`endpoint/bucket/key`), since such servers rarely have the
 //! per-bucket DNS names virtual-hosted addressing needs.
 
+use std::time::SystemTime;
+
 use aws_sdk_s3::Client;
 use aws_sdk_s3::error::DisplayErrorContext;
 use aws_sdk_s3::primitives::ByteStream;
 
 use crate::error::StoreError;
 use crate::key::MediaKey;
-use crate::store::Blob;
+use crate::store::{Blob, Listed};
 
 /// Where the bucket is (`--media-bucket`, `--media-endpoint`).
 #[derive(Debug, Clone, Default)]
@@ -177,7 +179,7 @@ impl S3Store {
         Ok(())
     }
 
-    pub(crate) async fn list(&self) -> Result<Vec<MediaKey>, StoreError> {
+    pub(crate) async fn list(&self) -> Result<Vec<Listed>, StoreError> {
         let mut keys = Vec::new();
         let mut pages = self
             .client
@@ -193,7 +195,16 @@ impl S3Store {
                     .key()
                     .and_then(|key| key.strip_prefix(self.prefix.as_str()))
                     .and_then(MediaKey::parse);
-                keys.extend(parsed);
+                let Some(key) = parsed else {
+                    continue;
+                };
+                // An object without a time it was written at is taken as
+                // written now: never old enough to be taken for an orphan.
+                let modified = object
+                    .last_modified()
+                    .and_then(|at| SystemTime::try_from(*at).ok())
+                    .unwrap_or_else(SystemTime::now);
+                keys.push(Listed { key, modified });
             }
         }
         Ok(keys)

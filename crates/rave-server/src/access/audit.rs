@@ -29,6 +29,7 @@ pub(crate) struct AuditEntryBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actor_token: Option<String>,
     /// `comment.approve`, `comment.reject`, `comment.edit`, `comment.delete`,
+    /// `photo.approve`, `photo.reject` (target the comment, detail the photo),
     /// `reply.set`, `reply.delete`, `author.erase`, `product.put`,
     /// `webhook.create`, `webhook.delete`, `delivery.retry`,
     /// `token.create`, `token.revoke`, ...

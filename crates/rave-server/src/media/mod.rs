@@ -7,11 +7,18 @@
 //! never takes a photo for anything else. A name that is not a rendition's
 //! is answered 404 like a missing photo: the store is never asked.
 //!
-//! `links` makes the URLs every other surface gives for a photo.
+//! `links` makes the URLs every other surface gives for a photo; `locks`
+//! serialises an upload and a deletion of the same photo; `removal`
+//! deletes the blobs of photos no comment names any more; `moderation`
+//! approves or rejects one photo of a comment.
 
 mod links;
+mod locks;
+pub(crate) mod moderation;
+pub(crate) mod removal;
 
 pub use links::{InvalidMediaUrl, MediaLinks};
+pub(crate) use locks::PhotoLocks;
 
 use axum::body::Body;
 use axum::extract::{Path, State};

@@ -325,13 +325,18 @@ pub(crate) async fn post_review(
             Err(error) => return Err(error),
         }
     };
-    let created = uploads::store_photos_then_create(state.media.as_ref(), &photos, async |media| {
-        new.media = media;
-        state
-            .comments
-            .create_requested(&form.product, new, &order_id)
-            .await
-    })
+    let created = uploads::store_photos_then_create(
+        state.media.as_ref(),
+        &state.photo_locks,
+        &photos,
+        async |media| {
+            new.media = media;
+            state
+                .comments
+                .create_requested(&form.product, new, &order_id)
+                .await
+        },
+    )
     .await?;
     let created = match created {
         Ok(created) => created,
