@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::io::Cursor;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, SystemTime};
@@ -15,15 +14,9 @@ use rave_comments::{Comments, Config, CursorKey, Moderation, NewComment, NewPhot
 use rave_engine::Engine;
 use rave_media::{CheckOptions, DiskStore, MediaStore, process};
 
+/// A photo; each width gives another.
 fn jpeg(width: u32) -> Vec<u8> {
-    let pixels = image::RgbImage::from_fn(width, 300, |x, y| {
-        image::Rgb([(x % 256) as u8, (y % 256) as u8, ((x * y) % 256) as u8])
-    });
-    let mut bytes = Vec::new();
-    image::DynamicImage::ImageRgb8(pixels)
-        .write_to(&mut Cursor::new(&mut bytes), image::ImageFormat::Jpeg)
-        .unwrap();
-    bytes
+    rave_media::sample_photo(width, 300, 0)
 }
 
 fn media(data: &Path) -> MediaStore {

@@ -298,7 +298,9 @@ impl PhotoBody {
 pub(crate) struct PhotoFile(Vec<u8>);
 
 /// A comment posted with photos, as `multipart/form-data` (RFC 7578).
+/// Any other part is refused, as an unknown field of the JSON body is.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code, reason = "a schema only; never built")]
 pub(crate) struct CommentUploadBody {
     /// The comment: the JSON this route takes as an `application/json`

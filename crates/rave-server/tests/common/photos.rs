@@ -4,26 +4,13 @@
 
 #![allow(dead_code)] // each test file uses its own share of these
 
-use std::io::Cursor;
-
 use rave_comments::{NewPhoto, PhotoId};
 use rave_media::{CheckOptions, MediaStore, ProcessedImage, process};
 
 /// A `width` × `height` JPEG whose pixels depend on `seed`, so each seed is
 /// a different upload (photos are named by their bytes' hash).
 pub fn jpeg(width: u32, height: u32, seed: u8) -> Vec<u8> {
-    let pixels = image::RgbImage::from_fn(width, height, |x, y| {
-        image::Rgb([
-            (x % 256) as u8 ^ seed,
-            (y % 256) as u8,
-            ((x + y) % 256) as u8 ^ seed.rotate_left(3),
-        ])
-    });
-    let mut bytes = Vec::new();
-    image::DynamicImage::ImageRgb8(pixels)
-        .write_to(&mut Cursor::new(&mut bytes), image::ImageFormat::Jpeg)
-        .expect("encoding a test JPEG");
-    bytes
+    rave_media::sample_photo(width, height, u32::from(seed))
 }
 
 /// The photo of `bytes`, processed and stored as an upload's would be.
