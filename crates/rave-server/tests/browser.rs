@@ -92,32 +92,11 @@ impl Session {
 
     /// Waits until a JavaScript expression is true.
     async fn until(&self, condition: &str) {
-        let started = Instant::now();
-        loop {
-            let value = self
-                .client
-                .execute(&format!("return Boolean({condition});"), vec![])
-                .await
-                .unwrap();
-            if value == Value::Bool(true) {
-                return;
-            }
-            if started.elapsed() > Duration::from_secs(10) {
-                let html = self.client.source().await.unwrap_or_default();
-                panic!(
-                    "timed out waiting for `{condition}`; page:\n{}",
-                    &html[..html.len().min(3000)]
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        browser::until(&self.client, condition).await
     }
 
     async fn eval(&self, expression: &str) -> Value {
-        self.client
-            .execute(&format!("return ({expression});"), vec![])
-            .await
-            .unwrap()
+        browser::eval(&self.client, expression).await
     }
 
     async fn click(&self, css: &str) {

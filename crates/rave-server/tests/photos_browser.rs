@@ -126,35 +126,12 @@ const ROOT: &str = "document.querySelector('[data-rave-product]').shadowRoot";
 
 impl Session {
     async fn eval(&self, expression: &str) -> Value {
-        self.client
-            .execute(&format!("return ({expression});"), vec![])
-            .await
-            .unwrap()
+        browser::eval(&self.client, expression).await
     }
 
     /// Waits until a JavaScript expression is true.
     async fn until(&self, condition: &str) {
-        let started = Instant::now();
-        loop {
-            let value = self
-                .client
-                .execute(
-                    &format!(
-                        "try {{ return Boolean({condition}); }} catch (e) {{ return false; }}"
-                    ),
-                    vec![],
-                )
-                .await
-                .unwrap();
-            if value == Value::Bool(true) {
-                return;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "timed out waiting for `{condition}`"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        browser::until(&self.client, condition).await
     }
 
     /// Presses `key` wherever the focus is, as a person at the keyboard

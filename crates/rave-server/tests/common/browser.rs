@@ -126,3 +126,37 @@ pub fn spawn_aggregator(comments: Arc<Comments<SharedStore>>, feed: EngineFeed) 
         }
     });
 }
+
+/// The value of a JavaScript expression in the page.
+pub async fn eval(client: &Client, expression: &str) -> serde_json::Value {
+    client
+        .execute(&format!("return ({expression});"), vec![])
+        .await
+        .unwrap()
+}
+
+/// Waits until a JavaScript expression is true in the page (an expression
+/// that throws is not yet true), at most 10 s.
+pub async fn until(client: &Client, condition: &str) {
+    let started = Instant::now();
+    loop {
+        let value = client
+            .execute(
+                &format!("try {{ return Boolean({condition}); }} catch (e) {{ return false; }}"),
+                vec![],
+            )
+            .await
+            .unwrap();
+        if value == serde_json::Value::Bool(true) {
+            return;
+        }
+        if started.elapsed() > Duration::from_secs(10) {
+            let html = client.source().await.unwrap_or_default();
+            panic!(
+                "timed out waiting for `{condition}`; page:\n{}",
+                &html[..html.len().min(3000)]
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
