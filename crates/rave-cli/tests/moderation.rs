@@ -437,4 +437,37 @@ async fn the_rules_count_photos_and_the_hook_gets_their_urls() {
         1,
         "what a rule holds is not asked about"
     );
+
+    // A comment the hook refuses keeps none of the photos it stored; a
+    // photo another comment names stays.
+    let stored = || {
+        std::fs::read_dir(dir.path().join("media"))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| !name.starts_with('.'))
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let before = stored();
+    let refused = async |photo: Vec<u8>| {
+        let comment = json!({"author": "cy", "language": "en", "rating": 1, "body": "refuse me"});
+        let form = reqwest::multipart::Form::new()
+            .text("comment", comment.to_string())
+            .part(
+                "photo",
+                reqwest::multipart::Part::bytes(photo).file_name("refused.jpg"),
+            );
+        client
+            .post(format!("{}/v1/products/p1/comments", server.base))
+            .multipart(form)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(refused(images::jpeg(66, 48)).await, 422);
+    assert_eq!(stored(), before, "the refused comment's new photo is gone");
+    assert_eq!(refused(images::jpeg(64, 48)).await, 422);
+    assert_eq!(stored(), before, "a photo another comment names stays");
+    assert!(before.contains(&photo_id));
 }

@@ -254,7 +254,14 @@ pub(crate) async fn create_comment(
             }
         },
     )
-    .await??;
+    .await?;
+    let created = match created {
+        Ok(created) => created,
+        Err(refused) => {
+            removal::delete_refused_uploads(&state, &photos).await;
+            return Err(refused.into());
+        }
+    };
     let location = format!("/v1/comments/{}", created.comment.id);
     // The poster sees every photo they posted, pending ones with their
     // status.

@@ -51,13 +51,15 @@ button { background: rgb(0, 255, 0) !important; width: 500px !important; }\
 </style>";
 
 /// The shop's pages: the embed with and without the hostile stylesheet,
-/// the embed of product `v` (as the shop's customer for `customer`), and
-/// the fragment included server-side.
+/// the embed of product `v` (as the shop's customer for `customer`), the
+/// embed of variant `tee-red` showing its family `tee` (`family`), and the
+/// fragment included server-side.
 async fn shop_page(State(rave): State<String>, Path(kind): Path<String>) -> Html<String> {
     let style = if kind == "hostile" { HOSTILE_STYLE } else { "" };
     let (product, voter) = match kind.as_str() {
         "reviews" => ("v", ""),
         "customer" => ("v", " data-rave-voter=\"customer-7\""),
+        "family" => ("tee-red", " data-rave-group=\"tee\""),
         _ => ("p", ""),
     };
     let content = if kind == "fragment" {
@@ -260,6 +262,51 @@ impl Session {
 
 const ITEMS: &str =
     "document.querySelector('[data-rave-product]').shadowRoot.querySelectorAll('li.comment')";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embed_of_a_variant_with_data_rave_group_shows_its_whole_family() {
+    let s = session().await;
+    for colour in ["red", "blue"] {
+        s.comments
+            .put_product(
+                &format!("tee-{colour}"),
+                ProductRecord {
+                    name: format!("Tee, {colour}"),
+                    group: Some("tee".into()),
+                    ..ProductRecord::default()
+                },
+            )
+            .await
+            .unwrap();
+    }
+    s.create_in("tee-red", "en", "ann", 5, "Red is bright", "fine")
+        .await;
+    s.create_in("tee-red", "en", "bob", 4, "Runs small", "fine")
+        .await;
+    s.create_in("tee-blue", "en", "cy", 2, "Blue faded", "meh")
+        .await;
+    s.create_in("shoe", "en", "dee", 1, "Not in the family", "no")
+        .await;
+
+    s.goto(&format!("{}/family", s.shop)).await;
+    s.until(&format!("{ITEMS}.length === 3")).await;
+    let titles = s
+        .eval(&format!(
+            "Array.from({ITEMS}, li => li.querySelector('.title').textContent).join('|')"
+        ))
+        .await;
+    let titles = titles.as_str().unwrap_or_default().to_owned();
+    for title in ["Red is bright", "Runs small", "Blue faded"] {
+        assert!(titles.contains(title), "{titles}");
+    }
+    assert!(!titles.contains("Not in the family"), "{titles}");
+    // The family's statistics: every variant counted, nothing else.
+    s.until(&format!(
+        "{ROOT}.querySelector('.count').textContent === '3'"
+    ))
+    .await;
+    s.close().await;
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_embed_on_a_shops_page() {

@@ -17,7 +17,6 @@ mod browser;
 mod photos;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use axum::extract::State;
 use axum::response::Html;

@@ -12,9 +12,21 @@
 //! so `rave reconcile --fix` removes it as an orphan.
 
 use rave_comments::PhotoId;
-use rave_media::MediaId;
+use rave_media::{MediaId, ProcessedImage};
 
 use crate::state::AppState;
+
+/// Deletes what a post stored for a comment the domain then refused (a
+/// moderation rule's or the hook's refusal, an order already used): the
+/// comment names none of them, so each goes unless another comment names
+/// it.
+pub(crate) async fn delete_refused_uploads(state: &AppState, stored: &[ProcessedImage]) {
+    let photos: Vec<PhotoId> = stored
+        .iter()
+        .filter_map(|image| PhotoId::parse(image.id.as_str()).ok())
+        .collect();
+    delete_unreferenced(state, &photos).await;
+}
 
 /// Deletes the blob of each of `photos` that no comment names (checked
 /// under the photo's lock).

@@ -29,6 +29,7 @@ use super::html::{STYLE, Text};
 use crate::AppState;
 use crate::api::PhotoFile;
 use crate::error::{ApiError, ApiResult};
+use crate::media::removal;
 use crate::routes::Segment;
 use crate::state::ReviewRequests;
 use crate::uploads;
@@ -338,6 +339,9 @@ pub(crate) async fn post_review(
         },
     )
     .await?;
+    if created.is_err() {
+        removal::delete_refused_uploads(&state, &photos).await;
+    }
     let created = match created {
         Ok(created) => created,
         Err(CommentsError::Conflict(_)) => {
