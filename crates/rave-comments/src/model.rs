@@ -582,6 +582,10 @@ pub struct CommentPatch {
     pub rating: Option<i64>,
     pub title: Option<String>,
     pub body: Option<String>,
+    /// New answers to the product's attributes, replacing the comment's
+    /// (an empty map removes them), checked against the product's record
+    /// as a post's are.
+    pub attributes: Option<BTreeMap<String, AttributeInput>>,
 }
 
 impl CommentPatch {

@@ -349,9 +349,19 @@ impl<S: Store> Writes<S> {
     }
 
     /// The answers `new` gives to its product's attributes, checked against
-    /// the product record's declaration (read only when there are answers).
+    /// the product record's declaration.
     async fn answers(&self, product: &ProductId, new: &NewComment) -> Result<AttributeAnswers> {
-        if new.attributes.is_empty() {
+        self.checked_answers(product, &new.attributes).await
+    }
+
+    /// `inputs` checked against the declaration of `product`'s record (read
+    /// only when there are answers).
+    async fn checked_answers(
+        &self,
+        product: &ProductId,
+        inputs: &BTreeMap<String, AttributeInput>,
+    ) -> Result<AttributeAnswers> {
+        if inputs.is_empty() {
             return Ok(AttributeAnswers::default());
         }
         let declared = self.declarations(std::slice::from_ref(product)).await?;
@@ -359,7 +369,7 @@ impl<S: Store> Writes<S> {
             .get(product)
             .cloned()
             .unwrap_or_default()
-            .check(&new.attributes)
+            .check(inputs)
     }
 
     /// What the records of `products` declare (a product without a record
@@ -427,9 +437,25 @@ impl<S: Store> Writes<S> {
         ))
     }
 
+    /// Edits a comment; new attribute answers are checked against its
+    /// product's record first (the product is the comment's: an edit never
+    /// moves it).
     pub(crate) async fn edit(&self, id: &str, patch: &CommentPatch) -> Result<Comment> {
-        self.modify(id, |current| patch.apply(current).map(Some))
-            .await
+        let answers = match &patch.attributes {
+            None => None,
+            Some(inputs) => {
+                let product = self.get(id).await?.product_id;
+                Some(self.checked_answers(&product, inputs).await?)
+            }
+        };
+        self.modify(id, |current| {
+            let mut next = patch.apply(current)?;
+            if let Some(answers) = &answers {
+                next.attributes = answers.clone();
+            }
+            Ok(Some(next))
+        })
+        .await
     }
 
     /// Counts a reader's report on the comment, whatever its status; a

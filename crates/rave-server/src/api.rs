@@ -475,6 +475,12 @@ pub(crate) struct EditCommentBody {
     /// 1-10,000 characters.
     #[schema(min_length = 1, max_length = 10000)]
     pub body: Option<String>,
+    /// New answers to the product's attributes, replacing the comment's
+    /// (`{}` removes them), checked as a post's are: an undeclared
+    /// attribute, a rating out of range or an unknown choice is a 400
+    /// naming the field (`attributes.fit`), and nothing changes.
+    #[schema(example = json!({"quality": 3, "fit": "true_to_size"}))]
+    pub attributes: Option<BTreeMap<String, AttributeAnswerBody>>,
 }
 
 /// An integer as JSON Schema has it: `4.0` is the integer 4, as `4` is.

@@ -328,12 +328,14 @@ pub(crate) async fn edit_comment(
         rating: body.rating,
         title: body.title,
         body: body.body,
+        attributes: body.attributes.map(crate::attributes::inputs),
     };
     let changed: Vec<&str> = [
         ("language", patch.language.is_some()),
         ("rating", patch.rating.is_some()),
         ("title", patch.title.is_some()),
         ("body", patch.body.is_some()),
+        ("attributes", patch.attributes.is_some()),
     ]
     .into_iter()
     .filter_map(|(field, set)| set.then_some(field))

@@ -210,6 +210,66 @@ async fn answers_show_on_the_comment_and_in_listings_and_statistics_count_them()
     assert_eq!(stats["attributes"]["fit"]["distribution"]["runs_small"], 1);
 }
 
+#[tokio::test]
+async fn an_edit_replaces_the_answers_checked_as_a_posts_and_the_statistics_follow() {
+    let s = declared().await;
+    let (status, created) = s
+        .call(
+            Method::POST,
+            "/v1/products/shirt/comments",
+            Some(post(4, json!({"quality": 5, "fit": "runs_small"}))),
+            false,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let path = format!("/v1/comments/{}", created["id"].as_str().unwrap());
+    for (answers, field) in [
+        (json!({"quality": 9}), "attributes.quality"),
+        (json!({"colour": "red"}), "attributes.colour"),
+        (json!({"fit": "tiny"}), "attributes.fit"),
+    ] {
+        let (status, problem) = s
+            .call(
+                Method::PATCH,
+                &path,
+                Some(json!({"attributes": answers, "title": "changed"})),
+                true,
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{answers}: {problem}");
+        assert_eq!(problem["field"], field, "{answers}");
+    }
+    let (_, unchanged) = s.call(Method::GET, &path, None, false).await;
+    assert_eq!(
+        unchanged["attributes"],
+        json!({"quality": 5, "fit": "runs_small"})
+    );
+    assert_eq!(unchanged["title"], "", "a refused edit changes nothing");
+
+    let (status, edited) = s
+        .call(
+            Method::PATCH,
+            &path,
+            Some(json!({"attributes": {"quality": 2}})),
+            true,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{edited}");
+    assert_eq!(edited["attributes"], json!({"quality": 2}));
+    s.catch_up().await;
+    let (_, stats) = s
+        .call(Method::GET, "/v1/products/shirt/stats", None, false)
+        .await;
+    assert_eq!(stats["attributes"]["quality"]["average"], 2.0, "{stats}");
+    assert!(stats["attributes"].get("fit").is_none(), "{stats}");
+
+    let (status, cleared) = s
+        .call(Method::PATCH, &path, Some(json!({"attributes": {}})), true)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{cleared}");
+    assert_eq!(cleared["attributes"], json!({}));
+}
+
 /// The page's HTML as text.
 async fn html(s: &TestServer, path: &str) -> String {
     let response = s
