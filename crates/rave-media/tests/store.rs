@@ -170,6 +170,53 @@ async fn disk_store_writes_whole_files_and_ignores_partial_ones() {
     );
 }
 
+/// What a crash leaves in a photo's directory is the photo's, to be
+/// removed with it: a directory holding only a cut-short write is listed as
+/// a photo without renditions, and deleting a photo removes its directory
+/// whole, cut-short writes included.
+#[tokio::test]
+async fn disk_store_lists_and_removes_what_a_crash_left() {
+    let directory = tempfile::tempdir().unwrap();
+    let disk = DiskStore::open(directory.path()).unwrap();
+    let store = MediaStore::Disk(disk.clone());
+
+    let cut_short = MediaId::of_upload(b"cut short before its first rendition");
+    let cut_directory = disk.root().join(cut_short.as_str());
+    std::fs::create_dir(&cut_directory).unwrap();
+    std::fs::write(cut_directory.join(".display.webp.a1b2.partial"), b"half").unwrap();
+    let partly = MediaId::of_upload(b"cut short after one rendition");
+    store
+        .put(&key(&partly, Size::Display, Encoding::Webp), b"whole")
+        .await
+        .unwrap();
+    let partly_directory = disk.root().join(partly.as_str());
+    std::fs::write(partly_directory.join(".thumb.jpg.c3d4.partial"), b"half").unwrap();
+
+    let photos = store.photos().await.unwrap();
+    let listed: Vec<(&MediaId, usize)> = photos
+        .iter()
+        .map(|photo| (&photo.id, photo.renditions.len()))
+        .collect();
+    let mut expected = vec![(&cut_short, 0), (&partly, 1)];
+    expected.sort();
+    assert_eq!(listed, expected);
+    assert!(
+        store
+            .list()
+            .await
+            .unwrap()
+            .iter()
+            .all(|key| key.id == partly)
+    );
+
+    store.delete_image(&cut_short).await.unwrap();
+    store.delete_image(&partly).await.unwrap();
+    assert!(!cut_directory.exists() && !partly_directory.exists());
+    assert!(store.photos().await.unwrap().is_empty());
+    // Deleting what is not there is no error.
+    store.delete_image(&partly).await.unwrap();
+}
+
 #[cfg(feature = "s3")]
 mod s3 {
     use rave_media::{MediaStore, S3Store};

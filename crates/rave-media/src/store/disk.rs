@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::error::StoreError;
-use crate::key::{MediaKey, hex};
+use crate::key::{MediaId, MediaKey, hex};
 use crate::store::{Blob, Listed};
 
 /// The files under one directory.
@@ -127,6 +127,19 @@ impl DiskStore {
         .await
     }
 
+    /// Removes a photo's directory whole: its renditions and whatever a
+    /// write cut short left beside them (`.partial` files).
+    pub(crate) async fn delete_photo(&self, id: &MediaId) -> Result<(), StoreError> {
+        let directory = self.root.join(id.as_str());
+        let root = self.root.clone();
+        blocking(move || match std::fs::remove_dir_all(&directory) {
+            Ok(()) => sync_directory(&root),
+            Err(error) if error.kind() == ErrorKind::NotFound => Ok(()),
+            Err(error) => Err(io_error(&directory)(error)),
+        })
+        .await
+    }
+
     pub(crate) async fn list(&self) -> Result<Vec<Listed>, StoreError> {
         let root = self.root.clone();
         blocking(move || {
@@ -139,7 +152,11 @@ impl DiskStore {
                 if !entry.path().is_dir() {
                     continue;
                 }
+                let Some(photo) = MediaId::parse(&id) else {
+                    continue;
+                };
                 let directory = entry.path();
+                let listed_before = keys.len();
                 for file in std::fs::read_dir(&directory).map_err(io_error(&directory))? {
                     let file = file.map_err(io_error(&directory))?;
                     let name = format!("{id}/{}", file.file_name().to_string_lossy());
@@ -151,7 +168,25 @@ impl DiskStore {
                         .metadata()
                         .and_then(|metadata| metadata.modified())
                         .map_err(io_error(&path))?;
-                    keys.push(Listed { key, modified });
+                    keys.push(Listed {
+                        id: key.id,
+                        rendition: Some(key.rendition),
+                        modified,
+                    });
+                }
+                // A crash before the first rendition's rename leaves a
+                // directory without one: listed, so that reconciliation
+                // removes it like any photo no comment names.
+                if keys.len() == listed_before {
+                    let modified = entry
+                        .metadata()
+                        .and_then(|metadata| metadata.modified())
+                        .map_err(io_error(&directory))?;
+                    keys.push(Listed {
+                        id: photo,
+                        rendition: None,
+                        modified,
+                    });
                 }
             }
             Ok(keys)

@@ -47,10 +47,13 @@ pub struct Blob {
     pub etag: String,
 }
 
-/// A stored rendition as listed: its key and when it was written.
+/// What a store lists: a rendition and when it was written, or (on disk)
+/// a photo's directory holding no rendition at all, only what a write cut
+/// short left (`rendition: None`, when the directory last changed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Listed {
-    pub(crate) key: MediaKey,
+    pub(crate) id: MediaId,
+    pub(crate) rendition: Option<Rendition>,
     pub(crate) modified: SystemTime,
 }
 
@@ -122,8 +125,12 @@ impl MediaStore {
         }
     }
 
-    /// Removes every rendition of the photo `id`.
+    /// Removes every rendition of the photo `id` (on disk its whole
+    /// directory, with whatever a write cut short left in it).
     pub async fn delete_image(&self, id: &MediaId) -> Result<(), StoreError> {
+        if let MediaStore::Disk(store) = self {
+            return store.delete_photo(id).await;
+        }
         for rendition in Rendition::all() {
             let key = MediaKey {
                 id: id.clone(),
@@ -138,7 +145,17 @@ impl MediaStore {
     /// the photos comments name. Anything in the store that is not a
     /// rendition's key (a partial write, a stranger's file) is left out.
     pub async fn list(&self) -> Result<Vec<MediaKey>, StoreError> {
-        let mut keys: Vec<MediaKey> = self.listed().await?.into_iter().map(|l| l.key).collect();
+        let mut keys: Vec<MediaKey> = self
+            .listed()
+            .await?
+            .into_iter()
+            .filter_map(|listed| {
+                Some(MediaKey {
+                    id: listed.id,
+                    rendition: listed.rendition?,
+                })
+            })
+            .collect();
         keys.sort();
         Ok(keys)
     }
@@ -149,13 +166,13 @@ impl MediaStore {
         let mut photos: BTreeMap<MediaId, StoredPhoto> = BTreeMap::new();
         for listed in self.listed().await? {
             let photo = photos
-                .entry(listed.key.id.clone())
+                .entry(listed.id.clone())
                 .or_insert_with(|| StoredPhoto {
-                    id: listed.key.id.clone(),
+                    id: listed.id.clone(),
                     renditions: BTreeSet::new(),
                     modified: listed.modified,
                 });
-            photo.renditions.insert(listed.key.rendition);
+            photo.renditions.extend(listed.rendition);
             photo.modified = photo.modified.max(listed.modified);
         }
         Ok(photos.into_values().collect())

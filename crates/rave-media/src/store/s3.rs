@@ -204,7 +204,11 @@ impl S3Store {
                     .last_modified()
                     .and_then(|at| SystemTime::try_from(*at).ok())
                     .unwrap_or_else(SystemTime::now);
-                keys.push(Listed { key, modified });
+                keys.push(Listed {
+                    id: key.id,
+                    rendition: Some(key.rendition),
+                    modified,
+                });
             }
         }
         Ok(keys)
