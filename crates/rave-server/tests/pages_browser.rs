@@ -1026,5 +1026,29 @@ async fn the_embed_shows_sub_ratings_as_bars_and_fit_as_a_scale() {
             .contains(&json!("Quality: 5/5 · Fit: Runs small")),
         "{answers}"
     );
+
+    // The form asks for them, each optional; a post carries the answers.
+    s.run(&format!(
+        "const root = {ROOT}; root.querySelector('input[name=author]').value = 'dee'; \
+         root.querySelector('textarea[name=body]').value = 'Lovely linen'; \
+         root.querySelector('select[name=\"attributes.quality\"]').value = '3'; \
+         root.querySelector('select[name=\"attributes.fit\"]').value = 'true_to_size'; \
+         root.querySelector('form').requestSubmit();"
+    ))
+    .await;
+    s.until(&format!("{ITEMS}.length === 4")).await;
+    // The comment shown is the server's answer to the post.
+    let answers = s
+        .eval(&format!(
+            "[...{ROOT}.querySelectorAll('li .meta + .meta')].map((n) => n.textContent)"
+        ))
+        .await;
+    assert!(
+        answers
+            .as_array()
+            .unwrap()
+            .contains(&json!("Quality: 3/5 · Fit: True to size")),
+        "{answers}"
+    );
     s.close().await;
 }

@@ -165,6 +165,8 @@ dialog p{display:flex;gap:.5rem;align-items:center;justify-content:center;margin
       chosen = [];
       showChosen();
     }
+    // The product's declared attributes, asked as optional selects.
+    const asked = el("div", { className: "asked" });
     const submit = el("button", { type: "submit", textContent: "Post" });
     const formError = el("p", { className: "error", hidden: true });
     const notice = el("p", { className: "notice", hidden: true });
@@ -174,6 +176,7 @@ dialog p{display:flex;gap:.5rem;align-items:center;justify-content:center;margin
       field("rating", ratingInput, "Rating"),
       field("title", el("input", { name: "title" }), "Title"),
       field("body", el("textarea", { name: "body", rows: 3 }), "Comment"),
+      asked,
       field("photo", photoInput, "Photos (up to " + MAX_PHOTOS + ")"), previews,
       submit, formError, notice,
     ]);
@@ -255,6 +258,15 @@ dialog p{display:flex;gap:.5rem;align-items:center;justify-content:center;margin
     let declared = [];
     function showAttributes(info) {
       declared = info.attributes || [];
+      if (!asked.childElementCount) {
+        for (const a of declared) {
+          const select = el("select", { name: "attributes." + a.name }, [el("option", { value: "", textContent: "—" })]);
+          for (const value of a.kind === "rating" ? ["5", "4", "3", "2", "1"] : a.choices) {
+            select.append(el("option", { value, textContent: a.kind === "rating" ? stars(Number(value)) : label(value) }));
+          }
+          asked.append(field("attributes." + a.name, select, label(a.name)));
+        }
+      }
       attributes.replaceChildren();
       for (const a of declared) {
         const s = info.stats.attributes[a.name];
@@ -406,7 +418,12 @@ dialog p{display:flex;gap:.5rem;align-items:center;justify-content:center;margin
       const body = {
         author: fields.author.value, language: fields.language.value,
         rating: Number(fields.rating.value), title: fields.title.value, body: fields.body.value,
+        attributes: {},
       };
+      for (const a of declared) {
+        const value = fields["attributes." + a.name].value;
+        if (value) body.attributes[a.name] = a.kind === "rating" ? Number(value) : value;
+      }
       // With photos, multipart/form-data: the JSON as part "comment", each
       // file as a part "photo" (the browser sets the boundary).
       const request = { method: "POST", headers: { "Idempotency-Key": randomId() } };
