@@ -128,17 +128,20 @@ impl MediaStore {
     /// Removes every rendition of the photo `id` (on disk its whole
     /// directory, with whatever a write cut short left in it).
     pub async fn delete_image(&self, id: &MediaId) -> Result<(), StoreError> {
-        if let MediaStore::Disk(store) = self {
-            return store.delete_photo(id).await;
+        match self {
+            MediaStore::Disk(store) => store.delete_photo(id).await,
+            #[cfg(feature = "s3")]
+            MediaStore::S3(store) => {
+                for rendition in Rendition::all() {
+                    let key = MediaKey {
+                        id: id.clone(),
+                        rendition,
+                    };
+                    store.delete(&key).await?;
+                }
+                Ok(())
+            }
         }
-        for rendition in Rendition::all() {
-            let key = MediaKey {
-                id: id.clone(),
-                rendition,
-            };
-            self.delete(&key).await?;
-        }
-        Ok(())
     }
 
     /// Every stored rendition, sorted: what reconciliation compares with
