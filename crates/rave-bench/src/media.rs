@@ -176,6 +176,7 @@ fn uploads(args: &MediaArgs) -> anyhow::Result<Vec<Row>> {
 /// its comments carrying photos (the same comments, `rave load`'s photos
 /// drawn from their own random stream): what photos cost a page.
 fn pages(args: &MediaArgs) -> anyhow::Result<Vec<Row>> {
+    let (pages_script, _) = http::write_scripts(args.dir)?;
     let mut rows = Vec::new();
     for share in [0.0, args.photo_share] {
         let data = args.dir.join(format!("pages-{share}"));
@@ -205,7 +206,6 @@ fn pages(args: &MediaArgs) -> anyhow::Result<Vec<Row>> {
             args.rave,
             &["aggregate", "--data", &data_arg, "--until-caught-up"].map(std::ffi::OsStr::new),
         )?;
-        let (pages_script, _) = http::write_scripts(args.dir)?;
         let log = args.dir.join(format!("pages-{share}.log"));
         let (server, _) = Server::start(args.rave, &data, &log)?;
         let url = server.base_url();

@@ -800,6 +800,34 @@ impl fmt::Display for Sku {
     }
 }
 
+/// A whole comment for the crate's unit tests (a `Comment` has no
+/// default: every field is a decision).
+#[cfg(test)]
+pub(crate) fn sample_comment(status: Status) -> Comment {
+    Comment {
+        id: "01M7YRRTBV000000000000000A".into(),
+        product_id: ProductId::parse("42").unwrap(),
+        author: "alice".into(),
+        language: Language::parse("en").unwrap(),
+        rating: Rating::new(5).unwrap(),
+        title: "Great".into(),
+        body: "Works well.".into(),
+        created_at: Timestamp::parse("2026-11-21T10:00:00.123Z").unwrap(),
+        status,
+        held_by: None,
+        reply: None,
+        verified_purchase: false,
+        votes: VoteCounts::default(),
+        source: None,
+        image_urls: Vec::new(),
+        media: Vec::new(),
+        incentivized: false,
+        attributes: AttributeAnswers::default(),
+        reports: Default::default(),
+        queued_at: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;

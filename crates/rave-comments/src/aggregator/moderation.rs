@@ -77,33 +77,10 @@ pub(super) fn add(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Language, ProductId, Rating, Timestamp};
+    use crate::model::Timestamp;
     use crate::reports::Report;
 
-    fn comment(status: Status) -> Comment {
-        Comment {
-            id: "01HF7YAT000000000000000000".into(),
-            product_id: ProductId::parse("p1").unwrap(),
-            author: "ann".into(),
-            language: Language::parse("en").unwrap(),
-            rating: Rating::new(4).unwrap(),
-            title: "t".into(),
-            body: "b".into(),
-            created_at: Timestamp::from_millis(1_700_000_000_000).unwrap(),
-            status,
-            held_by: None,
-            reply: None,
-            verified_purchase: false,
-            votes: Default::default(),
-            source: None,
-            image_urls: Vec::new(),
-            media: Vec::new(),
-            incentivized: false,
-            reports: Default::default(),
-            queued_at: None,
-            attributes: Default::default(),
-        }
-    }
+    use crate::model::sample_comment as comment;
 
     fn record(old: Option<&Comment>, new: Option<&Comment>, at_ms: u64) -> ChangeRecord {
         ChangeRecord {

@@ -895,30 +895,7 @@ pub(crate) fn start_key(
 mod tests {
     use super::*;
 
-    fn comment(status: Status) -> Comment {
-        Comment {
-            id: "01M7YRRTBV000000000000000A".into(),
-            product_id: ProductId::parse("42").unwrap(),
-            author: "alice".into(),
-            language: Language::parse("en").unwrap(),
-            rating: Rating::new(5).unwrap(),
-            title: "Great".into(),
-            body: "Works well.".into(),
-            created_at: Timestamp::parse("2026-11-21T10:00:00.123Z").unwrap(),
-            status,
-            held_by: None,
-            reply: None,
-            verified_purchase: false,
-            votes: VoteCounts::default(),
-            source: None,
-            image_urls: Vec::new(),
-            media: Vec::new(),
-            incentivized: false,
-            attributes: AttributeAnswers::default(),
-            reports: Default::default(),
-            queued_at: None,
-        }
-    }
+    use crate::model::sample_comment as comment;
 
     #[test]
     fn published_comments_carry_every_listing_key_and_no_moderation_key() {
