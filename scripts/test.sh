@@ -12,6 +12,12 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# A build from a clean clone gains nothing from incremental state, which
+# would only fill the disk.
+if [ "${CI:-}" = true ]; then
+  export CARGO_INCREMENTAL=0
+fi
+
 # Debian packages the tests drive: Chromium and chromedriver for the browser
 # tests, wrk for the bench harness's quick run, xmllint (libxml2-utils) for the
 # feed tests' schema validation.
