@@ -32,9 +32,15 @@ const COLUMNS: [(&str, &str); 7] = [
     ("Written", "date"),
     ("Language", "language"),
 ];
-const ROUNDS: usize = 3;
+/// Rounds of `rave-bench all`.
+pub const ROUNDS: usize = 3;
 
-pub fn csv_against_ndjson(rave: &Path, loaded: &Path, dir: &Path) -> anyhow::Result<Vec<Row>> {
+pub fn csv_against_ndjson(
+    rave: &Path,
+    loaded: &Path,
+    dir: &Path,
+    rounds: usize,
+) -> anyhow::Result<Vec<Row>> {
     let ndjson = dir.join("import.ndjson");
     run_rave(
         rave,
@@ -71,7 +77,7 @@ pub fn csv_against_ndjson(rave: &Path, loaded: &Path, dir: &Path) -> anyhow::Res
         ("detect", csv_args(&detecting, COLUMNS.len() - 1)),
     ];
     let mut best = [Duration::MAX; 3];
-    for round in 0..ROUNDS {
+    for round in 0..rounds {
         for (index, (name, args)) in imports.iter().enumerate() {
             let target = dir.join(format!("import-{name}-{round}"));
             let mut all: Vec<&std::ffi::OsStr> =
@@ -90,7 +96,7 @@ pub fn csv_against_ndjson(rave: &Path, loaded: &Path, dir: &Path) -> anyhow::Res
             format!("CSV {}/s", si(csv_rate)),
         )
         .peers(format!(
-            "NDJSON {}/s ({count} comments, best of {ROUNDS} each, alternating)",
+            "NDJSON {}/s ({count} comments, best of {rounds} each, alternating)",
             si(ndjson_rate)
         ))
         .ratio(csv_rate / ndjson_rate)

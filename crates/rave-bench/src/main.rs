@@ -26,6 +26,11 @@
 //! same DynamoDB API mix against `rave dynamodb-api` and DynamoDB Local,
 //! each server's CPU time per request as the OS counts it.
 //!
+//! `rave-bench imports --loaded DIR` runs B5's CSV row alone against a
+//! store loaded before (`rave load`): the load is not what it measures, so
+//! the store may be loaded while the machine is busy, and only the imports
+//! need it quiet.
+//!
 //! A binary only: nothing depends on it, and the service never links SQLite
 //! or dynoxide.
 
@@ -73,6 +78,28 @@ enum Commands {
     /// The media row: photo uploads over HTTP beside the in-process cost of
     /// checking and rendering them, and B7 with photos on 30 % of comments.
     Media(MediaArgs),
+    /// B5's CSV row alone: `rave import` of a loaded store's reviews as a
+    /// shop's CSV and as NDJSON, alternating, into empty stores.
+    Imports(ImportsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ImportsArgs {
+    /// A data directory loaded by `rave load` (left as it is).
+    #[arg(long)]
+    loaded: PathBuf,
+    /// Rounds of the three imports; each rate is the best of its rounds.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Working directory (emptied first); default `target/rave-bench/imports`.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// The `rave` binary (default: the one beside this program).
+    #[arg(long)]
+    rave: Option<PathBuf>,
+    /// Also write the table (Markdown) here.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -157,7 +184,16 @@ fn main() -> anyhow::Result<()> {
         Commands::All(args) => all(args),
         Commands::Wire(args) => wire(args),
         Commands::Media(args) => media(args),
+        Commands::Imports(args) => imports(args),
     }
+}
+
+fn imports(args: ImportsArgs) -> anyhow::Result<()> {
+    let dir = work_dir(args.dir, "imports")?;
+    println!("{}", machine());
+    let rows =
+        imports::csv_against_ndjson(&rave_binary(args.rave)?, &args.loaded, &dir, args.rounds)?;
+    report(&rows, &dir, args.out)
 }
 
 fn media(args: MediaArgs) -> anyhow::Result<()> {

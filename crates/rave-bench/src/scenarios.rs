@@ -181,7 +181,12 @@ pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Ve
         ),
     );
     println!("\n== B5 (CSV): `rave import` of the same reviews as CSV and as NDJSON");
-    rows.extend(crate::imports::csv_against_ndjson(rave, &rave_dir, dir)?);
+    rows.extend(crate::imports::csv_against_ndjson(
+        rave,
+        &rave_dir,
+        dir,
+        crate::imports::ROUNDS,
+    )?);
     let sqlite_bytes = DiskUse::of_files(&sqlite::files(&sqlite_path))?;
     rows.push(
         Row::new(
