@@ -6,7 +6,7 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use std::io::{BufRead, BufReader};
@@ -340,22 +340,41 @@ async fn statistics_stay_exact_across_a_sigkill_under_load() {
     let mut server = serve(dir.path(), &token);
     let client = reqwest::Client::new();
     let stop = Arc::new(AtomicBool::new(false));
+    let acknowledged = Arc::new(AtomicU64::new(0));
     let mut writers = Vec::new();
     for w in 0..8 {
-        let (client, base, stop) = (client.clone(), server.base.clone(), stop.clone());
+        let (client, base, stop, acknowledged) = (
+            client.clone(),
+            server.base.clone(),
+            stop.clone(),
+            acknowledged.clone(),
+        );
         writers.push(tokio::spawn(async move {
             let mut i = 0;
             while !stop.load(Ordering::Relaxed) {
                 i += 1;
                 let language = if i % 2 == 0 { "en" } else { "de" };
                 let body = json!({"author": format!("a{}", i % 7), "language": language, "rating": 1 + (i + w) % 5, "body": "x"});
-                if client.post(format!("{base}/v1/products/p{}/comments", i % 3)).json(&body).send().await.is_err() {
-                    break;
+                match client.post(format!("{base}/v1/products/p{}/comments", i % 3)).json(&body).send().await {
+                    Ok(response) if response.status() == 201 => {
+                        acknowledged.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
                 }
             }
         }));
     }
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Killed mid-load once enough has been written, however busy the
+    // machine is.
+    let started = Instant::now();
+    while acknowledged.load(Ordering::Relaxed) < 60 {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the writers got too few comments in"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     server.kill();
     stop.store(true, Ordering::Relaxed);
     for writer in writers {
@@ -416,7 +435,11 @@ async fn statistics_stay_exact_across_a_sigkill_under_load() {
         assert_eq!(stored, counted.to_vec(), "{product}");
         total += counted.iter().sum::<u64>();
     }
-    assert!(total > 50, "too few comments before the kill: {total}");
+    let acknowledged = acknowledged.load(Ordering::Relaxed);
+    assert!(
+        total >= acknowledged,
+        "{total} comments listed, {acknowledged} acknowledged before the kill"
+    );
     let global: Value = client
         .get(format!("{}/v1/stats", server.base))
         .send()
