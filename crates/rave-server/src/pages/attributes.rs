@@ -1,7 +1,8 @@
 //! Sub-ratings and fit on a product's page and fragment: a bar (a
 //! `<meter>`) for each rating attribute's average, a scale of a choice
 //! attribute's choices in their declared order (`fit`: runs small, true to
-//! size, runs large) with each choice's share, and each comment's answers.
+//! size, runs large) with each choice's share, and each comment's answers;
+//! and the questions of the review-request form (`questions`).
 //!
 //! Only what the product asks is shown, in its order: its record's
 //! declaration, or its group's when it declares none (`asked`, see
@@ -14,6 +15,44 @@
 use std::fmt::Write;
 
 use rave_comments::{AttributeAnswer, AttributeKind, Comment, DeclaredAttributes, ProductStats};
+
+/// The review form's questions for the attributes `asked`, in their
+/// order: one optional select each, named as the API's problems name the
+/// answer (`attributes.quality`), a rating's options `rating_options`, a
+/// choice's its declared choices; nothing when nothing is asked.
+pub(super) fn questions(
+    asked: &DeclaredAttributes,
+    rating_options: impl Fn(&mut String),
+    out: &mut String,
+) {
+    if asked.is_empty() {
+        return;
+    }
+    out.push_str("<fieldset><legend>More about it (each optional)</legend>");
+    for declaration in asked.iter() {
+        let name = declaration.name.as_str();
+        let _ = write!(
+            out,
+            "<p><label>{} <select name=\"{ANSWER_PREFIX}{name}\">\
+             <option value=\"\" selected>No answer</option>",
+            label(name)
+        );
+        match &declaration.kind {
+            AttributeKind::Rating => rating_options(out),
+            AttributeKind::Choice(choices) => {
+                for choice in choices {
+                    let _ = write!(out, "<option value=\"{choice}\">{}</option>", label(choice));
+                }
+            }
+        }
+        out.push_str("</select></label></p>");
+    }
+    out.push_str("</fieldset>");
+}
+
+/// Before an attribute's name in a form field's name, as in the API's
+/// problems (`attributes.quality`).
+pub(super) const ANSWER_PREFIX: &str = "attributes.";
 
 /// An identifier as a shopper reads it: `runs_small` as "Runs small".
 pub(super) fn label(name: &str) -> String {
