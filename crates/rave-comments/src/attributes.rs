@@ -16,6 +16,16 @@
 //! them into [`AttributeAnswers`] or refuses the first one that does not fit
 //! with an error naming it (`attributes.quality`). Every attribute is
 //! optional: a review answers what it wants to.
+//!
+//! **A family's declaration.** A variant of a product family (a record
+//! naming its `group`) whose own record declares nothing is asked what the
+//! group's record declares; a variant's own non-empty declaration wins
+//! whole (the two are never merged, so a variant can ask less than its
+//! family). [`DeclaredAttributes::effective`] is that rule, and the only
+//! place it is decided: answers are checked against it (posts, edits,
+//! imports, the review-request form), and the pages, the embed and the
+//! product JSON's `effective_attributes` show it. Families are one level
+//! deep, so the group's own declaration is its effective one.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -150,6 +160,20 @@ impl DeclaredAttributes {
         self.0.iter().find(|d| d.name.as_str() == name)
     }
 
+    /// What a product's reviews are asked: its record's own declaration
+    /// (`own`), or when that declares nothing, its family's (`group`, the
+    /// declaration of the group its record names; `None` for a product in
+    /// no family or a group without a record).
+    pub fn effective<'a>(
+        own: &'a DeclaredAttributes,
+        group: Option<&'a DeclaredAttributes>,
+    ) -> &'a DeclaredAttributes {
+        match (own.is_empty(), group) {
+            (true, Some(group)) => group,
+            _ => own,
+        }
+    }
+
     /// The answers `given` holds, checked against this declaration: every
     /// name declared, a rating attribute's value an integer 1–5, a choice
     /// attribute's one of its choices. The first that breaks a rule is an
@@ -275,8 +299,6 @@ impl AttributeAnswers {
     }
 }
 
-/// A declaration of `quality` (a rating) and `fit` (three choices), for
-/// the codecs' tests.
 /// How a product's counted comments answered one attribute: the exact
 /// distribution (a rating attribute's by `1`–`5`, zeros included; a choice
 /// attribute's by choice, only those given) and, for a rating, the average.
@@ -324,6 +346,8 @@ impl AttributeStats {
     }
 }
 
+/// A declaration of `quality` (a rating) and `fit` (three choices), for
+/// the codecs' tests.
 #[cfg(test)]
 pub(crate) fn test_declaration() -> DeclaredAttributes {
     let name = |value: &str| AttributeName(value.to_owned());
@@ -487,6 +511,21 @@ mod tests {
             "attributes.quality"
         );
         assert!(declared.check(&BTreeMap::new()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_variant_declaring_nothing_asks_its_familys_and_its_own_wins_whole() {
+        let family = declared();
+        let none = DeclaredAttributes::default();
+        let own = DeclaredAttributes::new(vec![AttributeDeclaration {
+            name: name("value"),
+            kind: AttributeKind::Rating,
+        }])
+        .unwrap();
+        assert_eq!(DeclaredAttributes::effective(&none, Some(&family)), &family);
+        assert_eq!(DeclaredAttributes::effective(&own, Some(&family)), &own);
+        assert_eq!(DeclaredAttributes::effective(&own, None), &own);
+        assert_eq!(DeclaredAttributes::effective(&none, None), &none);
     }
 
     #[test]

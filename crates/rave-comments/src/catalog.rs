@@ -8,6 +8,15 @@
 //! every write of the product's statistics or record and never returns to
 //! an earlier value. The record's codec is `table::product`; `skus` writes
 //! it with its SKUs' lookup items and finds products by SKU.
+//!
+//! **A variant asking its family's attributes.** A variant whose record
+//! declares no attributes is asked what its group's record declares
+//! (`DeclaredAttributes::effective`), so its form and bars change when the
+//! group's record does: its overview carries the effective declaration
+//! (`asked`), and its revision covers the group record's revision, read by
+//! one more point read after the first two. Only such variants pay it; a
+//! product in no family, a group, and a variant declaring its own keep the
+//! two reads.
 
 mod skus;
 
@@ -17,6 +26,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rave_store::Store;
 
 use crate::access::TableAccess;
+use crate::attributes::DeclaredAttributes;
 use crate::error::Result;
 use crate::model::{Language, ProductId, ProductRecord};
 use crate::statistics::ProductStats;
@@ -29,6 +39,9 @@ use crate::table::stats::product::{self as product_stats, ProductCounts};
 pub struct ProductOverview {
     pub product_id: ProductId,
     pub record: Option<ProductRecord>,
+    /// What its reviews are asked (`DeclaredAttributes::effective`: the
+    /// record's own declaration, or its group's when it declares none).
+    pub asked: DeclaredAttributes,
     /// All languages.
     pub overall: ProductStats,
     /// Each language with counted comments, by language code.
@@ -138,15 +151,50 @@ impl<S: Store> Catalog<S> {
             product::key(product_id),
         ];
         let mut stats_revision = 0;
+        let mut record = None;
         let mut record_revision = String::new();
         for item in self.access.get_many(&keys).await? {
             match product_partition::classify(&item)? {
                 ProductItem::Overall => stats_revision = product_stats::decode_revision(&item)?,
-                ProductItem::Record => record_revision = product::decode(&item)?.1,
+                ProductItem::Record => {
+                    let (decoded, revision) = product::decode(&item)?;
+                    record = Some(decoded);
+                    record_revision = revision;
+                }
                 ProductItem::Language(_) => {}
             }
         }
-        Ok(revision(stats_revision, &record_revision))
+        let family = self.family_declaration(record.as_ref()).await?;
+        Ok(revision(stats_revision, &record_revision, family.as_ref()))
+    }
+
+    /// The declaration and revision of the group record a product's record
+    /// falls back on (empty when the group has no record), read when the
+    /// record declares no attributes and names a group; `None` otherwise.
+    async fn family_declaration(
+        &self,
+        record: Option<&ProductRecord>,
+    ) -> Result<Option<FamilyDeclaration>> {
+        let Some(group) = record
+            .filter(|record| record.attributes.is_empty())
+            .and_then(|record| record.group.as_deref())
+        else {
+            return Ok(None);
+        };
+        let (item, _) = self
+            .access
+            .get(product::key(&ProductId::parse(group)?), true)
+            .await?;
+        Ok(Some(match item {
+            Some(item) => {
+                let (group_record, revision) = product::decode(&item)?;
+                FamilyDeclaration {
+                    declared: group_record.attributes,
+                    revision,
+                }
+            }
+            None => FamilyDeclaration::default(),
+        }))
     }
 
     /// The product's record and statistics (eventually consistent, as
@@ -204,17 +252,40 @@ impl<S: Store> Catalog<S> {
             }
         }
         languages.retain(|s| s.total > 0);
+        let family = self.family_declaration(record.as_ref()).await?;
+        let asked = match &record {
+            Some(record) => DeclaredAttributes::effective(
+                &record.attributes,
+                family.as_ref().map(|family| &family.declared),
+            )
+            .clone(),
+            None => DeclaredAttributes::default(),
+        };
         Ok(ProductOverview {
             overall: ProductStats::of(product_id.clone(), None, &overall),
-            revision: revision(stats_revision, &record_revision),
+            revision: revision(stats_revision, &record_revision, family.as_ref()),
             product_id,
             record,
+            asked,
             languages,
         })
     }
 }
 
-/// The revision of a product: its statistics' and its record's.
-fn revision(stats: u64, record: &str) -> String {
-    format!("{stats}.{record}")
+/// What a variant declaring no attributes asks: its group record's
+/// declaration, at the group record's revision (both empty when the group
+/// has no record).
+#[derive(Debug, Default)]
+struct FamilyDeclaration {
+    declared: DeclaredAttributes,
+    revision: String,
+}
+
+/// The revision of a product: its statistics' and its record's, and the
+/// group record's when the product asks its group's attributes.
+fn revision(stats: u64, record: &str, family: Option<&FamilyDeclaration>) -> String {
+    match family {
+        Some(family) => format!("{stats}.{record}.{}", family.revision),
+        None => format!("{stats}.{record}"),
+    }
 }

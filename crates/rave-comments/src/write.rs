@@ -349,12 +349,12 @@ impl<S: Store> Writes<S> {
     }
 
     /// The answers `new` gives to its product's attributes, checked against
-    /// the product record's declaration.
+    /// what the product asks (`DeclaredAttributes::effective`).
     async fn answers(&self, product: &ProductId, new: &NewComment) -> Result<AttributeAnswers> {
         self.checked_answers(product, &new.attributes).await
     }
 
-    /// `inputs` checked against the declaration of `product`'s record (read
+    /// `inputs` checked against what `product` asks (its records are read
     /// only when there are answers).
     async fn checked_answers(
         &self,
@@ -372,19 +372,42 @@ impl<S: Store> Writes<S> {
             .check(inputs)
     }
 
-    /// What the records of `products` declare (a product without a record
-    /// declares nothing).
+    /// What each of `products` asks its reviewers
+    /// (`DeclaredAttributes::effective`; a product without a record asks
+    /// nothing): one batch read of their records, and one of the records
+    /// of the groups named by those that declare nothing themselves.
     async fn declarations(
         &self,
         products: &[ProductId],
     ) -> Result<BTreeMap<ProductId, DeclaredAttributes>> {
         let keys: Vec<_> = products.iter().map(product::key).collect();
-        let mut declared = BTreeMap::new();
+        // Each product's own declaration, and the group whose it falls back on.
+        let mut own = Vec::new();
         for item in self.access.get_many(&keys).await? {
             let (record, _) = product::decode(&item)?;
-            declared.insert(product::product_of(&item)?, record.attributes);
+            let group = match (record.attributes.is_empty(), record.group.as_deref()) {
+                (true, Some(group)) => Some(ProductId::parse(group)?),
+                _ => None,
+            };
+            own.push((product::product_of(&item)?, record.attributes, group));
         }
-        Ok(declared)
+        let groups: BTreeSet<&ProductId> = own.iter().filter_map(|(.., g)| g.as_ref()).collect();
+        let mut group_declared = BTreeMap::new();
+        if !groups.is_empty() {
+            let keys: Vec<_> = groups.into_iter().map(product::key).collect();
+            for item in self.access.get_many(&keys).await? {
+                let (record, _) = product::decode(&item)?;
+                group_declared.insert(product::product_of(&item)?, record.attributes);
+            }
+        }
+        Ok(own
+            .into_iter()
+            .map(|(product, declared, group)| {
+                let group = group.and_then(|group| group_declared.get(&group));
+                let asked = DeclaredAttributes::effective(&declared, group).clone();
+                (product, asked)
+            })
+            .collect())
     }
 
     pub(crate) async fn get(&self, id: &str) -> Result<Comment> {
@@ -437,8 +460,8 @@ impl<S: Store> Writes<S> {
         ))
     }
 
-    /// Edits a comment; new attribute answers are checked against its
-    /// product's record first (the product is the comment's: an edit never
+    /// Edits a comment; new attribute answers are checked against what its
+    /// product asks first (the product is the comment's: an edit never
     /// moves it).
     pub(crate) async fn edit(&self, id: &str, patch: &CommentPatch) -> Result<Comment> {
         let answers = match &patch.attributes {

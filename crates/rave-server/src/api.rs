@@ -855,8 +855,14 @@ pub(crate) struct ProductBody {
     /// The product family it is a variant of, if any.
     #[schema(value_type = Option<ProductId>)]
     pub group: Option<String>,
-    /// What its reviews are asked for (empty until an admin declares it).
+    /// What its record declares its reviews are asked for, as stored
+    /// (empty until an admin declares it).
     pub attributes: Vec<AttributeDeclarationBody>,
+    /// What its reviews are asked for: `attributes` when it declares any,
+    /// else what the record of its `group` declares (a variant declaring
+    /// nothing asks its family's). Posts' answers are checked against
+    /// this; the embed's form asks it.
+    pub effective_attributes: Vec<AttributeDeclarationBody>,
     /// All languages.
     pub stats: ProductStatsBody,
     /// Each language with counted comments.
@@ -878,6 +884,7 @@ impl From<&ProductOverview> for ProductBody {
             brand: record.brand,
             group: record.group,
             attributes: declaration_bodies(&record.attributes),
+            effective_attributes: declaration_bodies(&overview.asked),
             stats: overview.overall.clone().into(),
             languages: overview.languages.iter().cloned().map(Into::into).collect(),
         }

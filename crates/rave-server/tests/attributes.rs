@@ -352,3 +352,171 @@ async fn the_page_and_fragment_show_bars_a_fit_scale_and_each_comments_answers()
         assert!(!page.contains("style=\""), "{path}: no style attribute");
     }
 }
+
+/// A GET with `If-None-Match`: the status, the `ETag` and the body.
+async fn revalidated(
+    s: &TestServer,
+    path: &str,
+    tag: Option<&str>,
+) -> (StatusCode, String, String) {
+    let mut request = s.client.get(format!("{}{path}", s.base));
+    if let Some(tag) = tag {
+        request = request.header("If-None-Match", tag);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    let tag = response
+        .headers()
+        .get("etag")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    (status, tag, response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_variant_declaring_nothing_is_asked_its_familys_and_its_pages_follow_the_groups_record() {
+    let s = declared().await;
+    // `shirt` is the family; `shirt-red` declares nothing, `shirt-blue` its own.
+    for (product, body) in [
+        ("shirt-red", json!({"name": "Red shirt", "group": "shirt"})),
+        (
+            "shirt-blue",
+            json!({"name": "Blue shirt", "group": "shirt",
+                   "attributes": [{"name": "value", "kind": "rating"}]}),
+        ),
+    ] {
+        let (status, answer) = s
+            .call(
+                Method::PUT,
+                &format!("/v1/products/{product}"),
+                Some(body),
+                true,
+            )
+            .await;
+        assert!(status.is_success(), "{status} {answer}");
+    }
+    let (_, red) = s
+        .call(Method::GET, "/v1/products/shirt-red", None, false)
+        .await;
+    assert_eq!(red["attributes"], json!([]), "the record as stored");
+    assert_eq!(red["effective_attributes"], record()["attributes"]);
+    let (_, blue) = s
+        .call(Method::GET, "/v1/products/shirt-blue", None, false)
+        .await;
+    assert_eq!(blue["effective_attributes"], blue["attributes"]);
+
+    for (product, answers, expected) in [
+        (
+            "shirt-red",
+            json!({"quality": 4, "fit": "runs_small"}),
+            Ok(()),
+        ),
+        ("shirt-red", json!({"value": 3}), Err("attributes.value")),
+        ("shirt-blue", json!({"value": 2}), Ok(())),
+        (
+            "shirt-blue",
+            json!({"fit": "runs_small"}),
+            Err("attributes.fit"),
+        ),
+    ] {
+        let (status, answer) = s
+            .call(
+                Method::POST,
+                &format!("/v1/products/{product}/comments"),
+                Some(post(4, answers.clone())),
+                false,
+            )
+            .await;
+        match expected {
+            Ok(()) => assert_eq!(status, StatusCode::CREATED, "{answers}: {answer}"),
+            Err(field) => {
+                assert_eq!(status, StatusCode::BAD_REQUEST, "{answers}: {answer}");
+                assert_eq!(answer["field"], field);
+            }
+        }
+    }
+    assert_eq!(s.stored().await, 2, "the refused posts stored nothing");
+    s.catch_up().await;
+
+    // The family's statistics sum the variants' answers; its page shows the
+    // group's bars.
+    let (_, group) = s
+        .call(Method::GET, "/v1/groups/shirt/stats", None, false)
+        .await;
+    assert_eq!(
+        group["stats"]["attributes"]["quality"]["count"], 1,
+        "{group}"
+    );
+    assert_eq!(group["stats"]["attributes"]["value"]["count"], 1, "{group}");
+    let family = html(&s, "/products/shirt-red?scope=group").await;
+    assert!(
+        family.contains("<th scope=\"row\">Quality</th>"),
+        "{family}"
+    );
+    assert!(family.contains("aria-label=\"Fit\""), "{family}");
+    assert!(
+        family.contains("<p class=\"rave-answers\">Value: 2/5</p>"),
+        "a comment shows what its variant asks: {family}"
+    );
+
+    let (status, page_tag, page) = revalidated(&s, "/products/shirt-red", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("<p class=\"rave-answers\">Quality: 4/5 · Fit: Runs small</p>"),
+        "{page}"
+    );
+    assert!(page.contains("aria-label=\"Fit\""), "{page}");
+    let (_, json_tag, _) = revalidated(&s, "/v1/products/shirt-red", None).await;
+    let (status, ..) = revalidated(&s, "/products/shirt-red", Some(&page_tag)).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED);
+
+    // The family now asks value and quality, no fit.
+    let mut changed = record();
+    changed["attributes"] = json!([
+        {"name": "value", "kind": "rating"},
+        {"name": "quality", "kind": "rating"}
+    ]);
+    let (status, _) = s
+        .call(
+            Method::PUT,
+            "/v1/products/shirt",
+            Some(changed.clone()),
+            true,
+        )
+        .await;
+    assert!(status.is_success());
+    let (status, new_tag, page) = revalidated(&s, "/products/shirt-red", Some(&page_tag)).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "the group's record changed the page"
+    );
+    assert_ne!(new_tag, page_tag);
+    assert!(
+        page.contains("<p class=\"rave-answers\">Quality: 4/5</p>"),
+        "{page}"
+    );
+    assert!(!page.contains("aria-label=\"Fit\""), "{page}");
+    let (status, _, product) = revalidated(&s, "/v1/products/shirt-red", Some(&json_tag)).await;
+    assert_eq!(status, StatusCode::OK, "the kept JSON answer changed too");
+    let product: Value = serde_json::from_str(&product).unwrap();
+    assert_eq!(product["effective_attributes"], changed["attributes"]);
+    // A variant declaring its own is not touched by it.
+    let (_, blue) = s
+        .call(Method::GET, "/v1/products/shirt-blue", None, false)
+        .await;
+    assert_eq!(
+        blue["effective_attributes"],
+        json!([{"name": "value", "kind": "rating"}])
+    );
+    let (status, answer) = s
+        .call(
+            Method::POST,
+            "/v1/products/shirt-red/comments",
+            Some(post(3, json!({"value": 3}))),
+            false,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+}

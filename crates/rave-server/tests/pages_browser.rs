@@ -265,7 +265,25 @@ const ITEMS: &str =
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_embed_of_a_variant_with_data_rave_group_shows_its_whole_family() {
+    use rave_comments::{AttributeDeclaration, AttributeKind, AttributeName, DeclaredAttributes};
     let s = session().await;
+    // The family asks for quality; its variants declare nothing of their own.
+    let quality = DeclaredAttributes::new(vec![AttributeDeclaration {
+        name: AttributeName::parse("quality").unwrap(),
+        kind: AttributeKind::Rating,
+    }])
+    .unwrap();
+    s.comments
+        .put_product(
+            "tee",
+            ProductRecord {
+                name: "Tee".into(),
+                attributes: quality,
+                ..ProductRecord::default()
+            },
+        )
+        .await
+        .unwrap();
     for colour in ["red", "blue"] {
         s.comments
             .put_product(
@@ -305,6 +323,25 @@ async fn the_embed_of_a_variant_with_data_rave_group_shows_its_whole_family() {
         "{ROOT}.querySelector('.count').textContent === '3'"
     ))
     .await;
+    // The form asks what the variant asks (its family's quality), and the
+    // answer posted shows on the new comment.
+    s.run(&format!(
+        "const root = {ROOT}; root.querySelector('input[name=author]').value = 'eve'; \
+         root.querySelector('textarea[name=body]').value = 'Soft cotton'; \
+         root.querySelector('select[name=\"attributes.quality\"]').value = '4'; \
+         root.querySelector('form').requestSubmit();"
+    ))
+    .await;
+    s.until(&format!("{ITEMS}.length === 4")).await;
+    let answers = s
+        .eval(&format!(
+            "[...{ROOT}.querySelectorAll('li .meta')].map((n) => n.textContent)"
+        ))
+        .await;
+    assert!(
+        answers.as_array().unwrap().contains(&json!("Quality: 4/5")),
+        "{answers}"
+    );
     s.close().await;
 }
 

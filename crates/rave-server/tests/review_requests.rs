@@ -487,3 +487,212 @@ async fn a_cancelled_order_gets_nothing_and_its_link_stops_working() {
     assert_eq!(actions, ["order.cancel", "order.put"]);
     assert!(!trail.to_string().contains("anna@example.com"));
 }
+
+/// `lamp` declares nothing and is in the family `lights`, which asks for
+/// `quality` and `brightness`; `cable` asks for its own `durability`.
+async fn declare_attributes(w: &World) {
+    for (product, body) in [
+        (
+            "lights",
+            json!({"name": "Lights", "attributes": [
+                {"name": "quality", "kind": "rating"},
+                {"name": "brightness", "kind": "choice",
+                 "choices": ["too_dim", "just_right", "too_bright"]}
+            ]}),
+        ),
+        ("lamp", json!({"name": "Desk lamp", "group": "lights"})),
+        (
+            "cable",
+            json!({"name": "USB cable",
+                   "attributes": [{"name": "durability", "kind": "rating"}]}),
+        ),
+    ] {
+        let (status, answer) = w
+            .server
+            .call(
+                Method::PUT,
+                &format!("/v1/products/{product}"),
+                Some(body),
+                true,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+    }
+}
+
+/// An order's review link, its request sent.
+async fn review_link(w: &World) -> String {
+    put_order(w, order("A-1", "anna@example.com")).await;
+    w.clock.set(T0 + 6 * DAY);
+    w.scheduler.run_due().await.unwrap();
+    w.outbox.0.lock().unwrap()[0].review_url.clone()
+}
+
+/// The section of the review page holding `product`'s form.
+fn form_of<'a>(page: &'a str, product: &str) -> &'a str {
+    page.split("<section>")
+        .find(|section| section.contains(&format!("name=\"product\" value=\"{product}\"")))
+        .unwrap_or_else(|| panic!("no form of {product} in {page}"))
+}
+
+/// The answers of the one comment on `product`.
+async fn answers_on(w: &World, product: &str) -> Value {
+    let (_, listing) = w
+        .server
+        .call(
+            Method::GET,
+            &format!("/v1/products/{product}/comments"),
+            None,
+            false,
+        )
+        .await;
+    let items = listing["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{listing}");
+    items[0]["attributes"].clone()
+}
+
+fn review_of(product: &'static str) -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("product", product),
+        ("language", "de"),
+        ("rating", "4"),
+        ("title", ""),
+        ("body", "Gut."),
+        ("author", "Anna E."),
+    ]
+}
+
+#[tokio::test]
+async fn the_review_form_asks_what_each_product_asks_and_takes_answers_in_both_encodings() {
+    let w = world().await;
+    declare_attributes(&w).await;
+    let url = review_link(&w).await;
+    let (status, page) = get_page(&w, &url).await;
+    assert_eq!(status, StatusCode::OK);
+    // The lamp asks its family's: a rating as 1-5, a choice as its
+    // choices with their labels, each optional, in a fieldset.
+    let lamp = form_of(&page, "lamp");
+    assert!(
+        lamp.contains("<fieldset><legend>More about it (each optional)</legend>"),
+        "{lamp}"
+    );
+    assert!(
+        lamp.contains(
+            "<label>Quality <select name=\"attributes.quality\">\
+             <option value=\"\" selected>No answer</option>\
+             <option value=\"5\">★★★★★ 5</option>"
+        ),
+        "{lamp}"
+    );
+    assert!(
+        lamp.contains(
+            "<label>Brightness <select name=\"attributes.brightness\">\
+             <option value=\"\" selected>No answer</option>\
+             <option value=\"too_dim\">Too dim</option>\
+             <option value=\"just_right\">Just right</option>\
+             <option value=\"too_bright\">Too bright</option></select></label>"
+        ),
+        "{lamp}"
+    );
+    assert!(!lamp.contains("attributes.durability"), "{lamp}");
+    let cable = form_of(&page, "cable");
+    assert!(
+        cable.contains("<select name=\"attributes.durability\">"),
+        "{cable}"
+    );
+    assert!(!cable.contains("attributes.quality"), "{cable}");
+
+    // Urlencoded, as a browser posts the form without photos.
+    let mut lamp_review = review_of("lamp");
+    lamp_review.extend([
+        ("attributes.quality", "4"),
+        ("attributes.brightness", "just_right"),
+    ]);
+    let (status, page) = post_form(&w, &url, &lamp_review).await;
+    assert_eq!(status, StatusCode::CREATED, "{page}");
+    assert_eq!(
+        answers_on(&w, "lamp").await,
+        json!({"quality": 4, "brightness": "just_right"})
+    );
+    // Multipart, as a browser posts it (an answer left at "No answer" is
+    // sent empty and answers nothing).
+    let mut cable_review = review_of("cable");
+    cable_review.push(("attributes.durability", "2"));
+    let (status, page) = post_with_photos(&w, &url, &cable_review, &[]).await;
+    assert_eq!(status, StatusCode::CREATED, "{page}");
+    assert_eq!(answers_on(&w, "cable").await, json!({"durability": 2}));
+}
+
+#[tokio::test]
+async fn a_bad_answer_on_the_review_form_is_a_400_naming_the_field_and_stores_nothing() {
+    let w = world().await;
+    declare_attributes(&w).await;
+    let url = review_link(&w).await;
+    for (answers, expected) in [
+        (
+            vec![("attributes.quality", "9")],
+            "attributes.quality: must be an integer from 1 to 5",
+        ),
+        (
+            vec![("attributes.brightness", "huge")],
+            "attributes.brightness: must be one of too_dim, just_right, too_bright",
+        ),
+        (
+            vec![("attributes.durability", "3")],
+            "attributes.durability: is not an attribute of this product",
+        ),
+        (
+            vec![("attributes.quality", "4"), ("attributes.quality", "5")],
+            "attributes.quality: is given twice",
+        ),
+    ] {
+        let mut review = review_of("lamp");
+        review.extend(answers.iter().copied());
+        let (status, page) = post_form(&w, &url, &review).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{answers:?}: {page}");
+        assert!(page.contains(expected), "{answers:?}: {page}");
+        // The same in multipart, but for the repeated part, which the
+        // multipart reader refuses as given twice itself.
+        let (status, page) = post_with_photos(&w, &url, &review, &[]).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{answers:?}: {page}");
+        assert!(page.contains(expected.split(':').next().unwrap()), "{page}");
+    }
+    // An answer part the order's products never ask for is refused by name.
+    let mut review = review_of("lamp");
+    review.push(("attributes.colour", "red"));
+    let (status, page) = post_with_photos(&w, &url, &review, &[]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{page}");
+    assert!(page.contains("attributes.colour"), "{page}");
+    // A bad answer with a photo keeps no photo either.
+    let mut review = review_of("lamp");
+    review.push(("attributes.quality", "0"));
+    let (status, page) =
+        post_with_photos(&w, &url, &review, &[("lamp.jpg", images::jpeg(64, 48))]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{page}");
+    assert!(page.contains("attributes.quality: must be"), "{page}");
+    assert!(w.media.list().await.unwrap().is_empty());
+    assert_eq!(w.server.stored().await, 0, "nothing stored");
+
+    // Left unanswered, the review is taken.
+    let mut review = review_of("lamp");
+    review.extend([("attributes.quality", ""), ("attributes.brightness", "")]);
+    let (status, page) = post_form(&w, &url, &review).await;
+    assert_eq!(status, StatusCode::CREATED, "{page}");
+    assert_eq!(answers_on(&w, "lamp").await, json!({}));
+}
+
+#[tokio::test]
+async fn the_openapi_document_describes_the_review_forms_answers() {
+    let w = world().await;
+    let (_, document) = w
+        .server
+        .call(Method::GET, "/openapi.json", None, false)
+        .await;
+    let form = &document["components"]["schemas"]["ReviewUploadForm"];
+    let answers = &form["additionalProperties"];
+    assert_eq!(answers["type"], "string", "{form}");
+    let post = document["paths"]["/review/{token}"]["post"]["description"]
+        .as_str()
+        .unwrap();
+    assert!(post.contains("attributes.<name>"), "{post}");
+}

@@ -165,7 +165,8 @@ dialog p{display:flex;gap:.5rem;align-items:center;justify-content:center;margin
       chosen = [];
       showChosen();
     }
-    // The product's declared attributes, asked as optional selects.
+    // What the product asks (its own declaration, else its group's), as
+    // optional selects.
     const asked = el("div", { className: "asked" });
     const submit = el("button", { type: "submit", textContent: "Post" });
     const formError = el("p", { className: "error", hidden: true });
@@ -254,12 +255,14 @@ dialog p{display:flex;gap:.5rem;align-items:center;justify-content:center;margin
     }
 
     // Sub-ratings as bars of their average, a choice (fit) as a scale of
-    // its choices in the declared order; each comment's answers.
-    let declared = [];
-    function showAttributes(info) {
-      declared = info.attributes || [];
+    // its choices in the declared order (a family's view: the group's);
+    // each comment's answers.
+    let declared = [], asks = [];
+    function showAttributes(stats, shown, product) {
+      asks = product;
+      declared = shown.concat(asks.filter((a) => !shown.some((s) => s.name === a.name)));
       if (!asked.childElementCount) {
-        for (const a of declared) {
+        for (const a of asks) {
           const select = el("select", { name: "attributes." + a.name }, [el("option", { value: "", textContent: "—" })]);
           for (const value of a.kind === "rating" ? ["5", "4", "3", "2", "1"] : a.choices) {
             select.append(el("option", { value, textContent: a.kind === "rating" ? stars(Number(value)) : label(value) }));
@@ -268,8 +271,8 @@ dialog p{display:flex;gap:.5rem;align-items:center;justify-content:center;margin
         }
       }
       attributes.replaceChildren();
-      for (const a of declared) {
-        const s = info.stats.attributes[a.name];
+      for (const a of shown) {
+        const s = stats.attributes[a.name];
         if (!s) continue;
         const rows = a.kind === "rating" ? [[label(a.name), s.average / 5, s.average.toFixed(1)]]
           : a.choices.map((c) => [label(a.name) + ": " + label(c), (s.distribution[c] || 0) / s.count, s.distribution[c] || 0]);
@@ -356,7 +359,7 @@ dialog p{display:flex;gap:.5rem;align-items:center;justify-content:center;margin
     }
 
     async function loadStats() {
-      const info = await call(g ? at + "/stats" : base);
+      const [info, own, group] = await Promise.all([call(g ? at + "/stats" : base), g && call(base), g && call("/v1/products/" + encodeURIComponent(g))]);
       const stats = info.stats;
       average.textContent = stats.average === null ? "–" : stats.average.toFixed(2);
       count.textContent = String(stats.total);
@@ -369,7 +372,7 @@ dialog p{display:flex;gap:.5rem;align-items:center;justify-content:center;margin
       language.replaceChildren(el("option", { value: "", textContent: "All languages" }));
       for (const l of info.languages || []) language.append(el("option", { value: l.language, textContent: l.language + " (" + l.total + ")" }));
       language.value = chosen;
-      showAttributes(info);
+      showAttributes(info.stats, (group || info).effective_attributes, (own || info).effective_attributes);
     }
 
     async function load(reset) {
@@ -420,7 +423,7 @@ dialog p{display:flex;gap:.5rem;align-items:center;justify-content:center;margin
         rating: Number(fields.rating.value), title: fields.title.value, body: fields.body.value,
         attributes: {},
       };
-      for (const a of declared) {
+      for (const a of asks) {
         const value = fields["attributes." + a.name].value;
         if (value) body.attributes[a.name] = a.kind === "rating" ? Number(value) : value;
       }

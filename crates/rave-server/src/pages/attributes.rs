@@ -1,16 +1,58 @@
 //! Sub-ratings and fit on a product's page and fragment: a bar (a
 //! `<meter>`) for each rating attribute's average, a scale of a choice
 //! attribute's choices in their declared order (`fit`: runs small, true to
-//! size, runs large) with each choice's share, and each comment's answers.
+//! size, runs large) with each choice's share, and each comment's answers;
+//! and the questions of the review-request form (`questions`).
 //!
-//! Only what the product's record declares is shown, in its order. Names
+//! Only what the product asks is shown, in its order: its record's
+//! declaration, or its group's when it declares none (`asked`, see
+//! `rave_comments::DeclaredAttributes::effective`); a family's page shows
+//! the group's bars and each comment's answers to what its variant asks. Names
 //! and choices are identifiers (`[a-z][a-z0-9_]*`, checked when declared),
 //! so they reach the page as they are; `<meter>` needs no style attribute,
 //! which the pages' policy refuses.
 
 use std::fmt::Write;
 
-use rave_comments::{AttributeAnswer, AttributeKind, Comment, ProductOverview, ProductStats};
+use rave_comments::{AttributeAnswer, AttributeKind, Comment, DeclaredAttributes, ProductStats};
+
+/// The review form's questions for the attributes `asked`, in their
+/// order: one optional select each, named as the API's problems name the
+/// answer (`attributes.quality`), a rating's options `rating_options`, a
+/// choice's its declared choices; nothing when nothing is asked.
+pub(super) fn questions(
+    asked: &DeclaredAttributes,
+    rating_options: impl Fn(&mut String),
+    out: &mut String,
+) {
+    if asked.is_empty() {
+        return;
+    }
+    out.push_str("<fieldset><legend>More about it (each optional)</legend>");
+    for declaration in asked.iter() {
+        let name = declaration.name.as_str();
+        let _ = write!(
+            out,
+            "<p><label>{} <select name=\"{ANSWER_PREFIX}{name}\">\
+             <option value=\"\" selected>No answer</option>",
+            label(name)
+        );
+        match &declaration.kind {
+            AttributeKind::Rating => rating_options(out),
+            AttributeKind::Choice(choices) => {
+                for choice in choices {
+                    let _ = write!(out, "<option value=\"{choice}\">{}</option>", label(choice));
+                }
+            }
+        }
+        out.push_str("</select></label></p>");
+    }
+    out.push_str("</fieldset>");
+}
+
+/// Before an attribute's name in a form field's name, as in the API's
+/// problems (`attributes.quality`).
+pub(super) const ANSWER_PREFIX: &str = "attributes.";
 
 /// An identifier as a shopper reads it: `runs_small` as "Runs small".
 pub(super) fn label(name: &str) -> String {
@@ -22,14 +64,11 @@ pub(super) fn label(name: &str) -> String {
     }
 }
 
-/// The attributes' bars and scales for `stats` (nothing when no counted
-/// comment answered any).
-pub(super) fn summary(overview: &ProductOverview, stats: &ProductStats, out: &mut String) {
-    let Some(record) = &overview.record else {
-        return;
-    };
+/// The bars and scales of the attributes `asked`, for `stats` (nothing
+/// when no counted comment answered any).
+pub(super) fn summary(asked: &DeclaredAttributes, stats: &ProductStats, out: &mut String) {
     let mut rows = String::new();
-    for declaration in record.attributes.iter() {
+    for declaration in asked.iter() {
         let Some(counted) = stats.attributes.get(&declaration.name) else {
             continue;
         };
@@ -74,13 +113,9 @@ pub(super) fn summary(overview: &ProductOverview, stats: &ProductStats, out: &mu
     }
 }
 
-/// A comment's answers, in the order the record declares them.
-pub(super) fn answers(overview: &ProductOverview, comment: &Comment, out: &mut String) {
-    let Some(record) = &overview.record else {
-        return;
-    };
-    let given: Vec<String> = record
-        .attributes
+/// A comment's answers to the attributes `asked`, in their order.
+pub(super) fn answers(asked: &DeclaredAttributes, comment: &Comment, out: &mut String) {
+    let given: Vec<String> = asked
         .iter()
         .filter_map(|declaration| {
             let answer = comment.attributes.get(declaration.name.as_str())?;

@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use futures::future::try_join_all;
-use rave_comments::{ProductOverview, ProductStats};
+use rave_comments::{ProductId, ProductOverview, ProductStats};
 use serde::Serialize;
 
 use super::jsonld::{self, AggregateRating, Review};
@@ -53,6 +53,14 @@ impl Family {
             group: state.comments.product_overview(&group_id).await?,
             variants: try_join_all(overviews).await?,
         }))
+    }
+
+    /// The overview of the variant `product`, if it is one of the family's.
+    pub(super) fn variant(&self, product: &ProductId) -> Option<&ProductOverview> {
+        self.variants
+            .iter()
+            .find(|variant| &variant.product_id == product)
+            .map(Arc::as_ref)
     }
 
     /// Changes whenever anything the family's page shows changes: the

@@ -278,7 +278,12 @@ impl Listing<'_> {
         if comment.verified_purchase {
             out.push_str("<p class=\"rave-verified\">✓ Verified purchase</p>");
         }
-        super::attributes::answers(self.overview, comment, out);
+        // On a family's page, what the comment's variant asks.
+        let asked = self
+            .family
+            .and_then(|family| family.variant(&comment.product_id))
+            .map_or(&self.overview.asked, |variant| &variant.asked);
+        super::attributes::answers(asked, comment, out);
         if comment.incentivized {
             let _ = write!(out, "<p class=\"rave-incentivized\">{INCENTIVE_LABEL}</p>");
         }
@@ -310,7 +315,7 @@ impl Listing<'_> {
             Text(self.overview.product_id.as_str())
         );
         self.summary(out);
-        super::attributes::summary(self.overview, self.stats, out);
+        super::attributes::summary(&self.overview.asked, self.stats, out);
         self.filters(out);
         if self.comments.is_empty() {
             out.push_str("<p class=\"rave-empty\">No comments here yet.</p>");
@@ -496,6 +501,7 @@ mod tests {
         let overview = ProductOverview {
             product_id,
             record: None,
+            asked: Default::default(),
             overall: stats.clone(),
             languages: Vec::new(),
             revision: "1".into(),

@@ -8,23 +8,37 @@
 //! checked and stored as the API's posts are (`uploads`); an urlencoded
 //! post without photos is still taken.
 //!
+//! **Sub-ratings and fit.** Each product's form asks what the product asks
+//! (`ProductOverview::asked`: its own declaration, else its group's), one
+//! optional select per attribute in a fieldset, named as the API's
+//! problems name the answer: `attributes.quality`. Both encodings take
+//! them by that name; an empty value answers nothing, a whole number is a
+//! rating, other text a choice (`AttributeInput::from_text`, as a CSV
+//! import reads a cell). The answers go to the comment's creation, which
+//! checks them as it checks the API's: a bad one is the page's 400 naming
+//! the field (`attributes.fit: must be one of ...`), and nothing is
+//! stored. A multipart post takes the answer parts the order's products
+//! ask for (any other part is refused before it is read, naming it).
+//!
 //! The link is the proof of purchase: a comment posted through it is a
 //! verified purchase of the order (the order verifies one comment per
 //! product, as a shop's purchase proof does), and the product must be one
 //! of the order's. A forged link answers 404, an expired one 410; nothing
 //! is stored for either.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use rave_comments::{CommentsError, NewComment, OrderId};
+use rave_comments::{AttributeInput, CommentsError, NewComment, OrderId, Rating};
 use rave_requests::{Order, RequestsError};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use super::attributes::{ANSWER_PREFIX, questions};
 use super::html::{STYLE, Text};
 use crate::AppState;
 use crate::api::PhotoFile;
@@ -141,11 +155,8 @@ async fn forms(
             "<section><h2>{name}</h2><form method=\"post\" enctype=\"multipart/form-data\">\
              <input type=\"hidden\" name=\"product\" value=\"{product}\">\
              <input type=\"hidden\" name=\"language\" value=\"{language}\">\
-             <p><label>Your rating <select name=\"rating\" required>\
-             <option value=\"5\">★★★★★ 5</option><option value=\"4\">★★★★ 4</option>\
-             <option value=\"3\">★★★ 3</option><option value=\"2\">★★ 2</option>\
-             <option value=\"1\">★ 1</option></select></label></p>\
-             <p><label>Title <input name=\"title\" maxlength=\"200\"></label></p>\
+             <p><label>Your rating <select name=\"rating\" required>{ratings}</select></label></p>\
+             {questions}<p><label>Title <input name=\"title\" maxlength=\"200\"></label></p>\
              <p><label>Your review <textarea name=\"body\" required maxlength=\"5000\" rows=\"5\"></textarea></label></p>\
              <p><label>Shown as <input name=\"author\" required maxlength=\"64\" value=\"{author}\"></label></p>\
              <p><label>Photos (up to {max_photos}, JPEG, PNG or WebP) \
@@ -155,6 +166,16 @@ async fn forms(
             product = Text(product),
             author = Text(&order.name),
             max_photos = state.uploads.limits.max_photos(),
+            ratings = {
+                let mut options = String::new();
+                rating_options(&mut options);
+                options
+            },
+            questions = {
+                let mut asked = String::new();
+                questions(&overview.asked, rating_options, &mut asked);
+                asked
+            },
         );
     }
     if open == 0 {
@@ -191,8 +212,60 @@ pub(crate) async fn review_form(
     Ok(document(StatusCode::OK, "How was your order?", &body))
 }
 
-/// The review form's text fields.
+/// A rating's options, 5 first: the stars and the number.
+fn rating_options(out: &mut String) {
+    for rating in Rating::ALL.into_iter().rev() {
+        let stars = "★".repeat(usize::from(rating.get()));
+        let _ = write!(out, "<option value=\"{rating}\">{stars} {rating}</option>");
+    }
+}
+
+/// The review form's text fields (besides the answers).
 const FORM_FIELDS: &[&str] = &["product", "language", "rating", "title", "body", "author"];
+
+/// The text fields a multipart post of `order`'s forms may carry: the
+/// form's, and an answer field for each attribute one of its products asks.
+async fn posted_fields(state: &AppState, order: &Order) -> ApiResult<Vec<String>> {
+    let mut fields: Vec<String> = FORM_FIELDS.iter().map(|&f| f.to_owned()).collect();
+    for product in &order.products {
+        for declaration in state.comments.product_overview(product).await?.asked.iter() {
+            let field = format!("{ANSWER_PREFIX}{}", declaration.name);
+            if !fields.contains(&field) {
+                fields.push(field);
+            }
+        }
+    }
+    Ok(fields)
+}
+
+/// A form's fields as posted: names and values, in the body's order.
+type FormFields = Vec<(String, String)>;
+
+/// The answers among a form's fields (`attributes.<name>`; an empty one
+/// answers nothing), and its other fields; an answer given twice is
+/// refused, naming it.
+fn split_answers(
+    fields: FormFields,
+) -> Result<(BTreeMap<String, AttributeInput>, FormFields), String> {
+    let mut answers = BTreeMap::new();
+    let mut rest = Vec::new();
+    for (name, value) in fields {
+        let Some(attribute) = name.strip_prefix(ANSWER_PREFIX) else {
+            rest.push((name, value));
+            continue;
+        };
+        if value.trim().is_empty() {
+            continue;
+        }
+        if answers
+            .insert(attribute.to_owned(), AttributeInput::from_text(&value))
+            .is_some()
+        {
+            return Err(format!("{name}: is given twice"));
+        }
+    }
+    Ok((answers, rest))
+}
 
 /// The review form posted with photos, as `multipart/form-data`.
 #[derive(ToSchema)]
@@ -207,6 +280,13 @@ pub(crate) struct ReviewUploadForm {
     /// As the API's `photo` parts: the same limits and checks.
     #[schema(max_items = 10)]
     photo: Vec<PhotoFile>,
+    /// Answers to the attributes the product asks (its
+    /// `effective_attributes`), each optional, as fields named
+    /// `attributes.<name>`: `attributes.quality=4` (a rating, 1-5),
+    /// `attributes.fit=runs_small` (one of a choice's choices); an empty
+    /// value answers nothing. Checked as the API's answers are.
+    #[serde(flatten)]
+    answers: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -226,7 +306,7 @@ struct ReviewForm {
     path = "/review/{token}",
     tag = "pages",
     summary = "Post a review through a review request's link",
-    description = "An HTML form post (multipart/form-data: product, language, rating, title, body, author, and `photo` files checked as the API's uploads are; or application/x-www-form-urlencoded without photos). The comment is a verified purchase of the link's order, collected after fulfilment; one per product of the order.",
+    description = "An HTML form post (multipart/form-data: product, language, rating, title, body, author, an optional `attributes.<name>` answer for each attribute the product asks (its `effective_attributes`: `attributes.quality=4`, `attributes.fit=runs_small`; empty answers nothing), and `photo` files checked as the API's uploads are; or application/x-www-form-urlencoded with the same fields, without photos). The answers are checked as the API's are. The comment is a verified purchase of the link's order, collected after fulfilment; one per product of the order.",
     params(("token" = String, Path, description = "The signed token of the request's link")),
     request_body(
         content(
@@ -236,7 +316,7 @@ struct ReviewForm {
     ),
     responses(
         (status = 201, description = "Posted: the forms again, with thanks", body = String, content_type = "text/html"),
-        (status = 400, description = "A field is missing or wrong, the product is not in the order, or a photo is refused (named: `photo[2]`)", body = String, content_type = "text/html"),
+        (status = 400, description = "A field is missing or wrong (named: `attributes.fit: must be one of ...`), the product is not in the order, or a photo is refused (named: `photo[2]`); nothing is stored", body = String, content_type = "text/html"),
         (status = 404, description = "Not a valid link", body = String, content_type = "text/html"),
         (status = 409, description = "This product of the order is already reviewed", body = String, content_type = "text/html"),
         (status = 410, description = "The link expired, or its order was cancelled", body = String, content_type = "text/html"),
@@ -266,30 +346,36 @@ pub(crate) async fn post_review(
         )
     };
     let refused_by = |error: ApiError| refused(error.status, error.detail);
-    let (form, photos) = if uploads::is_multipart(request.headers()) {
+    let (fields, photos) = if uploads::is_multipart(request.headers()) {
+        let allowed = posted_fields(&state, &order).await?;
+        let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
         let posted =
-            match uploads::read_form(&state.uploads, state.media.as_ref(), request, FORM_FIELDS)
-                .await
+            match uploads::read_form(&state.uploads, state.media.as_ref(), request, &allowed).await
             {
                 Ok(posted) => posted,
                 Err(error) => return Ok(refused_by(error)),
             };
-        // The urlencoded form's decoder reads the text parts, so both
-        // encodings take the same fields with the same types.
-        let fields = serde_urlencoded::to_string(posted.fields()).unwrap_or_default();
-        (
-            serde_urlencoded::from_str::<ReviewForm>(&fields),
-            posted.photos,
-        )
+        (posted.fields().to_vec(), posted.photos)
     } else {
         let bytes = Bytes::from_request(request, &state)
             .await
             .map_err(|rejection| ApiError::new(rejection.status(), rejection.body_text()))?;
-        (
-            serde_urlencoded::from_bytes::<ReviewForm>(&bytes),
-            Vec::new(),
-        )
+        match serde_urlencoded::from_bytes::<FormFields>(&bytes) {
+            Ok(fields) => (fields, Vec::new()),
+            Err(e) => return Ok(refused(StatusCode::BAD_REQUEST, format!("form: {e}"))),
+        }
     };
+    let (answers, fields) = match split_answers(fields) {
+        Ok(split) => split,
+        Err(message) => return Ok(refused(StatusCode::BAD_REQUEST, message)),
+    };
+    // The urlencoded form's decoder reads the other fields of both
+    // encodings, so both take the same fields with the same types.
+    let form = serde_urlencoded::to_string(&fields)
+        .map_err(|e| e.to_string())
+        .and_then(|fields| {
+            serde_urlencoded::from_str::<ReviewForm>(&fields).map_err(|e| e.to_string())
+        });
     let form = match form {
         Ok(form) => form,
         Err(e) => return Ok(refused(StatusCode::BAD_REQUEST, format!("form: {e}"))),
@@ -302,7 +388,7 @@ pub(crate) async fn post_review(
     }
     let mut new = NewComment {
         media: Vec::new(),
-        attributes: Default::default(),
+        attributes: answers,
         author: form.author.clone(),
         language: form.language,
         rating: form.rating,
@@ -350,11 +436,9 @@ pub(crate) async fn post_review(
                 "this product of your order is already reviewed".into(),
             ));
         }
-        Err(CommentsError::Invalid { field, message }) => {
-            return Ok(refused(
-                StatusCode::BAD_REQUEST,
-                format!("{field}: {message}"),
-            ));
+        // Both read "field: what is wrong".
+        Err(error @ (CommentsError::Invalid { .. } | CommentsError::InvalidAttribute { .. })) => {
+            return Ok(refused(StatusCode::BAD_REQUEST, error.to_string()));
         }
         Err(other) => return Err(ApiError::from(other)),
     };
