@@ -488,13 +488,16 @@ impl<S: Store> Comments<S> {
     }
 
     /// A page of every variant's visible comments of the group
-    /// `request.product` names, merged in the request's order.
+    /// `request.product` names, in the request's order.
     pub async fn list_group(&self, request: &ListRequest<'_>) -> Result<ListPage> {
-        let group = families::parse_group(request.product)?;
-        let variants =
-            families::variant_counts(&self.access, &group, request.filter.language.as_ref())
-                .await?;
-        self.listings.list_group(request, &variants).await
+        self.listings.list_group(request).await
+    }
+
+    /// Puts every comment of `product` in the family its record names now
+    /// (moving their family copies), as a move's job does.
+    pub async fn move_comments(&self, product: &str) -> Result<()> {
+        let product = ProductId::parse(product)?;
+        families::moves::refamily(&self.access, &self.writes, &product, &|_, _| {}).await
     }
 
     /// A product family's statistics, overall or in one language: its

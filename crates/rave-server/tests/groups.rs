@@ -116,9 +116,11 @@ async fn a_group_lists_and_counts_every_variants_comments_and_follows_a_move() {
         .await;
     assert_eq!(german["stats"]["total"], 2);
 
-    // tee-blue moves to mugs: its comments and counts go with it at once.
+    // tee-blue moves to mugs: its counts go with it at once, its comments
+    // once the move's job has run.
     let (status, _) = put_variant(&s, "tee-blue", json!("mugs")).await;
     assert_eq!(status, StatusCode::OK);
+    s.comments.move_comments("tee-blue").await.unwrap();
     let (_, tee) = s
         .call(Method::GET, "/v1/groups/tee/stats", None, false)
         .await;
@@ -135,6 +137,7 @@ async fn a_group_lists_and_counts_every_variants_comments_and_follows_a_move() {
     // Out of every group.
     let (status, _) = put_variant(&s, "tee-blue", Value::Null).await;
     assert_eq!(status, StatusCode::OK);
+    s.comments.move_comments("tee-blue").await.unwrap();
     let (_, mugs) = s
         .call(Method::GET, "/v1/groups/mugs/stats", None, false)
         .await;

@@ -5,8 +5,8 @@
 //! reports every drifted item, and with `--fix` writes the recounted values;
 //! a comment whose vote counts differ from its votes, or whose `HELPSK` is
 //! missing or stale, is rewritten with the recounted ones (the one-time
-//! backfill of the `helpful*` indexes). A comment's listing copy (`MEDIA`)
-//! that is missing, stale or left over is drift too, and a repair writes it
+//! backfill of the `helpful*` indexes). A comment's listing copy (`MEDIA`,
+//! `FAMILY`, `FAMILYMEDIA`) that is missing, stale or left over is drift too, and a repair writes it
 //! as the comment (repaired first) gives it. The CLI first lets the aggregator
 //! apply what is pending, so the recount and the stored values describe the
 //! same moment. A statistics item with zero counts compares equal to no
@@ -26,6 +26,7 @@ use rave_store::{Item, Segment, Store, WriteRequest};
 use super::{Aggregator, StatsCounts, contribution, totals_of};
 use crate::error::Result;
 use crate::model::VoteCounts;
+use crate::table::comment::Partitions;
 use crate::table::stats::product as product_stats;
 use crate::table::stats::totals::{self, Slot, TotalsPart};
 use crate::table::stats::{self, author};
@@ -161,11 +162,13 @@ fn copy_drift(recount: &Recount, repaired: &[Drift]) -> Result<Vec<Drift>, Malfo
             continue;
         }
         let repaired = comment::decode(comment_item)?;
-        let key = describe_key(&comment::media_copy_key(&repaired.id));
-        match comment::media_copy(&repaired) {
-            Some(copy) => expected.insert(key, copy),
-            None => expected.remove(&key),
-        };
+        for kind in Partitions::COPIES {
+            let key = describe_key(&comment::copy_key(&repaired.id, kind));
+            match comment::listing_copy(&repaired, kind) {
+                Some(copy) => expected.insert(key, copy),
+                None => expected.remove(&key),
+            };
+        }
     }
     let names: BTreeSet<&String> = expected
         .keys()
@@ -339,7 +342,10 @@ impl<S: Store> Aggregator<S> {
                             *recount.authors.entry(c.author).or_default() += 1;
                         }
                         let decoded = comment::decode(&item)?;
-                        if let Some(copy) = comment::media_copy(&decoded) {
+                        for copy in Partitions::COPIES
+                            .into_iter()
+                            .filter_map(|kind| comment::listing_copy(&decoded, kind))
+                        {
                             recount.copies_expected.insert(describe_key(&copy), copy);
                         }
                         if decoded.votes != VoteCounts::default()
@@ -364,7 +370,7 @@ impl<S: Store> Aggregator<S> {
                             .stored
                             .insert(describe_key(&item), stats::without_version(item));
                     }
-                    ItemKind::MediaCopy => {
+                    ItemKind::ListingCopy => {
                         recount.copies_stored.insert(describe_key(&item), item);
                     }
                     ItemKind::Other => {}

@@ -69,6 +69,18 @@ pub(crate) fn not_a_variant() -> Condition {
     Condition::not_exists(GROUP)
 }
 
+/// On a product record (or its absence): it names `group` (or, `None`,
+/// no group: true of a product without a record too, on DynamoDB as on
+/// the engine, since a missing item has no attributes). What a new
+/// comment's write checks, so that the family it was given is its
+/// product's when it commits.
+pub(crate) fn names(group: Option<&ProductId>) -> Condition {
+    match group {
+        Some(group) => Condition::eq(GROUP, AttributeValue::s(group.as_str())),
+        None => not_a_variant(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
