@@ -234,11 +234,38 @@ async fn a_group_holds_at_most_fifty_variants_and_lists_each_with_every_rating_p
 
 /// The engine, running `before_next_transaction` (once) just before the
 /// next TransactWriteItems: what another writer does between a read and
-/// the write that follows it.
-#[derive(Clone)]
+/// the write that follows it; and, while `transactions_left` counts down
+/// to zero, refusing every TransactWriteItems after that many (a process
+/// that stops mid-job).
+#[derive(Clone, Default)]
 struct Interleaved {
-    engine: rave_engine::Engine,
+    engine: Option<rave_engine::Engine>,
     before_next_transaction: Arc<Mutex<Option<futures::future::BoxFuture<'static, ()>>>>,
+    transactions_left: Arc<Mutex<Option<usize>>>,
+}
+
+impl Interleaved {
+    fn over(engine: &rave_engine::Engine) -> Interleaved {
+        Interleaved {
+            engine: Some(engine.clone()),
+            ..Interleaved::default()
+        }
+    }
+
+    fn engine(&self) -> &rave_engine::Engine {
+        self.engine.as_ref().expect("an engine")
+    }
+}
+
+fn domain<S: rave_store::Store>(store: S, moderation: Moderation) -> rave_comments::Comments<S> {
+    rave_comments::Comments::new(
+        store,
+        rave_comments::Config {
+            table: "rave".into(),
+            cursor_key: rave_comments::CursorKey::new([9; 32]),
+            moderation,
+        },
+    )
 }
 
 impl rave_store::Store for Interleaved {
@@ -246,80 +273,76 @@ impl rave_store::Store for Interleaved {
         &self,
         definition: rave_store::TableDefinition,
     ) -> rave_store::Result<()> {
-        self.engine.create_table(definition).await
+        self.engine().create_table(definition).await
     }
     async fn describe_table(&self, table: &str) -> rave_store::Result<rave_store::TableDefinition> {
-        self.engine.describe_table(table).await
+        self.engine().describe_table(table).await
     }
     async fn get_item(
         &self,
         input: rave_store::GetItemInput,
     ) -> rave_store::Result<rave_store::GetItemOutput> {
-        self.engine.get_item(input).await
+        self.engine().get_item(input).await
     }
     async fn put_item(
         &self,
         input: rave_store::PutItemInput,
     ) -> rave_store::Result<rave_store::WriteOutput> {
-        self.engine.put_item(input).await
+        self.engine().put_item(input).await
     }
     async fn update_item(
         &self,
         input: rave_store::UpdateItemInput,
     ) -> rave_store::Result<rave_store::WriteOutput> {
-        self.engine.update_item(input).await
+        self.engine().update_item(input).await
     }
     async fn delete_item(
         &self,
         input: rave_store::DeleteItemInput,
     ) -> rave_store::Result<rave_store::WriteOutput> {
-        self.engine.delete_item(input).await
+        self.engine().delete_item(input).await
     }
     async fn query(&self, input: rave_store::QueryInput) -> rave_store::Result<rave_store::Page> {
-        self.engine.query(input).await
+        self.engine().query(input).await
     }
     async fn scan(&self, input: rave_store::ScanInput) -> rave_store::Result<rave_store::Page> {
-        self.engine.scan(input).await
+        self.engine().scan(input).await
     }
     async fn batch_get_item(
         &self,
         input: rave_store::BatchGetItemInput,
     ) -> rave_store::Result<rave_store::BatchGetItemOutput> {
-        self.engine.batch_get_item(input).await
+        self.engine().batch_get_item(input).await
     }
     async fn batch_write_item(
         &self,
         input: rave_store::BatchWriteItemInput,
     ) -> rave_store::Result<rave_store::BatchWriteItemOutput> {
-        self.engine.batch_write_item(input).await
+        self.engine().batch_write_item(input).await
     }
     async fn transact_write_items(
         &self,
         input: rave_store::TransactWriteItemsInput,
     ) -> rave_store::Result<rave_store::TransactWriteItemsOutput> {
+        if let Some(left) = self.transactions_left.lock().unwrap().as_mut() {
+            match left.checked_sub(1) {
+                Some(fewer) => *left = fewer,
+                None => return Err(rave_store::StoreError::validation("stopped")),
+            }
+        }
         let interleaved = self.before_next_transaction.lock().unwrap().take();
         if let Some(write) = interleaved {
             write.await;
         }
-        self.engine.transact_write_items(input).await
+        self.engine().transact_write_items(input).await
     }
 }
 
 #[tokio::test]
 async fn a_create_racing_a_move_ends_in_the_family_the_record_names() {
     let f = fixture(Moderation::Off).await;
-    let racing = Interleaved {
-        engine: f.engine.clone(),
-        before_next_transaction: Arc::default(),
-    };
-    let c = rave_comments::Comments::new(
-        racing.clone(),
-        rave_comments::Config {
-            table: "rave".into(),
-            cursor_key: rave_comments::CursorKey::new([9; 32]),
-            moderation: Moderation::Off,
-        },
-    );
+    let racing = Interleaved::over(&f.engine);
+    let c = domain(racing.clone(), Moderation::Off);
     // One comment of each move's direction: into a group, out of one, and
     // from one group to another, each after the create read the record.
     for (before, after) in [
@@ -331,14 +354,7 @@ async fn a_create_racing_a_move_ends_in_the_family_the_record_names() {
             .put_product("tee-red", variant_of(before))
             .await
             .unwrap();
-        let mover = rave_comments::Comments::new(
-            f.engine.clone(),
-            rave_comments::Config {
-                table: "rave".into(),
-                cursor_key: rave_comments::CursorKey::new([9; 32]),
-                moderation: Moderation::Off,
-            },
-        );
+        let mover = domain(f.engine.clone(), Moderation::Off);
         *racing.before_next_transaction.lock().unwrap() = Some(
             async move {
                 mover
@@ -369,4 +385,76 @@ async fn a_create_racing_a_move_ends_in_the_family_the_record_names() {
             assert_eq!(shown, after == Some(group), "{group} after {after:?}");
         }
     }
+}
+
+async fn group_ids<S: rave_store::Store>(
+    c: &rave_comments::Comments<S>,
+    group: &str,
+) -> Vec<String> {
+    c.list_group(&ListRequest {
+        product: group,
+        limit: 100,
+        ..ListRequest::default()
+    })
+    .await
+    .unwrap()
+    .items
+    .into_iter()
+    .map(|comment| comment.id)
+    .collect()
+}
+
+#[tokio::test]
+async fn a_move_stopped_midway_keeps_its_marker_and_a_restart_finishes_it() {
+    let f = fixture(Moderation::Off).await;
+    let faulty = Interleaved::over(&f.engine);
+    let c = domain(faulty.clone(), Moderation::Off);
+    c.put_product("tee-red", variant_of(None)).await.unwrap();
+    let mut visible = Vec::new();
+    for rating in 1..=5 {
+        let created = c.create("tee-red", new_comment("en", rating, "x"), None);
+        visible.push(created.await.unwrap().comment.id);
+    }
+    // One comment waits in the queue: the job finds it there.
+    let held = domain(f.engine.clone(), Moderation::Pre)
+        .create("tee-red", new_comment("en", 2, "held"), None)
+        .await
+        .unwrap()
+        .comment;
+    assert_eq!(c.run_pending_moves().await.unwrap(), 0, "no group, no move");
+
+    c.put_product("tee-red", variant_of(Some("tee")))
+        .await
+        .unwrap();
+    let pending = c.pending_moves().await.unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].product_id.as_str(), "tee-red");
+    assert_eq!(pending[0].to.as_ref().map(|g| g.as_str()), Some("tee"));
+    assert_eq!((pending[0].from.as_ref(), pending[0].total), (None, None));
+    // The job stops after rewriting three comments.
+    *faulty.transactions_left.lock().unwrap() = Some(3);
+    assert!(c.run_pending_moves().await.is_err());
+    let pending = c.pending_moves().await.unwrap();
+    assert_eq!(pending.len(), 1, "the marker outlives the stopped job");
+    assert_eq!((pending[0].done, pending[0].total), (3, Some(6)));
+    assert_eq!(
+        group_ids(&c, "tee").await.len(),
+        3,
+        "the listing follows the job"
+    );
+    assert_eq!(c.group_stats("tee", None).await.unwrap().variants.len(), 1);
+
+    // Restarted: a new process finds the marker and finishes the move.
+    let restarted = domain(f.engine.clone(), Moderation::Off);
+    let found = restarted.pending_moves().await.unwrap();
+    assert_eq!((found.len(), found[0].total), (1, None));
+    assert_eq!(restarted.run_pending_moves().await.unwrap(), 1);
+    assert!(restarted.pending_moves().await.unwrap().is_empty());
+    let mut listed = group_ids(&restarted, "tee").await;
+    listed.sort();
+    visible.sort();
+    assert_eq!(listed, visible, "each visible comment once");
+    let held = restarted.get(&held.id).await.unwrap();
+    assert_eq!(held.group.as_ref().map(|g| g.as_str()), Some("tee"));
+    assert!(restarted.run_pending_moves().await.unwrap() == 0);
 }

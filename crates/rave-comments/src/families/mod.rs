@@ -49,12 +49,14 @@
 pub(crate) mod moves;
 
 use std::collections::BTreeMap;
+use std::time::SystemTime;
 
 use rave_store::{CancellationReason, Item, Store, TransactWriteAction};
+use ulid::Ulid;
 
 use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
-use crate::model::{Language, ProductId, ProductRecord};
+use crate::model::{Language, ProductId, ProductRecord, Timestamp};
 use crate::statistics::ProductStats;
 use crate::table::stats::product::{self as product_stats, ProductCounts};
 use crate::table::{group, product};
@@ -276,6 +278,18 @@ pub(crate) async fn membership<S: Store>(
         );
     }
     if old_group != new_group {
+        // The move's job puts the product's comments in the new family
+        // (`moves`); the marker says it is to be done, durably.
+        actions.push(access.put_action(
+            group::encode_move(&group::MoveMarker {
+                product: product_id.clone(),
+                from: old_group.clone(),
+                to: new_group.clone(),
+                since: Timestamp::now(),
+                token: Ulid::from_datetime(SystemTime::now()).to_string(),
+            }),
+            None,
+        ));
         if let Some(old) = &old_group {
             actions.push(access.delete_action(group::member_key(old, product_id), None));
             actions.push(update(access, group::head_key(old), -1));
