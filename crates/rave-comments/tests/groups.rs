@@ -4,9 +4,10 @@
 
 mod common;
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
-use common::{fixture, new_comment, stats_feed};
+use common::{catch_up, fixture, new_comment, stats_feed};
 use futures::FutureExt;
 use proptest::prelude::*;
 use rave_comments::{CommentsError, ListRequest, Moderation, ProductRecord};
@@ -457,4 +458,171 @@ async fn a_move_stopped_midway_keeps_its_marker_and_a_restart_finishes_it() {
     let held = restarted.get(&held.id).await.unwrap();
     assert_eq!(held.group.as_ref().map(|g| g.as_str()), Some("tee"));
     assert!(restarted.run_pending_moves().await.unwrap() == 0);
+}
+
+fn key(pk: &str, sk: &str) -> rave_store::Item {
+    [
+        ("PK".to_owned(), rave_store::AttributeValue::s(pk)),
+        ("SK".to_owned(), rave_store::AttributeValue::s(sk)),
+    ]
+    .into_iter()
+    .collect()
+}
+
+async fn put_raw(engine: &rave_engine::Engine, item: rave_store::Item) {
+    use rave_store::Store;
+    engine
+        .put_item(rave_store::PutItemInput {
+            table: "rave".into(),
+            item,
+            condition: None,
+            return_values: rave_store::ReturnValues::None,
+        })
+        .await
+        .unwrap();
+}
+
+async fn delete_raw(engine: &rave_engine::Engine, key: rave_store::Item) {
+    use rave_store::Store;
+    engine
+        .delete_item(rave_store::DeleteItemInput {
+            table: "rave".into(),
+            key,
+            condition: None,
+            return_values: rave_store::ReturnValues::None,
+        })
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn reconcile_finds_and_mends_comments_families_copies_and_member_items() {
+    use rave_store::Store;
+    let f = fixture(Moderation::Off).await;
+    let c = &f.comments;
+    let feed = stats_feed(&f.engine).await;
+    c.put_product("tee-red", variant_of(Some("tee")))
+        .await
+        .unwrap();
+    c.put_product("tee-blue", variant_of(Some("tee")))
+        .await
+        .unwrap();
+    let old = c
+        .create(
+            "tee-red",
+            new_comment("en", 5, "stored before families"),
+            None,
+        )
+        .await
+        .unwrap()
+        .comment;
+    let kept = c
+        .create("tee-blue", new_comment("en", 4, "in its family"), None)
+        .await
+        .unwrap()
+        .comment;
+    catch_up(c, &feed).await;
+    assert!(
+        c.reconcile(1, false, &|_| {})
+            .await
+            .unwrap()
+            .drift
+            .is_empty()
+    );
+
+    // What a store written before families had copies looks like: the
+    // comment names no family and has no family copy; and member items
+    // that drifted: tee-red's gone, a stray one in mugs, tee's head wrong.
+    let comment_key = key(
+        &format!("COMMENT#{}", old.id),
+        &format!("COMMENT#{}", old.id),
+    );
+    let mut item = f
+        .engine
+        .get_item(rave_store::GetItemInput {
+            table: "rave".into(),
+            key: comment_key.clone(),
+            consistent_read: true,
+        })
+        .await
+        .unwrap()
+        .item
+        .unwrap();
+    item.remove("details");
+    put_raw(&f.engine, item).await;
+    delete_raw(&f.engine, key(&format!("COMMENT#{}", old.id), "FAMILY")).await;
+    delete_raw(&f.engine, key("GROUP#tee", "MEMBER#tee-red")).await;
+    put_raw(&f.engine, key("GROUP#mugs", "MEMBER#tee-blue")).await;
+    let mut head = key("GROUP#tee", "GROUP");
+    head.insert("members".into(), rave_store::AttributeValue::N(5u64.into()));
+    put_raw(&f.engine, head).await;
+    assert_eq!(
+        group_ids(c, "tee").await,
+        std::slice::from_ref(&kept.id),
+        "the old one is missing"
+    );
+
+    catch_up(c, &feed).await;
+    let report = c.reconcile(1, false, &|_| {}).await.unwrap();
+    let drifted: BTreeSet<String> = report.drift.iter().map(|d| d.key.clone()).collect();
+    let expected: BTreeSet<String> = [
+        format!("COMMENT#{0}/COMMENT#{0}", old.id),
+        format!("COMMENT#{}/FAMILY", old.id),
+        "GROUP#tee/MEMBER#tee-red".to_owned(),
+        "GROUP#mugs/MEMBER#tee-blue".to_owned(),
+        "GROUP#tee/GROUP".to_owned(),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(drifted, expected);
+    assert!(
+        c.group_variants("mugs").await.unwrap().len() == 1,
+        "reported, not fixed"
+    );
+
+    let fixed = c.reconcile(1, true, &|_| {}).await.unwrap();
+    assert_eq!(fixed.drift.len(), expected.len());
+    catch_up(c, &feed).await;
+    let after = c.reconcile(1, false, &|_| {}).await.unwrap();
+    assert!(after.drift.is_empty(), "{:?}", after.drift);
+    let mut listed = group_ids(c, "tee").await;
+    listed.sort();
+    let mut both = vec![old.id.clone(), kept.id.clone()];
+    both.sort();
+    assert_eq!(listed, both);
+    assert_eq!(
+        c.get(&old.id).await.unwrap().group.map(|g| g.to_string()),
+        Some("tee".to_owned())
+    );
+    let variants: Vec<String> = c
+        .group_variants("tee")
+        .await
+        .unwrap()
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    assert_eq!(variants, ["tee-blue", "tee-red"]);
+    assert!(c.group_variants("mugs").await.unwrap().is_empty());
+    // The head counts its two members again: a move out leaves one, and
+    // until the move's job has run, its comment is reported misplaced.
+    c.put_product("tee-red", variant_of(None)).await.unwrap();
+    catch_up(c, &feed).await;
+    let moving = c.reconcile(1, false, &|_| {}).await.unwrap();
+    let moving: BTreeSet<String> = moving.drift.iter().map(|d| d.key.clone()).collect();
+    let misplaced: BTreeSet<String> = [
+        format!("COMMENT#{0}/COMMENT#{0}", old.id),
+        format!("COMMENT#{}/FAMILY", old.id),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(moving, misplaced);
+    c.run_pending_moves().await.unwrap();
+    catch_up(c, &feed).await;
+    assert!(
+        c.reconcile(1, false, &|_| {})
+            .await
+            .unwrap()
+            .drift
+            .is_empty()
+    );
 }

@@ -130,6 +130,49 @@ pub(crate) fn member_key(group: &ProductId, product: &ProductId) -> Item {
     key(partition_key(group), format!("{MEMBER_PREFIX}{product}"))
 }
 
+/// Whether an item is a group's head or member item.
+pub(crate) fn is_group_item(item: &Item) -> bool {
+    item.get(PK)
+        .and_then(AttributeValue::as_s)
+        .is_some_and(|pk| pk.starts_with(PREFIX))
+}
+
+/// A group partition's item, as `reconcile` compares it with the records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum GroupItem {
+    /// The head, with the members it counts (absent: none).
+    Head { group: ProductId, members: u64 },
+    Member {
+        group: ProductId,
+        product: ProductId,
+    },
+}
+
+pub(crate) fn decode_group_item(item: &Item) -> Result<GroupItem, Malformed> {
+    let group = text(item, PK)?
+        .strip_prefix(PREFIX)
+        .and_then(|id| ProductId::parse(id).ok())
+        .ok_or_else(|| Malformed::new(item, "not a group's partition"))?;
+    if text(item, SK)? == HEAD {
+        let members = match item.get(MEMBERS) {
+            None => 0,
+            Some(_) => super::count(item, MEMBERS)?,
+        };
+        return Ok(GroupItem::Head { group, members });
+    }
+    Ok(GroupItem::Member {
+        group,
+        product: decode_member(item)?,
+    })
+}
+
+/// A head counting `members` variants, as a recount writes it.
+pub(crate) fn encode_head(group: &ProductId, members: u64) -> Item {
+    let mut item = head_key(group);
+    item.insert(MEMBERS.into(), AttributeValue::N(Number::from(members)));
+    item
+}
+
 /// The group's member items, in product id order.
 pub(crate) fn members(group: &ProductId) -> KeyCondition {
     KeyCondition::partition(PK, partition_key(group))
@@ -204,6 +247,31 @@ mod tests {
         let mut broken = item.clone();
         broken.insert(MOVE_FROM.into(), AttributeValue::s("a b"));
         assert!(decode_move(&broken).unwrap_err().what.contains(MOVE_FROM));
+    }
+
+    #[test]
+    fn group_items_decode_as_heads_and_members() {
+        let group = ProductId::parse("tee").unwrap();
+        let red = ProductId::parse("tee-red").unwrap();
+        let member = member_key(&group, &red);
+        assert!(is_group_item(&member) && is_group_item(&head_key(&group)));
+        assert!(!is_group_item(&move_key(&red)));
+        assert_eq!(
+            decode_group_item(&member).unwrap(),
+            GroupItem::Member {
+                group: group.clone(),
+                product: red
+            }
+        );
+        for (item, members) in [(head_key(&group), 0), (encode_head(&group, 3), 3)] {
+            assert_eq!(
+                decode_group_item(&item).unwrap(),
+                GroupItem::Head {
+                    group: group.clone(),
+                    members
+                }
+            );
+        }
     }
 
     #[test]

@@ -192,9 +192,14 @@ pub(crate) enum ItemKind {
     ProductStats,
     AuthorStats,
     Totals,
-    /// Idempotency records, aggregator positions, product records, SKU
-    /// lookups, personal data and photo references: no statistic counts them, no webhook
-    /// reports them.
+    /// A product's record (`product`): what `reconcile` compares families
+    /// with.
+    ProductRecord,
+    /// A group's head or member item (`group`).
+    Group,
+    /// Idempotency records, aggregator positions, SKU lookups, move
+    /// markers, personal data and photo references: no statistic counts
+    /// them, no webhook reports them.
     Other,
 }
 
@@ -214,10 +219,12 @@ impl ItemKind {
         } else if pk.starts_with(product_partition::PREFIX) {
             let sk = item.get(SK).and_then(AttributeValue::as_s);
             if sk == Some(product_partition::RECORD) {
-                ItemKind::Other
+                ItemKind::ProductRecord
             } else {
                 ItemKind::ProductStats
             }
+        } else if group::is_group_item(item) {
+            ItemKind::Group
         } else if pk.starts_with(stats::author::PREFIX) {
             ItemKind::AuthorStats
         } else if pk.split('#').next() == Some(stats::totals::PK_PREFIX) {
