@@ -626,3 +626,26 @@ async fn reconcile_finds_and_mends_comments_families_copies_and_member_items() {
             .is_empty()
     );
 }
+
+/// What a family copy adds to a post (`families`' doc): the copy, written
+/// transactionally (2 units a KB), and its entries in the four listing
+/// and four `helpful` indexes.
+#[tokio::test]
+async fn write_units_of_a_create_in_a_family() {
+    let f = fixture(Moderation::Off).await;
+    let c = &f.comments;
+    c.put_product("tee-red", variant_of(Some("tee")))
+        .await
+        .unwrap();
+    let before = c.usage().write_units();
+    c.create("tee-red", new_comment("en", 5, "grouped"), None)
+        .await
+        .unwrap();
+    let grouped = c.usage().write_units() - before;
+    let before = c.usage().write_units();
+    c.create("alone", new_comment("en", 5, "plain"), None)
+        .await
+        .unwrap();
+    let plain = c.usage().write_units() - before;
+    assert_eq!((plain, grouped), (13.0, 23.0));
+}

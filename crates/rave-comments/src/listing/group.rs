@@ -13,12 +13,22 @@
 //! of a product moved in mid-walk shows once its move job has rewritten
 //! it, one moved out stops showing then: `families`).
 //!
-//! **Measured** (`rave-bench`'s `groups`: the small data set, about
-//! 9,400 comments, with `p1`…`p20`, Zipf-skewed as the data set's
-//! products are, as one group; 50 pages of 20; a debug build on the
-//! shared 2-core machine; BENCHMARKS.md has the rows). See `families` for
-//! the figures before and after the family copies, and what the copies
-//! cost.
+//! **Measured** (`rave-bench all --size small`'s `groups` scenario: the
+//! small data set, about 10,000 comments on Zipf-skewed products, with
+//! `p1`…`p20` made one group after loading, so the moves' jobs run first;
+//! 50 pages of 20; a debug build on the shared 2-core machine, another
+//! build and test run beside it; BENCHMARKS.md has the rows). B4, items
+//! read ÷ returned over the first 50 pages (worst page): 1.05 (1.05)
+//! newest, highest and most helpful first; with ratings 1 and 5, 1.12
+//! (1.25) newest, 1.05 (1.05) highest, 1.11 (1.25) most helpful first. A
+//! one-partition page reads its 20 and one more; a merge of two rating
+//! partitions reads each one's share by the summed counts, and a refill
+//! when a share runs short. B2, page 40 ÷ page 1: 1.10, 1.03, 1.13, and
+//! 1.06, 1.06, 1.09 with ratings 1 and 5. The merge over the 20 variants
+//! this replaced read 2.05–3.07 items per item shown (a head of every
+//! source per page, read again by the next). The 20 moves' jobs took
+//! 57 s and 149,660 write units (each comment rewritten with its family
+//! copy: `families` has the cost per comment).
 
 use rave_store::Store;
 

@@ -1599,6 +1599,20 @@ mod tests {
         assert_eq!(key[super::super::SK], item[super::super::SK]);
     }
 
+    /// What `families` says a family copy costs: under 1 KB (one write
+    /// unit) for a comment of the usual length, the sample's size here.
+    #[test]
+    fn a_family_copy_of_a_short_comment_is_one_write_unit() {
+        let grouped = Comment {
+            group: Some(ProductId::parse("tee").unwrap()),
+            ..comment(Status::Published)
+        };
+        let copy = listing_copy(&grouped, Partitions::Family).unwrap();
+        let size = rave_store::item_size(&copy);
+        println!("family copy: {size} bytes");
+        assert!(size < 1024, "{size} bytes");
+    }
+
     #[test]
     fn a_start_key_resumes_after_the_comment() {
         let id = Ulid::from_string("01M7YRRTBV000000000000000A").unwrap();
