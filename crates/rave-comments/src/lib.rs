@@ -517,8 +517,8 @@ impl<S: Store> Comments<S> {
         families::moves::pending(&self.access, &self.moves).await
     }
 
-    /// Resolves once a product record was written since the last call (or
-    /// at once, the first time): a move's job may be waiting.
+    /// Resolves once a product record is written (at once if one was
+    /// since the last wait): a move's job may be waiting.
     pub async fn move_requested(&self) {
         self.moves.requested().await
     }

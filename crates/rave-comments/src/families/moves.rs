@@ -14,7 +14,9 @@
 //! its old family or not yet in its new one, never twice (a comment has
 //! one family copy); the counts move at once (`families`). A job cut short
 //! leaves its marker, and is run again from the start: the comments it
-//! already moved are passed over.
+//! already moved are passed over (`tests/groups.rs` stops a job midway;
+//! rave-cli's `tests/moves_crash.rs` kills `rave serve` mid-move with
+//! SIGKILL and restarts it).
 //!
 //! **Progress**: how many of the product's comments the running job has
 //! been through, of how many it found, kept in memory by the process
@@ -27,7 +29,11 @@
 //! comment is in neither (a status other than published has a moderation
 //! key), so none needs its group fixed without being found. The queue is
 //! read before and after the listing, so a comment approved (or held)
-//! between the reads is found in one of them.
+//! between the reads is found in one of them. On DynamoDB the indexes are
+//! eventually consistent: a comment written (with the old family) in the
+//! instant before the move's record can be missing from what the job
+//! reads; `reconcile` reports it and `--fix` moves it (the embedded
+//! engine's indexes are written with their items).
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
