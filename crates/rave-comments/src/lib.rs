@@ -83,6 +83,7 @@ pub use catalog::ProductOverview;
 pub use changes::{CommentChange, comment_change};
 pub use erasure::Erased;
 pub use error::{CommentsError, Result};
+pub use families::moves::MoveProgress;
 pub use families::{GroupStats, MAX_VARIANTS};
 pub use figures::ModerationFigures;
 pub use listing::cursor::CursorKey;
@@ -107,6 +108,7 @@ use access::TableAccess;
 use aggregator::Aggregator;
 use catalog::Catalog;
 use erasure::Erasure;
+use families::moves::Moves;
 use listing::Listings;
 use statistics::Statistics;
 use votes::Votes;
@@ -131,6 +133,7 @@ pub struct Comments<S> {
     catalog: Catalog<S>,
     aggregator: Aggregator<S>,
     erasure: Erasure<S>,
+    moves: Moves,
 }
 
 /// The size DynamoDB counts for a comment's table item (capacity is
@@ -156,6 +159,7 @@ impl<S: Store> Comments<S> {
             aggregator: Aggregator::new(Arc::clone(&access)),
             catalog: Catalog::new(Arc::clone(&access)),
             erasure: Erasure::new(Arc::clone(&access)),
+            moves: Moves::default(),
             statistics,
             access,
         }
@@ -472,8 +476,14 @@ impl<S: Store> Comments<S> {
     /// the record lists names this product from then on (see
     /// [`Comments::products_by_sku`]); a SKU another product's record lists
     /// is refused (`Conflict`, naming the product).
+    ///
+    /// A new group moves the product's statistics with it at once, and its
+    /// comments in the group listings once the move's job has run (see
+    /// [`Comments::run_pending_moves`]).
     pub async fn put_product(&self, product: &str, record: ProductRecord) -> Result<()> {
-        self.catalog.put_record(product, record).await
+        self.catalog.put_record(product, record).await?;
+        self.moves.request();
+        Ok(())
     }
 
     /// The product whose record lists each of `skus`, for those one does.
@@ -488,13 +498,29 @@ impl<S: Store> Comments<S> {
     }
 
     /// A page of every variant's visible comments of the group
-    /// `request.product` names, merged in the request's order.
+    /// `request.product` names, in the request's order.
     pub async fn list_group(&self, request: &ListRequest<'_>) -> Result<ListPage> {
-        let group = families::parse_group(request.product)?;
-        let variants =
-            families::variant_counts(&self.access, &group, request.filter.language.as_ref())
-                .await?;
-        self.listings.list_group(request, &variants).await
+        self.listings.list_group(request).await
+    }
+
+    /// Runs the job of every pending move of a product between families
+    /// (each puts the product's comments in its new family), oldest first,
+    /// until none is left; returns how many it completed. A job an error
+    /// (or a crash) stopped is run again by the next call.
+    pub async fn run_pending_moves(&self) -> Result<usize> {
+        families::moves::run_pending(&self.access, &self.writes, &self.moves).await
+    }
+
+    /// The pending moves between families, with how far the jobs of this
+    /// process have gone.
+    pub async fn pending_moves(&self) -> Result<Vec<MoveProgress>> {
+        families::moves::pending(&self.access, &self.moves).await
+    }
+
+    /// Resolves once a product record is written (at once if one was
+    /// since the last wait): a move's job may be waiting.
+    pub async fn move_requested(&self) {
+        self.moves.requested().await
     }
 
     /// A product family's statistics, overall or in one language: its

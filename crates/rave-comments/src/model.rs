@@ -253,6 +253,11 @@ pub struct Comment {
     /// queued before it was kept. Decision times are measured from it.
     #[serde(skip)]
     pub queued_at: Option<Timestamp>,
+    /// The product family the comment's product was a variant of when the
+    /// comment was last written: which group's listing holds it (see
+    /// `families`). Bookkeeping, not shown: the group's page names it.
+    #[serde(skip)]
+    pub group: Option<ProductId>,
 }
 
 /// Where a comment came from, when not from rave's own form: an import's
@@ -546,6 +551,7 @@ impl ValidNewComment {
                 .collect(),
             reports: Default::default(),
             queued_at: None,
+            group: None,
         }
     }
 }
@@ -825,6 +831,7 @@ pub(crate) fn sample_comment(status: Status) -> Comment {
         attributes: AttributeAnswers::default(),
         reports: Default::default(),
         queued_at: None,
+        group: None,
     }
 }
 

@@ -42,6 +42,7 @@ use ulid::Ulid;
 use crate::access::TableAccess;
 use crate::attributes::{AttributeAnswers, AttributeInput, DeclaredAttributes};
 use crate::error::{CommentsError, Result};
+use crate::families;
 use crate::model::{
     Comment, CommentPatch, Email, NewComment, OrderId, ProductId, Reply, Source, Status, Timestamp,
     VoteCounts, validate_image_urls,
@@ -248,61 +249,72 @@ impl<S: Store> Writes<S> {
             }
         }
         keep_queue_time(None, &mut comment, Timestamp::now());
-        let mut writes = comment::writes(None, Some(&comment), 1);
-        writes.extend(reference_puts(&comment));
-        let order_action = purchase.map(|order| {
-            self.access
-                .put_action(order::encode(&product, order), Some(order::unused()))
+        let record = idempotency_key.map(|key| {
+            let fingerprint = fingerprint(&product, &new, purchase);
+            let record = idempotency::Record {
+                fingerprint,
+                comment_id: comment.id.clone(),
+                expires_at: (Timestamp::now().millis().max(0) as u64 / 1000)
+                    .saturating_add(self.idempotency_ttl.as_secs()),
+            };
+            (key, record)
         });
-        let Some(key) = idempotency_key else {
-            match order_action {
-                None => {
-                    self.access
-                        .write_together(writes, Some(comment::absent()))
-                        .await?
-                }
-                Some(order_action) => {
-                    let mut actions = self.access.write_actions(writes, Some(comment::absent()));
-                    let order_at = actions.len();
-                    actions.push(order_action);
-                    self.access
-                        .transact(actions)
-                        .await
-                        .map_err(|e| order_used(e, order_at))?;
-                }
+        // The comment joins its product's family as the record names it
+        // when the transaction commits (a move in between cancels it, and
+        // the record is read again), so no move's job can miss it.
+        for _ in 0..MAX_WRITE_ATTEMPTS {
+            comment.group = families::family_of(&self.access, &product).await?;
+            let mut writes = comment::writes(None, Some(&comment), 1);
+            writes.extend(reference_puts(&comment));
+            let mut actions = self.access.write_actions(writes, Some(comment::absent()));
+            let family_at = actions.len();
+            actions.push(families::still_of_family(
+                &self.access,
+                &product,
+                comment.group.as_ref(),
+            ));
+            let record_at = actions.len();
+            if let Some((key, record)) = &record {
+                actions.push(self.access.put_action(
+                    idempotency::encode(key, record),
+                    Some(idempotency::absent()),
+                ));
             }
-            return Ok(Created {
-                comment,
-                replayed: false,
-            });
-        };
-        let fingerprint = fingerprint(&product, &new, purchase);
-        let record = idempotency::Record {
-            fingerprint: fingerprint.clone(),
-            comment_id: comment.id.clone(),
-            expires_at: (Timestamp::now().millis().max(0) as u64 / 1000)
-                .saturating_add(self.idempotency_ttl.as_secs()),
-        };
-        let mut actions = self.access.write_actions(writes, Some(comment::absent()));
-        let record_at = actions.len();
-        actions.push(self.access.put_action(
-            idempotency::encode(key, &record),
-            Some(idempotency::absent()),
-        ));
-        let order_at = actions.len();
-        actions.extend(order_action);
-        match self.access.transact(actions).await {
-            Ok(()) => Ok(Created {
-                comment,
-                replayed: false,
-            }),
-            Err(StoreError::TransactionCanceled(reasons))
-                if reasons.get(record_at) == Some(&CancellationReason::ConditionalCheckFailed) =>
-            {
-                self.replay(key, &fingerprint).await
+            let order_at = actions.len();
+            actions.extend(purchase.map(|order| {
+                self.access
+                    .put_action(order::encode(&product, order), Some(order::unused()))
+            }));
+            let cancelled_at = |reasons: &[CancellationReason], at: usize| {
+                reasons.get(at) == Some(&CancellationReason::ConditionalCheckFailed)
+            };
+            match self.access.transact(actions).await {
+                Ok(()) => {
+                    return Ok(Created {
+                        comment,
+                        replayed: false,
+                    });
+                }
+                Err(StoreError::TransactionCanceled(reasons)) => {
+                    if cancelled_at(&reasons, family_at) {
+                        continue;
+                    }
+                    if let Some((key, record)) = &record
+                        && cancelled_at(&reasons, record_at)
+                    {
+                        return self.replay(key, &record.fingerprint).await;
+                    }
+                    return Err(order_used(
+                        StoreError::TransactionCanceled(reasons),
+                        order_at,
+                    ));
+                }
+                Err(e) => return Err(e.into()),
             }
-            Err(e) => Err(order_used(e, order_at)),
         }
+        Err(CommentsError::Conflict(
+            "the product's group kept changing; try again".into(),
+        ))
     }
 
     /// A create `rule` refused, unless it retries one that was accepted:
@@ -458,6 +470,18 @@ impl<S: Store> Writes<S> {
         Err(CommentsError::Conflict(
             "the comment kept changing; try again".into(),
         ))
+    }
+
+    /// Puts comment `id` in product family `group` (its product's move job
+    /// does, see `families`): its family copies move with it.
+    pub(crate) async fn set_group(&self, id: &str, group: Option<&ProductId>) -> Result<Comment> {
+        self.modify(id, |current| {
+            Ok((current.group.as_ref() != group).then(|| Comment {
+                group: group.cloned(),
+                ..current.clone()
+            }))
+        })
+        .await
     }
 
     /// Edits a comment; new attribute answers are checked against what its
@@ -692,6 +716,16 @@ impl<S: Store> Writes<S> {
             comment.attributes = answers;
             keep_queue_time(None, &mut comment, Timestamp::now());
             comments.push((comment, entry.email));
+        }
+        // Each comment joins its product's family as the records name it
+        // now (a move racing the import can leave one behind: `reconcile`
+        // finds and mends it, see `families`).
+        let products: BTreeSet<ProductId> =
+            comments.iter().map(|(c, _)| c.product_id.clone()).collect();
+        let families =
+            families::families_of(&self.access, &products.into_iter().collect::<Vec<_>>()).await?;
+        for (comment, _) in &mut comments {
+            comment.group = families.get(&comment.product_id).cloned();
         }
         let ids: Vec<String> = comments.iter().map(|(c, _)| c.id.clone()).collect();
         let distinct: HashSet<&String> = ids.iter().collect();

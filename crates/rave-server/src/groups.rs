@@ -24,7 +24,7 @@ use crate::routes::query::{Dialect, ListingQuery, Params};
     path = "/v1/groups/{group}/comments",
     tag = "comments",
     summary = "List the comments of every variant of a product family",
-    description = "The published and flagged comments of every product whose record names this group, merged in one order, each with its variant's `product_id`. The same filters, sorts, page sizes and cursors as a product's listing; a cursor belongs to its group, query and sort and names no variant, so a walk shows each comment once even while products move between groups (a product moved in shows its comments from where the walk is; one moved out stops showing). An id no record names as its group lists nothing.",
+    description = "The published and flagged comments of every product whose record names this group, in one order, each with its variant's `product_id`, read from the group's own index entries. The same filters, sorts, page sizes and cursors as a product's listing; a cursor belongs to its group, query and sort, and a walk shows each comment once even while products move between groups. A product moved into the group shows its comments once the move's background job has reached them (`GET /v1/admin/moves`), and one moved out stops showing them then; the group's statistics follow a move at once. An id no record names as its group lists nothing.",
     params(
         ("group" = ProductId, Path, description = "The group's id: 1-64 characters of A-Z a-z 0-9 _ -"),
         ("language" = Option<LanguageCode>, Query, description = "One language code; absent = all languages"),
@@ -34,7 +34,7 @@ use crate::routes::query::{Dialect, ListingQuery, Params};
         ("sort" = Option<ListingSort>, Query, description = "newest (default), oldest, highest, lowest or helpful, as for a product"),
         ("limit" = Option<PageSize>, Query, description = "1-100, default 20"),
         ("cursor" = Option<Cursor>, Query, description = "The next_cursor of the previous page, for the same query"),
-        ("explain" = Option<bool>, Query, description = "true adds the plan used (every variant's sub-queries)"),
+        ("explain" = Option<bool>, Query, description = "true adds the plan used (the sub-queries of the group's partitions)"),
     ),
     responses(
         (status = 200, description = "A page of comments", body = CommentPageBody),

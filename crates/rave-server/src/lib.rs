@@ -42,6 +42,7 @@ mod metrics;
 mod middleware;
 mod moderation;
 mod moderation_hook;
+mod moves;
 mod page_policy;
 mod pages;
 mod purchase;
@@ -142,6 +143,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(routes::product_stats))
         .routes(routes!(groups::group_comments))
         .routes(routes!(groups::group_stats))
+        .routes(routes!(moves::list_moves))
         .routes(routes!(routes::leaderboard))
         .routes(routes!(routes::global_stats))
         .routes(routes!(routes::aggregator_status))
@@ -272,6 +274,8 @@ pub async fn serve(
             }
         })
     });
+    // Products' moves between families resume at start-up.
+    let moving = tokio::spawn(moves::run_worker(state.comments.clone()));
     let stopping = state.readiness.stopping.clone();
     let (told, told_to_stop) = tokio::sync::oneshot::channel::<()>();
     let shutdown = async move {
@@ -303,5 +307,7 @@ pub async fn serve(
     if let Some(task) = pruning {
         task.abort();
     }
+    // A job stopped mid-move leaves its marker: the next start finishes it.
+    moving.abort();
     served
 }

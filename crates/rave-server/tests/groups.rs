@@ -38,6 +38,20 @@ async fn post(s: &TestServer, product: &str, language: &str, rating: u8) -> Stri
     created["id"].as_str().unwrap().to_owned()
 }
 
+/// Waits until `GET /v1/admin/moves` lists no move: every move's job is
+/// done.
+async fn wait_for_moves(s: &TestServer) {
+    for _ in 0..400 {
+        let (status, body) = s.call(Method::GET, "/v1/admin/moves", None, true).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        if body["moves"].as_array().unwrap().is_empty() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("the moves' jobs did not end");
+}
+
 /// Every page of a walk of `query` over the group's listing: each comment's
 /// (id, product_id, rating), in order.
 async fn walk(s: &TestServer, group: &str, query: &str) -> Vec<(String, String, u64)> {
@@ -116,9 +130,11 @@ async fn a_group_lists_and_counts_every_variants_comments_and_follows_a_move() {
         .await;
     assert_eq!(german["stats"]["total"], 2);
 
-    // tee-blue moves to mugs: its comments and counts go with it at once.
+    // tee-blue moves to mugs: its counts go with it at once, its comments
+    // once the move's job has run.
     let (status, _) = put_variant(&s, "tee-blue", json!("mugs")).await;
     assert_eq!(status, StatusCode::OK);
+    wait_for_moves(&s).await;
     let (_, tee) = s
         .call(Method::GET, "/v1/groups/tee/stats", None, false)
         .await;
@@ -135,6 +151,7 @@ async fn a_group_lists_and_counts_every_variants_comments_and_follows_a_move() {
     // Out of every group.
     let (status, _) = put_variant(&s, "tee-blue", Value::Null).await;
     assert_eq!(status, StatusCode::OK);
+    wait_for_moves(&s).await;
     let (_, mugs) = s
         .call(Method::GET, "/v1/groups/mugs/stats", None, false)
         .await;
@@ -385,4 +402,69 @@ async fn a_family_page_revalidates_against_every_variant() {
     let changed = get(Some(tag.clone())).await.unwrap();
     assert_eq!(changed.status(), StatusCode::OK);
     assert_ne!(changed.headers()["etag"].to_str().unwrap(), tag);
+}
+
+#[tokio::test]
+async fn a_moves_progress_is_listed_to_admins_until_its_job_has_moved_the_comments() {
+    let s = server::start(None).await;
+    let (status, _) = put_variant(&s, "tee-red", Value::Null).await;
+    assert_eq!(status, StatusCode::OK);
+    let mut posted = BTreeSet::new();
+    for rating in [5, 4, 2] {
+        posted.insert(post(&s, "tee-red", "en", rating).await);
+    }
+    wait_for_moves(&s).await;
+    // Another process moves the product: this server's worker is not told
+    // (it would find the marker within its rescan period).
+    let elsewhere = rave_comments::Comments::new(
+        rave_store::SharedStore::new(s.engine.clone()),
+        rave_comments::Config {
+            table: "rave".into(),
+            cursor_key: rave_comments::CursorKey::new([3; 32]),
+            moderation: rave_comments::Moderation::Off,
+        },
+    );
+    elsewhere
+        .put_product(
+            "tee-red",
+            rave_comments::ProductRecord {
+                name: "Tee".into(),
+                group: Some("tee".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let (status, _) = s.call(Method::GET, "/v1/admin/moves", None, false).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, body) = s.call(Method::GET, "/v1/admin/moves", None, true).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let moves = body["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 1, "{body}");
+    assert_eq!(moves[0]["product_id"], "tee-red");
+    assert_eq!(moves[0]["from"], Value::Null);
+    assert_eq!(moves[0]["to"], "tee");
+    assert_eq!(
+        (&moves[0]["done"], &moves[0]["total"]),
+        (&json!(0), &Value::Null)
+    );
+    assert!(moves[0]["since"].as_str().unwrap().ends_with('Z'), "{body}");
+    assert!(
+        walk(&s, "tee", "sort=newest").await.is_empty(),
+        "not moved yet"
+    );
+    // Any record write here wakes the worker, which finishes the move.
+    let (status, _) = put_variant(&s, "mug", Value::Null).await;
+    assert_eq!(status, StatusCode::OK);
+    wait_for_moves(&s).await;
+    let moved: BTreeSet<String> = walk(&s, "tee", "sort=newest")
+        .await
+        .into_iter()
+        .map(|(id, _, _)| id)
+        .collect();
+    assert_eq!(moved, posted);
+    let (_, document) = s.call(Method::GET, "/openapi.json", None, false).await;
+    let operation = &document["paths"]["/v1/admin/moves"]["get"];
+    assert_eq!(operation["security"][0]["access_token"][0], "admin");
+    assert!(document["components"]["schemas"]["MovesBody"].is_object());
 }

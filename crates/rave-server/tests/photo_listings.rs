@@ -205,7 +205,7 @@ async fn statistics_count_the_comments_with_photos() {
 }
 
 #[tokio::test]
-async fn a_groups_listing_with_photos_merges_its_variants_copies() {
+async fn a_groups_listing_with_photos_reads_its_family_media_copies() {
     let s = server::start(None).await;
     for product in ["v1", "v2"] {
         let (status, body) = s
@@ -238,7 +238,7 @@ async fn a_groups_listing_with_photos_merges_its_variants_copies() {
         assert_eq!(seen.len(), with_photos.len(), "{sort}: each once");
         assert_eq!(seen.into_iter().collect::<BTreeSet<_>>(), with_photos);
         assert!(
-            partitions.iter().all(|p| p.starts_with("MEDIA#v")),
+            partitions.iter().all(|p| p.starts_with("FAMILYMEDIA#tee")),
             "{sort}: {partitions:?}"
         );
     }

@@ -181,6 +181,7 @@ mod tests {
             attributes: Default::default(),
             reports: Default::default(),
             queued_at: None,
+            group: None,
         }
     }
 

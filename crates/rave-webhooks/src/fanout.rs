@@ -222,6 +222,7 @@ mod tests {
                 attributes: Default::default(),
                 reports: Default::default(),
                 queued_at: None,
+                group: None,
             },
         }
     }

@@ -630,6 +630,7 @@ mod tests {
                 attributes: Default::default(),
                 reports: Default::default(),
                 queued_at: None,
+                group: None,
             },
             1,
         )
@@ -754,7 +755,7 @@ mod tests {
         let overall = &d.stats[&(product("p"), None)];
         assert_eq!(overall.media_ratings, [0, 0, 0, 1, 0]);
         assert_eq!(overall.ratings, [0; 5], "the comment was counted already");
-        let copy = comment::media_copy(&with_photo).unwrap();
+        let copy = comment::listing_copy(&with_photo, comment::Partitions::Media).unwrap();
         assert!(!counted(&crate::table::primary_key(&copy)));
         let mut d = Deltas::default();
         d.add(&change(None, Some(copy)), 1).unwrap();

@@ -5,9 +5,21 @@
 //! reports every drifted item, and with `--fix` writes the recounted values;
 //! a comment whose vote counts differ from its votes, or whose `HELPSK` is
 //! missing or stale, is rewritten with the recounted ones (the one-time
-//! backfill of the `helpful*` indexes). A comment's listing copy (`MEDIA`)
-//! that is missing, stale or left over is drift too, and a repair writes it
-//! as the comment (repaired first) gives it. The CLI first lets the aggregator
+//! backfill of the `helpful*` indexes). A comment's listing copy (`MEDIA`,
+//! `FAMILY`, `FAMILYMEDIA`) that is missing, stale or left over is drift too, and a repair writes it
+//! as the comment (repaired first) gives it.
+//!
+//! **Families.** A comment whose family (`details.family`) is not the
+//! group its product's record names (none without a record) is drift too,
+//! repaired with the record's family, which moves its family copies: so
+//! `--fix` brings comments stored before families had copies into their
+//! families' listings, and finishes what a move's job or an import racing
+//! a move left (a move whose job has not run yet is reported the same
+//! way). And the group partitions must match the records: a member item
+//! in `GROUP#<g>` for each record naming `g` and for no other product, and
+//! each head counting its members (a head counting none is as good as no
+//! head); `--fix` puts the missing, deletes the stray and rewrites the
+//! heads. The CLI first lets the aggregator
 //! apply what is pending, so the recount and the stored values describe the
 //! same moment. A statistics item with zero counts compares equal to no
 //! item, and the revision is left out of the comparison (a repair writes
@@ -25,7 +37,10 @@ use rave_store::{Item, Segment, Store, WriteRequest};
 
 use super::{Aggregator, StatsCounts, contribution, totals_of};
 use crate::error::Result;
-use crate::model::VoteCounts;
+use crate::model::{ProductId, VoteCounts};
+use crate::table::comment::Partitions;
+use crate::table::group::{self, GroupItem};
+use crate::table::product;
 use crate::table::stats::product as product_stats;
 use crate::table::stats::totals::{self, Slot, TotalsPart};
 use crate::table::stats::{self, author};
@@ -68,6 +83,12 @@ struct Recount {
     copies_expected: BTreeMap<String, Item>,
     /// The listing copies stored, by `PK/SK`.
     copies_stored: BTreeMap<String, Item>,
+    /// Per comment id, its product and the family it is in.
+    families: BTreeMap<String, (ProductId, Option<ProductId>)>,
+    /// Per product with a record, the group the record names.
+    records: BTreeMap<ProductId, Option<ProductId>>,
+    /// The groups' head and member items stored, by `PK/SK`.
+    group_items: BTreeMap<String, Item>,
     scanned: u64,
     counted: u64,
 }
@@ -89,6 +110,9 @@ impl Recount {
         self.voted.extend(other.voted);
         self.copies_expected.extend(other.copies_expected);
         self.copies_stored.extend(other.copies_stored);
+        self.families.extend(other.families);
+        self.records.extend(other.records);
+        self.group_items.extend(other.group_items);
         self.scanned += other.scanned;
         self.counted += other.counted;
     }
@@ -161,11 +185,13 @@ fn copy_drift(recount: &Recount, repaired: &[Drift]) -> Result<Vec<Drift>, Malfo
             continue;
         }
         let repaired = comment::decode(comment_item)?;
-        let key = describe_key(&comment::media_copy_key(&repaired.id));
-        match comment::media_copy(&repaired) {
-            Some(copy) => expected.insert(key, copy),
-            None => expected.remove(&key),
-        };
+        for kind in Partitions::COPIES {
+            let key = describe_key(&comment::copy_key(&repaired.id, kind));
+            match comment::listing_copy(&repaired, kind) {
+                Some(copy) => expected.insert(key, copy),
+                None => expected.remove(&key),
+            };
+        }
     }
     let names: BTreeSet<&String> = expected
         .keys()
@@ -180,6 +206,64 @@ fn copy_drift(recount: &Recount, repaired: &[Drift]) -> Result<Vec<Drift>, Malfo
             expected: expected.get(key).cloned(),
         })
         .collect())
+}
+
+impl Recount {
+    /// The family each comment should be in, for those in another: the
+    /// group their product's record names (none without a record).
+    fn misplaced(&self) -> BTreeMap<String, Option<ProductId>> {
+        self.families
+            .iter()
+            .filter_map(|(id, (product, family))| {
+                let named = self.records.get(product).cloned().flatten();
+                (named != *family).then(|| (id.clone(), named))
+            })
+            .collect()
+    }
+
+    /// The group items that differ from what the records give: a member
+    /// item in `GROUP#<g>` for each record naming `g` and no other, and
+    /// each head counting its members (a head counting none is as good as
+    /// none).
+    fn membership_drift(&self) -> Result<Vec<Drift>, Malformed> {
+        let mut expected: BTreeMap<String, Item> = BTreeMap::new();
+        let mut members: BTreeMap<&ProductId, u64> = BTreeMap::new();
+        for (product, named) in &self.records {
+            if let Some(named) = named {
+                let item = group::member_key(named, product);
+                expected.insert(describe_key(&item), item);
+                *members.entry(named).or_default() += 1;
+            }
+        }
+        for (named, count) in members {
+            let item = group::encode_head(named, count);
+            expected.insert(describe_key(&item), item);
+        }
+        let mut stored: BTreeMap<String, Item> = BTreeMap::new();
+        for (key, item) in &self.group_items {
+            match group::decode_group_item(item)? {
+                GroupItem::Head { group, members } => {
+                    if members > 0 {
+                        stored.insert(key.clone(), group::encode_head(&group, members));
+                    }
+                }
+                GroupItem::Member { .. } => {
+                    stored.insert(key.clone(), item.clone());
+                }
+            }
+        }
+        let names: BTreeSet<&String> = expected.keys().chain(stored.keys()).collect();
+        Ok(names
+            .into_iter()
+            .filter(|key| expected.get(*key) != stored.get(*key))
+            .map(|key| Drift {
+                key: key.clone(),
+                // A head is repaired whole: its stored form, as it is.
+                stored: self.group_items.get(key).cloned(),
+                expected: expected.get(key).cloned(),
+            })
+            .collect())
+    }
 }
 
 impl<S: Store> Aggregator<S> {
@@ -213,9 +297,10 @@ impl<S: Store> Aggregator<S> {
                 expected: expected.get(k).cloned(),
             })
             .collect();
-        let repaired = self.vote_drift(&recount).await?;
+        let repaired = self.comment_drift(&recount).await?;
         drift.extend(copy_drift(&recount, &repaired)?);
         drift.extend(repaired);
+        drift.extend(recount.membership_drift()?);
         if fix {
             let writes = drift
                 .iter()
@@ -244,20 +329,26 @@ impl<S: Store> Aggregator<S> {
         })
     }
 
-    /// Comments whose vote counts differ from their votes, or whose
-    /// `helpful` sort key is missing (stored before it existed) or does not
-    /// match their counts: the stored comment, and the same comment with
-    /// the recounted counts and their key (at its next version, which is
-    /// what a repair writes).
-    async fn vote_drift(&self, recount: &Recount) -> Result<Vec<Drift>> {
-        let unvoted: Vec<Item> = recount
+    /// Comments whose vote counts differ from their votes, whose `helpful`
+    /// sort key is missing (stored before it existed) or does not match
+    /// their counts, or whose family is not the one their product's record
+    /// names (stored before families had copies, or left behind by an
+    /// import racing a move): the stored comment, and the same comment
+    /// with the recounted counts, their key and the record's family (at
+    /// its next version, which is what a repair writes).
+    async fn comment_drift(&self, recount: &Recount) -> Result<Vec<Drift>> {
+        let misplaced = recount.misplaced();
+        let unread: Vec<Item> = recount
             .votes
             .keys()
+            .chain(misplaced.keys())
             .filter(|id| !recount.voted.contains_key(*id))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
             .map(|id| comment::key(id))
             .collect();
         let mut comments = recount.voted.clone();
-        for item in self.access.get_many(&unvoted).await? {
+        for item in self.access.get_many(&unread).await? {
             comments.insert(comment::id_of_key(&item)?.to_string(), item);
         }
         let mut drift = Vec::new();
@@ -273,10 +364,17 @@ impl<S: Store> Aggregator<S> {
         for (id, item) in comments {
             let mut expected = comment::decode(&item)?;
             let counted = recount.votes.get(&id).copied().unwrap_or_default();
-            if expected.votes == counted && !comment::helpful_key_is_stale(&item)? {
+            let family = misplaced.get(&id);
+            if expected.votes == counted
+                && !comment::helpful_key_is_stale(&item)?
+                && family.is_none()
+            {
                 continue;
             }
             expected.votes = counted;
+            if let Some(family) = family {
+                expected.group = family.clone();
+            }
             drift.push(Drift {
                 key: describe_key(&item),
                 expected: Some(comment::encode(&expected, comment::version(&item)? + 1)),
@@ -339,7 +437,14 @@ impl<S: Store> Aggregator<S> {
                             *recount.authors.entry(c.author).or_default() += 1;
                         }
                         let decoded = comment::decode(&item)?;
-                        if let Some(copy) = comment::media_copy(&decoded) {
+                        recount.families.insert(
+                            decoded.id.clone(),
+                            (decoded.product_id.clone(), decoded.group.clone()),
+                        );
+                        for copy in Partitions::COPIES
+                            .into_iter()
+                            .filter_map(|kind| comment::listing_copy(&decoded, kind))
+                        {
                             recount.copies_expected.insert(describe_key(&copy), copy);
                         }
                         if decoded.votes != VoteCounts::default()
@@ -364,8 +469,18 @@ impl<S: Store> Aggregator<S> {
                             .stored
                             .insert(describe_key(&item), stats::without_version(item));
                     }
-                    ItemKind::MediaCopy => {
+                    ItemKind::ListingCopy => {
                         recount.copies_stored.insert(describe_key(&item), item);
+                    }
+                    ItemKind::ProductRecord => {
+                        let (record, _) = product::decode(&item)?;
+                        let named = record.group.as_deref().map(ProductId::parse).transpose();
+                        let named = named
+                            .map_err(|_| Malformed::new(&item, "group is not a product id"))?;
+                        recount.records.insert(product::product_of(&item)?, named);
+                    }
+                    ItemKind::Group => {
+                        recount.group_items.insert(describe_key(&item), item);
                     }
                     ItemKind::Other => {}
                 }

@@ -12,7 +12,8 @@
 //! * `executor` — runs the sub-queries and merges them in the order;
 //! * `cursor` — where each sub-query resumes, signed and bound to the query
 //!   it belongs to;
-//! * `group` — a product family's listing: its variants' listings merged.
+//! * `group` — a product family's listing: the same plan on the family's
+//!   partitions, which hold its variants' comments' family copies.
 
 pub(crate) mod cursor;
 mod executor;
@@ -138,9 +139,10 @@ impl<S: Store> Listings<S> {
         let product = ProductId::parse(request.product)?;
         let page_size = check_page_size(request.limit)?;
         let planner = Planner::new(&product, &request.filter, request.sort, page_size);
+        let product_binding = listing_binding(&product, &request.filter, request.sort);
         if !planner.wants_counts() {
             return self
-                .list_planned(request, &product, page_size, planner.plan(None))
+                .list_planned(request, &product_binding, page_size, planner.plan(None))
                 .await;
         }
         let trust = match self.stats_fresh.as_ref().is_some_and(|fresh| fresh()) {
@@ -166,7 +168,8 @@ impl<S: Store> Listings<S> {
             trust,
         }));
         plan.read_units = read_units;
-        self.list_planned(request, &product, page_size, plan).await
+        self.list_planned(request, &product_binding, page_size, plan)
+            .await
     }
 
     /// [`Listings::list`] with per-rating counts the caller vouches for, as
@@ -192,23 +195,23 @@ impl<S: Store> Listings<S> {
                 trust: Trust::Exact,
             }),
         );
-        self.list_planned(request, &product, page_size, plan).await
+        let binding = listing_binding(&product, &request.filter, request.sort);
+        self.list_planned(request, &binding, page_size, plan).await
     }
 
     /// Reads the page of `page_size` items `plan` plans, adding what that
     /// costs to the plan's read units (so far, those of the counts that
-    /// sized it).
+    /// sized it); its cursors are bound to `binding`.
     async fn list_planned(
         &self,
         request: &ListRequest<'_>,
-        product: &ProductId,
+        binding: &[u8],
         page_size: usize,
         mut plan: Plan,
     ) -> Result<ListPage> {
-        let binding = listing_binding(product, &request.filter, request.sort);
         let cursor = request
             .cursor
-            .map(|text| Cursor::decode(text, &self.cursor_key, &binding))
+            .map(|text| Cursor::decode(text, &self.cursor_key, binding))
             .transpose()?;
         let sources = plan
             .resume(cursor.as_ref())
@@ -236,7 +239,7 @@ impl<S: Store> Listings<S> {
                 rank: merged.next_helpfulness,
                 next_ranks: merged.next_ranks,
             }
-            .encode(&self.cursor_key, &binding)
+            .encode(&self.cursor_key, binding)
         });
         let items = comments(merged.items)?;
         Ok(ListPage {

@@ -27,6 +27,11 @@
 //! verified counts when verified too): every entry it reads is one it may
 //! show.
 //!
+//! A product family's listing (`Planner::in_family`) runs the same plan
+//! on the `FAMILY#<g>…` (or, `has_media`, `FAMILYMEDIA#<g>…`) partitions,
+//! which hold the family copies of its variants' comments, sized by the
+//! variants' counts summed (`listing::group`).
+//!
 //! Only a plan over several rating partitions wants the product's counts
 //! ([`Planner::wants_counts`]). Given them, ratings with no comments are
 //! skipped when the counts are exact, and each merged sub-query's limit is
@@ -179,7 +184,10 @@ impl From<Counted> for SizedBy {
 /// before any counts are.
 #[derive(Debug)]
 pub(crate) struct Planner<'a> {
+    /// The product, or the group of a family's listing.
     product: &'a ProductId,
+    /// Whether `product` names a group, whose family partitions are read.
+    family: bool,
     filter: &'a Filter,
     sort: Sort,
     page_size: usize,
@@ -195,10 +203,21 @@ impl<'a> Planner<'a> {
     ) -> Planner<'a> {
         Planner {
             product,
+            family: false,
             filter,
             sort,
             page_size,
             reading: sort.reading(filter),
+        }
+    }
+
+    /// The same listing of group `self.product`'s family: its partitions
+    /// (`FAMILY#<g>…`, `FAMILYMEDIA#<g>…`) hold the family copies of its
+    /// variants' comments, so the plan is a product's.
+    pub(crate) fn in_family(self) -> Planner<'a> {
+        Planner {
+            family: true,
+            ..self
         }
     }
 
@@ -214,10 +233,7 @@ impl<'a> Planner<'a> {
     /// merge splits the page among its sub-queries.
     pub(crate) fn plan(self, sizing: Option<Sizing<'_>>) -> Plan {
         let language = self.filter.language.as_ref();
-        let partitions = match self.filter.has_media {
-            true => Partitions::Media,
-            false => Partitions::Product,
-        };
+        let partitions = Partitions::of_listing(self.family, self.filter.has_media);
         let one_partition = matches!(self.reading, Reading::OnePartition);
         let listed = match (one_partition, language) {
             (true, None) => Index::All,

@@ -36,8 +36,11 @@ use crate::photos::{Photo, PhotoId, PhotoStatus};
 use crate::reports::{Report, ReportReason, Reports};
 
 pub(super) const PREFIX: &str = "COMMENT#";
-/// The sort key of a comment's listing copy, in the comment's partition.
+/// The sort keys of a comment's listing copies, in the comment's
+/// partition: one per kind of listing partitions (`Partitions`).
 const MEDIA_COPY: &str = "MEDIA";
+const FAMILY_COPY: &str = "FAMILY";
+const FAMILY_MEDIA_COPY: &str = "FAMILYMEDIA";
 /// Increases with every change of a comment; writes are conditional on it.
 const VERSION: &str = "version";
 
@@ -99,6 +102,11 @@ const DETAILS_REPORTS: &str = "reports";
 const DETAILS_REPORT_NOTES: &str = "report_notes";
 /// When the comment last entered the moderation queue (a timestamp).
 const DETAILS_QUEUED_AT: &str = "queued_at";
+/// The product family (group id) the comment's product was a variant of
+/// when the comment was last written: where its family copies are. In
+/// `details`, so index entries and copies carry it for no more of the
+/// projection quota.
+const DETAILS_FAMILY: &str = "family";
 /// The comment's photos, in order: a list of maps of `id` (the image's
 /// hash), `w` and `h` (the display size) and `pending` (`true` while a
 /// moderator has to look at it; absent once published).
@@ -135,27 +143,97 @@ pub(crate) fn key(id: &str) -> Item {
     super::key(pk.clone(), pk)
 }
 
-/// The key of comment `id`'s listing copy (see the module's doc).
-pub(crate) fn media_copy_key(id: &str) -> Item {
-    super::key(format!("{PREFIX}{id}"), MEDIA_COPY.to_owned())
+/// The key of comment `id`'s listing copy of kind `copy` (see the
+/// module's doc).
+pub(crate) fn copy_key(id: &str, copy: Partitions) -> Item {
+    match copy.copy_sort_key() {
+        Some(sort) => super::key(format!("{PREFIX}{id}"), sort.to_owned()),
+        None => key(id),
+    }
 }
 
 /// Which comments a listing partition holds: every visible comment of the
-/// product (`PRODUCT#<p>…`, the comment items), or only those with a
-/// published photo (`MEDIA#<p>…`, their listing copies).
+/// product (`PRODUCT#<p>…`, the comment items), only those with a
+/// published photo (`MEDIA#<p>…`, their media copies), every visible
+/// comment of the product family (`FAMILY#<g>…`, their family copies) or
+/// only the family's with a published photo (`FAMILYMEDIA#<g>…`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) enum Partitions {
     #[default]
     Product,
     Media,
+    Family,
+    FamilyMedia,
 }
 
 impl Partitions {
+    /// The kinds held by listing copies, each beside its comment under its
+    /// own sort key.
+    pub(crate) const COPIES: [Partitions; 3] = [
+        Partitions::Media,
+        Partitions::Family,
+        Partitions::FamilyMedia,
+    ];
+
+    /// The partitions of a listing of a product's (or, `family`, a
+    /// group's) comments, all of them or only those with photos.
+    pub(crate) fn of_listing(family: bool, has_media: bool) -> Partitions {
+        match (family, has_media) {
+            (false, false) => Partitions::Product,
+            (false, true) => Partitions::Media,
+            (true, false) => Partitions::Family,
+            (true, true) => Partitions::FamilyMedia,
+        }
+    }
+
+    /// Distinct, and none a prefix of another's partitions
+    /// (`MEDIA#` vs `FAMILYMEDIA#` differ at the start).
     fn prefix(self) -> &'static str {
         match self {
             Partitions::Product => "PRODUCT#",
             Partitions::Media => "MEDIA#",
+            Partitions::Family => "FAMILY#",
+            Partitions::FamilyMedia => "FAMILYMEDIA#",
         }
+    }
+
+    /// The sort key of the copy whose entries these partitions hold (none
+    /// for `Product`, which holds the comment items).
+    fn copy_sort_key(self) -> Option<&'static str> {
+        match self {
+            Partitions::Product => None,
+            Partitions::Media => Some(MEDIA_COPY),
+            Partitions::Family => Some(FAMILY_COPY),
+            Partitions::FamilyMedia => Some(FAMILY_MEDIA_COPY),
+        }
+    }
+
+    /// Whose id names the partitions holding `comment`, if any: its
+    /// product's, or its family's.
+    fn owner(self, comment: &Comment) -> Option<&ProductId> {
+        match self {
+            Partitions::Product | Partitions::Media => Some(&comment.product_id),
+            Partitions::Family | Partitions::FamilyMedia => comment.group.as_ref(),
+        }
+    }
+
+    /// Whether listings of these partitions show `comment`.
+    pub(crate) fn hold(self, comment: &Comment) -> bool {
+        let with_media = match self {
+            Partitions::Product | Partitions::Family => true,
+            Partitions::Media | Partitions::FamilyMedia => {
+                comment.media.iter().any(Photo::is_published)
+            }
+        };
+        comment.status.is_visible() && with_media && self.owner(comment).is_some()
+    }
+
+    /// The kind of partitions a listing partition key names.
+    fn of_partition(partition: &str) -> Partitions {
+        Partitions::COPIES
+            .into_iter()
+            .find(|kind| partition.starts_with(kind.prefix()))
+            .unwrap_or(Partitions::Product)
     }
 }
 
@@ -216,21 +294,21 @@ pub(crate) fn helpful_key_is_stale(item: &Item) -> Result<bool, Malformed> {
     Ok(item.get(HELPFUL_SORT).and_then(AttributeValue::as_s) != Some(expected.as_str()))
 }
 
-/// The partition of one listing index for a product (and language and
-/// rating), among all its comments or only those with photos.
+/// The partition of one listing index for a product or a family (and
+/// language and rating), among all its comments or only those with photos.
 pub(crate) fn listing_partition(
     index: Index,
     partitions: Partitions,
-    product: &ProductId,
+    owner: &ProductId,
     language: Option<&Language>,
     rating: Option<Rating>,
 ) -> String {
     let prefix = partitions.prefix();
     match (index.unverified(), language, rating) {
-        (Index::ByLangAndRating, Some(l), Some(r)) => format!("{prefix}{product}/{l}/{r}"),
-        (Index::ByLang, Some(l), _) => format!("{prefix}{product}/{l}"),
-        (Index::ByRating, _, Some(r)) => format!("{prefix}{product}/{r}"),
-        _ => format!("{prefix}{product}"),
+        (Index::ByLangAndRating, Some(l), Some(r)) => format!("{prefix}{owner}/{l}/{r}"),
+        (Index::ByLang, Some(l), _) => format!("{prefix}{owner}/{l}"),
+        (Index::ByRating, _, Some(r)) => format!("{prefix}{owner}/{r}"),
+        _ => format!("{prefix}{owner}"),
     }
 }
 
@@ -250,15 +328,42 @@ pub(crate) fn is_comment_item(item: &Item) -> bool {
     item.get(PK) == item.get(super::SK)
 }
 
-/// Whether an item of a comment's partition is the comment's listing copy.
-pub(crate) fn is_media_copy(item: &Item) -> bool {
-    item.get(super::SK).and_then(AttributeValue::as_s) == Some(MEDIA_COPY)
+/// Whether an item of a comment's partition is one of the comment's
+/// listing copies (of any kind).
+pub(crate) fn is_listing_copy(item: &Item) -> bool {
+    let sort = item.get(super::SK).and_then(AttributeValue::as_s);
+    Partitions::COPIES
+        .iter()
+        .any(|kind| sort.is_some() && sort == kind.copy_sort_key())
 }
 
-/// Whether a comment has a listing copy: listings show it, and at least
-/// one of its photos.
+/// Whether a comment has a media copy: listings show it, and at least one
+/// of its photos (what the product's `has_media` counts count).
 pub(crate) fn has_media_copy(comment: &Comment) -> bool {
-    comment.status.is_visible() && comment.media.iter().any(Photo::is_published)
+    Partitions::Media.hold(comment)
+}
+
+/// Every comment of `product` that listings show (published or flagged):
+/// its partition of the `all` index.
+pub(crate) fn visible_of(product: &ProductId) -> rave_store::KeyCondition {
+    rave_store::KeyCondition::partition(
+        Index::All.partition_attribute(),
+        listing_partition(Index::All, Partitions::Product, product, None, None),
+    )
+}
+
+/// Every comment in the moderation queue with `status` (pending or
+/// flagged): its partition of the `moderation` index.
+pub(crate) fn queued(status: Status) -> rave_store::KeyCondition {
+    rave_store::KeyCondition::partition(
+        Index::Moderation.partition_attribute(),
+        moderation_partition(status),
+    )
+}
+
+/// The filter to the comments of `product`.
+pub(crate) fn of_product(product: &ProductId) -> Condition {
+    Condition::eq(PRODUCT_ID, AttributeValue::s(product.as_str()))
 }
 
 pub(crate) fn moderation_partition(status: Status) -> String {
@@ -348,6 +453,9 @@ fn insert_listed(item: &mut Item, comment: &Comment) {
 /// The partition keys of the listing indexes (and of their verified
 /// copies, which hold nothing else, when the comment is verified).
 fn insert_listing_keys(item: &mut Item, comment: &Comment, partitions: Partitions) {
+    let Some(owner) = partitions.owner(comment) else {
+        return;
+    };
     let verified: &[Index] = if comment.verified_purchase {
         &Index::VERIFIED_LISTINGS
     } else {
@@ -357,7 +465,7 @@ fn insert_listing_keys(item: &mut Item, comment: &Comment, partitions: Partition
         let partition = listing_partition(
             index,
             partitions,
-            &comment.product_id,
+            owner,
             Some(&comment.language),
             Some(comment.rating),
         );
@@ -385,46 +493,47 @@ fn insert_sort_keys(item: &mut Item, comment: &Comment) {
     );
 }
 
-/// The listing copy of a comment, when it has one ([`has_media_copy`]):
-/// what the listing indexes show of it, keyed into the `MEDIA#` partitions.
-pub(crate) fn media_copy(comment: &Comment) -> Option<Item> {
-    if !has_media_copy(comment) {
+/// The listing copy of kind `copy` of a comment, when it has one
+/// ([`Partitions::hold`]): what the listing indexes show of it, keyed
+/// into that kind's partitions.
+pub(crate) fn listing_copy(comment: &Comment, copy: Partitions) -> Option<Item> {
+    if copy == Partitions::Product || !copy.hold(comment) {
         return None;
     }
-    let mut copy = media_copy_key(&comment.id);
-    insert_listing_keys(&mut copy, comment, Partitions::Media);
-    insert_sort_keys(&mut copy, comment);
-    insert_listed(&mut copy, comment);
-    Some(copy)
+    let mut item = copy_key(&comment.id, copy);
+    insert_listing_keys(&mut item, comment, copy);
+    insert_sort_keys(&mut item, comment);
+    insert_listed(&mut item, comment);
+    Some(item)
 }
 
 /// Every write that takes a comment from `before` (as stored; `None` when
 /// it is new) to `after` at `version` (`None` when it goes), the comment's
-/// own write first: the comment item, and its listing copy written, kept
-/// or removed with it. Every writer of a comment writes these in one store
-/// write (a transaction when there are several), so the copy never
-/// outlives, lags or misses its comment.
+/// own write first: the comment item, then each listing copy written, kept
+/// or removed with it (in [`Partitions::COPIES`] order). Every writer of a
+/// comment writes these in one store write (a transaction when there are
+/// several), so a copy never outlives, lags or misses its comment; a
+/// comment whose group changes keeps its one family copy's key, which the
+/// put moves to the new family's partitions.
 pub(crate) fn writes(
     before: Option<&Comment>,
     after: Option<&Comment>,
     version: u64,
 ) -> Vec<WriteRequest> {
-    let had_copy = before.is_some_and(has_media_copy);
-    let Some(after) = after else {
-        let Some(before) = before else {
-            return Vec::new();
-        };
-        let mut writes = vec![WriteRequest::Delete(key(&before.id))];
-        if had_copy {
-            writes.push(WriteRequest::Delete(media_copy_key(&before.id)));
-        }
-        return writes;
+    let Some(id) = after.or(before).map(|comment| comment.id.as_str()) else {
+        return Vec::new();
     };
-    let mut writes = vec![WriteRequest::Put(encode(after, version))];
-    match media_copy(after) {
-        Some(copy) => writes.push(WriteRequest::Put(copy)),
-        None if had_copy => writes.push(WriteRequest::Delete(media_copy_key(&after.id))),
-        None => {}
+    let mut writes = vec![match after {
+        Some(after) => WriteRequest::Put(encode(after, version)),
+        None => WriteRequest::Delete(key(id)),
+    }];
+    for kind in Partitions::COPIES {
+        let had = before.is_some_and(|before| kind.hold(before));
+        match after.and_then(|after| listing_copy(after, kind)) {
+            Some(copy) => writes.push(WriteRequest::Put(copy)),
+            None if had => writes.push(WriteRequest::Delete(copy_key(id, kind))),
+            None => {}
+        }
     }
     writes
 }
@@ -537,6 +646,9 @@ fn encode_details(comment: &Comment) -> Option<AttributeValue> {
     if !comment.media.is_empty() {
         let photos = comment.media.iter().map(encode_photo).collect();
         details.insert(DETAILS_MEDIA.to_owned(), AttributeValue::L(photos));
+    }
+    if let Some(group) = &comment.group {
+        details.insert(DETAILS_FAMILY.to_owned(), AttributeValue::s(group.as_str()));
     }
     (!details.is_empty()).then_some(AttributeValue::M(details))
 }
@@ -679,6 +791,7 @@ struct Details {
     reports: Reports,
     queued_at: Option<Timestamp>,
     media: Vec<Photo>,
+    group: Option<ProductId>,
 }
 
 fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed> {
@@ -691,6 +804,7 @@ fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed>
                 reports: Default::default(),
                 queued_at: None,
                 media: Vec::new(),
+                group: None,
             });
         }
         Some(AttributeRef::Other(AttributeValue::M(details))) => details,
@@ -718,6 +832,15 @@ fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed>
             ),
         },
         media: decode_photos(item, details.get(DETAILS_MEDIA))?,
+        group: match details.get(DETAILS_FAMILY) {
+            None => None,
+            Some(value) => Some(
+                value
+                    .as_s()
+                    .and_then(|text| ProductId::parse(text).ok())
+                    .ok_or_else(|| bad(DETAILS_FAMILY))?,
+            ),
+        },
     })
 }
 
@@ -772,6 +895,7 @@ pub(crate) fn decode(item: &(impl ItemView + ?Sized)) -> Result<Comment, Malform
         media: details.media,
         reports: details.reports,
         queued_at: details.queued_at,
+        group: details.group,
     })
 }
 
@@ -878,11 +1002,9 @@ pub(crate) fn start_key(
             ));
         }
     };
-    // The entry's table key: a `MEDIA#` partition lists the copies.
-    let mut key = match partition.starts_with(Partitions::Media.prefix()) {
-        true => media_copy_key(&id),
-        false => key(&id),
-    };
+    // The entry's table key: the comment's own, or that of the copy whose
+    // kind's partitions these are.
+    let mut key = copy_key(&id, Partitions::of_partition(partition));
     key.insert(
         index.partition_attribute().into(),
         AttributeValue::s(partition),
@@ -1255,13 +1377,13 @@ mod tests {
             unhelpful: 0,
         };
         let item = encode(&shown, 3);
-        let copy = media_copy(&shown).expect("a copy");
+        let copy = listing_copy(&shown, Partitions::Media).expect("a copy");
         assert_eq!(copy[PK], item[PK]);
         assert_eq!(copy[super::super::SK], AttributeValue::s("MEDIA"));
-        assert!(is_media_copy(&copy) && !is_comment_item(&copy));
+        assert!(is_listing_copy(&copy) && !is_comment_item(&copy));
         assert_eq!(
             super::super::ItemKind::of(&copy),
-            super::super::ItemKind::MediaCopy
+            super::super::ItemKind::ListingCopy
         );
         for index in Index::LISTINGS.iter().chain(&Index::VERIFIED_LISTINGS) {
             let attribute = index.partition_attribute();
@@ -1288,15 +1410,18 @@ mod tests {
             status: Status::Flagged,
             ..shown.clone()
         };
-        let copy = media_copy(&flagged).expect("flagged comments are listed");
+        let copy = listing_copy(&flagged, Partitions::Media).expect("flagged comments are listed");
         assert!(
             !copy.contains_key("MODPK"),
             "the queue sees the comment once"
         );
-        let plain = media_copy(&Comment {
-            verified_purchase: false,
-            ..shown
-        })
+        let plain = listing_copy(
+            &Comment {
+                verified_purchase: false,
+                ..shown
+            },
+            Partitions::Media,
+        )
         .unwrap();
         for index in Index::VERIFIED_LISTINGS {
             assert!(!plain.contains_key(index.partition_attribute()));
@@ -1310,7 +1435,9 @@ mod tests {
             with_photos(Status::Published, &[PhotoStatus::Pending]),
             with_photos(Status::Pending, &[PhotoStatus::Published]),
         ] {
-            assert!(!has_media_copy(&comment) && media_copy(&comment).is_none());
+            assert!(
+                !has_media_copy(&comment) && listing_copy(&comment, Partitions::Media).is_none()
+            );
             assert_eq!(
                 writes(None, Some(&comment), 1),
                 vec![WriteRequest::Put(encode(&comment, 1))]
@@ -1321,8 +1448,8 @@ mod tests {
     #[test]
     fn the_copy_is_written_with_its_comment_and_goes_with_its_last_published_photo() {
         let shown = with_photos(Status::Published, &[PhotoStatus::Published]);
-        let copy = media_copy(&shown).unwrap();
-        let copy_key = media_copy_key(&shown.id);
+        let copy = listing_copy(&shown, Partitions::Media).unwrap();
+        let copy_key = copy_key(&shown.id, Partitions::Media);
         assert_eq!(
             writes(None, Some(&shown), 1),
             vec![
@@ -1339,7 +1466,7 @@ mod tests {
             writes(Some(&shown), Some(&edited), 2),
             vec![
                 WriteRequest::Put(encode(&edited, 2)),
-                WriteRequest::Put(media_copy(&edited).unwrap())
+                WriteRequest::Put(listing_copy(&edited, Partitions::Media).unwrap())
             ]
         );
         // The last published photo goes, the comment is hidden: the copy goes.
@@ -1385,11 +1512,105 @@ mod tests {
             id: id.to_string(),
             ..with_photos(Status::Published, &[PhotoStatus::Published])
         };
-        let copy = media_copy(&shown).unwrap();
+        let copy = listing_copy(&shown, Partitions::Media).unwrap();
         assert_eq!(
             sort_value(&key, Index::ByRating),
             sort_value(&copy, Index::ByRating)
         );
+    }
+
+    #[test]
+    fn a_grouped_comment_has_family_copies_that_follow_its_group() {
+        let tee = ProductId::parse("tee").unwrap();
+        let mut shown = with_photos(Status::Published, &[PhotoStatus::Published]);
+        shown.group = Some(tee.clone());
+        shown.verified_purchase = true;
+        let item = encode(&shown, 1);
+        assert_eq!(decode(&item).unwrap(), shown, "the family round-trips");
+        let family = listing_copy(&shown, Partitions::Family).expect("a family copy");
+        let family_media = listing_copy(&shown, Partitions::FamilyMedia).expect("and one of media");
+        assert_eq!(family[super::super::SK], AttributeValue::s("FAMILY"));
+        assert_eq!(
+            family_media[super::super::SK],
+            AttributeValue::s("FAMILYMEDIA")
+        );
+        assert!(is_listing_copy(&family) && is_listing_copy(&family_media));
+        for index in Index::LISTINGS.iter().chain(&Index::VERIFIED_LISTINGS) {
+            let attribute = index.partition_attribute();
+            let AttributeValue::S(original) = &item[attribute] else {
+                panic!("{attribute} is a string");
+            };
+            let family_partition = original.replacen("PRODUCT#42", "FAMILY#tee", 1);
+            assert_eq!(family[attribute], AttributeValue::S(family_partition));
+            let media_partition = original.replacen("PRODUCT#42", "FAMILYMEDIA#tee", 1);
+            assert_eq!(family_media[attribute], AttributeValue::S(media_partition));
+        }
+        assert_eq!(decode(&family).unwrap(), shown, "shows its variant");
+        // Created: the comment and its three copies, in one write.
+        let written = writes(None, Some(&shown), 1);
+        assert_eq!(written.len(), 4);
+        // Moved to another group: the same keys, put in the new partitions.
+        let moved = Comment {
+            group: Some(ProductId::parse("shirt").unwrap()),
+            ..shown.clone()
+        };
+        let rewritten = writes(Some(&shown), Some(&moved), 2);
+        assert_eq!(
+            rewritten[2],
+            WriteRequest::Put(listing_copy(&moved, Partitions::Family).unwrap())
+        );
+        let WriteRequest::Put(copy) = &rewritten[2] else {
+            unreachable!()
+        };
+        assert_eq!(copy["GSI4PK"], AttributeValue::s("FAMILY#shirt"));
+        // Out of every group: its family copies go, the media copy stays.
+        let alone = Comment {
+            group: None,
+            ..shown.clone()
+        };
+        assert_eq!(
+            writes(Some(&shown), Some(&alone), 2),
+            vec![
+                WriteRequest::Put(encode(&alone, 2)),
+                WriteRequest::Put(listing_copy(&alone, Partitions::Media).unwrap()),
+                WriteRequest::Delete(copy_key(&shown.id, Partitions::Family)),
+                WriteRequest::Delete(copy_key(&shown.id, Partitions::FamilyMedia)),
+            ]
+        );
+        // Held: no listing shows it, so no copy of any kind.
+        let held = Comment {
+            status: Status::Pending,
+            ..shown.clone()
+        };
+        for kind in Partitions::COPIES {
+            assert!(listing_copy(&held, kind).is_none(), "{kind:?}");
+        }
+        assert_eq!(writes(Some(&shown), None, 2).len(), 4, "deleted: all go");
+        // A walk of a family partition resumes at the copy.
+        let id = Ulid::from_string(&shown.id).unwrap();
+        for (partition, sort) in [
+            ("FAMILY#tee/5", "FAMILY"),
+            ("FAMILYMEDIA#tee/5", "FAMILYMEDIA"),
+        ] {
+            let key = start_key(Index::ByRating, partition, id, None).unwrap();
+            assert_eq!(key[super::super::SK], AttributeValue::s(sort));
+        }
+        let key = start_key(Index::ByRating, "PRODUCT#tee/5", id, None).unwrap();
+        assert_eq!(key[super::super::SK], item[super::super::SK]);
+    }
+
+    /// What `families` says a family copy costs: under 1 KB (one write
+    /// unit) for a comment of the usual length, the sample's size here.
+    #[test]
+    fn a_family_copy_of_a_short_comment_is_one_write_unit() {
+        let grouped = Comment {
+            group: Some(ProductId::parse("tee").unwrap()),
+            ..comment(Status::Published)
+        };
+        let copy = listing_copy(&grouped, Partitions::Family).unwrap();
+        let size = rave_store::item_size(&copy);
+        println!("family copy: {size} bytes");
+        assert!(size < 1024, "{size} bytes");
     }
 
     #[test]

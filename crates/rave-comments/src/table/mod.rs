@@ -15,6 +15,8 @@
 //! |                    |                       |                   | always: AUTHORPK = `AUTHOR#<author>`                   |
 //! |                    |                       |                   | always: HELPSK (the `helpful` sort key, see below)     |
 //! | listing copy       | `COMMENT#<id>`        | `MEDIA`           | visible with a published photo: the comment's listing keys (GSIPK…GSI4PK, VGSI* when verified, GSISK, HELPSK) in `MEDIA#<p>…` partitions; no AUTHORPK, MODPK (see `comment`) |
+//! | family copy        | `COMMENT#<id>`        | `FAMILY`          | visible, of a grouped product: the same keys in `FAMILY#<g>…` partitions (`g` the comment's `details.family`) |
+//! | family media copy  | `COMMENT#<id>`        | `FAMILYMEDIA`     | both of the above: the same keys in `FAMILYMEDIA#<g>…` partitions |
 //! | vote               | `COMMENT#<id>`        | `VOTE#<voter>`    | none                                                   |
 //! | idempotency record | `IDEMPOTENCY#<key>`   | `IDEMPOTENCY`     | none; expires (TTL attribute `expires_at`)             |
 //! | order verification | `ORDER#<p>#<order>`   | `ORDER`           | none                                                   |
@@ -48,7 +50,9 @@
 //!
 //! Every listing index above also holds, under `MEDIA#<p>…` in place of
 //! `PRODUCT#<p>…`, the listing copies of the comments with a published
-//! photo: `has_media=true` reads the same plan there.
+//! photo: `has_media=true` reads the same plan there; and under
+//! `FAMILY#<g>…` / `FAMILYMEDIA#<g>…` the family copies of the comments
+//! of group `g`'s variants: a group's listing reads the same plan there.
 //! | `verifiedHelpfulByLangAndRating`, `verifiedHelpfulByRating` | `VGSIPK`, `VGSI3PK` | `HELPSK` | the same with `verified=true` |
 //!
 //! **Projections.** The listing, `helpful*` per-rating and moderation
@@ -180,16 +184,22 @@ pub(crate) enum ItemKind {
     Comment,
     /// A voter's vote, in its comment's partition.
     Vote,
-    /// A comment's listing copy, in its partition (`comment::media_copy`):
-    /// what `has_media` listings read. Nothing counts or reports it; it
-    /// is written and removed with its comment.
-    MediaCopy,
+    /// One of a comment's listing copies, in its partition
+    /// (`comment::listing_copy`): what `has_media` and group listings
+    /// read. Nothing counts or reports it; it is written and removed with
+    /// its comment.
+    ListingCopy,
     ProductStats,
     AuthorStats,
     Totals,
-    /// Idempotency records, aggregator positions, product records, SKU
-    /// lookups, personal data and photo references: no statistic counts them, no webhook
-    /// reports them.
+    /// A product's record (`product`): what `reconcile` compares families
+    /// with.
+    ProductRecord,
+    /// A group's head or member item (`group`).
+    Group,
+    /// Idempotency records, aggregator positions, SKU lookups, move
+    /// markers, personal data and photo references: no statistic counts
+    /// them, no webhook reports them.
     Other,
 }
 
@@ -201,18 +211,20 @@ impl ItemKind {
                 ItemKind::Comment
             } else if vote::is_vote(item) {
                 ItemKind::Vote
-            } else if comment::is_media_copy(item) {
-                ItemKind::MediaCopy
+            } else if comment::is_listing_copy(item) {
+                ItemKind::ListingCopy
             } else {
                 ItemKind::Other
             }
         } else if pk.starts_with(product_partition::PREFIX) {
             let sk = item.get(SK).and_then(AttributeValue::as_s);
             if sk == Some(product_partition::RECORD) {
-                ItemKind::Other
+                ItemKind::ProductRecord
             } else {
                 ItemKind::ProductStats
             }
+        } else if group::is_group_item(item) {
+            ItemKind::Group
         } else if pk.starts_with(stats::author::PREFIX) {
             ItemKind::AuthorStats
         } else if pk.split('#').next() == Some(stats::totals::PK_PREFIX) {

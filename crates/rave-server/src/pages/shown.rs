@@ -128,6 +128,7 @@ pub(super) mod tests {
             attributes: Default::default(),
             reports: Default::default(),
             queued_at: None,
+            group: None,
         }
     }
 

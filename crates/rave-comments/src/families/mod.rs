@@ -10,34 +10,65 @@
 //! the new one's comes, and the heads' member counts keep families one
 //! level deep (`table::group`'s doc).
 //!
-//! **Design: derived, not copied.** A group holds no comments and no
-//! counts of its own. Its listing is a merge of its variants' listings
-//! (`listing::group`), and its statistics are the sum of its variants'
-//! statistics items, read in one BatchGetItem. The variants' items are the
-//! aggregator's (conditional on their version, in the transaction with the
-//! stream position) and `reconcile` recounts them, so the group's are as
-//! exact as theirs; and moving a product to another group is the one
-//! transaction above: its comments and counts belong to the new group
-//! when it commits, with nothing to copy, no job to run, and nothing a
-//! crash can leave half done. A copy per group (index entries or counts
-//! kept under the group's key) would need a background move that rewrites
-//! every comment of the product, and new indexes the table has no room
-//! for (16 of DynamoDB's 20, 91 of the 100 included attributes, used).
-//! The price is the listing's reads: a merge over k variants reads about
-//! k items a page more than it shows (`listing::group` has the figures).
+//! **Listing: the family's own index entries.** A comment knows its
+//! family: `details.family` on the comment item, the group its product's
+//! record named when the comment was written (`Comment::group`). A
+//! visible comment of a grouped product has a family copy (`COMMENT#<id>`
+//! / `FAMILY`, and `FAMILYMEDIA` with a published photo) keyed into the
+//! `FAMILY#<g>…` partitions of the listing indexes, written, moved and
+//! removed with the comment by `table::comment::writes`, as the media copy
+//! is. So a group's listing is a product listing of those partitions
+//! (`listing::group`): one planner, one cursor, no merge over variants.
+//!
+//! **A create cannot miss a move.** A new comment's transaction checks
+//! the product record: `group = :g` when it read group `g`,
+//! `attribute_not_exists(group)` when it read none (true of a missing
+//! record too). A move committed in between cancels it; it reads the
+//! record again and retries (at most `MAX_WRITE_ATTEMPTS`, then a 409).
+//! This makes every create a transaction of at least two actions: 13
+//! write units for a plain post instead of 10, 21 for a verified one
+//! instead of 19 (`tests/verified.rs`). An import (BatchWriteItem, no
+//! conditions) reads the records' groups first; a move racing it can
+//! leave a comment in the old family, which `reconcile` finds and mends.
+//!
+//! **Moving a product moves its comments** (`moves`): the listing follows
+//! within the move's job, which rewrites each comment of the product with
+//! its new family through the versioned modify path; the counts follow at
+//! once. **Statistics stay derived**: a group holds no counts of its own;
+//! its statistics are the sum of its variants' statistics items, read in
+//! one BatchGetItem, as exact as theirs (the aggregator's, recounted by
+//! `reconcile`), and a move changes them when its record commits.
+//!
+//! **Cost.** One more item per visible comment of a grouped product (two
+//! with a published photo): the listed attributes and the listing keys,
+//! the size of a media copy (342 bytes for a short comment, under 1 KB
+//! for most: `table::comment`'s tests), with entries in the four listing
+//! and four `helpful` indexes (six more when verified). A post to a
+//! grouped product costs 23 write units instead of 13 (the copy, 2 in a
+//! transaction, and its 8 entries: `tests/groups.rs`), and each later
+//! change of the comment rewrites the copy with it. The table has room:
+//! no new index, no new projected attribute (`details` carries the
+//! family). A move costs one versioned rewrite per comment of the product
+//! (its item, its copies and their entries).
+
+pub(crate) mod moves;
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
 
 use rave_store::{CancellationReason, Item, Store, TransactWriteAction};
+use ulid::Ulid;
 
 use crate::access::TableAccess;
 use crate::error::{CommentsError, Result};
-use crate::model::{Language, ProductId, ProductRecord};
+use crate::model::{Language, ProductId, ProductRecord, Timestamp};
 use crate::statistics::ProductStats;
 use crate::table::stats::product::{self as product_stats, ProductCounts};
 use crate::table::{group, product};
 
-/// Most variants a group has: a group page merges one listing per variant,
-/// up to five rating partitions each, and the executor names each source
-/// with a byte.
+/// Most variants a group has: its statistics read one item per variant
+/// (within one BatchGetItem of 100 keys), and a page of its listing sums
+/// their counts.
 pub const MAX_VARIANTS: usize = 50;
 
 /// A variant and what its statistics count (overall or in one language).
@@ -121,6 +152,49 @@ pub(crate) async fn group_stats<S: Store>(
             .map(|(variant, counts)| ProductStats::of(variant, language.clone(), &counts))
             .collect(),
     })
+}
+
+/// The group `product`'s record names now (none without a record), read
+/// consistently: the family a comment written now belongs to.
+pub(crate) async fn family_of<S: Store>(
+    access: &TableAccess<S>,
+    product: &ProductId,
+) -> Result<Option<ProductId>> {
+    let (item, _) = access.get(product::key(product), true).await?;
+    match item {
+        Some(item) => record_group(&product::decode(&item)?.0),
+        None => Ok(None),
+    }
+}
+
+/// The group each of `products`' records names (products of no group and
+/// without a record are left out), read in one request.
+pub(crate) async fn families_of<S: Store>(
+    access: &TableAccess<S>,
+    products: &[ProductId],
+) -> Result<BTreeMap<ProductId, ProductId>> {
+    let keys: Vec<Item> = products.iter().map(product::key).collect();
+    let mut families = BTreeMap::new();
+    for item in access.get_many(&keys).await? {
+        if let Some(group) = record_group(&product::decode(&item)?.0)? {
+            families.insert(product::product_of(&item)?, group);
+        }
+    }
+    Ok(families)
+}
+
+fn record_group(record: &ProductRecord) -> Result<Option<ProductId>> {
+    record.group.as_deref().map(ProductId::parse).transpose()
+}
+
+/// The check a new comment's transaction makes that `product`'s record
+/// still names `family`, the group it was given (see `write`).
+pub(crate) fn still_of_family<S: Store>(
+    access: &TableAccess<S>,
+    product: &ProductId,
+    family: Option<&ProductId>,
+) -> TransactWriteAction {
+    access.condition_check_action(product::key(product), group::names(family))
 }
 
 /// A group's id, which is shaped like a product's; an error names `group`.
@@ -209,6 +283,18 @@ pub(crate) async fn membership<S: Store>(
         );
     }
     if old_group != new_group {
+        // The move's job puts the product's comments in the new family
+        // (`moves`); the marker says it is to be done, durably.
+        actions.push(access.put_action(
+            group::encode_move(&group::MoveMarker {
+                product: product_id.clone(),
+                from: old_group.clone(),
+                to: new_group.clone(),
+                since: Timestamp::now(),
+                token: Ulid::from_datetime(SystemTime::now()).to_string(),
+            }),
+            None,
+        ));
         if let Some(old) = &old_group {
             actions.push(access.delete_action(group::member_key(old, product_id), None));
             actions.push(update(access, group::head_key(old), -1));
