@@ -187,7 +187,7 @@ impl<S: Store> Writes<S> {
     ) -> Result<Created> {
         let product = ProductId::parse(product)?;
         let valid = new.validate()?;
-        let answers = self.answers(&product, &new).await?;
+        let answers = self.checked_answers(&product, &new.attributes).await?;
         if let Some(key) = idempotency_key
             && !(1..=128).contains(&key.chars().count())
         {
@@ -358,12 +358,6 @@ impl<S: Store> Writes<S> {
             )),
             Err(e) => Err(e),
         }
-    }
-
-    /// The answers `new` gives to its product's attributes, checked against
-    /// what the product asks (`DeclaredAttributes::effective`).
-    async fn answers(&self, product: &ProductId, new: &NewComment) -> Result<AttributeAnswers> {
-        self.checked_answers(product, &new.attributes).await
     }
 
     /// `inputs` checked against what `product` asks (its records are read
