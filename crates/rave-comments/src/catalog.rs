@@ -176,15 +176,13 @@ impl<S: Store> Catalog<S> {
         record: Option<&ProductRecord>,
     ) -> Result<Option<FamilyDeclaration>> {
         let Some(group) = record
-            .filter(|record| record.attributes.is_empty())
-            .and_then(|record| record.group.as_deref())
+            .map(ProductRecord::declaration_group)
+            .transpose()?
+            .flatten()
         else {
             return Ok(None);
         };
-        let (item, _) = self
-            .access
-            .get(product::key(&ProductId::parse(group)?), true)
-            .await?;
+        let (item, _) = self.access.get(product::key(&group), true).await?;
         Ok(Some(match item {
             Some(item) => {
                 let (group_record, revision) = product::decode(&item)?;

@@ -671,6 +671,15 @@ pub struct ProductRecord {
 const MAX_IDENTIFIERS: usize = 20;
 
 impl ProductRecord {
+    /// The group whose record's declaration this product asks, when it
+    /// declares no attributes itself (`DeclaredAttributes::effective`).
+    pub(crate) fn declaration_group(&self) -> Result<Option<ProductId>> {
+        match (self.attributes.is_empty(), self.group.as_deref()) {
+            (true, Some(group)) => Ok(Some(ProductId::parse(group)?)),
+            _ => Ok(None),
+        }
+    }
+
     pub(crate) fn validate(self) -> Result<ProductRecord> {
         char_count_between(&self.name, "name", 1, 200)?;
         if self.name.chars().any(char::is_control) {

@@ -391,10 +391,7 @@ impl<S: Store> Writes<S> {
         let mut own = Vec::new();
         for item in self.access.get_many(&keys).await? {
             let (record, _) = product::decode(&item)?;
-            let group = match (record.attributes.is_empty(), record.group.as_deref()) {
-                (true, Some(group)) => Some(ProductId::parse(group)?),
-                _ => None,
-            };
+            let group = record.declaration_group()?;
             own.push((product::product_of(&item)?, record.attributes, group));
         }
         let groups: BTreeSet<&ProductId> = own.iter().filter_map(|(.., g)| g.as_ref()).collect();
