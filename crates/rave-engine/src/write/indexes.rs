@@ -37,19 +37,26 @@ pub(crate) fn update_entries(
         let before = change.old.and_then(|item| table.index_entry(index, item));
         let after = change.new.and_then(|item| table.index_entry(index, item));
         let units = entry_write_units(before.as_ref(), after.as_ref(), change);
-        let entries = tx.table(&index.redb_table)?;
-        if let Some(b) = &before
-            && after.as_ref().is_none_or(|a| a.key != b.key)
-        {
-            entries.remove(b.key.as_slice())?;
+        let moved = before
+            .as_ref()
+            .is_some_and(|b| after.as_ref().is_none_or(|a| a.key != b.key));
+        if let Some(b) = before.as_ref().filter(|_| moved) {
+            tx.entries.remove(&index.redb_table, &b.key);
         }
         if let Some(a) = &after
             && units > 0.0
         {
+            // A new key has no stored entry; an entry rewritten in place has.
+            let fresh = before.is_none() || moved;
             match (change.new_bytes, &a.projected) {
-                (Some(whole), Projected::Whole(_)) => entries.insert(a.key.as_slice(), whole)?,
-                _ => entries.insert(a.key.as_slice(), a.projected.encode().as_slice())?,
-            };
+                (Some(whole), Projected::Whole(_)) => {
+                    tx.entries.put(&index.redb_table, &a.key, whole, fresh);
+                }
+                _ => {
+                    let value = a.projected.encode();
+                    tx.entries.put(&index.redb_table, &a.key, &value, fresh);
+                }
+            }
         }
         if units > 0.0 {
             charge(consumed, index, units);

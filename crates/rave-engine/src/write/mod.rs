@@ -32,7 +32,8 @@
 //!   [`transact`], [`consumers`] (registration and checkpoints) and
 //!   [`expire`] (Time to Live's deletions).
 //! * What every item write keeps beside the item ([`item`]): its index
-//!   entries ([`indexes`]), its item collection's size ([`collections`])
+//!   entries ([`indexes`], held until the group ends and applied in key
+//!   order by [`packed`]), its item collection's size ([`collections`])
 //!   and its stream record ([`change_stream`], which also trims the
 //!   streams).
 //! * Catalog changes, each committed alone: [`tables`] (CreateTable,
@@ -52,6 +53,7 @@ mod expire;
 mod index_changes;
 mod indexes;
 mod item;
+mod packed;
 mod put;
 pub(crate) mod queue;
 pub(crate) mod startup;

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use rave_store::{Item, StoreError, WriteFailure};
 use redb::{ReadableTable, WriteTransaction};
 
+use super::packed::EntryWrites;
 use crate::catalog::{Catalog, TableState};
 use crate::codec::decode_item;
 use crate::database::storage;
@@ -47,7 +48,7 @@ macro_rules! redb_failures {
     )*};
 }
 
-redb_failures!(redb::StorageError, redb::TableError);
+redb_failures!(redb::Error, redb::StorageError, redb::TableError);
 
 /// One group's write transaction: the redb tables it has opened (each once
 /// per group), the tables its requests see, and what they commit with.
@@ -63,6 +64,9 @@ pub(crate) struct Tx<'t> {
     tables: HashMap<String, BytesTable<'t>>,
     streams: HashMap<String, StreamTable<'t>>,
     collections: HashMap<String, CollectionTable<'t>>,
+    /// Index entry writes, applied in key order when the group ends
+    /// ([`Tx::apply_entry_writes`]).
+    pub(crate) entries: EntryWrites,
 }
 
 impl<'t> Tx<'t> {
@@ -82,6 +86,7 @@ impl<'t> Tx<'t> {
             tables: HashMap::new(),
             streams: HashMap::new(),
             collections: HashMap::new(),
+            entries: EntryWrites::default(),
         }
     }
 
@@ -122,6 +127,15 @@ impl<'t> Tx<'t> {
             .collections(name)?
             .get(prefix)?
             .map_or(0, |size| size.value()))
+    }
+
+    /// Applies the group's index entry writes: the last thing a group does
+    /// before its commit.
+    pub(crate) fn apply_entry_writes(&mut self) -> Applied<()> {
+        for (name, writes) in std::mem::take(&mut self.entries).into_tables() {
+            writes.apply(self.table(&name)?)?;
+        }
+        Ok(())
     }
 
     /// The item stored at `key`, as this transaction sees it.

@@ -185,6 +185,14 @@ impl Writer {
                     Err(Failure::Transaction(error)) => return Err(error),
                 }
             }
+            match tx.apply_entry_writes() {
+                Ok(()) => {}
+                Err(Failure::Transaction(error)) => return Err(error),
+                // Entry writes fail only as the transaction does.
+                Err(Failure::Request(error) | Failure::Refused(WriteFailure { error, .. })) => {
+                    return Err(error);
+                }
+            }
             self.next_sequence = tx.next_sequence;
         }
         txn.commit().map_err(storage)?;
