@@ -259,6 +259,180 @@ fn gps_exif_is_gone_from_every_rendition_and_the_photo_is_upright() {
     }
 }
 
+/// The markers of a JPEG's segments before its first scan (SOS ends the
+/// walk: what follows is entropy-coded data).
+fn jpeg_markers(bytes: &[u8]) -> Vec<u8> {
+    assert_eq!(&bytes[..2], [0xFF, 0xD8], "SOI");
+    let mut markers = Vec::new();
+    let mut at = 2;
+    while at + 4 <= bytes.len() {
+        assert_eq!(bytes[at], 0xFF, "a marker at {at}");
+        let marker = bytes[at + 1];
+        markers.push(marker);
+        if marker == 0xDA {
+            break;
+        }
+        at += 2 + usize::from(u16::from_be_bytes([bytes[at + 2], bytes[at + 3]]));
+    }
+    markers
+}
+
+/// The chunks of a WebP file (RFC 9649 §2.3): each FourCC, and the VP8X
+/// header's flags when there is one.
+fn webp_chunks(bytes: &[u8]) -> (Vec<[u8; 4]>, Option<u8>) {
+    assert_eq!((&bytes[..4], &bytes[8..12]), (&b"RIFF"[..], &b"WEBP"[..]));
+    let (mut chunks, mut flags) = (Vec::new(), None);
+    let mut at = 12;
+    while at + 8 <= bytes.len() {
+        let fourcc: [u8; 4] = bytes[at..at + 4].try_into().unwrap();
+        let size = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()) as usize;
+        if &fourcc == b"VP8X" {
+            flags = Some(bytes[at + 8]);
+        }
+        chunks.push(fourcc);
+        at += 8 + size + size % 2;
+    }
+    (chunks, flags)
+}
+
+/// Asserts that no rendition of `upload` keeps any of its metadata: no
+/// segment or chunk that carries metadata, and none of the `secrets` (bytes
+/// only the upload's metadata held) anywhere in the file.
+fn assert_no_metadata_survives(upload: &[u8], secrets: &[&[u8]]) {
+    let processed = process(upload, &CheckOptions::default()).expect("processed");
+    assert_eq!(processed.renditions.len(), 4);
+    for encoded in &processed.renditions {
+        let which = encoded.rendition;
+        for secret in secrets {
+            assert!(
+                !encoded
+                    .bytes
+                    .windows(secret.len())
+                    .any(|window| window == *secret),
+                "{which:?} carries {:?}",
+                String::from_utf8_lossy(secret)
+            );
+        }
+        match which.encoding {
+            Encoding::Jpeg => {
+                // APP0 (JFIF) is the encoder's own; every other APPn
+                // (APP1 EXIF/XMP, APP2 ICC, APP13 IPTC...) and COM would be
+                // metadata.
+                let markers = jpeg_markers(&encoded.bytes);
+                assert_eq!(markers.last(), Some(&0xDA), "{which:?}: a scan");
+                for marker in markers {
+                    assert!(
+                        !(0xE1..=0xEF).contains(&marker) && marker != 0xFE,
+                        "{which:?} has a segment FF{marker:02X}"
+                    );
+                }
+            }
+            Encoding::Webp => {
+                let (chunks, flags) = webp_chunks(&encoded.bytes);
+                for chunk in &chunks {
+                    assert!(
+                        [*b"VP8 ", *b"VP8L", *b"VP8X", *b"ALPH"].contains(chunk),
+                        "{which:?} has a chunk {:?}",
+                        String::from_utf8_lossy(chunk)
+                    );
+                }
+                // VP8X's ICC (0x20), EXIF (0x08) and XMP (0x04) flags.
+                if let Some(flags) = flags {
+                    assert_eq!(flags & 0x2C, 0, "{which:?}: VP8X flags {flags:#04x}");
+                }
+            }
+        }
+    }
+}
+
+const XMP_SECRET: &[u8] = b"Ann Lee at 12 Hidden Lane";
+const ICC_SECRET: &[u8] = b"rave-test-profile";
+const COMMENT_SECRET: &[u8] = b"shot from the neighbour's garden";
+
+/// An XMP packet naming the photographer and the place.
+fn xmp_packet() -> Vec<u8> {
+    let mut packet = br#"<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/" dc:creator=""#.to_vec();
+    packet.extend_from_slice(XMP_SECRET);
+    packet.extend_from_slice(br#""/></rdf:RDF></x:xmpmeta><?xpacket end="w"?>"#);
+    packet
+}
+
+/// A small ICC profile (ICC.1:2010 §7.2): a 128-byte header with the
+/// `acsp` signature and a description tag holding `ICC_SECRET`.
+fn icc_profile() -> Vec<u8> {
+    let mut description = b"desc\0\0\0\0".to_vec();
+    description.extend_from_slice(&(ICC_SECRET.len() as u32 + 1).to_be_bytes());
+    description.extend_from_slice(ICC_SECRET);
+    description.push(0);
+    let tag_table_end = 128 + 4 + 12;
+    let size = tag_table_end + description.len();
+    let mut profile = vec![0u8; 128];
+    profile[..4].copy_from_slice(&(size as u32).to_be_bytes());
+    profile[8..12].copy_from_slice(&[2, 0x10, 0, 0]); // version 2.1
+    profile[12..16].copy_from_slice(b"mntr");
+    profile[16..20].copy_from_slice(b"RGB ");
+    profile[20..24].copy_from_slice(b"XYZ ");
+    profile[36..40].copy_from_slice(b"acsp");
+    profile.extend_from_slice(&1u32.to_be_bytes());
+    profile.extend_from_slice(b"desc");
+    profile.extend_from_slice(&(tag_table_end as u32).to_be_bytes());
+    profile.extend_from_slice(&(description.len() as u32).to_be_bytes());
+    profile.extend_from_slice(&description);
+    profile
+}
+
+#[test]
+fn xmp_icc_and_comment_blocks_are_gone_from_every_rendition_of_a_jpeg() {
+    let mut xmp = b"http://ns.adobe.com/xap/1.0/\0".to_vec();
+    xmp.extend_from_slice(&xmp_packet());
+    // ICC.1:2010 Annex B.4: the profile in APP2 chunks, here one of one.
+    let mut icc = b"ICC_PROFILE\0".to_vec();
+    icc.extend_from_slice(&[1, 1]);
+    icc.extend_from_slice(&icc_profile());
+    let upload = jpeg_with_segments(
+        &jpeg(400, 300),
+        &[(0xE1, xmp), (0xE2, icc), (0xFE, COMMENT_SECRET.to_vec())],
+    );
+    // The upload carries each block where a reader looks for it.
+    let markers = jpeg_markers(&upload);
+    assert_eq!(markers[..3], [0xE1, 0xE2, 0xFE], "{markers:02X?}");
+    for secret in [XMP_SECRET, ICC_SECRET, COMMENT_SECRET] {
+        assert!(upload.windows(secret.len()).any(|window| window == secret));
+    }
+    assert_no_metadata_survives(
+        &upload,
+        &[
+            XMP_SECRET,
+            b"http://ns.adobe.com/xap/1.0/",
+            b"ICC_PROFILE",
+            ICC_SECRET,
+            COMMENT_SECRET,
+        ],
+    );
+}
+
+#[test]
+fn text_chunks_are_gone_from_every_rendition_of_a_png() {
+    // tEXt: keyword, NUL, Latin-1 text (PNG spec §11.3.4.3).
+    let mut text = b"Comment\0".to_vec();
+    text.extend_from_slice(COMMENT_SECRET);
+    // iTXt: keyword, NUL, compression flag and method, language tag, NUL,
+    // translated keyword, NUL, UTF-8 text (§11.3.4.5): XMP as Adobe puts it.
+    let mut international = b"XML:com.adobe.xmp\0\0\0\0\0".to_vec();
+    international.extend_from_slice(&xmp_packet());
+    let upload = png_with_chunk_after_header(
+        &png_with_chunk_after_header(&png(300, 200), &png_chunk(b"tEXt", &text)),
+        &png_chunk(b"iTXt", &international),
+    );
+    for secret in [XMP_SECRET, COMMENT_SECRET] {
+        assert!(upload.windows(secret.len()).any(|window| window == secret));
+    }
+    assert_no_metadata_survives(
+        &upload,
+        &[XMP_SECRET, b"XML:com.adobe.xmp", COMMENT_SECRET, b"Comment"],
+    );
+}
+
 #[test]
 fn refusals_read_as_reasons_for_the_uploader() {
     let message = refusal(&decompression_bomb()).to_string();

@@ -157,12 +157,20 @@ pub fn jpeg_with_gps_exif(width: u32, height: u32, orientation: u16) -> Vec<u8> 
     let tiff = tiff.into_inner();
     let mut app1 = b"Exif\0\0".to_vec();
     app1.extend_from_slice(&tiff);
-    let plain = jpeg(width, height);
-    let mut file = plain[..2].to_vec();
-    file.extend_from_slice(&[0xFF, 0xE1]);
-    file.extend_from_slice(&((app1.len() + 2) as u16).to_be_bytes());
-    file.extend_from_slice(&app1);
-    file.extend_from_slice(&plain[2..]);
+    jpeg_with_segments(&jpeg(width, height), &[(0xE1, app1)])
+}
+
+/// `jpeg` with marker segments (marker byte, payload) inserted right after
+/// SOI, in order, each with its length (ITU T.81 §B.1.1.4).
+pub fn jpeg_with_segments(jpeg: &[u8], segments: &[(u8, Vec<u8>)]) -> Vec<u8> {
+    let mut file = jpeg[..2].to_vec();
+    for (marker, payload) in segments {
+        file.extend_from_slice(&[0xFF, *marker]);
+        let length = u16::try_from(payload.len() + 2).expect("a segment under 64 KiB");
+        file.extend_from_slice(&length.to_be_bytes());
+        file.extend_from_slice(payload);
+    }
+    file.extend_from_slice(&jpeg[2..]);
     file
 }
 
