@@ -19,6 +19,7 @@
 //! Decoding never trusts the bytes: a truncated or corrupt value is an
 //! error, never a panic.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use rave_store::{AttributeRef, AttributeValue, Item, ItemView, KeyFilter, Number};
@@ -369,7 +370,22 @@ fn by_name(a: &str, b: &str) -> std::cmp::Ordering {
     a.bytes().cmp(b.bytes())
 }
 
-impl StoredItem<'_> {
+impl<'a> StoredItem<'a> {
+    /// Adds the string attribute `name` unless the item has one by that
+    /// name (how an index entry takes back a key string its value left
+    /// out).
+    pub(crate) fn add_missing_string(&mut self, name: &'a str, text: Cow<'a, str>) {
+        if self.slots.iter().any(|slot| slot.name == name) {
+            return;
+        }
+        self.size += name.len() + text.len();
+        let value = match text {
+            Cow::Borrowed(text) => SlotValue::S(text),
+            Cow::Owned(text) => SlotValue::Built(AttributeValue::S(text)),
+        };
+        self.slots.push(Slot { name, value });
+    }
+
     /// The attributes named in `names` that the item has, as an item.
     pub(crate) fn pick<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> Item {
         names
@@ -421,9 +437,9 @@ impl std::fmt::Display for Undecodable {
     }
 }
 
-type Decoded<T> = std::result::Result<T, Undecodable>;
+pub(crate) type Decoded<T> = std::result::Result<T, Undecodable>;
 
-fn corrupt(what: impl std::fmt::Display) -> Undecodable {
+pub(crate) fn corrupt(what: impl std::fmt::Display) -> Undecodable {
     Undecodable(what.to_string())
 }
 

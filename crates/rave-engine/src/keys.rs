@@ -18,6 +18,7 @@
 //! over all the partition attributes' together: its byte order is the order
 //! of the sort attributes compared one after another.
 
+use std::borrow::Cow;
 use std::ops::Bound;
 
 use rave_store::{AttributeValue, KeyAttribute, KeyType, Number, SortOp};
@@ -113,6 +114,75 @@ pub(crate) fn stored_key<'a>(
     out
 }
 
+/// Reads a stored key's values front to back, past its two-byte hash: how
+/// an index entry gets back the strings its value leaves out (`entry`).
+pub(crate) struct KeyReader<'k> {
+    rest: &'k [u8],
+}
+
+/// One value of a stored key.
+pub(crate) enum KeyValue<'k> {
+    /// An S value: borrowed where the key holds it verbatim (it has no NUL
+    /// byte to escape), unescaped otherwise.
+    Text(Cow<'k, str>),
+    /// An N or B value, passed over.
+    Other,
+}
+
+impl<'k> KeyReader<'k> {
+    pub(crate) fn new(stored: &'k [u8]) -> KeyReader<'k> {
+        KeyReader {
+            rest: stored.get(2..).unwrap_or_default(),
+        }
+    }
+
+    /// The next value, of type `key_type`; `None` where the bytes are not
+    /// such a value (a corrupt key) or the key has no more.
+    pub(crate) fn next(&mut self, key_type: KeyType) -> Option<KeyValue<'k>> {
+        let rest = self.rest;
+        let (value, used) = match key_type {
+            KeyType::S => {
+                let end = rest.iter().position(|&b| b == 0)?;
+                if rest.get(end + 1) == Some(&0) {
+                    let text = std::str::from_utf8(&rest[..end]).ok()?;
+                    (KeyValue::Text(Cow::Borrowed(text)), end + 2)
+                } else {
+                    let (bytes, used) = unescape(rest)?;
+                    (
+                        KeyValue::Text(Cow::Owned(String::from_utf8(bytes).ok()?)),
+                        used,
+                    )
+                }
+            }
+            KeyType::B => (KeyValue::Other, unescape(rest)?.1),
+            KeyType::N => (KeyValue::Other, decode_key_value(rest, KeyType::N)?.1),
+        };
+        self.rest = rest.get(used..)?;
+        Some(value)
+    }
+}
+
+/// The bytes of an S or B value at the front of `bytes` (`00 FF` back to
+/// `00`), with the number of bytes it took, terminator included.
+fn unescape(bytes: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let mut value = Vec::new();
+    let mut at = 0;
+    loop {
+        match (*bytes.get(at)?, bytes.get(at + 1)) {
+            (0, Some(0)) => return Some((value, at + 2)),
+            (0, Some(0xFF)) => {
+                value.push(0);
+                at += 2;
+            }
+            (0, _) => return None,
+            (b, _) => {
+                value.push(b);
+                at += 1;
+            }
+        }
+    }
+}
+
 /// A readable form of a stored key (`PK="a", SK=3`), so an error about the
 /// item it names can say which item; what does not decode is shown in hex.
 pub(crate) fn describe_stored_key<'a>(
@@ -143,26 +213,12 @@ fn hex(bytes: &[u8]) -> String {
 fn decode_key_value(bytes: &[u8], key_type: KeyType) -> Option<(String, usize)> {
     match key_type {
         KeyType::S | KeyType::B => {
-            let mut value = Vec::new();
-            let mut at = 0;
-            loop {
-                match (*bytes.get(at)?, bytes.get(at + 1)) {
-                    (0, Some(0)) => break,
-                    (0, Some(0xFF)) => value.push(0),
-                    (0, _) => return None,
-                    (b, _) => {
-                        value.push(b);
-                        at += 1;
-                        continue;
-                    }
-                }
-                at += 2;
-            }
+            let (value, used) = unescape(bytes)?;
             let text = match key_type {
                 KeyType::S => format!("{:?}", String::from_utf8_lossy(&value)),
                 _ => format!("0x{}", hex(&value)),
             };
-            Some((text, at + 2))
+            Some((text, used))
         }
         KeyType::N => {
             let (negative, terminator) = match *bytes.first()? {
@@ -366,6 +422,46 @@ mod tests {
             describe_stored_key(&[1, 2, 9, 9], &schema[..1]),
             "undecoded 0x0909"
         );
+    }
+
+    #[test]
+    fn a_key_reader_gives_back_each_string_and_passes_over_the_rest() {
+        let values = [
+            AttributeValue::s("PRODUCT#p1"),
+            AttributeValue::N("-12.5".parse().expect("a number")),
+            AttributeValue::B(vec![0, 1]),
+            AttributeValue::s("a\u{0}b"),
+            AttributeValue::s(""),
+        ];
+        let types = [KeyType::S, KeyType::N, KeyType::B, KeyType::S, KeyType::S];
+        let stored = stored_key(&[&values[0]], values[1..].iter());
+        let mut reader = KeyReader::new(&stored);
+        let mut texts = Vec::new();
+        for key_type in types {
+            match reader.next(key_type) {
+                Some(KeyValue::Text(text)) => texts.push(Some(text)),
+                Some(KeyValue::Other) => texts.push(None),
+                None => panic!("the key ended early"),
+            }
+        }
+        assert_eq!(
+            texts,
+            [
+                Some(Cow::Borrowed("PRODUCT#p1")),
+                None,
+                None,
+                Some(Cow::Owned("a\u{0}b".to_owned())),
+                Some(Cow::Borrowed("")),
+            ]
+        );
+        assert!(reader.next(KeyType::S).is_none());
+        assert!(
+            KeyReader::new(&stored[..stored.len() - 1])
+                .next(KeyType::S)
+                .is_some()
+        );
+        let cut = &stored[..5];
+        assert!(KeyReader::new(cut).next(KeyType::S).is_none());
     }
 
     #[test]

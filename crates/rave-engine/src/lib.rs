@@ -31,7 +31,7 @@
 //! as a `ChangeFeed`); `read` and `write` (the two paths); `usage`;
 //! `catalog` (the tables and how items map to stored keys and index
 //! entries), `ttl` and `stream` (their rules and types); `layout`,
-//! `codec` and `keys` (the stored forms); `database` (the redb file
+//! `codec`, `entry` and `keys` (the stored forms); `database` (the redb file
 //! and what its failures mean); `clock`.
 
 #![warn(unreachable_pub)]
@@ -41,6 +41,7 @@ mod clock;
 mod codec;
 mod database;
 mod engine;
+mod entry;
 mod feed;
 mod keys;
 mod layout;

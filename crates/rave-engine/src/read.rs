@@ -46,6 +46,7 @@ use redb::ReadTransaction;
 use crate::catalog::{IndexState, TableState};
 use crate::codec::{ItemIndex, decode_item};
 use crate::database::storage;
+use crate::entry::{decode_entry, read_entry};
 use crate::keys::{query_range, segment_range};
 use crate::layout::bytes_table;
 
@@ -342,9 +343,9 @@ pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput)
     Ok(shape.apply(page))
 }
 
-/// The stored bytes of the first `limit` entries of one partition of a
-/// table or of one of its indexes, in key order or reversed, decoding
-/// nothing: the floor under a Query of that page.
+/// The stored bytes (keys and values) of the first `limit` entries of one
+/// partition of a table or of one of its indexes, in key order or
+/// reversed, decoding nothing: the floor under a Query of that page.
 pub(crate) fn raw_partition(
     txn: &ReadTransaction,
     table: &TableState,
@@ -362,9 +363,9 @@ pub(crate) fn raw_partition(
         consistent: false,
     };
     let (mut entries, mut bytes) = (0, 0);
-    read.walk(txn, |_, value| {
+    read.walk(txn, |key, value| {
         entries += 1;
-        bytes += value.len();
+        bytes += key.len() + value.len();
         Ok(entries >= limit)
     })?;
     Ok(bytes)
@@ -676,7 +677,11 @@ impl RangeRead<'_> {
             .map(|a| a.name.as_str())
             .collect();
         self.walk(txn, |key, value| {
-            let item = index.read(value).map_err(|e| self.corrupt(key, e))?;
+            let item = match self.index {
+                Some(entries) => read_entry(&mut index, key, value, &entries.entry_key),
+                None => index.read(value),
+            }
+            .map_err(|e| self.corrupt(key, e))?;
             let stop = progress.read_one(item.size, self.limit);
             if stop {
                 progress.last_evaluated_key = Some(item.pick(key_names.iter().copied()));
@@ -710,7 +715,11 @@ impl RangeRead<'_> {
             None
         };
         self.walk(txn, |key, value| {
-            let item = decode_item(value).map_err(|e| self.corrupt(key, e))?;
+            let item = match self.index {
+                Some(entries) => decode_entry(key, value, &entries.entry_key),
+                None => decode_item(value),
+            }
+            .map_err(|e| self.corrupt(key, e))?;
             let stop = progress.read_one(item_size(&item), self.limit);
             let item = match &table_items {
                 Some(table_items) => {

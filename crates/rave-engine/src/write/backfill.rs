@@ -88,7 +88,7 @@ fn backfill_chunk(txn: &WriteTransaction, table: &TableState, index: &IndexState
         });
         if fits && let Some(entry) = table.index_entry(index, &item) {
             entries
-                .insert(entry.key.as_slice(), entry.projected.encode().as_slice())
+                .insert(entry.key.as_slice(), entry.stored_value(index).as_slice())
                 .map_err(storage)?;
         }
         last = Some(stored_key.value().to_vec());

@@ -20,8 +20,7 @@ pub(crate) struct ItemChange<'a> {
     pub(crate) new: Option<&'a Item>,
     pub(crate) old_size: usize,
     pub(crate) new_size: usize,
-    /// `new` as stored: an index that projects the whole item stores these
-    /// bytes too.
+    /// `new` as stored, which its stream record holds too.
     pub(crate) new_bytes: Option<&'a [u8]>,
 }
 
@@ -48,15 +47,8 @@ pub(crate) fn update_entries(
         {
             // A new key has no stored entry; an entry rewritten in place has.
             let fresh = before.is_none() || moved;
-            match (change.new_bytes, &a.projected) {
-                (Some(whole), Projected::Whole(_)) => {
-                    tx.entries.put(&index.redb_table, &a.key, whole, fresh);
-                }
-                _ => {
-                    let value = a.projected.encode();
-                    tx.entries.put(&index.redb_table, &a.key, &value, fresh);
-                }
-            }
+            let value = a.stored_value(index);
+            tx.entries.put(&index.redb_table, &a.key, &value, fresh);
         }
         if units > 0.0 {
             charge(consumed, index, units);

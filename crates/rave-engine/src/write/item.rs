@@ -7,9 +7,8 @@
 //!
 //! A change that changes nothing (the new item equals the old) is charged
 //! but writes nothing and appends no stream record. Otherwise the new item
-//! is encoded once: the same bytes go to its table, to every index that
-//! projects it whole (the entry borrows them instead of copying) and, as its
-//! new image, into its stream record.
+//! is encoded once: the same bytes go to its table and, as its new image,
+//! into its stream record.
 
 use rave_store::{ConsumedCapacity, Item, add_by_table, item_size, write_units};
 
@@ -59,8 +58,8 @@ fn replace_item(
         return Ok(consumed);
     }
     collections::resize(tx, table, old, new)?;
-    // The new item is encoded once: for the table, for every index that
-    // projects it whole, and for its stream record.
+    // The new item is encoded once, for the table and its stream record
+    // (an index entry leaves out its key's strings: `entry`).
     let new_bytes = new.map(encode_item);
     let items = tx.table(&table.items_table)?;
     match &new_bytes {
