@@ -7,15 +7,17 @@
 //! |-------------------------|---------------------------------------|--------------------|
 //! | `catalog`               | table name                            | table definition   |
 //! | `items/<table>`         | `hash(pk) ‖ pk ‖ sk`                  | item               |
-//! | `index/<table>/<index>` | `hash(ipk) ‖ ipk ‖ isk ‖ pk ‖ sk`     | projected item     |
+//! | `index/<table>/<index>` | `hash(ipk) ‖ ipk ‖ isk ‖ pk ‖ sk`     | projected item (1) |
 //! | `stream/<table>`        | sequence number (u64)                 | change record      |
 //! | `consumers`             | `table \0 consumer`                   | checkpoint (u64)   |
 //! | `meta`                  | `next_sequence`                       | next sequence      |
 //! | `index_builds`          | `table \0 index`                      | backfill position  |
 //! | `collections/<table>`   | `hash(pk) ‖ pk`                       | collection bytes   |
 //!
-//! Index entries hold the projected item itself, as DynamoDB does, so a
-//! query page is one range scan with no second lookup per item.
+//! (1) Index entries hold the projected item, as DynamoDB does, so a
+//! query page is one range scan with no second lookup per item; the
+//! strings the entry's key holds are left out of the value and read back
+//! from the key (`entry`).
 //! `collections/<table>` exists for tables with local secondary indexes:
 //! the size of each item collection, kept by every write in its commit.
 //! The stored keys are built by `keys`, items and stream records
