@@ -114,7 +114,8 @@ enum Command {
     Init(InitArgs),
     /// Recompute every statistic from the comments and check the photos
     /// against the media store (<data>/media), print the drift, repair it
-    /// with --fix.
+    /// with --fix. With --store dynamodb: the photos in --media-bucket
+    /// only (the statistics' recount runs on the embedded store alone).
     Reconcile(ReconcileArgs),
     /// Serve DynamoDB's API over the embedded store, for the AWS CLI and SDKs.
     DynamodbApi(dynamodb_api::DynamodbApiArgs),
@@ -218,6 +219,23 @@ struct ReconcileArgs {
     /// old: younger, an upload may still be writing the comment naming it.
     #[arg(long, env = "RAVE_ORPHAN_GRACE_MINUTES", default_value_t = 10)]
     orphan_grace_minutes: u64,
+    /// Where comments are stored. With dynamodb only the photos are
+    /// checked, against --media-bucket: the statistics' recount needs the
+    /// aggregator caught up first, which DynamoDB Streams cannot tell.
+    #[arg(long = "store", env = "RAVE_STORE", value_enum, default_value_t = StoreKind::Embedded)]
+    store_kind: StoreKind,
+    #[command(flatten)]
+    dynamo: DynamoArgs,
+    /// With --store dynamodb: the bucket whose photos are checked.
+    #[command(flatten)]
+    bucket: media::BucketArgs,
+}
+
+impl ReconcileArgs {
+    /// How old an unnamed photo must be to be taken for an orphan.
+    fn orphan_grace(&self) -> Duration {
+        Duration::from_secs(self.orphan_grace_minutes.saturating_mul(60))
+    }
 }
 
 /// Where the data lives.
@@ -543,7 +561,7 @@ fn main() -> anyhow::Result<()> {
             Command::Load(args) => load(args).await,
             Command::Import(args) => {
                 let photos = args.fetch.photos(
-                    args.media.embedded(&args.store.data)?,
+                    args.media.store.embedded(&args.store.data)?,
                     !args.no_fetch_images,
                 )?;
                 let comments = open(&args.store, Moderation::Off)?;
@@ -806,7 +824,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         return serve_dynamodb(args, moderation).await;
     }
-    let media = args.media.embedded(&args.store.data)?;
+    let media = args.media.store.embedded(&args.store.data)?;
     let (engine, comments) = open_engine(&args.store, moderation, args.idempotency_ttl())?;
     let comments = Arc::new(args.rules.apply(comments, &args.media_links()?)?);
     comments
@@ -1254,6 +1272,10 @@ async fn deliver_dynamodb(_args: DeliverArgs) -> anyhow::Result<()> {
 }
 
 async fn reconcile(args: ReconcileArgs) -> anyhow::Result<()> {
+    if args.store_kind == StoreKind::Dynamodb {
+        return reconcile_dynamodb(args).await;
+    }
+    let media = args.bucket.embedded(&args.store.data)?;
     let (engine, comments) = open_engine(&args.store, Moderation::Off, DEFAULT_IDEMPOTENCY_TTL)?;
     let comments = Arc::new(comments);
     comments.ensure_table().await?;
@@ -1268,9 +1290,9 @@ async fn reconcile(args: ReconcileArgs) -> anyhow::Result<()> {
     // The photos first: the statistics' summary stays the last line.
     photos::reconcile(
         &comments,
-        &media::embedded_store(&args.store.data)?,
+        &media,
         args.segments,
-        Duration::from_secs(args.orphan_grace_minutes.saturating_mul(60)),
+        args.orphan_grace(),
         args.fix,
     )
     .await?;
@@ -1307,6 +1329,49 @@ async fn reconcile(args: ReconcileArgs) -> anyhow::Result<()> {
         }
     );
     Ok(())
+}
+
+/// `reconcile` on DynamoDB: the photos in the bucket against what the
+/// comments name, and nothing else. The statistics' recount compares the
+/// stored counts with the comments at one moment, so it first lets the
+/// aggregator apply every pending change; DynamoDB Streams gives no count of
+/// pending records to wait for (`aggregate --until-caught-up` is refused for
+/// the same reason), and counts repaired while changes are still pending
+/// would have those changes added on top once the aggregator applies them.
+/// It can run beside the servers: the grace period keeps in-flight uploads'
+/// photos, as on the embedded store.
+#[cfg(feature = "dynamodb")]
+async fn reconcile_dynamodb(args: ReconcileArgs) -> anyhow::Result<()> {
+    let Some(media) = args.bucket.bucket(args.dynamo.region.as_deref()).await? else {
+        bail!(
+            "with --store dynamodb, reconcile checks the photos in --media-bucket (and --media-endpoint for an S3-compatible server): give the bucket"
+        );
+    };
+    let store = connect_dynamodb(&args.dynamo).await;
+    let comments = domain(
+        SharedStore::new(store),
+        &args.store,
+        Moderation::Off,
+        DEFAULT_IDEMPOTENCY_TTL,
+    )?;
+    photos::reconcile(
+        &comments,
+        &media,
+        args.segments,
+        args.orphan_grace(),
+        args.fix,
+    )
+    .await?;
+    // Said as the last line, where the embedded store's recount reports.
+    println!(
+        "statistics: not recounted on --store dynamodb (the recount needs every change applied by the aggregator first, and DynamoDB Streams cannot tell when that is); statistics, vote counts, listing copies and families are checked and repaired on the embedded store only"
+    );
+    Ok(())
+}
+
+#[cfg(not(feature = "dynamodb"))]
+async fn reconcile_dynamodb(_args: ReconcileArgs) -> anyhow::Result<()> {
+    bail!("this rave was built without DynamoDB support: build it with `--features dynamodb`")
 }
 
 #[cfg(feature = "dynamodb")]
@@ -1408,7 +1473,11 @@ async fn init(_args: InitArgs) -> anyhow::Result<()> {
 
 #[cfg(feature = "dynamodb")]
 async fn serve_dynamodb(args: ServeArgs, moderation: Moderation) -> anyhow::Result<()> {
-    let media = args.media.bucket(args.dynamo.region.as_deref()).await?;
+    let media = args
+        .media
+        .store
+        .bucket(args.dynamo.region.as_deref())
+        .await?;
     let store = connect_dynamodb(&args.dynamo).await;
     if !args.no_init {
         let done =

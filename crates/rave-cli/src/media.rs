@@ -1,8 +1,9 @@
-//! Where `serve` keeps photos (rave-media): with the embedded store, the
-//! data directory's `media/`; with `--store dynamodb`, the S3-compatible
-//! bucket `--media-bucket` (at `--media-endpoint`, or Amazon S3 with the
-//! usual AWS credentials and `--region`), or none, when no bucket is given,
-//! and then `/media/…` answers 404 and posts with photos are refused.
+//! Where photos are kept (rave-media), for `serve` and for `reconcile`'s
+//! photo check: with the embedded store, the data directory's `media/`;
+//! with `--store dynamodb`, the S3-compatible bucket `--media-bucket` (at
+//! `--media-endpoint`, or Amazon S3 with the usual AWS credentials and
+//! `--region`), or none, when no bucket is given, and then `/media/…`
+//! answers 404 and posts with photos are refused.
 //!
 //! Also how many photos a post may carry and how large (`--max-photos`,
 //! `--max-photo-bytes`), and where the photos' URLs point (`--media-url`, a
@@ -28,8 +29,10 @@ pub(crate) fn embedded_store(data: &Path) -> anyhow::Result<MediaStore> {
     Ok(MediaStore::Disk(store))
 }
 
+/// Where the cloud deployment's photos are (`--media-bucket`,
+/// `--media-endpoint`): `serve`'s options, which `reconcile` takes too.
 #[derive(Debug, Args)]
-pub(crate) struct MediaArgs {
+pub(crate) struct BucketArgs {
     /// With --store dynamodb: the S3 bucket photos are kept in (without
     /// one, photos are not served). The embedded store keeps them in
     /// <data>/media.
@@ -39,35 +42,9 @@ pub(crate) struct MediaArgs {
     /// (MinIO, Ceph, a local emulator); requests then use path-style URLs.
     #[arg(long, env = "RAVE_MEDIA_ENDPOINT")]
     media_endpoint: Option<String>,
-    /// Where the photos' renditions are reached from outside when not
-    /// through rave: the bucket's own URL or a CDN in front of it (the
-    /// store keys renditions <id>/<rendition> under it). Without it, photo
-    /// URLs are rave's own /media, under --public-url when that is set.
-    #[arg(long, env = "RAVE_MEDIA_URL", value_name = "URL")]
-    media_url: Option<String>,
-    /// Most photos one post may carry (1 to 10).
-    #[arg(long, env = "RAVE_MAX_PHOTOS", value_name = "N", default_value_t = rave_server::DEFAULT_MAX_PHOTOS)]
-    max_photos: usize,
-    /// The largest photo file accepted, in bytes.
-    #[arg(long, env = "RAVE_MAX_PHOTO_BYTES", value_name = "BYTES", default_value_t = rave_server::DEFAULT_MAX_PHOTO_BYTES)]
-    max_photo_bytes: usize,
 }
 
-impl MediaArgs {
-    /// Where photo URLs point, given where the public reaches rave.
-    pub(crate) fn links(&self, site: Option<&FeedSite>) -> anyhow::Result<MediaLinks> {
-        Ok(match (&self.media_url, site) {
-            (Some(url), _) => MediaLinks::external(url)?,
-            (None, Some(site)) => MediaLinks::served_at(site.public_url()),
-            (None, None) => MediaLinks::default(),
-        })
-    }
-
-    /// How many photos a post may carry, and how large.
-    pub(crate) fn upload_limits(&self) -> anyhow::Result<UploadLimits> {
-        Ok(UploadLimits::new(self.max_photos, self.max_photo_bytes)?)
-    }
-
+impl BucketArgs {
     /// The embedded store's media store, `<data>/media`.
     pub(crate) fn embedded(&self, data: &Path) -> anyhow::Result<MediaStore> {
         if self.media_bucket.is_some() || self.media_endpoint.is_some() {
@@ -97,6 +74,40 @@ impl MediaArgs {
         Ok(Some(MediaStore::S3(
             rave_media::S3Store::connect(&options).await,
         )))
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MediaArgs {
+    #[command(flatten)]
+    pub(crate) store: BucketArgs,
+    /// Where the photos' renditions are reached from outside when not
+    /// through rave: the bucket's own URL or a CDN in front of it (the
+    /// store keys renditions <id>/<rendition> under it). Without it, photo
+    /// URLs are rave's own /media, under --public-url when that is set.
+    #[arg(long, env = "RAVE_MEDIA_URL", value_name = "URL")]
+    media_url: Option<String>,
+    /// Most photos one post may carry (1 to 10).
+    #[arg(long, env = "RAVE_MAX_PHOTOS", value_name = "N", default_value_t = rave_server::DEFAULT_MAX_PHOTOS)]
+    max_photos: usize,
+    /// The largest photo file accepted, in bytes.
+    #[arg(long, env = "RAVE_MAX_PHOTO_BYTES", value_name = "BYTES", default_value_t = rave_server::DEFAULT_MAX_PHOTO_BYTES)]
+    max_photo_bytes: usize,
+}
+
+impl MediaArgs {
+    /// Where photo URLs point, given where the public reaches rave.
+    pub(crate) fn links(&self, site: Option<&FeedSite>) -> anyhow::Result<MediaLinks> {
+        Ok(match (&self.media_url, site) {
+            (Some(url), _) => MediaLinks::external(url)?,
+            (None, Some(site)) => MediaLinks::served_at(site.public_url()),
+            (None, None) => MediaLinks::default(),
+        })
+    }
+
+    /// How many photos a post may carry, and how large.
+    pub(crate) fn upload_limits(&self) -> anyhow::Result<UploadLimits> {
+        Ok(UploadLimits::new(self.max_photos, self.max_photo_bytes)?)
     }
 }
 

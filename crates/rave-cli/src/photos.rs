@@ -1,5 +1,7 @@
 //! `rave reconcile`'s photo part: the media store against what the
-//! comments name.
+//! comments name. One check for both deployments, over the `Store` and
+//! `MediaStore` the command opened: the engine and `<data>/media`, or
+//! DynamoDB and the bucket (where it is all reconcile does).
 //!
 //! An upload puts its blobs (fsync'd) before the comment naming them is
 //! written, so a crash in between leaves an orphan: a stored photo no

@@ -12,10 +12,10 @@ mod images;
 
 use std::process::Command;
 
+use common::backend::{Backend, photo_form};
 use common::{RAVE, serve};
-use rave_media::{CheckOptions, DiskStore, MediaStore, process};
+use rave_media::{CheckOptions, MediaStore, process};
 use reqwest::StatusCode;
-use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
 
 fn photo() -> Vec<u8> {
@@ -30,24 +30,9 @@ type Photo = (&'static str, Vec<u8>);
 /// A post of `photos` with a comment saying `body`.
 async fn post(base: &str, body: &str, photos: &[Photo]) -> (StatusCode, Value) {
     let comment = json!({"author": "ana", "language": "en", "rating": 4, "body": body});
-    let mut form = Form::new().part(
-        "comment",
-        Part::text(comment.to_string())
-            .mime_str("application/json")
-            .unwrap(),
-    );
-    for (name, bytes) in photos {
-        form = form.part(
-            "photo",
-            Part::bytes(bytes.clone())
-                .file_name(name.to_string())
-                .mime_str("image/jpeg")
-                .unwrap(),
-        );
-    }
     let response = reqwest::Client::new()
         .post(format!("{base}/v1/products/{PRODUCT}/comments"))
-        .multipart(form)
+        .multipart(photo_form(&comment, photos))
         .send()
         .await
         .unwrap();
@@ -198,10 +183,9 @@ async fn uploads_are_checked_stored_and_served(base: &str, pid: u32, store: &Med
 #[tokio::test]
 async fn uploads_on_the_embedded_store() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let server = serve(&data, &[]);
-    let store = MediaStore::Disk(DiskStore::open(data.join("media")).unwrap());
-    uploads_are_checked_stored_and_served(&server.base, server.child.id(), &store).await;
+    let backend = Backend::embedded(&dir.path().join("data"));
+    let server = backend.serve(&[]);
+    uploads_are_checked_stored_and_served(&server.base, server.child.id(), &backend.media()).await;
 }
 
 #[tokio::test]
@@ -264,7 +248,7 @@ async fn serve_answers_photos_from_the_data_directory() {
     let server = serve(&data, &[]);
     assert!(data.join("media").is_dir(), "serve made <data>/media");
 
-    let store = MediaStore::Disk(DiskStore::open(data.join("media")).unwrap());
+    let store = Backend::embedded(&data).media();
     let processed = process(&photo(), &CheckOptions::default()).unwrap();
     store.put_image(&processed).await.unwrap();
 
@@ -309,47 +293,13 @@ fn bucket_options_are_refused_with_the_embedded_store() {
 mod on_dynamodb {
     use super::*;
 
-    fn variable(name: &str) -> String {
-        std::env::var(name).unwrap_or_else(|_| {
-            panic!("{name} is not set: run ./scripts/test.sh, which starts the servers")
-        })
-    }
-
     #[tokio::test]
     async fn serve_answers_photos_from_the_bucket() {
-        let s3 = variable("RAVE_S3_ENDPOINT");
-        let unique = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let bucket = format!("rave-cli-media-{unique}");
-        let bucket_store = rave_media::S3Store::local(&s3, &bucket);
-        bucket_store.create_bucket().await.unwrap();
-        let store = MediaStore::S3(bucket_store);
-        let processed = process(&photo(), &CheckOptions::default()).unwrap();
-        store.put_image(&processed).await.unwrap();
-
         let dir = tempfile::tempdir().unwrap();
-        let mut command = Command::new(RAVE);
-        command
-            .args(common::serve_args(
-                &dir.path().join("data"),
-                &[
-                    "--store",
-                    "dynamodb",
-                    "--table",
-                    &format!("rave-cli-media-{}", std::process::id()),
-                    "--media-bucket",
-                    &bucket,
-                    "--media-endpoint",
-                    &s3,
-                ],
-            ))
-            .env("AWS_ACCESS_KEY_ID", "local")
-            .env("AWS_SECRET_ACCESS_KEY", "local")
-            .env("AWS_EC2_METADATA_DISABLED", "true")
-            .env("RAVE_REGION", "us-east-1")
-            .env("RAVE_ENDPOINT", variable("RAVE_DYNAMODB_ENDPOINT"));
-        let server = common::Server::start(command);
+        let backend = Backend::dynamodb(&dir.path().join("data"), "media").await;
+        let processed = process(&photo(), &CheckOptions::default()).unwrap();
+        backend.media().put_image(&processed).await.unwrap();
+        let server = backend.serve(&[]);
 
         let url = format!("{}/media/{}/display.jpg", server.base, processed.id);
         let response = reqwest::get(&url).await.unwrap();
@@ -365,37 +315,10 @@ mod on_dynamodb {
 
     #[tokio::test]
     async fn uploads_on_dynamodb_with_the_bucket() {
-        let s3 = variable("RAVE_S3_ENDPOINT");
-        let unique = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let bucket = format!("rave-cli-uploads-{unique}");
-        let bucket_store = rave_media::S3Store::local(&s3, &bucket);
-        bucket_store.create_bucket().await.unwrap();
-        let store = MediaStore::S3(bucket_store);
-
         let dir = tempfile::tempdir().unwrap();
-        let mut command = Command::new(RAVE);
-        command
-            .args(common::serve_args(
-                &dir.path().join("data"),
-                &[
-                    "--store",
-                    "dynamodb",
-                    "--table",
-                    &format!("rave-cli-uploads-{unique}"),
-                    "--media-bucket",
-                    &bucket,
-                    "--media-endpoint",
-                    &s3,
-                ],
-            ))
-            .env("AWS_ACCESS_KEY_ID", "local")
-            .env("AWS_SECRET_ACCESS_KEY", "local")
-            .env("AWS_EC2_METADATA_DISABLED", "true")
-            .env("RAVE_REGION", "us-east-1")
-            .env("RAVE_ENDPOINT", variable("RAVE_DYNAMODB_ENDPOINT"));
-        let server = common::Server::start(command);
-        uploads_are_checked_stored_and_served(&server.base, server.child.id(), &store).await;
+        let backend = Backend::dynamodb(&dir.path().join("data"), "uploads").await;
+        let server = backend.serve(&[]);
+        uploads_are_checked_stored_and_served(&server.base, server.child.id(), &backend.media())
+            .await;
     }
 }

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{RAVE, serve};
+use common::{RAVE, ids, serve, walk};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -27,34 +27,6 @@ async fn moves(client: &reqwest::Client, base: &str) -> Vec<Value> {
     assert_eq!(response.status(), StatusCode::OK);
     let body: Value = response.json().await.expect("a body");
     body["moves"].as_array().expect("a list").clone()
-}
-
-/// Every comment id a walk of `path` (a listing, pages of 100) shows, in
-/// order.
-async fn walk(client: &reqwest::Client, base: &str, path: &str) -> Vec<String> {
-    let mut ids = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let mut url = format!("{base}{path}?limit=100");
-        if let Some(cursor) = &cursor {
-            url.push_str(&format!("&cursor={cursor}"));
-        }
-        let page: Value = client
-            .get(url)
-            .send()
-            .await
-            .expect("the server answers")
-            .json()
-            .await
-            .expect("a page");
-        for item in page["items"].as_array().expect("items") {
-            ids.push(item["id"].as_str().expect("an id").to_owned());
-        }
-        match page["next_cursor"].as_str() {
-            Some(next) => cursor = Some(next.to_owned()),
-            None => return ids,
-        }
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -82,7 +54,7 @@ async fn a_move_killed_midway_is_finished_by_the_next_start() {
     );
     let client = reqwest::Client::new();
     let mut server = serve(dir.path(), &["--admin-token", ADMIN_TOKEN]);
-    let own = walk(&client, &server.base, "/v1/products/p1/comments").await;
+    let own = ids(&walk(&client, &server.base, "/v1/products/p1/comments").await);
     assert!(own.len() > 100, "p1 has {} comments", own.len());
 
     let written = client
@@ -120,7 +92,7 @@ async fn a_move_killed_midway_is_finished_by_the_next_start() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let family = walk(&client, &server.base, "/v1/groups/tee/comments").await;
+    let family = ids(&walk(&client, &server.base, "/v1/groups/tee/comments").await);
     let distinct: BTreeSet<&String> = family.iter().collect();
     assert_eq!(distinct.len(), family.len(), "no comment twice");
     assert_eq!(distinct, own.iter().collect::<BTreeSet<_>>());

@@ -6,18 +6,21 @@
 //! afterwards no stored photo is one that no comment names, no comment
 //! names a photo that is not stored, and every acknowledged comment is
 //! there with its photo.
+//!
+//! Each scenario runs on both deployments (`common::backend`): the embedded
+//! store with `<data>/media`, and `--store dynamodb` on DynamoDB Local with
+//! the photos in a bucket of the S3-compatible server, reconciled by
+//! `rave reconcile --store dynamodb --media-bucket …`.
 
 mod common;
 
 use std::collections::BTreeSet;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{RAVE, serve};
+use common::backend::{Backend, photo_form};
 use reqwest::StatusCode;
-use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
 
 const PRODUCT: &str = "tent";
@@ -36,20 +39,7 @@ fn uploaders(base: &str, clients: u32, stop: &Arc<AtomicBool>) -> Arc<Mutex<Vec<
                 n += 1;
                 let photo = rave_media::sample_photo(640, 480, client * 1_000_000 + n);
                 let comment = json!({"author": format!("camper{client}"), "language": "en", "rating": 4, "body": format!("Pitched in five minutes ({n}).")});
-                let form = Form::new()
-                    .part(
-                        "comment",
-                        Part::text(comment.to_string())
-                            .mime_str("application/json")
-                            .expect("a media type"),
-                    )
-                    .part(
-                        "photo",
-                        Part::bytes(photo)
-                            .file_name("tent.jpg")
-                            .mime_str("image/jpeg")
-                            .expect("a media type"),
-                    );
+                let form = photo_form(&comment, &[("tent.jpg", photo)]);
                 let Ok(response) = http.post(&url).multipart(form).send().await else {
                     break;
                 };
@@ -67,22 +57,12 @@ fn uploaders(base: &str, clients: u32, stop: &Arc<AtomicBool>) -> Arc<Mutex<Vec<
     acknowledged
 }
 
-/// `rave reconcile` on the data directory; its standard output.
-fn reconcile(data: &std::path::Path, extra: &[&str]) -> String {
-    let out = Command::new(RAVE)
-        .arg("reconcile")
-        .arg("--data")
-        .arg(data)
-        .args(["--orphan-grace-minutes", "0"])
-        .args(extra)
-        .output()
-        .expect("run rave reconcile");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+/// `rave reconcile` with no grace period (nothing is in flight: the server
+/// is dead); its standard output.
+fn reconcile(backend: &Backend, extra: &[&str]) -> String {
+    let mut args = vec!["--orphan-grace-minutes", "0"];
+    args.extend(extra);
+    backend.reconcile(&args)
 }
 
 /// The `photos:` summary line of a reconcile.
@@ -110,30 +90,27 @@ async fn silent_hook() -> (String, tokio::sync::mpsc::UnboundedReceiver<()>) {
     (url, heard)
 }
 
-/// The names of the photos stored in the data directory's media store.
-fn stored_photos(data: &std::path::Path) -> BTreeSet<String> {
-    match std::fs::read_dir(data.join("media")) {
-        Err(_) => BTreeSet::new(),
-        Ok(entries) => entries
-            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|name| !name.starts_with('.'))
-            .collect(),
-    }
+/// Every comment of the product (none waits for a moderator here, so its
+/// listing shows each).
+async fn listed(base: &str) -> Vec<Value> {
+    common::walk(
+        &reqwest::Client::new(),
+        base,
+        &format!("/v1/products/{PRODUCT}/comments"),
+    )
+    .await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_kill_after_the_photo_and_before_its_comment_leaves_an_orphan_that_reconcile_removes() {
-    let dir = tempfile::tempdir().unwrap();
+async fn a_kill_after_the_photo_and_before_its_comment_leaves_an_orphan_that_reconcile_removes(
+    backend: &Backend,
+) {
     let (hook, mut heard) = silent_hook().await;
-    let mut server = serve(
-        dir.path(),
-        &[
-            "--moderation-hook",
-            &hook,
-            "--moderation-hook-timeout",
-            "60",
-        ],
-    );
+    let mut server = backend.serve(&[
+        "--moderation-hook",
+        &hook,
+        "--moderation-hook-timeout",
+        "60",
+    ]);
     let stop = Arc::new(AtomicBool::new(false));
     let acknowledged = uploaders(&server.base, 1, &stop);
     // The hook is asked once the photo is stored, before the comment is
@@ -144,21 +121,47 @@ async fn a_kill_after_the_photo_and_before_its_comment_leaves_an_orphan_that_rec
     server.kill();
     stop.store(true, Ordering::Relaxed);
     assert!(acknowledged.lock().unwrap().is_empty());
-    assert_eq!(stored_photos(dir.path()).len(), 1, "the photo was stored");
+    let stored = backend.stored_photos().await;
+    assert_eq!(stored.len(), 1, "the photo was stored");
+    let orphan = stored.first().unwrap();
+    assert_eq!(backend.renditions_of(orphan).await, 4, "all its renditions");
 
-    let found = reconcile(dir.path(), &[]);
+    let found = reconcile(backend, &[]);
     assert!(photo_line(&found).contains(" 1 orphans"), "{found}");
-    reconcile(dir.path(), &["--fix"]);
-    let again = reconcile(dir.path(), &[]);
+    assert!(
+        found.contains(&format!("orphan photo {orphan}: no comment names it")),
+        "{found}"
+    );
+    assert_eq!(
+        backend.stored_photos().await.len(),
+        1,
+        "reported, not deleted"
+    );
+    let fixed = reconcile(backend, &["--fix"]);
+    assert!(
+        fixed.contains(&format!(
+            "orphan photo {orphan}: no comment names it, written"
+        )),
+        "{fixed}"
+    );
+    let again = reconcile(backend, &[]);
     let line = photo_line(&again);
-    assert!(line.starts_with("photos: 0 stored"), "{line}");
-    assert!(stored_photos(dir.path()).is_empty());
+    assert!(
+        line.starts_with("photos: 0 stored, 0 named by comments: 0 orphans"),
+        "{line}"
+    );
+    for clean in [" 0 missing", " 0 references drifted"] {
+        assert!(line.contains(clean), "{line}");
+    }
+    assert!(backend.stored_photos().await.is_empty());
+    assert_eq!(backend.renditions_of(orphan).await, 0, "no rendition left");
+    // No comment was written, so none names a missing photo.
+    let server = backend.serve(&[]);
+    assert!(listed(&server.base).await.is_empty());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_kill_under_uploads_leaves_nothing_reconcile_does_not_mend() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut server = serve(dir.path(), &[]);
+async fn a_kill_under_uploads_leaves_nothing_reconcile_does_not_mend(backend: &Backend) {
+    let mut server = backend.serve(&[]);
     let stop = Arc::new(AtomicBool::new(false));
     let acknowledged = uploaders(&server.base, 4, &stop);
     let started = Instant::now();
@@ -175,9 +178,9 @@ async fn a_kill_under_uploads_leaves_nothing_reconcile_does_not_mend() {
     stop.store(true, Ordering::Relaxed);
     let acknowledged: Vec<String> = acknowledged.lock().unwrap().clone();
 
-    let first = reconcile(dir.path(), &["--fix"]);
+    let first = reconcile(backend, &["--fix"]);
     eprintln!("after the crash: {}", photo_line(&first));
-    let again = reconcile(dir.path(), &[]);
+    let again = reconcile(backend, &[]);
     let line = photo_line(&again);
     for clean in [" 0 orphans", " 0 missing", " 0 references drifted"] {
         assert!(line.contains(clean), "{line}");
@@ -185,7 +188,7 @@ async fn a_kill_under_uploads_leaves_nothing_reconcile_does_not_mend() {
 
     // From outside: every acknowledged comment with its photo, and the
     // photos stored are exactly the ones comments name.
-    let server = serve(dir.path(), &[]);
+    let server = backend.serve(&[]);
     let http = reqwest::Client::new();
     let mut named = BTreeSet::new();
     for id in &acknowledged {
@@ -207,19 +210,49 @@ async fn a_kill_under_uploads_leaves_nothing_reconcile_does_not_mend() {
             .unwrap();
         assert_eq!(served.status(), StatusCode::OK, "{thumbnail}");
     }
-    drop(server);
-    let export = Command::new(RAVE)
-        .args(["export", "--data"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(export.status.success());
-    for line in String::from_utf8_lossy(&export.stdout).lines() {
-        let comment: Value = serde_json::from_str(line).unwrap();
+    for comment in listed(&server.base).await {
         for photo in comment["media"].as_array().into_iter().flatten() {
             named.insert(photo["id"].as_str().unwrap().to_owned());
         }
     }
-    assert_eq!(stored_photos(dir.path()), named);
+    assert_eq!(backend.stored_photos().await, named);
     assert!(named.len() >= acknowledged.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kill_after_the_photo_and_before_its_comment_on_the_embedded_store() {
+    let dir = tempfile::tempdir().unwrap();
+    a_kill_after_the_photo_and_before_its_comment_leaves_an_orphan_that_reconcile_removes(
+        &Backend::embedded(dir.path()),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_kill_under_uploads_on_the_embedded_store() {
+    let dir = tempfile::tempdir().unwrap();
+    a_kill_under_uploads_leaves_nothing_reconcile_does_not_mend(&Backend::embedded(dir.path()))
+        .await;
+}
+
+#[cfg(feature = "dynamodb")]
+mod on_dynamodb {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_kill_after_the_photo_and_before_its_comment_on_dynamodb_with_the_bucket() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = Backend::dynamodb(dir.path(), "crash").await;
+        a_kill_after_the_photo_and_before_its_comment_leaves_an_orphan_that_reconcile_removes(
+            &backend,
+        )
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_kill_under_uploads_on_dynamodb_with_the_bucket() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = Backend::dynamodb(dir.path(), "crash-uploads").await;
+        a_kill_under_uploads_leaves_nothing_reconcile_does_not_mend(&backend).await;
+    }
 }

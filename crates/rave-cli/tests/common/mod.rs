@@ -4,6 +4,8 @@
 // Each test binary compiles this module and uses its own subset of it.
 #![allow(dead_code)]
 
+pub mod backend;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -221,4 +223,38 @@ pub async fn assert_all_present(base: &str, ids: &[String]) {
             "acknowledged comment {id} is gone"
         );
     }
+}
+
+/// Every comment a walk of the listing `path` shows (pages of 100, each
+/// cursor followed to the end), in order.
+pub async fn walk(client: &reqwest::Client, base: &str, path: &str) -> Vec<Value> {
+    let mut comments = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut url = format!("{base}{path}?limit=100");
+        if let Some(cursor) = &cursor {
+            url.push_str(&format!("&cursor={cursor}"));
+        }
+        let page: Value = client
+            .get(url)
+            .send()
+            .await
+            .expect("the server answers")
+            .json()
+            .await
+            .expect("a page");
+        comments.extend(page["items"].as_array().expect("items").iter().cloned());
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => return comments,
+        }
+    }
+}
+
+/// The ids of `comments`, in order.
+pub fn ids(comments: &[Value]) -> Vec<String> {
+    comments
+        .iter()
+        .map(|comment| comment["id"].as_str().expect("an id").to_owned())
+        .collect()
 }
