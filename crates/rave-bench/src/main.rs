@@ -11,7 +11,8 @@
 //! with composite indexes, and into dynoxide through rave's own domain
 //! code. The in-process scenarios (B1–B4, B10) then read all three; the
 //! HTTP scenarios (B6–B9) start `rave serve` as its own process and load it
-//! with wrk over loopback.
+//! with wrk over loopback, and B6's open-loop row with POSTs paced at a
+//! fixed rate (`paced`).
 //!
 //! Comparing three systems is only fair if they answer the same question,
 //! so the in-process scenarios first check that all three return the same
@@ -40,6 +41,7 @@ mod http;
 mod imports;
 mod measure;
 mod media;
+mod paced;
 mod plan;
 mod report;
 mod running;

@@ -53,6 +53,18 @@ fn the_quick_run_fills_every_row_of_the_table() {
         .find(|line| line.starts_with("| B6 |"))
         .expect("a B6 row");
     assert!(b6.contains("synchronous = FULL"), "{b6}");
+    // And offered at a fixed rate, latency from each request's due time.
+    assert!(
+        table
+            .lines()
+            .any(|line| line.starts_with("| B6 |") && line.contains("open loop")),
+        "no open-loop B6 row in:\n{table}"
+    );
+    let disk = table
+        .lines()
+        .find(|line| line.starts_with("| disk |"))
+        .expect("a disk row");
+    assert!(disk.contains("% full"), "{disk}");
     assert!(table.contains("Machine:"), "{table}");
 }
 
