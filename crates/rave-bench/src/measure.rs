@@ -35,6 +35,11 @@ impl Latencies {
         Latencies(times)
     }
 
+    /// The latencies, fastest first.
+    pub fn samples(&self) -> impl Iterator<Item = Duration> + '_ {
+        self.0.iter().copied()
+    }
+
     pub fn len(&self) -> usize {
         self.0.len()
     }
@@ -51,6 +56,45 @@ impl Latencies {
     pub fn p99(&self) -> Duration {
         self.quantile(0.99)
     }
+}
+
+/// How many rounds B2 alternates its two pages over.
+pub const DEEP_ROUNDS: usize = 3;
+
+/// B2's two pages of one listing, page 1 (`page(false)`) and a deep one
+/// (`page(true)`), timed alternately in [`DEEP_ROUNDS`] rounds of a third
+/// of `iterations` calls each, so that whatever drifts during a run (the
+/// page cache, the allocator, the other core) weighs on both alike: each
+/// page's latencies over all rounds, and each round's ratio of the two
+/// medians (deep ÷ first), sorted.
+pub fn deep_against_first<T, E>(
+    iterations: usize,
+    mut page: impl FnMut(bool) -> Result<T, E>,
+) -> Result<(Latencies, Latencies, Vec<f64>), E> {
+    let calls = (iterations / DEEP_ROUNDS).max(1);
+    let (mut first, mut deep, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..DEEP_ROUNDS {
+        let round_first = Latencies::sample(calls / 10, calls, || page(false))?;
+        let round_deep = Latencies::sample(calls / 10, calls, || page(true))?;
+        ratios.push(round_deep.p50().as_secs_f64() / round_first.p50().as_secs_f64().max(1e-12));
+        first.extend(round_first.samples());
+        deep.extend(round_deep.samples());
+    }
+    ratios.sort_by(f64::total_cmp);
+    Ok((Latencies::of(first), Latencies::of(deep), ratios))
+}
+
+/// A B2 cell: the median round's ratio, the spread of the rounds and the
+/// two pages' medians.
+pub fn deep_cell(first: &Latencies, deep: &Latencies, ratios: &[f64]) -> String {
+    format!(
+        "{:.2} (rounds {:.2}–{:.2}; {} → {})",
+        ratios[ratios.len() / 2],
+        ratios[0],
+        ratios[ratios.len() - 1],
+        show(first.p50()),
+        show(deep.p50())
+    )
 }
 
 /// A latency for a table cell: µs below 10 ms, ms above.
@@ -82,6 +126,29 @@ pub fn si(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deep_pages_alternate_with_first_pages_in_rounds() {
+        let mut calls = Vec::new();
+        let (first, deep, ratios) = deep_against_first::<_, ()>(30, |deep| {
+            calls.push(deep);
+            Ok(())
+        })
+        .expect("timed");
+        // Three rounds of one warm-up and ten timed calls of each page.
+        assert_eq!(calls.len(), 3 * 2 * 11);
+        assert!(
+            calls
+                .chunks(11)
+                .enumerate()
+                .all(|(i, run)| run.iter().all(|d| *d == (i % 2 == 1)))
+        );
+        assert_eq!(
+            (first.len(), deep.len(), ratios.len()),
+            (30, 30, DEEP_ROUNDS)
+        );
+        assert!(ratios.windows(2).all(|w| w[0] <= w[1]));
+    }
 
     #[test]
     fn quantiles_pick_from_the_sorted_sample() {
