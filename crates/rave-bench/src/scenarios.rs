@@ -180,13 +180,15 @@ pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Ve
             aggregate_time * 5 <= load_time,
         ),
     );
-    println!("\n== B5 (CSV): `rave import` of the same reviews as CSV and as NDJSON");
-    rows.extend(crate::imports::csv_against_ndjson(
-        rave,
-        &rave_dir,
-        dir,
-        crate::imports::ROUNDS,
-    )?);
+    if plan.imports {
+        println!("\n== B5 (CSV): `rave import` of the same reviews as CSV and as NDJSON");
+        rows.extend(crate::imports::csv_against_ndjson(
+            rave,
+            &rave_dir,
+            dir,
+            crate::imports::ROUNDS,
+        )?);
+    }
     // The in-process reads.
     let engine = Engine::open(&rave_dir)?;
     let sqlite_bytes = DiskUse::of_files(&sqlite::files(&sqlite_path))?;
@@ -232,7 +234,6 @@ pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Ve
     read_amplification(&rt, &on_rave, &mut rows)?;
     sorts(plan, &rt, &on_rave, &mut rows)?;
     units(&rt, &on_rave, &mut rows)?;
-    crate::groups::groups(plan, &rt, &on_rave, &mut rows)?;
     drop(on_rave);
     drop(engine);
     drop(on_dynoxide);
@@ -252,6 +253,13 @@ pub fn run(plan: &Plan, seed: u64, rave: &Path, dir: &Path) -> anyhow::Result<Ve
 
     println!("\n== the HTTP service: `rave serve` and wrk on loopback");
     serve(plan, rave, &rave_dir, dir, &sqlite_durable, &mut rows)?;
+
+    // Families last: moving the twenty largest products into a group
+    // rewrites a third of the medium set's comments (minutes of writes and
+    // a long stream), which the HTTP scenarios must not start on.
+    let engine = Engine::open(&rave_dir)?;
+    let on_rave = Comments::new(engine.clone(), config()).with_stats_freshness(|| true);
+    crate::groups::groups(plan, &rt, &on_rave, &mut rows)?;
     Ok(rows)
 }
 
