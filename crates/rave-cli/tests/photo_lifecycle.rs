@@ -129,11 +129,13 @@ async fn blobs_go_from_the_store_with_their_last_comment(backend: &Backend) {
     // other photo stay.
     let (third, third_photos) = s.post("cat", &[photo(3), photo(4)]).await;
     let (rejected, beside) = (&third_photos[0], &third_photos[1]);
-    s.staff(
-        Method::POST,
-        &format!("/v1/comments/{third}/media/{rejected}/reject"),
-    )
-    .await;
+    let status = s
+        .staff(
+            Method::POST,
+            &format!("/v1/comments/{third}/media/{rejected}/reject"),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
     s.assert_kept(rejected, false, "rejected").await;
     s.assert_kept(beside, true, "its comment's other photo")
         .await;

@@ -154,11 +154,38 @@ impl<'k> KeyReader<'k> {
                     )
                 }
             }
-            KeyType::B => (KeyValue::Other, unescape(rest)?.1),
-            KeyType::N => (KeyValue::Other, decode_key_value(rest, KeyType::N)?.1),
+            KeyType::B | KeyType::N => (KeyValue::Other, encoded_len(rest, key_type)?),
         };
         self.rest = rest.get(used..)?;
         Some(value)
+    }
+}
+
+/// How many bytes the encoded value of type `key_type` at the front of
+/// `bytes` takes, terminator included, decoding nothing.
+fn encoded_len(bytes: &[u8], key_type: KeyType) -> Option<usize> {
+    match key_type {
+        KeyType::S | KeyType::B => {
+            let mut at = 0;
+            loop {
+                match (*bytes.get(at)?, bytes.get(at + 1)) {
+                    (0, Some(0)) => return Some(at + 2),
+                    (0, Some(0xFF)) => at += 2,
+                    (0, _) => return None,
+                    _ => at += 1,
+                }
+            }
+        }
+        KeyType::N => {
+            let terminator = match *bytes.first()? {
+                ZERO => return Some(1),
+                NEGATIVE => 0xFF,
+                POSITIVE => 0x00,
+                _ => return None,
+            };
+            let digits = bytes.get(2..)?.iter().position(|&b| b == terminator)?;
+            Some(2 + digits + 1)
+        }
     }
 }
 
@@ -221,19 +248,18 @@ fn decode_key_value(bytes: &[u8], key_type: KeyType) -> Option<(String, usize)> 
             Some((text, used))
         }
         KeyType::N => {
-            let (negative, terminator) = match *bytes.first()? {
-                ZERO => return Some(("0".into(), 1)),
-                NEGATIVE => (true, 0xFF),
-                POSITIVE => (false, 0x00),
-                _ => return None,
-            };
-            let exponent_byte = *bytes.get(1)?;
+            let used = encoded_len(bytes, KeyType::N)?;
+            if used == 1 {
+                return Some(("0".into(), 1));
+            }
+            let negative = bytes[0] == NEGATIVE;
+            let exponent_byte = bytes[1];
             let exponent = i32::from(if negative {
                 255 - exponent_byte
             } else {
                 exponent_byte
             }) - 130;
-            let end = 2 + bytes.get(2..)?.iter().position(|&b| b == terminator)?;
+            let end = used - 1;
             let digits: String = bytes[2..end]
                 .iter()
                 .map(|&b| char::from(b'0' + if negative { 10 - b } else { b - 1 }))
@@ -430,10 +456,18 @@ mod tests {
             AttributeValue::s("PRODUCT#p1"),
             AttributeValue::N("-12.5".parse().expect("a number")),
             AttributeValue::B(vec![0, 1]),
+            AttributeValue::N("0".parse().expect("a number")),
             AttributeValue::s("a\u{0}b"),
             AttributeValue::s(""),
         ];
-        let types = [KeyType::S, KeyType::N, KeyType::B, KeyType::S, KeyType::S];
+        let types = [
+            KeyType::S,
+            KeyType::N,
+            KeyType::B,
+            KeyType::N,
+            KeyType::S,
+            KeyType::S,
+        ];
         let stored = stored_key(&[&values[0]], values[1..].iter());
         let mut reader = KeyReader::new(&stored);
         let mut texts = Vec::new();
@@ -448,6 +482,7 @@ mod tests {
             texts,
             [
                 Some(Cow::Borrowed("PRODUCT#p1")),
+                None,
                 None,
                 None,
                 Some(Cow::Owned("a\u{0}b".to_owned())),

@@ -42,16 +42,16 @@ pub(crate) fn update_entries(
         if let Some(b) = before.as_ref().filter(|_| moved) {
             tx.entries.remove(&index.redb_table, &b.key);
         }
-        if let Some(a) = &after
+        if units > 0.0 {
+            charge(consumed, index, units);
+        }
+        if let Some(a) = after
             && units > 0.0
         {
             // A new key has no stored entry; an entry rewritten in place has.
             let fresh = before.is_none() || moved;
             let value = a.stored_value(index);
-            tx.entries.put(&index.redb_table, &a.key, &value, fresh);
-        }
-        if units > 0.0 {
-            charge(consumed, index, units);
+            tx.entries.put(&index.redb_table, a.key, value, fresh);
         }
     }
     Ok(())

@@ -48,10 +48,9 @@ pub(crate) struct EntryWrites {
 impl EntryWrites {
     /// Stores `value` at `key` of index table `table`; `fresh` when no entry
     /// is expected there (see [`EntryWrite::Put`]).
-    pub(crate) fn put(&mut self, table: &str, key: &[u8], value: &[u8], fresh: bool) {
-        let value = value.to_vec();
+    pub(crate) fn put(&mut self, table: &str, key: Vec<u8>, value: Vec<u8>, fresh: bool) {
         self.table(table)
-            .insert(key.to_vec(), EntryWrite::Put { value, fresh });
+            .insert(key, EntryWrite::Put { value, fresh });
     }
 
     /// Removes the entry at `key` of index table `table`.
@@ -169,7 +168,7 @@ mod tests {
         let mut writes = EntryWrites::default();
         for (key, value, fresh) in group {
             match value {
-                Some(value) => writes.put(TABLE, key, value, *fresh),
+                Some(value) => writes.put(TABLE, key.clone(), value.clone(), *fresh),
                 None => writes.remove(TABLE, key),
             }
         }
