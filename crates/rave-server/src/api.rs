@@ -386,9 +386,9 @@ impl CommentBody {
             .collect();
         CommentBody {
             id: c.id,
-            product_id: c.product_id.to_string(),
+            product_id: c.product_id.into_string(),
             author: c.author,
-            language: c.language.to_string(),
+            language: c.language.into_string(),
             rating: c.rating.get(),
             title: c.title,
             body: c.body,

@@ -3,7 +3,7 @@
 //! statistics (its variants' summed). A variant names its group in its
 //! product record (`PUT /v1/products/{product_id}`, field `group`).
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::{RawQuery, State};
 use rave_comments::GroupStats;
 use serde::Serialize;

@@ -19,7 +19,7 @@
 
 use std::time::Instant;
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -9,6 +9,7 @@
 //! * `cors` — cross-origin use of the public API by allowed origins;
 //! * `api` — request and response bodies;
 //! * `extract` — strict JSON bodies and the admin token;
+//! * `json` — JSON answers, written into one buffer;
 //! * `client_addr` — the client's address, behind trusted proxies too;
 //! * `limiter` — the per-client rate limit, in bounded memory;
 //! * `error` — problem documents;
@@ -36,6 +37,7 @@ pub mod feeds;
 mod groups;
 mod health;
 mod imports;
+mod json;
 mod limiter;
 mod media;
 mod metrics;

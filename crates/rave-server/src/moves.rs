@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use rave_comments::{Comments, MoveProgress};
 use rave_store::SharedStore;

@@ -7,7 +7,7 @@
 //! back in no answer but the order's own (`GET` is not offered at all):
 //! the admin listing shows order ids, statuses and times only.
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use base64::Engine as _;

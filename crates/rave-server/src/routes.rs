@@ -15,7 +15,7 @@ pub(crate) mod query;
 
 use std::sync::LazyLock;
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::{FromRequest, FromRequestParts, Path, RawQuery, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};

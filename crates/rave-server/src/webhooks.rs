@@ -3,7 +3,7 @@
 //! The bodies are mirrors of rave-webhooks' types, as `api` mirrors the
 //! comments domain's.
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;

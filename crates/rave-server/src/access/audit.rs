@@ -2,7 +2,7 @@
 //! are written by `callers::Staff::record` as each action succeeds; no
 //! route edits or deletes one.
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::{RawQuery, State};
 use rave_access::{AuditQuery, Entry, Target};
 use rave_comments::{DEFAULT_PAGE_SIZE, Timestamp};

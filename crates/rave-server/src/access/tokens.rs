@@ -1,7 +1,7 @@
 //! `/v1/admin/tokens`: scoped tokens, created (and shown) once, listed
 //! without their secrets, revoked at once.
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use rave_access::{AccessToken, Scope, Scopes, Target};

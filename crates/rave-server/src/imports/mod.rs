@@ -23,7 +23,7 @@ mod jobs;
 use std::io::Cursor;
 use std::sync::Arc;
 
-use axum::Json;
+use crate::json::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::{RawQuery, State};
 use axum::http::{StatusCode, header};

@@ -9,7 +9,7 @@
 //! blob is deleted before the answer unless another comment names the same
 //! photo (`removal`).
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use rave_access::Target;

@@ -49,7 +49,7 @@ mod shown;
 
 use std::sync::{Arc, LazyLock};
 
-use axum::Json;
+use crate::json::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
