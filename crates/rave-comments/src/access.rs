@@ -225,8 +225,11 @@ impl<S: Store> TableAccess<S> {
             .run(|| {
                 let read = read.clone();
                 let input = input.clone();
+                // Sized for the page up front: a listing's items are large
+                // structs, and growing the vector would copy them.
+                let capacity = input.limit.unwrap_or(0);
                 async move {
-                    let read_items = Arc::new(Mutex::new(Vec::new()));
+                    let read_items = Arc::new(Mutex::new(Vec::with_capacity(capacity)));
                     let sink = read_items.clone();
                     let page = self
                         .store

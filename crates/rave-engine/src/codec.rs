@@ -437,14 +437,15 @@ impl Slot<'_> {
 impl ItemView for StoredItem<'_> {
     /// A page looks up some sixteen names per item among about as many
     /// attributes: comparing lengths first finds one sooner than a binary
-    /// search comparing names byte by byte (measured on the listing bench).
+    /// search comparing names byte by byte (measured on the listing bench),
+    /// and names of equal length are compared in line, not by `memcmp`.
     fn attribute(&self, name: &str) -> Option<AttributeRef<'_>> {
         if self.names & name_bit(name) == 0 {
             return None;
         }
         self.slots
             .iter()
-            .find(|slot| slot.name == name)
+            .find(|slot| slot.name.len() == name.len() && by_name(slot.name, name).is_eq())
             .map(Slot::value)
     }
 

@@ -108,7 +108,13 @@ async fn fill<S: Store>(
         reader.reads += 1;
         items_read += page.scanned_count;
         read_units += page.consumed.read_units;
-        reader.buffer.extend(entries);
+        if reader.buffer.is_empty() {
+            // Takes the vector's buffer as it is instead of copying each
+            // entry over.
+            reader.buffer = entries.into();
+        } else {
+            reader.buffer.extend(entries);
+        }
         reader.next_start = page.last_evaluated_key;
         reader.done = reader.next_start.is_none();
     }

@@ -846,13 +846,17 @@ fn decode_details(item: &(impl ItemView + ?Sized)) -> Result<Details, Malformed>
 
 /// Reads a comment back from a table item, an index entry or a stream image.
 pub(crate) fn decode(item: &(impl ItemView + ?Sized)) -> Result<Comment, Malformed> {
+    decode_with_id(item, id_of_key(item)?)
+}
+
+/// [`decode`], with the id its key holds already read.
+fn decode_with_id(item: &(impl ItemView + ?Sized), id: Ulid) -> Result<Comment, Malformed> {
     let bad = |what: &str| Malformed::new(item, format!("{what} is not valid"));
     let rating = item
         .attribute(RATING)
         .and_then(|value| value.as_n())
         .and_then(|n| n.to_i64())
         .ok_or_else(|| bad(RATING))?;
-    let id = id_of_key(item)?;
     let created_at = Timestamp::from_millis(id.timestamp_ms() as i64)
         .map_err(|_| bad("the id's creation time"))?;
     let details = decode_details(item)?;
@@ -953,15 +957,16 @@ pub(crate) enum Shown {
 
 impl Listed {
     pub(crate) fn read(entry: &(impl ItemView + ?Sized), index: Index) -> Listed {
+        let id = id_of_key(entry);
         Listed {
             sort: sort_value(entry, index).to_owned(),
-            id: id_of_key(entry),
             helpfulness: index.is_helpful().then(|| helpfulness_rank_of(entry)),
             shown: if index.holds_comments() {
-                Shown::Comment(decode(entry))
+                Shown::Comment(id.clone().and_then(|id| decode_with_id(entry, id)))
             } else {
                 Shown::Key(super::primary_key(entry))
             },
+            id,
         }
     }
 
