@@ -231,6 +231,10 @@ pub(super) fn write_script_safe(value: &impl Serialize, out: &mut String) {
 /// serde_json's compact output, with the escapes of [`write_script_safe`].
 struct ScriptSafe;
 
+/// Below this length a fragment is checked byte by byte: a vectorised scan
+/// costs more to set up than it saves on a few bytes.
+const SHORT_FRAGMENT: usize = 32;
+
 impl serde_json::ser::Formatter for ScriptSafe {
     fn write_string_fragment<W: ?Sized + io::Write>(
         &mut self,
@@ -239,8 +243,18 @@ impl serde_json::ser::Formatter for ScriptSafe {
     ) -> io::Result<()> {
         let bytes = fragment.as_bytes();
         // Every character escaped is `<`, `>`, `&`, or three bytes from 0xE2.
-        // Most text has none: two vectorised scans, each resumed only once
-        // passed, so a fragment is read about twice however many it holds.
+        // Most fragments are a key or a short value: a plain loop passes
+        // over one before the two scans below would have started.
+        if bytes.len() < SHORT_FRAGMENT
+            && !bytes
+                .iter()
+                .any(|byte| matches!(byte, b'<' | b'>' | b'&' | 0xE2))
+        {
+            return writer.write_all(bytes);
+        }
+        // Longer text has none either, mostly: two vectorised scans, each
+        // resumed only once passed, so a fragment is read about twice
+        // however many it holds.
         let markup_from =
             |from: usize| memchr::memchr3(b'<', b'>', b'&', &bytes[from..]).map(|at| from + at);
         let lead_from = |from: usize| memchr::memchr(0xE2, &bytes[from..]).map(|at| from + at);
