@@ -11,7 +11,6 @@ use rave_store::{
     DeleteItemInput, GetItemInput, PutItemInput, ReturnValues, Store, UpdateItemInput, WriteOutput,
     project,
 };
-use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::api::DynamoApi;
@@ -20,19 +19,8 @@ use crate::error::ApiError;
 use crate::expressions::{Placeholders, on_condition_failure, read_expressions, write_condition};
 use crate::legacy;
 use crate::request::{CapacityDetail, Members, RETURN_VALUES, name_violations, validation_errors};
-use crate::wire::{Answer, ItemJson, item_to_json};
+use crate::wire::{Answer, AnswerWriter, item_to_json, write_item};
 use crate::writes::{ITEM_TOO_LARGE, check_index_key_update};
-
-/// GetItem's answer, written straight from the item read; the members in
-/// the order a `Value`'s map writes them.
-#[derive(Serialize)]
-#[serde(rename_all = "PascalCase")]
-struct GetItemAnswer<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    consumed_capacity: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    item: Option<ItemJson<'a>>,
-}
 
 pub(crate) async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Answer, ApiError> {
     let table = body.table_name()?.to_owned();
@@ -51,10 +39,15 @@ pub(crate) async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Answe
         (Some(item), Some(paths)) => Some(project(item, paths)),
         _ => None,
     };
-    Answer::write(&GetItemAnswer {
-        consumed_capacity: detail.render(&output.consumed),
-        item: projected.as_ref().or(output.item.as_ref()).map(ItemJson),
-    })
+    // Written straight from the item read.
+    let mut answer = AnswerWriter::with_capacity(512);
+    if let Some(consumed) = detail.render(&output.consumed) {
+        answer.value("ConsumedCapacity", &consumed);
+    }
+    if let Some(item) = projected.as_ref().or(output.item.as_ref()) {
+        write_item(answer.member("Item"), item);
+    }
+    Ok(answer.finish())
 }
 
 pub(crate) async fn put_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {

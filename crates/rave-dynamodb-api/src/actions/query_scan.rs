@@ -4,14 +4,13 @@
 //! the items.
 
 use rave_store::{Page, QueryInput, ScanInput, Segment, Select, Store};
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::api::DynamoApi;
 use crate::error::ApiError;
 use crate::expressions::read_expressions;
 use crate::request::{CapacityDetail, Members, validation_errors};
-use crate::wire::{Answer, ItemJson};
+use crate::wire::{Answer, AnswerWriter, write_item, write_items};
 
 pub(crate) async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Answer, ApiError> {
     let table = body.table_name()?;
@@ -39,7 +38,7 @@ pub(crate) async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Answer, 
         .query(input)
         .await
         .map_err(|error| legacy_wording(body, error.into()))?;
-    page_response(&page, select, detail)
+    Ok(page_response(&page, select, detail))
 }
 
 pub(crate) async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Answer, ApiError> {
@@ -65,7 +64,7 @@ pub(crate) async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Answer, A
         .scan(input)
         .await
         .map_err(|error| legacy_wording(body, error.into()))?;
-    page_response(&page, select, detail)
+    Ok(page_response(&page, select, detail))
 }
 
 /// The engine's refusals name the expressions; DynamoDB names the legacy
@@ -125,33 +124,22 @@ fn limit(body: Members<'_>, operation: &str) -> Result<Option<usize>, ApiError> 
     }
 }
 
-/// A page's answer, written straight from the items read; the members in
-/// the order a `Value`'s map writes them.
-#[derive(Serialize)]
-#[serde(rename_all = "PascalCase")]
-struct PageAnswer<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    consumed_capacity: Option<Value>,
-    count: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    items: Option<Vec<ItemJson<'a>>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    last_evaluated_key: Option<ItemJson<'a>>,
-    scanned_count: usize,
-}
-
-fn page_response(
-    page: &Page,
-    select: Option<Select>,
-    detail: CapacityDetail,
-) -> Result<Answer, ApiError> {
-    Answer::write(&PageAnswer {
-        consumed_capacity: detail.render(&page.consumed),
-        count: page.count,
-        items: (select != Some(Select::Count)).then(|| page.items.iter().map(ItemJson).collect()),
-        last_evaluated_key: page.last_evaluated_key.as_ref().map(ItemJson),
-        scanned_count: page.scanned_count,
-    })
+/// A page's answer, written straight from the items read.
+fn page_response(page: &Page, select: Option<Select>, detail: CapacityDetail) -> Answer {
+    // Room for items of a few hundred bytes each, the common size.
+    let mut answer = AnswerWriter::with_capacity(256 + 320 * page.items.len());
+    if let Some(consumed) = detail.render(&page.consumed) {
+        answer.value("ConsumedCapacity", &consumed);
+    }
+    answer.count("Count", page.count);
+    if select != Some(Select::Count) {
+        write_items(answer.member("Items"), &page.items);
+    }
+    if let Some(key) = &page.last_evaluated_key {
+        write_item(answer.member("LastEvaluatedKey"), key);
+    }
+    answer.count("ScannedCount", page.scanned_count);
+    answer.finish()
 }
 
 /// `Segment` and `TotalSegments`, which come together or not at all.

@@ -1,8 +1,9 @@
 //! A successful operation's answer: a JSON value the operation put
-//! together, or the bytes it already wrote (GetItem's and Query's, whose
-//! items are serialised straight from the store's, see `to_json`).
+//! together, or the text it already wrote (GetItem's and Query's, whose
+//! items are written straight from the store's, see `to_json`).
 
-use serde::Serialize;
+use std::fmt::Write as _;
+
 use serde_json::Value;
 
 use crate::error::ApiError;
@@ -14,13 +15,6 @@ pub(crate) enum Answer {
 }
 
 impl Answer {
-    /// `answer` written as JSON now.
-    pub(crate) fn write(answer: &impl Serialize) -> Result<Answer, ApiError> {
-        serde_json::to_vec(answer)
-            .map(Answer::Written)
-            .map_err(|error| ApiError::from(rave_store::StoreError::Internal(error.to_string())))
-    }
-
     /// The answer as a value, for what reshapes it (PartiQL's statements
     /// run as GetItem, Query or Scan).
     pub(crate) fn into_value(self) -> Result<Value, ApiError> {
@@ -45,5 +39,51 @@ impl Answer {
 impl From<Value> for Answer {
     fn from(value: Value) -> Answer {
         Answer::Value(value)
+    }
+}
+
+/// An answer's JSON object, written member by member. Callers give the
+/// members in the order a `Value`'s map would write them (by name), so
+/// that the answer reads as it did when it was a `Value`.
+#[derive(Debug)]
+pub(crate) struct AnswerWriter {
+    text: String,
+}
+
+impl AnswerWriter {
+    /// An empty object, with room for about `capacity` bytes.
+    pub(crate) fn with_capacity(capacity: usize) -> AnswerWriter {
+        let mut text = String::with_capacity(capacity);
+        text.push('{');
+        AnswerWriter { text }
+    }
+
+    /// Starts member `name` (a name with nothing to escape) and gives the
+    /// text its value is to be written into.
+    pub(crate) fn member(&mut self, name: &str) -> &mut String {
+        if self.text.len() > 1 {
+            self.text.push(',');
+        }
+        self.text.push('"');
+        self.text.push_str(name);
+        self.text.push_str("\":");
+        &mut self.text
+    }
+
+    /// Member `name` with a value put together as a `Value`.
+    pub(crate) fn value(&mut self, name: &str, value: &Value) {
+        // Writing into a `String` cannot fail.
+        let _ = write!(self.member(name), "{value}");
+    }
+
+    /// Member `name` with a count.
+    pub(crate) fn count(&mut self, name: &str, count: usize) {
+        // Writing into a `String` cannot fail.
+        let _ = write!(self.member(name), "{count}");
+    }
+
+    pub(crate) fn finish(mut self) -> Answer {
+        self.text.push('}');
+        Answer::Written(self.text.into_bytes())
     }
 }

@@ -4,7 +4,7 @@
 //! or duplicated sets, malformed numbers, nesting beyond 32 levels), and
 //! written by `to_json`, which needs no error type (so that the error
 //! envelope can show an item). A property test round-trips every type.
-//! `answer` holds what an operation answers: a `Value`, or bytes written
+//! `answer` holds what an operation answers: a `Value`, or text written
 //! straight from the store's items.
 
 use std::collections::BTreeSet;
@@ -19,8 +19,8 @@ use crate::error::ApiError;
 mod answer;
 mod to_json;
 
-pub(crate) use answer::Answer;
-pub(crate) use to_json::{ItemJson, item_to_json, value_to_json};
+pub(crate) use answer::{Answer, AnswerWriter};
+pub(crate) use to_json::{item_to_json, value_to_json, write_item, write_items};
 
 /// The type tags DynamoDB JSON uses, in the order DynamoDB lists them.
 const TYPE_TAGS: [&str; 10] = ["S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"];
@@ -278,7 +278,7 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
 
-    use super::to_json::value_to_json;
+    use super::to_json::{value_to_json, write_item};
     use super::*;
 
     #[test]
@@ -490,7 +490,10 @@ mod tests {
             let json = value_to_json(&value);
             let text = serde_json::to_string(&json).expect("JSON serialises");
             let reparsed: Value = serde_json::from_str(&text).expect("JSON parses");
-            prop_assert_eq!(value_from_json(&reparsed).expect("a rendered value is valid"), value);
+            prop_assert_eq!(&value_from_json(&reparsed).expect("a rendered value is valid"), &value);
+            let mut written = String::new();
+            write_item(&mut written, &Item::from([("a".to_owned(), value)]));
+            prop_assert_eq!(written, format!(r#"{{"a":{text}}}"#));
         }
     }
 }

@@ -1,101 +1,236 @@
-//! rave's attribute values written as DynamoDB JSON: [`ItemJson`] and
-//! [`ValueJson`] serialise them straight into an answer's bytes (the
-//! answers served most, GetItem's and Query's, are written so, with no
-//! `serde_json::Value` tree built and dropped on the way), and
-//! [`item_to_json`] and [`value_to_json`] build them as values for the
-//! answers that are put together as `Value`s.
+//! rave's attribute values written as DynamoDB JSON, two ways: straight
+//! into an answer's text ([`write_item`]: the answers served most,
+//! GetItem's and Query's, with no `serde_json::Value` tree built and
+//! dropped on the way, and a string scanned for characters to escape a
+//! machine word at a time rather than byte by byte), and as `Value`s
+//! ([`item_to_json`], [`value_to_json`]) for the answers that are put
+//! together as `Value`s. Both write what serde_json writes for the same
+//! value; a test holds them to it.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use rave_store::{AttributeValue, Item};
-use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
-use serde_json::Value;
+use rave_store::{AttributeValue, Item, Number};
+use serde_json::{Map, Value};
 
-/// An item as DynamoDB JSON: `{"name": {"S": "..."}, ...}`, names in the
-/// item's (sorted) order, as a `Value`'s map would write them.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ItemJson<'a>(pub(crate) &'a Item);
-
-/// One attribute value as DynamoDB JSON: `{"S": "..."}`.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ValueJson<'a>(pub(crate) &'a AttributeValue);
-
-impl Serialize for ItemJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (name, value) in self.0 {
-            map.serialize_entry(name, &ValueJson(value))?;
+/// Appends `item` as DynamoDB JSON, `{"name":{"S":"..."},...}`, names in
+/// the item's (sorted) order, as a `Value`'s map writes them.
+pub(crate) fn write_item(out: &mut String, item: &Item) {
+    out.push('{');
+    for (at, (name, value)) in item.iter().enumerate() {
+        if at > 0 {
+            out.push(',');
         }
-        map.end()
+        write_string(out, name);
+        out.push(':');
+        write_value(out, value);
     }
+    out.push('}');
 }
 
-impl Serialize for ValueJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut tagged = serializer.serialize_map(Some(1))?;
-        match self.0 {
-            AttributeValue::S(s) => tagged.serialize_entry("S", s)?,
-            AttributeValue::N(n) => tagged.serialize_entry("N", &Displayed(n))?,
-            AttributeValue::B(b) => tagged.serialize_entry("B", &STANDARD.encode(b))?,
-            AttributeValue::Bool(b) => tagged.serialize_entry("BOOL", b)?,
-            AttributeValue::Null => tagged.serialize_entry("NULL", &true)?,
-            AttributeValue::L(values) => tagged.serialize_entry("L", &Values(values))?,
-            AttributeValue::M(map) => tagged.serialize_entry("M", &ItemJson(map))?,
-            AttributeValue::Ss(set) => tagged.serialize_entry("SS", set)?,
-            AttributeValue::Ns(set) => tagged.serialize_entry("NS", &Numbers(set))?,
-            AttributeValue::Bs(set) => tagged.serialize_entry("BS", &Binaries(set))?,
+/// Appends a list of items as DynamoDB JSON.
+pub(crate) fn write_items(out: &mut String, items: &[Item]) {
+    write_list(out, items, write_item);
+}
+
+/// Appends one attribute value as DynamoDB JSON: `{"S":"..."}`.
+fn write_value(out: &mut String, value: &AttributeValue) {
+    match value {
+        AttributeValue::S(text) => {
+            out.push_str(r#"{"S":"#);
+            write_string(out, text);
         }
-        tagged.end()
-    }
-}
-
-/// A value written as the string its `Display` gives (a number).
-struct Displayed<'a, T>(&'a T);
-
-impl<T: std::fmt::Display> Serialize for Displayed<'_, T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self.0)
-    }
-}
-
-struct Values<'a>(&'a [AttributeValue]);
-
-impl Serialize for Values<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(ValueJson))
-    }
-}
-
-struct Numbers<'a>(&'a std::collections::BTreeSet<rave_store::Number>);
-
-impl Serialize for Numbers<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-        for number in self.0 {
-            seq.serialize_element(&Displayed(number))?;
+        AttributeValue::N(number) => {
+            out.push_str(r#"{"N":"#);
+            write_number(out, number);
         }
-        seq.end()
+        AttributeValue::B(bytes) => {
+            out.push_str(r#"{"B":"#);
+            write_binary(out, bytes);
+        }
+        AttributeValue::Bool(true) => out.push_str(r#"{"BOOL":true"#),
+        AttributeValue::Bool(false) => out.push_str(r#"{"BOOL":false"#),
+        AttributeValue::Null => out.push_str(r#"{"NULL":true"#),
+        AttributeValue::L(values) => {
+            out.push_str(r#"{"L":"#);
+            write_list(out, values, write_value);
+        }
+        AttributeValue::M(map) => {
+            out.push_str(r#"{"M":"#);
+            write_item(out, map);
+        }
+        AttributeValue::Ss(set) => {
+            out.push_str(r#"{"SS":"#);
+            write_list(out, set, |out, text| write_string(out, text));
+        }
+        AttributeValue::Ns(set) => {
+            out.push_str(r#"{"NS":"#);
+            write_list(out, set, write_number);
+        }
+        AttributeValue::Bs(set) => {
+            out.push_str(r#"{"BS":"#);
+            write_list(out, set, |out, bytes| write_binary(out, bytes));
+        }
     }
+    out.push('}');
 }
 
-struct Binaries<'a>(&'a std::collections::BTreeSet<Vec<u8>>);
-
-impl Serialize for Binaries<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(|b| STANDARD.encode(b)))
+fn write_list<'a, T: 'a + ?Sized>(
+    out: &mut String,
+    members: impl IntoIterator<Item = &'a T>,
+    write: impl Fn(&mut String, &'a T),
+) {
+    out.push('[');
+    for (at, member) in members.into_iter().enumerate() {
+        if at > 0 {
+            out.push(',');
+        }
+        write(out, member);
     }
+    out.push(']');
+}
+
+/// A number as the string DynamoDB answers it in: its plain notation,
+/// which has nothing to escape.
+fn write_number(out: &mut String, number: &Number) {
+    out.push('"');
+    // Writing into a `String` cannot fail.
+    let _ = write!(out, "{number}");
+    out.push('"');
+}
+
+/// Binary as a base64 string, which has nothing to escape.
+fn write_binary(out: &mut String, bytes: &[u8]) {
+    out.push('"');
+    STANDARD.encode_string(bytes, out);
+    out.push('"');
+}
+
+/// Appends `text` as a JSON string, escaped as serde_json escapes it: `"`
+/// and `\` by a backslash, the control characters by their short escape
+/// or as `\u00xx`.
+pub(crate) fn write_string(out: &mut String, text: &str) {
+    out.push('"');
+    if has_nothing_to_escape(text) {
+        out.push_str(text);
+    } else {
+        let mut plain = 0;
+        for (at, byte) in text.bytes().enumerate() {
+            let short = match byte {
+                b'"' => '"',
+                b'\\' => '\\',
+                b'\n' => 'n',
+                b'\r' => 'r',
+                b'\t' => 't',
+                0x08 => 'b',
+                0x0c => 'f',
+                0x00..=0x1f => 'u',
+                _ => continue,
+            };
+            // Every byte escaped is ASCII: `at` is on a character boundary.
+            out.push_str(&text[plain..at]);
+            out.push('\\');
+            out.push(short);
+            if short == 'u' {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.push_str("00");
+                out.push(char::from(HEX[usize::from(byte >> 4)]));
+                out.push(char::from(HEX[usize::from(byte & 0xf)]));
+            }
+            plain = at + 1;
+        }
+        out.push_str(&text[plain..]);
+    }
+    out.push('"');
+}
+
+/// Whether no byte of `text` needs escaping; written without an early
+/// exit, so that the compiler checks many bytes an instruction.
+fn has_nothing_to_escape(text: &str) -> bool {
+    text.bytes().fold(true, |plain, b| {
+        plain & (b >= 0x20) & (b != b'"') & (b != b'\\')
+    })
 }
 
 pub(crate) fn item_to_json(item: &Item) -> Value {
-    as_value(&ItemJson(item))
+    Value::Object(map_to_json(item))
+}
+
+fn map_to_json(item: &Item) -> Map<String, Value> {
+    item.iter()
+        .map(|(name, value)| (name.clone(), value_to_json(value)))
+        .collect()
 }
 
 pub(crate) fn value_to_json(value: &AttributeValue) -> Value {
-    as_value(&ValueJson(value))
+    let (tag, inner) = match value {
+        AttributeValue::S(text) => ("S", Value::String(text.clone())),
+        AttributeValue::N(number) => ("N", Value::String(number.to_string())),
+        AttributeValue::B(bytes) => ("B", Value::String(STANDARD.encode(bytes))),
+        AttributeValue::Bool(flag) => ("BOOL", Value::Bool(*flag)),
+        AttributeValue::Null => ("NULL", Value::Bool(true)),
+        AttributeValue::L(values) => ("L", values.iter().map(value_to_json).collect()),
+        AttributeValue::M(map) => ("M", Value::Object(map_to_json(map))),
+        AttributeValue::Ss(set) => ("SS", set.iter().cloned().collect()),
+        AttributeValue::Ns(set) => ("NS", set.iter().map(Number::to_string).collect()),
+        AttributeValue::Bs(set) => ("BS", binaries_to_json(set)),
+    };
+    Value::Object(Map::from_iter([(tag.to_owned(), inner)]))
 }
 
-/// Every map these write has string keys, and every leaf is a string or a
-/// boolean: serialising them into a `Value` cannot fail.
-fn as_value(json: &impl Serialize) -> Value {
-    serde_json::to_value(json).unwrap_or(Value::Null)
+fn binaries_to_json(set: &BTreeSet<Vec<u8>>) -> Value {
+    set.iter().map(|bytes| STANDARD.encode(bytes)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let every_ascii: String = (0u8..0x80).map(char::from).collect();
+        for text in [
+            "",
+            "plain text, long enough to span a few words of the scan",
+            "a \"quoted\" back\\slash",
+            "ünïcödé ✓ and a tab\tand a newline\n",
+            &every_ascii,
+        ] {
+            let mut written = String::new();
+            write_string(&mut written, text);
+            assert_eq!(written, serde_json::to_string(text).expect("a string"));
+        }
+    }
+
+    #[test]
+    fn items_are_written_as_their_values_are() {
+        let value = |json: Value| crate::wire::value_from_json(&json).expect("a valid value");
+        let item: Item = [
+            ("s", value(json!({"S": "x\"y"}))),
+            ("n", value(json!({"N": "-1.50E2"}))),
+            ("b", value(json!({"B": "AAEC"}))),
+            ("t", value(json!({"BOOL": true}))),
+            ("f", value(json!({"BOOL": false}))),
+            ("z", value(json!({"NULL": true}))),
+            ("l", value(json!({"L": [{"S": "a"}, {"N": "1"}]}))),
+            ("m", value(json!({"M": {"k": {"SS": ["b", "a"]}}}))),
+            ("ns", value(json!({"NS": ["2", "1"]}))),
+            ("bs", value(json!({"BS": ["AQ==", "AA=="]}))),
+            ("ll", value(json!({"L": []}))),
+            ("mm", value(json!({"M": {}}))),
+        ]
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value))
+        .collect();
+        let mut written = String::new();
+        write_item(&mut written, &item);
+        assert_eq!(
+            written,
+            serde_json::to_string(&item_to_json(&item)).expect("a value")
+        );
+    }
 }
