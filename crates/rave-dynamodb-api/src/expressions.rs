@@ -44,6 +44,14 @@ pub(crate) struct Placeholders {
 }
 
 impl Placeholders {
+    /// Maps already read and checked (see `typed`).
+    pub(crate) fn new(
+        names: Option<HashMap<String, String>>,
+        values: Option<HashMap<String, AttributeValue>>,
+    ) -> Placeholders {
+        Placeholders { names, values }
+    }
+
     pub(crate) fn read(members: Members<'_>) -> Result<Placeholders, ApiError> {
         let names = members
             .object("ExpressionAttributeNames")?
@@ -136,6 +144,39 @@ pub(crate) struct ReadExpressions {
     pub(crate) projection: Option<Vec<Path>>,
 }
 
+/// The expression strings of a read: each as its member was read (a
+/// member of the wrong type refused only when its turn comes, after the
+/// placeholders and the expressions before it, as DynamoDB orders them).
+#[derive(Debug)]
+pub(crate) struct ExpressionTexts<'a> {
+    pub(crate) key_condition: Result<Option<&'a str>, ApiError>,
+    pub(crate) filter: Result<Option<&'a str>, ApiError>,
+    pub(crate) projection: Result<Option<&'a str>, ApiError>,
+}
+
+impl ExpressionTexts<'_> {
+    /// The expressions parsed against `placeholders`, which must all be
+    /// used.
+    pub(crate) fn parse(self, placeholders: &Placeholders) -> Result<ReadExpressions, ApiError> {
+        let mut parser = placeholders.parser()?;
+        let key_condition = self
+            .key_condition?
+            .map(|text| parser.key_condition(text))
+            .transpose()?;
+        let filter = self.filter?.map(|text| parser.filter(text)).transpose()?;
+        let projection = self
+            .projection?
+            .map(|text| parser.projection(text))
+            .transpose()?;
+        parser.finish()?;
+        Ok(ReadExpressions {
+            key_condition,
+            filter,
+            projection,
+        })
+    }
+}
+
 /// Parses a read's expressions against its placeholders, which must all
 /// be used, or reads its legacy parameters (`AttributesToGet`,
 /// `KeyConditions`, `QueryFilter`, `ScanFilter`) as the same trees.
@@ -159,25 +200,18 @@ pub(crate) fn read_expressions(
         ],
     )?;
     let placeholders = Placeholders::read(members)?;
-    let mut parser = placeholders.parser()?;
-    let key_condition = members
-        .string("KeyConditionExpression")?
-        .map(|text| parser.key_condition(text))
-        .transpose()?;
-    let filter = members
-        .string("FilterExpression")?
-        .map(|text| parser.filter(text))
-        .transpose()?;
-    let mut projection = members
-        .string("ProjectionExpression")?
-        .map(|text| parser.projection(text))
-        .transpose()?;
-    parser.finish()?;
-    let key_condition = match key_condition {
+    let parsed = ExpressionTexts {
+        key_condition: members.string("KeyConditionExpression"),
+        filter: members.string("FilterExpression"),
+        projection: members.string("ProjectionExpression"),
+    }
+    .parse(&placeholders)?;
+    let mut projection = parsed.projection;
+    let key_condition = match parsed.key_condition {
         Some(condition) => Some(condition),
         None => legacy::key_conditions(members)?,
     };
-    let filter = match (filter, legacy_filter) {
+    let filter = match (parsed.filter, legacy_filter) {
         (Some(filter), _) => Some(filter),
         (None, Some(member)) => legacy::filter(members, member)?,
         (None, None) => None,

@@ -15,6 +15,8 @@
 //! * `wire` — attribute values in DynamoDB JSON;
 //! * `request` — reading request members with DynamoDB's errors, and
 //!   rendering consumed capacity; `collections` — item collection metrics;
+//! * `typed` — plain GetItem and Query requests read straight into their
+//!   inputs, the rest left to `request`'s reading;
 //! * `expressions` — placeholder maps, the expression parser, projections;
 //!   `legacy` — the parameters that predate expressions, as the same trees;
 //! * `actions/` — the operations, one file per operation or small family
@@ -49,6 +51,7 @@ mod request;
 mod settings;
 mod signature;
 mod table_spec;
+mod typed;
 mod wire;
 mod writes;
 

@@ -66,6 +66,7 @@ use crate::api::DynamoApi;
 use crate::error::{ApiError, ErrorKind};
 use crate::request::Members;
 use crate::signature::{SignedRequest, require_signature};
+use crate::typed;
 use crate::wire::Answer;
 
 /// The prefixes of DynamoDB's and DynamoDB Streams' operations' targets.
@@ -265,7 +266,8 @@ fn verify(api: &DynamoApi, operation: &str, request: &SignedRequest<'_>) -> Resu
 
 /// A body that is not JSON is a SerializationException whatever the
 /// target, as DynamoDB answers; only an empty one leaves an unknown target
-/// to be reported as such.
+/// to be reported as such. A plain GetItem or Query is read by `typed`,
+/// without the general path's `Value`.
 async fn answer(
     api: &DynamoApi,
     operation: &str,
@@ -273,6 +275,20 @@ async fn answer(
     host: &str,
 ) -> Result<Answer, ApiError> {
     let operation = Operation::targeted(operation);
+    let typed = match operation {
+        Some(Operation::GetItem) => match typed::get_item(body) {
+            Some(read) => Some(items::read_item(api, read).await),
+            None => None,
+        },
+        Some(Operation::Query) => match typed::query(body) {
+            Some((input, detail)) => Some(query_scan::read_page(api, input, detail).await),
+            None => None,
+        },
+        _ => None,
+    };
+    if let (Some(operation), Some(answer)) = (operation, typed) {
+        return reworded(operation, ValidationLayer::Operation, answer);
+    }
     let depth = nesting_depth(body);
     let request: Value = match parse_request(body, depth) {
         Ok(request) => request,
@@ -395,12 +411,20 @@ async fn dispatch(
     host: &str,
     layer: ValidationLayer,
 ) -> Result<Answer, ApiError> {
-    let answer = run(api, operation, body, host)
-        .await
-        .map_err(|error| match layer {
-            ValidationLayer::Operation => in_current_words(operation, error),
-            ValidationLayer::Older => error,
-        });
+    reworded(operation, layer, run(api, operation, body, host).await)
+}
+
+/// An operation's refusal in the words of the validation layer that read
+/// its request.
+fn reworded(
+    operation: Operation,
+    layer: ValidationLayer,
+    answer: Result<Answer, ApiError>,
+) -> Result<Answer, ApiError> {
+    let answer = answer.map_err(|error| match layer {
+        ValidationLayer::Operation => in_current_words(operation, error),
+        ValidationLayer::Older => error,
+    });
     match answer {
         // DynamoDB names the missing table in the control plane's answers
         // only: an item operation says no more than this.

@@ -228,13 +228,10 @@ impl<'a> Members<'a> {
     }
 
     pub(crate) fn capacity_detail(&self) -> Result<CapacityDetail, ApiError> {
-        Ok(
-            match self.choice("ReturnConsumedCapacity", &CAPACITY_DETAILS)? {
-                Some("INDEXES") => CapacityDetail::Indexes,
-                Some("TOTAL") => CapacityDetail::Total,
-                _ => CapacityDetail::None,
-            },
-        )
+        Ok(self
+            .choice("ReturnConsumedCapacity", &CAPACITY_DETAILS)?
+            .and_then(CapacityDetail::named)
+            .unwrap_or(CapacityDetail::None))
     }
 
     /// A write's enums (`ReturnConsumedCapacity`,
@@ -391,6 +388,16 @@ pub(crate) enum CapacityDetail {
 }
 
 impl CapacityDetail {
+    /// The detail a `ReturnConsumedCapacity` names, if it names one.
+    pub(crate) fn named(name: &str) -> Option<CapacityDetail> {
+        match name {
+            "INDEXES" => Some(CapacityDetail::Indexes),
+            "TOTAL" => Some(CapacityDetail::Total),
+            "NONE" => Some(CapacityDetail::None),
+            _ => None,
+        }
+    }
+
     /// The `ConsumedCapacity` of one request on one table.
     pub(crate) fn render(self, consumed: &ConsumedCapacity) -> Option<Value> {
         if self == CapacityDetail::None {

@@ -8,8 +8,8 @@
 
 use rave_engine::Written;
 use rave_store::{
-    DeleteItemInput, GetItemInput, PutItemInput, ReturnValues, Store, UpdateItemInput, WriteOutput,
-    project,
+    DeleteItemInput, GetItemInput, Path, PutItemInput, ReturnValues, Store, UpdateItemInput,
+    WriteOutput, project,
 };
 use serde_json::{Value, json};
 
@@ -22,26 +22,47 @@ use crate::request::{CapacityDetail, Members, RETURN_VALUES, name_violations, va
 use crate::wire::{Answer, AnswerWriter, item_to_json, write_item};
 use crate::writes::{ITEM_TOO_LARGE, check_index_key_update};
 
-pub(crate) async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Answer, ApiError> {
-    let table = body.table_name()?.to_owned();
-    let detail = body.capacity_detail()?;
-    let key = body.required_item("Key")?;
-    let projection = read_expressions(body, None)?.projection;
-    let output = api
-        .engine
-        .get_item(GetItemInput {
+/// A GetItem as its request was read (by `typed`, or from its members).
+#[derive(Debug, PartialEq)]
+pub(crate) struct GetItemRead {
+    pub(crate) input: GetItemInput,
+    pub(crate) projection: Option<Vec<Path>>,
+    pub(crate) detail: CapacityDetail,
+}
+
+impl GetItemRead {
+    /// GetItem's members, checked in DynamoDB's order.
+    pub(crate) fn from_members(body: Members<'_>) -> Result<GetItemRead, ApiError> {
+        let table = body.table_name()?.to_owned();
+        let detail = body.capacity_detail()?;
+        let key = body.required_item("Key")?;
+        let projection = read_expressions(body, None)?.projection;
+        let input = GetItemInput {
             table,
             key,
             consistent_read: body.bool("ConsistentRead")?,
+        };
+        Ok(GetItemRead {
+            input,
+            projection,
+            detail,
         })
-        .await?;
-    let projected = match (&output.item, &projection) {
+    }
+}
+
+pub(crate) async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Answer, ApiError> {
+    read_item(api, GetItemRead::from_members(body)?).await
+}
+
+pub(crate) async fn read_item(api: &DynamoApi, read: GetItemRead) -> Result<Answer, ApiError> {
+    let output = api.engine.get_item(read.input).await?;
+    let projected = match (&output.item, &read.projection) {
         (Some(item), Some(paths)) => Some(project(item, paths)),
         _ => None,
     };
     // Written straight from the item read.
     let mut answer = AnswerWriter::with_capacity(512);
-    if let Some(consumed) = detail.render(&output.consumed) {
+    if let Some(consumed) = read.detail.render(&output.consumed) {
         answer.value("ConsumedCapacity", &consumed);
     }
     if let Some(item) = projected.as_ref().or(output.item.as_ref()) {

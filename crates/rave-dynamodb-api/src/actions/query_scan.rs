@@ -13,6 +13,18 @@ use crate::request::{CapacityDetail, Members, validation_errors};
 use crate::wire::{Answer, AnswerWriter, write_item, write_items};
 
 pub(crate) async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Answer, ApiError> {
+    let (input, detail) = query_input(body)?;
+    let select = input.select;
+    let page = api
+        .engine
+        .query(input)
+        .await
+        .map_err(|error| legacy_wording(body, error.into()))?;
+    Ok(page_response(&page, select, detail))
+}
+
+/// Query's members, checked in DynamoDB's order.
+pub(crate) fn query_input(body: Members<'_>) -> Result<(QueryInput, CapacityDetail), ApiError> {
     let table = body.table_name()?;
     let detail = body.capacity_detail()?;
     let expressions = read_expressions(body, Some("QueryFilter"))?;
@@ -33,11 +45,18 @@ pub(crate) async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Answer, 
     input.consistent_read = body.bool("ConsistentRead")?;
     input.select = select;
     input.projection = expressions.projection;
-    let page = api
-        .engine
-        .query(input)
-        .await
-        .map_err(|error| legacy_wording(body, error.into()))?;
+    Ok((input, detail))
+}
+
+/// A Query read by `typed`, which takes only requests without legacy
+/// parameters: the engine's refusals need no rewording.
+pub(crate) async fn read_page(
+    api: &DynamoApi,
+    input: QueryInput,
+    detail: CapacityDetail,
+) -> Result<Answer, ApiError> {
+    let select = input.select;
+    let page = api.engine.query(input).await?;
     Ok(page_response(&page, select, detail))
 }
 
@@ -91,22 +110,27 @@ fn legacy_wording(body: Members<'_>, error: ApiError) -> ApiError {
     ApiError::validation(reworded)
 }
 
+/// `Select`'s values, in the order DynamoDB lists them.
+const SELECTS: [&str; 4] = [
+    "SPECIFIC_ATTRIBUTES",
+    "COUNT",
+    "ALL_ATTRIBUTES",
+    "ALL_PROJECTED_ATTRIBUTES",
+];
+
 fn select(body: Members<'_>) -> Result<Option<Select>, ApiError> {
-    let choice = body.choice(
-        "Select",
-        &[
-            "SPECIFIC_ATTRIBUTES",
-            "COUNT",
-            "ALL_ATTRIBUTES",
-            "ALL_PROJECTED_ATTRIBUTES",
-        ],
-    )?;
-    Ok(choice.map(|choice| match choice {
-        "ALL_ATTRIBUTES" => Select::AllAttributes,
-        "ALL_PROJECTED_ATTRIBUTES" => Select::AllProjectedAttributes,
-        "SPECIFIC_ATTRIBUTES" => Select::SpecificAttributes,
-        _ => Select::Count,
-    }))
+    Ok(body.choice("Select", &SELECTS)?.and_then(named_select))
+}
+
+/// The `Select` a value names, if it names one.
+pub(crate) fn named_select(name: &str) -> Option<Select> {
+    match name {
+        "ALL_ATTRIBUTES" => Some(Select::AllAttributes),
+        "ALL_PROJECTED_ATTRIBUTES" => Some(Select::AllProjectedAttributes),
+        "SPECIFIC_ATTRIBUTES" => Some(Select::SpecificAttributes),
+        "COUNT" => Some(Select::Count),
+        _ => None,
+    }
 }
 
 /// `Limit`, at least 1. DynamoDB words its refusal differently for each
