@@ -51,9 +51,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequest, Request, State};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::Value;
@@ -73,21 +73,28 @@ use crate::wire::Answer;
 const DYNAMODB_TARGET: &str = "DynamoDB_20120810.";
 const STREAMS_TARGET: &str = "DynamoDBStreams_20120810.";
 const CONTENT_TYPE: &str = "application/x-amz-json-1.0";
+const TARGET: HeaderName = HeaderName::from_static("x-amz-target");
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-amzn-requestid");
 const CRC32: HeaderName = HeaderName::from_static("x-amz-crc32");
 
 /// Answers one request, whatever its path: DynamoDB routes by header only.
-pub(crate) async fn handle(
-    State(api): State<Arc<DynamoApi>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+pub(crate) async fn handle(State(api): State<Arc<DynamoApi>>, request: Request) -> Response {
+    // The head's parts are moved out, where the `HeaderMap`, `Method` and
+    // `Uri` extractors would copy them; the body is read as the `Bytes`
+    // extractor reads it (the extensions keep its limit).
+    let (mut parts, body) = request.into_parts();
+    let headers = std::mem::take(&mut parts.headers);
+    let method = std::mem::take(&mut parts.method);
+    let uri = std::mem::take(&mut parts.uri);
+    let body = match Bytes::from_request(Request::from_parts(parts, body), &api).await {
+        Ok(body) => body,
+        Err(rejection) => return rejection.into_response(),
+    };
     let started = Instant::now();
-    let request_id = ulid::Ulid::generate().to_string();
+    let mut request_id = [0; ulid::ULID_LEN];
+    let request_id: &str = ulid::Ulid::generate().array_to_str(&mut request_id);
     let operation = headers
-        .get("x-amz-target")
+        .get(TARGET)
         .and_then(|target| target.to_str().ok())
         .unwrap_or_default();
     let signed = SignedRequest {
@@ -141,7 +148,7 @@ pub(crate) async fn handle(
             (status, Answer::from(error.envelope()).into_bytes())
         }
     };
-    respond(status, body, &request_id)
+    respond(status, body, request_id)
 }
 
 /// The operations rave serves.
@@ -504,7 +511,8 @@ async fn run(
 
 fn respond(status: StatusCode, bytes: Vec<u8>, request_id: &str) -> Response {
     let crc = crc32fast::hash(&bytes);
-    let mut response = (status, bytes).into_response();
+    let mut response = Response::new(Body::from(bytes));
+    *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE));
     if let Ok(id) = HeaderValue::from_str(request_id) {

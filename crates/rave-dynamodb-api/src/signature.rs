@@ -19,7 +19,8 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
-use axum::http::{HeaderMap, Method, Uri};
+use axum::http::header::{AUTHORIZATION, DATE};
+use axum::http::{HeaderMap, HeaderName, Method, Uri};
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
@@ -28,6 +29,7 @@ use crate::error::{ApiError, ErrorKind};
 
 const ALGORITHM: &str = "AWS4-HMAC-SHA256";
 const SCOPE_TERMINATOR: &str = "aws4_request";
+const X_AMZ_DATE: HeaderName = HeaderName::from_static("x-amz-date");
 /// How far a request's date may be from the server's clock, either way.
 const MAX_CLOCK_SKEW: Duration = Duration::from_secs(15 * 60);
 
@@ -145,7 +147,7 @@ impl Credentials {
         })?;
         let stamp = request
             .headers
-            .get("x-amz-date")
+            .get(X_AMZ_DATE)
             .and_then(|value| value.to_str().ok())
             .unwrap_or_default();
         let signed_at = parse_stamp(stamp).ok_or_else(|| {
@@ -220,29 +222,36 @@ impl<'a> Authorization<'a> {
             )
         };
         let header = headers
-            .get("authorization")
+            .get(AUTHORIZATION)
             .ok_or_else(missing_token)?
             .to_str()
             .map_err(|_| missing_token())?;
         let Some(rest) = header.strip_prefix("AWS4-") else {
             return Err(missing_token());
         };
-        let (algorithm, parameters) = rest.split_once(' ').unwrap_or((rest, ""));
+        let (algorithm, parameters) = split_at_byte(rest, b' ').unwrap_or((rest, ""));
         if Some(algorithm) != ALGORITHM.strip_prefix("AWS4-") {
             return Err(ApiError::new(
                 ErrorKind::IncompleteSignature,
                 format!("Unsupported AWS 'algorithm': 'AWS4-{algorithm}'"),
             ));
         }
-        // The first of each parameter counts; one pass, no allocation.
-        // Parameters are separated by commas or spaces: split at each in
-        // turn, single characters being found far faster than either.
+        // The first of each parameter counts. Parameters are separated by
+        // commas or spaces: one pass over the bytes finds either, where a
+        // `str` split by a set of characters decodes every character.
         let (mut credential, mut signed_headers, mut signature) = (None, None, None);
-        for (key, value) in parameters
-            .split(',')
-            .flat_map(|part| part.split(' '))
-            .filter_map(|part| part.trim().split_once('='))
-        {
+        let mut rest = parameters;
+        while !rest.is_empty() {
+            let end = rest
+                .bytes()
+                .position(|b| b == b',' || b == b' ')
+                .unwrap_or(rest.len());
+            // Both ends are at an ASCII byte or the text's end.
+            let (part, after) = rest.split_at(end);
+            rest = after.get(1..).unwrap_or_default();
+            let Some((key, value)) = split_at_byte(part.trim(), b'=') else {
+                continue;
+            };
             let slot = match key {
                 "Credential" => &mut credential,
                 "SignedHeaders" => &mut signed_headers,
@@ -251,7 +260,7 @@ impl<'a> Authorization<'a> {
             };
             slot.get_or_insert(value);
         }
-        let has_date = headers.contains_key("x-amz-date") || headers.contains_key("date");
+        let has_date = headers.contains_key(X_AMZ_DATE) || headers.contains_key(DATE);
         let (Some(credential), Some(signed_headers), Some(signature), true) =
             (credential, signed_headers, signature, has_date)
         else {
@@ -276,8 +285,14 @@ impl<'a> Authorization<'a> {
                 missing.join(" "),
             ));
         };
-        let mut steps = credential.split('/');
-        let scope: [Option<&str>; 5] = std::array::from_fn(|_| steps.next());
+        // The credential's five `/`-separated steps, and whatever follows.
+        let mut rest = Some(credential);
+        let scope: [Option<&str>; 5] = std::array::from_fn(|_| {
+            let text = rest?;
+            let (step, after) = split_at_byte(text, b'/').unzip();
+            rest = after;
+            step.or(Some(text))
+        });
         let (
             [
                 Some(key_id),
@@ -287,7 +302,7 @@ impl<'a> Authorization<'a> {
                 Some(terminator),
             ],
             None,
-        ) = (scope, steps.next())
+        ) = (scope, rest)
         else {
             return Err(ApiError::new(
                 ErrorKind::IncompleteSignature,
@@ -321,6 +336,14 @@ impl<'a> Authorization<'a> {
             self.date, self.region, self.service
         )
     }
+}
+
+/// `text` split around its first `byte` (an ASCII one), found by a plain
+/// scan: the parts of an `Authorization` header are a few dozen bytes, which
+/// take less to scan than a `str` pattern's searcher takes to set up.
+fn split_at_byte(text: &str, byte: u8) -> Option<(&str, &str)> {
+    let at = text.bytes().position(|b| b == byte)?;
+    Some((&text[..at], &text[at + 1..]))
 }
 
 /// The canonical request of Signature V4: method, path, query, the signed
