@@ -1,8 +1,8 @@
 //! A successful operation's answer: a JSON value the operation put
-//! together, or the text it already wrote (GetItem's and Query's, whose
+//! together, or the bytes it already wrote (GetItem's and Query's, whose
 //! items are written straight from the store's, see `to_json`).
 
-use std::fmt::Write as _;
+use std::io::Write as _;
 
 use serde_json::Value;
 
@@ -47,43 +47,43 @@ impl From<Value> for Answer {
 /// that the answer reads as it did when it was a `Value`.
 #[derive(Debug)]
 pub(crate) struct AnswerWriter {
-    text: String,
+    text: Vec<u8>,
 }
 
 impl AnswerWriter {
     /// An empty object, with room for about `capacity` bytes.
     pub(crate) fn with_capacity(capacity: usize) -> AnswerWriter {
-        let mut text = String::with_capacity(capacity);
-        text.push('{');
+        let mut text = Vec::with_capacity(capacity);
+        text.push(b'{');
         AnswerWriter { text }
     }
 
     /// Starts member `name` (a name with nothing to escape) and gives the
-    /// text its value is to be written into.
-    pub(crate) fn member(&mut self, name: &str) -> &mut String {
+    /// bytes its value is to be written after.
+    pub(crate) fn member(&mut self, name: &str) -> &mut Vec<u8> {
         if self.text.len() > 1 {
-            self.text.push(',');
+            self.text.push(b',');
         }
-        self.text.push('"');
-        self.text.push_str(name);
-        self.text.push_str("\":");
+        self.text.push(b'"');
+        self.text.extend_from_slice(name.as_bytes());
+        self.text.extend_from_slice(b"\":");
         &mut self.text
     }
 
     /// Member `name` with a value put together as a `Value`.
     pub(crate) fn value(&mut self, name: &str, value: &Value) {
-        // Writing into a `String` cannot fail.
+        // Writing into a `Vec` cannot fail.
         let _ = write!(self.member(name), "{value}");
     }
 
     /// Member `name` with a count.
     pub(crate) fn count(&mut self, name: &str, count: usize) {
-        // Writing into a `String` cannot fail.
+        // Writing into a `Vec` cannot fail.
         let _ = write!(self.member(name), "{count}");
     }
 
     pub(crate) fn finish(mut self) -> Answer {
-        self.text.push('}');
-        Answer::Written(self.text.into_bytes())
+        self.text.push(b'}');
+        Answer::Written(self.text)
     }
 }

@@ -1,14 +1,13 @@
 //! rave's attribute values written as DynamoDB JSON, two ways: straight
 //! into an answer's text ([`write_item`]: the answers served most,
 //! GetItem's and Query's, with no `serde_json::Value` tree built and
-//! dropped on the way, and a string scanned for characters to escape a
-//! machine word at a time), and as `Value`s
+//! dropped on the way), and as `Value`s
 //! ([`item_to_json`], [`value_to_json`]) for the answers that are put
 //! together as `Value`s. Both write what serde_json writes for the same
 //! value; a test holds them to it.
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
+use std::io::Write as _;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -17,92 +16,92 @@ use serde_json::{Map, Value};
 
 /// Appends `item` as DynamoDB JSON, `{"name":{"S":"..."},...}`, names in
 /// the item's (sorted) order, as a `Value`'s map writes them.
-pub(crate) fn write_item(out: &mut String, item: &Item) {
-    out.push('{');
+pub(crate) fn write_item(out: &mut Vec<u8>, item: &Item) {
+    out.push(b'{');
     for (at, (name, value)) in item.iter().enumerate() {
         if at > 0 {
-            out.push(',');
+            out.push(b',');
         }
         write_string(out, name);
-        out.push(':');
+        out.push(b':');
         write_value(out, value);
     }
-    out.push('}');
+    out.push(b'}');
 }
 
 /// Appends a list of items as DynamoDB JSON.
-pub(crate) fn write_items(out: &mut String, items: &[Item]) {
+pub(crate) fn write_items(out: &mut Vec<u8>, items: &[Item]) {
     write_list(out, items, write_item);
 }
 
 /// Appends one attribute value as DynamoDB JSON: `{"S":"..."}`.
-fn write_value(out: &mut String, value: &AttributeValue) {
+fn write_value(out: &mut Vec<u8>, value: &AttributeValue) {
     match value {
         AttributeValue::S(text) => {
-            out.push_str(r#"{"S":"#);
+            out.extend_from_slice(br#"{"S":"#);
             write_string(out, text);
         }
         AttributeValue::N(number) => {
-            out.push_str(r#"{"N":"#);
+            out.extend_from_slice(br#"{"N":"#);
             write_number(out, number);
         }
         AttributeValue::B(bytes) => {
-            out.push_str(r#"{"B":"#);
+            out.extend_from_slice(br#"{"B":"#);
             write_binary(out, bytes);
         }
-        AttributeValue::Bool(true) => out.push_str(r#"{"BOOL":true"#),
-        AttributeValue::Bool(false) => out.push_str(r#"{"BOOL":false"#),
-        AttributeValue::Null => out.push_str(r#"{"NULL":true"#),
+        AttributeValue::Bool(true) => out.extend_from_slice(br#"{"BOOL":true"#),
+        AttributeValue::Bool(false) => out.extend_from_slice(br#"{"BOOL":false"#),
+        AttributeValue::Null => out.extend_from_slice(br#"{"NULL":true"#),
         AttributeValue::L(values) => {
-            out.push_str(r#"{"L":"#);
+            out.extend_from_slice(br#"{"L":"#);
             write_list(out, values, write_value);
         }
         AttributeValue::M(map) => {
-            out.push_str(r#"{"M":"#);
+            out.extend_from_slice(br#"{"M":"#);
             write_item(out, map);
         }
         AttributeValue::Ss(set) => {
-            out.push_str(r#"{"SS":"#);
+            out.extend_from_slice(br#"{"SS":"#);
             write_list(out, set, |out, text| write_string(out, text));
         }
         AttributeValue::Ns(set) => {
-            out.push_str(r#"{"NS":"#);
+            out.extend_from_slice(br#"{"NS":"#);
             write_list(out, set, write_number);
         }
         AttributeValue::Bs(set) => {
-            out.push_str(r#"{"BS":"#);
+            out.extend_from_slice(br#"{"BS":"#);
             write_list(out, set, |out, bytes| write_binary(out, bytes));
         }
     }
-    out.push('}');
+    out.push(b'}');
 }
 
 fn write_list<'a, T: 'a + ?Sized>(
-    out: &mut String,
+    out: &mut Vec<u8>,
     members: impl IntoIterator<Item = &'a T>,
-    write: impl Fn(&mut String, &'a T),
+    write: impl Fn(&mut Vec<u8>, &'a T),
 ) {
-    out.push('[');
+    out.push(b'[');
     for (at, member) in members.into_iter().enumerate() {
         if at > 0 {
-            out.push(',');
+            out.push(b',');
         }
         write(out, member);
     }
-    out.push(']');
+    out.push(b']');
 }
 
 /// A number as the string DynamoDB answers it in: its plain notation (as
 /// `Number` displays it), which has nothing to escape. A whole number of a
 /// 64-bit coefficient, the common case, is written digit by digit: the
 /// formatting machinery costs ten times as much.
-fn write_number(out: &mut String, number: &Number) {
-    out.push('"');
+fn write_number(out: &mut Vec<u8>, number: &Number) {
+    out.push(b'"');
     let (negative, coefficient, exponent) = number.to_parts();
     match (u64::try_from(coefficient), usize::try_from(exponent)) {
         (Ok(coefficient), Ok(zeros)) => {
             if negative {
-                out.push('-');
+                out.push(b'-');
             }
             let mut digits = [0u8; 20];
             let mut first = digits.len();
@@ -116,66 +115,70 @@ fn write_number(out: &mut String, number: &Number) {
                     break;
                 }
             }
-            out.extend(digits[first..].iter().map(|&digit| char::from(digit)));
-            out.extend(std::iter::repeat_n('0', zeros));
+            out.extend_from_slice(&digits[first..]);
+            out.resize(out.len() + zeros, b'0');
         }
-        // Writing into a `String` cannot fail.
+        // Writing into a `Vec` cannot fail.
         _ => {
             let _ = write!(out, "{number}");
         }
     }
-    out.push('"');
+    out.push(b'"');
 }
 
 /// Binary as a base64 string, which has nothing to escape.
-fn write_binary(out: &mut String, bytes: &[u8]) {
-    out.push('"');
-    STANDARD.encode_string(bytes, out);
-    out.push('"');
+fn write_binary(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.push(b'"');
+    out.extend_from_slice(STANDARD.encode(bytes).as_bytes());
+    out.push(b'"');
 }
 
 /// Appends `text` as a JSON string, escaped as serde_json escapes it: `"`
 /// and `\` by a backslash, the control characters by their short escape
-/// or as `\u00xx`.
-pub(crate) fn write_string(out: &mut String, text: &str) {
-    out.push('"');
-    if has_nothing_to_escape(text) {
-        out.push_str(text);
+/// or as `\u00xx`. A long string is checked first and copied whole; a short
+/// one (most of an item's: its names, keys and short values) is copied byte
+/// by byte as it is checked, cheaper than a call to copy it.
+pub(crate) fn write_string(out: &mut Vec<u8>, text: &str) {
+    const SHORT: usize = 16;
+    out.reserve(text.len() + 2);
+    out.push(b'"');
+    if text.len() >= SHORT && has_nothing_to_escape(text) {
+        out.extend_from_slice(text.as_bytes());
     } else {
-        let mut plain = 0;
-        for (at, byte) in text.bytes().enumerate() {
-            let short = match byte {
-                b'"' => '"',
-                b'\\' => '\\',
-                b'\n' => 'n',
-                b'\r' => 'r',
-                b'\t' => 't',
-                0x08 => 'b',
-                0x0c => 'f',
-                0x00..=0x1f => 'u',
-                _ => continue,
-            };
-            // Every byte escaped is ASCII: `at` is on a character boundary.
-            out.push_str(&text[plain..at]);
-            out.push('\\');
-            out.push(short);
-            if short == 'u' {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.push_str("00");
-                out.push(char::from(HEX[usize::from(byte >> 4)]));
-                out.push(char::from(HEX[usize::from(byte & 0xf)]));
+        for &byte in text.as_bytes() {
+            if NEEDS_ESCAPE[usize::from(byte)] {
+                write_escape(out, byte);
+            } else {
+                out.push(byte);
             }
-            plain = at + 1;
         }
-        out.push_str(&text[plain..]);
     }
-    out.push('"');
+    out.push(b'"');
+}
+
+/// A byte JSON escapes, escaped.
+fn write_escape(out: &mut Vec<u8>, byte: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push(b'\\');
+    match byte {
+        b'"' | b'\\' => out.push(byte),
+        b'\n' => out.push(b'n'),
+        b'\r' => out.push(b'r'),
+        b'\t' => out.push(b't'),
+        0x08 => out.push(b'b'),
+        0x0c => out.push(b'f'),
+        _ => out.extend_from_slice(&[
+            b'u',
+            b'0',
+            b'0',
+            HEX[usize::from(byte >> 4)],
+            HEX[usize::from(byte & 0xf)],
+        ]),
+    }
 }
 
 /// Whether no byte of `text` needs escaping: eight bytes at a time, as
-/// one word, then the last few one by one. Most strings of an item (its
-/// names, keys and short values) are shorter than a vector step: this
-/// costs them no more than a few instructions a byte.
+/// one word, then the last few one by one.
 fn has_nothing_to_escape(text: &str) -> bool {
     let (words, tail) = text.as_bytes().as_chunks::<8>();
     words
@@ -256,9 +259,9 @@ mod tests {
             "ünïcödé ✓ and a tab\tand a newline\n",
             &every_ascii,
         ] {
-            let mut written = String::new();
+            let mut written = Vec::new();
             write_string(&mut written, text);
-            assert_eq!(written, serde_json::to_string(text).expect("a string"));
+            assert_eq!(written, serde_json::to_vec(text).expect("a string"));
         }
     }
 
@@ -303,11 +306,11 @@ mod tests {
         .into_iter()
         .map(|(name, value)| (name.to_owned(), value))
         .collect();
-        let mut written = String::new();
+        let mut written = Vec::new();
         write_item(&mut written, &item);
         assert_eq!(
             written,
-            serde_json::to_string(&item_to_json(&item)).expect("a value")
+            serde_json::to_vec(&item_to_json(&item)).expect("a value")
         );
     }
 }
