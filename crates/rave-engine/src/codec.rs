@@ -410,7 +410,12 @@ impl<'a> StoredItem<'a> {
             Cow::Borrowed(text) => SlotValue::S(text),
             Cow::Owned(text) => SlotValue::Built(AttributeValue::S(text)),
         };
-        self.slots.push(Slot { name, value });
+        // In its place by name: the slots stay in name order, which
+        // `for_each_attribute` promises.
+        let at = self
+            .slots
+            .partition_point(|slot| by_name(slot.name, name).is_lt());
+        self.slots.insert(at, Slot { name, value });
     }
 
     /// The attributes named in `names` that the item has, as an item.
@@ -447,6 +452,12 @@ impl ItemView for StoredItem<'_> {
             .iter()
             .find(|slot| slot.name.len() == name.len() && by_name(slot.name, name).is_eq())
             .map(Slot::value)
+    }
+
+    fn for_each_attribute(&self, visit: &mut dyn FnMut(&str, AttributeRef<'_>)) {
+        for slot in &self.slots {
+            visit(slot.name, slot.value());
+        }
     }
 
     fn to_item(&self) -> Item {
@@ -618,6 +629,31 @@ mod tests {
     use proptest::prelude::*;
     use rave_store::item;
 
+    /// What `for_each_attribute` shows, in its order.
+    fn listed(view: &StoredItem<'_>) -> Vec<(String, AttributeValue)> {
+        let mut seen = Vec::new();
+        view.for_each_attribute(&mut |name, value| seen.push((name.to_owned(), value.to_value())));
+        seen
+    }
+
+    #[test]
+    fn strings_added_back_take_their_place_by_name() {
+        let bytes = encode_item(&item! {"b" => "2", "d" => 4i64});
+        let mut index = ItemIndex::default();
+        let mut view = index.read(&bytes).expect("indexes");
+        view.add_missing_string("e", Cow::Borrowed("5"));
+        view.add_missing_string("a", Cow::Owned("1".to_owned()));
+        view.add_missing_string("c", Cow::Borrowed("3"));
+        view.add_missing_string("b", Cow::Borrowed("ignored: the item has one"));
+        let names: Vec<String> = listed(&view).into_iter().map(|(name, _)| name).collect();
+        assert_eq!(names, ["a", "b", "c", "d", "e"]);
+        assert_eq!(view.attribute("b"), Some(AttributeRef::S("2")));
+        assert_eq!(
+            view.to_item(),
+            item! {"a" => "1", "b" => "2", "c" => "3", "d" => 4i64, "e" => "5"}
+        );
+    }
+
     fn value() -> impl Strategy<Value = AttributeValue> {
         let leaf = prop_oneof![
             ".*".prop_map(AttributeValue::S),
@@ -668,6 +704,7 @@ mod tests {
             for name in item.keys().chain(&probes) {
                 prop_assert_eq!(view.attribute(name).map(|v| v.to_value()), item.get(name).cloned());
             }
+            prop_assert_eq!(listed(&view), item.iter().map(|(n, v)| (n.clone(), v.clone())).collect::<Vec<_>>());
             prop_assert_eq!(view.to_item(), item);
         }
 

@@ -65,6 +65,10 @@ impl<'a> From<&'a AttributeValue> for AttributeRef<'a> {
 /// Read access to the top-level attributes of one item.
 pub trait ItemView {
     fn attribute(&self, name: &str) -> Option<AttributeRef<'_>>;
+    /// Shows `visit` every attribute, in name order (bytewise, as an
+    /// [`Item`] iterates), so that a caller writing the whole item out
+    /// need not build it.
+    fn for_each_attribute(&self, visit: &mut dyn FnMut(&str, AttributeRef<'_>));
     /// The whole item, built.
     fn to_item(&self) -> Item;
 }
@@ -72,6 +76,12 @@ pub trait ItemView {
 impl ItemView for Item {
     fn attribute(&self, name: &str) -> Option<AttributeRef<'_>> {
         self.get(name).map(AttributeRef::from)
+    }
+
+    fn for_each_attribute(&self, visit: &mut dyn FnMut(&str, AttributeRef<'_>)) {
+        for (name, value) in self {
+            visit(name, AttributeRef::from(value));
+        }
     }
 
     fn to_item(&self) -> Item {

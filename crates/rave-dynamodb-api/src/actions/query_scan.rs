@@ -3,7 +3,9 @@
 //! engine checks `Select` against the projection and the index and shapes
 //! the items.
 
-use rave_store::{Page, QueryInput, ScanInput, Segment, Select, Store};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rave_store::{Page, QueryInput, ScanInput, Segment, Select, Store, StoreError};
 use serde_json::Value;
 
 use crate::api::DynamoApi;
@@ -14,13 +16,50 @@ use crate::wire::{Answer, AnswerWriter, write_item, write_items};
 
 pub(crate) async fn query(api: &DynamoApi, body: Members<'_>) -> Result<Answer, ApiError> {
     let (input, detail) = query_input(body)?;
-    let select = input.select;
+    query_page(api, input, detail)
+        .await
+        .map_err(|error| legacy_wording(body, error.into()))
+}
+
+/// A Query's answer, its items written as the engine shows them: whole
+/// stored items are read in place and written out, never built.
+async fn query_page(
+    api: &DynamoApi,
+    input: QueryInput,
+    detail: CapacityDetail,
+) -> Result<Answer, StoreError> {
+    if input.select == Some(Select::Count) {
+        let page = api.engine.query(input).await?;
+        return Ok(page_response(&page, Some(Select::Count), detail));
+    }
+    // Room for items of a few hundred bytes each, the common size.
+    let capacity = 320 * input.limit.unwrap_or(20).min(100);
+    let written = Arc::new(Mutex::new(Vec::with_capacity(capacity)));
+    let sink = written.clone();
     let page = api
         .engine
-        .query(input)
-        .await
-        .map_err(|error| legacy_wording(body, error.into()))?;
-    Ok(page_response(&page, select, detail))
+        .query_visiting(
+            input,
+            Box::new(move |item| {
+                let mut items = sink.lock().unwrap_or_else(PoisonError::into_inner);
+                let separator = if items.is_empty() { b'[' } else { b',' };
+                items.push(separator);
+                write_item(&mut items, item);
+            }),
+        )
+        .await?;
+    let mut items = std::mem::take(&mut *written.lock().unwrap_or_else(PoisonError::into_inner));
+    if items.is_empty() {
+        items.push(b'[');
+    }
+    items.push(b']');
+    let room = items.len();
+    Ok(page_answer(
+        &page,
+        detail,
+        room,
+        Some(|out: &mut Vec<u8>| out.extend_from_slice(&items)),
+    ))
 }
 
 /// Query's members, checked in DynamoDB's order.
@@ -55,9 +94,7 @@ pub(crate) async fn read_page(
     input: QueryInput,
     detail: CapacityDetail,
 ) -> Result<Answer, ApiError> {
-    let select = input.select;
-    let page = api.engine.query(input).await?;
-    Ok(page_response(&page, select, detail))
+    Ok(query_page(api, input, detail).await?)
 }
 
 pub(crate) async fn scan(api: &DynamoApi, body: Members<'_>) -> Result<Answer, ApiError> {
@@ -150,14 +187,27 @@ fn limit(body: Members<'_>, operation: &str) -> Result<Option<usize>, ApiError> 
 
 /// A page's answer, written straight from the items read.
 fn page_response(page: &Page, select: Option<Select>, detail: CapacityDetail) -> Answer {
+    let items = (select != Some(Select::Count))
+        .then_some(|out: &mut Vec<u8>| write_items(out, &page.items));
     // Room for items of a few hundred bytes each, the common size.
-    let mut answer = AnswerWriter::with_capacity(256 + 320 * page.items.len());
+    page_answer(page, detail, 320 * page.items.len(), items)
+}
+
+/// A page's answer, with room for `items_room` bytes of items;
+/// `write_items` writes its `Items` (none for a COUNT).
+fn page_answer(
+    page: &Page,
+    detail: CapacityDetail,
+    items_room: usize,
+    write_items: Option<impl FnOnce(&mut Vec<u8>)>,
+) -> Answer {
+    let mut answer = AnswerWriter::with_capacity(256 + items_room);
     if let Some(consumed) = detail.render(&page.consumed) {
         answer.value("ConsumedCapacity", &consumed);
     }
     answer.count("Count", page.count);
-    if select != Some(Select::Count) {
-        write_items(answer.member("Items"), &page.items);
+    if let Some(write_items) = write_items {
+        write_items(answer.member("Items"));
     }
     if let Some(key) = &page.last_evaluated_key {
         write_item(answer.member("LastEvaluatedKey"), key);

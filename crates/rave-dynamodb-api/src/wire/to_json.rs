@@ -11,21 +11,23 @@ use std::io::Write as _;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use rave_store::{AttributeValue, Item, Number};
+use rave_store::{AttributeRef, AttributeValue, Item, ItemView, Number};
 use serde_json::{Map, Value};
 
 /// Appends `item` as DynamoDB JSON, `{"name":{"S":"..."},...}`, names in
-/// the item's (sorted) order, as a `Value`'s map writes them.
-pub(crate) fn write_item(out: &mut Vec<u8>, item: &Item) {
+/// the item's (sorted) order, as a `Value`'s map writes them. A stored
+/// item shown in place by the engine is written without being built.
+pub(crate) fn write_item(out: &mut Vec<u8>, item: &(impl ItemView + ?Sized)) {
     out.push(b'{');
-    for (at, (name, value)) in item.iter().enumerate() {
-        if at > 0 {
+    let mut first = true;
+    item.for_each_attribute(&mut |name, value| {
+        if !std::mem::take(&mut first) {
             out.push(b',');
         }
         write_string(out, name);
         out.push(b':');
-        write_value(out, value);
-    }
+        write_attribute(out, value);
+    });
     out.push(b'}');
 }
 
@@ -34,24 +36,32 @@ pub(crate) fn write_items(out: &mut Vec<u8>, items: &[Item]) {
     write_list(out, items, write_item);
 }
 
-/// Appends one attribute value as DynamoDB JSON: `{"S":"..."}`.
-fn write_value(out: &mut Vec<u8>, value: &AttributeValue) {
+/// Appends one attribute as DynamoDB JSON: `{"S":"..."}`.
+fn write_attribute(out: &mut Vec<u8>, value: AttributeRef<'_>) {
     match value {
-        AttributeValue::S(text) => {
+        AttributeRef::S(text) => {
             out.extend_from_slice(br#"{"S":"#);
             write_string(out, text);
         }
-        AttributeValue::N(number) => {
+        AttributeRef::N(number) => {
             out.extend_from_slice(br#"{"N":"#);
-            write_number(out, number);
+            write_number(out, &number);
         }
+        AttributeRef::Bool(true) => out.extend_from_slice(br#"{"BOOL":true"#),
+        AttributeRef::Bool(false) => out.extend_from_slice(br#"{"BOOL":false"#),
+        AttributeRef::Null => out.extend_from_slice(br#"{"NULL":true"#),
+        AttributeRef::Other(value) => return write_value(out, value),
+    }
+    out.push(b'}');
+}
+
+/// Appends one attribute value as DynamoDB JSON: `{"L":[...]}`.
+fn write_value(out: &mut Vec<u8>, value: &AttributeValue) {
+    match value {
         AttributeValue::B(bytes) => {
             out.extend_from_slice(br#"{"B":"#);
             write_binary(out, bytes);
         }
-        AttributeValue::Bool(true) => out.extend_from_slice(br#"{"BOOL":true"#),
-        AttributeValue::Bool(false) => out.extend_from_slice(br#"{"BOOL":false"#),
-        AttributeValue::Null => out.extend_from_slice(br#"{"NULL":true"#),
         AttributeValue::L(values) => {
             out.extend_from_slice(br#"{"L":"#);
             write_list(out, values, write_value);
@@ -71,6 +81,12 @@ fn write_value(out: &mut Vec<u8>, value: &AttributeValue) {
         AttributeValue::Bs(set) => {
             out.extend_from_slice(br#"{"BS":"#);
             write_list(out, set, |out, bytes| write_binary(out, bytes));
+        }
+        AttributeValue::S(_)
+        | AttributeValue::N(_)
+        | AttributeValue::Bool(_)
+        | AttributeValue::Null => {
+            return write_attribute(out, AttributeRef::from(value));
         }
     }
     out.push(b'}');
