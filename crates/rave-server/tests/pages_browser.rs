@@ -1051,10 +1051,12 @@ async fn the_embed_shows_sub_ratings_as_bars_and_fit_as_a_scale() {
     .map(str::to_owned)
     .to_vec();
     assert_eq!(shown, json!(expected));
+    // The list and the statistics' grid render apart: wait for the list's
+    // answers before reading them.
+    let answer_lines = format!("[...{ROOT}.querySelectorAll('li .meta + .meta')]");
+    s.until(&format!("{answer_lines}.length > 0")).await;
     let answers = s
-        .eval(&format!(
-            "[...{ROOT}.querySelectorAll('li .meta + .meta')].map((n) => n.textContent)"
-        ))
+        .eval(&format!("{answer_lines}.map((n) => n.textContent)"))
         .await;
     assert!(
         answers
