@@ -22,17 +22,43 @@ impl<T: Serialize> IntoResponse for Json<T> {
     fn into_response(self) -> Response {
         let mut body = Vec::with_capacity(FIRST_CAPACITY);
         match serde_json::to_writer(&mut body, &self.0) {
-            Ok(()) => (
-                [(
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/json"),
-                )],
-                body,
-            )
-                .into_response(),
+            Ok(()) => {
+                // A small answer gives back what it did not use: the body's
+                // `Bytes` keeps its whole allocation, and kept answers are
+                // budgeted by their length.
+                if body.capacity() > 2 * body.len() {
+                    body.shrink_to_fit();
+                }
+                (
+                    [(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    )],
+                    body,
+                )
+                    .into_response()
+            }
             // A body type that cannot be written (a map with non-string
             // keys) is a bug here, not the client's.
             Err(error) => (StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn answers_what_serde_json_writes_as_application_json() {
+        let value =
+            serde_json::json!({"items": [{"title": "a \"quote\" and \\ and \u{1}"}], "next": null});
+        let response = Json(&value).into_response();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .expect("a body");
+        assert_eq!(&body[..], serde_json::to_vec(&value).expect("JSON"));
     }
 }
