@@ -5,6 +5,11 @@
 //! capacity check and a possible reallocation, and a page of 20 comments
 //! is about a thousand pieces (230 k of the 730 k instructions a fresh
 //! page took). A `Vec` sized for a page takes them with a plain copy.
+//!
+//! sonic-rs writes the same bytes as serde_json (its tests below hold it
+//! to that), but checks a string for characters to escape 32 bytes at a
+//! time where serde_json looks each byte up in a table: on a page of 20
+//! comments that was 113 k of serde_json's 145 k instructions.
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -21,7 +26,7 @@ pub(crate) struct Json<T>(pub T);
 impl<T: Serialize> IntoResponse for Json<T> {
     fn into_response(self) -> Response {
         let mut body = Vec::with_capacity(FIRST_CAPACITY);
-        match serde_json::to_writer(&mut body, &self.0) {
+        match sonic_rs::to_writer(&mut body, &self.0) {
             Ok(()) => {
                 // A small answer gives back what it did not use: the body's
                 // `Bytes` keeps its whole allocation, and kept answers are
@@ -60,5 +65,41 @@ mod tests {
             .await
             .expect("a body");
         assert_eq!(&body[..], serde_json::to_vec(&value).expect("JSON"));
+    }
+
+    #[derive(Debug, Serialize)]
+    struct Mixed {
+        text: String,
+        number: f64,
+        small: f32,
+        count: i64,
+        missing: Option<u8>,
+        names: std::collections::BTreeMap<String, u32>,
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn sonic_writes_serde_jsons_bytes(
+            text in "\\PC*|[\u{0}-\u{1f}\"\\\\/<>&\u{7f}\u{2028}é😀]{0,40}",
+            number in proptest::num::f64::ANY,
+            small in proptest::num::f32::ANY,
+            count in proptest::num::i64::ANY,
+            missing in proptest::option::of(0u8..),
+        ) {
+            let mixed = Mixed {
+                names: [(text.clone(), 1)].into_iter().collect(),
+                text,
+                number,
+                small,
+                count,
+                missing,
+            };
+            let mut ours = Vec::new();
+            sonic_rs::to_writer(&mut ours, &mixed).expect("JSON");
+            proptest::prop_assert_eq!(
+                String::from_utf8(ours).expect("UTF-8"),
+                serde_json::to_string(&mixed).expect("JSON")
+            );
+        }
     }
 }

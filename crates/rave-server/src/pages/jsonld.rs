@@ -19,7 +19,7 @@
 //! paths on rave's origin, which JSON-LD readers resolve against the page's
 //! URL as extruct does.
 
-use std::io;
+use std::fmt::Write as _;
 
 use rave_comments::{ProductOverview, ProductStats};
 use serde::Serialize;
@@ -214,82 +214,60 @@ pub(super) fn review<'a>(shown: &'a Shown<'a>) -> Review<'a> {
 /// Writes `value` as JSON that cannot end or confuse the `<script>` element
 /// it sits in: `<`, `>` and `&` as `\u` escapes (so no `</script>` or
 /// `<!--`), and the line and bidirectional-control characters as escapes
-/// too. The JSON means the same after parsing. Escaping happens while
-/// serialising, in the string pieces serde_json hands over, so the JSON is
-/// written and scanned once.
+/// too. The JSON means the same after parsing.
 pub(super) fn write_script_safe(value: &impl Serialize, out: &mut String) {
-    let mut json = Vec::with_capacity(4096);
-    let mut serializer = serde_json::Serializer::with_formatter(&mut json, ScriptSafe);
-    // Serialising these types into memory cannot fail, and the formatter
-    // writes only whole UTF-8 sequences: the fallbacks are never taken.
-    if value.serialize(&mut serializer).is_err() {
-        json = b"{}".to_vec();
-    }
-    out.push_str(std::str::from_utf8(&json).unwrap_or("{}"));
+    // Serialising these types into memory cannot fail: the fallback is
+    // never taken.
+    let json = sonic_rs::to_string(value).unwrap_or_else(|_| "{}".to_owned());
+    push_script_safe(&json, out);
 }
 
-/// serde_json's compact output, with the escapes of [`write_script_safe`].
-struct ScriptSafe;
-
-/// Below this length a fragment is checked byte by byte: a vectorised scan
-/// costs more to set up than it saves on a few bytes.
-const SHORT_FRAGMENT: usize = 32;
-
-impl serde_json::ser::Formatter for ScriptSafe {
-    fn write_string_fragment<W: ?Sized + io::Write>(
-        &mut self,
-        writer: &mut W,
-        fragment: &str,
-    ) -> io::Result<()> {
-        let bytes = fragment.as_bytes();
-        // Every character escaped is `<`, `>`, `&`, or three bytes from 0xE2.
-        // Most fragments are a key or a short value: a plain loop passes
-        // over one before the two scans below would have started.
-        if bytes.len() < SHORT_FRAGMENT
-            && !bytes
-                .iter()
-                .any(|byte| matches!(byte, b'<' | b'>' | b'&' | 0xE2))
-        {
-            return writer.write_all(bytes);
-        }
-        // Longer text has none either, mostly: two vectorised scans, each
-        // resumed only once passed, so a fragment is read about twice
-        // however many it holds.
-        let markup_from =
-            |from: usize| memchr::memchr3(b'<', b'>', b'&', &bytes[from..]).map(|at| from + at);
-        let lead_from = |from: usize| memchr::memchr(0xE2, &bytes[from..]).map(|at| from + at);
-        let mut next_markup = markup_from(0);
-        let mut next_lead = lead_from(0);
-        let mut written = 0;
-        loop {
-            let at = match (next_markup, next_lead) {
-                (Some(m), Some(l)) => m.min(l),
-                (Some(found), None) | (None, Some(found)) => found,
-                (None, None) => break,
-            };
-            let escaped = match bytes[at] {
-                0xE2 => fragment[at..].chars().next().filter(|c| {
-                    matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-                }),
-                byte => Some(char::from(byte)),
-            };
-            let after = match escaped {
-                Some(c) => {
-                    writer.write_all(&bytes[written..at])?;
-                    write!(writer, "\\u{:04x}", u32::from(c))?;
-                    written = at + c.len_utf8();
-                    written
-                }
-                None => at + 1,
-            };
-            if next_markup == Some(at) {
-                next_markup = markup_from(after);
-            } else {
-                next_lead = lead_from(after);
+/// Appends compact `json` with the escapes of [`write_script_safe`].
+/// Outside its strings compact JSON is ASCII punctuation, digits and
+/// keywords, so every character escaped here stands inside a string, where
+/// a `\u` escape means the same: the whole text is scanned once, after
+/// serialising, instead of every piece serde hands over.
+fn push_script_safe(json: &str, out: &mut String) {
+    out.reserve(json.len());
+    let bytes = json.as_bytes();
+    // Every character escaped is `<`, `>`, `&`, or three bytes from 0xE2:
+    // two vectorised scans, each resumed only once passed, so the text is
+    // read about twice however many it holds.
+    let markup_from =
+        |from: usize| memchr::memchr3(b'<', b'>', b'&', &bytes[from..]).map(|at| from + at);
+    let lead_from = |from: usize| memchr::memchr(0xE2, &bytes[from..]).map(|at| from + at);
+    let mut next_markup = markup_from(0);
+    let mut next_lead = lead_from(0);
+    let mut written = 0;
+    loop {
+        let at = match (next_markup, next_lead) {
+            (Some(m), Some(l)) => m.min(l),
+            (Some(found), None) | (None, Some(found)) => found,
+            (None, None) => break,
+        };
+        let escaped = match bytes[at] {
+            0xE2 => json[at..].chars().next().filter(|c| {
+                matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+            }),
+            byte => Some(char::from(byte)),
+        };
+        let after = match escaped {
+            Some(c) => {
+                out.push_str(&json[written..at]);
+                // Writing into a String cannot fail.
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+                written = at + c.len_utf8();
+                written
             }
+            None => at + 1,
+        };
+        if next_markup == Some(at) {
+            next_markup = markup_from(after);
+        } else {
+            next_lead = lead_from(after);
         }
-        writer.write_all(&bytes[written..])
     }
+    out.push_str(&json[written..]);
 }
 
 #[cfg(test)]
