@@ -531,7 +531,15 @@ impl<'a> Reader<'a> {
     }
 
     fn len(&mut self) -> Decoded<usize> {
-        let len = usize::try_from(self.varint()?).map_err(|_| corrupt("length overflow"))?;
+        // Nearly every length (a name's, a string's, a map's) is below 128:
+        // a single byte, read without the general varint's loop.
+        let len = match self.bytes.get(self.at) {
+            Some(&byte) if byte < 0x80 => {
+                self.at += 1;
+                usize::from(byte)
+            }
+            _ => usize::try_from(self.varint()?).map_err(|_| corrupt("length overflow"))?,
+        };
         // Every element takes at least one byte: a length beyond the rest
         // of the buffer is corrupt, and must not drive a huge allocation.
         if len > self.bytes.len() - self.at {

@@ -20,10 +20,10 @@ use std::time::{Duration, Instant};
 
 use rave_store::{
     AttributeValue, BatchGetItemInput, BatchGetItemOutput, BatchWriteItemInput,
-    BatchWriteItemOutput, DeleteItemInput, GetItemInput, GetItemOutput, ItemVisitor, KeyFilter,
-    Page, PutItemInput, QueryInput, Result, ReturnValuesOnConditionCheckFailure, ScanInput, Store,
-    StoreError, TableDefinition, TransactWriteItemsInput, TransactWriteItemsOutput,
-    UpdateItemInput, WriteFailure, WriteOutput,
+    BatchWriteItemOutput, ConsumedCapacity, DeleteItemInput, GetItemInput, GetItemOutput, ItemView,
+    ItemVisitor, KeyFilter, Page, PutItemInput, QueryInput, Result,
+    ReturnValuesOnConditionCheckFailure, ScanInput, Store, StoreError, TableDefinition,
+    TransactWriteItemsInput, TransactWriteItemsOutput, UpdateItemInput, WriteFailure, WriteOutput,
 };
 use tokio::sync::{oneshot, watch};
 
@@ -536,6 +536,18 @@ impl Engine {
             WriteReply::Refused(failure) => Err(failure),
             other => Err(unexpected(other).into()),
         }
+    }
+
+    /// A GetItem whose item, if there is one, `view` is shown as it is
+    /// stored, never built: what an answer written straight from the item
+    /// needs. Returns the capacity consumed and what `view` returned.
+    pub fn get_item_viewed<R>(
+        &self,
+        input: &GetItemInput,
+        view: impl FnOnce(&dyn ItemView) -> R,
+    ) -> Result<(ConsumedCapacity, Option<R>)> {
+        let table = self.inner.catalog.get(&input.table)?;
+        read::get_item_viewed(&self.read_txn()?, &table, input, view)
     }
 
     /// Reads the first `limit` stored entries of `partition` of `table` (or

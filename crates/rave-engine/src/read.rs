@@ -29,6 +29,10 @@
 //! more filter attributes"); a Scan of a local index reads such an attribute
 //! from the table for the filter but returns what the index projects.
 //!
+//! `get_item_viewed` is GetItem's item shown in place through `ItemIndex`,
+//! with the same capacity: the DynamoDB API writes a whole item's answer
+//! from it (the model test compares it with GetItem on every key).
+//!
 //! `raw_partition` (`Engine::read_raw_partition`) reads a partition's
 //! entries and decodes nothing: the floor the bench times a listing page
 //! against.
@@ -37,7 +41,7 @@ use std::ops::{Bound, RangeBounds};
 
 use rave_store::{
     AttributeValue, BatchGetItemInput, BatchGetItemOutput, BoundKeyCondition, Condition,
-    ConsumedCapacity, GetItemInput, GetItemOutput, Item, ItemVisitor, KeySchema,
+    ConsumedCapacity, GetItemInput, GetItemOutput, Item, ItemView, ItemVisitor, KeySchema,
     MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, Page, Path, Projection, QueryInput,
     Result, ScanInput, Select, StoreError, TableKeys, item_size, project, read_units,
 };
@@ -66,6 +70,30 @@ pub(crate) fn get_item(
     let mut consumed = ConsumedCapacity::new(table.name());
     consumed.read_units = read_units(item.as_ref().map_or(0, item_size), input.consistent_read);
     Ok(GetItemOutput { item, consumed })
+}
+
+/// [`get_item`], its item shown to `view` in place: the same key checks,
+/// the same capacity (a stored item's size is the size DynamoDB charges).
+pub(crate) fn get_item_viewed<R>(
+    txn: &ReadTransaction,
+    table: &TableState,
+    input: &GetItemInput,
+    view: impl FnOnce(&dyn ItemView) -> R,
+) -> Result<(ConsumedCapacity, Option<R>)> {
+    let key = table.key_bytes(&input.key)?;
+    let items = txn
+        .open_table(bytes_table(&table.items_table))
+        .map_err(storage)?;
+    let mut consumed = ConsumedCapacity::new(table.name());
+    let Some(bytes) = items.get(key.as_slice()).map_err(storage)? else {
+        consumed.read_units = read_units(0, input.consistent_read);
+        return Ok((consumed, None));
+    };
+    let item = ItemIndex::default()
+        .read(bytes.value())
+        .map_err(|e| table.corrupt_item(&key, e))?;
+    consumed.read_units = read_units(item.size, input.consistent_read);
+    Ok((consumed, Some(view(&item))))
 }
 
 pub(crate) fn batch_get(

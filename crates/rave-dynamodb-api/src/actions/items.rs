@@ -55,6 +55,9 @@ pub(crate) async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Answe
 }
 
 pub(crate) async fn read_item(api: &DynamoApi, read: GetItemRead) -> Result<Answer, ApiError> {
+    if read.projection.is_none() {
+        return read_whole_item(api, read);
+    }
     let output = api.engine.get_item(read.input).await?;
     let projected = match (&output.item, &read.projection) {
         (Some(item), Some(paths)) => Some(project(item, paths)),
@@ -67,6 +70,24 @@ pub(crate) async fn read_item(api: &DynamoApi, read: GetItemRead) -> Result<Answ
     }
     if let Some(item) = projected.as_ref().or(output.item.as_ref()) {
         write_item(answer.member("Item"), item);
+    }
+    Ok(answer.finish())
+}
+
+/// A GetItem of the whole item, written from the item as it is stored,
+/// never built as a map.
+fn read_whole_item(api: &DynamoApi, read: GetItemRead) -> Result<Answer, ApiError> {
+    let (consumed, item) = api.engine.get_item_viewed(&read.input, |item| {
+        let mut written = Vec::with_capacity(384);
+        write_item(&mut written, item);
+        written
+    })?;
+    let mut answer = AnswerWriter::with_capacity(512);
+    if let Some(consumed) = read.detail.render(&consumed) {
+        answer.value("ConsumedCapacity", &consumed);
+    }
+    if let Some(item) = item {
+        answer.member("Item").extend_from_slice(&item);
     }
     Ok(answer.finish())
 }
