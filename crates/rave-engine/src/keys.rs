@@ -142,7 +142,9 @@ impl<'k> KeyReader<'k> {
         let rest = self.rest;
         let (value, used) = match key_type {
             KeyType::S => {
-                let end = rest.iter().position(|&b| b == 0)?;
+                // Key strings run to tens of bytes (ids, times): a
+                // vectorised search finds their terminator sooner.
+                let end = memchr::memchr(0, rest)?;
                 if rest.get(end + 1) == Some(&0) {
                     let text = std::str::from_utf8(&rest[..end]).ok()?;
                     (KeyValue::Text(Cow::Borrowed(text)), end + 2)
@@ -183,7 +185,7 @@ fn encoded_len(bytes: &[u8], key_type: KeyType) -> Option<usize> {
                 POSITIVE => 0x00,
                 _ => return None,
             };
-            let digits = bytes.get(2..)?.iter().position(|&b| b == terminator)?;
+            let digits = memchr::memchr(terminator, bytes.get(2..)?)?;
             Some(2 + digits + 1)
         }
     }
