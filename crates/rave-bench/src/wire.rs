@@ -19,9 +19,9 @@
 //! then, for each operation in turn and each server one after the other,
 //! `--seconds` of that operation alone. `--rounds` rounds; each figure is
 //! the lowest of its rounds, with the spread beside it. The first row,
-//! ListTables, is each server's floor: a request that reads nothing costs
-//! the HTTP exchange, the kernel's socket work and the request's checks,
-//! which every operation pays before its own work.
+//! ListTables, is each server's floor: a request that reads nothing from
+//! disk costs the HTTP exchange, the kernel's socket work and the
+//! request's checks, which every operation pays before its own work.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -62,8 +62,9 @@ pub struct WireArgs {
 /// The operations of the mix, each timed alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Operation {
-    /// A request that reads and writes nothing: each server's floor, what
-    /// any request costs it before the operation's own work.
+    /// A request that reads only the table names a server holds in memory
+    /// and writes nothing: each server's floor, what any request costs it
+    /// before the operation's own work.
     ListTables,
     PutItem,
     GetItem,
@@ -84,7 +85,9 @@ impl Operation {
 
     fn label(self) -> &'static str {
         match self {
-            Operation::ListTables => "ListTables (the floor: a request that reads nothing)",
+            Operation::ListTables => {
+                "ListTables (the floor: a request that reads nothing from disk)"
+            }
             Operation::PutItem => "PutItem",
             Operation::GetItem => "GetItem",
             Operation::Query => "Query (a page of 20)",

@@ -48,7 +48,7 @@ use rave_store::{
 use redb::ReadTransaction;
 
 use crate::catalog::{IndexState, TableState};
-use crate::codec::{ItemIndex, decode_item};
+use crate::codec::{Decoded, ItemIndex, decode_item};
 use crate::database::storage;
 use crate::entry::{decode_entry, read_entry};
 use crate::keys::{query_range, segment_range};
@@ -59,16 +59,10 @@ pub(crate) fn get_item(
     table: &TableState,
     input: &GetItemInput,
 ) -> Result<GetItemOutput> {
-    let key = table.key_bytes(&input.key)?;
-    let items = txn
-        .open_table(bytes_table(&table.items_table))
-        .map_err(storage)?;
-    let item: Option<Item> = match items.get(key.as_slice()).map_err(storage)? {
-        Some(bytes) => Some(decode_item(bytes.value()).map_err(|e| table.corrupt_item(&key, e))?),
-        None => None,
-    };
-    let mut consumed = ConsumedCapacity::new(table.name());
-    consumed.read_units = read_units(item.as_ref().map_or(0, item_size), input.consistent_read);
+    let (consumed, item) = read_stored(txn, table, input, |bytes| {
+        let item = decode_item(bytes)?;
+        Ok((item_size(&item), item))
+    })?;
     Ok(GetItemOutput { item, consumed })
 }
 
@@ -80,20 +74,35 @@ pub(crate) fn get_item_viewed<R>(
     input: &GetItemInput,
     view: impl FnOnce(&dyn ItemView) -> R,
 ) -> Result<(ConsumedCapacity, Option<R>)> {
+    read_stored(txn, table, input, |bytes| {
+        let item = ItemIndex::default().read(bytes)?;
+        Ok((item.size, view(&item)))
+    })
+}
+
+/// GetItem's lookup: the stored bytes of the item `input` names, if any,
+/// go to `read`, which returns the item's size and what it made of them;
+/// the read is charged for that size.
+fn read_stored<R>(
+    txn: &ReadTransaction,
+    table: &TableState,
+    input: &GetItemInput,
+    read: impl FnOnce(&[u8]) -> Decoded<(usize, R)>,
+) -> Result<(ConsumedCapacity, Option<R>)> {
     let key = table.key_bytes(&input.key)?;
     let items = txn
         .open_table(bytes_table(&table.items_table))
         .map_err(storage)?;
-    let mut consumed = ConsumedCapacity::new(table.name());
-    let Some(bytes) = items.get(key.as_slice()).map_err(storage)? else {
-        consumed.read_units = read_units(0, input.consistent_read);
-        return Ok((consumed, None));
+    let found = match items.get(key.as_slice()).map_err(storage)? {
+        Some(bytes) => Some(read(bytes.value()).map_err(|e| table.corrupt_item(&key, e))?),
+        None => None,
     };
-    let item = ItemIndex::default()
-        .read(bytes.value())
-        .map_err(|e| table.corrupt_item(&key, e))?;
-    consumed.read_units = read_units(item.size, input.consistent_read);
-    Ok((consumed, Some(view(&item))))
+    let mut consumed = ConsumedCapacity::new(table.name());
+    consumed.read_units = read_units(
+        found.as_ref().map_or(0, |(size, _)| *size),
+        input.consistent_read,
+    );
+    Ok((consumed, found.map(|(_, made)| made)))
 }
 
 pub(crate) fn batch_get(

@@ -8,8 +8,8 @@
 
 use rave_engine::Written;
 use rave_store::{
-    DeleteItemInput, GetItemInput, Path, PutItemInput, ReturnValues, Store, UpdateItemInput,
-    WriteOutput, project,
+    DeleteItemInput, GetItemInput, ItemView, Path, PutItemInput, ReturnValues, Store,
+    UpdateItemInput, WriteOutput, project,
 };
 use serde_json::{Value, json};
 
@@ -55,41 +55,38 @@ pub(crate) async fn get_item(api: &DynamoApi, body: Members<'_>) -> Result<Answe
 }
 
 pub(crate) async fn read_item(api: &DynamoApi, read: GetItemRead) -> Result<Answer, ApiError> {
-    if read.projection.is_none() {
-        return read_whole_item(api, read);
-    }
-    let output = api.engine.get_item(read.input).await?;
-    let projected = match (&output.item, &read.projection) {
-        (Some(item), Some(paths)) => Some(project(item, paths)),
-        _ => None,
+    let GetItemRead {
+        input,
+        projection,
+        detail,
+    } = read;
+    // A whole item is written from its stored bytes, never built as a map;
+    // a projection is applied to the built item.
+    let (consumed, item) = match projection {
+        None => api.engine.get_item_viewed(&input, |item| item_json(item))?,
+        Some(paths) => {
+            let output = api.engine.get_item(input).await?;
+            let item = output.item.map(|item| item_json(&project(&item, &paths)));
+            (output.consumed, item)
+        }
     };
-    // Written straight from the item read.
     let mut answer = AnswerWriter::with_capacity(512);
-    if let Some(consumed) = read.detail.render(&output.consumed) {
+    if let Some(consumed) = detail.render(&consumed) {
         answer.value("ConsumedCapacity", &consumed);
     }
-    if let Some(item) = projected.as_ref().or(output.item.as_ref()) {
-        write_item(answer.member("Item"), item);
+    if let Some(item) = item {
+        // Written apart and copied in: the capacity that goes before it is
+        // known only once the item has been read.
+        answer.member("Item").extend_from_slice(&item);
     }
     Ok(answer.finish())
 }
 
-/// A GetItem of the whole item, written from the item as it is stored,
-/// never built as a map.
-fn read_whole_item(api: &DynamoApi, read: GetItemRead) -> Result<Answer, ApiError> {
-    let (consumed, item) = api.engine.get_item_viewed(&read.input, |item| {
-        let mut written = Vec::with_capacity(384);
-        write_item(&mut written, item);
-        written
-    })?;
-    let mut answer = AnswerWriter::with_capacity(512);
-    if let Some(consumed) = read.detail.render(&consumed) {
-        answer.value("ConsumedCapacity", &consumed);
-    }
-    if let Some(item) = item {
-        answer.member("Item").extend_from_slice(&item);
-    }
-    Ok(answer.finish())
+/// An item as DynamoDB JSON.
+fn item_json(item: &(impl ItemView + ?Sized)) -> Vec<u8> {
+    let mut written = Vec::with_capacity(384);
+    write_item(&mut written, item);
+    written
 }
 
 pub(crate) async fn put_item(api: &DynamoApi, body: Members<'_>) -> Result<Value, ApiError> {

@@ -510,6 +510,13 @@ mod tests {
         );
     }
 
+    #[test]
+    fn the_run_check_and_the_entities_name_the_same_bytes() {
+        for byte in 0..=u8::MAX {
+            assert_eq!(is_markup(byte), entity(byte).is_some(), "byte {byte:#04x}");
+        }
+    }
+
     proptest::proptest! {
         #[test]
         fn text_escapes_as_a_byte_by_byte_reference_does(
