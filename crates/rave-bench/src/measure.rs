@@ -97,6 +97,31 @@ pub fn deep_cell(first: &Latencies, deep: &Latencies, ratios: &[f64]) -> String 
     )
 }
 
+/// How many rounds the HTML and CPU rows alternate their routes over.
+pub const HTTP_ROUNDS: usize = 3;
+
+/// A figure taken once a round: the median round, and the spread.
+pub struct Rounds(Vec<f64>);
+
+impl Rounds {
+    pub fn of(mut values: Vec<f64>) -> Rounds {
+        values.sort_by(f64::total_cmp);
+        Rounds(values)
+    }
+
+    pub fn median(&self) -> f64 {
+        self.0.get(self.0.len() / 2).copied().unwrap_or(f64::NAN)
+    }
+
+    /// `rounds 0.88–0.93`, for a table cell.
+    pub fn spread(&self) -> String {
+        match (self.0.first(), self.0.last()) {
+            (Some(low), Some(high)) => format!("rounds {low:.2}–{high:.2}"),
+            _ => "no rounds".into(),
+        }
+    }
+}
+
 /// A latency for a table cell: µs below 10 ms, ms above.
 pub fn show(d: Duration) -> String {
     let micros = d.as_secs_f64() * 1e6;
