@@ -725,6 +725,7 @@ mod tests {
         query_filters_refuse_key_attributes,
         updates_return_only_the_updated_attributes,
         update_without_actions_writes_the_bare_key,
+        visiting_reads_show_what_plain_reads_return,
     ];
     skip: [
         projections_and_select_shape_what_reads_return = "this adapter does not pass ProjectionExpression or Select to dynoxide (the harness reads whole items)",

@@ -79,6 +79,48 @@ impl<S: Store> TableAccess<S> {
         Ok((out.item, out.consumed.read_units))
     }
 
+    /// A GetItem whose item `read` turns into a `T` as the store shows it
+    /// (in place, on the embedded engine): for a read that wants a few
+    /// attributes of a large item, and need not build it.
+    pub(crate) async fn get_reading<T: Send + 'static>(
+        &self,
+        key: Item,
+        consistent_read: bool,
+        read: impl Fn(&dyn ItemView) -> T + Clone + Send + 'static,
+    ) -> Result<(Option<T>, f64)> {
+        let input = GetItemInput {
+            table: self.table.clone(),
+            key,
+            consistent_read,
+        };
+        let (out, made) = self
+            .retry
+            .run(|| {
+                let read = read.clone();
+                let input = input.clone();
+                async move {
+                    let made = Arc::new(Mutex::new(None));
+                    let sink = made.clone();
+                    let out = self
+                        .store
+                        .get_item_visiting(
+                            input,
+                            Box::new(move |item| {
+                                *sink.lock().unwrap_or_else(PoisonError::into_inner) =
+                                    Some(read(item));
+                            }),
+                        )
+                        .await?;
+                    let made = made.lock().unwrap_or_else(PoisonError::into_inner).take();
+                    Ok((out, made))
+                }
+            })
+            .await?;
+        self.usage
+            .add_read(out.consumed.read_units, usize::from(made.is_some()));
+        Ok((made, out.consumed.read_units))
+    }
+
     pub(crate) async fn put(&self, item: Item, condition: Option<Condition>) -> Result<()> {
         let input = PutItemInput {
             table: self.table.clone(),

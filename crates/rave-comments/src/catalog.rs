@@ -146,24 +146,24 @@ impl<S: Store> Catalog<S> {
     }
 
     async fn revision_of(&self, product_id: &ProductId) -> Result<String> {
-        let keys = [
-            product_stats::key(product_id, None),
-            product::key(product_id),
-        ];
-        let mut stats_revision = 0;
-        let mut record = None;
-        let mut record_revision = String::new();
-        for item in self.access.get_many(&keys).await? {
-            match product_partition::classify(&item)? {
-                ProductItem::Overall => stats_revision = product_stats::decode_revision(&item)?,
-                ProductItem::Record => {
-                    let (decoded, revision) = product::decode(&item)?;
-                    record = Some(decoded);
-                    record_revision = revision;
-                }
-                ProductItem::Language(_) => {}
-            }
-        }
+        // Two point reads side by side; the statistics item (a few dozen
+        // counts) is read in place for its revision alone.
+        let stats_revision =
+            self.access
+                .get_reading(product_stats::key(product_id, None), true, |item| {
+                    product_stats::decode_revision(item)
+                });
+        let record = self
+            .access
+            .get_reading(product::key(product_id), true, |item| {
+                product::decode(&item.to_item())
+            });
+        let ((stats_revision, _), (record, _)) = futures::try_join!(stats_revision, record)?;
+        let stats_revision = stats_revision.transpose()?.unwrap_or(0);
+        let (record, record_revision) = match record.transpose()? {
+            Some((record, revision)) => (Some(record), revision),
+            None => (None, String::new()),
+        };
         let family = self.family_declaration(record.as_ref()).await?;
         Ok(revision(stats_revision, &record_revision, family.as_ref()))
     }

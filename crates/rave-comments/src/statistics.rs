@@ -219,12 +219,15 @@ impl<S: Store> Statistics<S> {
         product: &ProductId,
         language: Option<&Language>,
     ) -> Result<(ProductCounts, f64)> {
-        let (item, units) = self
+        // Read in place: a listing reads this item for every page that
+        // merges rating partitions, and wants its counts, not the item.
+        let (counts, units) = self
             .access
-            .get(product::key(product, language), false)
+            .get_reading(product::key(product, language), false, |item| {
+                product::decode(item)
+            })
             .await?;
-        let counts = item.as_ref().map(product::decode).transpose()?;
-        Ok((counts.unwrap_or_default(), units))
+        Ok((counts.transpose()?.unwrap_or_default(), units))
     }
 
     /// The top `limit` products by 5-star count, ties by product id: the

@@ -1157,6 +1157,56 @@ pub async fn capacity_follows_dynamodb_rules<S: Store>(store: &S, table: &str) {
     assert_eq!(out.consumed.write_units, 4.0);
 }
 
+/// The visiting reads show their visitor the items the plain reads
+/// return, in the same order, and report the same capacity and page; the
+/// engine overrides them to show items in place, the other backends visit
+/// the items of a plain answer.
+pub async fn visiting_reads_show_what_plain_reads_return<S: Store>(store: &S, table: &str) {
+    let items = [
+        item! {"PK" => "v", "SK" => "1", "GROUP" => "g", "AT" => "2026-01-01", "note" => "first",
+        "n" => 7i64, "ok" => true, "none" => AttributeValue::Null,
+        "doc" => AttributeValue::M(item! {"x" => 1i64, "s" => "é"}),
+        "list" => AttributeValue::L(vec!["a".into(), 2i64.into()])},
+        item! {"PK" => "v", "SK" => "2", "GROUP" => "g", "AT" => "2026-01-02",
+        "note" => "x".repeat(300), "n" => "-1.5".parse::<Number>().unwrap()},
+        item! {"PK" => "v", "SK" => "3", "GROUP" => "g", "AT" => "2026-01-03"},
+    ];
+    for item in &items {
+        store.put_item(put(table, item.clone())).await.unwrap();
+    }
+    let visited = || {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let visitor: ItemVisitor = Box::new(move |item| sink.lock().unwrap().push(item.to_item()));
+        (seen, visitor)
+    };
+    for (pk, sk) in [("v", "1"), ("v", "2"), ("v", "3"), ("v", "missing")] {
+        for consistent_read in [true, false] {
+            let input = GetItemInput {
+                consistent_read,
+                ..get(table, key(pk, sk))
+            };
+            let plain = store.get_item(input.clone()).await.unwrap();
+            let (seen, visitor) = visited();
+            let visiting = store.get_item_visiting(input, visitor).await.unwrap();
+            assert_eq!(visiting.item, None, "a visiting GetItem holds no item");
+            assert_eq!(seen.lock().unwrap().pop(), plain.item, "GetItem {pk}/{sk}");
+            assert_eq!(visiting.consumed, plain.consumed, "GetItem {pk}/{sk}");
+        }
+    }
+    for forward in [true, false] {
+        let mut input = by_group(table, "g");
+        input.scan_index_forward = forward;
+        input.limit = Some(2);
+        let plain = store.query(input.clone()).await.unwrap();
+        let (seen, visitor) = visited();
+        let mut visiting = store.query_visiting(input, visitor).await.unwrap();
+        assert!(visiting.items.is_empty(), "a visiting page holds no items");
+        visiting.items = std::mem::take(&mut *seen.lock().unwrap());
+        assert_eq!(visiting, plain);
+    }
+}
+
 /// Every case of the suite, by name.
 pub const CASES: &[&str] = &[
     "put_get_update_delete_round_trip",
@@ -1180,6 +1230,7 @@ pub const CASES: &[&str] = &[
     "validation_rejects_bad_keys_and_items",
     "capacity_follows_dynamodb_rules",
     "expired_items_are_still_read_until_deleted",
+    "visiting_reads_show_what_plain_reads_return",
 ];
 
 /// Generates one `#[tokio::test]` per case for a backend. `$setup` is an
@@ -1215,6 +1266,7 @@ macro_rules! conformance_tests {
             validation_rejects_bad_keys_and_items,
             capacity_follows_dynamodb_rules,
             expired_items_are_still_read_until_deleted,
+            visiting_reads_show_what_plain_reads_return,
         ]; skip: []);
     };
     ($setup:path; run: [$($case:ident),* $(,)?]; skip: [$($skipped:ident = $why:literal),* $(,)?]) => {

@@ -46,6 +46,7 @@ rave_conformance::conformance_tests!(setup; run: [
     transactions_are_all_or_nothing,
     validation_rejects_bad_keys_and_items,
     expired_items_are_still_read_until_deleted,
+    visiting_reads_show_what_plain_reads_return,
 ];
 skip: [
     update_that_only_removes_creates_nothing = "DynamoDB Local creates a key-only item when an UpdateItem only removes attributes of a missing item; DynamoDB creates nothing",

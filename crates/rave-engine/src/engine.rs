@@ -618,6 +618,18 @@ impl Store for Engine {
         read::get_item(&self.read_txn()?, &table, &input)
     }
 
+    async fn get_item_visiting(
+        &self,
+        input: GetItemInput,
+        mut visit: ItemVisitor,
+    ) -> Result<GetItemOutput> {
+        let (consumed, _) = self.get_item_viewed(&input, |item| visit(item))?;
+        Ok(GetItemOutput {
+            item: None,
+            consumed,
+        })
+    }
+
     async fn put_item(&self, input: PutItemInput) -> Result<WriteOutput> {
         self.put_item_with(input, ReturnValuesOnConditionCheckFailure::None)
             .await

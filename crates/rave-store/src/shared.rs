@@ -23,6 +23,11 @@ trait DynStore: Send + Sync {
     fn create_table(&self, definition: TableDefinition) -> BoxFuture<'_, Result<()>>;
     fn describe_table(&self, table: String) -> BoxFuture<'_, Result<TableDefinition>>;
     fn get_item(&self, input: GetItemInput) -> BoxFuture<'_, Result<GetItemOutput>>;
+    fn get_item_visiting(
+        &self,
+        input: GetItemInput,
+        visit: ItemVisitor,
+    ) -> BoxFuture<'_, Result<GetItemOutput>>;
     fn put_item(&self, input: PutItemInput) -> BoxFuture<'_, Result<WriteOutput>>;
     fn update_item(&self, input: UpdateItemInput) -> BoxFuture<'_, Result<WriteOutput>>;
     fn delete_item(&self, input: DeleteItemInput) -> BoxFuture<'_, Result<WriteOutput>>;
@@ -50,6 +55,13 @@ impl<S: Store> DynStore for S {
     }
     fn get_item(&self, input: GetItemInput) -> BoxFuture<'_, Result<GetItemOutput>> {
         Box::pin(Store::get_item(self, input))
+    }
+    fn get_item_visiting(
+        &self,
+        input: GetItemInput,
+        visit: ItemVisitor,
+    ) -> BoxFuture<'_, Result<GetItemOutput>> {
+        Box::pin(Store::get_item_visiting(self, input, visit))
     }
     fn put_item(&self, input: PutItemInput) -> BoxFuture<'_, Result<WriteOutput>> {
         Box::pin(Store::put_item(self, input))
@@ -114,6 +126,13 @@ impl Store for SharedStore {
     }
     fn get_item(&self, input: GetItemInput) -> impl Future<Output = Result<GetItemOutput>> + Send {
         self.0.get_item(input)
+    }
+    fn get_item_visiting(
+        &self,
+        input: GetItemInput,
+        visit: ItemVisitor,
+    ) -> impl Future<Output = Result<GetItemOutput>> + Send {
+        self.0.get_item_visiting(input, visit)
     }
     fn put_item(&self, input: PutItemInput) -> impl Future<Output = Result<WriteOutput>> + Send {
         self.0.put_item(input)

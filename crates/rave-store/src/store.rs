@@ -3,12 +3,14 @@
 //! AWS SDK client and (type-erased) [`crate::SharedStore`].
 //!
 //! `query_visiting` is a Query whose items go to a visitor instead of into
-//! the page. Its default visits the items of an ordinary page, which is all a
-//! backend that receives items over the wire can do (the DynamoDB backend,
-//! dynoxide in the bench). The engine overrides it to show the visitor each
-//! stored item in place, so a listing page builds no attribute map per
-//! comment; `SharedStore` forwards it, so the override survives type
-//! erasure.
+//! the page, and `get_item_visiting` the same for a GetItem. Their defaults
+//! visit the items of an ordinary answer, which is all a backend that
+//! receives items over the wire can do (the DynamoDB backend, dynoxide in
+//! the bench). The engine overrides them to show the visitor each stored
+//! item in place, so a listing page builds no attribute map per comment,
+//! and a product's revision, read on every request for its pages, builds
+//! none of its statistics item; `SharedStore` forwards them, so the
+//! overrides survive type erasure.
 
 use std::future::Future;
 
@@ -32,6 +34,23 @@ pub trait Store: Send + Sync + 'static {
     /// The definition of an existing table; `ResourceNotFound` otherwise.
     fn describe_table(&self, table: &str) -> impl Future<Output = Result<TableDefinition>> + Send;
     fn get_item(&self, input: GetItemInput) -> impl Future<Output = Result<GetItemOutput>> + Send;
+    /// A GetItem whose item, if there is one, goes to `visit` instead of
+    /// into the output (whose `item` is then `None`; the capacity is what
+    /// [`Store::get_item`] reports). Overridden as [`Store::query_visiting`]
+    /// is.
+    fn get_item_visiting(
+        &self,
+        input: GetItemInput,
+        mut visit: ItemVisitor,
+    ) -> impl Future<Output = Result<GetItemOutput>> + Send {
+        async move {
+            let mut output = self.get_item(input).await?;
+            if let Some(item) = output.item.take() {
+                visit(&item);
+            }
+            Ok(output)
+        }
+    }
     fn put_item(&self, input: PutItemInput) -> impl Future<Output = Result<WriteOutput>> + Send;
     fn update_item(
         &self,

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use rave_store::{AttributeValue, Item};
+use rave_store::{AttributeRef, AttributeValue, Item, ItemView};
 
 use crate::attributes::{AttributeAnswer, AttributeAnswers, AttributeName};
 use crate::table::{Malformed, number};
@@ -97,12 +97,12 @@ pub(crate) fn encode(item: &mut Item, counts: &AttributeCounts) {
 }
 
 /// The counts a statistics item stores (none when it has no map).
-pub(crate) fn decode(item: &Item) -> Result<AttributeCounts, Malformed> {
-    let Some(value) = item.get(ATTRIBUTES) else {
+pub(crate) fn decode(item: &(impl ItemView + ?Sized)) -> Result<AttributeCounts, Malformed> {
+    let Some(value) = item.attribute(ATTRIBUTES) else {
         return Ok(AttributeCounts::default());
     };
     let bad = |what: String| Malformed::new(item, format!("{ATTRIBUTES}{what} is not valid"));
-    let AttributeValue::M(map) = value else {
+    let AttributeRef::Other(AttributeValue::M(map)) = value else {
         return Err(bad(String::new()));
     };
     let mut counts = AttributeCounts::default();

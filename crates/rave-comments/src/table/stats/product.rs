@@ -9,7 +9,7 @@
 //! it is kept (with zero counts) when the last comment goes, so a revision
 //! never repeats.
 
-use rave_store::{AttributeValue, Item};
+use rave_store::{AttributeValue, Item, ItemView};
 
 use super::attributes::{self, AttributeCounts};
 use super::leaderboard::{self, PRODUCT_ID};
@@ -176,12 +176,12 @@ pub(crate) fn encode(
     item
 }
 
-pub(crate) fn decode(item: &Item) -> Result<ProductCounts, Malformed> {
+pub(crate) fn decode(item: &(impl ItemView + ?Sized)) -> Result<ProductCounts, Malformed> {
     let mut counts = ProductCounts::default();
     for (i, slot) in counts.ratings.iter_mut().enumerate() {
         *slot = count(item, &count_attribute(i + 1))?;
     }
-    if item.contains_key(VERIFIED_TOTAL) {
+    if item.attribute(VERIFIED_TOTAL).is_some() {
         counts.verified = count(item, VERIFIED_TOTAL)?;
     }
     for (slots, name) in [
@@ -193,7 +193,7 @@ pub(crate) fn decode(item: &Item) -> Result<ProductCounts, Malformed> {
     ] {
         for (i, slot) in slots.iter_mut().enumerate() {
             let attribute = name(i + 1);
-            if item.contains_key(&attribute) {
+            if item.attribute(&attribute).is_some() {
                 *slot = count(item, &attribute)?;
             }
         }
@@ -208,8 +208,8 @@ pub(crate) fn set_revision(item: &mut Item, revision: u64) {
 }
 
 /// The revision of a product's overall statistics item; 0 before any.
-pub(crate) fn decode_revision(item: &Item) -> Result<u64, Malformed> {
-    match item.get(REVISION) {
+pub(crate) fn decode_revision(item: &(impl ItemView + ?Sized)) -> Result<u64, Malformed> {
+    match item.attribute(REVISION) {
         None => Ok(0),
         Some(_) => count(item, REVISION),
     }
