@@ -14,9 +14,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::future::try_join_all;
 use rave_store::{
     BatchGetItemInput, BatchWriteItemInput, CancellationReason, Condition, DeleteItemInput,
-    GetItemInput, Item, ItemView, MAX_BATCH_GET_KEYS, MAX_BATCH_WRITE_REQUESTS, Page, PutItemInput,
-    QueryInput, Result, Retry, ReturnValues, ScanInput, Store, StoreError, TableDefinition,
-    TableKeys, TransactWriteAction, TransactWriteItemsInput, WriteRequest,
+    GetItemInput, Item, ItemView, ItemVisitor, MAX_BATCH_GET_KEYS, MAX_BATCH_WRITE_REQUESTS, Page,
+    PutItemInput, QueryInput, Result, Retry, ReturnValues, ScanInput, Store, StoreError,
+    TableDefinition, TableKeys, TransactWriteAction, TransactWriteItemsInput, WriteRequest,
 };
 
 use crate::usage::Usage;
@@ -96,23 +96,11 @@ impl<S: Store> TableAccess<S> {
         let (out, made) = self
             .retry
             .run(|| {
-                let read = read.clone();
+                let (made, visitor) = collector(read.clone(), 1);
                 let input = input.clone();
                 async move {
-                    let made = Arc::new(Mutex::new(None));
-                    let sink = made.clone();
-                    let out = self
-                        .store
-                        .get_item_visiting(
-                            input,
-                            Box::new(move |item| {
-                                *sink.lock().unwrap_or_else(PoisonError::into_inner) =
-                                    Some(read(item));
-                            }),
-                        )
-                        .await?;
-                    let made = made.lock().unwrap_or_else(PoisonError::into_inner).take();
-                    Ok((out, made))
+                    let out = self.store.get_item_visiting(input, visitor).await?;
+                    Ok((out, made.take().pop()))
                 }
             })
             .await?;
@@ -265,29 +253,13 @@ impl<S: Store> TableAccess<S> {
         let (page, items) = self
             .retry
             .run(|| {
-                let read = read.clone();
                 let input = input.clone();
                 // Sized for the page up front: a listing's items are large
                 // structs, and growing the vector would copy them.
-                let capacity = input.limit.unwrap_or(0);
+                let (made, visitor) = collector(read.clone(), input.limit.unwrap_or(0));
                 async move {
-                    let read_items = Arc::new(Mutex::new(Vec::with_capacity(capacity)));
-                    let sink = read_items.clone();
-                    let page = self
-                        .store
-                        .query_visiting(
-                            input,
-                            Box::new(move |item| {
-                                sink.lock()
-                                    .unwrap_or_else(PoisonError::into_inner)
-                                    .push(read(item));
-                            }),
-                        )
-                        .await?;
-                    let items = std::mem::take(
-                        &mut *read_items.lock().unwrap_or_else(PoisonError::into_inner),
-                    );
-                    Ok((page, items))
+                    let page = self.store.query_visiting(input, visitor).await?;
+                    Ok((page, made.take()))
                 }
             })
             .await?;
@@ -378,6 +350,32 @@ impl<S: Store> TableAccess<S> {
         try_join_all(batches).await?;
         Ok(())
     }
+}
+
+/// What a visiting read's visitor made of the items it was shown, in
+/// order.
+struct Collected<T>(Arc<Mutex<Vec<T>>>);
+
+impl<T> Collected<T> {
+    fn take(&self) -> Vec<T> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// A visitor that keeps what `read` makes of each item it is shown, and
+/// where it keeps it.
+fn collector<T: Send + 'static>(
+    read: impl Fn(&dyn ItemView) -> T + Send + 'static,
+    capacity: usize,
+) -> (Collected<T>, ItemVisitor) {
+    let made = Arc::new(Mutex::new(Vec::with_capacity(capacity)));
+    let sink = made.clone();
+    let visitor: ItemVisitor = Box::new(move |item| {
+        sink.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(read(item));
+    });
+    (Collected(made), visitor)
 }
 
 /// Requests a batch still had unprocessed when its attempts were spent: the
