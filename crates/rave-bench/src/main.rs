@@ -32,6 +32,10 @@
 //! the store may be loaded while the machine is busy, and only the imports
 //! need it quiet.
 //!
+//! `rave-bench paced --data DIR` runs B6's open-loop row alone, several
+//! times after one start of `rave serve` on a loaded store: the row's p99
+//! spreads widely on a small machine, and one run says little.
+//!
 //! A binary only: nothing depends on it, and the service never links SQLite
 //! or dynoxide.
 
@@ -83,6 +87,29 @@ enum Commands {
     /// B5's CSV row alone: `rave import` of a loaded store's reviews as a
     /// shop's CSV and as NDJSON, alternating, into empty stores.
     Imports(ImportsArgs),
+    /// B6's open-loop row alone: `rave serve` on a loaded data directory
+    /// (whose store the POSTs add to), POSTs offered at 1,000/s, several
+    /// runs after one start.
+    Paced(PacedArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct PacedArgs {
+    /// A data directory loaded by `rave load` (the harness's <dir>/rave).
+    #[arg(long)]
+    data: PathBuf,
+    /// Runs, one after another, each a row.
+    #[arg(long, default_value_t = 2)]
+    runs: usize,
+    /// Seconds a run.
+    #[arg(long, default_value_t = 20)]
+    seconds: u64,
+    /// Working directory (emptied first); default `target/rave-bench/paced`.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// The `rave` binary (default: the one beside this program).
+    #[arg(long)]
+    rave: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -187,7 +214,20 @@ fn main() -> anyhow::Result<()> {
         Commands::Wire(args) => wire(args),
         Commands::Media(args) => media(args),
         Commands::Imports(args) => imports(args),
+        Commands::Paced(args) => paced(args),
     }
+}
+
+fn paced(args: PacedArgs) -> anyhow::Result<()> {
+    let dir = work_dir(args.dir, "paced")?;
+    println!("{}", machine());
+    let (server, _) =
+        http::Server::start(&rave_binary(args.rave)?, &args.data, &dir.join("serve.log"))?;
+    let url = server.base_url();
+    let rows = (0..args.runs)
+        .map(|_| paced::open_loop_row(&url, args.seconds))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    report(&rows, &dir, None)
 }
 
 fn imports(args: ImportsArgs) -> anyhow::Result<()> {

@@ -66,11 +66,11 @@ pub const DEEP_ROUNDS: usize = 3;
 /// of `iterations` calls each, so that whatever drifts during a run (the
 /// page cache, the allocator, the other core) weighs on both alike: each
 /// page's latencies over all rounds, and each round's ratio of the two
-/// medians (deep ÷ first), sorted.
+/// medians (deep ÷ first).
 pub fn deep_against_first<T, E>(
     iterations: usize,
     mut page: impl FnMut(bool) -> Result<T, E>,
-) -> Result<(Latencies, Latencies, Vec<f64>), E> {
+) -> Result<(Latencies, Latencies, Rounds), E> {
     let calls = (iterations / DEEP_ROUNDS).max(1);
     let (mut first, mut deep, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..DEEP_ROUNDS {
@@ -80,18 +80,20 @@ pub fn deep_against_first<T, E>(
         first.extend(round_first.samples());
         deep.extend(round_deep.samples());
     }
-    ratios.sort_by(f64::total_cmp);
-    Ok((Latencies::of(first), Latencies::of(deep), ratios))
+    Ok((
+        Latencies::of(first),
+        Latencies::of(deep),
+        Rounds::of(ratios),
+    ))
 }
 
 /// A B2 cell: the median round's ratio, the spread of the rounds and the
 /// two pages' medians.
-pub fn deep_cell(first: &Latencies, deep: &Latencies, ratios: &[f64]) -> String {
+pub fn deep_cell(first: &Latencies, deep: &Latencies, ratios: &Rounds) -> String {
     format!(
-        "{:.2} (rounds {:.2}–{:.2}; {} → {})",
-        ratios[ratios.len() / 2],
-        ratios[0],
-        ratios[ratios.len() - 1],
+        "{:.2} ({}; {} → {})",
+        ratios.median(),
+        ratios.spread(),
         show(first.p50()),
         show(deep.p50())
     )
@@ -100,7 +102,8 @@ pub fn deep_cell(first: &Latencies, deep: &Latencies, ratios: &[f64]) -> String 
 /// How many rounds the HTML and CPU rows alternate their routes over.
 pub const HTTP_ROUNDS: usize = 3;
 
-/// A figure taken once a round: the median round, and the spread.
+/// A figure taken once a round (at least one): the median round, the
+/// highest, and the spread.
 pub struct Rounds(Vec<f64>);
 
 impl Rounds {
@@ -110,15 +113,16 @@ impl Rounds {
     }
 
     pub fn median(&self) -> f64 {
-        self.0.get(self.0.len() / 2).copied().unwrap_or(f64::NAN)
+        self.0[self.0.len() / 2]
+    }
+
+    pub fn highest(&self) -> f64 {
+        self.0[self.0.len() - 1]
     }
 
     /// `rounds 0.88–0.93`, for a table cell.
     pub fn spread(&self) -> String {
-        match (self.0.first(), self.0.last()) {
-            (Some(low), Some(high)) => format!("rounds {low:.2}–{high:.2}"),
-            _ => "no rounds".into(),
-        }
+        format!("rounds {:.2}–{:.2}", self.0[0], self.highest())
     }
 }
 
@@ -169,10 +173,18 @@ mod tests {
                 .all(|(i, run)| run.iter().all(|d| *d == (i % 2 == 1)))
         );
         assert_eq!(
-            (first.len(), deep.len(), ratios.len()),
+            (first.len(), deep.len(), ratios.0.len()),
             (30, 30, DEEP_ROUNDS)
         );
-        assert!(ratios.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn rounds_report_their_median_highest_and_spread() {
+        let rounds = Rounds::of(vec![1.3, 0.9, 1.1]);
+        assert_eq!(rounds.median(), 1.1);
+        assert_eq!(rounds.highest(), 1.3);
+        assert_eq!(rounds.spread(), "rounds 0.90–1.30");
+        assert_eq!(Rounds::of(vec![2.0]).spread(), "rounds 2.00–2.00");
     }
 
     #[test]

@@ -18,7 +18,13 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use crate::measure::Latencies;
+use crate::measure::{Latencies, show, si};
+use crate::report::Row;
+
+/// The rate B6's open-loop row offers POSTs at (BENCH.md).
+pub const RATE: u32 = 1_000;
+/// Most requests in flight, as B6's closed loop has connections.
+const CONNECTIONS: usize = 64;
 
 /// What an open-loop run measured.
 #[derive(Debug)]
@@ -62,6 +68,33 @@ pub fn post_at_rate(
         .enable_all()
         .build()?;
     runtime.block_on(run(base_url, rate, seconds, connections))
+}
+
+/// B6's open-loop row: POSTs offered at [`RATE`] for `seconds` to the
+/// server at `base_url`, and whether its p99 stays within 20 ms.
+pub fn open_loop_row(base_url: &str, seconds: u64) -> anyhow::Result<Row> {
+    let paced = post_at_rate(base_url, RATE, seconds, CONNECTIONS)?;
+    Ok(Row::new(
+        "B6",
+        format!(
+            "durable single-comment POSTs offered at {RATE}/s for {seconds} s (open loop, at most {CONNECTIONS} in flight; latency from each request's due time)"
+        ),
+        format!(
+            "{}/s answered, p50 {}, p99 {}, max {}; {} failed",
+            si(paced.answered_per_second),
+            show(paced.latencies.p50()),
+            show(paced.latencies.p99()),
+            show(paced.latencies.quantile(1.0)),
+            paced.errors
+        ),
+    )
+    .ratio(paced.answered_per_second / paced.offered_per_second)
+    .target(
+        "p99 ≤ 20 ms at 1,000 POSTs/s offered",
+        paced.errors == 0
+            && paced.answered_per_second >= 0.99 * paced.offered_per_second
+            && paced.latencies.p99() <= Duration::from_millis(20),
+    ))
 }
 
 async fn run(base_url: &str, rate: u32, seconds: u64, connections: usize) -> anyhow::Result<Paced> {
