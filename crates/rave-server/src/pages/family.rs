@@ -18,8 +18,7 @@ use futures::future::try_join_all;
 use rave_comments::{ProductId, ProductOverview, ProductStats};
 use serde::Serialize;
 
-use super::jsonld::{self, AggregateRating, Review};
-use super::shown::Shown;
+use super::jsonld::{self, AggregateRating};
 use crate::AppState;
 use crate::error::ApiResult;
 
@@ -94,18 +93,13 @@ pub(super) struct ProductGroup<'a> {
     has_variant: Vec<jsonld::Product<'a>>,
     #[serde(rename = "aggregateRating", skip_serializing_if = "Option::is_none")]
     aggregate_rating: Option<AggregateRating>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    review: Vec<Review<'a>>,
 }
 
-/// The structured data of a family's listing page: the group, its
-/// variants (each without reviews: the group carries them), the group's
-/// statistics the page shows, and the page's comments.
-pub(super) fn product_group<'a>(
-    family: &'a Family,
-    stats: &ProductStats,
-    comments: &'a [Shown<'a>],
-) -> ProductGroup<'a> {
+/// The structured data of a family's listing page but its reviews: the
+/// group, its variants (each without reviews: the group carries them) and
+/// the group's statistics the page shows (`jsonld::write_script_safe` adds
+/// the page's comments as the group's reviews).
+pub(super) fn product_group<'a>(family: &'a Family, stats: &ProductStats) -> ProductGroup<'a> {
     let group = &family.group;
     ProductGroup {
         context: "https://schema.org",
@@ -116,9 +110,8 @@ pub(super) fn product_group<'a>(
         has_variant: family
             .variants
             .iter()
-            .map(|variant| jsonld::product(variant, &variant.overall, &[]))
+            .map(|variant| jsonld::product(variant, &variant.overall))
             .collect(),
         aggregate_rating: jsonld::aggregate_rating(stats),
-        review: comments.iter().map(jsonld::review).collect(),
     }
 }

@@ -185,12 +185,12 @@ impl Listing<'_> {
         out.push_str("<script type=\"application/ld+json\">");
         match self.family {
             Some(family) => {
-                let data = family::product_group(family, self.stats, self.comments);
-                jsonld::write_script_safe(&data, out);
+                let data = family::product_group(family, self.stats);
+                jsonld::write_script_safe(&data, self.comments, out);
             }
             None => {
-                let data = jsonld::product(self.overview, self.stats, self.comments);
-                jsonld::write_script_safe(&data, out);
+                let data = jsonld::product(self.overview, self.stats);
+                jsonld::write_script_safe(&data, self.comments, out);
             }
         }
         out.push_str("</script>");
