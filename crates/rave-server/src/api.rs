@@ -592,8 +592,10 @@ impl From<Plan> for PlanBody {
     }
 }
 
-/// A page of comments.
-#[derive(Debug, Serialize, ToSchema)]
+/// A page of comments. It writes its own JSON (`comment_json`); its
+/// derived `Serialize`, which writes the same bytes, is the tests' measure.
+#[derive(Debug, ToSchema)]
+#[cfg_attr(test, derive(Serialize))]
 pub(crate) struct CommentPageBody {
     pub items: Vec<CommentBody>,
     /// Pass as `cursor` for the next page; `null` on the last page.

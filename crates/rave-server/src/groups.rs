@@ -3,7 +3,7 @@
 //! statistics (its variants' summed). A variant names its group in its
 //! product record (`PUT /v1/products/{product_id}`, field `group`).
 
-use crate::json::Json;
+use crate::json::{Json, Written};
 use axum::extract::{RawQuery, State};
 use rave_comments::GroupStats;
 use serde::Serialize;
@@ -46,11 +46,11 @@ pub(crate) async fn group_comments(
     State(state): State<AppState>,
     Segment(group): Segment,
     RawQuery(raw): RawQuery,
-) -> ApiResult<Json<CommentPageBody>> {
+) -> ApiResult<Written<CommentPageBody>> {
     let params = Params::new(raw.as_deref(), &ListingQuery::API, Dialect::Api)?;
     let query = ListingQuery::read(&params)?;
     let page = state.comments.list_group(&query.request(&group)).await?;
-    Ok(Json(CommentPageBody {
+    Ok(Written(CommentPageBody {
         items: page
             .items
             .into_iter()

@@ -27,27 +27,48 @@ impl<T: Serialize> IntoResponse for Json<T> {
     fn into_response(self) -> Response {
         let mut body = Vec::with_capacity(FIRST_CAPACITY);
         match sonic_rs::to_writer(&mut body, &self.0) {
-            Ok(()) => {
-                // A small answer gives back what it did not use: the body's
-                // `Bytes` keeps its whole allocation, and kept answers are
-                // budgeted by their length.
-                if body.capacity() > 2 * body.len() {
-                    body.shrink_to_fit();
-                }
-                (
-                    [(
-                        header::CONTENT_TYPE,
-                        HeaderValue::from_static("application/json"),
-                    )],
-                    body,
-                )
-                    .into_response()
-            }
+            Ok(()) => answer(body),
             // A body type that cannot be written (a map with non-string
             // keys) is a bug here, not the client's.
             Err(error) => (StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response(),
         }
     }
+}
+
+/// A body that writes its own JSON, the same bytes its `Serialize` would
+/// (`comment_json`: the pages of comments).
+pub(crate) trait WriteJson {
+    fn write_json(&self, out: &mut Vec<u8>);
+}
+
+/// A JSON answer whose body writes itself ([`WriteJson`]).
+#[derive(Debug)]
+pub(crate) struct Written<T>(pub T);
+
+impl<T: WriteJson> IntoResponse for Written<T> {
+    fn into_response(self) -> Response {
+        let mut body = Vec::with_capacity(FIRST_CAPACITY);
+        self.0.write_json(&mut body);
+        answer(body)
+    }
+}
+
+/// A written JSON `body` as the answer.
+fn answer(mut body: Vec<u8>) -> Response {
+    // A small answer gives back what it did not use: the body's `Bytes`
+    // keeps its whole allocation, and kept answers are budgeted by their
+    // length.
+    if body.capacity() > 2 * body.len() {
+        body.shrink_to_fit();
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
 }
 
 #[cfg(test)]

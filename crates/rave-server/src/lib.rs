@@ -30,6 +30,7 @@ mod attributes;
 mod caching;
 mod callers;
 mod client_addr;
+mod comment_json;
 mod cors;
 mod error;
 mod extract;

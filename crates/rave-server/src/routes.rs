@@ -15,7 +15,7 @@ pub(crate) mod query;
 
 use std::sync::LazyLock;
 
-use crate::json::Json;
+use crate::json::{Json, Written};
 use axum::extract::{FromRequest, FromRequestParts, Path, RawQuery, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -99,11 +99,11 @@ pub(crate) async fn list_comments(
     State(state): State<AppState>,
     Segment(product_id): Segment,
     RawQuery(raw): RawQuery,
-) -> ApiResult<Json<CommentPageBody>> {
+) -> ApiResult<Written<CommentPageBody>> {
     let params = Params::new(raw.as_deref(), &ListingQuery::API, Dialect::Api)?;
     let query = ListingQuery::read(&params)?;
     let page = state.comments.list(&query.request(&product_id)).await?;
-    Ok(Json(CommentPageBody {
+    Ok(Written(CommentPageBody {
         items: page
             .items
             .into_iter()
