@@ -9,6 +9,7 @@
 //! comments" as keyset links (the cursor), so a crawler walks every comment
 //! without offsets.
 
+use std::convert::Infallible;
 use std::fmt::{self, Display, Write};
 
 use rave_comments::{Language, ProductOverview, ProductStats, Rating, RatingSet};
@@ -82,33 +83,57 @@ pub(super) struct Text<'a>(pub(super) &'a str);
 
 impl Display for Text<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let value = self.0;
-        let bytes = value.as_bytes();
-        let mut written = 0;
-        let mut at = 0;
-        while at < bytes.len() {
-            // Most text has nothing to escape: a run of bytes is checked
-            // at once (comparisons OR-ed without an early exit, which the
-            // compiler turns into a few vector instructions), and only a
-            // run with a hit byte by byte.
-            if let Some((run, _)) = bytes[at..].split_first_chunk::<RUN>()
-                && run
-                    .iter()
-                    .fold(0u8, |hits, &byte| hits | u8::from(is_markup(byte)))
-                    == 0
-            {
-                at += RUN;
-                continue;
-            }
-            if let Some(entity) = entity(bytes[at]) {
-                f.write_str(&value[written..at])?;
-                f.write_str(entity)?;
-                written = at + 1;
-            }
-            at += 1;
-        }
-        f.write_str(&value[written..])
+        escape(self.0, |piece| f.write_str(piece))
     }
+}
+
+/// `value` escaped as [`Text`] displays it, appended without the
+/// formatting machinery: a page's comments are written this way, where
+/// `write!`'s pieces and arguments cost more than the text itself.
+fn push_text(out: &mut String, value: &str) {
+    let pushed: Result<(), Infallible> = escape(value, |piece| {
+        out.push_str(piece);
+        Ok(())
+    });
+    let Ok(()) = pushed;
+}
+
+/// `value` as [`Isolated`] displays it, appended.
+fn push_isolated(out: &mut String, value: &str) {
+    out.push_str("<bdi>");
+    push_text(out, value);
+    out.push_str("</bdi>");
+}
+
+/// Hands `write` the pieces of `value` escaped for element content and
+/// quoted attribute values: runs of plain text and the entities between
+/// them.
+fn escape<E>(value: &str, mut write: impl FnMut(&str) -> Result<(), E>) -> Result<(), E> {
+    let bytes = value.as_bytes();
+    let mut written = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        // Most text has nothing to escape: a run of bytes is checked at
+        // once (comparisons OR-ed without an early exit, which the
+        // compiler turns into a few vector instructions), and only a run
+        // with a hit byte by byte.
+        if let Some((run, _)) = bytes[at..].split_first_chunk::<RUN>()
+            && run
+                .iter()
+                .fold(0u8, |hits, &byte| hits | u8::from(is_markup(byte)))
+                == 0
+        {
+            at += RUN;
+            continue;
+        }
+        if let Some(entity) = entity(bytes[at]) {
+            write(&value[written..at])?;
+            write(entity)?;
+            written = at + 1;
+        }
+        at += 1;
+    }
+    write(&value[written..])
 }
 
 /// The bytes [`Text`] checks at once.
@@ -289,23 +314,27 @@ impl Listing<'_> {
         let comment = shown.comment;
         let rating = comment.rating;
         let created = &shown.published;
-        let _ = write!(
-            out,
-            "<li class=\"rave-comment\" id=\"comment-{id}\" lang=\"{lang}\"><article>\
-             <h3 class=\"rave-title\">{name}</h3>\
-             <p class=\"rave-meta\"><span class=\"rave-rating\" role=\"img\" aria-label=\"{rating} of 5 stars\">{stars}</span> \
-             by <span class=\"rave-author\">{author}</span> \
-             on <time datetime=\"{created}\">{day}</time></p>\
-             <p class=\"rave-body\" dir=\"auto\">{body}</p>",
-            id = Text(&comment.id),
-            lang = Text(comment.language.as_str()),
-            name = Isolated(&shown.name),
-            stars = stars(rating),
-            author = Isolated(&comment.author),
-            created = Text(created),
-            day = Text(created.get(..10).unwrap_or(created)),
-            body = Isolated(&comment.body),
+        out.push_str("<li class=\"rave-comment\" id=\"comment-");
+        push_text(out, &comment.id);
+        out.push_str("\" lang=\"");
+        push_text(out, comment.language.as_str());
+        out.push_str("\"><article><h3 class=\"rave-title\">");
+        push_isolated(out, &shown.name);
+        out.push_str(
+            "</h3><p class=\"rave-meta\"><span class=\"rave-rating\" role=\"img\" aria-label=\"",
         );
+        out.push(char::from(b'0' + rating.get()));
+        out.push_str(" of 5 stars\">");
+        out.push_str(stars(rating));
+        out.push_str("</span> by <span class=\"rave-author\">");
+        push_isolated(out, &comment.author);
+        out.push_str("</span> on <time datetime=\"");
+        push_text(out, created);
+        out.push_str("\">");
+        push_text(out, created.get(..10).unwrap_or(created));
+        out.push_str("</time></p><p class=\"rave-body\" dir=\"auto\">");
+        push_isolated(out, &comment.body);
+        out.push_str("</p>");
         photos(shown, out);
         if comment.verified_purchase {
             out.push_str("<p class=\"rave-verified\">✓ Verified purchase</p>");
@@ -317,7 +346,9 @@ impl Listing<'_> {
             .map_or(&self.overview.asked, |variant| &variant.asked);
         super::attributes::answers(asked, comment, out);
         if comment.incentivized {
-            let _ = write!(out, "<p class=\"rave-incentivized\">{INCENTIVE_LABEL}</p>");
+            out.push_str("<p class=\"rave-incentivized\">");
+            out.push_str(INCENTIVE_LABEL);
+            out.push_str("</p>");
         }
         let votes = comment.votes;
         if votes.helpful + votes.unhelpful > 0 {
@@ -329,12 +360,12 @@ impl Listing<'_> {
             );
         }
         if let Some(reply) = &comment.reply {
-            let _ = write!(
-                out,
+            out.push_str(
                 "<div class=\"rave-reply\"><p class=\"rave-meta\">Reply from the shop</p>\
-                 <p class=\"rave-body\" dir=\"auto\">{}</p></div>",
-                Isolated(&reply.body)
+                 <p class=\"rave-body\" dir=\"auto\">",
             );
+            push_isolated(out, &reply.body);
+            out.push_str("</p></div>");
         }
         out.push_str("</article></li>");
     }
@@ -533,7 +564,13 @@ mod tests {
                     other => other.to_string(),
                 })
                 .collect();
-            proptest::prop_assert_eq!(Text(&text).to_string(), reference);
+            proptest::prop_assert_eq!(Text(&text).to_string(), reference.clone());
+            let mut pushed = String::from("x");
+            push_text(&mut pushed, &text);
+            proptest::prop_assert_eq!(pushed, format!("x{reference}"));
+            let mut isolated = String::new();
+            push_isolated(&mut isolated, &text);
+            proptest::prop_assert_eq!(isolated, Isolated(&text).to_string());
         }
     }
 
