@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Instructions per request of `rave dynamodb-api`'s GetItem and Query, read
-# by callgrind: a table (string pk/sk, a GSI on owner/rank projecting ALL)
-# holding 40 items of about 220 bytes in one partition; a warm-up; then,
-# with the counters zeroed, 2,000 GetItems of one item and 1,000 Queries of
-# a 20-item page, each set over one keep-alive connection, the counters
-# dumped after each. Prints total Ir ÷ requests; the dumps are kept for
-# `callgrind_annotate --inclusive=yes OUT/get.out` (and query.out).
+# Instructions per request of `rave dynamodb-api`'s GetItem, Query, PutItem
+# and UpdateItem, read by callgrind: a table (string pk/sk, a GSI on
+# owner/rank projecting ALL) holding 40 items of about 220 bytes in one
+# partition; a warm-up; then, with the counters zeroed, 2,000 GetItems of
+# one item, 1,000 Queries of a 20-item page, 500 PutItems rewriting one item
+# (a number in it changed each time: a PutItem of the same item writes
+# nothing) and 500 UpdateItems adding 1 to one of its numbers, each set over one
+# keep-alive connection, the counters dumped after each. A write is sent
+# only after the last was answered, so each is a commit of its own (its
+# fsync is the kernel's, which callgrind does not count). Prints total Ir ÷
+# requests; the dumps are kept for `callgrind_annotate --inclusive=yes
+# OUT/get.out` (query.out, put.out, update.out).
 #
 # usage: callgrind.sh RAVE_BINARY [OUT_DIR]
 set -euo pipefail
@@ -56,13 +61,23 @@ for i in range(40):
 get = {"TableName": "comments", "Key": {"pk": S("p1"), "sk": S("c#0007")}}
 query = {"TableName": "comments", "KeyConditionExpression": "pk = :p",
          "ExpressionAttributeValues": {":p": S("p1")}, "Limit": 20}
+def put(n):
+    return {"TableName": "comments", "Item": {"pk": S("p1"), "sk": S("c#0007"), "owner": S("u1"),
+            "rank": S("0007"), "author": S("user-7"), "stars": {"N": "3"},
+            "body": S(("A fine product, works as described. " * 3)[:100]),
+            "created": S("2026-11-28T12:00:00Z"), "version": {"N": str(n)}}}
+update = {"TableName": "comments", "Key": {"pk": S("p1"), "sk": S("c#0007")},
+          "UpdateExpression": "ADD #c :one", "ExpressionAttributeNames": {"#c": "count"},
+          "ExpressionAttributeValues": {":one": {"N": "1"}}}
 size = len(call("GetItem", get))
 def measure(name, op, body, count):
-    for _ in range(300):
-        call(op, body)
+    """`body` is a request's body, or a function of its number giving one."""
+    make = body if callable(body) else lambda n: body
+    for n in range(300):
+        call(op, make(n))
     subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)
-    for _ in range(count):
-        call(op, body)
+    for n in range(300, 300 + count):
+        call(op, make(n))
     before = set(glob.glob(f"{out}/cg.*"))
     subprocess.run(["callgrind_control", "-d", name, pid], check=True, capture_output=True)
     time.sleep(1)
@@ -74,4 +89,6 @@ def measure(name, op, body, count):
 print(f"GetItem answer: {size} bytes")
 measure("get", "GetItem", get, 2000)
 measure("query", "Query", query, 1000)
+measure("put", "PutItem", put, 500)
+measure("update", "UpdateItem", update, 500)
 PY
