@@ -150,9 +150,13 @@ pub(super) fn aggregate_rating(stats: &ProductStats) -> Option<AggregateRating> 
 /// `</script>` or `<!--`), and the line and bidirectional-control
 /// characters as escapes too. The JSON means the same after parsing.
 pub(super) fn write_script_safe(head: &impl Serialize, reviews: &[Shown<'_>], out: &mut String) {
+    let mut json = Vec::with_capacity(room(reviews));
     // Serialising these types into memory cannot fail: the fallback is
     // never taken.
-    let mut json = sonic_rs::to_vec(head).unwrap_or_else(|_| b"{}".to_vec());
+    if sonic_rs::to_writer(&mut json, head).is_err() {
+        json.clear();
+        json.extend_from_slice(b"{}");
+    }
     // The reviews go last, in place of the object's closing brace.
     if !reviews.is_empty() && json.pop_if(|last| *last == b'}').is_some() {
         json.extend_from_slice(b",\"review\":[");
@@ -167,6 +171,33 @@ pub(super) fn write_script_safe(head: &impl Serialize, reviews: &[Shown<'_>], ou
     // Every piece written is UTF-8, so the check cannot fail.
     let json = String::from_utf8(json).unwrap_or_else(|_| "{}".to_owned());
     push_script_safe(&json, out);
+}
+
+/// Room for the structured data of a page with `reviews`, so that it is
+/// written without regrowing: sonic-rs reserves six bytes a byte of a
+/// string before escaping it (the most an escape takes), so the widest
+/// string needs that much to spare.
+fn room(reviews: &[Shown<'_>]) -> usize {
+    const HEAD: usize = 2048;
+    const REVIEW: usize = 256;
+    const PHOTO: usize = 128;
+    let texts = |shown: &Shown<'_>| {
+        [
+            shown.comment.body.len(),
+            shown.name.len(),
+            shown.comment.author.len(),
+        ]
+    };
+    let written: usize = reviews
+        .iter()
+        .map(|shown| REVIEW + PHOTO * shown.photos.len() + texts(shown).iter().sum::<usize>())
+        .sum();
+    let widest = reviews
+        .iter()
+        .flat_map(texts)
+        .max()
+        .unwrap_or(0);
+    HEAD + written + 6 * widest
 }
 
 /// Writes one comment as a schema.org `Review`. A page has twenty of them
