@@ -192,11 +192,7 @@ fn room(reviews: &[Shown<'_>]) -> usize {
         .iter()
         .map(|shown| REVIEW + PHOTO * shown.photos.len() + texts(shown).iter().sum::<usize>())
         .sum();
-    let widest = reviews
-        .iter()
-        .flat_map(texts)
-        .max()
-        .unwrap_or(0);
+    let widest = reviews.iter().flat_map(texts).max().unwrap_or(0);
     HEAD + written + 6 * widest
 }
 
