@@ -34,53 +34,34 @@ impl WriteJson for CommentPageBody {
     }
 }
 
+/// Writes `,"field":value` for each field of `$body` named, the name
+/// spelled by the field itself.
+macro_rules! fields {
+    ($out:ident, $body:ident: $($field:ident),+) => {
+        $(
+            $out.extend_from_slice(concat!(",\"", stringify!($field), "\":").as_bytes());
+            value($out, &$body.$field);
+        )+
+    };
+}
+
 /// One comment, fields in `CommentBody`'s order, skipped where its
 /// `skip_serializing_if` skips them.
 fn write_comment(c: &CommentBody, out: &mut Vec<u8>) {
     out.extend_from_slice(br#"{"id":"#);
     value(out, &c.id);
-    out.extend_from_slice(br#","product_id":"#);
-    value(out, &c.product_id);
-    out.extend_from_slice(br#","author":"#);
-    value(out, &c.author);
-    out.extend_from_slice(br#","language":"#);
-    value(out, &c.language);
-    out.extend_from_slice(br#","rating":"#);
-    value(out, &c.rating);
-    out.extend_from_slice(br#","title":"#);
-    value(out, &c.title);
-    out.extend_from_slice(br#","body":"#);
-    value(out, &c.body);
-    out.extend_from_slice(br#","created_at":"#);
-    value(out, &c.created_at);
-    out.extend_from_slice(br#","status":"#);
-    value(out, &c.status);
-    if let Some(held_by) = &c.held_by {
-        out.extend_from_slice(br#","held_by":"#);
-        value(out, held_by);
+    fields!(out, c: product_id, author, language, rating, title, body, created_at, status);
+    if c.held_by.is_some() {
+        fields!(out, c: held_by);
     }
-    out.extend_from_slice(br#","reply":"#);
-    value(out, &c.reply);
-    out.extend_from_slice(br#","verified_purchase":"#);
-    value(out, &c.verified_purchase);
-    out.extend_from_slice(br#","helpful_votes":"#);
-    value(out, &c.helpful_votes);
-    out.extend_from_slice(br#","unhelpful_votes":"#);
-    value(out, &c.unhelpful_votes);
-    if let Some(source) = &c.source {
-        out.extend_from_slice(br#","source":"#);
-        value(out, source);
+    fields!(out, c: reply, verified_purchase, helpful_votes, unhelpful_votes);
+    if c.source.is_some() {
+        fields!(out, c: source);
     }
     if !c.image_urls.is_empty() {
-        out.extend_from_slice(br#","image_urls":"#);
-        value(out, &c.image_urls);
+        fields!(out, c: image_urls);
     }
-    out.extend_from_slice(br#","incentivized":"#);
-    value(out, &c.incentivized);
-    out.extend_from_slice(br#","attributes":"#);
-    value(out, &c.attributes);
-    out.extend_from_slice(br#","media":"#);
-    value(out, &c.media);
+    fields!(out, c: incentivized, attributes, media);
     out.push(b'}');
 }
 
