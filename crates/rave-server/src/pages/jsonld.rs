@@ -198,14 +198,17 @@ fn room(reviews: &[Shown<'_>]) -> usize {
 
 /// Writes one comment as a schema.org `Review`. A page has twenty of them
 /// and they are most of its structured data: written as fixed runs of
-/// bytes around escaped strings, a review costs a fifth of what serde's
-/// field-by-field writing did (each key escaped and quoted on its own).
+/// bytes around escaped strings, a review costs less than half of what
+/// serde's field-by-field writing did (each key escaped and quoted on its
+/// own).
 fn write_review(shown: &Shown<'_>, json: &mut Vec<u8>) {
     let comment = shown.comment;
     json.extend_from_slice(br#"{"@type":"Review","author":{"@type":"Person","name":"#);
     write_str(json, &comment.author);
     json.extend_from_slice(br#"},"datePublished":"#);
     write_str(json, &shown.published);
+    // schema.org's rating scale is 1 to 5 unless said otherwise, which is
+    // rave's, so a review need not repeat it.
     json.extend_from_slice(br#","reviewRating":{"@type":"Rating","ratingValue":"#);
     // Writing into memory cannot fail.
     let _ = write!(json, "{}", comment.rating.get());
