@@ -108,6 +108,7 @@ pub struct Rounds(Vec<f64>);
 
 impl Rounds {
     pub fn of(mut values: Vec<f64>) -> Rounds {
+        assert!(!values.is_empty(), "a figure needs at least one round");
         values.sort_by(f64::total_cmp);
         Rounds(values)
     }

@@ -147,20 +147,17 @@ impl<S: Store> Catalog<S> {
 
     async fn revision_of(&self, product_id: &ProductId) -> Result<String> {
         // Two point reads side by side; the statistics item (a few dozen
-        // counts) is read in place for its revision alone.
+        // counts) is read in place for its revision alone, the record
+        // (decoded whole) as an item.
         let stats_revision =
             self.access
                 .get_reading(product_stats::key(product_id, None), true, |item| {
                     product_stats::decode_revision(item)
                 });
-        let record = self
-            .access
-            .get_reading(product::key(product_id), true, |item| {
-                product::decode(&item.to_item())
-            });
+        let record = self.access.get(product::key(product_id), true);
         let ((stats_revision, _), (record, _)) = futures::try_join!(stats_revision, record)?;
         let stats_revision = stats_revision.transpose()?.unwrap_or(0);
-        let (record, record_revision) = match record.transpose()? {
+        let (record, record_revision) = match record.as_ref().map(product::decode).transpose()? {
             Some((record, revision)) => (Some(record), revision),
             None => (None, String::new()),
         };

@@ -1,5 +1,5 @@
 //! A page of comments written as JSON in one pass: the listing routes'
-//! answer, the API's most frequent one that is not kept.
+//! answer, written afresh whenever no kept answer serves it (`answers`).
 //!
 //! serde hands a serializer each field's name to write, and sonic-rs
 //! escapes and quotes every name as it would any string: on a page of 20
