@@ -41,8 +41,8 @@ const INDEX: &str = "byOwner";
 const PARTITIONS: usize = 50;
 const ITEMS_PER_PARTITION: usize = 40;
 const OWNERS: usize = 50;
-/// Distinct request bodies built per operation, cycled through.
-const BODIES_PER_OPERATION: usize = 2_000;
+/// The items of the table, each of whose keys a body of the mix names.
+const KEYS: usize = PARTITIONS * ITEMS_PER_PARTITION;
 /// A complete Signature V4 header, verified by neither server.
 const AUTHORIZATION: &str = "AWS4-HMAC-SHA256 Credential=bench/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=0000000000000000000000000000000000000000000000000000000000000000";
 const AMZ_DATE: &str = "20260101T000000Z";
@@ -103,6 +103,20 @@ impl Operation {
             Operation::GetItem => "DynamoDB_20120810.GetItem",
             Operation::Query | Operation::QueryIndex => "DynamoDB_20120810.Query",
             Operation::UpdateItem => "DynamoDB_20120810.UpdateItem",
+        }
+    }
+
+    /// How many distinct bodies of this operation are built and cycled
+    /// through: one per key, and for PutItem two, whose items differ in
+    /// their version. A PutItem of the item already stored changes nothing
+    /// and rave then writes nothing, so with one body per key every
+    /// PutItem after the warm-up's first pass would be timed as a no-op;
+    /// with two, each key's puts alternate between its versions and every
+    /// one rewrites the item, as an UpdateItem's ADD does.
+    fn bodies(self) -> usize {
+        match self {
+            Operation::PutItem => 2 * KEYS,
+            _ => KEYS,
         }
     }
 
@@ -482,7 +496,7 @@ async fn run_async(args: &WireArgs) -> anyhow::Result<Vec<Row>> {
     let bodies: Vec<(Operation, Arc<Vec<Bytes>>)> = Operation::ALL
         .iter()
         .map(|&operation| {
-            let bodies = (0..BODIES_PER_OPERATION)
+            let bodies = (0..operation.bodies())
                 .map(|n| Bytes::from(operation.body(n).to_string()))
                 .collect();
             (operation, Arc::new(bodies))
@@ -600,5 +614,22 @@ mod tests {
         assert_eq!(index["ExpressionAttributeValues"][":o"]["S"], owner(7));
         let item = item_json(1, 2, 0).to_string();
         assert!((280..340).contains(&item.len()), "{} bytes", item.len());
+    }
+
+    /// Bodies are sent in turn from each connection's starting point, so
+    /// a key's next PutItem is the body `KEYS` further on: it must name
+    /// the same item and change it, or it would be timed writing nothing.
+    #[test]
+    fn every_put_rewrites_its_item_with_a_change() {
+        let bodies = Operation::PutItem.bodies();
+        for n in 0..bodies {
+            let (this, next) = (
+                Operation::PutItem.body(n),
+                Operation::PutItem.body((n + KEYS) % bodies),
+            );
+            assert_eq!(this["Item"]["pk"], next["Item"]["pk"], "body {n}");
+            assert_eq!(this["Item"]["sk"], next["Item"]["sk"], "body {n}");
+            assert_ne!(this["Item"], next["Item"], "body {n}");
+        }
     }
 }
