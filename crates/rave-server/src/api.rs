@@ -11,8 +11,8 @@
 use std::collections::BTreeMap;
 
 use rave_comments::{
-    Comment, GlobalStats, Leader, Photo, Plan, ProductOverview, ProductRecord, ProductStats,
-    RatingCounts, Reply,
+    Comment, GlobalStats, Leader, ListPage, Photo, Plan, ProductOverview, ProductRecord,
+    ProductStats, RatingCounts, Reply,
 };
 use rave_media::{Encoding, Size};
 use serde::de::Error as _;
@@ -602,6 +602,22 @@ pub(crate) struct CommentPageBody {
     pub next_cursor: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanBody>,
+}
+
+impl CommentPageBody {
+    /// A listing's page as the public sees it, with its plan when the
+    /// request asked for it (`explain`).
+    pub(crate) fn public(page: ListPage, explain: bool, links: &MediaLinks) -> CommentPageBody {
+        CommentPageBody {
+            items: page
+                .items
+                .into_iter()
+                .map(|comment| CommentBody::public(comment, links))
+                .collect(),
+            next_cursor: page.next_cursor,
+            plan: explain.then(|| PlanBody::from(page.plan)),
+        }
+    }
 }
 
 /// What erasing an author's data did.

@@ -11,8 +11,8 @@ use utoipa::ToSchema;
 
 use crate::AppState;
 use crate::api::{
-    CommentBody, CommentPageBody, Cursor, LanguageCode, ListingSort, PageSize, PlanBody, ProductId,
-    ProductStatsBody, StarRating,
+    CommentPageBody, Cursor, LanguageCode, ListingSort, PageSize, ProductId, ProductStatsBody,
+    StarRating,
 };
 use crate::error::ApiResult;
 use crate::responses::{BadRequest, Unavailable};
@@ -50,15 +50,11 @@ pub(crate) async fn group_comments(
     let params = Params::new(raw.as_deref(), &ListingQuery::API, Dialect::Api)?;
     let query = ListingQuery::read(&params)?;
     let page = state.comments.list_group(&query.request(&group)).await?;
-    Ok(Written(CommentPageBody {
-        items: page
-            .items
-            .into_iter()
-            .map(|c| CommentBody::public(c, &state.media_links))
-            .collect(),
-        next_cursor: page.next_cursor,
-        plan: query.explain.then(|| PlanBody::from(page.plan)),
-    }))
+    Ok(Written(CommentPageBody::public(
+        page,
+        query.explain,
+        &state.media_links,
+    )))
 }
 
 /// A product family's counts: the sum of its variants', and each one's.

@@ -103,15 +103,11 @@ pub(crate) async fn list_comments(
     let params = Params::new(raw.as_deref(), &ListingQuery::API, Dialect::Api)?;
     let query = ListingQuery::read(&params)?;
     let page = state.comments.list(&query.request(&product_id)).await?;
-    Ok(Written(CommentPageBody {
-        items: page
-            .items
-            .into_iter()
-            .map(|c| CommentBody::public(c, &state.media_links))
-            .collect(),
-        next_cursor: page.next_cursor,
-        plan: query.explain.then(|| PlanBody::from(page.plan)),
-    }))
+    Ok(Written(CommentPageBody::public(
+        page,
+        query.explain,
+        &state.media_links,
+    )))
 }
 
 /// The part of a multipart post holding the comment's JSON.
