@@ -60,7 +60,8 @@ use rave_comments::{
     Moderation, Rating, RatingSet,
 };
 use rave_engine::{
-    Engine, EngineFeed, IndexChange, IndexStatus, StartPosition, TimeToLiveSpecification,
+    Engine, EngineFeed, EngineOptions, IndexChange, IndexStatus, StartPosition,
+    TimeToLiveSpecification,
 };
 use rave_server::{AggregatorStatus, AppState, CachePolicy, ReadinessPolicy, ServerConfig};
 use rave_store::{ChangeFeed, SharedStore};
@@ -690,7 +691,17 @@ fn open_engine(
     moderation: Moderation,
     idempotency_ttl: Duration,
 ) -> anyhow::Result<(Engine, Comments<SharedStore>)> {
-    let engine = Engine::open(&store.data).with_context(|| {
+    open_engine_with(store, moderation, idempotency_ttl, EngineOptions::default())
+}
+
+/// [`open_engine`] with the engine's options set.
+fn open_engine_with(
+    store: &StoreArgs,
+    moderation: Moderation,
+    idempotency_ttl: Duration,
+    options: EngineOptions,
+) -> anyhow::Result<(Engine, Comments<SharedStore>)> {
+    let engine = Engine::open_with(&store.data, options).with_context(|| {
         format!(
             "cannot open the store in {} (is another rave using it?)",
             store.data.display()
@@ -1080,13 +1091,36 @@ async fn load_demo(comments: &Comments<SharedStore>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Batches a load keeps in flight. Each is four BatchWriteItems in flight,
+/// so the writer finds up to 2,048 requests queued and commits them as one
+/// group ([`LOAD_COMMIT_GROUP`]). Bigger commits write fewer pages: redb
+/// copies every leaf a commit touches once, and a comment's eleven entries
+/// land in eleven partitions, so a commit of a few hundred comments wrote
+/// a leaf per entry (BENCHMARKS.md, "B5: what a bulk load writes").
+const LOAD_BATCHES_IN_FLIGHT: usize = 512;
+/// The most requests a load's writer commits together (the engine's default
+/// suits a server's single writes).
+const LOAD_COMMIT_GROUP: usize = 2_048;
+
 async fn load(args: LoadArgs) -> anyhow::Result<()> {
-    let comments = open(&args.store, Moderation::Off)?;
+    let options = EngineOptions {
+        max_commit_group: LOAD_COMMIT_GROUP,
+        ..EngineOptions::default()
+    };
+    let comments = Arc::new(
+        open_engine_with(
+            &args.store,
+            Moderation::Off,
+            DEFAULT_IDEMPOTENCY_TTL,
+            options,
+        )?
+        .1,
+    );
     comments.ensure_table().await?;
     let bar = progress_bar(Some(args.comments), "loading");
     let started = std::time::Instant::now();
-    let (sender, receiver) = async_channel(64);
-    let workers: Vec<_> = (0..32)
+    let (sender, receiver) = async_channel(LOAD_BATCHES_IN_FLIGHT);
+    let workers: Vec<_> = (0..LOAD_BATCHES_IN_FLIGHT)
         .map(|_| {
             let comments = comments.clone();
             let receiver = receiver.clone();
