@@ -228,6 +228,12 @@ impl ImportFrom<'_> {
     }
 }
 
+/// Rows `rave import` stores per call of the domain: 800 BatchWriteItems
+/// in flight, which the writer commits together (a server's import takes
+/// 500 rows at a time, see `rave_import::BATCH`). 200 k comments: 3.7 k/s
+/// in batches of 500, 6.3 k/s in batches of 20,000 (BENCHMARKS.md, B5).
+const OFFLINE_IMPORT_BATCH: usize = 20_000;
+
 pub async fn import(comments: &Comments<SharedStore>, from: &ImportFrom<'_>) -> anyhow::Result<()> {
     comments.ensure_table().await?;
     let reader: Box<dyn BufRead + Send> = if from.file == Path::new("-") {
@@ -249,9 +255,10 @@ pub async fn import(comments: &Comments<SharedStore>, from: &ImportFrom<'_>) -> 
             bar.suspend(|| eprintln!("{error} (skipped)"));
         }
     };
-    let run = rave_import::run(
+    let run = rave_import::run_in_batches(
         comments,
         rows,
+        OFFLINE_IMPORT_BATCH,
         from.skip_bad_lines,
         Some(from.photos),
         &mut report,

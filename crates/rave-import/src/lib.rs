@@ -52,4 +52,4 @@ pub use photos::{
 };
 pub use platform::{Field, Mapping, Platform};
 pub use product::ProductMap;
-pub use run::{BATCH, MAX_REPORTED_ERRORS, Progress, run};
+pub use run::{BATCH, MAX_REPORTED_ERRORS, Progress, run, run_in_batches};

@@ -15,7 +15,8 @@ use crate::error::{RowError, RunError};
 use crate::input::ImportRow;
 use crate::photos::{ImportPhotos, without_store};
 
-/// Rows stored per call of the domain.
+/// Rows stored per call of the domain by [`run`]: a server's import,
+/// whose commits share the writer with shoppers' single writes.
 pub const BATCH: usize = 500;
 /// Batches read ahead of the one being stored.
 const READ_AHEAD: usize = 2;
@@ -67,11 +68,26 @@ pub async fn run<S: Store>(
     photos: Option<&ImportPhotos>,
     report: &mut (dyn FnMut(&Progress) + Send),
 ) -> Result<Progress, (RunError, Progress)> {
+    run_in_batches(comments, rows, BATCH, skip_bad_lines, photos, report).await
+}
+
+/// [`run`] in batches of `batch_rows` rows. An import that has the store to
+/// itself (`rave import`) takes bigger batches: each is stored as one
+/// commit, and a bigger commit writes fewer pages a comment.
+pub async fn run_in_batches<S: Store>(
+    comments: &Comments<S>,
+    rows: impl Iterator<Item = Result<ImportRow, RowError>> + Send + 'static,
+    batch_rows: usize,
+    skip_bad_lines: bool,
+    photos: Option<&ImportPhotos>,
+    report: &mut (dyn FnMut(&Progress) + Send),
+) -> Result<Progress, (RunError, Progress)> {
+    let batch_rows = batch_rows.max(1);
     let (batches, mut read) = tokio::sync::mpsc::channel(READ_AHEAD);
     let reader = tokio::task::spawn_blocking(move || {
         let mut rows = rows.peekable();
         while rows.peek().is_some() {
-            let batch: Vec<_> = rows.by_ref().take(BATCH).collect();
+            let batch: Vec<_> = rows.by_ref().take(batch_rows).collect();
             // The receiver is gone when the import stopped: so does reading.
             if batches.blocking_send(batch).is_err() {
                 return;
