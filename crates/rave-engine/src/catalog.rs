@@ -26,7 +26,8 @@ use crate::codec::Undecodable;
 use crate::entry::encode_entry;
 use crate::keys::{describe_stored_key, stored_key};
 use crate::layout::{
-    collections_table_name, index_table_name, items_table_name, stream_table_name,
+    collections_table_name, expiries_table_name, index_table_name, items_table_name,
+    stream_table_name,
 };
 
 /// A change UpdateTable makes to a table's global secondary indexes.
@@ -64,6 +65,9 @@ pub(crate) struct TableState {
     /// local secondary indexes has one (DynamoDB limits only its
     /// collections).
     pub(crate) collections_table: Option<String>,
+    /// Where the items with a TTL value are queued by it: only a table with
+    /// Time to Live enabled has one (`write::expiries`).
+    pub(crate) expiries_table: Option<String>,
 }
 
 /// A secondary index of a table. A local one is kept as a global one
@@ -172,6 +176,10 @@ impl TableState {
             stream_table: stream_table_name(name),
             collections_table: (!definition.local_secondary_indexes.is_empty())
                 .then(|| collections_table_name(name)),
+            expiries_table: definition
+                .time_to_live_attribute
+                .is_some()
+                .then(|| expiries_table_name(name)),
             indexes: definition
                 .global_secondary_indexes
                 .iter()

@@ -12,9 +12,10 @@
 //! once, so DynamoDB's hour between two changes has nothing to wait for.
 //!
 //! This module holds the rules and the API's types; the deleting is the
-//! write path's: the sweeper thread that finds expired items
-//! (`write::sweeper`) and the writer's deletion of those still expired
-//! when it commits (`write::expire`).
+//! write path's: the queue of items by TTL value (`write::expiries`), the
+//! sweeper thread that reads the expired ones off it (`write::sweeper`)
+//! and the writer's deletion of those still expired when it commits
+//! (`write::expire`).
 
 use rave_store::{AttributeValue, Item, Number, Result, StoreError, valid_time_to_live_attribute};
 
@@ -74,10 +75,17 @@ pub(crate) fn expired_value(item: &Item, attribute: &str, now_ms: u64) -> Option
     let AttributeValue::N(value) = item.get(attribute)? else {
         return None;
     };
+    let (oldest, now) = expiry_window(now_ms)?;
+    (*value < now && *value >= oldest).then_some(*value)
+}
+
+/// The TTL values that have expired an item at `now_ms`: from the first
+/// (included) to the second (excluded), in epoch seconds.
+pub(crate) fn expiry_window(now_ms: u64) -> Option<(Number, Number)> {
     let now = Number::from_parts(false, u128::from(now_ms), -3).ok()?;
     let oldest_ms = now_ms.saturating_sub(NEVER_EXPIRES_AFTER_SECONDS * 1000);
     let oldest = Number::from_parts(false, u128::from(oldest_ms), -3).ok()?;
-    (*value < now && *value >= oldest).then_some(*value)
+    Some((oldest, now))
 }
 
 /// An item found expired: its stored key and the TTL value that expired it.

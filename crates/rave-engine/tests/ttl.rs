@@ -8,7 +8,9 @@
 //! but were not swept yet are still read; after every sweep the stream
 //! holds exactly one REMOVE marked as TTL per item the model expired, and
 //! no other step marks a record so. Then the enable/disable rules, the
-//! background sweeper and its stop with the engine.
+//! background sweeper and its stop with the engine, and the queue of items
+//! by TTL value the sweeper reads: filled from the items when TTL is
+//! enabled, and when a store from before the queue is opened.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -380,4 +382,73 @@ async fn the_background_sweeper_deletes_and_stops_with_the_engine() {
         reopened.describe_time_to_live(TABLE).unwrap().status,
         TimeToLiveStatus::Enabled
     );
+}
+
+#[tokio::test]
+async fn items_stored_before_ttl_is_enabled_expire_once_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::starting_at(START_SECONDS as u64 * 1000);
+    let engine = open(dir.path(), &clock).await;
+    engine.create_table(table_definition(TABLE)).await.unwrap();
+    let expired = item_of(1, &Ttl::HalfSecondsFromStart(-10), 0);
+    let lasting = item_of(2, &Ttl::HalfSecondsFromStart(7200), 0);
+    // Expired by another attribute, which TTL is moved to below.
+    let mut expired_by_other = item_of(3, &Ttl::None, 0);
+    expired_by_other.insert(
+        "other".into(),
+        AttributeValue::N((START_SECONDS - 5).into()),
+    );
+    for item in [&expired, &lasting, &expired_by_other] {
+        engine.put_item(put(TABLE, item.clone())).await.unwrap();
+    }
+    set_ttl(&engine, ATTRIBUTE, true).await;
+    assert_eq!(engine.sweep_expired().await.unwrap(), 1);
+    assert_eq!(
+        all_items(&engine).await,
+        vec![lasting.clone(), expired_by_other]
+    );
+
+    set_ttl(&engine, ATTRIBUTE, false).await;
+    set_ttl(&engine, "other", true).await;
+    assert_eq!(engine.sweep_expired().await.unwrap(), 1);
+    assert_eq!(all_items(&engine).await, vec![lasting]);
+}
+
+#[tokio::test]
+async fn a_store_from_before_the_ttl_queue_has_it_filled_when_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::starting_at(START_SECONDS as u64 * 1000);
+    let engine = open(dir.path(), &clock).await;
+    create_expiring_table(&engine).await;
+    let expired = item_of(1, &Ttl::HalfSecondsFromStart(-10), 0);
+    let lasting = item_of(2, &Ttl::HalfSecondsFromStart(7200), 0);
+    for item in [&expired, &lasting] {
+        engine.put_item(put(TABLE, item.clone())).await.unwrap();
+    }
+    drop(engine);
+    // The file as a rave that kept no queue left it.
+    {
+        let db = redb::Database::open(dir.path().join(rave_engine::DATABASE_FILE)).unwrap();
+        let txn = db.begin_write().unwrap();
+        let queue: redb::TableDefinition<&[u8], &[u8]> =
+            redb::TableDefinition::new("expiries/expiring");
+        assert!(txn.delete_table(queue).unwrap(), "the queue was kept");
+        txn.commit().unwrap();
+    }
+    let engine = open(dir.path(), &clock).await;
+    assert_eq!(engine.sweep_expired().await.unwrap(), 1);
+    assert_eq!(all_items(&engine).await, vec![lasting]);
+}
+
+async fn set_ttl(engine: &Engine, attribute: &str, enabled: bool) {
+    engine
+        .update_time_to_live(
+            TABLE,
+            TimeToLiveSpecification {
+                attribute_name: attribute.into(),
+                enabled,
+            },
+        )
+        .await
+        .unwrap();
 }

@@ -13,6 +13,7 @@
 //! | `meta`                  | `next_sequence`                       | next sequence      |
 //! | `index_builds`          | `table \0 index`                      | backfill position  |
 //! | `collections/<table>`   | `hash(pk) ‖ pk`                       | collection bytes   |
+//! | `expiries/<table>`      | TTL value ‖ `hash(pk) ‖ pk ‖ sk`      | TTL value (text)   |
 //!
 //! (1) Index entries hold the projected item, as DynamoDB does, so a
 //! query page is one range scan with no second lookup per item; the
@@ -20,6 +21,8 @@
 //! from the key (`entry`).
 //! `collections/<table>` exists for tables with local secondary indexes:
 //! the size of each item collection, kept by every write in its commit.
+//! `expiries/<table>` exists for tables with Time to Live enabled: the
+//! items with a TTL value, in its order, for the sweeper (`write::expiries`).
 //! The stored keys are built by `keys`, items and stream records
 //! encoded by `codec`.
 //!
@@ -86,6 +89,11 @@ pub(crate) fn stream_table_name(table: &str) -> String {
 /// The name of the redb table of `table`'s item collection sizes.
 pub(crate) fn collections_table_name(table: &str) -> String {
     format!("collections/{table}")
+}
+
+/// The name of the redb table of `table`'s items queued by TTL value.
+pub(crate) fn expiries_table_name(table: &str) -> String {
+    format!("expiries/{table}")
 }
 
 /// The key of a consumer's checkpoint in [`CONSUMERS`].

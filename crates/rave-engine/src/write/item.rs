@@ -1,6 +1,7 @@
 //! One item's change with everything kept beside it, in the group's
 //! transaction: the item itself, the size of its item collection, its
-//! entries in each index and its stream record. Every write of every
+//! place in the Time to Live queue, its entries in each index and its
+//! stream record. Every write of every
 //! operation goes through [`write_item`] (or [`expire_item`] for Time to
 //! Live), so nothing is kept one way by one operation and another way by
 //! another.
@@ -14,6 +15,7 @@ use rave_store::{ConsumedCapacity, Item, add_by_table, item_size, write_units};
 
 use super::change_stream;
 use super::collections;
+use super::expiries;
 use super::indexes::{self, ItemChange};
 use super::tx::{Applied, Tx};
 use crate::catalog::TableState;
@@ -58,6 +60,7 @@ fn replace_item(
         return Ok(consumed);
     }
     collections::resize(tx, table, old, new)?;
+    expiries::track(tx, table, key, old, new)?;
     // The new item is encoded once, for the table and its stream record
     // (an index entry leaves out its key's strings: `entry`).
     let new_bytes = new.map(encode_item);

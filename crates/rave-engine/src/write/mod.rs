@@ -33,14 +33,16 @@
 //!   [`expire`] (Time to Live's deletions).
 //! * What every item write keeps beside the item ([`item`]): its index
 //!   entries ([`indexes`], held until the group ends and applied in key
-//!   order by [`packed`]), its item collection's size ([`collections`])
-//!   and its stream record ([`change_stream`], which also trims the
+//!   order by [`packed`]), its item collection's size ([`collections`]),
+//!   its place in the Time to Live queue ([`expiries`]) and its stream
+//!   record ([`change_stream`], which also trims the
 //!   streams).
 //! * Catalog changes, each committed alone: [`tables`] (CreateTable,
 //!   DeleteTable, Time to Live, streams) and [`index_changes`] (UpdateTable's
 //!   indexes, backfilled by [`backfill`] between groups).
-//! * [`sweeper`] — the Time to Live thread that finds expired items and
-//!   sends their deletion through the queue.
+//! * [`sweeper`] — the Time to Live thread that reads the expired items
+//!   off the [`expiries`] queue and sends their deletion through the
+//!   writer's queue.
 
 mod backfill;
 mod batch;
@@ -50,6 +52,7 @@ mod conditions;
 mod consumers;
 mod delete;
 mod expire;
+mod expiries;
 mod index_changes;
 mod indexes;
 mod item;

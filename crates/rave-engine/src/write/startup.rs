@@ -1,11 +1,13 @@
 //! What the engine reads back from the file when it opens, before the
 //! writer starts: the tables, the backfills a stopped engine left
-//! unfinished, and the next stream sequence number.
+//! unfinished, and the next stream sequence number; what an older store
+//! never kept (item collection sizes, the Time to Live queue) is filled
+//! on the way.
 
 use rave_store::Result;
 use redb::{ReadableTable, WriteTransaction};
 
-use super::collections;
+use super::{collections, expiries};
 use crate::catalog::{Catalog, IndexStatus, TableState};
 use crate::database::{SharedDatabase, storage};
 use crate::layout::definition::decode_definition;
@@ -31,6 +33,7 @@ fn load_tables(txn: &WriteTransaction, catalog: &Catalog) -> Result<()> {
         let definition = decode_definition(value.value(), name.value())?;
         let state = TableState::new(definition);
         collections::measure(txn, &state)?;
+        expiries::fill_if_missing(txn, &state)?;
         catalog.insert(state)?;
     }
     Ok(())

@@ -1,7 +1,7 @@
 //! The Time to Live sweeper: a thread that, every sweep interval
-//! (`EngineOptions::ttl_sweep_interval`, a minute by default), scans the
-//! tables with TTL enabled on read snapshots and sends what it found
-//! expired to the writer in batches of at most [`EXPIRE_BATCH`] items, one
+//! (`EngineOptions::ttl_sweep_interval`, a minute by default), reads what
+//! has expired off the TTL queue of each table with TTL enabled
+//! (`expiries`), on read snapshots, and sends it to the writer in batches of at most [`EXPIRE_BATCH`] items, one
 //! batch in the queue at a time, so ordinary writes are never stuck behind
 //! it for more than one group. The writer deletes an item only if its TTL
 //! value is still the one found and still expired at commit time
@@ -10,25 +10,24 @@
 //! The sweeper holds a sender of the writer's queue, so dropping the engine
 //! stops the sweeper before the writer.
 
+use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::Duration;
 
-use rave_store::{Result, StoreError};
+use rave_store::{Number, Result, StoreError};
 use tokio::sync::oneshot;
 
+use super::expiries::queue_bound;
 use super::queue::{Job, WriteOp, WriteReply, unexpected};
 use crate::catalog::{Catalog, TableState};
 use crate::clock::Clock;
-use crate::codec::decode_item;
 use crate::database::{SharedDatabase, storage};
 use crate::layout::bytes_table;
-use crate::ttl::{Expired, expired_value};
+use crate::ttl::{Expired, expiry_window};
 
 /// Most items one deletion request of the sweeper carries.
 const EXPIRE_BATCH: usize = 100;
-/// Most items the sweeper looks at on one read snapshot.
-const SCAN_BATCH: usize = 10_000;
 
 /// One pass over every table with TTL enabled, handing out deletion
 /// requests of at most [`EXPIRE_BATCH`] items.
@@ -70,8 +69,7 @@ impl SweepPass {
                 self.tables.remove(0);
                 continue;
             };
-            let (expired, resume) =
-                find_expired(db, &table, &attribute, self.resume.as_deref(), now_ms)?;
+            let (expired, resume) = find_expired(db, &table, self.resume.as_deref(), now_ms)?;
             self.resume = resume;
             if self.resume.is_none() {
                 self.tables.remove(0);
@@ -88,48 +86,57 @@ impl SweepPass {
     }
 }
 
-/// Scans `table` after `after` on one snapshot, for at most [`SCAN_BATCH`]
-/// items or until [`EXPIRE_BATCH`] expired ones; returns them and where the
-/// next scan resumes (`None` at the end of the table). An item that does
-/// not decode is reported and skipped: it is not the sweeper's to judge.
+/// Reads `table`'s expired items off its Time to Live queue after `after`,
+/// on one snapshot: the TTL values from five years before `now_ms` up to
+/// it, at most [`EXPIRE_BATCH`] of them. Returns them and where the next
+/// read resumes (`None` when none are left).
 fn find_expired(
     db: &SharedDatabase,
     table: &TableState,
-    attribute: &str,
     after: Option<&[u8]>,
     now_ms: u64,
 ) -> Result<(Vec<Expired>, Option<Vec<u8>>)> {
+    let Some(queue_table) = &table.expiries_table else {
+        return Ok((Vec::new(), None));
+    };
+    let Some((oldest, now)) = expiry_window(now_ms) else {
+        return Ok((Vec::new(), None));
+    };
     let txn = db.begin_read().map_err(storage)?;
-    let items = txn
-        .open_table(bytes_table(&table.items_table))
+    let queue = txn.open_table(bytes_table(queue_table)).map_err(storage)?;
+    let end = queue_bound(&now);
+    let start = match after {
+        Some(after) => Bound::Excluded(after.to_vec()),
+        None => Bound::Included(queue_bound(&oldest)),
+    };
+    let range = queue
+        .range::<&[u8]>((
+            start.as_ref().map(Vec::as_slice),
+            Bound::Excluded(end.as_slice()),
+        ))
         .map_err(storage)?;
-    let range = match after {
-        Some(after) => {
-            items.range::<&[u8]>((std::ops::Bound::Excluded(after), std::ops::Bound::Unbounded))
-        }
-        None => items.range::<&[u8]>(..),
-    }
-    .map_err(storage)?;
     let mut expired = Vec::new();
-    let mut scanned = 0;
     for entry in range {
         let (key, value) = entry.map_err(storage)?;
-        scanned += 1;
-        match decode_item(value.value()) {
-            Ok(item) => {
-                if let Some(value) = expired_value(&item, attribute, now_ms) {
-                    expired.push(Expired {
-                        key: key.value().to_vec(),
-                        value,
-                    });
-                }
-            }
-            Err(why) => {
-                let error = table.corrupt_item(key.value(), why);
-                tracing::error!(%error, "time to live skipped an item");
-            }
+        let found = std::str::from_utf8(value.value())
+            .ok()
+            .and_then(|text| text.parse::<Number>().ok())
+            .and_then(|value| {
+                let prefix = queue_bound(&value);
+                let item_key = key.value().strip_prefix(prefix.as_slice())?;
+                Some(Expired {
+                    key: item_key.to_vec(),
+                    value,
+                })
+            });
+        match found {
+            Some(found) => expired.push(found),
+            None => tracing::error!(
+                table = table.name(),
+                "time to live skipped a queue entry that does not decode"
+            ),
         }
-        if scanned >= SCAN_BATCH || expired.len() >= EXPIRE_BATCH {
+        if expired.len() >= EXPIRE_BATCH {
             return Ok((expired, Some(key.value().to_vec())));
         }
     }

@@ -10,6 +10,7 @@
 use rave_store::{Result, StoreError, TableDefinition};
 use redb::WriteTransaction;
 
+use super::expiries;
 use crate::catalog::{Catalog, TableState};
 use crate::database::storage;
 use crate::layout::definition::encode_definition;
@@ -53,6 +54,8 @@ pub(crate) fn create_table(
         txn.open_table(collections_table(collections))
             .map_err(storage)?;
     }
+    // An empty table: its Time to Live queue, if any, is made empty.
+    expiries::fill(txn, &state)?;
     Ok(CatalogUpdate::Set(Box::new(state)))
 }
 
@@ -79,6 +82,7 @@ pub(crate) fn delete_table(
         txn.delete_table(collections_table(collections))
             .map_err(storage)?;
     }
+    expiries::drop_queue(txn, &state)?;
     let mut consumers = txn.open_table(CONSUMERS).map_err(storage)?;
     let prefix = consumer_key(name, "");
     consumers
@@ -105,9 +109,12 @@ pub(crate) fn update_time_to_live(
     definition.time_to_live_attribute =
         changed_attribute(definition.time_to_live_attribute.as_deref(), change)?;
     store_definition(txn, &definition)?;
-    Ok(CatalogUpdate::Set(Box::new(
-        state.successor(definition, None),
-    )))
+    // A change is a disable or an enable: the old queue goes, a new one is
+    // filled from the items.
+    expiries::drop_queue(txn, &state)?;
+    let next = state.successor(definition, None);
+    expiries::fill(txn, &next)?;
+    Ok(CatalogUpdate::Set(Box::new(next)))
 }
 
 /// Turns the table's change stream on or off; enabling an enabled stream,
