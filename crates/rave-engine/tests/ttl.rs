@@ -153,16 +153,7 @@ async fn open(dir: &std::path::Path, clock: &ManualClock) -> Engine {
 
 async fn create_expiring_table(engine: &Engine) {
     engine.create_table(table_definition(TABLE)).await.unwrap();
-    engine
-        .update_time_to_live(
-            TABLE,
-            TimeToLiveSpecification {
-                attribute_name: ATTRIBUTE.into(),
-                enabled: true,
-            },
-        )
-        .await
-        .unwrap();
+    set_ttl(engine, ATTRIBUTE, true).await;
 }
 
 async fn all_items(engine: &Engine) -> Vec<Item> {
