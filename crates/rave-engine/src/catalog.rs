@@ -68,6 +68,9 @@ pub(crate) struct TableState {
     /// Where the items with a TTL value are queued by it: only a table with
     /// Time to Live enabled has one (`write::expiries`).
     pub(crate) expiries_table: Option<String>,
+    /// The queue is still being filled from the items stored before TTL
+    /// was enabled (DescribeTimeToLive says `ENABLING`).
+    pub(crate) expiries_filling: bool,
 }
 
 /// A secondary index of a table. A local one is kept as a global one
@@ -180,6 +183,7 @@ impl TableState {
                 .time_to_live_attribute
                 .is_some()
                 .then(|| expiries_table_name(name)),
+            expiries_filling: false,
             indexes: definition
                 .global_secondary_indexes
                 .iter()
@@ -212,14 +216,17 @@ impl TableState {
     }
 
     /// The state of this table under a changed definition: indexes it
-    /// already had keep their status; `creating` names one that starts
-    /// backfilling.
+    /// already had keep their status, and so does the filling of its TTL
+    /// queue while the TTL attribute stays; `creating` names an index that
+    /// starts backfilling.
     pub(crate) fn successor(
         &self,
         definition: TableDefinition,
         creating: Option<&str>,
     ) -> TableState {
         let mut next = TableState::new(definition);
+        next.expiries_filling = self.expiries_filling
+            && next.definition.time_to_live_attribute == self.definition.time_to_live_attribute;
         for index in &mut next.indexes {
             let name = index.index.name.as_str();
             let before = self.indexes.iter().find(|i| i.index.name == name);
@@ -241,6 +248,13 @@ impl TableState {
                 index.status = status;
             }
         }
+        next
+    }
+
+    /// The same table with its TTL queue filled.
+    pub(crate) fn with_expiries_filled(&self) -> TableState {
+        let mut next = self.successor(self.definition.clone(), None);
+        next.expiries_filling = false;
         next
     }
 
@@ -597,6 +611,15 @@ impl Catalog {
                 .position(|i| i.status == IndexStatus::Creating)?;
             Some((table.clone(), position))
         })
+    }
+
+    /// A table whose TTL queue is being filled, if any.
+    pub(crate) fn expiries_being_filled(&self) -> Option<Arc<TableState>> {
+        let tables = self.tables.read().ok()?;
+        tables
+            .values()
+            .find(|table| table.expiries_filling)
+            .cloned()
     }
 
     pub(crate) fn names(&self) -> Result<Vec<String>> {

@@ -95,6 +95,19 @@ impl SharedDatabase {
         current.as_ref().ok_or_else(closed)?.begin_write()
     }
 
+    /// Runs `write` in a transaction of its own and commits it: the
+    /// writer's chunks of work between groups (index backfills, TTL queue
+    /// fills).
+    pub(crate) fn commit_alone<T>(
+        &self,
+        write: impl FnOnce(&WriteTransaction) -> rave_store::Result<T>,
+    ) -> rave_store::Result<T> {
+        let txn = self.begin_write().map_err(storage)?;
+        let done = write(&txn)?;
+        txn.commit().map_err(storage)?;
+        Ok(done)
+    }
+
     /// False after a reopen failed, until one succeeds.
     pub(crate) fn is_open(&self) -> bool {
         let current = self.current.read().unwrap_or_else(PoisonError::into_inner);

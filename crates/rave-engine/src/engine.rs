@@ -279,18 +279,13 @@ impl Engine {
     /// Whether Time to Live is enabled on `table`, and on which attribute
     /// (DescribeTimeToLive).
     pub fn describe_time_to_live(&self, table: &str) -> Result<TimeToLiveDescription> {
-        let attribute_name = self
-            .inner
-            .catalog
-            .get(table)?
-            .definition
-            .time_to_live_attribute
-            .clone();
+        let state = self.inner.catalog.get(table)?;
+        let attribute_name = state.definition.time_to_live_attribute.clone();
         Ok(TimeToLiveDescription {
-            status: if attribute_name.is_some() {
-                TimeToLiveStatus::Enabled
-            } else {
-                TimeToLiveStatus::Disabled
+            status: match (&attribute_name, state.expiries_filling) {
+                (None, _) => TimeToLiveStatus::Disabled,
+                (Some(_), true) => TimeToLiveStatus::Enabling,
+                (Some(_), false) => TimeToLiveStatus::Enabled,
             },
             attribute_name,
         })

@@ -23,10 +23,12 @@ use rave_store::{AttributeValue, Item, Number, Result, StoreError, valid_time_to
 const NEVER_EXPIRES_AFTER_SECONDS: u64 = 5 * 365 * 24 * 60 * 60;
 
 /// Whether Time to Live is on for a table (DescribeTimeToLive's
-/// `TimeToLiveStatus`; the engine applies a change at once, so it is never
-/// ENABLING or DISABLING).
+/// `TimeToLiveStatus`). A table that had items when TTL was enabled is
+/// `Enabling` while its queue fills from them (`write::expiries`); a
+/// disable applies at once, so it is never DISABLING.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeToLiveStatus {
+    Enabling,
     Enabled,
     Disabled,
 }

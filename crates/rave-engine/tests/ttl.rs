@@ -9,8 +9,9 @@
 //! holds exactly one REMOVE marked as TTL per item the model expired, and
 //! no other step marks a record so. Then the enable/disable rules, the
 //! background sweeper and its stop with the engine, and the queue of items
-//! by TTL value the sweeper reads: filled from the items when TTL is
-//! enabled, and when a store from before the queue is opened.
+//! by TTL value the sweeper reads: filled from the items, a chunk at a
+//! time beside other writes, when TTL is enabled, when a store from before
+//! the queue is opened, and on from where a stopped engine left its fill.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -393,6 +394,7 @@ async fn items_stored_before_ttl_is_enabled_expire_once_it_is() {
         engine.put_item(put(TABLE, item.clone())).await.unwrap();
     }
     set_ttl(&engine, ATTRIBUTE, true).await;
+    wait_until_enabled(&engine).await;
     assert_eq!(engine.sweep_expired().await.unwrap(), 1);
     assert_eq!(
         all_items(&engine).await,
@@ -401,6 +403,7 @@ async fn items_stored_before_ttl_is_enabled_expire_once_it_is() {
 
     set_ttl(&engine, ATTRIBUTE, false).await;
     set_ttl(&engine, "other", true).await;
+    wait_until_enabled(&engine).await;
     assert_eq!(engine.sweep_expired().await.unwrap(), 1);
     assert_eq!(all_items(&engine).await, vec![lasting]);
 }
@@ -427,8 +430,118 @@ async fn a_store_from_before_the_ttl_queue_has_it_filled_when_opened() {
         txn.commit().unwrap();
     }
     let engine = open(dir.path(), &clock).await;
+    wait_until_enabled(&engine).await;
     assert_eq!(engine.sweep_expired().await.unwrap(), 1);
     assert_eq!(all_items(&engine).await, vec![lasting]);
+}
+
+#[tokio::test]
+async fn a_fill_a_stopped_engine_left_unfinished_goes_on_when_it_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::starting_at(START_SECONDS as u64 * 1000);
+    let engine = open(dir.path(), &clock).await;
+    create_expiring_table(&engine).await;
+    let expired = item_of(1, &Ttl::HalfSecondsFromStart(-10), 0);
+    let lasting = item_of(2, &Ttl::HalfSecondsFromStart(7200), 0);
+    for item in [&expired, &lasting] {
+        engine.put_item(put(TABLE, item.clone())).await.unwrap();
+    }
+    drop(engine);
+    // The file as an engine stopped before its fill's first chunk left it:
+    // the fill's record, and a queue without the items' entries.
+    {
+        let db = redb::Database::open(dir.path().join(rave_engine::DATABASE_FILE)).unwrap();
+        let txn = db.begin_write().unwrap();
+        let queue: redb::TableDefinition<&[u8], &[u8]> =
+            redb::TableDefinition::new("expiries/expiring");
+        txn.open_table(queue).unwrap().retain(|_, _| false).unwrap();
+        let fills: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("expiry_fills");
+        txn.open_table(fills)
+            .unwrap()
+            .insert(TABLE, [].as_slice())
+            .unwrap();
+        txn.commit().unwrap();
+    }
+    let engine = open(dir.path(), &clock).await;
+    wait_until_enabled(&engine).await;
+    assert_eq!(engine.sweep_expired().await.unwrap(), 1);
+    assert_eq!(all_items(&engine).await, vec![lasting]);
+}
+
+#[tokio::test]
+async fn a_fill_of_many_chunks_queues_every_item_and_the_writes_made_meanwhile() {
+    // More items than three of the fill's chunks (5,000 items each).
+    const ITEMS: u32 = 16_000;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::starting_at(START_SECONDS as u64 * 1000);
+    let engine = open(dir.path(), &clock).await;
+    engine.create_table(table_definition(TABLE)).await.unwrap();
+    let item = |n: u32, expires: i64| {
+        rave_store::item! {
+            "PK" => format!("many{n}"), "SK" => "s", "GROUP" => "g", "AT" => format!("many{n}"),
+            ATTRIBUTE => expires
+        }
+    };
+    let (past, future) = (START_SECONDS - 10, START_SECONDS + 3600);
+    // Every third item has expired.
+    let expires = |n: u32| if n % 3 == 0 { past } else { future };
+    // Batches sent side by side, so that the writer commits many at once.
+    let mut batches = tokio::task::JoinSet::new();
+    for first in (0..ITEMS).step_by(25) {
+        let engine = engine.clone();
+        let requests = (first..(first + 25).min(ITEMS))
+            .map(|n| (TABLE.to_owned(), WriteRequest::Put(item(n, expires(n)))))
+            .collect();
+        batches.spawn(async move {
+            engine
+                .batch_write_item(BatchWriteItemInput { requests })
+                .await
+        });
+    }
+    while let Some(written) = batches.join_next().await {
+        assert!(written.unwrap().unwrap().unprocessed.is_empty());
+    }
+
+    set_ttl(&engine, ATTRIBUTE, true).await;
+    // While the queue fills (before, between or after its chunks): an
+    // expired item deleted, a lasting one made expired, an expired one
+    // made lasting, and a new expired one.
+    engine
+        .delete_item(delete(TABLE, key("many0", "s")))
+        .await
+        .unwrap();
+    engine.put_item(put(TABLE, item(1, past))).await.unwrap();
+    engine.put_item(put(TABLE, item(3, future))).await.unwrap();
+    engine
+        .put_item(put(TABLE, item(ITEMS, past)))
+        .await
+        .unwrap();
+    wait_until_enabled(&engine).await;
+
+    // Items 0 and 3 no longer expire; items 1 and ITEMS do.
+    let expected = (0..ITEMS).filter(|n| n % 3 == 0).count() as u64 - 2 + 2;
+    assert_eq!(engine.sweep_expired().await.unwrap(), expected);
+    assert_eq!(engine.sweep_expired().await.unwrap(), 0);
+    let left = all_items(&engine).await;
+    // One item more (ITEMS) and one deleted (0): ITEMS items before the sweep.
+    assert_eq!(left.len() as u64, u64::from(ITEMS) - expected);
+    assert!(
+        left.iter()
+            .all(|item| item[ATTRIBUTE] == AttributeValue::N(future.into()))
+    );
+}
+
+/// Waits until the table's TTL queue has been filled from its items
+/// (DescribeTimeToLive says ENABLED).
+async fn wait_until_enabled(engine: &Engine) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while engine.describe_time_to_live(TABLE).unwrap().status != TimeToLiveStatus::Enabled {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the TTL queue was never filled"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 async fn set_ttl(engine: &Engine, attribute: &str, enabled: bool) {

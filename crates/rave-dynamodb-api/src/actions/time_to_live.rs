@@ -44,6 +44,7 @@ pub(crate) async fn describe_time_to_live(
     let description = api.engine.describe_time_to_live(table)?;
     let mut described = json!({
         "TimeToLiveStatus": match description.status {
+            TimeToLiveStatus::Enabling => "ENABLING",
             TimeToLiveStatus::Enabled => "ENABLED",
             TimeToLiveStatus::Disabled => "DISABLED",
         }

@@ -14,6 +14,7 @@
 //! | `index_builds`          | `table \0 index`                      | backfill position  |
 //! | `collections/<table>`   | `hash(pk) ‖ pk`                       | collection bytes   |
 //! | `expiries/<table>`      | TTL value ‖ `hash(pk) ‖ pk ‖ sk`      | TTL value (text)   |
+//! | `expiry_fills`          | table name                            | fill position      |
 //!
 //! (1) Index entries hold the projected item, as DynamoDB does, so a
 //! query page is one range scan with no second lookup per item; the
@@ -22,7 +23,9 @@
 //! `collections/<table>` exists for tables with local secondary indexes:
 //! the size of each item collection, kept by every write in its commit.
 //! `expiries/<table>` exists for tables with Time to Live enabled: the
-//! items with a TTL value, in its order, for the sweeper (`write::expiries`).
+//! items with a TTL value, in its order, for the sweeper (`write::expiries`);
+//! `expiry_fills` holds where the filling of a table's queue from its items
+//! has got to, while it runs.
 //! The stored keys are built by `keys`, items and stream records
 //! encoded by `codec`.
 //!
@@ -50,6 +53,9 @@ pub(crate) const WRITE_PROBE: &str = "write_probe";
 /// Backfills in progress: [`build_key`] → the stored key of the last item
 /// copied (empty before the first chunk).
 pub(crate) const INDEX_BUILDS: RedbTable<&str, &[u8]> = RedbTable::new("index_builds");
+/// Time to Live queues being filled: table name → the stored key of the
+/// last item read (empty before the first chunk).
+pub(crate) const EXPIRY_FILLS: RedbTable<&str, &[u8]> = RedbTable::new("expiry_fills");
 
 /// A redb table of a table's items or of one of its indexes: stored key →
 /// encoded item.

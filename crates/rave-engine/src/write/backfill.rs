@@ -28,12 +28,7 @@ pub(crate) fn step(db: &SharedDatabase, catalog: &Catalog) -> bool {
     let Some((table, index)) = catalog.index_being_created() else {
         return false;
     };
-    let done = db.begin_write().map_err(storage).and_then(|txn| {
-        let done = backfill_chunk(&txn, &table, &table.indexes[index])?;
-        txn.commit().map_err(storage)?;
-        Ok(done)
-    });
-    match done {
+    match db.commit_alone(|txn| backfill_chunk(txn, &table, &table.indexes[index])) {
         Ok(true) => {
             let name = &table.indexes[index].index.name;
             if let Err(error) = catalog.insert(table.with_status(name, IndexStatus::Active)) {

@@ -12,20 +12,28 @@
 //!
 //! [`track`] keeps the queue in `item::write_item`'s transaction, the one
 //! place every write goes through (Time to Live's deletions included), so it
-//! commits with the item. Enabling TTL fills it from the table's items
-//! ([`fill`], one scan in the enabling commit), disabling drops it; a data
-//! directory from before the queue existed has it filled when the engine
-//! opens it (`startup`).
+//! commits with the item. Enabling TTL on a table that has items fills the
+//! queue from them a chunk at a time, between the writer's groups as an
+//! index backfill is ([`fill_step`]), so a large table never holds the
+//! writer for a whole scan; DescribeTimeToLive says `ENABLING` until the
+//! last chunk is in, and a restarted engine goes on from the stored
+//! position. Items written meanwhile are queued by [`track`] like any
+//! others (a chunk that reaches one later writes the same entry again).
+//! Disabling drops the queue; a data directory from before the queue
+//! existed has it filled the same way once opened (`startup`).
+
+use std::ops::Bound;
+use std::time::Duration;
 
 use rave_store::{AttributeValue, Item, Number, Result};
-use redb::{ReadableTable, WriteTransaction};
+use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
 
 use super::tx::{Applied, Tx};
-use crate::catalog::TableState;
+use crate::catalog::{Catalog, TableState};
 use crate::codec::decode_item;
-use crate::database::storage;
+use crate::database::{SharedDatabase, storage};
 use crate::keys::encode_value;
-use crate::layout::bytes_table;
+use crate::layout::{EXPIRY_FILLS, bytes_table};
 
 /// The queue's key of the item stored at `item_key` whose TTL value is
 /// `value`.
@@ -79,61 +87,159 @@ pub(crate) fn track(
     Ok(())
 }
 
-/// Fills `state`'s queue from its items (TTL just enabled, or a store from
-/// before the queue): one scan, in `txn`.
-pub(crate) fn fill(txn: &WriteTransaction, state: &TableState) -> Result<()> {
-    let (Some(queue), Some(attribute)) = (
-        &state.expiries_table,
-        &state.definition.time_to_live_attribute,
-    ) else {
-        return Ok(());
+/// Items one fill commit reads: a million-item table fills in a few
+/// hundred commits, and the requests that queue behind one chunk wait
+/// about as long as behind a group of their own (about 2 µs an item).
+const FILL_CHUNK: usize = 5_000;
+
+/// Makes `state`'s queue (TTL just enabled, or a store from before the
+/// queue) and, when its table already has items, starts filling the queue
+/// from them: a record of the fill goes into [`EXPIRY_FILLS`], and the
+/// writer fills a chunk at a time between groups ([`fill_step`]). Returns
+/// whether a fill started.
+pub(crate) fn start(txn: &WriteTransaction, state: &TableState) -> Result<bool> {
+    let Some(queue) = &state.expiries_table else {
+        return Ok(false);
     };
-    let mut entries = txn.open_table(bytes_table(queue)).map_err(storage)?;
-    let items = txn
+    txn.open_table(bytes_table(queue)).map_err(storage)?;
+    let has_items = !txn
         .open_table(bytes_table(&state.items_table))
+        .map_err(storage)?
+        .is_empty()
         .map_err(storage)?;
-    for entry in items.iter().map_err(storage)? {
-        let (key, value) = entry.map_err(storage)?;
-        let item = match decode_item(value.value()) {
-            Ok(item) => item,
-            Err(why) => {
-                // As the sweeper did before the queue: not its item to judge.
-                let error = state.corrupt_item(key.value(), why);
-                tracing::error!(%error, "time to live skipped an item");
-                continue;
-            }
-        };
-        if let Some(value) = ttl_value(Some(&item), attribute) {
-            let text = value.to_string();
-            entries
-                .insert(queue_key(value, key.value()).as_slice(), text.as_bytes())
-                .map_err(storage)?;
-        }
+    if has_items {
+        txn.open_table(EXPIRY_FILLS)
+            .map_err(storage)?
+            .insert(state.name(), [].as_slice())
+            .map_err(storage)?;
     }
-    Ok(())
+    Ok(has_items)
 }
 
-/// Fills the queue of `state` when its table has TTL enabled and the file
-/// has no queue for it yet (a store from before the queue existed).
-pub(crate) fn fill_if_missing(txn: &WriteTransaction, state: &TableState) -> Result<()> {
+/// Whether `state`'s queue is being filled when the engine opens: a fill
+/// a stopped engine left unfinished goes on, and a store from before the
+/// queue existed starts one.
+pub(crate) fn resume(txn: &WriteTransaction, state: &TableState) -> Result<bool> {
     let Some(queue) = &state.expiries_table else {
-        return Ok(());
+        return Ok(false);
     };
+    let unfinished = txn
+        .open_table(EXPIRY_FILLS)
+        .map_err(storage)?
+        .get(state.name())
+        .map_err(storage)?
+        .is_some();
+    if unfinished {
+        return Ok(true);
+    }
     let exists = txn
         .list_tables()
         .map_err(storage)?
         .any(|table| redb::TableHandle::name(&table) == queue.as_str());
     if exists {
-        return Ok(());
+        return Ok(false);
     }
     tracing::info!(table = state.name(), "filling the time to live queue");
-    fill(txn, state)
+    start(txn, state)
 }
 
-/// Drops the queue `state` had (TTL disabled, or the table deleted).
+/// Fills one chunk of the queue of a table whose queue is being filled,
+/// if there is one; returns whether there was. The table's TTL turns
+/// `ENABLED` with the last chunk. A failure is logged and retried on the
+/// next call.
+pub(crate) fn fill_step(db: &SharedDatabase, catalog: &Catalog) -> bool {
+    let Some(table) = catalog.expiries_being_filled() else {
+        return false;
+    };
+    match db.commit_alone(|txn| fill_chunk(txn, &table)) {
+        Ok(true) => {
+            if let Err(error) = catalog.insert(table.with_expiries_filled()) {
+                tracing::error!(%error, "time to live could not finish enabling");
+            }
+        }
+        Ok(false) => {}
+        Err(error) => {
+            tracing::error!(%error, table = table.name(), "filling the time to live queue failed; retrying");
+            // Leave the writer free for requests before trying again.
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    true
+}
+
+/// Queues the next chunk of `state`'s items, inside `txn`. Returns whether
+/// the fill is complete (its record is then removed).
+fn fill_chunk(txn: &WriteTransaction, state: &TableState) -> Result<bool> {
+    let (Some(queue), Some(attribute)) = (
+        &state.expiries_table,
+        &state.definition.time_to_live_attribute,
+    ) else {
+        return Ok(true);
+    };
+    let mut fills = txn.open_table(EXPIRY_FILLS).map_err(storage)?;
+    let after = match fills.get(state.name()).map_err(storage)? {
+        Some(position) => position.value().to_vec(),
+        // TTL disabled or moved meanwhile: that change dropped this fill.
+        None => return Ok(true),
+    };
+    let mut entries = txn.open_table(bytes_table(queue)).map_err(storage)?;
+    let items = txn
+        .open_table(bytes_table(&state.items_table))
+        .map_err(storage)?;
+    let range = if after.is_empty() {
+        items.range::<&[u8]>(..)
+    } else {
+        items.range::<&[u8]>((Bound::Excluded(after.as_slice()), Bound::Unbounded))
+    }
+    .map_err(storage)?;
+    let mut last = None;
+    let mut read = 0;
+    for entry in range {
+        let (key, value) = entry.map_err(storage)?;
+        read += 1;
+        match decode_item(value.value()) {
+            Ok(item) => {
+                if let Some(value) = ttl_value(Some(&item), attribute) {
+                    let text = value.to_string();
+                    entries
+                        .insert(queue_key(value, key.value()).as_slice(), text.as_bytes())
+                        .map_err(storage)?;
+                }
+            }
+            Err(why) => {
+                // As the sweeper did before the queue: not its item to judge.
+                let error = state.corrupt_item(key.value(), why);
+                tracing::error!(%error, "time to live skipped an item");
+            }
+        }
+        if read == FILL_CHUNK {
+            last = Some(key.value().to_vec());
+            break;
+        }
+    }
+    match last {
+        Some(position) => {
+            fills
+                .insert(state.name(), position.as_slice())
+                .map_err(storage)?;
+            Ok(false)
+        }
+        None => {
+            fills.remove(state.name()).map_err(storage)?;
+            Ok(true)
+        }
+    }
+}
+
+/// Drops the queue `state` had (TTL disabled, or the table deleted), and
+/// its fill if one was running.
 pub(crate) fn drop_queue(txn: &WriteTransaction, state: &TableState) -> Result<()> {
     if let Some(queue) = &state.expiries_table {
         txn.delete_table(bytes_table(queue)).map_err(storage)?;
+        txn.open_table(EXPIRY_FILLS)
+            .map_err(storage)?
+            .remove(state.name())
+            .map_err(storage)?;
     }
     Ok(())
 }

@@ -1,8 +1,8 @@
 //! What the engine reads back from the file when it opens, before the
-//! writer starts: the tables, the backfills a stopped engine left
-//! unfinished, and the next stream sequence number; what an older store
-//! never kept (item collection sizes, the Time to Live queue) is filled
-//! on the way.
+//! writer starts: the tables, the backfills and Time to Live queue fills a
+//! stopped engine left unfinished, and the next stream sequence number;
+//! what an older store never kept is measured on the way (item collection
+//! sizes) or starts filling (the Time to Live queue).
 
 use rave_store::Result;
 use redb::{ReadableTable, WriteTransaction};
@@ -31,9 +31,9 @@ fn load_tables(txn: &WriteTransaction, catalog: &Catalog) -> Result<()> {
     for entry in definitions.iter().map_err(storage)? {
         let (name, value) = entry.map_err(storage)?;
         let definition = decode_definition(value.value(), name.value())?;
-        let state = TableState::new(definition);
+        let mut state = TableState::new(definition);
         collections::measure(txn, &state)?;
-        expiries::fill_if_missing(txn, &state)?;
+        state.expiries_filling = expiries::resume(txn, &state)?;
         catalog.insert(state)?;
     }
     Ok(())

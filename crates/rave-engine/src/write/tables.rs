@@ -55,7 +55,7 @@ pub(crate) fn create_table(
             .map_err(storage)?;
     }
     // An empty table: its Time to Live queue, if any, is made empty.
-    expiries::fill(txn, &state)?;
+    expiries::start(txn, &state)?;
     Ok(CatalogUpdate::Set(Box::new(state)))
 }
 
@@ -112,8 +112,8 @@ pub(crate) fn update_time_to_live(
     // A change is a disable or an enable: the old queue goes, a new one is
     // filled from the items.
     expiries::drop_queue(txn, &state)?;
-    let next = state.successor(definition, None);
-    expiries::fill(txn, &next)?;
+    let mut next = state.successor(definition, None);
+    next.expiries_filling = expiries::start(txn, &next)?;
     Ok(CatalogUpdate::Set(Box::new(next)))
 }
 

@@ -400,3 +400,75 @@ fn time_to_live_deletes_only_items_still_as_found() {
     assert_eq!(last.old_image, Some(expiring("found", 9_000)));
     assert!(records[..2].iter().all(|r| !r.removed_by_ttl));
 }
+
+#[test]
+fn enabling_time_to_live_fills_the_queue_a_chunk_at_a_time_and_disabling_stops_it() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut writer = writer(dir.path());
+    let ttl = |enabled| WriteOp::UpdateTimeToLive {
+        table: TABLE.into(),
+        change: TimeToLiveSpecification {
+            attribute_name: "expires".into(),
+            enabled,
+        },
+    };
+    let filling = |writer: &Writer| {
+        writer
+            .catalog
+            .get(TABLE)
+            .expect("the table")
+            .expiries_filling
+    };
+    let queued = |writer: &Writer| {
+        let txn = writer.db.begin_read().expect("a read transaction");
+        let queue = txn
+            .open_table(bytes_table("expiries/things"))
+            .expect("the queue");
+        queue.iter().expect("entries").count()
+    };
+    // An empty table's queue is complete at once.
+    writer.change_catalog(&ttl(true)).expect("TTL enabled");
+    assert!(!filling(&writer));
+    writer.change_catalog(&ttl(false)).expect("TTL disabled");
+
+    // 12,000 items, every other one with a TTL value.
+    for first in (0..12_000).step_by(1_000) {
+        let puts = (first..first + 1_000)
+            .map(|n: i64| {
+                let mut thing = item! {"PK" => format!("p{n}"), "SK" => "s"};
+                if n % 2 == 0 {
+                    thing.insert("expires".into(), AttributeValue::N(n.into()));
+                }
+                WriteOp::Put(put(TABLE, thing), ReturnValuesOnConditionCheckFailure::None)
+            })
+            .collect();
+        assert!(group(&mut writer, puts).iter().all(Result::is_ok));
+    }
+    writer.change_catalog(&ttl(true)).expect("TTL enabled");
+    assert!(filling(&writer), "DescribeTimeToLive says ENABLING");
+    assert_eq!(queued(&writer), 0);
+    assert!(super::expiries::fill_step(&writer.db, &writer.catalog));
+    assert!(filling(&writer));
+    assert!(queued(&writer) > 0);
+    let mut steps = 1;
+    while super::expiries::fill_step(&writer.db, &writer.catalog) {
+        steps += 1;
+        assert!(steps <= 3, "chunks of 5,000 items");
+    }
+    assert_eq!(steps, 3);
+    assert!(!filling(&writer));
+    assert_eq!(queued(&writer), 6_000);
+
+    // Disabling while a fill runs ends it, record and all.
+    writer.change_catalog(&ttl(false)).expect("TTL disabled");
+    writer.change_catalog(&ttl(true)).expect("TTL enabled");
+    assert!(super::expiries::fill_step(&writer.db, &writer.catalog));
+    writer.change_catalog(&ttl(false)).expect("TTL disabled");
+    assert!(!filling(&writer));
+    assert!(!super::expiries::fill_step(&writer.db, &writer.catalog));
+    let txn = writer.db.begin_read().expect("a read transaction");
+    let fills = txn
+        .open_table(crate::layout::EXPIRY_FILLS)
+        .expect("the fills");
+    assert_eq!(fills.iter().expect("fills").count(), 0);
+}

@@ -1,6 +1,7 @@
 //! The writer thread: it drains the queue, commits a group of requests at
-//! a time, and between groups commits catalog changes alone and backfill
-//! chunks of an index being created.
+//! a time, and between groups commits catalog changes alone, backfill
+//! chunks of an index being created and chunks of a Time to Live queue
+//! being filled.
 
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, TryRecvError};
@@ -15,6 +16,7 @@ use super::change_stream::trim_streams;
 use super::consumers::{checkpoint, register_consumer};
 use super::delete::delete;
 use super::expire::expire;
+use super::expiries;
 use super::index_changes::update_table;
 use super::put::put;
 use super::queue::{Job, WriteOp, WriteReply};
@@ -52,13 +54,17 @@ impl Writer {
         loop {
             let first = match carried.take() {
                 Some(job) => job,
-                // While an index builds, one backfill chunk commits between
-                // groups of requests.
-                None if backfill::step(&self.db, &self.catalog) => match jobs.try_recv() {
-                    Ok(job) => job,
-                    Err(TryRecvError::Empty) => continue,
-                    Err(TryRecvError::Disconnected) => return,
-                },
+                // While an index builds or a TTL queue fills, one chunk
+                // commits between groups of requests.
+                None if backfill::step(&self.db, &self.catalog)
+                    || expiries::fill_step(&self.db, &self.catalog) =>
+                {
+                    match jobs.try_recv() {
+                        Ok(job) => job,
+                        Err(TryRecvError::Empty) => continue,
+                        Err(TryRecvError::Disconnected) => return,
+                    }
+                }
                 None => match jobs.recv() {
                     Ok(job) => job,
                     Err(_) => return,
