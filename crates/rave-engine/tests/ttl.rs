@@ -484,7 +484,7 @@ async fn a_fill_of_many_chunks_queues_every_item_and_the_writes_made_meanwhile()
     };
     let (past, future) = (START_SECONDS - 10, START_SECONDS + 3600);
     // Every third item has expired.
-    let expires = |n: u32| if n % 3 == 0 { past } else { future };
+    let expires = |n: u32| if n.is_multiple_of(3) { past } else { future };
     // Batches sent side by side, so that the writer commits many at once.
     let mut batches = tokio::task::JoinSet::new();
     for first in (0..ITEMS).step_by(25) {
@@ -519,7 +519,7 @@ async fn a_fill_of_many_chunks_queues_every_item_and_the_writes_made_meanwhile()
     wait_until_enabled(&engine).await;
 
     // Items 0 and 3 no longer expire; items 1 and ITEMS do.
-    let expected = (0..ITEMS).filter(|n| n % 3 == 0).count() as u64 - 2 + 2;
+    let expected = (0..ITEMS).filter(|n| n.is_multiple_of(3)).count() as u64 - 2 + 2;
     assert_eq!(engine.sweep_expired().await.unwrap(), expected);
     assert_eq!(engine.sweep_expired().await.unwrap(), 0);
     let left = all_items(&engine).await;
