@@ -1,5 +1,6 @@
-//! What each table takes on disk: its items, each index and its stream,
-//! as redb counts them (`rave storage`).
+//! What each table takes on disk: its items, each index, its stream and,
+//! where the table has them, its item collection sizes and its Time to
+//! Live queue, as redb counts them (`rave storage`).
 //!
 //! An operator asking why a data directory is large needs to know which
 //! part holds the bytes and how full its pages are; the file's size alone
@@ -8,18 +9,24 @@
 use std::path::Path;
 
 use rave_store::{Result, StoreError};
-use redb::{ReadTransaction, ReadableTableMetadata, TableError, TableStats};
+use redb::{
+    Key, ReadTransaction, ReadableTableMetadata, TableDefinition, TableError, TableStats, Value,
+};
 
 use crate::catalog::Catalog;
 use crate::database::{SharedDatabase, storage};
-use crate::layout::{bytes_table, stream_table};
+use crate::layout::{bytes_table, collections_table, stream_table};
 
-/// One part of a table: its items, one index, or its change stream.
+/// One part of a table: its items, one index, its change stream, the sizes
+/// of its item collections (a table with local secondary indexes) or its
+/// Time to Live queue (a table with TTL enabled).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TablePart {
     Items,
     Index(String),
     Stream,
+    Collections,
+    TimeToLiveQueue,
 }
 
 impl std::fmt::Display for TablePart {
@@ -28,6 +35,8 @@ impl std::fmt::Display for TablePart {
             TablePart::Items => f.write_str("items"),
             TablePart::Index(name) => write!(f, "index {name}"),
             TablePart::Stream => f.write_str("stream"),
+            TablePart::Collections => f.write_str("collection sizes"),
+            TablePart::TimeToLiveQueue => f.write_str("time to live queue"),
         }
     }
 }
@@ -93,22 +102,36 @@ pub(crate) fn storage_usage(
                 branch_pages: stats.branch_pages(),
             });
         };
-        if let Some((entries, stats)) = bytes_table_usage(&txn, &state.items_table)? {
-            add(TablePart::Items, entries, stats);
-        }
-        for index in &state.indexes {
-            if let Some((entries, stats)) = bytes_table_usage(&txn, &index.redb_table)? {
-                add(TablePart::Index(index.index.name.clone()), entries, stats);
+        let mut add_if_created = |part: TablePart, usage: Option<(u64, TableStats)>| {
+            if let Some((entries, stats)) = usage {
+                add(part, entries, stats);
             }
+        };
+        add_if_created(
+            TablePart::Items,
+            table_usage(&txn, bytes_table(&state.items_table))?,
+        );
+        for index in &state.indexes {
+            add_if_created(
+                TablePart::Index(index.index.name.clone()),
+                table_usage(&txn, bytes_table(&index.redb_table))?,
+            );
         }
-        match txn.open_table(stream_table(&state.stream_table)) {
-            Ok(stream) => add(
-                TablePart::Stream,
-                stream.len().map_err(storage)?,
-                stream.stats().map_err(storage)?,
-            ),
-            Err(TableError::TableDoesNotExist(_)) => {}
-            Err(error) => return Err(storage(error)),
+        add_if_created(
+            TablePart::Stream,
+            table_usage(&txn, stream_table(&state.stream_table))?,
+        );
+        if let Some(collections) = &state.collections_table {
+            add_if_created(
+                TablePart::Collections,
+                table_usage(&txn, collections_table(collections))?,
+            );
+        }
+        if let Some(queue) = &state.expiries_table {
+            add_if_created(
+                TablePart::TimeToLiveQueue,
+                table_usage(&txn, bytes_table(queue))?,
+            );
         }
     }
     Ok(StorageUsage {
@@ -118,10 +141,13 @@ pub(crate) fn storage_usage(
     })
 }
 
-/// The entries and statistics of a redb table of bytes, if it has been
-/// created (a table's parts are created by their first write).
-fn bytes_table_usage(txn: &ReadTransaction, name: &str) -> Result<Option<(u64, TableStats)>> {
-    let table = match txn.open_table(bytes_table(name)) {
+/// The entries and statistics of a redb table, if it has been created (a
+/// store from an older rave may lack a part).
+fn table_usage<K: Key + 'static, V: Value + 'static>(
+    txn: &ReadTransaction,
+    definition: TableDefinition<'_, K, V>,
+) -> Result<Option<(u64, TableStats)>> {
+    let table = match txn.open_table(definition) {
         Ok(table) => table,
         Err(TableError::TableDoesNotExist(_)) => return Ok(None),
         Err(error) => return Err(storage(error)),
@@ -147,25 +173,46 @@ fn allocated(_: &std::fs::Metadata) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use rave_conformance::table_definition;
-    use rave_store::{PutItemInput, ReturnValues, Store, item};
+    use rave_store::{
+        AttributeValue, KeyAttribute, KeyType, LocalSecondaryIndex, Number, Projection,
+        PutItemInput, ReturnValues, Store, TableDefinition, item,
+    };
 
     use super::*;
     use crate::engine::Engine;
+    use crate::ttl::TimeToLiveSpecification;
 
     #[tokio::test]
     async fn each_part_counts_its_own_entries_and_the_file_holds_them_all() {
         let dir = tempfile::tempdir().unwrap();
         let engine = Engine::open(dir.path()).unwrap();
-        engine
-            .create_table(table_definition("things"))
-            .await
-            .unwrap();
-        // Ten items; every other one in `byGroup`, none in the other indexes.
+        let definition = TableDefinition {
+            local_secondary_indexes: vec![LocalSecondaryIndex {
+                name: "byNote".into(),
+                sort_key: KeyAttribute::new("note", KeyType::S),
+                projection: Projection::KeysOnly,
+            }],
+            ..table_definition("things")
+        };
+        engine.create_table(definition).await.unwrap();
+        let ttl = TimeToLiveSpecification {
+            attribute_name: "expires".into(),
+            enabled: true,
+        };
+        engine.update_time_to_live("things", ttl).await.unwrap();
+        // Ten items in ten partitions; every other one in `byGroup`, none in
+        // the other global indexes, every third with a TTL value.
         for n in 0..10 {
             let mut item = item! {"PK" => format!("p{n}"), "SK" => "s", "note" => "x".repeat(100)};
             if n % 2 == 0 {
                 item.insert("GROUP".into(), "g".into());
                 item.insert("AT".into(), format!("{n:02}").into());
+            }
+            if n % 3 == 0 {
+                item.insert(
+                    "expires".into(),
+                    AttributeValue::N(Number::from(4_000_000_000_i64)),
+                );
             }
             let put = PutItemInput {
                 table: "things".into(),
@@ -188,6 +235,8 @@ mod tests {
         // An index no item has an entry in is listed, empty.
         assert_eq!(entries(TablePart::Index("byScore".into())), Some(0));
         assert_eq!(entries(TablePart::Stream), Some(10));
+        assert_eq!(entries(TablePart::Collections), Some(10));
+        assert_eq!(entries(TablePart::TimeToLiveQueue), Some(4));
         let items = usage
             .parts
             .iter()
