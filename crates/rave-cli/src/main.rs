@@ -1107,16 +1107,17 @@ async fn load(args: LoadArgs) -> anyhow::Result<()> {
         max_commit_group: LOAD_COMMIT_GROUP,
         ..EngineOptions::default()
     };
-    let comments = Arc::new(
-        open_engine_with(
-            &args.store,
-            Moderation::Off,
-            DEFAULT_IDEMPOTENCY_TTL,
-            options,
-        )?
-        .1,
-    );
+    let (engine, comments) = open_engine_with(
+        &args.store,
+        Moderation::Off,
+        DEFAULT_IDEMPOTENCY_TTL,
+        options,
+    )?;
+    let comments = Arc::new(comments);
     comments.ensure_table().await?;
+    // The load writes items only; the indexes are built from them after it
+    // (`Engine::defer_indexes`).
+    engine.defer_indexes(&args.store.table).await?;
     let bar = progress_bar(Some(args.comments), "loading");
     let started = std::time::Instant::now();
     let (sender, receiver) = async_channel(LOAD_BATCHES_IN_FLIGHT);
@@ -1158,6 +1159,9 @@ async fn load(args: LoadArgs) -> anyhow::Result<()> {
         worker.await??;
     }
     bar.finish();
+    let building = progress_bar(None, "building the indexes");
+    engine.build_deferred_indexes(&args.store.table).await?;
+    building.finish();
     let seconds = started.elapsed().as_secs_f64();
     println!(
         "loaded {} comments on {} products in {:.1} s ({:.0} comments/s)",

@@ -91,6 +91,11 @@ pub(crate) struct IndexState {
     pub(crate) entry_key: Vec<KeyAttribute>,
     pub(crate) status: IndexStatus,
     pub(crate) local: bool,
+    /// A bulk load's writes leave the index alone; it is built from sorted
+    /// runs when the load ends (`write::bulk`). Only ever set on an index
+    /// that is CREATING, and only in the engine that deferred it: its file
+    /// says CREATING, so a restart backfills it as usual.
+    pub(crate) deferred: bool,
 }
 
 impl IndexState {
@@ -209,6 +214,7 @@ impl TableState {
                     index,
                     status: IndexStatus::Active,
                     local,
+                    deferred: false,
                 })
                 .collect(),
             definition,
@@ -232,6 +238,7 @@ impl TableState {
             let before = self.indexes.iter().find(|i| i.index.name == name);
             if let Some(before) = before {
                 index.status = before.status;
+                index.deferred = before.deferred;
             }
             if creating == Some(name) {
                 index.status = IndexStatus::Creating;
@@ -247,6 +254,27 @@ impl TableState {
             if index.index.name == name {
                 index.status = status;
             }
+        }
+        next
+    }
+
+    /// The same table with every index emptied for a bulk load: CREATING,
+    /// and left alone by writes until it is built (`write::bulk`).
+    pub(crate) fn with_indexes_deferred(&self) -> TableState {
+        let mut next = self.successor(self.definition.clone(), None);
+        for index in &mut next.indexes {
+            index.status = IndexStatus::Creating;
+            index.deferred = true;
+        }
+        next
+    }
+
+    /// The same table with its deferred indexes built: ACTIVE.
+    pub(crate) fn with_deferred_indexes_built(&self) -> TableState {
+        let mut next = self.successor(self.definition.clone(), None);
+        for index in next.indexes.iter_mut().filter(|index| index.deferred) {
+            index.status = IndexStatus::Active;
+            index.deferred = false;
         }
         next
     }
@@ -600,15 +628,15 @@ impl Catalog {
         Ok(())
     }
 
-    /// A table with an index being created, and that index's position in
-    /// its `indexes`.
+    /// A table with an index being backfilled (created, not deferred for
+    /// a bulk load), and that index's position in its `indexes`.
     pub(crate) fn index_being_created(&self) -> Option<(Arc<TableState>, usize)> {
         let tables = self.tables.read().ok()?;
         tables.values().find_map(|table| {
             let position = table
                 .indexes
                 .iter()
-                .position(|i| i.status == IndexStatus::Creating)?;
+                .position(|i| i.status == IndexStatus::Creating && !i.deferred)?;
             Some((table.clone(), position))
         })
     }

@@ -108,6 +108,11 @@ impl SharedDatabase {
         Ok(done)
     }
 
+    /// The database file.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// False after a reopen failed, until one succeeds.
     pub(crate) fn is_open(&self) -> bool {
         let current = self.current.read().unwrap_or_else(PoisonError::into_inner);

@@ -228,6 +228,26 @@ impl Engine {
         .map(|_| ())
     }
 
+    /// Leaves `table`'s indexes out of the writes that follow, for a bulk
+    /// load that has the store to itself: the indexes are emptied and
+    /// CREATING (unreadable) until [`Engine::build_deferred_indexes`]
+    /// builds them from the items, each leaf written once. An engine
+    /// stopped before that backfills them when it opens again.
+    pub async fn defer_indexes(&self, table: &str) -> Result<()> {
+        self.submit(WriteOp::DeferIndexes(table.to_owned()))
+            .await
+            .map(|_| ())
+    }
+
+    /// Builds the indexes [`Engine::defer_indexes`] deferred, from the
+    /// table's items, and makes them ACTIVE. The writer does nothing else
+    /// meanwhile (tens of seconds for a million items).
+    pub async fn build_deferred_indexes(&self, table: &str) -> Result<()> {
+        self.submit(WriteOp::BuildDeferredIndexes(table.to_owned()))
+            .await
+            .map(|_| ())
+    }
+
     /// Turns `table`'s change stream on or off (UpdateTable's
     /// StreamSpecification). Records of earlier changes stay readable until
     /// the retention trims them; a table's stream records nothing while off.

@@ -503,6 +503,93 @@ async fn update_table_adds_an_index_that_becomes_active_and_survives_a_reopen() 
     ));
 }
 
+/// Items `g0`…`g{n-1}`, each in `byGroup`'s partition `g`.
+async fn put_grouped(engine: &Engine, from: usize, to: usize) {
+    for i in from..to {
+        let item =
+            item! {"PK" => format!("g{i}"), "SK" => "1", "GROUP" => "g", "AT" => format!("{i:03}")};
+        engine.put_item(put(TABLE, item)).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_bulk_load_defers_the_indexes_and_builds_them_from_the_items() {
+    let (_dir, engine) = open().await;
+    put_grouped(&engine, 0, 10).await;
+    engine.defer_indexes(TABLE).await.unwrap();
+    assert!(
+        engine
+            .describe_indexes(TABLE)
+            .unwrap()
+            .iter()
+            .all(|index| index.status == IndexStatus::Creating)
+    );
+    assert!(matches!(
+        engine.query(by_group(TABLE, "g")).await,
+        Err(StoreError::Validation(_))
+    ));
+    assert!(matches!(
+        engine.defer_indexes(TABLE).await,
+        Err(StoreError::ResourceInUse(_))
+    ));
+    put_grouped(&engine, 10, 30).await;
+    engine
+        .delete_item(delete(TABLE, key("g3", "1")))
+        .await
+        .unwrap();
+    engine.build_deferred_indexes(TABLE).await.unwrap();
+    assert!(
+        engine
+            .describe_indexes(TABLE)
+            .unwrap()
+            .iter()
+            .all(|index| index.status == IndexStatus::Active)
+    );
+    let grouped = engine.query(by_group(TABLE, "g")).await.unwrap().items;
+    let expected: Vec<String> = (0..30)
+        .filter(|i| *i != 3)
+        .map(|i| format!("g{i}"))
+        .collect();
+    let found: Vec<String> = grouped
+        .iter()
+        .map(|item| item["PK"].as_s().unwrap().to_owned())
+        .collect();
+    assert_eq!(found, expected);
+}
+
+#[tokio::test]
+async fn indexes_deferred_by_an_engine_that_stopped_are_backfilled_when_it_opens() {
+    let (dir, engine) = open().await;
+    put_grouped(&engine, 0, 10).await;
+    engine.defer_indexes(TABLE).await.unwrap();
+    put_grouped(&engine, 10, 20).await;
+    engine
+        .delete_item(delete(TABLE, key("g3", "1")))
+        .await
+        .unwrap();
+    // Stopped before the build: the file says CREATING, with the indexes
+    // emptied.
+    drop(engine);
+    let engine = Engine::open(dir.path()).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while engine
+        .describe_indexes(TABLE)
+        .unwrap()
+        .iter()
+        .any(|index| index.status != IndexStatus::Active)
+    {
+        assert!(std::time::Instant::now() < deadline, "backfill never ended");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let grouped = engine.query(by_group(TABLE, "g")).await.unwrap().items;
+    assert_eq!(grouped.len(), 19);
+    assert!(
+        grouped
+            .iter()
+            .all(|item| item["PK"] != AttributeValue::s("g3"))
+    );
+}
+
 #[tokio::test]
 async fn items_nested_too_deep_or_with_too_long_names_are_refused() {
     let (_dir, engine) = open().await;

@@ -9,10 +9,10 @@
 use std::ops::Bound;
 use std::time::Duration;
 
-use rave_store::Result;
+use rave_store::{Item, Result};
 use redb::{ReadableTable, WriteTransaction};
 
-use crate::catalog::{Catalog, IndexState, IndexStatus, TableState};
+use crate::catalog::{Catalog, IndexEntry, IndexState, IndexStatus, TableState};
 use crate::codec::decode_item;
 use crate::database::{SharedDatabase, storage};
 use crate::layout::{INDEX_BUILDS, build_key, bytes_table};
@@ -45,6 +45,22 @@ pub(crate) fn step(db: &SharedDatabase, catalog: &Catalog) -> bool {
     true
 }
 
+/// The entry a backfill gives `item` in `index`: none when it lacks the
+/// index's key attributes, and none when one of them has another type than
+/// the index's key declares, as DynamoDB's backfill leaves such index key
+/// violations out.
+pub(crate) fn backfilled_entry<'a>(
+    table: &TableState,
+    index: &IndexState,
+    item: &'a Item,
+) -> Option<IndexEntry<'a>> {
+    let fits = index.index.key_schema.attributes().all(|attr| {
+        item.get(&attr.name)
+            .is_none_or(|value| attr.key_type.matches(value))
+    });
+    fits.then(|| table.index_entry(index, item)).flatten()
+}
+
 /// Copies the next chunk of `table`'s items into `index`, inside `txn`.
 /// Returns whether the backfill is complete (its record is then removed).
 fn backfill_chunk(txn: &WriteTransaction, table: &TableState, index: &IndexState) -> Result<bool> {
@@ -74,14 +90,7 @@ fn backfill_chunk(txn: &WriteTransaction, table: &TableState, index: &IndexState
         let (stored_key, value) = entry.map_err(storage)?;
         let item =
             decode_item(value.value()).map_err(|e| table.corrupt_item(stored_key.value(), e))?;
-        // An item whose attribute has another type than the index's key
-        // declares stays out of the index, as DynamoDB's backfill leaves
-        // such index key violations out.
-        let fits = index.index.key_schema.attributes().all(|attr| {
-            item.get(&attr.name)
-                .is_none_or(|value| attr.key_type.matches(value))
-        });
-        if fits && let Some(entry) = table.index_entry(index, &item) {
+        if let Some(entry) = backfilled_entry(table, index, &item) {
             entries
                 .insert(entry.key.as_slice(), entry.stored_value(index).as_slice())
                 .map_err(storage)?;

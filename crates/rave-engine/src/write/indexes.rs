@@ -1,5 +1,6 @@
 //! Index entries kept with each write: an item's entry in every index of
-//! its table moves, changes or goes with the item, in the same commit, and
+//! its table (but those a bulk load deferred, `bulk`) moves, changes or
+//! goes with the item, in the same commit, and
 //! is charged as DynamoDB charges it (an entry entering or leaving once,
 //! moved to another index key twice, rewritten in place once, of the larger
 //! of the two; an entry that stays as it is is neither rewritten nor
@@ -32,7 +33,7 @@ pub(crate) fn update_entries(
     change: &ItemChange<'_>,
     consumed: &mut ConsumedCapacity,
 ) -> Applied<()> {
-    for index in &table.indexes {
+    for index in table.indexes.iter().filter(|index| !index.deferred) {
         let before = change.old.and_then(|item| table.index_entry(index, item));
         let after = change.new.and_then(|item| table.index_entry(index, item));
         let units = entry_write_units(before.as_ref(), after.as_ref(), change);

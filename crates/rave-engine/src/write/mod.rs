@@ -39,13 +39,16 @@
 //!   streams).
 //! * Catalog changes, each committed alone: [`tables`] (CreateTable,
 //!   DeleteTable, Time to Live, streams) and [`index_changes`] (UpdateTable's
-//!   indexes, backfilled by [`backfill`] between groups).
+//!   indexes, backfilled by [`backfill`] between groups); [`bulk`] defers a
+//!   table's indexes for a bulk load and builds them from sorted runs after
+//!   it.
 //! * [`sweeper`] — the Time to Live thread that reads the expired items
 //!   off the [`expiries`] queue and sends their deletion through the
 //!   writer's queue.
 
 mod backfill;
 mod batch;
+mod bulk;
 mod change_stream;
 mod collections;
 mod conditions;

@@ -102,7 +102,7 @@ impl TableWrites {
 /// leaves, a lone entry (most of a group of single writes) is an ordinary
 /// insert, which costs less than a splice. An entry whose key is stored
 /// already (a writer's `fresh` was wrong) is rewritten in place.
-fn insert_runs(
+pub(crate) fn insert_runs(
     table: &mut BytesTable<'_>,
     entries: &[(&Vec<u8>, &Vec<u8>)],
 ) -> Result<(), redb::Error> {

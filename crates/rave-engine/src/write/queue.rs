@@ -45,6 +45,11 @@ pub(crate) enum WriteOp {
         table: String,
         enabled: bool,
     },
+    /// Empties the table's indexes and leaves them to be built after a
+    /// bulk load (`bulk`).
+    DeferIndexes(String),
+    /// Builds the indexes a bulk load deferred, from the table's items.
+    BuildDeferredIndexes(String),
     /// The sweeper's deletion of items it found expired by `attribute`.
     Expire {
         table: String,
@@ -67,6 +72,8 @@ impl WriteOp {
                 | WriteOp::UpdateTimeToLive { .. }
                 | WriteOp::UpdateTable { .. }
                 | WriteOp::UpdateStream { .. }
+                | WriteOp::DeferIndexes(_)
+                | WriteOp::BuildDeferredIndexes(_)
         )
     }
 }

@@ -472,3 +472,159 @@ fn enabling_time_to_live_fills_the_queue_a_chunk_at_a_time_and_disabling_stops_i
         .expect("the fills");
     assert_eq!(fills.iter().expect("fills").count(), 0);
 }
+
+/// A table with every kind of index: the three global ones of
+/// `table_definition` (ALL, KEYS_ONLY and INCLUDE projections, string,
+/// number and binary keys) and a local one.
+fn bulky_table(writer: &mut Writer) -> Arc<TableState> {
+    let definition = TableDefinition {
+        name: "bulky".into(),
+        local_secondary_indexes: vec![rave_store::LocalSecondaryIndex {
+            name: "byV".into(),
+            sort_key: rave_store::KeyAttribute::new("v", rave_store::KeyType::N),
+            projection: rave_store::Projection::All,
+        }],
+        ..table_definition("bulky")
+    };
+    writer
+        .change_catalog(&WriteOp::CreateTable(definition))
+        .expect("table created");
+    writer.catalog.get("bulky").expect("the table")
+}
+
+/// Every entry of redb table `name`, in key order.
+fn contents(writer: &Writer, name: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let txn = writer.db.begin_read().expect("a read transaction");
+    let table = txn.open_table(bytes_table(name)).expect("the table");
+    table
+        .iter()
+        .expect("entries")
+        .map(|entry| {
+            let (key, value) = entry.expect("an entry");
+            (key.value().to_vec(), value.value().to_vec())
+        })
+        .collect()
+}
+
+/// One write of the bulk tests: a put of item `pk`/`sk` with the index
+/// attributes given, or (all `None`, `put` false) its delete.
+#[derive(Debug, Clone)]
+struct BulkWrite {
+    pk: u8,
+    sk: u8,
+    put: bool,
+    group: Option<(u8, u8)>,
+    score: Option<(u8, i16)>,
+    tag: Option<Vec<u8>>,
+    v: Option<i16>,
+}
+
+fn bulk_write() -> impl proptest::strategy::Strategy<Value = BulkWrite> {
+    use proptest::prelude::*;
+    (
+        0u8..30,
+        0u8..3,
+        proptest::bool::weighted(0.85),
+        proptest::option::of((0u8..4, any::<u8>())),
+        proptest::option::of((0u8..3, any::<i16>())),
+        proptest::option::of(proptest::collection::vec(any::<u8>(), 1..6)),
+        proptest::option::of(any::<i16>()),
+    )
+        .prop_map(|(pk, sk, put, group, score, tag, v)| BulkWrite {
+            pk,
+            sk,
+            put,
+            group,
+            score,
+            tag,
+            v,
+        })
+}
+
+fn bulk_op(write: &BulkWrite) -> WriteOp {
+    let (pk, sk) = (format!("p{}", write.pk), format!("s{}", write.sk));
+    if !write.put {
+        return WriteOp::Delete(
+            delete("bulky", key(&pk, &sk)),
+            ReturnValuesOnConditionCheckFailure::None,
+        );
+    }
+    let mut item = item! {"PK" => pk, "SK" => sk, "note" => "n".repeat(usize::from(write.sk) * 40)};
+    if let Some((group, at)) = write.group {
+        item.insert("GROUP".into(), format!("g{group}").into());
+        item.insert("AT".into(), format!("{at:03}").into());
+    }
+    if let Some((kind, score)) = write.score {
+        item.insert("KIND".into(), format!("k{kind}").into());
+        item.insert("SCORE".into(), AttributeValue::N(i64::from(score).into()));
+    }
+    if let Some(tag) = &write.tag {
+        item.insert("TAG".into(), AttributeValue::B(tag.clone()));
+    }
+    if let Some(v) = write.v {
+        item.insert("v".into(), AttributeValue::N(i64::from(v).into()));
+    }
+    WriteOp::Put(
+        put("bulky", item),
+        ReturnValuesOnConditionCheckFailure::None,
+    )
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// Indexes deferred and built from sorted runs (runs and commits a few
+    /// hundred bytes each, so the build spills and merges many) hold
+    /// exactly the entries, byte for byte, that writes maintaining them one
+    /// by one leave.
+    #[test]
+    fn indexes_built_after_a_bulk_load_equal_indexes_kept_by_each_write(
+        groups in proptest::collection::vec(proptest::collection::vec(bulk_write(), 1..12), 1..12)
+    ) {
+        let (kept_dir, bulk_dir) = (
+            tempfile::tempdir().expect("a directory"),
+            tempfile::tempdir().expect("a directory"),
+        );
+        let (mut kept, mut bulk) = (writer(kept_dir.path()), writer(bulk_dir.path()));
+        let table = bulky_table(&mut kept);
+        bulky_table(&mut bulk);
+        bulk.change_catalog(&WriteOp::DeferIndexes("bulky".into()))
+            .expect("indexes deferred");
+        let deferred = bulk.catalog.get("bulky").expect("the table");
+        proptest::prop_assert!(deferred
+            .indexes
+            .iter()
+            .all(|index| index.deferred && index.status == IndexStatus::Creating));
+        for writes in &groups {
+            let ops = || writes.iter().map(bulk_op).collect::<Vec<_>>();
+            proptest::prop_assert!(group(&mut kept, ops()).iter().all(Result::is_ok));
+            proptest::prop_assert!(group(&mut bulk, ops()).iter().all(Result::is_ok));
+            // Nothing backfills a deferred index between groups.
+            proptest::prop_assert!(!backfill::step(&bulk.db, &bulk.catalog));
+        }
+        for index in &table.indexes {
+            proptest::prop_assert!(contents(&bulk, &index.redb_table).is_empty());
+        }
+        super::bulk::build_with(&bulk.db, &bulk.catalog, "bulky", 300, 500)
+            .expect("indexes built");
+        let built = bulk.catalog.get("bulky").expect("the table");
+        proptest::prop_assert!(built
+            .indexes
+            .iter()
+            .all(|index| !index.deferred && index.status == IndexStatus::Active));
+        proptest::prop_assert_eq!(
+            contents(&bulk, &table.items_table),
+            contents(&kept, &table.items_table)
+        );
+        for index in &table.indexes {
+            proptest::prop_assert_eq!(
+                contents(&bulk, &index.redb_table),
+                contents(&kept, &index.redb_table),
+                "index {}", index.index.name
+            );
+        }
+        let txn = bulk.db.begin_read().expect("a read transaction");
+        let builds = txn.open_table(crate::layout::INDEX_BUILDS).expect("the builds");
+        proptest::prop_assert_eq!(builds.iter().expect("builds").count(), 0);
+    }
+}

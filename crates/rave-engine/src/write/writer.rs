@@ -12,6 +12,7 @@ use tokio::sync::watch;
 
 use super::backfill;
 use super::batch::batch_write;
+use super::bulk;
 use super::change_stream::trim_streams;
 use super::consumers::{checkpoint, register_consumer};
 use super::delete::delete;
@@ -208,6 +209,10 @@ impl Writer {
     /// Commits a catalog change in a transaction of its own, then shows it
     /// to readers.
     pub(crate) fn change_catalog(&self, op: &WriteOp) -> Result<()> {
+        if let WriteOp::BuildDeferredIndexes(table) = op {
+            // Commits of its own, one index after another.
+            return bulk::build(&self.db, &self.catalog, table);
+        }
         let txn = self.db.begin_write().map_err(storage)?;
         let catalog = &self.catalog;
         let update = match op {
@@ -220,6 +225,7 @@ impl Writer {
             WriteOp::UpdateStream { table, enabled } => {
                 tables::update_stream(&txn, catalog, table, *enabled)?
             }
+            WriteOp::DeferIndexes(table) => bulk::defer(&txn, catalog, table)?,
             _ => return Err(StoreError::Internal("not a catalog change".into())),
         };
         txn.commit().map_err(storage)?;
@@ -260,7 +266,9 @@ fn apply(tx: &mut Tx<'_>, op: &WriteOp) -> Applied<WriteReply> {
         | WriteOp::DeleteTable(_)
         | WriteOp::UpdateTimeToLive { .. }
         | WriteOp::UpdateTable { .. }
-        | WriteOp::UpdateStream { .. } => Err(Failure::Request(StoreError::Internal(
+        | WriteOp::UpdateStream { .. }
+        | WriteOp::DeferIndexes(_)
+        | WriteOp::BuildDeferredIndexes(_) => Err(Failure::Request(StoreError::Internal(
             "catalog change inside a group".into(),
         ))),
     }

@@ -1,0 +1,339 @@
+//! Index builds for bulk loads (`rave load`, an offline `rave import`): the
+//! load's writes store items with their stream records, collection sizes
+//! and TTL queue entries, and leave the table's indexes alone ([`defer`]);
+//! when the load ends, every index is built from the items in one pass
+//! ([`build`]): each item's entries are collected per index, sorted in runs
+//! of at most [`RUN_BYTES`] (spilled to files beside the database when the
+//! entries outgrow one run), merged, and appended to the emptied index in
+//! key order, so every leaf is written once, packed.
+//!
+//! Why: maintained item by item, a comment's entries land in partitions
+//! that each receive one or two entries a commit, and redb rewrites a
+//! whole leaf for each (BENCHMARKS.md, "B5: what a bulk load writes"). A
+//! load of 200,000 comments took 24 s with its index entries and 5 s
+//! without them.
+//!
+//! Deferring empties the indexes and marks them CREATING in the file, each
+//! with a backfill record, in one commit: an engine stopped before the
+//! build ends backfills them chunk by chunk when it opens again
+//! (`backfill`), as it would an index UpdateTable added. Meanwhile a
+//! deferred index is unreadable (CREATING) and nothing backfills it. The
+//! build holds the writer: it is for a load that has the store to itself.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use rave_store::{Result, StoreError};
+use redb::{ReadableTable, WriteTransaction};
+
+use super::backfill::backfilled_entry;
+use super::packed::insert_runs;
+use super::tables::CatalogUpdate;
+use crate::catalog::{Catalog, IndexState, IndexStatus};
+use crate::codec::decode_item;
+use crate::database::{SharedDatabase, storage};
+use crate::layout::{INDEX_BUILDS, build_key, bytes_table};
+
+/// Entries (keys, values and their bookkeeping) held in memory before they
+/// are sorted and spilled as runs.
+const RUN_BYTES: usize = 256 << 20;
+/// Entries one commit of a build appends to an index.
+const COMMIT_BYTES: usize = 64 << 20;
+/// What a buffered entry costs beside its bytes: two vectors.
+const ENTRY_OVERHEAD: usize = 2 * std::mem::size_of::<Vec<u8>>();
+
+/// Empties `table`'s indexes and defers them until [`build`], inside `txn`.
+pub(crate) fn defer(
+    txn: &WriteTransaction,
+    catalog: &Catalog,
+    table: &str,
+) -> Result<CatalogUpdate> {
+    let state = catalog.get(table)?;
+    if state
+        .indexes
+        .iter()
+        .any(|index| index.status == IndexStatus::Creating)
+    {
+        return Err(StoreError::ResourceInUse(format!(
+            "Attempt to change a resource which is still in use: Table is being updated: {table}"
+        )));
+    }
+    let mut builds = txn.open_table(INDEX_BUILDS).map_err(storage)?;
+    for index in &state.indexes {
+        txn.delete_table(bytes_table(&index.redb_table))
+            .map_err(storage)?;
+        txn.open_table(bytes_table(&index.redb_table))
+            .map_err(storage)?;
+        builds
+            .insert(build_key(table, &index.index.name).as_str(), [].as_slice())
+            .map_err(storage)?;
+    }
+    Ok(CatalogUpdate::Set(Box::new(state.with_indexes_deferred())))
+}
+
+/// Builds `table`'s deferred indexes from its items, appending each in
+/// commits of its own, then makes them ACTIVE.
+pub(crate) fn build(db: &SharedDatabase, catalog: &Catalog, table: &str) -> Result<()> {
+    build_with(db, catalog, table, RUN_BYTES, COMMIT_BYTES)
+}
+
+/// [`build`] with runs of `run_bytes` and commits of `commit_bytes`.
+pub(crate) fn build_with(
+    db: &SharedDatabase,
+    catalog: &Catalog,
+    table: &str,
+    run_bytes: usize,
+    commit_bytes: usize,
+) -> Result<()> {
+    let started = std::time::Instant::now();
+    let state = catalog.get(table)?;
+    let deferred: Vec<&IndexState> = state.indexes.iter().filter(|i| i.deferred).collect();
+    if deferred.is_empty() {
+        return Ok(());
+    }
+    let beside = db.path().parent().unwrap_or(Path::new("."));
+    let spill = tempfile::Builder::new()
+        .prefix("index-runs")
+        .tempdir_in(beside)
+        .map_err(build_failed)?;
+    let mut runs: Vec<SortedRuns> = (0..deferred.len())
+        .map(|n| SortedRuns::new(format!("index{n}")))
+        .collect();
+    let mut buffered = 0;
+    let mut entries = 0u64;
+    {
+        let txn = db.begin_read().map_err(storage)?;
+        let items = txn
+            .open_table(bytes_table(&state.items_table))
+            .map_err(storage)?;
+        for stored in items.iter().map_err(storage)? {
+            let (key, value) = stored.map_err(storage)?;
+            let item =
+                decode_item(value.value()).map_err(|e| state.corrupt_item(key.value(), e))?;
+            for (index, runs) in deferred.iter().zip(&mut runs) {
+                if let Some(entry) = backfilled_entry(&state, index, &item) {
+                    let value = entry.stored_value(index);
+                    buffered += entry.key.len() + value.len() + ENTRY_OVERHEAD;
+                    entries += 1;
+                    runs.buffer.push((entry.key, value));
+                }
+            }
+            if buffered >= run_bytes {
+                for runs in &mut runs {
+                    runs.spill(spill.path())?;
+                }
+                buffered = 0;
+            }
+        }
+    }
+    let collected = started.elapsed();
+    let spilled: usize = runs.iter().map(|runs| runs.spilled.len()).sum();
+    for (index, runs) in deferred.iter().zip(runs) {
+        let mut chunk = Vec::new();
+        let mut chunk_bytes = 0;
+        let mut merged = runs.merge()?;
+        while let Some((key, value)) = merged.next_entry()? {
+            chunk_bytes += key.len() + value.len();
+            chunk.push((key, value));
+            if chunk_bytes >= commit_bytes {
+                append(db, index, &chunk)?;
+                chunk.clear();
+                chunk_bytes = 0;
+            }
+        }
+        append(db, index, &chunk)?;
+    }
+    db.commit_alone(|txn| {
+        let mut builds = txn.open_table(INDEX_BUILDS).map_err(storage)?;
+        for index in &deferred {
+            builds
+                .remove(build_key(table, &index.index.name).as_str())
+                .map_err(storage)?;
+        }
+        Ok(())
+    })?;
+    tracing::info!(
+        table,
+        indexes = deferred.len(),
+        entries,
+        spilled_runs = spilled,
+        collected_ms = collected.as_millis() as u64,
+        total_ms = started.elapsed().as_millis() as u64,
+        "built the deferred indexes"
+    );
+    catalog.insert(state.with_deferred_indexes_built())
+}
+
+/// Appends `entries` (ascending, after every stored key) to `index` in a
+/// commit of their own.
+fn append(db: &SharedDatabase, index: &IndexState, entries: &[(Vec<u8>, Vec<u8>)]) -> Result<()> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    db.commit_alone(|txn| {
+        let mut table = txn
+            .open_table(bytes_table(&index.redb_table))
+            .map_err(storage)?;
+        let entries: Vec<_> = entries.iter().map(|(key, value)| (key, value)).collect();
+        insert_runs(&mut table, &entries).map_err(storage)
+    })
+}
+
+fn build_failed(error: std::io::Error) -> StoreError {
+    StoreError::Unavailable(format!("building an index: {error}"))
+}
+
+/// One index's entries: those still in memory, and the sorted runs spilled
+/// to files.
+struct SortedRuns {
+    /// What its run files are called (`<name>-<n>`), apart from other
+    /// indexes' in the same directory.
+    name: String,
+    buffer: Vec<(Vec<u8>, Vec<u8>)>,
+    spilled: Vec<PathBuf>,
+}
+
+impl SortedRuns {
+    fn new(name: String) -> SortedRuns {
+        SortedRuns {
+            name,
+            buffer: Vec::new(),
+            spilled: Vec::new(),
+        }
+    }
+
+    /// Sorts the buffered entries and writes them to a new run file in
+    /// `dir`: each entry as its key's and its value's lengths (u32, little
+    /// endian) and bytes.
+    fn spill(&mut self, dir: &Path) -> Result<()> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        self.buffer.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let path = dir.join(format!("{}-{}", self.name, self.spilled.len()));
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(&path).map_err(build_failed)?);
+        for (key, value) in self.buffer.drain(..) {
+            for bytes in [&key, &value] {
+                let len = u32::try_from(bytes.len())
+                    .map_err(|_| StoreError::Internal("an index entry over 4 GB".into()))?;
+                out.write_all(&len.to_le_bytes()).map_err(build_failed)?;
+                out.write_all(bytes).map_err(build_failed)?;
+            }
+        }
+        out.flush().map_err(build_failed)?;
+        self.spilled.push(path);
+        Ok(())
+    }
+
+    /// All the entries, in key order.
+    fn merge(mut self) -> Result<Merged> {
+        self.buffer.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut sources = vec![Source::Memory(self.buffer.into_iter())];
+        for path in &self.spilled {
+            let file = File::open(path).map_err(build_failed)?;
+            sources.push(Source::File(BufReader::with_capacity(1 << 20, file)));
+        }
+        let mut merged = Merged {
+            sources,
+            heads: BinaryHeap::new(),
+        };
+        for source in 0..merged.sources.len() {
+            merged.refill(source)?;
+        }
+        Ok(merged)
+    }
+}
+
+/// Where a merge takes entries from: the sorted buffer, or a run file.
+enum Source {
+    Memory(std::vec::IntoIter<(Vec<u8>, Vec<u8>)>),
+    File(BufReader<File>),
+}
+
+impl Source {
+    fn next_entry(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        match self {
+            Source::Memory(entries) => Ok(entries.next()),
+            Source::File(file) => {
+                let Some(key) = read_bytes(file, true)? else {
+                    return Ok(None);
+                };
+                let value = read_bytes(file, false)?
+                    .ok_or_else(|| StoreError::Internal("a truncated index run".into()))?;
+                Ok(Some((key, value)))
+            }
+        }
+    }
+}
+
+/// The next length-prefixed bytes of a run; `None` at its end, where an
+/// entry may end (`at_entry`).
+fn read_bytes(file: &mut BufReader<File>, at_entry: bool) -> Result<Option<Vec<u8>>> {
+    let mut len = [0; 4];
+    match file.read_exact(&mut len) {
+        Ok(()) => {}
+        Err(error) if at_entry && error.kind() == std::io::ErrorKind::UnexpectedEof => {
+            return Ok(None);
+        }
+        Err(error) => return Err(build_failed(error)),
+    }
+    let mut bytes = vec![0; u32::from_le_bytes(len) as usize];
+    file.read_exact(&mut bytes).map_err(build_failed)?;
+    Ok(Some(bytes))
+}
+
+/// The next entry of each source, the least on top.
+struct Merged {
+    sources: Vec<Source>,
+    heads: BinaryHeap<Head>,
+}
+
+struct Head {
+    key: Vec<u8>,
+    value: Vec<u8>,
+    source: usize,
+}
+
+impl Ord for Head {
+    /// Reversed: `BinaryHeap` keeps the greatest on top.
+    fn cmp(&self, other: &Head) -> Ordering {
+        other
+            .key
+            .cmp(&self.key)
+            .then(other.source.cmp(&self.source))
+    }
+}
+
+impl PartialOrd for Head {
+    fn partial_cmp(&self, other: &Head) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Head {
+    fn eq(&self, other: &Head) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Head {}
+
+impl Merged {
+    fn refill(&mut self, source: usize) -> Result<()> {
+        if let Some((key, value)) = self.sources[source].next_entry()? {
+            self.heads.push(Head { key, value, source });
+        }
+        Ok(())
+    }
+
+    fn next_entry(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let Some(head) = self.heads.pop() else {
+            return Ok(None);
+        };
+        self.refill(head.source)?;
+        Ok(Some((head.key, head.value)))
+    }
+}
