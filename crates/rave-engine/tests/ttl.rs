@@ -410,48 +410,20 @@ async fn items_stored_before_ttl_is_enabled_expire_once_it_is() {
 
 #[tokio::test]
 async fn a_store_from_before_the_ttl_queue_has_it_filled_when_opened() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::starting_at(START_SECONDS as u64 * 1000);
-    let engine = open(dir.path(), &clock).await;
-    create_expiring_table(&engine).await;
-    let expired = item_of(1, &Ttl::HalfSecondsFromStart(-10), 0);
-    let lasting = item_of(2, &Ttl::HalfSecondsFromStart(7200), 0);
-    for item in [&expired, &lasting] {
-        engine.put_item(put(TABLE, item.clone())).await.unwrap();
-    }
-    drop(engine);
     // The file as a rave that kept no queue left it.
-    {
-        let db = redb::Database::open(dir.path().join(rave_engine::DATABASE_FILE)).unwrap();
-        let txn = db.begin_write().unwrap();
+    expire_after_reopening(|txn| {
         let queue: redb::TableDefinition<&[u8], &[u8]> =
             redb::TableDefinition::new("expiries/expiring");
         assert!(txn.delete_table(queue).unwrap(), "the queue was kept");
-        txn.commit().unwrap();
-    }
-    let engine = open(dir.path(), &clock).await;
-    wait_until_enabled(&engine).await;
-    assert_eq!(engine.sweep_expired().await.unwrap(), 1);
-    assert_eq!(all_items(&engine).await, vec![lasting]);
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn a_fill_a_stopped_engine_left_unfinished_goes_on_when_it_opens() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::starting_at(START_SECONDS as u64 * 1000);
-    let engine = open(dir.path(), &clock).await;
-    create_expiring_table(&engine).await;
-    let expired = item_of(1, &Ttl::HalfSecondsFromStart(-10), 0);
-    let lasting = item_of(2, &Ttl::HalfSecondsFromStart(7200), 0);
-    for item in [&expired, &lasting] {
-        engine.put_item(put(TABLE, item.clone())).await.unwrap();
-    }
-    drop(engine);
     // The file as an engine stopped before its fill's first chunk left it:
     // the fill's record, and a queue without the items' entries.
-    {
-        let db = redb::Database::open(dir.path().join(rave_engine::DATABASE_FILE)).unwrap();
-        let txn = db.begin_write().unwrap();
+    expire_after_reopening(|txn| {
         let queue: redb::TableDefinition<&[u8], &[u8]> =
             redb::TableDefinition::new("expiries/expiring");
         txn.open_table(queue).unwrap().retain(|_, _| false).unwrap();
@@ -460,6 +432,28 @@ async fn a_fill_a_stopped_engine_left_unfinished_goes_on_when_it_opens() {
             .unwrap()
             .insert(TABLE, [].as_slice())
             .unwrap();
+    })
+    .await;
+}
+
+/// Stores an expired and a lasting item under TTL, changes the file with
+/// `change` while no engine has it open, and checks that the next engine
+/// expires the one item once its queue is filled.
+async fn expire_after_reopening(change: impl FnOnce(&redb::WriteTransaction)) {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::starting_at(START_SECONDS as u64 * 1000);
+    let engine = open(dir.path(), &clock).await;
+    create_expiring_table(&engine).await;
+    let expired = item_of(1, &Ttl::HalfSecondsFromStart(-10), 0);
+    let lasting = item_of(2, &Ttl::HalfSecondsFromStart(7200), 0);
+    for item in [&expired, &lasting] {
+        engine.put_item(put(TABLE, item.clone())).await.unwrap();
+    }
+    drop(engine);
+    {
+        let db = redb::Database::open(dir.path().join(rave_engine::DATABASE_FILE)).unwrap();
+        let txn = db.begin_write().unwrap();
+        change(&txn);
         txn.commit().unwrap();
     }
     let engine = open(dir.path(), &clock).await;
