@@ -4,8 +4,9 @@
 //! when the load ends, every index is built from the items in one pass
 //! ([`build`]): each item's entries are collected per index, sorted in runs
 //! of at most [`RUN_BYTES`] (spilled to files beside the database when the
-//! entries outgrow one run), merged, and appended to the emptied index in
-//! key order, so every leaf is written once, packed.
+//! entries outgrow one run, each index's removed once it is built: at
+//! most about the indexes' own size of disk more), merged, and appended to
+//! the emptied index in key order, so every leaf is written once, packed.
 //!
 //! Why: maintained item by item, a comment's entries land in partitions
 //! that each receive one or two entries a commit, and redb rewrites a
@@ -134,6 +135,9 @@ pub(crate) fn build_with(
     for (index, runs) in deferred.iter().zip(runs) {
         let mut chunk = Vec::new();
         let mut chunk_bytes = 0;
+        // An index's runs go as soon as it is built: the runs of all the
+        // indexes together take about what the indexes will.
+        let files = runs.spilled.clone();
         let mut merged = runs.merge()?;
         while let Some((key, value)) = merged.next_entry()? {
             chunk_bytes += key.len() + value.len();
@@ -145,6 +149,10 @@ pub(crate) fn build_with(
             }
         }
         append(db, index, &chunk)?;
+        drop(merged);
+        for file in files {
+            std::fs::remove_file(file).map_err(build_failed)?;
+        }
     }
     db.commit_alone(|txn| {
         let mut builds = txn.open_table(INDEX_BUILDS).map_err(storage)?;
