@@ -1140,7 +1140,7 @@ async fn load(args: LoadArgs) -> anyhow::Result<()> {
         worker.await??;
     }
     bar.finish();
-    let building = progress_bar(None, "building the indexes");
+    let building = progress::spinner("building the indexes");
     engine.build_deferred_indexes(&args.store.table).await?;
     building.finish();
     let seconds = started.elapsed().as_secs_f64();
@@ -1192,7 +1192,7 @@ async fn import(args: ImportArgs) -> anyhow::Result<()> {
     )
     .await;
     if moving_in {
-        let building = progress_bar(None, "building the indexes");
+        let building = progress::spinner("building the indexes");
         engine.build_deferred_indexes(table).await?;
         building.finish_and_clear();
     }

@@ -22,3 +22,14 @@ pub fn progress_bar(total: Option<u64>, what: &str) -> ProgressBar {
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
 }
+
+/// A spinner labelled `what` with the time it has run: for a step that
+/// counts nothing it can show.
+pub fn spinner(what: &str) -> ProgressBar {
+    let bar = ProgressBar::new_spinner().with_style(
+        ProgressStyle::with_template(&format!("{{spinner}} {what} ({{elapsed}})"))
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
