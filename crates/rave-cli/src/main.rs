@@ -560,7 +560,26 @@ fn main() -> anyhow::Result<()> {
         match cli.command {
             Command::Serve(args) => serve(*args).await,
             Command::Load(args) => load(args).await,
-            Command::Import(args) => import(args).await,
+            Command::Import(args) => {
+                let photos = args.fetch.photos(
+                    args.media.store.embedded(&args.store.data)?,
+                    !args.no_fetch_images,
+                )?;
+                let comments = open(&args.store, Moderation::Off)?;
+                io::import(
+                    &comments,
+                    &io::ImportFrom {
+                        file: &args.file,
+                        platform: args.from.as_deref(),
+                        map: &args.map,
+                        language: args.language.as_deref(),
+                        product_map: args.product_map.as_deref(),
+                        skip_bad_lines: args.skip_bad_lines,
+                        photos: &photos,
+                    },
+                )
+                .await
+            }
             Command::Export(args) => {
                 let comments = open(&args.store, Moderation::Off)?;
                 match (&args.author, args.format) {
@@ -1152,51 +1171,6 @@ async fn load(args: LoadArgs) -> anyhow::Result<()> {
         args.comments as f64 / seconds
     );
     Ok(())
-}
-
-/// `rave import`. Into a table with no items yet (a shop moving in), the
-/// rows are written as items only and the indexes are built from them at
-/// the end, as `rave load` does, whether the import ends well or not;
-/// into a table that holds comments, each write keeps the indexes, which
-/// costs less than building them again from every item.
-async fn import(args: ImportArgs) -> anyhow::Result<()> {
-    let photos = args.fetch.photos(
-        args.media.store.embedded(&args.store.data)?,
-        !args.no_fetch_images,
-    )?;
-    let (engine, comments) = open_engine(&args.store, Moderation::Off, DEFAULT_IDEMPOTENCY_TTL)?;
-    comments.ensure_table().await?;
-    let table = &args.store.table;
-    let first = rave_store::ScanInput {
-        limit: Some(1),
-        ..rave_store::ScanInput::new(table.as_str())
-    };
-    let moving_in = rave_store::Store::scan(&engine, first)
-        .await?
-        .items
-        .is_empty();
-    if moving_in {
-        engine.defer_indexes(table).await?;
-    }
-    let imported = io::import(
-        &comments,
-        &io::ImportFrom {
-            file: &args.file,
-            platform: args.from.as_deref(),
-            map: &args.map,
-            language: args.language.as_deref(),
-            product_map: args.product_map.as_deref(),
-            skip_bad_lines: args.skip_bad_lines,
-            photos: &photos,
-        },
-    )
-    .await;
-    if moving_in {
-        let building = progress::spinner("building the indexes");
-        engine.build_deferred_indexes(table).await?;
-        building.finish_and_clear();
-    }
-    imported
 }
 
 type Batch = Vec<rave_comments::ImportComment>;
