@@ -1,4 +1,4 @@
-//! Index builds for bulk loads (`rave load`, an offline `rave import`): the
+//! Index builds for bulk loads (`rave load`): the
 //! load's writes store items with their stream records, collection sizes
 //! and TTL queue entries, and leave the table's indexes alone ([`defer`]);
 //! when the load ends, every index is built from the items in one pass
