@@ -2,7 +2,7 @@
 //! load's writes store items with their stream records, collection sizes
 //! and TTL queue entries, and leave the table's indexes alone ([`defer`]);
 //! when the load ends, every index is built from the items in one pass
-//! ([`build`]): each item's entries are collected per index, sorted in runs
+//! ([`build`], then [`finish`] makes them ACTIVE): each item's entries are collected per index, sorted in runs
 //! of at most [`RUN_BYTES`] (spilled to files beside the database when the
 //! entries outgrow one run, each index's removed once it is built: at
 //! most about the indexes' own size of disk more), merged, and appended to
@@ -75,10 +75,30 @@ pub(crate) fn defer(
     Ok(CatalogUpdate::Set(Box::new(state.with_indexes_deferred())))
 }
 
-/// Builds `table`'s deferred indexes from its items, appending each in
-/// commits of its own, then makes them ACTIVE.
+/// Writes the entries of `table`'s deferred indexes from its items,
+/// appending each index in commits of its own; [`finish`] then makes them
+/// ACTIVE.
 pub(crate) fn build(db: &SharedDatabase, catalog: &Catalog, table: &str) -> Result<()> {
     build_with(db, catalog, table, RUN_BYTES, COMMIT_BYTES)
+}
+
+/// Ends a [`build`], inside `txn`: the deferred indexes lose their
+/// backfill records and become ACTIVE.
+pub(crate) fn finish(
+    txn: &WriteTransaction,
+    catalog: &Catalog,
+    table: &str,
+) -> Result<CatalogUpdate> {
+    let state = catalog.get(table)?;
+    let mut builds = txn.open_table(INDEX_BUILDS).map_err(storage)?;
+    for index in state.indexes.iter().filter(|index| index.deferred) {
+        builds
+            .remove(build_key(table, &index.index.name).as_str())
+            .map_err(storage)?;
+    }
+    Ok(CatalogUpdate::Set(Box::new(
+        state.with_deferred_indexes_built(),
+    )))
 }
 
 /// [`build`] with runs of `run_bytes` and commits of `commit_bytes`.
@@ -154,15 +174,6 @@ pub(crate) fn build_with(
             std::fs::remove_file(file).map_err(build_failed)?;
         }
     }
-    db.commit_alone(|txn| {
-        let mut builds = txn.open_table(INDEX_BUILDS).map_err(storage)?;
-        for index in &deferred {
-            builds
-                .remove(build_key(table, &index.index.name).as_str())
-                .map_err(storage)?;
-        }
-        Ok(())
-    })?;
     tracing::info!(
         table,
         indexes = deferred.len(),
@@ -172,7 +183,7 @@ pub(crate) fn build_with(
         total_ms = started.elapsed().as_millis() as u64,
         "built the deferred indexes"
     );
-    catalog.insert(state.with_deferred_indexes_built())
+    Ok(())
 }
 
 /// Appends `entries` (ascending, after every stored key) to `index` in a

@@ -606,7 +606,14 @@ proptest::proptest! {
             proptest::prop_assert!(contents(&bulk, &index.redb_table).is_empty());
         }
         super::bulk::build_with(&bulk.db, &bulk.catalog, "bulky", 300, 500)
-            .expect("indexes built");
+            .expect("entries written");
+        let txn = bulk.db.begin_write().expect("a write transaction");
+        let finished = super::bulk::finish(&txn, &bulk.catalog, "bulky").expect("indexes built");
+        txn.commit().expect("committed");
+        let super::tables::CatalogUpdate::Set(finished) = finished else {
+            panic!("the table stays");
+        };
+        bulk.catalog.insert(*finished).expect("catalog updated");
         let built = bulk.catalog.get("bulky").expect("the table");
         proptest::prop_assert!(built
             .indexes

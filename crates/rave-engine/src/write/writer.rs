@@ -210,8 +210,9 @@ impl Writer {
     /// to readers.
     pub(crate) fn change_catalog(&self, op: &WriteOp) -> Result<()> {
         if let WriteOp::BuildDeferredIndexes(table) = op {
-            // Commits of its own, one index after another.
-            return bulk::build(&self.db, &self.catalog, table);
+            // The entries go first, in commits of their own; the change
+            // that makes the indexes ACTIVE commits below like any other.
+            bulk::build(&self.db, &self.catalog, table)?;
         }
         let txn = self.db.begin_write().map_err(storage)?;
         let catalog = &self.catalog;
@@ -226,6 +227,7 @@ impl Writer {
                 tables::update_stream(&txn, catalog, table, *enabled)?
             }
             WriteOp::DeferIndexes(table) => bulk::defer(&txn, catalog, table)?,
+            WriteOp::BuildDeferredIndexes(table) => bulk::finish(&txn, catalog, table)?,
             _ => return Err(StoreError::Internal("not a catalog change".into())),
         };
         txn.commit().map_err(storage)?;
