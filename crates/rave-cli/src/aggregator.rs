@@ -115,11 +115,7 @@ pub async fn catch_up<F: ChangeFeed>(
     let bar = crate::progress::progress_bar(Some(pending), "applying pending changes");
     let mut applied = 0u64;
     loop {
-        let n = comments
-            .aggregate_once(feed, Duration::from_millis(10))
-            .await? as u64;
-        applied += n;
-        bar.inc(n);
+        applied += comments.catch_up(feed, |n| bar.inc(n as u64)).await? as u64;
         if feed.lag().await?.events == 0 {
             bar.finish_and_clear();
             return Ok(applied);

@@ -564,6 +564,17 @@ impl<S: Store> Comments<S> {
         self.aggregator.aggregate_once(feed, wait).await
     }
 
+    /// Applies every batch `feed` holds until it has none (reading each
+    /// next batch while the last one commits), telling `progress` how many
+    /// records of the stream each commit moved past; returns their sum.
+    pub async fn catch_up<F: ChangeFeed>(
+        &self,
+        feed: &F,
+        progress: impl FnMut(usize),
+    ) -> Result<usize> {
+        self.aggregator.catch_up(feed, progress).await
+    }
+
     /// Which photos the comments name, and where the photo references
     /// disagree with them: one scan of the table in `segments` segments.
     pub async fn photo_inventory(&self, segments: u32) -> Result<PhotoInventory> {

@@ -918,3 +918,144 @@ async fn helpful_listings_read_close_to_what_they_return_when_votes_follow_ratin
         }
     }
 }
+
+/// A feed that counts how its consumer reads it, and lets a rival
+/// aggregator apply the first batch before the consumer's first commit.
+struct WatchedFeed {
+    inner: EngineFeed,
+    /// Reads from the stored position (`next_wanted`).
+    reads: std::sync::atomic::AtomicUsize,
+    /// The rival and its own consumer of the same position, taken by the
+    /// first commit.
+    rival: std::sync::Mutex<Option<(Comments<Engine>, EngineFeed)>>,
+}
+
+impl rave_store::ChangeFeed for WatchedFeed {
+    type Batch = rave_engine::EngineBatch;
+
+    async fn next(
+        &self,
+        max_records: usize,
+        wait: Duration,
+    ) -> rave_store::Result<Option<Self::Batch>> {
+        self.inner.next(max_records, wait).await
+    }
+
+    async fn next_wanted(
+        &self,
+        max_records: usize,
+        wait: Duration,
+        wanted: rave_store::KeyFilter,
+    ) -> rave_store::Result<Option<Self::Batch>> {
+        self.reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.next_wanted(max_records, wait, wanted).await
+    }
+
+    fn next_wanted_after<'a>(
+        &'a self,
+        batch: &Self::Batch,
+        max_records: usize,
+        wanted: rave_store::KeyFilter,
+    ) -> impl Future<Output = rave_store::Result<Option<Self::Batch>>> + Send + use<'a> {
+        self.inner.next_wanted_after(batch, max_records, wanted)
+    }
+
+    async fn commit(
+        &self,
+        batch: Self::Batch,
+        effects: Vec<rave_store::TransactWriteAction>,
+    ) -> rave_store::Result<()> {
+        let rival = self.rival.lock().unwrap().take();
+        if let Some((comments, feed)) = rival {
+            let applied = comments
+                .aggregate_once(&feed, Duration::from_millis(1))
+                .await
+                .unwrap();
+            assert!(applied > 0, "the rival applied a batch first");
+        }
+        self.inner.commit(batch, effects).await
+    }
+
+    async fn lag(&self) -> rave_store::Result<rave_store::FeedLag> {
+        self.inner.lag().await
+    }
+
+    fn max_effects(&self) -> usize {
+        self.inner.max_effects()
+    }
+}
+
+/// Catching up reads each next batch while the last one commits. Over a
+/// backlog of several batches, with a rival aggregator winning the first
+/// commit, every comment is counted exactly once, and the stored position
+/// is read only to start, after the lost race, and to find the end.
+#[tokio::test]
+async fn catching_up_reads_ahead_and_counts_a_backlog_of_many_batches_once() {
+    use rave_comments::{Config, CursorKey, ImportComment, VoteCounts};
+    let f = fixture(Moderation::Off).await;
+    let consumer = feed(&f.engine).await;
+    let rival = Comments::new(
+        f.engine.clone(),
+        Config {
+            table: "rave".into(),
+            cursor_key: CursorKey::new([9; 32]),
+            moderation: Moderation::Off,
+        },
+    );
+    const COMMENTS: usize = 12_000;
+    for chunk in 0..COMMENTS / 1_000 {
+        let batch = (0..1_000)
+            .map(|i| {
+                let n = chunk * 1_000 + i;
+                let mut comment = new_comment(["en", "de", "fr"][n % 3], 1 + (n % 5) as i64, "b");
+                comment.author = format!("author-{}", n % 211);
+                comment.created_at = Some(
+                    rave_comments::Timestamp::from_millis(1_700_000_000_000 + n as i64).unwrap(),
+                );
+                ImportComment {
+                    product: format!("p{}", n % 37),
+                    id: None,
+                    status: None,
+                    comment,
+                    reply: None,
+                    verified_purchase: n % 4 == 0,
+                    votes: VoteCounts::default(),
+                    source: None,
+                    incentivized: false,
+                    image_urls: Vec::new(),
+                    email: None,
+                }
+            })
+            .collect();
+        f.comments.import(batch).await.unwrap();
+    }
+    let watched = WatchedFeed {
+        inner: consumer,
+        reads: Default::default(),
+        rival: std::sync::Mutex::new(Some((rival, feed(&f.engine).await))),
+    };
+    let mut commits = Vec::new();
+    let applied = f
+        .comments
+        .catch_up(&watched, |passed| commits.push(passed))
+        .await
+        .unwrap();
+    assert_eq!(applied, commits.iter().sum::<usize>());
+    assert!(commits.len() >= 3, "several batches: {commits:?}");
+    assert_eq!(
+        watched.reads.load(std::sync::atomic::Ordering::Relaxed),
+        3,
+        "the start, after the lost race, and the end; every other batch read ahead"
+    );
+    assert_eq!(
+        rave_store::ChangeFeed::lag(&watched).await.unwrap().events,
+        0
+    );
+    assert_eq!(
+        f.comments.global_stats().await.unwrap().comments_total,
+        COMMENTS as u64
+    );
+    let report = f.comments.reconcile(2, false, &|_| {}).await.unwrap();
+    assert!(report.drift.is_empty(), "{report:?}");
+}

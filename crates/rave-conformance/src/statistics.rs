@@ -110,6 +110,9 @@ pub enum Op {
     CrashAfterRead,
     /// A second consumer, started now, takes a step too.
     Race,
+    /// The consumer catches up with everything written so far, reading
+    /// ahead where the feed can.
+    CatchUp,
 }
 
 /// The operations that write comments.
@@ -139,6 +142,7 @@ pub fn ops() -> impl Strategy<Value = Vec<Op>> {
         1 => Just(Op::Restart),
         1 => Just(Op::CrashAfterRead),
         1 => Just(Op::Race),
+        1 => Just(Op::CatchUp),
     ];
     proptest::collection::vec(op, 1..40)
 }
@@ -251,6 +255,12 @@ where
                     .aggregate_once(&consumer, Duration::from_millis(1))
                     .await
                     .expect("aggregator step");
+            }
+            Op::CatchUp => {
+                comments
+                    .catch_up(&consumer, |_| {})
+                    .await
+                    .expect("catch up");
             }
             Op::Restart => consumer = open_feed().await,
             Op::CrashAfterRead => {
@@ -476,7 +486,7 @@ async fn apply_write<S: Store>(comments: &Comments<S>, model: &mut Model, op: &O
                 }
             }
         }
-        Op::Aggregate | Op::Restart | Op::CrashAfterRead | Op::Race => {}
+        Op::Aggregate | Op::Restart | Op::CrashAfterRead | Op::Race | Op::CatchUp => {}
     }
 }
 

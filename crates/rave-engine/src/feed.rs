@@ -1,6 +1,7 @@
 //! The engine's change stream as a [`ChangeFeed`]: a registered consumer
 //! whose checkpoint moves in the same transaction as its effects.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -108,8 +109,13 @@ impl EngineFeed {
         self
     }
 
-    fn read(&self, max_records: usize, wanted: KeyFilter) -> Result<Option<EngineBatch>> {
-        let after = self.position.load(Ordering::Acquire);
+    /// Up to `max_records` wanted records after sequence number `after`.
+    fn read(
+        &self,
+        after: u64,
+        max_records: usize,
+        wanted: KeyFilter,
+    ) -> Result<Option<EngineBatch>> {
         let found = self
             .engine
             .read_wanted_stream(&self.table, after, max_records, wanted)?;
@@ -153,7 +159,8 @@ impl ChangeFeed for EngineFeed {
     ) -> Result<Option<EngineBatch>> {
         // Subscribe before reading, so a commit between the two is not missed.
         let mut commits = self.engine.subscribe();
-        if let Some(batch) = self.read(max_records, wanted)? {
+        let after = || self.position.load(Ordering::Acquire);
+        if let Some(batch) = self.read(after(), max_records, wanted)? {
             return Ok(Some(batch));
         }
         let waited = tokio::time::timeout(wait, commits.changed()).await;
@@ -162,7 +169,18 @@ impl ChangeFeed for EngineFeed {
             // commit, so wait out the time instead of returning at once.
             tokio::time::sleep(wait).await;
         }
-        self.read(max_records, wanted)
+        self.read(after(), max_records, wanted)
+    }
+
+    /// Reads on the calling thread while the writer thread commits `batch`.
+    fn next_wanted_after<'a>(
+        &'a self,
+        batch: &EngineBatch,
+        max_records: usize,
+        wanted: KeyFilter,
+    ) -> impl Future<Output = Result<Option<EngineBatch>>> + Send + use<'a> {
+        let after = batch.until;
+        async move { self.read(after, max_records, wanted) }
     }
 
     async fn commit(&self, batch: EngineBatch, effects: Vec<TransactWriteAction>) -> Result<()> {

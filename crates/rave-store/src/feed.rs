@@ -87,6 +87,22 @@ pub trait ChangeFeed: Send + Sync + 'static {
         self.next(max_records, wait)
     }
 
+    /// The records that follow `batch`, read before `batch` is committed,
+    /// so a consumer can work out its next batch while this one commits
+    /// (`None`: nothing follows yet). The batch read ahead continues from
+    /// `batch`'s end: committing it fails with `ConditionalCheckFailed`
+    /// unless `batch` was committed first. A feed that cannot read ahead
+    /// answers `None`, and the consumer reads after committing.
+    fn next_wanted_after<'a>(
+        &'a self,
+        batch: &Self::Batch,
+        max_records: usize,
+        wanted: KeyFilter,
+    ) -> impl Future<Output = Result<Option<Self::Batch>>> + Send + use<'a, Self> {
+        let _ = (batch, max_records, wanted);
+        std::future::ready(Ok(None))
+    }
+
     /// Applies `effects` and moves past `batch`, atomically. Fails with
     /// `ConditionalCheckFailed` (and applies nothing) if another consumer
     /// moved the position first; reading again from the feed recovers.

@@ -23,6 +23,14 @@
 //! commit rewrites and syncs each page it touches, means few commits: a bulk
 //! load of 100,000 comments is caught up in two batches.
 //!
+//! Catching up a backlog (`catch_up`: `rave aggregate --until-caught-up`,
+//! and before a recount) reads and counts each next batch while the last
+//! one commits (`ChangeFeed::next_wanted_after`); only the statistics items
+//! must be read after the commit before. On the engine the writer thread
+//! commits while this one decodes. A batch read ahead continues from the
+//! one before it, so if that one lost a race its commit fails too, and the
+//! catch-up reads again from the stored position.
+//!
 //! Votes are counted the same way onto their comment: a vote's change moves
 //! the comment's helpful or unhelpful count (a replaced vote: the old one
 //! out, the new one in), written with the comment's version as condition in
@@ -85,6 +93,11 @@ use crate::table::{ItemKind, Malformed, comment, describe_key, vote};
 /// a few hundred megabytes decoded.
 const MIN_BATCH_RECORDS: usize = 2_000;
 const MAX_BATCH_RECORDS: usize = 50_000;
+
+/// How long a catch-up waits for records before it counts the feed
+/// drained: enough for a stream that hands out records a little after they
+/// commit, too short to hold up the end.
+const CATCH_UP_WAIT: Duration = Duration::from_millis(10);
 
 /// The records the aggregator counts: comments and votes. Everything else
 /// on the stream (its own statistics writes among them) changes nothing.
@@ -342,6 +355,41 @@ fn apply_delta(value: u64, delta: i64) -> u64 {
     (value as i64 + delta).max(0) as u64
 }
 
+/// How many records one read from `feed` asks for.
+fn batch_records<F: ChangeFeed>(feed: &F) -> usize {
+    feed.max_effects()
+        .clamp(MIN_BATCH_RECORDS, MAX_BATCH_RECORDS)
+}
+
+/// The first records of `batch` whose effects fit in one commit of at most
+/// `capacity` items, and their deltas; the rest come again next time.
+fn fit<B: ChangeBatch>(mut batch: B, capacity: usize) -> Result<(B, Deltas), Malformed> {
+    let mut deltas = Deltas::default();
+    let mut fit = 0;
+    for record in batch.records() {
+        deltas.add(record, 1)?;
+        if deltas.items_at_most() > capacity && fit > 0 {
+            deltas.add(record, -1)?;
+            break;
+        }
+        fit += 1;
+    }
+    batch.truncate(fit);
+    deltas.prune();
+    Ok((batch, deltas))
+}
+
+/// Whether a feed commit landed: `false` when another aggregator applied
+/// the batch, or wrote an item it read, first (reading again from the
+/// stored position recovers); any other failure is an error.
+fn committed(outcome: rave_store::Result<()>) -> Result<bool> {
+    match outcome {
+        Ok(()) => Ok(true),
+        Err(e) if lost_race(&e) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Whether a commit failed only because another aggregator got there first.
 fn lost_race(error: &StoreError) -> bool {
     match error {
@@ -375,33 +423,57 @@ impl<S: Store> Aggregator<S> {
         feed: &F,
         wait: Duration,
     ) -> Result<usize> {
-        let capacity = feed.max_effects();
-        let records = capacity.clamp(MIN_BATCH_RECORDS, MAX_BATCH_RECORDS);
-        let Some(mut batch) = feed.next_wanted(records, wait, counted).await? else {
+        let Some(batch) = feed.next_wanted(batch_records(feed), wait, counted).await? else {
             return Ok(0);
         };
-        // Take as many records as fit in one commit.
-        let mut deltas = Deltas::default();
-        let mut fit = 0;
-        for record in batch.records() {
-            deltas.add(record, 1)?;
-            if deltas.items_at_most() > capacity && fit > 0 {
-                deltas.add(record, -1)?;
-                break;
-            }
-            fit += 1;
-        }
-        batch.truncate(fit);
+        let (batch, deltas) = fit(batch, feed.max_effects())?;
         let passed = batch.passed();
-        deltas.prune();
         let effects = self.effects(&deltas).await?;
-        match feed.commit(batch, effects).await {
-            Ok(()) => Ok(passed),
-            // Another aggregator applied this batch, or wrote an item this
-            // batch read, first: the next read resumes from the stored
-            // position and reads the items again.
-            Err(e) if lost_race(&e) => Ok(0),
-            Err(e) => Err(e.into()),
+        Ok(match committed(feed.commit(batch, effects).await)? {
+            true => passed,
+            false => 0,
+        })
+    }
+
+    /// Applies every batch `feed` holds until it has none, and returns how
+    /// many records of the stream it moved past, telling `progress` after
+    /// each commit. The next batch is read and counted while the last one
+    /// commits (`ChangeFeed::next_wanted_after`): on the engine the writer
+    /// thread commits while this one decodes, so catching up a bulk load
+    /// keeps both cores busy. Only the statistics items must be read after
+    /// the commit before.
+    pub(crate) async fn catch_up<F: ChangeFeed>(
+        &self,
+        feed: &F,
+        mut progress: impl FnMut(usize),
+    ) -> Result<usize> {
+        let records = batch_records(feed);
+        let capacity = feed.max_effects();
+        let fit_read = |read: Option<F::Batch>| read.map(|batch| fit(batch, capacity)).transpose();
+        let mut applied = 0;
+        let mut prepared = None;
+        loop {
+            // Read from the stored position at the start, when a commit
+            // lost a race (what was read ahead follows a batch that never
+            // landed), when the feed cannot read ahead, or when nothing
+            // followed as it did.
+            if prepared.is_none() {
+                prepared = fit_read(feed.next_wanted(records, CATCH_UP_WAIT, counted).await?)?;
+            }
+            let Some((batch, deltas)) = prepared.take() else {
+                return Ok(applied);
+            };
+            let passed = batch.passed();
+            let effects = self.effects(&deltas).await?;
+            drop(deltas);
+            let ahead = feed.next_wanted_after(&batch, records, counted);
+            let read_ahead = async { Ok::<_, StoreError>(fit_read(ahead.await?)) };
+            let (outcome, ahead) = futures::join!(feed.commit(batch, effects), read_ahead);
+            if committed(outcome)? {
+                applied += passed;
+                progress(passed);
+                prepared = ahead??;
+            }
         }
     }
 
