@@ -2,11 +2,13 @@
 //! load's writes store items with their stream records, collection sizes
 //! and TTL queue entries, and leave the table's indexes alone ([`defer`]);
 //! when the load ends, every index is built from the items in one pass
-//! ([`build`], then [`finish`] makes them ACTIVE): each item's entries are collected per index, sorted in runs
-//! of at most [`RUN_BYTES`] (spilled to files beside the database when the
-//! entries outgrow one run, each index's removed once it is built: at
-//! most about the indexes' own size of disk more), merged, and appended to
-//! the emptied index in key order, so every leaf is written once, packed.
+//! ([`build`], then [`finish`] makes them ACTIVE): each item's entries are
+//! collected per index (two threads, each reading half of the items' hash
+//! space), sorted in runs of at most [`RUN_BYTES`] in all (spilled to files
+//! beside the database when the entries outgrow one run, each index's
+//! removed once it is merged: at most about the indexes' own size of disk
+//! more), merged on one thread, and appended by another to the emptied
+//! index in key order, so every leaf is written once, packed.
 //!
 //! Why: maintained item by item, a comment's entries land in partitions
 //! that each receive one or two entries a commit, and redb rewrites a
@@ -28,14 +30,15 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use rave_store::{Result, StoreError};
-use redb::{ReadableTable, WriteTransaction};
+use redb::WriteTransaction;
 
 use super::backfill::backfilled_entry;
 use super::packed::insert_runs;
 use super::tables::CatalogUpdate;
-use crate::catalog::{Catalog, IndexState, IndexStatus};
+use crate::catalog::{Catalog, IndexState, IndexStatus, TableState};
 use crate::codec::decode_item;
 use crate::database::{SharedDatabase, storage};
+use crate::keys::segment_range;
 use crate::layout::{INDEX_BUILDS, build_key, bytes_table};
 
 /// Entries (keys, values and their bookkeeping) held in memory before they
@@ -43,6 +46,8 @@ use crate::layout::{INDEX_BUILDS, build_key, bytes_table};
 const RUN_BYTES: usize = 256 << 20;
 /// Entries one commit of a build appends to an index.
 const COMMIT_BYTES: usize = 64 << 20;
+/// An index entry: its key's bytes and its value's.
+type Entry = (Vec<u8>, Vec<u8>);
 /// What a buffered entry costs beside its bytes: two vectors.
 const ENTRY_OVERHEAD: usize = 2 * std::mem::size_of::<Vec<u8>>();
 
@@ -102,6 +107,10 @@ pub(crate) fn finish(
 }
 
 /// [`build`] with runs of `run_bytes` and commits of `commit_bytes`.
+///
+/// Both cores work: [`COLLECTORS`] threads each read a segment of the
+/// items' hash space and sort its entries into runs of their own, then one
+/// thread merges each index's runs while this one appends what it merged.
 pub(crate) fn build_with(
     db: &SharedDatabase,
     catalog: &Catalog,
@@ -120,75 +129,155 @@ pub(crate) fn build_with(
         .prefix("index-runs")
         .tempdir_in(beside)
         .map_err(build_failed)?;
-    let mut runs: Vec<SortedRuns> = (0..deferred.len())
-        .map(|n| SortedRuns::new(format!("index{n}")))
-        .collect();
-    let mut buffered = 0;
-    let mut entries = 0u64;
-    {
-        let txn = db.begin_read().map_err(storage)?;
-        let items = txn
-            .open_table(bytes_table(&state.items_table))
-            .map_err(storage)?;
-        for stored in items.iter().map_err(storage)? {
-            let (key, value) = stored.map_err(storage)?;
-            let item =
-                decode_item(value.value()).map_err(|e| state.corrupt_item(key.value(), e))?;
-            for (index, runs) in deferred.iter().zip(&mut runs) {
-                if let Some(entry) = backfilled_entry(&state, index, &item) {
-                    let value = entry.stored_value(index);
-                    buffered += entry.key.len() + value.len() + ENTRY_OVERHEAD;
-                    entries += 1;
-                    runs.buffer.push((entry.key, value));
-                }
-            }
-            if buffered >= run_bytes {
-                for runs in &mut runs {
-                    runs.spill(spill.path())?;
-                }
-                buffered = 0;
-            }
+    let collect = Collect {
+        db,
+        state: &state,
+        deferred: &deferred,
+        spill: spill.path(),
+        run_bytes: run_bytes / COLLECTORS as usize,
+    };
+    let collected = std::thread::scope(|scope| {
+        let collectors: Vec<_> = (0..COLLECTORS)
+            .map(|segment| scope.spawn(move || collect.segment(segment)))
+            .collect();
+        collectors
+            .into_iter()
+            .map(|collector| collector.join().map_err(|_| thread_panicked())?)
+            .collect::<Result<Vec<_>>>()
+    })?;
+    let collected_in = started.elapsed();
+    let entries: u64 = collected.iter().map(|(entries, _)| entries).sum();
+    // Per index, the runs every collector sorted.
+    let mut runs: Vec<Vec<SortedRuns>> = deferred.iter().map(|_| Vec::new()).collect();
+    for (_, runs_by_index) in collected {
+        for (index_runs, sorted) in runs.iter_mut().zip(runs_by_index) {
+            index_runs.push(sorted);
         }
     }
-    let collected = started.elapsed();
-    let spilled: usize = runs.iter().map(|runs| runs.spilled.len()).sum();
-    for (index, runs) in deferred.iter().zip(runs) {
-        let mut chunk = Vec::new();
-        let mut chunk_bytes = 0;
-        // An index's runs go as soon as it is built: the runs of all the
-        // indexes together take about what the indexes will.
-        let files = runs.spilled.clone();
-        let mut merged = runs.merge()?;
-        while let Some((key, value)) = merged.next_entry()? {
-            chunk_bytes += key.len() + value.len();
-            chunk.push((key, value));
-            if chunk_bytes >= commit_bytes {
-                append(db, index, &chunk)?;
-                chunk.clear();
-                chunk_bytes = 0;
-            }
-        }
-        append(db, index, &chunk)?;
-        drop(merged);
-        for file in files {
-            std::fs::remove_file(file).map_err(build_failed)?;
-        }
-    }
+    let spilled: usize = runs.iter().flatten().map(|runs| runs.spilled.len()).sum();
+    std::thread::scope(|scope| {
+        // One merged chunk waits while the one before it is appended.
+        let (chunks, merged) = std::sync::mpsc::sync_channel(1);
+        let merger = scope.spawn(move || merge_in_chunks(runs, commit_bytes, chunks));
+        let appended = merged
+            .into_iter()
+            .try_for_each(|(index, chunk): (usize, Vec<_>)| append(db, deferred[index], &chunk));
+        // An append that failed dropped the receiver: the merger stops at
+        // its next chunk.
+        let merged = merger.join().map_err(|_| thread_panicked())?;
+        appended.and(merged)
+    })?;
     tracing::info!(
         table,
         indexes = deferred.len(),
         entries,
         spilled_runs = spilled,
-        collected_ms = collected.as_millis() as u64,
+        collected_ms = collected_in.as_millis() as u64,
         total_ms = started.elapsed().as_millis() as u64,
         "built the deferred indexes"
     );
     Ok(())
 }
 
+/// How many threads read the items while a build collects entries: one per
+/// core of the machines rave is measured on.
+const COLLECTORS: u32 = 2;
+
+/// What every collecting thread of a build shares.
+#[derive(Clone, Copy)]
+struct Collect<'a> {
+    db: &'a SharedDatabase,
+    state: &'a TableState,
+    deferred: &'a [&'a IndexState],
+    spill: &'a Path,
+    /// Entries one thread holds in memory before it spills them.
+    run_bytes: usize,
+}
+
+impl Collect<'_> {
+    /// The entries of the items in `segment` of [`COLLECTORS`], per deferred
+    /// index, sorted in runs; and how many there are.
+    fn segment(self, segment: u32) -> Result<(u64, Vec<SortedRuns>)> {
+        let mut runs: Vec<SortedRuns> = (0..self.deferred.len())
+            .map(|n| SortedRuns::new(format!("index{n}-segment{segment}")))
+            .collect();
+        let (lower, upper) = segment_range(segment, COLLECTORS);
+        let bounds = (
+            lower.as_ref().map(Vec::as_slice),
+            upper.as_ref().map(Vec::as_slice),
+        );
+        let txn = self.db.begin_read().map_err(storage)?;
+        let items = txn
+            .open_table(bytes_table(&self.state.items_table))
+            .map_err(storage)?;
+        let mut buffered = 0;
+        let mut entries = 0;
+        for stored in items.range::<&[u8]>(bounds).map_err(storage)? {
+            let (key, value) = stored.map_err(storage)?;
+            let item =
+                decode_item(value.value()).map_err(|e| self.state.corrupt_item(key.value(), e))?;
+            for (index, runs) in self.deferred.iter().zip(&mut runs) {
+                if let Some(entry) = backfilled_entry(self.state, index, &item) {
+                    let value = entry.stored_value(index);
+                    buffered += entry.key.len() + value.len() + ENTRY_OVERHEAD;
+                    entries += 1;
+                    runs.buffer.push((entry.key, value));
+                }
+            }
+            if buffered >= self.run_bytes {
+                for runs in &mut runs {
+                    runs.spill(self.spill)?;
+                }
+                buffered = 0;
+            }
+        }
+        Ok((entries, runs))
+    }
+}
+
+/// Merges each index's runs (`runs[n]`: the sorted runs of deferred index
+/// `n`, from every collector) and sends its entries in key order, in chunks
+/// of about `commit_bytes`, each with its index's number. Each index's run
+/// files go once it is merged: the runs of all the indexes together take
+/// about what the indexes will.
+fn merge_in_chunks(
+    runs: Vec<Vec<SortedRuns>>,
+    commit_bytes: usize,
+    chunks: std::sync::mpsc::SyncSender<(usize, Vec<Entry>)>,
+) -> Result<()> {
+    for (index, runs) in runs.into_iter().enumerate() {
+        let files: Vec<PathBuf> = runs.iter().flat_map(|r| r.spilled.clone()).collect();
+        let mut merged = SortedRuns::merge(runs)?;
+        let mut chunk = Vec::new();
+        let mut chunk_bytes = 0;
+        while let Some((key, value)) = merged.next_entry()? {
+            chunk_bytes += key.len() + value.len();
+            chunk.push((key, value));
+            if chunk_bytes >= commit_bytes {
+                if chunks.send((index, std::mem::take(&mut chunk))).is_err() {
+                    return Ok(());
+                }
+                chunk_bytes = 0;
+            }
+        }
+        if !chunk.is_empty() && chunks.send((index, chunk)).is_err() {
+            return Ok(());
+        }
+        drop(merged);
+        for file in files {
+            std::fs::remove_file(file).map_err(build_failed)?;
+        }
+    }
+    Ok(())
+}
+
+fn thread_panicked() -> StoreError {
+    StoreError::Internal("a thread building an index panicked".into())
+}
+
 /// Appends `entries` (ascending, after every stored key) to `index` in a
 /// commit of their own.
-fn append(db: &SharedDatabase, index: &IndexState, entries: &[(Vec<u8>, Vec<u8>)]) -> Result<()> {
+fn append(db: &SharedDatabase, index: &IndexState, entries: &[Entry]) -> Result<()> {
     if entries.is_empty() {
         return Ok(());
     }
@@ -211,7 +300,7 @@ struct SortedRuns {
     /// What its run files are called (`<name>-<n>`), apart from other
     /// indexes' in the same directory.
     name: String,
-    buffer: Vec<(Vec<u8>, Vec<u8>)>,
+    buffer: Vec<Entry>,
     spilled: Vec<PathBuf>,
 }
 
@@ -247,13 +336,17 @@ impl SortedRuns {
         Ok(())
     }
 
-    /// All the entries, in key order.
-    fn merge(mut self) -> Result<Merged> {
-        self.buffer.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let mut sources = vec![Source::Memory(self.buffer.into_iter())];
-        for path in &self.spilled {
-            let file = File::open(path).map_err(build_failed)?;
-            sources.push(Source::File(BufReader::with_capacity(1 << 20, file)));
+    /// The entries of all of `runs` (one index's, from every collector),
+    /// in key order.
+    fn merge(runs: Vec<SortedRuns>) -> Result<Merged> {
+        let mut sources = Vec::new();
+        for mut runs in runs {
+            runs.buffer.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            sources.push(Source::Memory(runs.buffer.into_iter()));
+            for path in &runs.spilled {
+                let file = File::open(path).map_err(build_failed)?;
+                sources.push(Source::File(BufReader::with_capacity(1 << 20, file)));
+            }
         }
         let mut merged = Merged {
             sources,
@@ -268,12 +361,12 @@ impl SortedRuns {
 
 /// Where a merge takes entries from: the sorted buffer, or a run file.
 enum Source {
-    Memory(std::vec::IntoIter<(Vec<u8>, Vec<u8>)>),
+    Memory(std::vec::IntoIter<Entry>),
     File(BufReader<File>),
 }
 
 impl Source {
-    fn next_entry(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+    fn next_entry(&mut self) -> Result<Option<Entry>> {
         match self {
             Source::Memory(entries) => Ok(entries.next()),
             Source::File(file) => {
@@ -348,7 +441,7 @@ impl Merged {
         Ok(())
     }
 
-    fn next_entry(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+    fn next_entry(&mut self) -> Result<Option<Entry>> {
         let Some(head) = self.heads.pop() else {
             return Ok(None);
         };
