@@ -38,6 +38,10 @@ pub struct Paced {
     pub latencies: Latencies,
     /// Answers other than 2xx, and requests that failed.
     pub errors: u64,
+    /// How far into the run the slowest request was due: a stall at the
+    /// start of every run points at warming up, one anywhere at a job of
+    /// the server's own.
+    pub slowest_due: Duration,
 }
 
 const LANGUAGES: [&str; 8] = ["en", "de", "fr", "es", "it", "pt", "nl", "pl"];
@@ -80,11 +84,12 @@ pub fn open_loop_row(base_url: &str, seconds: u64) -> anyhow::Result<Row> {
             "durable single-comment POSTs offered at {RATE}/s for {seconds} s (open loop, at most {CONNECTIONS} in flight; latency from each request's due time)"
         ),
         format!(
-            "{}/s answered, p50 {}, p99 {}, max {}; {} failed",
+            "{}/s answered, p50 {}, p99 {}, max {} (due {:.1} s into the run); {} failed",
             si(paced.answered_per_second),
             show(paced.latencies.p50()),
             show(paced.latencies.p99()),
             show(paced.latencies.quantile(1.0)),
+            paced.slowest_due.as_secs_f64(),
             paced.errors
         ),
     )
@@ -125,13 +130,17 @@ async fn run(base_url: &str, rate: u32, seconds: u64, connections: usize) -> any
                 Err(_) => false,
             };
             drop(connection);
-            (due.elapsed(), answered)
+            (due - start, due.elapsed(), answered)
         });
     }
     let mut times = Vec::with_capacity(total as usize);
     let mut errors = 0;
+    let (mut slowest, mut slowest_due) = (Duration::ZERO, Duration::ZERO);
     while let Some(done) = in_flight.join_next().await {
-        let (took, answered) = done?;
+        let (due, took, answered) = done?;
+        if took > slowest {
+            (slowest, slowest_due) = (took, due);
+        }
         times.push(took);
         errors += u64::from(!answered);
     }
@@ -141,6 +150,7 @@ async fn run(base_url: &str, rate: u32, seconds: u64, connections: usize) -> any
         answered_per_second: times.len() as f64 / elapsed.as_secs_f64().max(1e-9),
         latencies: Latencies::of(times),
         errors,
+        slowest_due,
     })
 }
 
