@@ -239,15 +239,7 @@ async fn the_figures_count_holds_by_rule_waiting_comments_and_decisions() {
     let engine = rave_engine::Engine::open(dir.path()).unwrap();
     let mut rules = rules::Rules::new();
     rules.max_links = Some((0, rules::Outcome::Hold));
-    let comments = Comments::new(
-        engine.clone(),
-        Config {
-            table: "rave".into(),
-            cursor_key: CursorKey::new([9; 32]),
-            moderation: Moderation::Off,
-        },
-    )
-    .with_rules(Arc::new(rules));
+    let comments = common::comments_on(&engine, Moderation::Off).with_rules(Arc::new(rules));
     comments.ensure_table().await.unwrap();
     let feed = common::stats_feed(&engine).await;
     let held = |body: &str| {

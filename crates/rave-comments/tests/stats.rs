@@ -993,17 +993,10 @@ impl rave_store::ChangeFeed for WatchedFeed {
 /// is read only to start, after the lost race, and to find the end.
 #[tokio::test]
 async fn catching_up_reads_ahead_and_counts_a_backlog_of_many_batches_once() {
-    use rave_comments::{Config, CursorKey, ImportComment, VoteCounts};
+    use rave_comments::{ImportComment, VoteCounts};
     let f = fixture(Moderation::Off).await;
     let consumer = feed(&f.engine).await;
-    let rival = Comments::new(
-        f.engine.clone(),
-        Config {
-            table: "rave".into(),
-            cursor_key: CursorKey::new([9; 32]),
-            moderation: Moderation::Off,
-        },
-    );
+    let rival = common::comments_on(&f.engine, Moderation::Off);
     const COMMENTS: usize = 12_000;
     for chunk in 0..COMMENTS / 1_000 {
         let batch = (0..1_000)

@@ -160,6 +160,7 @@ impl Engine {
             clock: options.clock.clone(),
             max_item_collection_bytes: options.max_item_collection_bytes,
             health: write_health.clone(),
+            build_sizes: Default::default(),
         };
         let handle = std::thread::Builder::new()
             .name("rave-writer".into())

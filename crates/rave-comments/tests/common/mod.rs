@@ -21,20 +21,26 @@ pub struct Fixture {
 pub async fn fixture(moderation: Moderation) -> Fixture {
     let dir = tempfile::tempdir().expect("tempdir");
     let engine = Engine::open(dir.path()).expect("open engine");
-    let comments = Comments::new(
-        engine.clone(),
-        Config {
-            table: "rave".into(),
-            cursor_key: CursorKey::new([9; 32]),
-            moderation,
-        },
-    );
+    let comments = comments_on(&engine, moderation);
     comments.ensure_table().await.expect("table");
     Fixture {
         comments,
         engine,
         _dir: dir,
     }
+}
+
+/// The domain on `engine`, as every fixture has it: a second one on a
+/// fixture's engine acts as another process would.
+pub fn comments_on(engine: &Engine, moderation: Moderation) -> Comments<Engine> {
+    Comments::new(
+        engine.clone(),
+        Config {
+            table: "rave".into(),
+            cursor_key: CursorKey::new([9; 32]),
+            moderation,
+        },
+    )
 }
 
 pub fn new_comment(language: &str, rating: i64, body: &str) -> NewComment {

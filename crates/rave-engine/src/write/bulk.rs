@@ -4,7 +4,7 @@
 //! when the load ends, every index is built from the items in one pass
 //! ([`build`], then [`finish`] makes them ACTIVE): each item's entries are
 //! collected per index (two threads, each reading half of the items' hash
-//! space), sorted in runs of at most [`RUN_BYTES`] in all (spilled to files
+//! space), sorted in runs of at most 256 MB in all ([`BuildSizes`]) (spilled to files
 //! beside the database when the entries outgrow one run, each index's
 //! removed once it is merged: at most about the indexes' own size of disk
 //! more), merged on one thread, and appended by another to the emptied
@@ -41,11 +41,26 @@ use crate::database::{SharedDatabase, storage};
 use crate::keys::segment_range;
 use crate::layout::{INDEX_BUILDS, build_key, bytes_table};
 
-/// Entries (keys, values and their bookkeeping) held in memory before they
-/// are sorted and spilled as runs.
-const RUN_BYTES: usize = 256 << 20;
-/// Entries one commit of a build appends to an index.
-const COMMIT_BYTES: usize = 64 << 20;
+/// How much a build holds in memory and writes at once.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BuildSizes {
+    /// Entries (keys, values and their bookkeeping) held in memory, by all
+    /// the collecting threads together, before they are sorted and spilled
+    /// as runs.
+    pub(crate) run_bytes: usize,
+    /// Entries one commit of a build appends to an index.
+    pub(crate) commit_bytes: usize,
+}
+
+impl Default for BuildSizes {
+    fn default() -> BuildSizes {
+        BuildSizes {
+            run_bytes: 256 << 20,
+            commit_bytes: 64 << 20,
+        }
+    }
+}
+
 /// An index entry: its key's bytes and its value's.
 type Entry = (Vec<u8>, Vec<u8>);
 /// What a buffered entry costs beside its bytes: two vectors.
@@ -80,13 +95,6 @@ pub(crate) fn defer(
     Ok(CatalogUpdate::Set(Box::new(state.with_indexes_deferred())))
 }
 
-/// Writes the entries of `table`'s deferred indexes from its items,
-/// appending each index in commits of its own; [`finish`] then makes them
-/// ACTIVE.
-pub(crate) fn build(db: &SharedDatabase, catalog: &Catalog, table: &str) -> Result<()> {
-    build_with(db, catalog, table, RUN_BYTES, COMMIT_BYTES)
-}
-
 /// Ends a [`build`], inside `txn`: the deferred indexes lose their
 /// backfill records and become ACTIVE.
 pub(crate) fn finish(
@@ -106,17 +114,18 @@ pub(crate) fn finish(
     )))
 }
 
-/// [`build`] with runs of `run_bytes` and commits of `commit_bytes`.
+/// Writes the entries of `table`'s deferred indexes from its items,
+/// appending each index in commits of its own; [`finish`] then makes them
+/// ACTIVE.
 ///
 /// Both cores work: [`COLLECTORS`] threads each read a segment of the
 /// items' hash space and sort its entries into runs of their own, then one
 /// thread merges each index's runs while this one appends what it merged.
-pub(crate) fn build_with(
+pub(crate) fn build(
     db: &SharedDatabase,
     catalog: &Catalog,
     table: &str,
-    run_bytes: usize,
-    commit_bytes: usize,
+    sizes: BuildSizes,
 ) -> Result<()> {
     let started = std::time::Instant::now();
     let state = catalog.get(table)?;
@@ -134,7 +143,7 @@ pub(crate) fn build_with(
         state: &state,
         deferred: &deferred,
         spill: spill.path(),
-        run_bytes: run_bytes / COLLECTORS as usize,
+        run_bytes: sizes.run_bytes / COLLECTORS as usize,
     };
     let collected = std::thread::scope(|scope| {
         let collectors: Vec<_> = (0..COLLECTORS)
@@ -158,7 +167,7 @@ pub(crate) fn build_with(
     std::thread::scope(|scope| {
         // One merged chunk waits while the one before it is appended.
         let (chunks, merged) = std::sync::mpsc::sync_channel(1);
-        let merger = scope.spawn(move || merge_in_chunks(runs, commit_bytes, chunks));
+        let merger = scope.spawn(move || merge_in_chunks(runs, sizes.commit_bytes, chunks));
         let appended = merged
             .into_iter()
             .try_for_each(|(index, chunk): (usize, Vec<_>)| append(db, deferred[index], &chunk));

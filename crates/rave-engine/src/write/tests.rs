@@ -41,6 +41,7 @@ fn writer(dir: &std::path::Path) -> Writer {
         clock: Clock::System,
         max_item_collection_bytes: crate::engine::MAX_ITEM_COLLECTION_BYTES,
         health: Default::default(),
+        build_sizes: Default::default(),
     };
     writer
         .change_catalog(&WriteOp::CreateTable(table_definition(TABLE)))
@@ -605,15 +606,9 @@ proptest::proptest! {
         for index in &table.indexes {
             proptest::prop_assert!(contents(&bulk, &index.redb_table).is_empty());
         }
-        super::bulk::build_with(&bulk.db, &bulk.catalog, "bulky", 300, 500)
-            .expect("entries written");
-        let txn = bulk.db.begin_write().expect("a write transaction");
-        let finished = super::bulk::finish(&txn, &bulk.catalog, "bulky").expect("indexes built");
-        txn.commit().expect("committed");
-        let super::tables::CatalogUpdate::Set(finished) = finished else {
-            panic!("the table stays");
-        };
-        bulk.catalog.insert(*finished).expect("catalog updated");
+        bulk.build_sizes = super::bulk::BuildSizes { run_bytes: 300, commit_bytes: 500 };
+        bulk.change_catalog(&WriteOp::BuildDeferredIndexes("bulky".into()))
+            .expect("indexes built");
         let built = bulk.catalog.get("bulky").expect("the table");
         proptest::prop_assert!(built
             .indexes

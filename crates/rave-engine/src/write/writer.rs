@@ -46,6 +46,8 @@ pub(crate) struct Writer {
     pub(crate) max_item_collection_bytes: u64,
     /// Where each group commit's outcome goes, for readiness.
     pub(crate) health: Arc<WriteHealth>,
+    /// What a bulk load's index build holds and commits at once.
+    pub(crate) build_sizes: bulk::BuildSizes,
 }
 
 impl Writer {
@@ -212,7 +214,7 @@ impl Writer {
         if let WriteOp::BuildDeferredIndexes(table) = op {
             // The entries go first, in commits of their own; the change
             // that makes the indexes ACTIVE commits below like any other.
-            bulk::build(&self.db, &self.catalog, table)?;
+            bulk::build(&self.db, &self.catalog, table, self.build_sizes)?;
         }
         let txn = self.db.begin_write().map_err(storage)?;
         let catalog = &self.catalog;
