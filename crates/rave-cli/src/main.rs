@@ -637,15 +637,11 @@ fn cursor_key(store: &StoreArgs) -> anyhow::Result<CursorKey> {
 /// links through a key derived from it.
 fn server_secret(store: &StoreArgs) -> anyhow::Result<[u8; 32]> {
     let decode = |hex: &str| -> anyhow::Result<[u8; 32]> {
-        let hex = hex.trim();
-        if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            bail!("the cursor secret must be 64 hexadecimal digits");
-        }
         let mut key = [0u8; 32];
-        for (i, byte) in key.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)?;
+        match hex::decode_to_slice(hex.trim(), &mut key) {
+            Ok(()) => Ok(key),
+            Err(_) => bail!("the cursor secret must be 64 hexadecimal digits"),
         }
-        Ok(key)
     };
     if let Some(secret) = &store.cursor_secret {
         return decode(secret);
@@ -658,8 +654,7 @@ fn server_secret(store: &StoreArgs) -> anyhow::Result<[u8; 32]> {
             getrandom::fill(&mut key)
                 .map_err(|e| anyhow::anyhow!("no randomness for the cursor secret: {e}"))?;
             std::fs::create_dir_all(&store.data)?;
-            let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
-            write_private(&path, &hex)
+            write_private(&path, &hex::encode(key))
                 .with_context(|| format!("cannot write {}", path.display()))?;
             Ok(key)
         }

@@ -874,5 +874,5 @@ fn fingerprint(product: &ProductId, new: &NewComment, purchase: Option<&OrderId>
         hash.update((part.len() as u64).to_be_bytes());
         hash.update(part.as_bytes());
     }
-    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(hash.finalize())
 }

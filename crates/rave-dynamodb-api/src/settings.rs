@@ -197,7 +197,7 @@ pub(crate) fn uuid_from(seed: &[u8]) -> String {
 }
 
 fn uuid_text(bytes: &[u8; 16]) -> String {
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = hex::encode(bytes);
     format!(
         "{}-{}-{}-{}-{}",
         &hex[0..8],

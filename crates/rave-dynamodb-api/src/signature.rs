@@ -167,13 +167,13 @@ impl Credentials {
         let string_to_sign = format!(
             "{ALGORITHM}\n{stamp}\n{}\n{}",
             authorization.scope(),
-            hex(&Sha256::digest(canonical.as_bytes()))
+            hex::encode(Sha256::digest(canonical.as_bytes()))
         );
         let key = self.signing_key(&authorization, secret);
         let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&key)
             .map_err(|e| ApiError::from(rave_store::StoreError::Internal(e.to_string())))?;
         mac.update(string_to_sign.as_bytes());
-        let provided = unhex(authorization.signature).unwrap_or_default();
+        let provided = hex::decode(authorization.signature).unwrap_or_default();
         // Constant time: the comparison tells an attacker nothing.
         mac.verify_slice(&provided).map_err(|_| {
             invalid_signature(
@@ -389,7 +389,7 @@ fn canonical_request(request: &SignedRequest<'_>, signed_headers: &str) -> Strin
         request.method.as_str(),
         query.join("&"),
         signed_headers,
-        hex(&Sha256::digest(request.body))
+        hex::encode(Sha256::digest(request.body))
     )
 }
 
@@ -414,20 +414,6 @@ fn hmac(key: &[u8], data: &[u8]) -> Vec<u8> {
         <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
     mac.update(data);
     mac.finalize().into_bytes().to_vec()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|at| u8::from_str_radix(text.get(at..at + 2)?, 16).ok())
-        .collect()
 }
 
 fn invalid_signature(message: impl Into<String>) -> ApiError {

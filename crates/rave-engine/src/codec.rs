@@ -276,9 +276,19 @@ enum SlotValue<'a> {
     Built(AttributeValue),
 }
 
-/// Indexes stored items one at a time; the slots' allocation is handed
-/// back between items ([`ItemIndex::recycle`]), so a page allocates it
-/// once.
+/// String attributes an index entry's key holds (table and index keys
+/// have at most a few attributes between them), put in name order, each
+/// name once, for [`ItemIndex::view`].
+pub(crate) type KeyStrings<'a> = smallvec::SmallVec<[(&'a str, Cow<'a, str>); 4]>;
+
+/// Puts `keys` in name order, each name once.
+pub(crate) fn in_name_order(keys: &mut KeyStrings<'_>) {
+    keys.sort_by(|a, b| by_name(a.0, b.0));
+    keys.dedup_by(|later, kept| later.0 == kept.0);
+}
+
+/// Indexes the stored items of a page one at a time; the slots'
+/// allocation is kept between items, so a page allocates it once.
 #[derive(Default)]
 pub(crate) struct ItemIndex {
     spare: Vec<Slot<'static>>,
@@ -314,67 +324,106 @@ fn name_bit(name: &str) -> u64 {
 }
 
 impl ItemIndex {
-    /// Indexes `bytes`, which must decode as an item: whatever
-    /// [`decode_item`] refuses, this refuses too, and the view answers
-    /// what the decoded item would.
-    pub(crate) fn read<'a>(&mut self, bytes: &'a [u8]) -> Decoded<StoredItem<'a>> {
-        let mut slots = emptied(std::mem::take(&mut self.spare));
-        let mut reader = Reader { bytes, at: 0 };
-        let len = reader.len()?;
-        let mut sorted = true;
-        for _ in 0..len {
-            let name = reader.str()?;
-            let value = match reader.byte()? {
-                S => SlotValue::S(reader.str()?),
-                N => SlotValue::N(reader.number()?),
-                BOOL_FALSE => SlotValue::Bool(false),
-                BOOL_TRUE => SlotValue::Bool(true),
-                NULL => SlotValue::Null,
-                _ => {
-                    reader.at -= 1;
-                    SlotValue::Built(reader.value()?)
-                }
-            };
-            if let Some(last) = slots.last() {
-                sorted &= by_name(last.name, name).is_lt();
-            }
-            slots.push(Slot { name, value });
-        }
-        reader.finish()?;
-        if !sorted {
-            // Not what encoding writes; decoded as a map would decode it:
-            // ordered by name, the last of equal names kept.
-            slots.sort_by(|a, b| by_name(a.name, b.name));
-            slots.dedup_by(|later, kept| {
-                let equal = later.name == kept.name;
-                if equal {
-                    std::mem::swap(later, kept);
-                }
-                equal
-            });
-        }
-        let size = slots
-            .iter()
-            .map(|slot| {
-                slot.name.len()
-                    + match &slot.value {
-                        SlotValue::S(text) => text.len(),
-                        SlotValue::N(n) => n.storage_size(),
-                        SlotValue::Bool(_) | SlotValue::Null => 1,
-                        SlotValue::Built(value) => value.size(),
-                    }
-            })
-            .sum();
-        let names = slots
-            .iter()
-            .fold(0, |names, slot| names | name_bit(slot.name));
-        Ok(StoredItem { slots, names, size })
-    }
-
-    /// Takes back the slots of an item read before, for the next one.
-    pub(crate) fn recycle(&mut self, item: StoredItem<'_>) {
+    /// Shows `view` the item `bytes` hold, with each of `keys` (in name
+    /// order, each name once) it has no attribute by the name of: how an
+    /// index entry takes back the key strings its value leaves out.
+    /// Whatever [`decode_item`] refuses, this refuses too, and the view
+    /// answers what the decoded item, with those keys, would.
+    pub(crate) fn view<R>(
+        &mut self,
+        bytes: &[u8],
+        keys: &[(&str, Cow<'_, str>)],
+        view: impl FnOnce(&StoredItem<'_>) -> R,
+    ) -> Decoded<R> {
+        let item = index_item(emptied(std::mem::take(&mut self.spare)), bytes, keys)?;
+        let seen = view(&item);
         self.spare = emptied(item.slots);
+        Ok(seen)
     }
+}
+
+/// Indexes `bytes` into `slots`, the keys merged in by name as the item's
+/// own attributes are read (so none is inserted into slots already read).
+fn index_item<'a>(
+    mut slots: Vec<Slot<'a>>,
+    bytes: &'a [u8],
+    keys: &[(&'a str, Cow<'a, str>)],
+) -> Decoded<StoredItem<'a>> {
+    debug_assert!(keys.is_sorted_by(|a, b| by_name(a.0, b.0).is_lt()));
+    let key_slot = |(name, text): &(&'a str, Cow<'a, str>)| Slot {
+        name,
+        value: match text {
+            Cow::Borrowed(text) => SlotValue::S(text),
+            Cow::Owned(text) => SlotValue::Built(AttributeValue::S(text.clone())),
+        },
+    };
+    let mut next_key = 0;
+    let mut reader = Reader { bytes, at: 0 };
+    let len = reader.len()?;
+    let mut sorted = true;
+    for _ in 0..len {
+        let name = reader.str()?;
+        let value = match reader.byte()? {
+            S => SlotValue::S(reader.str()?),
+            N => SlotValue::N(reader.number()?),
+            BOOL_FALSE => SlotValue::Bool(false),
+            BOOL_TRUE => SlotValue::Bool(true),
+            NULL => SlotValue::Null,
+            _ => {
+                reader.at -= 1;
+                SlotValue::Built(reader.value()?)
+            }
+        };
+        // Keys before this name go first; a key by this name is the
+        // item's own. Each name read leaves the next key at or past it,
+        // so a key left over at the end is named like no attribute of the
+        // item, even one read out of order.
+        while let Some(key) = keys.get(next_key)
+            && by_name(key.0, name).is_lt()
+        {
+            slots.push(key_slot(key));
+            next_key += 1;
+        }
+        if keys.get(next_key).is_some_and(|key| key.0 == name) {
+            next_key += 1;
+        }
+        if let Some(last) = slots.last() {
+            sorted &= by_name(last.name, name).is_lt();
+        }
+        slots.push(Slot { name, value });
+    }
+    reader.finish()?;
+    slots.extend(keys[next_key..].iter().map(key_slot));
+    if !sorted {
+        // Not what encoding writes; decoded as a map would decode it:
+        // ordered by name, the last of equal names kept. The sort is
+        // stable, and a key merged in comes before an attribute of the
+        // same name read after it, so the item's own is kept.
+        slots.sort_by(|a, b| by_name(a.name, b.name));
+        slots.dedup_by(|later, kept| {
+            let equal = later.name == kept.name;
+            if equal {
+                std::mem::swap(later, kept);
+            }
+            equal
+        });
+    }
+    let size = slots
+        .iter()
+        .map(|slot| {
+            slot.name.len()
+                + match &slot.value {
+                    SlotValue::S(text) => text.len(),
+                    SlotValue::N(n) => n.storage_size(),
+                    SlotValue::Bool(_) | SlotValue::Null => 1,
+                    SlotValue::Built(value) => value.size(),
+                }
+        })
+        .sum();
+    let names = slots
+        .iter()
+        .fold(0, |names, slot| names | name_bit(slot.name));
+    Ok(StoredItem { slots, names, size })
 }
 
 /// `slots` emptied, its allocation kept for slots borrowing other bytes:
@@ -396,28 +445,6 @@ fn by_name(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 impl<'a> StoredItem<'a> {
-    /// Adds the string attribute `name` unless the item has one by that
-    /// name (how an index entry takes back a key string its value left
-    /// out).
-    pub(crate) fn add_missing_string(&mut self, name: &'a str, text: Cow<'a, str>) {
-        let bit = name_bit(name);
-        if self.names & bit != 0 && self.slots.iter().any(|slot| slot.name == name) {
-            return;
-        }
-        self.size += name.len() + text.len();
-        self.names |= bit;
-        let value = match text {
-            Cow::Borrowed(text) => SlotValue::S(text),
-            Cow::Owned(text) => SlotValue::Built(AttributeValue::S(text)),
-        };
-        // In its place by name: the slots stay in name order, which
-        // `for_each_attribute` promises.
-        let at = self
-            .slots
-            .partition_point(|slot| by_name(slot.name, name).is_lt());
-        self.slots.insert(at, Slot { name, value });
-    }
-
     /// The attributes named in `names` that the item has, as an item.
     pub(crate) fn pick<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> Item {
         names
@@ -638,28 +665,64 @@ mod tests {
     use rave_store::item;
 
     /// What `for_each_attribute` shows, in its order.
-    fn listed(view: &StoredItem<'_>) -> Vec<(String, AttributeValue)> {
-        let mut seen = Vec::new();
-        view.for_each_attribute(&mut |name, value| seen.push((name.to_owned(), value.to_value())));
-        seen
+    /// What an item shows, owned: its size, its attributes in order, the
+    /// item it builds, and what it answers for each of `probes`.
+    #[derive(Debug, PartialEq)]
+    struct Shown {
+        size: usize,
+        listed: Vec<(String, AttributeValue)>,
+        whole: Item,
+        found: Vec<Option<AttributeValue>>,
+    }
+
+    fn shown(
+        index: &mut ItemIndex,
+        bytes: &[u8],
+        keys: &[(&str, Cow<'_, str>)],
+        probes: &[&str],
+    ) -> Decoded<Shown> {
+        index.view(bytes, keys, |view| {
+            let mut listed = Vec::new();
+            view.for_each_attribute(&mut |name, value| {
+                listed.push((name.to_owned(), value.to_value()))
+            });
+            Shown {
+                size: view.size,
+                listed,
+                whole: view.to_item(),
+                found: probes
+                    .iter()
+                    .map(|name| view.attribute(name).map(|v| v.to_value()))
+                    .collect(),
+            }
+        })
+    }
+
+    /// What `item` shows, as [`shown`] reads it.
+    fn expected(item: &Item, probes: &[&str]) -> Shown {
+        Shown {
+            size: rave_store::item_size(item),
+            listed: item.iter().map(|(n, v)| (n.clone(), v.clone())).collect(),
+            whole: item.clone(),
+            found: probes.iter().map(|name| item.get(*name).cloned()).collect(),
+        }
     }
 
     #[test]
-    fn strings_added_back_take_their_place_by_name() {
+    fn key_strings_take_their_place_by_name() {
         let bytes = encode_item(&item! {"b" => "2", "d" => 4i64});
-        let mut index = ItemIndex::default();
-        let mut view = index.read(&bytes).expect("indexes");
-        view.add_missing_string("e", Cow::Borrowed("5"));
-        view.add_missing_string("a", Cow::Owned("1".to_owned()));
-        view.add_missing_string("c", Cow::Borrowed("3"));
-        view.add_missing_string("b", Cow::Borrowed("ignored: the item has one"));
-        let names: Vec<String> = listed(&view).into_iter().map(|(name, _)| name).collect();
-        assert_eq!(names, ["a", "b", "c", "d", "e"]);
-        assert_eq!(view.attribute("b"), Some(AttributeRef::S("2")));
-        assert_eq!(
-            view.to_item(),
-            item! {"a" => "1", "b" => "2", "c" => "3", "d" => 4i64, "e" => "5"}
-        );
+        let mut keys = KeyStrings::from_iter([
+            ("e", Cow::Borrowed("5")),
+            ("a", Cow::Owned("1".to_owned())),
+            ("c", Cow::Borrowed("3")),
+            ("b", Cow::Borrowed("ignored: the item has one")),
+            ("a", Cow::Borrowed("a second key by the same name")),
+        ]);
+        in_name_order(&mut keys);
+        let probes = ["a", "b", "c", "d", "e", "f"];
+        let seen = shown(&mut ItemIndex::default(), &bytes, &keys, &probes).expect("indexes");
+        let item = item! {"a" => "1", "b" => "2", "c" => "3", "d" => 4i64, "e" => "5"};
+        assert_eq!(seen, expected(&item, &probes));
     }
 
     fn value() -> impl Strategy<Value = AttributeValue> {
@@ -702,26 +765,31 @@ mod tests {
 
         #[test]
         fn the_view_answers_as_the_decoded_item(
-            item in proptest::collection::btree_map("[a-zA-Z_#]{0,6}", value(), 0..8),
+            items in proptest::collection::vec(
+                proptest::collection::btree_map("[a-zA-Z_#]{0,6}", value(), 0..8),
+                1..4,
+            ),
             probes in proptest::collection::vec("[a-zA-Z_#]{0,6}", 0..6),
         ) {
-            let bytes = encode_item(&item);
+            // One index for all, as a page reads its items.
             let mut index = ItemIndex::default();
-            let view = index.read(&bytes).expect("indexes");
-            prop_assert_eq!(view.size, rave_store::item_size(&item));
-            for name in item.keys().chain(&probes) {
-                prop_assert_eq!(view.attribute(name).map(|v| v.to_value()), item.get(name).cloned());
+            for item in &items {
+                let probes: Vec<&str> =
+                    item.keys().chain(&probes).map(String::as_str).collect();
+                let seen = shown(&mut index, &encode_item(item), &[], &probes);
+                prop_assert_eq!(seen, Ok(expected(item, &probes)));
             }
-            prop_assert_eq!(listed(&view), item.iter().map(|(n, v)| (n.clone(), v.clone())).collect::<Vec<_>>());
-            prop_assert_eq!(view.to_item(), item);
         }
 
-        /// Attributes in any order, names repeated, bytes cut or corrupt:
-        /// the view refuses what decoding refuses and otherwise answers
-        /// what the decoded item does.
+        /// Attributes in any order, names repeated, bytes cut or corrupt,
+        /// key strings merged in: the view refuses what decoding refuses
+        /// and otherwise answers what the decoded item does with each key
+        /// string it lacks added, read afresh or after the same index has
+        /// read the whole bytes and the cut ones.
         #[test]
         fn the_view_agrees_with_decoding_on_any_bytes(
             attributes in proptest::collection::vec(("[a-c]{0,2}", value()), 0..6),
+            keys in proptest::collection::vec(("[a-d]{0,2}", "[x-z]{0,2}"), 0..4),
             cut in any::<proptest::sample::Index>(),
             flip in proptest::option::of((any::<proptest::sample::Index>(), any::<u8>())),
         ) {
@@ -735,28 +803,27 @@ mod tests {
                 let at = at.index(bytes.len());
                 bytes[at] ^= byte;
             }
-            let whole = bytes.len();
-            for bytes in [&bytes[..], &bytes[..cut.index(whole + 1)]] {
-                let mut index = ItemIndex::default();
-                match (decode_item(bytes), index.read(bytes)) {
-                    (Ok(item), Ok(view)) => {
-                        prop_assert_eq!(view.size, rave_store::item_size(&item));
-                        prop_assert_eq!(&view.to_item(), &item);
-                        for (name, _) in &attributes {
-                            prop_assert_eq!(
-                                view.attribute(name).map(|v| v.to_value()),
-                                item.get(name).cloned()
-                            );
-                        }
+            let mut key_strings: KeyStrings<'_> = keys
+                .iter()
+                .map(|(name, text)| (name.as_str(), Cow::Borrowed(text.as_str())))
+                .collect();
+            in_name_order(&mut key_strings);
+            let probes: Vec<&str> = attributes
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .chain(keys.iter().map(|(n, _)| n.as_str()))
+                .collect();
+            let whole = &bytes[..];
+            let cut = &bytes[..cut.index(bytes.len() + 1)];
+            let mut index = ItemIndex::default();
+            for bytes in [whole, cut, whole, cut] {
+                let decoded = decode_item(bytes).map(|mut item| {
+                    for (name, text) in &keys {
+                        item.entry(name.clone()).or_insert_with(|| AttributeValue::s(text));
                     }
-                    (Err(decoding), Err(viewing)) => prop_assert_eq!(decoding, viewing),
-                    (decoded, viewed) => prop_assert!(
-                        false,
-                        "decoding gave {:?}, the view {:?}",
-                        decoded.err(),
-                        viewed.err()
-                    ),
-                }
+                    expected(&item, &probes)
+                });
+                prop_assert_eq!(shown(&mut index, bytes, &key_strings, &probes), decoded);
             }
         }
     }

@@ -19,7 +19,7 @@ use std::collections::btree_map::Entry;
 
 use rave_store::{AttributeValue, Item, KeyAttribute, KeyType};
 
-use crate::codec::{Decoded, ItemIndex, StoredItem, corrupt, decode_item, encode_attributes};
+use crate::codec::{Decoded, KeyStrings, corrupt, decode_item, encode_attributes, in_name_order};
 use crate::keys::{KeyReader, KeyValue};
 
 /// The stored value of an entry projecting `attributes` (in name order),
@@ -40,19 +40,16 @@ pub(crate) fn encode_entry<'a>(
     encode_attributes(&kept)
 }
 
-/// Reads the entry stored as `value` under `key`, as [`ItemIndex::read`]
-/// reads an item, with its key strings back.
-pub(crate) fn read_entry<'a>(
-    index: &mut ItemIndex,
+/// The string attributes of the entry stored under `key` that its value
+/// leaves out, for [`ItemIndex::view`](crate::codec::ItemIndex::view).
+pub(crate) fn entry_keys<'a>(
     key: &'a [u8],
-    value: &'a [u8],
     key_attributes: &'a [KeyAttribute],
-) -> Decoded<StoredItem<'a>> {
-    let mut item = index.read(value)?;
-    key_strings(key, key_attributes, |name, text| {
-        item.add_missing_string(name, text);
-    })?;
-    Ok(item)
+) -> Decoded<KeyStrings<'a>> {
+    let mut keys = KeyStrings::new();
+    key_strings(key, key_attributes, |name, text| keys.push((name, text)))?;
+    in_name_order(&mut keys);
+    Ok(keys)
 }
 
 /// Decodes the entry stored as `value` under `key` into an item.
@@ -90,6 +87,7 @@ fn key_strings<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::{ItemIndex, StoredItem};
     use crate::keys::stored_key;
     use proptest::prelude::*;
     use rave_store::{ItemView, item_size};
@@ -147,13 +145,17 @@ mod tests {
             }
             prop_assert!(stored.contains_key("GSISK"), "a number stays in the value");
             prop_assert_eq!(&decode_entry(&key, &value, &keys).expect("decodes"), &item);
-            let mut index = ItemIndex::default();
-            let view = read_entry(&mut index, &key, &value, &keys).expect("reads");
-            prop_assert_eq!(view.size, item_size(&item));
-            prop_assert_eq!(&view.to_item(), &item);
-            for (name, value) in &item {
-                prop_assert_eq!(view.attribute(name).map(|v| v.to_value()), Some(value.clone()));
-            }
+            let found = |view: &StoredItem<'_>| -> Vec<_> {
+                item.keys().map(|name| view.attribute(name).map(|v| v.to_value())).collect()
+            };
+            let (size, whole, found) = ItemIndex::default()
+                .view(&value, &entry_keys(&key, &keys).expect("keys"), |view| {
+                    (view.size, view.to_item(), found(view))
+                })
+                .expect("reads");
+            prop_assert_eq!(size, item_size(&item));
+            prop_assert_eq!(&whole, &item);
+            prop_assert_eq!(found, item.values().cloned().map(Some).collect::<Vec<_>>());
         }
 
         /// An entry written before this form, with its key strings in its
@@ -166,10 +168,13 @@ mod tests {
                 &item.iter().map(|(n, v)| (n.as_str(), v)).collect::<Vec<_>>(),
             );
             prop_assert_eq!(&decode_entry(&key, &value, &keys).expect("decodes"), &item);
-            let mut index = ItemIndex::default();
-            let view = read_entry(&mut index, &key, &value, &keys).expect("reads");
-            prop_assert_eq!(view.size, item_size(&item));
-            prop_assert_eq!(view.to_item(), item);
+            let (size, whole) = ItemIndex::default()
+                .view(&value, &entry_keys(&key, &keys).expect("keys"), |view| {
+                    (view.size, view.to_item())
+                })
+                .expect("reads");
+            prop_assert_eq!(size, item_size(&item));
+            prop_assert_eq!(whole, item);
         }
     }
 
@@ -184,8 +189,7 @@ mod tests {
                 decode_entry(&key[..cut], &value, &keys).is_err(),
                 "cut at {cut}"
             );
-            let mut index = ItemIndex::default();
-            assert!(read_entry(&mut index, &key[..cut], &value, &keys).is_err());
+            assert!(entry_keys(&key[..cut], &keys).is_err(), "cut at {cut}");
         }
     }
 }

@@ -228,13 +228,9 @@ pub(crate) fn describe_stored_key<'a>(
         rest = rest.get(used..).unwrap_or_default();
     }
     if !rest.is_empty() {
-        parts.push(format!("undecoded 0x{}", hex(rest)));
+        parts.push(format!("undecoded 0x{}", hex::encode(rest)));
     }
     parts.join(", ")
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// One key value from the front of `bytes` (the inverse of
@@ -245,7 +241,7 @@ fn decode_key_value(bytes: &[u8], key_type: KeyType) -> Option<(String, usize)> 
             let (value, used) = unescape(bytes)?;
             let text = match key_type {
                 KeyType::S => format!("{:?}", String::from_utf8_lossy(&value)),
-                _ => format!("0x{}", hex(&value)),
+                _ => format!("0x{}", hex::encode(&value)),
             };
             Some((text, used))
         }

@@ -48,9 +48,9 @@ use rave_store::{
 use redb::ReadTransaction;
 
 use crate::catalog::{IndexState, TableState};
-use crate::codec::{Decoded, ItemIndex, decode_item};
+use crate::codec::{Decoded, ItemIndex, KeyStrings, decode_item};
 use crate::database::storage;
-use crate::entry::{decode_entry, read_entry};
+use crate::entry::{decode_entry, entry_keys};
 use crate::keys::{query_range, segment_range};
 use crate::layout::bytes_table;
 
@@ -75,8 +75,7 @@ pub(crate) fn get_item_viewed<R>(
     view: impl FnOnce(&dyn ItemView) -> R,
 ) -> Result<(ConsumedCapacity, Option<R>)> {
     read_stored(txn, table, input, |bytes| {
-        let item = ItemIndex::default().read(bytes)?;
-        Ok((item.size, view(&item)))
+        ItemIndex::default().view(bytes, &[], |item| (item.size, view(item)))
     })
 }
 
@@ -714,19 +713,22 @@ impl RangeRead<'_> {
             .map(|a| a.name.as_str())
             .collect();
         self.walk(txn, |key, value| {
-            let item = match self.index {
-                Some(entries) => read_entry(&mut index, key, value, &entries.entry_key),
-                None => index.read(value),
-            }
-            .map_err(|e| self.corrupt(key, e))?;
-            let stop = progress.read_one(item.size, self.limit);
-            if stop {
-                progress.last_evaluated_key = Some(item.pick(key_names.iter().copied()));
-            }
-            progress.kept += 1;
-            visit(&item);
-            index.recycle(item);
-            Ok(stop)
+            let keys = match self.index {
+                Some(entries) => entry_keys(key, &entries.entry_key),
+                None => Ok(KeyStrings::new()),
+            };
+            keys.and_then(|keys| {
+                index.view(value, &keys, |item| {
+                    let stop = progress.read_one(item.size, self.limit);
+                    if stop {
+                        progress.last_evaluated_key = Some(item.pick(key_names.iter().copied()));
+                    }
+                    progress.kept += 1;
+                    visit(item);
+                    stop
+                })
+            })
+            .map_err(|e| self.corrupt(key, e))
         })?;
         Ok(self.page(progress, Vec::new()))
     }

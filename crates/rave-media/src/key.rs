@@ -17,7 +17,7 @@ pub struct MediaId(String);
 impl MediaId {
     /// The id of an upload.
     pub fn of_upload(bytes: &[u8]) -> MediaId {
-        MediaId(hex(&Sha256::digest(bytes)))
+        MediaId(hex::encode(Sha256::digest(bytes)))
     }
 
     /// Reads an id, `None` unless it is 64 lower-case hex digits.
@@ -38,17 +38,6 @@ impl std::fmt::Display for MediaId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
-}
-
-/// Lower-case hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
-            let _ = write!(out, "{byte:02x}");
-            out
-        })
 }
 
 /// The two sizes each photo is kept in.

@@ -386,8 +386,10 @@ pub(crate) mod opt_outs {
 
     pub(crate) fn key(email: &str) -> Item {
         let digest = Sha256::digest(email.trim().to_lowercase().as_bytes());
-        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        super::key(format!("{OPTOUT_PREFIX}{hex}"), "OPTOUT".into())
+        super::key(
+            format!("{OPTOUT_PREFIX}{}", hex::encode(digest)),
+            "OPTOUT".into(),
+        )
     }
 
     pub(crate) fn encode(email: &str, at_ms: u64) -> Item {

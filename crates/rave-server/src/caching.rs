@@ -18,7 +18,6 @@
 //! themselves. Both keep what they answer by its tag (`answers`) unless the
 //! request says `Cache-Control: no-cache` (`wants_fresh`).
 
-use std::fmt::Write;
 use std::time::Duration;
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -67,12 +66,7 @@ pub(crate) fn entity_tag(parts: &[&[u8]]) -> HeaderValue {
         digest.update((part.len() as u64).to_le_bytes());
         digest.update(part);
     }
-    let mut tag = String::with_capacity(34);
-    tag.push('"');
-    for byte in &digest.finalize()[..16] {
-        let _ = write!(tag, "{byte:02x}");
-    }
-    tag.push('"');
+    let tag = format!("\"{}\"", hex::encode(&digest.finalize()[..16]));
     HeaderValue::from_str(&tag).unwrap_or(HeaderValue::from_static("\"\""))
 }
 

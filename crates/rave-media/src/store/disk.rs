@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::error::StoreError;
-use crate::key::{MediaId, MediaKey, hex};
+use crate::key::{MediaId, MediaKey};
 use crate::store::{Blob, Listed};
 
 /// The files under one directory.
@@ -97,7 +97,7 @@ impl DiskStore {
         let content_type = key.content_type();
         blocking(move || match std::fs::read(&path) {
             Ok(bytes) => Ok(Some(Blob {
-                etag: format!("\"{}\"", hex(&Sha256::digest(&bytes))),
+                etag: format!("\"{}\"", hex::encode(Sha256::digest(&bytes))),
                 bytes,
                 content_type,
             })),
