@@ -11,10 +11,12 @@
 //! A page of a Query need not build maps at all: [`ItemIndex`] reads an
 //! item's bytes once, checking all of them as [`decode_item`] does, and
 //! answers attribute lookups with strings borrowed from the bytes; only
-//! binaries, lists, maps and sets are built. A page hands each item's slots
-//! back (`ItemIndex::recycle`), so their allocation is made once per
-//! page. `ItemIndex` is property-tested against `decode_item` on encoded
-//! items and on arbitrary, reordered, cut and corrupted bytes.
+//! binaries, lists, maps and sets are built. Each item is shown to a
+//! closure (`ItemIndex::view`) and its slots kept for the next, so their
+//! allocation is made once per page; an index entry's key strings are
+//! merged in by name as its value is read. `ItemIndex` is property-tested
+//! against `decode_item` on encoded items and on arbitrary, reordered, cut
+//! and corrupted bytes, with key strings merged in.
 //!
 //! Decoding never trusts the bytes: a truncated or corrupt value is an
 //! error, never a panic.
