@@ -55,25 +55,30 @@ impl View {
 
     /// This view's URL on `base`, starting at `cursor`.
     pub(super) fn url(&self, base: &str, cursor: Option<&str>) -> String {
-        let mut pairs: Vec<(&str, String)> = Vec::new();
+        let mut url = String::with_capacity(base.len() + 64);
+        url.push_str(base);
+        // The query is written straight after the base, joined by the
+        // right separator once it turns out to have a pair.
+        let start = url.len();
+        let mut query = form_urlencoded::Serializer::for_suffix(url, start);
         if self.group {
-            pairs.push(("scope", "group".to_owned()));
+            query.append_pair("scope", "group");
         }
         if let Some(language) = &self.language {
-            pairs.push(("language", language.to_string()));
+            query.append_pair("language", language.as_str());
         }
         for rating in self.ratings.ratings() {
-            pairs.push(("rating", rating.to_string()));
+            query.append_pair("rating", digit(rating.get()));
         }
         if let Some(cursor) = cursor {
-            pairs.push(("cursor", cursor.to_owned()));
+            query.append_pair("cursor", cursor);
         }
-        if pairs.is_empty() {
-            return base.to_owned();
+        let mut url = query.finish();
+        if url.len() > start {
+            let joiner = if base.contains('?') { "&" } else { "?" };
+            url.insert_str(start, joiner);
         }
-        let query = serde_urlencoded::to_string(&pairs).unwrap_or_default();
-        let joiner = if base.contains('?') { '&' } else { '?' };
-        format!("{base}{joiner}{query}")
+        url
     }
 }
 
@@ -96,6 +101,17 @@ fn push_text(out: &mut String, value: &str) {
         Ok(())
     });
     let Ok(()) = pushed;
+}
+
+/// A rating's digit (1 to 5) as text.
+fn digit(rating: u8) -> &'static str {
+    const DIGITS: [&str; 10] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
+    DIGITS.get(usize::from(rating)).copied().unwrap_or("?")
+}
+
+/// `value` in decimal, appended without the formatting machinery.
+fn push_count(out: &mut String, value: u64) {
+    out.push_str(itoa::Buffer::new().format(value));
 }
 
 /// `value` as [`Isolated`] displays it, appended.
@@ -253,15 +269,21 @@ impl Listing<'_> {
                 RatingSet::from_ratings([rating]),
                 None,
             );
-            let _ = write!(
-                out,
-                "<tr><th scope=\"row\"><a href=\"{href}\">{rating} star{s}</a></th>\
-                 <td><meter min=\"0\" max=\"{max}\" value=\"{count}\">{count}</meter></td>\
-                 <td class=\"rave-histogram-count\">{count}</td></tr>",
-                href = Text(&only.url(self.base, None)),
-                s = if rating.get() == 1 { "" } else { "s" },
-                max = stats.total.max(1),
-            );
+            // Five rows a page: written piece by piece, not by `write!`.
+            out.push_str("<tr><th scope=\"row\"><a href=\"");
+            push_text(out, &only.url(self.base, None));
+            out.push_str("\">");
+            out.push_str(digit(rating.get()));
+            out.push_str(if rating.get() == 1 { " star" } else { " stars" });
+            out.push_str("</a></th><td><meter min=\"0\" max=\"");
+            push_count(out, stats.total.max(1));
+            out.push_str("\" value=\"");
+            push_count(out, count);
+            out.push_str("\">");
+            push_count(out, count);
+            out.push_str("</meter></td><td class=\"rave-histogram-count\">");
+            push_count(out, count);
+            out.push_str("</td></tr>");
         }
         out.push_str("</tbody></table>");
     }
@@ -286,21 +308,20 @@ impl Listing<'_> {
         }
         for language in languages {
             let selected = self.view.language.as_ref() == Some(language);
-            let _ = write!(
-                out,
-                "<option value=\"{code}\"{sel}>{code}</option>",
-                code = Text(language.as_str()),
-                sel = if selected { " selected" } else { "" }
-            );
+            out.push_str("<option value=\"");
+            push_text(out, language.as_str());
+            out.push_str(if selected { "\" selected>" } else { "\">" });
+            push_text(out, language.as_str());
+            out.push_str("</option>");
         }
         out.push_str("</select></label><fieldset><legend>Ratings</legend>");
         for rating in Rating::ALL.into_iter().rev() {
             let checked = self.view.ratings.contains(rating);
-            let _ = write!(
-                out,
-                "<label><input type=\"checkbox\" name=\"rating\" value=\"{rating}\"{}> {rating}</label>",
-                if checked { " checked" } else { "" }
-            );
+            out.push_str("<label><input type=\"checkbox\" name=\"rating\" value=\"");
+            out.push_str(digit(rating.get()));
+            out.push_str(if checked { "\" checked> " } else { "\"> " });
+            out.push_str(digit(rating.get()));
+            out.push_str("</label>");
         }
         let _ = write!(
             out,
