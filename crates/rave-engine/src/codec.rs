@@ -666,7 +666,6 @@ mod tests {
     use proptest::prelude::*;
     use rave_store::item;
 
-    /// What `for_each_attribute` shows, in its order.
     /// What an item shows, owned: its size, its attributes in order, the
     /// item it builds, and what it answers for each of `probes`.
     #[derive(Debug, PartialEq)]

@@ -344,8 +344,7 @@ impl Listing<'_> {
         out.push_str(
             "</h3><p class=\"rave-meta\"><span class=\"rave-rating\" role=\"img\" aria-label=\"",
         );
-        // A rating is one digit, 1 to 5.
-        out.push(char::from(b'0' + rating.get()));
+        out.push_str(digit(rating.get()));
         out.push_str(" of 5 stars\">");
         out.push_str(stars(rating));
         out.push_str("</span> by <span class=\"rave-author\">");
