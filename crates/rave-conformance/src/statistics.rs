@@ -147,6 +147,16 @@ pub fn ops() -> impl Strategy<Value = Vec<Op>> {
     proptest::collection::vec(op, 1..40)
 }
 
+/// Writes, then a catch-up of all of them: for a feed whose commits carry
+/// a few effects, so that the catch-up runs batch after batch, each worked
+/// out while the one before commits.
+pub fn catch_up_ops() -> impl Strategy<Value = Vec<Op>> {
+    proptest::collection::vec(write_op(), 1..40).prop_map(|mut ops| {
+        ops.push(Op::CatchUp);
+        ops
+    })
+}
+
 /// How many aggregators the sharded oracle runs at the same time.
 pub const AGGREGATORS: usize = 3;
 /// How many shards the sharded oracle's feed has.

@@ -32,8 +32,7 @@ use crate::clock::Clock;
 use crate::database::DATABASE_FILE;
 use crate::database::{SharedDatabase, storage};
 use crate::layout::{CONSUMERS, consumer_key, stream_table};
-use crate::stream::WantedRecords;
-use crate::stream::{Checkpoint, StartPosition, StreamRecord};
+use crate::stream::{self, Checkpoint, StartPosition, StreamRecord, WantedRecords};
 use crate::ttl::{TimeToLiveDescription, TimeToLiveSpecification, TimeToLiveStatus};
 use crate::usage::StorageUsage;
 use crate::write::queue::Written;
@@ -41,7 +40,7 @@ use crate::write::queue::{Job, WriteOp, WriteReply, unexpected};
 use crate::write::sweeper::{SweepPass, Sweeper};
 use crate::write::writer::Writer;
 use crate::write_health::WriteHealth;
-use crate::{codec, read, usage, write};
+use crate::{read, usage, write};
 
 /// How the engine is opened.
 #[derive(Debug, Clone)]
@@ -423,29 +422,9 @@ impl Engine {
         let stream = txn
             .open_table(stream_table(&state.stream_table))
             .map_err(storage)?;
-        let mut found = WantedRecords {
-            records: Vec::new(),
-            read: 0,
-            last: after,
-        };
-        for entry in stream
-            .range(after.saturating_add(1)..)
-            .map_err(storage)?
-            .take(limit)
-        {
-            let (sequence, value) = entry.map_err(storage)?;
-            let sequence = sequence.value();
-            let stored = codec::decode_wanted_record(value.value(), wanted)
-                .map_err(|e| state.corrupt_record(sequence, e))?;
-            if let Some(stored) = stored {
-                found
-                    .records
-                    .push((found.read, stored.into_record(sequence)));
-            }
-            found.read += 1;
-            found.last = sequence;
-        }
-        Ok(found)
+        stream::read_wanted(&stream, after, limit, wanted, &|sequence, why| {
+            state.corrupt_record(sequence, why)
+        })
     }
 
     /// Moves a consumer's checkpoint from `expected` to `sequence`.

@@ -24,12 +24,15 @@
 //! load of 100,000 comments is caught up in two batches.
 //!
 //! Catching up a backlog (`catch_up`: `rave aggregate --until-caught-up`,
-//! and before a recount) reads and counts each next batch while the last
-//! one commits (`ChangeFeed::next_wanted_after`); only the statistics items
-//! must be read after the commit before. On the engine the writer thread
-//! commits while this one decodes. A batch read ahead continues from the
-//! one before it, so if that one lost a race its commit fails too, and the
-//! catch-up reads again from the stored position.
+//! and before a recount) reads, counts and works out the writes of each
+//! next batch while the last one commits (`ChangeFeed::next_wanted_after`).
+//! The statistics items it reads may predate that commit, so the last
+//! batch's writes stand in for the items they write (`Pending`). On the
+//! engine the writer thread commits while this one decodes, and the
+//! commits are the longer part. A batch read ahead continues from the one
+//! before it and is conditional on the versions that one writes, so if
+//! that one lost a race its commit fails too, and the catch-up reads again
+//! from the stored position.
 //!
 //! Votes are counted the same way onto their comment: a vote's change moves
 //! the comment's helpful or unhelpful count (a replaced vote: the old one
@@ -75,7 +78,7 @@ use rave_store::{
 
 use crate::access::TableAccess;
 use crate::attributes::AttributeAnswers;
-use crate::error::Result;
+use crate::error::{CommentsError, Result};
 use crate::model::{AUTHOR_BUCKETS, Comment, GlobalStats, Language, ProductId, Rating, VoteCounts};
 use crate::table::stats::moderation::{self as figures, FiguresPart};
 use crate::table::stats::product::{self as product_stats, ProductCounts};
@@ -117,6 +120,43 @@ struct Contribution {
     /// At least one of its photos is published.
     with_media: bool,
     attributes: AttributeAnswers,
+}
+
+/// What the items a commit writes will hold once it lands (`None`: the
+/// item goes), by `describe_key`: the next batch's writes are worked out
+/// from these while that commit runs. Every write is conditional on the
+/// version it read, so a stand-in that the store does not end up holding
+/// fails the next commit, which is then read and worked out again.
+#[derive(Debug, Default)]
+struct Pending(BTreeMap<String, Option<Item>>);
+
+impl Pending {
+    fn of(actions: &[TransactWriteAction]) -> Pending {
+        Pending(
+            actions
+                .iter()
+                .filter_map(|action| match action {
+                    TransactWriteAction::Put { item, .. } => {
+                        Some((describe_key(item), Some(item.clone())))
+                    }
+                    TransactWriteAction::Delete { key, .. } => Some((describe_key(key), None)),
+                    TransactWriteAction::Update { .. }
+                    | TransactWriteAction::ConditionCheck { .. } => None,
+                })
+                .collect(),
+        )
+    }
+
+    /// Replaces what `stored` holds (read before the commit landed, or
+    /// after) with what the commit writes.
+    fn apply_to(self, stored: &mut BTreeMap<String, Item>) {
+        for (key, item) in self.0 {
+            match item {
+                Some(item) => stored.insert(key, item),
+                None => stored.remove(&key),
+            };
+        }
+    }
 }
 
 /// What a stored item counts for: nothing unless it is a visible comment.
@@ -428,7 +468,7 @@ impl<S: Store> Aggregator<S> {
         };
         let (batch, deltas) = fit(batch, feed.max_effects())?;
         let passed = batch.passed();
-        let effects = self.effects(&deltas).await?;
+        let effects = self.effects(&deltas, Pending::default()).await?;
         Ok(match committed(feed.commit(batch, effects).await)? {
             true => passed,
             false => 0,
@@ -437,11 +477,13 @@ impl<S: Store> Aggregator<S> {
 
     /// Applies every batch `feed` holds until it has none, and returns how
     /// many records of the stream it moved past, telling `progress` after
-    /// each commit. The next batch is read and counted while the last one
-    /// commits (`ChangeFeed::next_wanted_after`): on the engine the writer
-    /// thread commits while this one decodes, so catching up a bulk load
-    /// keeps both cores busy. Only the statistics items must be read after
-    /// the commit before.
+    /// each commit. The next batch is read, counted and turned into writes
+    /// while the last one commits (`ChangeFeed::next_wanted_after`): on the
+    /// engine the writer thread commits while this one decodes, so catching
+    /// up a bulk load keeps both cores busy. The next batch's statistics
+    /// items are read while the last batch's writes may not have landed, so
+    /// those writes stand in for what they replace (`Pending`); if that
+    /// commit fails, what was read ahead is dropped.
     pub(crate) async fn catch_up<F: ChangeFeed>(
         &self,
         feed: &F,
@@ -457,29 +499,36 @@ impl<S: Store> Aggregator<S> {
             // lost a race (what was read ahead follows a batch that never
             // landed), when the feed cannot read ahead, or when nothing
             // followed as it did.
-            if prepared.is_none() {
-                prepared = fit_read(feed.next_wanted(records, CATCH_UP_WAIT, counted).await?)?;
+            if prepared.is_none()
+                && let Some((batch, deltas)) =
+                    fit_read(feed.next_wanted(records, CATCH_UP_WAIT, counted).await?)?
+            {
+                prepared = Some((batch, self.effects(&deltas, Pending::default()).await?));
             }
-            let Some((batch, deltas)) = prepared.take() else {
+            let Some((batch, effects)) = prepared.take() else {
                 return Ok(applied);
             };
             let passed = batch.passed();
-            let effects = self.effects(&deltas).await?;
-            drop(deltas);
+            let pending = Pending::of(&effects);
             let ahead = feed.next_wanted_after(&batch, records, counted);
-            let read_ahead = async { Ok::<_, StoreError>(fit_read(ahead.await?)) };
+            let read_ahead = async {
+                let Some((batch, deltas)) = fit_read(ahead.await?)? else {
+                    return Ok::<_, CommentsError>(None);
+                };
+                Ok(Some((batch, self.effects(&deltas, pending).await?)))
+            };
             let (outcome, ahead) = futures::join!(feed.commit(batch, effects), read_ahead);
             if committed(outcome)? {
                 applied += passed;
                 progress(passed);
-                prepared = ahead??;
+                prepared = ahead?;
             }
         }
     }
 
     /// The writes that bring the touched items from their stored values to
-    /// their new ones.
-    async fn effects(&self, deltas: &Deltas) -> Result<Vec<TransactWriteAction>> {
+    /// their new ones, `pending` standing in for the stored values it holds.
+    async fn effects(&self, deltas: &Deltas, pending: Pending) -> Result<Vec<TransactWriteAction>> {
         if deltas.items() == 0 {
             return Ok(Vec::new());
         }
@@ -495,13 +544,14 @@ impl<S: Store> Aggregator<S> {
         wanted.push(totals::key(slot));
         let figures_slot = figures::random_slot();
         wanted.push(figures::key(figures_slot));
-        let current: BTreeMap<String, Item> = self
+        let mut current: BTreeMap<String, Item> = self
             .access
             .get_many(&wanted)
             .await?
             .into_iter()
             .map(|item| (describe_key(&item), item))
             .collect();
+        pending.apply_to(&mut current);
         let stored = |key: &Item| current.get(&describe_key(key));
         let mut totals = stored(&totals::key(slot))
             .map(totals::decode)

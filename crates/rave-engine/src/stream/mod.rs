@@ -19,6 +19,12 @@
 //! event byte of its own), as DynamoDB Streams marks it with the service's
 //! `userIdentity`; `rave_store::ChangeRecord` carries the mark on both
 //! backends.
+//!
+//! `read` reads a consumer's next records, a long backlog on two threads.
+
+mod read;
+
+pub(crate) use read::{WantedRecords, read_wanted};
 
 use serde::{Deserialize, Serialize};
 
@@ -69,18 +75,6 @@ impl StoredRecord {
             removed_by_ttl: self.removed_by_ttl,
         }
     }
-}
-
-/// A read of the stream that passed over the records its consumer does not
-/// want.
-pub(crate) struct WantedRecords {
-    /// The wanted records, each with how many records were read before it.
-    pub(crate) records: Vec<(usize, StreamRecord)>,
-    /// How many records were read, wanted or not.
-    pub(crate) read: usize,
-    /// The sequence number of the last record read (the position read
-    /// after, when none was).
-    pub(crate) last: u64,
 }
 
 /// Where a newly registered consumer starts reading.
