@@ -23,7 +23,7 @@ const LIVE_EFFECTS: usize = 5_000;
 /// touches and syncs, so a long batch that writes a busy statistics item
 /// once for many comments makes catching up after a bulk load several times
 /// faster; such a commit holds the writer for a few hundred milliseconds.
-const CATCH_UP_EFFECTS: usize = 50_000;
+const CATCH_UP_EFFECTS: usize = 100_000;
 
 /// A durable consumer of one table's stream.
 #[derive(Debug)]
@@ -73,6 +73,13 @@ impl ChangeBatch for EngineBatch {
 
     fn passed(&self) -> usize {
         self.passed
+    }
+
+    fn release_images(&mut self) {
+        for record in &mut self.records {
+            record.old_image = None;
+            record.new_image = None;
+        }
     }
 }
 
