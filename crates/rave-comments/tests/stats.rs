@@ -15,7 +15,7 @@ use proptest::prelude::*;
 use rave_comments::{Comments, Moderation};
 use rave_conformance::shards::ShardFeed;
 use rave_engine::{Engine, EngineFeed};
-use rave_store::{ChangeFeed, FeedLag, KeyFilter, StoreError, TransactWriteAction};
+use rave_store::StoreError;
 
 #[tokio::test]
 async fn a_reply_changes_no_count() {
@@ -454,74 +454,6 @@ async fn feed_on(engine: &Engine) -> EngineFeed {
     feed(engine).await
 }
 
-/// The engine's feed with commits of at most `SmallBatches::EFFECTS`
-/// effects, so a catch-up runs a batch for each change that counts (a
-/// batch takes one record beyond what fits), each read and worked out
-/// while the one before commits. It
-/// counts the commits refused because the batch was worked out from
-/// statistics the commit before had changed.
-struct SmallBatches {
-    feed: EngineFeed,
-    refused: Arc<AtomicUsize>,
-}
-
-impl SmallBatches {
-    const EFFECTS: usize = 2;
-}
-
-impl ChangeFeed for SmallBatches {
-    type Batch = <EngineFeed as ChangeFeed>::Batch;
-
-    async fn next(
-        &self,
-        max_records: usize,
-        wait: Duration,
-    ) -> rave_store::Result<Option<Self::Batch>> {
-        self.feed.next(max_records, wait).await
-    }
-
-    async fn next_wanted(
-        &self,
-        max_records: usize,
-        wait: Duration,
-        wanted: KeyFilter,
-    ) -> rave_store::Result<Option<Self::Batch>> {
-        self.feed.next_wanted(max_records, wait, wanted).await
-    }
-
-    fn next_wanted_after<'a>(
-        &'a self,
-        batch: &Self::Batch,
-        max_records: usize,
-        wanted: KeyFilter,
-    ) -> impl Future<Output = rave_store::Result<Option<Self::Batch>>> + Send + use<'a> {
-        self.feed.next_wanted_after(batch, max_records, wanted)
-    }
-
-    async fn commit(
-        &self,
-        batch: Self::Batch,
-        effects: Vec<TransactWriteAction>,
-    ) -> rave_store::Result<()> {
-        let outcome = self.feed.commit(batch, effects).await;
-        if matches!(
-            outcome,
-            Err(StoreError::ConditionalCheckFailed | StoreError::TransactionCanceled(_))
-        ) {
-            self.refused.fetch_add(1, Ordering::Relaxed);
-        }
-        outcome
-    }
-
-    async fn lag(&self) -> rave_store::Result<FeedLag> {
-        self.feed.lag().await
-    }
-
-    fn max_effects(&self) -> usize {
-        Self::EFFECTS
-    }
-}
-
 /// A language's statistics item goes with its last comment and comes back
 /// with the next: the batch that brings it back is worked out while the
 /// removal commits, from the removal, not from the item read before it.
@@ -551,9 +483,9 @@ async fn a_catch_up_works_out_a_statistics_item_back_from_its_removal() {
     let f = fixture(Moderation::Pre).await;
     let refused = Arc::new(AtomicUsize::new(0));
     let open = || async {
-        SmallBatches {
-            feed: feed(&f.engine).await,
+        WatchedFeed {
             refused: refused.clone(),
+            ..WatchedFeed::new(feed(&f.engine).await, ONE_CHANGE_A_BATCH)
         }
     };
     rave_conformance::statistics::check_statistics(&f.comments, open, ops)
@@ -576,7 +508,10 @@ proptest! {
             let f = fixture(Moderation::Pre).await;
             let engine = f.engine.clone();
             let open = || async {
-                SmallBatches { feed: feed(&engine).await, refused: refused.clone() }
+                WatchedFeed {
+                    refused: refused.clone(),
+                    ..WatchedFeed::new(feed(&engine).await, ONE_CHANGE_A_BATCH)
+                }
             };
             rave_conformance::statistics::check_statistics(&f.comments, open, ops).await
         })?;
@@ -1049,15 +984,38 @@ async fn helpful_listings_read_close_to_what_they_return_when_votes_follow_ratin
     }
 }
 
-/// A feed that counts how its consumer reads it, and lets a rival
-/// aggregator apply the first batch before the consumer's first commit.
+/// The engine's feed with commits of at most `max_effects` effects, which
+/// counts how its consumer reads it and the commits it refuses, and can
+/// let a rival aggregator apply the first batch before the consumer's
+/// first commit.
 struct WatchedFeed {
     inner: EngineFeed,
+    max_effects: usize,
     /// Reads from the stored position (`next_wanted`).
-    reads: std::sync::atomic::AtomicUsize,
+    reads: AtomicUsize,
+    /// Commits refused: the batch was worked out from items another commit
+    /// had changed.
+    refused: Arc<AtomicUsize>,
     /// The rival and its own consumer of the same position, taken by the
     /// first commit.
     rival: std::sync::Mutex<Option<(Comments<Engine>, EngineFeed)>>,
+}
+
+/// Commits of at most two effects: a batch takes one record beyond what
+/// fits, so a catch-up commits each change that counts on its own, and
+/// works each out while the one before commits.
+const ONE_CHANGE_A_BATCH: usize = 2;
+
+impl WatchedFeed {
+    fn new(inner: EngineFeed, max_effects: usize) -> WatchedFeed {
+        WatchedFeed {
+            inner,
+            max_effects,
+            reads: AtomicUsize::new(0),
+            refused: Arc::default(),
+            rival: std::sync::Mutex::new(None),
+        }
+    }
 }
 
 impl rave_store::ChangeFeed for WatchedFeed {
@@ -1077,8 +1035,7 @@ impl rave_store::ChangeFeed for WatchedFeed {
         wait: Duration,
         wanted: rave_store::KeyFilter,
     ) -> rave_store::Result<Option<Self::Batch>> {
-        self.reads
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.reads.fetch_add(1, Ordering::Relaxed);
         self.inner.next_wanted(max_records, wait, wanted).await
     }
 
@@ -1104,16 +1061,22 @@ impl rave_store::ChangeFeed for WatchedFeed {
                 .unwrap();
             assert!(applied > 0, "the rival applied a batch first");
         }
-        self.inner.commit(batch, effects).await
+        let outcome = self.inner.commit(batch, effects).await;
+        if matches!(
+            outcome,
+            Err(StoreError::ConditionalCheckFailed | StoreError::TransactionCanceled(_))
+        ) {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+        }
+        outcome
     }
 
     async fn lag(&self) -> rave_store::Result<rave_store::FeedLag> {
         self.inner.lag().await
     }
 
-    /// Short batches, so the backlog takes many.
     fn max_effects(&self) -> usize {
-        2_000
+        self.max_effects
     }
 }
 
@@ -1154,10 +1117,10 @@ async fn catching_up_reads_ahead_and_counts_a_backlog_of_many_batches_once() {
             .collect();
         f.comments.import(batch).await.unwrap();
     }
+    // Short batches, so the backlog takes many.
     let watched = WatchedFeed {
-        inner: consumer,
-        reads: Default::default(),
         rival: std::sync::Mutex::new(Some((rival, feed(&f.engine).await))),
+        ..WatchedFeed::new(consumer, 2_000)
     };
     let mut commits = Vec::new();
     let applied = f
@@ -1170,7 +1133,7 @@ async fn catching_up_reads_ahead_and_counts_a_backlog_of_many_batches_once() {
     // finds the last commit's own statistics writes (passed over) if the
     // last read ahead ran before that commit landed. Every other batch was
     // read ahead.
-    let reads = watched.reads.load(std::sync::atomic::Ordering::Relaxed);
+    let reads = watched.reads.load(Ordering::Relaxed);
     assert!(
         (3..=4).contains(&reads) && commits.len() > reads,
         "{reads} reads from the stored position for commits of {commits:?}"
