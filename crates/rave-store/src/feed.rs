@@ -42,6 +42,7 @@ pub trait ChangeBatch: Send {
     fn passed(&self) -> usize {
         self.records().len()
     }
+
     /// Lets go of the records' images once the consumer has counted them:
     /// it commits the batch later, by its place in the stream alone, and
     /// may read and count the next batch meanwhile. The records stay, with

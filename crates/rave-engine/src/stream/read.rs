@@ -3,7 +3,7 @@
 //!
 //! Decoding a record's images into items is most of a read's cost, and a
 //! consumer catching up a backlog (the aggregator after a bulk load) reads
-//! 50,000 records at a time while the writer thread commits the batch
+//! 100,000 records at a time while the writer thread commits the batch
 //! before. A read of a backlog that long is split in two at a sequence
 //! number: the second half is read on a thread of its own, on the same
 //! snapshot, so the reader, its helper and the writer keep two cores busy.
@@ -97,6 +97,11 @@ impl Reader<'_> {
     /// `after` and the limit takes them.
     fn read(&self, after: u64, limit: usize, split_at: u64) -> Result<WantedRecords> {
         let first = after.saturating_add(1);
+        // A live consumer's reads never reach a split: they need not look
+        // up the stream's end.
+        if (limit as u64) < split_at {
+            return self.run(first.., limit, after);
+        }
         let following = match self.stream.last().map_err(storage)? {
             Some((last, _)) => last.value().saturating_sub(after),
             None => 0,
