@@ -1098,8 +1098,11 @@ const LOAD_BATCHES_IN_FLIGHT: usize = 512;
 const LOAD_COMMIT_GROUP: usize = 2_048;
 
 async fn load(args: LoadArgs) -> anyhow::Result<()> {
+    // The load acknowledges nothing until it ends, and the index build's
+    // commits are durable: its groups need no fsync of their own.
     let options = EngineOptions {
         max_commit_group: LOAD_COMMIT_GROUP,
+        durable_groups: false,
         ..EngineOptions::default()
     };
     let (engine, comments) = open_engine_with(

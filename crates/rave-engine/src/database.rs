@@ -38,8 +38,8 @@ use std::sync::{PoisonError, RwLock};
 
 use rave_store::StoreError;
 use redb::{
-    Database, DatabaseError, ReadTransaction, ReadableDatabase, StorageError, TransactionError,
-    WriteTransaction,
+    Database, DatabaseError, Durability, ReadTransaction, ReadableDatabase, StorageError,
+    TransactionError, WriteTransaction,
 };
 
 /// File name of the database inside the data directory.
@@ -102,7 +102,19 @@ impl SharedDatabase {
         &self,
         write: impl FnOnce(&WriteTransaction) -> rave_store::Result<T>,
     ) -> rave_store::Result<T> {
-        let txn = self.begin_write().map_err(storage)?;
+        self.commit_alone_with(Durability::Immediate, write)
+    }
+
+    /// [`SharedDatabase::commit_alone`] with `durability`: `None` for work
+    /// that a later durable commit completes and a crash before it only
+    /// redoes (an index build's chunks).
+    pub(crate) fn commit_alone_with<T>(
+        &self,
+        durability: Durability,
+        write: impl FnOnce(&WriteTransaction) -> rave_store::Result<T>,
+    ) -> rave_store::Result<T> {
+        let mut txn = self.begin_write().map_err(storage)?;
+        txn.set_durability(durability).map_err(storage)?;
         let done = write(&txn)?;
         txn.commit().map_err(storage)?;
         Ok(done)

@@ -53,6 +53,13 @@ pub struct EngineOptions {
     /// Most write requests one commit takes. 1 turns group commit off (one
     /// fsync per request), which only benchmarks should want.
     pub max_commit_group: usize,
+    /// Whether each group of requests commits durably (an fsync) before
+    /// its replies go out: true but for a bulk load that acknowledges
+    /// nothing until it ends (`rave load`). Its groups then commit without
+    /// an fsync, and the next durable commit (a catalog change, such as
+    /// [`Engine::build_deferred_indexes`]'s) makes every one before it
+    /// durable at once; a crash before that loses them all.
+    pub durable_groups: bool,
     /// How often Time to Live looks for expired items. DynamoDB promises
     /// deletion within days; a minute keeps expired items few without
     /// scanning all the time.
@@ -76,6 +83,7 @@ impl Default for EngineOptions {
             stream_retention: Duration::from_secs(24 * 60 * 60),
             cache_size: 256 * 1024 * 1024,
             max_commit_group: 1024,
+            durable_groups: true,
             ttl_sweep_interval: Duration::from_secs(60),
             clock: Clock::System,
             max_item_collection_bytes: MAX_ITEM_COLLECTION_BYTES,
@@ -156,6 +164,7 @@ impl Engine {
             latest_sequence: latest_tx,
             last_trim: Instant::now(),
             max_group: options.max_commit_group.max(1),
+            durable_groups: options.durable_groups,
             clock: options.clock.clone(),
             max_item_collection_bytes: options.max_item_collection_bytes,
             health: write_health.clone(),

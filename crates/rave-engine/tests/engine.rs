@@ -557,6 +557,59 @@ async fn a_bulk_load_defers_the_indexes_and_builds_them_from_the_items() {
     assert_eq!(found, expected);
 }
 
+/// What a crash would leave of `engine`'s file now: a copy of it, opened
+/// as a store of its own (the header names the last durable commit).
+fn store_left_by_a_crash_of(dir: &std::path::Path) -> (tempfile::TempDir, Engine) {
+    let copy = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        dir.join(rave_engine::DATABASE_FILE),
+        copy.path().join(rave_engine::DATABASE_FILE),
+    )
+    .unwrap();
+    let engine = Engine::open(copy.path()).unwrap();
+    (copy, engine)
+}
+
+async fn grouped_count(engine: &Engine) -> usize {
+    engine
+        .scan(ScanInput::new(TABLE))
+        .await
+        .unwrap()
+        .items
+        .len()
+}
+
+#[tokio::test]
+async fn a_bulk_load_without_durable_groups_is_durable_once_its_indexes_are_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = EngineOptions {
+        durable_groups: false,
+        ..EngineOptions::default()
+    };
+    let engine = Engine::open_with(dir.path(), options).unwrap();
+    engine.create_table(table_definition(TABLE)).await.unwrap();
+    engine.defer_indexes(TABLE).await.unwrap();
+    put_grouped(&engine, 0, 20).await;
+    // Acknowledged and readable, and not yet in the file's last durable
+    // commit (the deferral's).
+    assert_eq!(grouped_count(&engine).await, 20);
+    let (_copy, crashed) = store_left_by_a_crash_of(dir.path());
+    assert_eq!(grouped_count(&crashed).await, 0);
+    drop(crashed);
+    engine.build_deferred_indexes(TABLE).await.unwrap();
+    let (_copy, crashed) = store_left_by_a_crash_of(dir.path());
+    assert_eq!(grouped_count(&crashed).await, 20);
+    assert_eq!(
+        crashed
+            .query(by_group(TABLE, "g"))
+            .await
+            .unwrap()
+            .items
+            .len(),
+        20
+    );
+}
+
 #[tokio::test]
 async fn indexes_deferred_by_an_engine_that_stopped_are_backfilled_when_it_opens() {
     let (dir, engine) = open().await;

@@ -30,7 +30,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use rave_store::{Result, StoreError};
-use redb::WriteTransaction;
+use redb::{Durability, WriteTransaction};
 
 use super::backfill::backfilled_entry;
 use super::packed::insert_runs;
@@ -170,7 +170,7 @@ pub(crate) fn build(
         let merger = scope.spawn(move || merge_in_chunks(runs, sizes.commit_bytes, chunks));
         let appended = merged
             .into_iter()
-            .try_for_each(|(index, chunk): (usize, Vec<_>)| append(db, deferred[index], &chunk));
+            .try_for_each(|(index, chunk)| append(db, deferred[index], &chunk));
         // An append that failed dropped the receiver: the merger stops at
         // its next chunk.
         let merged = merger.join().map_err(|_| thread_panicked())?;
@@ -252,24 +252,21 @@ impl Collect<'_> {
 fn merge_in_chunks(
     runs: Vec<Vec<SortedRuns>>,
     commit_bytes: usize,
-    chunks: std::sync::mpsc::SyncSender<(usize, Vec<Entry>)>,
+    chunks: std::sync::mpsc::SyncSender<(usize, Chunk)>,
 ) -> Result<()> {
     for (index, runs) in runs.into_iter().enumerate() {
         let files: Vec<PathBuf> = runs.iter().flat_map(|r| r.spilled.clone()).collect();
         let mut merged = SortedRuns::merge(runs)?;
-        let mut chunk = Vec::new();
-        let mut chunk_bytes = 0;
-        while let Some((key, value)) = merged.next_entry()? {
-            chunk_bytes += key.len() + value.len();
-            chunk.push((key, value));
-            if chunk_bytes >= commit_bytes {
-                if chunks.send((index, std::mem::take(&mut chunk))).is_err() {
+        let mut chunk = Chunk::with_capacity(commit_bytes);
+        while merged.next_into(&mut chunk)? {
+            if chunk.bytes.len() >= commit_bytes {
+                let full = std::mem::replace(&mut chunk, Chunk::with_capacity(commit_bytes));
+                if chunks.send((index, full)).is_err() {
                     return Ok(());
                 }
-                chunk_bytes = 0;
             }
         }
-        if !chunk.is_empty() && chunks.send((index, chunk)).is_err() {
+        if !chunk.ends.is_empty() && chunks.send((index, chunk)).is_err() {
             return Ok(());
         }
         drop(merged);
@@ -280,22 +277,57 @@ fn merge_in_chunks(
     Ok(())
 }
 
+/// Merged entries of one index on their way to be appended: their keys'
+/// and values' bytes one after another in one buffer, so that a chunk is
+/// one allocation to make and to free, not two an entry.
+struct Chunk {
+    bytes: Vec<u8>,
+    /// Where each entry's key ends and its value ends, in `bytes`.
+    ends: Vec<(usize, usize)>,
+}
+
+impl Chunk {
+    fn with_capacity(bytes: usize) -> Chunk {
+        Chunk {
+            bytes: Vec::with_capacity(bytes + bytes / 8),
+            ends: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, key: &[u8], value: &[u8]) {
+        self.bytes.extend_from_slice(key);
+        let key_end = self.bytes.len();
+        self.bytes.extend_from_slice(value);
+        self.ends.push((key_end, self.bytes.len()));
+    }
+
+    fn entries(&self) -> Vec<(&[u8], &[u8])> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&(key_end, value_end)| {
+                let entry = (&self.bytes[start..key_end], &self.bytes[key_end..value_end]);
+                start = value_end;
+                entry
+            })
+            .collect()
+    }
+}
+
 fn thread_panicked() -> StoreError {
     StoreError::Internal("a thread building an index panicked".into())
 }
 
-/// Appends `entries` (ascending, after every stored key) to `index` in a
-/// commit of their own.
-fn append(db: &SharedDatabase, index: &IndexState, entries: &[Entry]) -> Result<()> {
-    if entries.is_empty() {
-        return Ok(());
-    }
-    db.commit_alone(|txn| {
+/// Appends `chunk` (ascending, after every stored key) to `index` in a
+/// commit of its own. It need not be durable: the index stays CREATING
+/// until [`finish`] commits durably, and an engine that stops before then
+/// builds it again from the items.
+fn append(db: &SharedDatabase, index: &IndexState, chunk: &Chunk) -> Result<()> {
+    db.commit_alone_with(Durability::None, |txn| {
         let mut table = txn
             .open_table(bytes_table(&index.redb_table))
             .map_err(storage)?;
-        let entries: Vec<_> = entries.iter().map(|(key, value)| (key, value)).collect();
-        insert_runs(&mut table, &entries).map_err(storage)
+        insert_runs(&mut table, &chunk.entries()).map_err(storage)
     })
 }
 
@@ -362,7 +394,11 @@ impl SortedRuns {
             heads: BinaryHeap::new(),
         };
         for source in 0..merged.sources.len() {
-            merged.refill(source)?;
+            merged.refill(Head {
+                key: Vec::new(),
+                value: Vec::new(),
+                source,
+            })?;
         }
         Ok(merged)
     }
@@ -375,35 +411,41 @@ enum Source {
 }
 
 impl Source {
-    fn next_entry(&mut self) -> Result<Option<Entry>> {
+    /// Reads the next entry into `key` and `value`, whose buffers a run
+    /// file's entries reuse; false at the end.
+    fn next_into(&mut self, key: &mut Vec<u8>, value: &mut Vec<u8>) -> Result<bool> {
         match self {
-            Source::Memory(entries) => Ok(entries.next()),
+            Source::Memory(entries) => {
+                Ok(entries.next().map(|entry| (*key, *value) = entry).is_some())
+            }
             Source::File(file) => {
-                let Some(key) = read_bytes(file, true)? else {
-                    return Ok(None);
-                };
-                let value = read_bytes(file, false)?
-                    .ok_or_else(|| StoreError::Internal("a truncated index run".into()))?;
-                Ok(Some((key, value)))
+                if !read_bytes(file, key, true)? {
+                    return Ok(false);
+                }
+                if !read_bytes(file, value, false)? {
+                    return Err(StoreError::Internal("a truncated index run".into()));
+                }
+                Ok(true)
             }
         }
     }
 }
 
-/// The next length-prefixed bytes of a run; `None` at its end, where an
-/// entry may end (`at_entry`).
-fn read_bytes(file: &mut BufReader<File>, at_entry: bool) -> Result<Option<Vec<u8>>> {
+/// Reads the next length-prefixed bytes of a run into `bytes`; false at
+/// its end, where an entry may end (`at_entry`).
+fn read_bytes(file: &mut BufReader<File>, bytes: &mut Vec<u8>, at_entry: bool) -> Result<bool> {
     let mut len = [0; 4];
     match file.read_exact(&mut len) {
         Ok(()) => {}
         Err(error) if at_entry && error.kind() == std::io::ErrorKind::UnexpectedEof => {
-            return Ok(None);
+            return Ok(false);
         }
         Err(error) => return Err(build_failed(error)),
     }
-    let mut bytes = vec![0; u32::from_le_bytes(len) as usize];
-    file.read_exact(&mut bytes).map_err(build_failed)?;
-    Ok(Some(bytes))
+    bytes.clear();
+    bytes.resize(u32::from_le_bytes(len) as usize, 0);
+    file.read_exact(bytes).map_err(build_failed)?;
+    Ok(true)
 }
 
 /// The next entry of each source, the least on top.
@@ -443,18 +485,21 @@ impl PartialEq for Head {
 impl Eq for Head {}
 
 impl Merged {
-    fn refill(&mut self, source: usize) -> Result<()> {
-        if let Some((key, value)) = self.sources[source].next_entry()? {
-            self.heads.push(Head { key, value, source });
+    /// Puts `source`'s next entry among the heads, in `head`'s buffers.
+    fn refill(&mut self, mut head: Head) -> Result<()> {
+        if self.sources[head.source].next_into(&mut head.key, &mut head.value)? {
+            self.heads.push(head);
         }
         Ok(())
     }
 
-    fn next_entry(&mut self) -> Result<Option<Entry>> {
+    /// Moves the least entry into `chunk`; false when every source is done.
+    fn next_into(&mut self, chunk: &mut Chunk) -> Result<bool> {
         let Some(head) = self.heads.pop() else {
-            return Ok(None);
+            return Ok(false);
         };
-        self.refill(head.source)?;
-        Ok(Some((head.key, head.value)))
+        chunk.push(&head.key, &head.value);
+        self.refill(head)?;
+        Ok(true)
     }
 }

@@ -89,7 +89,9 @@ impl TableWrites {
                 } => {
                     table.insert(key.as_slice(), value.as_slice())?;
                 }
-                EntryWrite::Put { value, fresh: true } => fresh.push((key, value)),
+                EntryWrite::Put { value, fresh: true } => {
+                    fresh.push((key.as_slice(), value.as_slice()));
+                }
             }
         }
         insert_runs(table, &fresh)
@@ -104,28 +106,32 @@ impl TableWrites {
 /// already (a writer's `fresh` was wrong) is rewritten in place.
 pub(crate) fn insert_runs(
     table: &mut BytesTable<'_>,
-    entries: &[(&Vec<u8>, &Vec<u8>)],
+    entries: &[(&[u8], &[u8])],
 ) -> Result<(), redb::Error> {
     let mut rest = entries;
-    while let Some(((first_key, first_value), _)) = rest.split_first() {
+    while let Some((&(first_key, first_value), _)) = rest.split_first() {
         let next_stored = table
-            .range::<&[u8]>(first_key.as_slice()..)?
+            .range::<&[u8]>(first_key..)?
             .next()
             .transpose()?
             .map(|(key, _)| key.value().to_vec());
         let run = rest
             .iter()
-            .take_while(|(key, _)| next_stored.as_ref().is_none_or(|next| *key < next))
+            .take_while(|(key, _)| {
+                next_stored
+                    .as_ref()
+                    .is_none_or(|next| *key < next.as_slice())
+            })
             .count();
         if run < 2 {
             // A lone entry, or `first_key` is the stored key: a rewrite.
-            table.insert(first_key.as_slice(), first_value.as_slice())?;
+            table.insert(first_key, first_value)?;
             rest = &rest[1..];
             continue;
         }
-        let mut cursor = table.lower_bound_mut(Bound::Included(first_key.as_slice()))?;
-        for (key, value) in &rest[..run] {
-            cursor.insert_before(key.as_slice(), value.as_slice())?;
+        let mut cursor = table.lower_bound_mut(Bound::Included(first_key))?;
+        for &(key, value) in &rest[..run] {
+            cursor.insert_before(key, value)?;
         }
         cursor.close()?;
         rest = &rest[run..];

@@ -8,6 +8,7 @@ use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 use rave_store::{Result, StoreError, WriteFailure};
+use redb::Durability;
 use tokio::sync::watch;
 
 use super::backfill;
@@ -42,6 +43,8 @@ pub(crate) struct Writer {
     pub(crate) latest_sequence: watch::Sender<u64>,
     pub(crate) last_trim: Instant,
     pub(crate) max_group: usize,
+    /// `EngineOptions::durable_groups`.
+    pub(crate) durable_groups: bool,
     pub(crate) clock: Clock,
     pub(crate) max_item_collection_bytes: u64,
     /// Where each group commit's outcome goes, for readiness.
@@ -157,7 +160,10 @@ impl Writer {
     /// Applies `ops` one after another in one transaction and commits it:
     /// each request's outcome, or the error that failed them all.
     fn commit_group(&mut self, ops: &[WriteOp]) -> Result<Vec<Result<WriteReply>>> {
-        let txn = self.db.begin_write().map_err(storage)?;
+        let mut txn = self.db.begin_write().map_err(storage)?;
+        if !self.durable_groups {
+            txn.set_durability(Durability::None).map_err(storage)?;
+        }
         let mut outcomes = Vec::with_capacity(ops.len());
         {
             let mut tx = Tx::new(
