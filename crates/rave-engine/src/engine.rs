@@ -36,7 +36,7 @@ use crate::stream::{self, Checkpoint, StartPosition, StreamRecord, WantedRecords
 use crate::ttl::{TimeToLiveDescription, TimeToLiveSpecification, TimeToLiveStatus};
 use crate::usage::StorageUsage;
 use crate::write::queue::Written;
-use crate::write::queue::{Job, WriteOp, WriteReply, unexpected};
+use crate::write::queue::{Answer, Job, WriteOp, WriteReply, unexpected};
 use crate::write::sweeper::{SweepPass, Sweeper};
 use crate::write::writer::Writer;
 use crate::write_health::WriteHealth;
@@ -471,9 +471,12 @@ impl Engine {
             .ok_or_else(|| StoreError::Unavailable("the engine is shut down".into()))?;
         jobs.send(Job { op, reply })
             .map_err(|_| StoreError::Unavailable("the writer thread has stopped".into()))?;
-        response
+        let Answer { outcome, request } = response
             .await
-            .map_err(|_| StoreError::Unavailable("the writer thread has stopped".into()))?
+            .map_err(|_| StoreError::Unavailable("the writer thread has stopped".into()))?;
+        // Freed here, on the thread that built it (see `Answer`).
+        drop(request);
+        outcome
     }
 
     /// PutItem, handing back the item a failed condition was checked

@@ -99,7 +99,27 @@ pub(crate) fn unexpected(reply: WriteReply) -> StoreError {
 
 pub(crate) struct Job {
     pub(crate) op: WriteOp,
-    pub(crate) reply: oneshot::Sender<Result<WriteReply>>,
+    pub(crate) reply: oneshot::Sender<Answer>,
+}
+
+impl Job {
+    /// Answers the job with `outcome` and hands its request back.
+    pub(crate) fn answer(op: WriteOp, reply: oneshot::Sender<Answer>, outcome: Result<WriteReply>) {
+        // The requester may have gone away; the write stands.
+        let _ = reply.send(Answer {
+            outcome,
+            request: op,
+        });
+    }
+}
+
+/// What the writer sends back: the outcome, and the request, so that the
+/// task which built the request frees it. mimalloc frees a block another
+/// thread allocated on a slower path, and the writer is a bulk load's
+/// busiest thread (it spent a tenth of its time freeing the requests).
+pub(crate) struct Answer {
+    pub(crate) outcome: Result<WriteReply>,
+    pub(crate) request: WriteOp,
 }
 
 impl std::fmt::Debug for Job {

@@ -181,7 +181,7 @@ impl Sweeper {
                 .send(Job { op, reply })
                 .map_err(|_| StoreError::Unavailable("the writer thread has stopped".into()))?;
             // Waiting for each batch keeps at most one of them in the queue.
-            match response.blocking_recv() {
+            match response.blocking_recv().map(|answer| answer.outcome) {
                 Ok(Ok(WriteReply::Expired(count))) => deleted += count,
                 Ok(Ok(other)) => return Err(unexpected(other)),
                 Ok(Err(error)) => return Err(error),

@@ -62,7 +62,7 @@ fn group(writer: &mut Writer, ops: Vec<WriteOp>) -> Vec<Result<WriteReply>> {
     writer.run_group(jobs);
     replies
         .iter_mut()
-        .map(|r| r.try_recv().expect("answered after the commit"))
+        .map(|r| r.try_recv().expect("answered after the commit").outcome)
         .collect()
 }
 

@@ -78,7 +78,7 @@ impl Writer {
             };
             if first.op.changes_catalog() {
                 let outcome = self.change_catalog(&first.op);
-                let _ = first.reply.send(outcome.map(|()| WriteReply::Done));
+                Job::answer(first.op, first.reply, outcome.map(|()| WriteReply::Done));
                 continue;
             }
             let mut group = vec![first];
@@ -119,16 +119,15 @@ impl Writer {
                 if self.next_sequence != first_sequence {
                     self.latest_sequence.send_replace(self.next_sequence - 1);
                 }
-                for (reply, outcome) in replies.into_iter().zip(outcomes) {
-                    // The requester may have gone away; the write stands.
-                    let _ = reply.send(outcome);
+                for ((op, reply), outcome) in ops.into_iter().zip(replies).zip(outcomes) {
+                    Job::answer(op, reply, outcome);
                 }
             }
             Err(error) => {
                 tracing::error!(%error, requests = replies.len(), "group commit failed");
                 self.next_sequence = first_sequence;
-                for reply in replies {
-                    let _ = reply.send(Err(error.clone()));
+                for (op, reply) in ops.into_iter().zip(replies) {
+                    Job::answer(op, reply, Err(error.clone()));
                 }
                 if matches!(error, StoreError::Unavailable(_)) {
                     self.reopen();
