@@ -8,7 +8,9 @@
 //! beside the database when the entries outgrow one run, each index's
 //! removed once it is merged: at most about the indexes' own size of disk
 //! more), merged on one thread, and appended by another to the emptied
-//! index in key order, so every leaf is written once, packed.
+//! index in key order, so every leaf is written once, packed. The appends
+//! commit without a sync: [`finish`]'s commit is durable, and until it the
+//! indexes are CREATING, so a crash before it only redoes the build.
 //!
 //! Why: maintained item by item, a comment's entries land in partitions
 //! that each receive one or two entries a commit, and redb rewrites a

@@ -8,7 +8,11 @@
 //! N concurrent writers share one fsync. With 64 concurrent writers this
 //! measured 3.3× the throughput of one commit per request. Replies go out
 //! only after the commit, so an acknowledged write is durable, and a failed
-//! commit never leaves a reply that said "done".
+//! commit never leaves a reply that said "done". (A bulk load that
+//! acknowledges nothing until it ends turns the sync off,
+//! `EngineOptions::durable_groups`: its last commit syncs them all.) Each
+//! reply carries its request back, so the requester's thread frees it
+//! (`queue::Answer`).
 //!
 //! Each request is checked completely (validation, conditions, update
 //! evaluation, decoding the items it reads) before it mutates anything, so
