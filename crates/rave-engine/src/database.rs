@@ -29,18 +29,22 @@
 //! read transaction already begun keeps its snapshot of the old file and
 //! may fail with `DatabaseClosed` (an `Unavailable`, retried by the domain).
 //! If a reopen fails, reads and writes answer `Unavailable` until the next
-//! write tries again.
+//! write tries again. Reads share a snapshot until the next commit or
+//! reopen ([`crate::snapshot`]); so every commit goes through
+//! [`SharedDatabase::commit`], which drops it.
 //!
 //! [`storage`] says what a redb failure means for a caller.
 
 use std::path::{Path, PathBuf};
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use rave_store::StoreError;
 use redb::{
-    Database, DatabaseError, Durability, ReadTransaction, ReadableDatabase, StorageError,
-    TransactionError, WriteTransaction,
+    CommitError, Database, DatabaseError, Durability, ReadTransaction, ReadableDatabase,
+    StorageError, TransactionError, WriteTransaction,
 };
+
+use crate::snapshot::{Snapshot, Snapshots};
 
 /// File name of the database inside the data directory.
 pub const DATABASE_FILE: &str = "rave.redb";
@@ -71,6 +75,9 @@ pub(crate) fn storage(error: impl Into<redb::Error>) -> StoreError {
 pub(crate) struct SharedDatabase {
     path: PathBuf,
     cache_size: usize,
+    /// Declared before `current`, so that it is dropped first: a snapshot
+    /// keeps its database open.
+    snapshots: Snapshots,
     /// `None` after a reopen failed; the next reopen tries again.
     current: RwLock<Option<Database>>,
 }
@@ -81,6 +88,7 @@ impl SharedDatabase {
         Ok(SharedDatabase {
             path: path.to_owned(),
             cache_size,
+            snapshots: Snapshots::default(),
             current: RwLock::new(Some(database)),
         })
     }
@@ -88,6 +96,20 @@ impl SharedDatabase {
     pub(crate) fn begin_read(&self) -> Result<ReadTransaction, TransactionError> {
         let current = self.current.read().unwrap_or_else(PoisonError::into_inner);
         current.as_ref().ok_or_else(closed)?.begin_read()
+    }
+
+    /// The snapshot reads share until the next commit (`snapshot`).
+    pub(crate) fn snapshot(&self) -> rave_store::Result<Arc<Snapshot>> {
+        self.snapshots.latest(|| self.begin_read())
+    }
+
+    /// Commits `txn`. Every commit goes through here: the shared read
+    /// snapshot goes with it (even when the commit reports an error, which
+    /// may still have landed), so a read that follows sees it.
+    pub(crate) fn commit(&self, txn: WriteTransaction) -> Result<(), CommitError> {
+        let committed = txn.commit();
+        self.snapshots.committed();
+        committed
     }
 
     pub(crate) fn begin_write(&self) -> Result<WriteTransaction, TransactionError> {
@@ -116,7 +138,7 @@ impl SharedDatabase {
         let mut txn = self.begin_write().map_err(storage)?;
         txn.set_durability(durability).map_err(storage)?;
         let done = write(&txn)?;
-        txn.commit().map_err(storage)?;
+        self.commit(txn).map_err(storage)?;
         Ok(done)
     }
 
@@ -134,6 +156,7 @@ impl SharedDatabase {
     /// Closes the database and opens it again, which recovers it from a
     /// latched I/O error. Only the writer calls it, between two commits.
     pub(crate) fn reopen(&self) -> Result<(), DatabaseError> {
+        self.snapshots.committed();
         let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
         // The old database must be closed first: it holds the file's lock.
         drop(current.take());
@@ -176,6 +199,45 @@ mod tests {
     }
 
     #[test]
+    fn reads_share_a_snapshot_until_a_commit_drops_it() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let database =
+            SharedDatabase::open(&dir.path().join("test.redb"), 1 << 20).expect("opened");
+        let write = |value: &[u8]| {
+            let txn = database.begin_write().expect("a write");
+            txn.open_table(crate::layout::bytes_table("t"))
+                .expect("a table")
+                .insert(b"k".as_slice(), value)
+                .expect("inserted");
+            database.commit(txn).expect("committed");
+        };
+        let read = |snapshot: &Snapshot| {
+            let table = snapshot.table("t").expect("the table");
+            let value = table.get(b"k".as_slice()).expect("read");
+            value.map(|v| v.value().to_vec())
+        };
+        write(b"1");
+        let first = database.snapshot().expect("a snapshot");
+        assert!(Arc::ptr_eq(
+            &first,
+            &database.snapshot().expect("a snapshot")
+        ));
+        assert!(Arc::ptr_eq(
+            &first.table("t").expect("the table"),
+            &first.table("t").expect("the table")
+        ));
+        write(b"2");
+        let second = database.snapshot().expect("a snapshot");
+        assert!(!Arc::ptr_eq(&first, &second));
+        assert_eq!(read(&first), Some(b"1".to_vec()));
+        assert_eq!(read(&second), Some(b"2".to_vec()));
+        database.reopen().expect("reopened");
+        let reopened = database.snapshot().expect("a snapshot");
+        assert!(!Arc::ptr_eq(&second, &reopened));
+        assert_eq!(read(&reopened), Some(b"2".to_vec()));
+    }
+
+    #[test]
     fn a_reopened_database_keeps_its_commits() {
         let dir = tempfile::tempdir().expect("a directory");
         let path = dir.path().join("test.redb");
@@ -186,7 +248,7 @@ mod tests {
             .expect("a table")
             .insert("a", 1)
             .expect("inserted");
-        txn.commit().expect("committed");
+        database.commit(txn).expect("committed");
         let reader = database.begin_read().expect("a read");
         database.reopen().expect("reopened");
         assert!(database.is_open());

@@ -32,6 +32,7 @@ use crate::clock::Clock;
 use crate::database::DATABASE_FILE;
 use crate::database::{SharedDatabase, storage};
 use crate::layout::{CONSUMERS, consumer_key, stream_table};
+use crate::snapshot::Snapshot;
 use crate::stream::{self, Checkpoint, StartPosition, StreamRecord, WantedRecords};
 use crate::ttl::{TimeToLiveDescription, TimeToLiveSpecification, TimeToLiveStatus};
 use crate::usage::StorageUsage;
@@ -554,7 +555,7 @@ impl Engine {
         view: impl FnOnce(&dyn ItemView) -> R,
     ) -> Result<(ConsumedCapacity, Option<R>)> {
         let table = self.inner.catalog.get(&input.table)?;
-        read::get_item_viewed(&self.read_txn()?, &table, input, view)
+        read::get_item_viewed(&*self.snapshot()?, &table, input, view)
     }
 
     /// Reads the first `limit` stored entries of `partition` of `table` (or
@@ -570,7 +571,7 @@ impl Engine {
         limit: usize,
     ) -> Result<usize> {
         let table = self.inner.catalog.get(table)?;
-        read::raw_partition(&self.read_txn()?, &table, index, partition, forward, limit)
+        read::raw_partition(&*self.snapshot()?, &table, index, partition, forward, limit)
     }
 
     /// What each table takes on disk, part by part, as of now.
@@ -578,8 +579,10 @@ impl Engine {
         usage::storage_usage(&self.inner.path, &self.inner.db, &self.inner.catalog)
     }
 
-    fn read_txn(&self) -> Result<redb::ReadTransaction> {
-        self.inner.db.begin_read().map_err(storage)
+    /// The snapshot a read reads from: shared by reads until the next
+    /// commit (`snapshot.rs`).
+    fn snapshot(&self) -> Result<Arc<Snapshot>> {
+        self.inner.db.snapshot()
     }
 }
 
@@ -596,15 +599,15 @@ impl Engine {
     async fn read<T: Send + 'static>(
         &self,
         long: bool,
-        read: impl FnOnce(&redb::ReadTransaction) -> Result<T> + Send + 'static,
+        read: impl FnOnce(&Snapshot) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        let txn = self.read_txn()?;
+        let snapshot = self.snapshot()?;
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) if long => runtime
-                .spawn_blocking(move || read(&txn))
+                .spawn_blocking(move || read(&snapshot))
                 .await
                 .map_err(|e| StoreError::Internal(format!("a read task failed: {e}")))?,
-            _ => read(&txn),
+            _ => read(&snapshot),
         }
     }
 }
@@ -622,7 +625,7 @@ impl Store for Engine {
 
     async fn get_item(&self, input: GetItemInput) -> Result<GetItemOutput> {
         let table = self.inner.catalog.get(&input.table)?;
-        read::get_item(&self.read_txn()?, &table, &input)
+        read::get_item(&*self.snapshot()?, &table, &input)
     }
 
     async fn get_item_visiting(
@@ -661,15 +664,15 @@ impl Store for Engine {
     async fn query(&self, input: QueryInput) -> Result<Page> {
         let table = self.inner.catalog.get(&input.table)?;
         let long = input.limit.is_none_or(|limit| limit > SHORT_READ_ITEMS);
-        self.read(long, move |txn| read::query(txn, &table, &input))
+        self.read(long, move |snapshot| read::query(snapshot, &table, &input))
             .await
     }
 
     async fn query_visiting(&self, input: QueryInput, mut visit: ItemVisitor) -> Result<Page> {
         let table = self.inner.catalog.get(&input.table)?;
         let long = input.limit.is_none_or(|limit| limit > SHORT_READ_ITEMS);
-        self.read(long, move |txn| {
-            read::query_visiting(txn, &table, &input, &mut visit)
+        self.read(long, move |snapshot| {
+            read::query_visiting(snapshot, &table, &input, &mut visit)
         })
         .await
     }
@@ -677,7 +680,7 @@ impl Store for Engine {
     async fn scan(&self, input: ScanInput) -> Result<Page> {
         let table = self.inner.catalog.get(&input.table)?;
         let long = input.limit.is_none_or(|limit| limit > SHORT_READ_ITEMS);
-        self.read(long, move |txn| read::scan(txn, &table, &input))
+        self.read(long, move |snapshot| read::scan(snapshot, &table, &input))
             .await
     }
 
@@ -688,9 +691,9 @@ impl Store for Engine {
             .map(|r| self.inner.catalog.get(&r.table))
             .collect::<Result<Vec<_>>>()?;
         let keys: usize = input.requests.iter().map(|r| r.keys.len()).sum();
-        self.read(keys > SHORT_READ_ITEMS, move |txn| {
+        self.read(keys > SHORT_READ_ITEMS, move |snapshot| {
             let refs: Vec<&TableState> = tables.iter().map(Arc::as_ref).collect();
-            read::batch_get(txn, &refs, &input)
+            read::batch_get(snapshot, &refs, &input)
         })
         .await
     }

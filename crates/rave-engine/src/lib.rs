@@ -46,6 +46,7 @@ mod feed;
 mod keys;
 mod layout;
 mod read;
+mod snapshot;
 mod stream;
 mod ttl;
 mod usage;

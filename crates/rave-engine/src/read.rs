@@ -45,21 +45,20 @@ use rave_store::{
     MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, Page, Path, Projection, QueryInput,
     Result, ScanInput, Select, StoreError, TableKeys, item_size, project, read_units,
 };
-use redb::ReadTransaction;
 
 use crate::catalog::{IndexState, TableState};
 use crate::codec::{Decoded, ItemIndex, KeyStrings, decode_item};
 use crate::database::storage;
 use crate::entry::{decode_entry, entry_keys};
 use crate::keys::{query_range, segment_range};
-use crate::layout::bytes_table;
+use crate::snapshot::Snapshot;
 
 pub(crate) fn get_item(
-    txn: &ReadTransaction,
+    snapshot: &Snapshot,
     table: &TableState,
     input: &GetItemInput,
 ) -> Result<GetItemOutput> {
-    let (consumed, item) = read_stored(txn, table, input, |bytes| {
+    let (consumed, item) = read_stored(snapshot, table, input, |bytes| {
         let item = decode_item(bytes)?;
         Ok((item_size(&item), item))
     })?;
@@ -69,12 +68,12 @@ pub(crate) fn get_item(
 /// [`get_item`], its item shown to `view` in place: the same key checks,
 /// the same capacity (a stored item's size is the size DynamoDB charges).
 pub(crate) fn get_item_viewed<R>(
-    txn: &ReadTransaction,
+    snapshot: &Snapshot,
     table: &TableState,
     input: &GetItemInput,
     view: impl FnOnce(&dyn ItemView) -> R,
 ) -> Result<(ConsumedCapacity, Option<R>)> {
-    read_stored(txn, table, input, |bytes| {
+    read_stored(snapshot, table, input, |bytes| {
         ItemIndex::default().view(bytes, &[], |item| (item.size, view(item)))
     })
 }
@@ -83,15 +82,13 @@ pub(crate) fn get_item_viewed<R>(
 /// go to `read`, which returns the item's size and what it made of them;
 /// the read is charged for that size.
 fn read_stored<R>(
-    txn: &ReadTransaction,
+    snapshot: &Snapshot,
     table: &TableState,
     input: &GetItemInput,
     read: impl FnOnce(&[u8]) -> Decoded<(usize, R)>,
 ) -> Result<(ConsumedCapacity, Option<R>)> {
     let key = table.key_bytes(&input.key)?;
-    let items = txn
-        .open_table(bytes_table(&table.items_table))
-        .map_err(storage)?;
+    let items = snapshot.table(&table.items_table)?;
     let found = match items.get(key.as_slice()).map_err(storage)? {
         Some(bytes) => Some(read(bytes.value()).map_err(|e| table.corrupt_item(&key, e))?),
         None => None,
@@ -105,7 +102,7 @@ fn read_stored<R>(
 }
 
 pub(crate) fn batch_get(
-    txn: &ReadTransaction,
+    snapshot: &Snapshot,
     tables: &[&TableState],
     input: &BatchGetItemInput,
 ) -> Result<BatchGetItemOutput> {
@@ -130,9 +127,7 @@ pub(crate) fn batch_get(
             }
             seen.push(bytes);
         }
-        let items = txn
-            .open_table(bytes_table(&table.items_table))
-            .map_err(storage)?;
+        let items = snapshot.table(&table.items_table)?;
         let mut found = Vec::new();
         let mut left = Vec::new();
         let mut units = ConsumedCapacity::new(table.name());
@@ -196,24 +191,24 @@ fn index_to_read<'t>(
     Ok(index)
 }
 
-pub(crate) fn query(txn: &ReadTransaction, table: &TableState, input: &QueryInput) -> Result<Page> {
-    query_with(txn, table, input, None)
+pub(crate) fn query(snapshot: &Snapshot, table: &TableState, input: &QueryInput) -> Result<Page> {
+    query_with(snapshot, table, input, None)
 }
 
 /// A Query whose kept items go to `visit` (the page holds none). A page
 /// that keeps whole items, unfiltered and without fetches, shows `visit`
 /// each stored item in place, never building it.
 pub(crate) fn query_visiting(
-    txn: &ReadTransaction,
+    snapshot: &Snapshot,
     table: &TableState,
     input: &QueryInput,
     visit: &mut ItemVisitor,
 ) -> Result<Page> {
-    query_with(txn, table, input, Some(visit))
+    query_with(snapshot, table, input, Some(visit))
 }
 
 fn query_with(
-    txn: &ReadTransaction,
+    snapshot: &Snapshot,
     table: &TableState,
     input: &QueryInput,
     visit: Option<&mut ItemVisitor>,
@@ -263,16 +258,16 @@ fn query_with(
     };
     match visit {
         Some(visit) if matches!(shape, Shape::Whole) && !fetch && input.filter.is_none() => {
-            read.visit(txn, visit)
+            read.visit(snapshot, visit)
         }
         Some(visit) => {
-            let mut page = shape.apply(read.items(txn, input.filter.as_ref(), fetch)?);
+            let mut page = shape.apply(read.items(snapshot, input.filter.as_ref(), fetch)?);
             for item in page.items.drain(..) {
                 visit(&item);
             }
             Ok(page)
         }
-        None => Ok(shape.apply(read.items(txn, input.filter.as_ref(), fetch)?)),
+        None => Ok(shape.apply(read.items(snapshot, input.filter.as_ref(), fetch)?)),
     }
 }
 
@@ -313,7 +308,7 @@ fn query_start_key(
     Ok(start_bytes)
 }
 
-pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput) -> Result<Page> {
+pub(crate) fn scan(snapshot: &Snapshot, table: &TableState, input: &ScanInput) -> Result<Page> {
     let index = index_to_read(table, input.index.as_deref(), input.consistent_read)?;
     let (mut lower, upper) = match input.segment {
         Some(segment) => {
@@ -367,7 +362,7 @@ pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput)
                 .is_some_and(|f| !unprojected(table, i, f).is_empty())
     });
     let mut page = read.items(
-        txn,
+        snapshot,
         input.filter.as_ref(),
         requested || filter_reads_table.is_some(),
     )?;
@@ -383,7 +378,7 @@ pub(crate) fn scan(txn: &ReadTransaction, table: &TableState, input: &ScanInput)
 /// partition of a table or of one of its indexes, in key order or
 /// reversed, decoding nothing: the floor under a Query of that page.
 pub(crate) fn raw_partition(
-    txn: &ReadTransaction,
+    snapshot: &Snapshot,
     table: &TableState,
     index: Option<&str>,
     partition: &AttributeValue,
@@ -399,7 +394,7 @@ pub(crate) fn raw_partition(
         consistent: false,
     };
     let (mut entries, mut bytes) = (0, 0);
-    read.walk(txn, |key, value| {
+    read.walk(snapshot, |key, value| {
         entries += 1;
         bytes += key.len() + value.len();
         Ok(entries >= limit)
@@ -636,7 +631,7 @@ impl RangeRead<'_> {
     /// Calls `step` with each entry's key and value until it says stop.
     fn walk(
         &self,
-        txn: &ReadTransaction,
+        snapshot: &Snapshot,
         mut step: impl FnMut(&[u8], &[u8]) -> Result<bool>,
     ) -> Result<()> {
         if self.limit == Some(0) {
@@ -647,9 +642,7 @@ impl RangeRead<'_> {
         if is_empty_range(&self.range) {
             return Ok(());
         }
-        let entries = txn
-            .open_table(bytes_table(self.redb_name()))
-            .map_err(storage)?;
+        let entries = snapshot.table(self.redb_name())?;
         let bounds = (
             self.range.0.as_ref().map(Vec::as_slice),
             self.range.1.as_ref().map(Vec::as_slice),
@@ -698,7 +691,7 @@ impl RangeRead<'_> {
     }
 
     /// Shows `visit` each item read, in place.
-    fn visit(&self, txn: &ReadTransaction, visit: &mut ItemVisitor) -> Result<Page> {
+    fn visit(&self, snapshot: &Snapshot, visit: &mut ItemVisitor) -> Result<Page> {
         let mut progress = Progress::default();
         let mut index = ItemIndex::default();
         let key_names: Vec<&str> = self
@@ -712,7 +705,7 @@ impl RangeRead<'_> {
             )
             .map(|a| a.name.as_str())
             .collect();
-        self.walk(txn, |key, value| {
+        self.walk(snapshot, |key, value| {
             let keys = match self.index {
                 Some(entries) => entry_keys(key, &entries.entry_key),
                 None => Ok(KeyStrings::new()),
@@ -738,7 +731,7 @@ impl RangeRead<'_> {
     /// of its own.
     fn items(
         &self,
-        txn: &ReadTransaction,
+        snapshot: &Snapshot,
         filter: Option<&rave_store::Condition>,
         fetch: bool,
     ) -> Result<Page> {
@@ -746,14 +739,11 @@ impl RangeRead<'_> {
         let mut progress = Progress::default();
         let mut items = Vec::new();
         let table_items = if fetch {
-            Some(
-                txn.open_table(bytes_table(&table.items_table))
-                    .map_err(storage)?,
-            )
+            Some(snapshot.table(&table.items_table)?)
         } else {
             None
         };
-        self.walk(txn, |key, value| {
+        self.walk(snapshot, |key, value| {
             let item = match self.index {
                 Some(entries) => decode_entry(key, value, &entries.entry_key),
                 None => decode_item(value),

@@ -557,6 +557,40 @@ async fn a_bulk_load_defers_the_indexes_and_builds_them_from_the_items() {
     assert_eq!(found, expected);
 }
 
+/// Reads share one snapshot until the writer commits: with readers
+/// keeping a snapshot in use all along, a read that starts after a write
+/// was acknowledged (a GetItem, a Query of an index, a Scan) sees it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_after_an_acknowledged_write_sees_it_while_other_reads_share_a_snapshot() {
+    let (_dir, engine) = open().await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (engine, stop) = (engine.clone(), stop.clone());
+            tokio::spawn(async move {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    engine.get_item(get(TABLE, key("g0", "1"))).await.unwrap();
+                    tokio::task::yield_now().await;
+                }
+            })
+        })
+        .collect();
+    for i in 0..300i64 {
+        let item =
+            item! {"PK" => "g0", "SK" => "1", "GROUP" => "g", "AT" => format!("{i:03}"), "v" => i};
+        engine.put_item(put(TABLE, item)).await.unwrap();
+        let read = engine.get_item(get(TABLE, key("g0", "1"))).await.unwrap();
+        assert_eq!(read.item.unwrap()["v"], AttributeValue::n(i));
+        let listed = engine.query(by_group(TABLE, "g")).await.unwrap().items;
+        assert_eq!(listed[0]["AT"], AttributeValue::s(format!("{i:03}")));
+        assert_eq!(grouped_count(&engine).await, 1);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for reader in readers {
+        reader.await.unwrap();
+    }
+}
+
 /// What a crash would leave of `engine`'s file now: a copy of it, opened
 /// as a store of its own (the header names the last durable commit).
 fn store_left_by_a_crash_of(dir: &std::path::Path) -> (tempfile::TempDir, Engine) {

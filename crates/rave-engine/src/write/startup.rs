@@ -22,7 +22,7 @@ pub(crate) fn load(db: &SharedDatabase, catalog: &Catalog) -> Result<u64> {
     txn.open_table(CONSUMERS).map_err(storage)?;
     resume_index_builds(&txn, catalog)?;
     let next = next_sequence(&txn.open_table(META).map_err(storage)?)?;
-    txn.commit().map_err(storage)?;
+    db.commit(txn).map_err(storage)?;
     Ok(next)
 }
 

@@ -19,7 +19,7 @@ use super::writer::Writer;
 use crate::catalog::{Catalog, IndexChange, IndexStatus, TableState};
 use crate::clock::Clock;
 use crate::codec::decode_record;
-use crate::database::{SharedDatabase, storage};
+use crate::database::SharedDatabase;
 use crate::keys::partition_prefix;
 use crate::layout::{bytes_table, collections_table, stream_table};
 use crate::read;
@@ -68,8 +68,8 @@ fn group(writer: &mut Writer, ops: Vec<WriteOp>) -> Vec<Result<WriteReply>> {
 
 fn read(writer: &Writer, pk: &str) -> Result<Option<Item>> {
     let table = writer.catalog.get(TABLE)?;
-    let txn = writer.db.begin_read().map_err(storage)?;
-    Ok(read::get_item(&txn, &table, &get(TABLE, key(pk, "s")))?.item)
+    let snapshot = writer.db.snapshot()?;
+    Ok(read::get_item(&snapshot, &table, &get(TABLE, key(pk, "s")))?.item)
 }
 
 fn thing(pk: &str, v: i64) -> Item {
@@ -264,10 +264,10 @@ fn an_added_index_is_creating_until_backfilled_in_chunks_then_active() {
         .expect("index added");
     let query = |writer: &Writer| {
         let table = writer.catalog.get(TABLE)?;
-        let txn = writer.db.begin_read().map_err(storage)?;
+        let snapshot = writer.db.snapshot()?;
         let condition = rave_store::KeyCondition::partition("COLOR", "red");
         read::query(
-            &txn,
+            &snapshot,
             &table,
             &rave_store::QueryInput::new(TABLE, Some("byColor"), condition),
         )

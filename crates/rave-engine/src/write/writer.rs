@@ -209,7 +209,7 @@ impl Writer {
             }
             self.next_sequence = tx.next_sequence;
         }
-        txn.commit().map_err(storage)?;
+        self.db.commit(txn).map_err(storage)?;
         Ok(outcomes)
     }
 
@@ -237,7 +237,7 @@ impl Writer {
             WriteOp::BuildDeferredIndexes(table) => bulk::finish(&txn, catalog, table)?,
             _ => return Err(StoreError::Internal("not a catalog change".into())),
         };
-        txn.commit().map_err(storage)?;
+        self.db.commit(txn).map_err(storage)?;
         match update {
             CatalogUpdate::Set(state) => self.catalog.insert(*state),
             CatalogUpdate::Remove(name) => self.catalog.remove(&name),
