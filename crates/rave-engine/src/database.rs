@@ -100,7 +100,7 @@ impl SharedDatabase {
 
     /// The snapshot reads share until the next commit (`snapshot`).
     pub(crate) fn snapshot(&self) -> rave_store::Result<Arc<Snapshot>> {
-        self.snapshots.latest(|| self.begin_read())
+        self.snapshots.latest(|| self.begin_read()).map_err(storage)
     }
 
     /// Commits `txn`. Every commit goes through here: the shared read
@@ -212,7 +212,9 @@ mod tests {
             database.commit(txn).expect("committed");
         };
         let read = |snapshot: &Snapshot| {
-            let table = snapshot.table("t").expect("the table");
+            let table = snapshot
+                .table(crate::layout::bytes_table("t"))
+                .expect("the table");
             let value = table.get(b"k".as_slice()).expect("read");
             value.map(|v| v.value().to_vec())
         };
@@ -222,10 +224,12 @@ mod tests {
             &first,
             &database.snapshot().expect("a snapshot")
         ));
-        assert!(Arc::ptr_eq(
-            &first.table("t").expect("the table"),
-            &first.table("t").expect("the table")
-        ));
+        let table = || {
+            first
+                .table(crate::layout::bytes_table("t"))
+                .expect("the table")
+        };
+        assert!(Arc::ptr_eq(&table(), &table()));
         write(b"2");
         let second = database.snapshot().expect("a snapshot");
         assert!(!Arc::ptr_eq(&first, &second));

@@ -51,6 +51,7 @@ use crate::codec::{Decoded, ItemIndex, KeyStrings, decode_item};
 use crate::database::storage;
 use crate::entry::{decode_entry, entry_keys};
 use crate::keys::{query_range, segment_range};
+use crate::layout::bytes_table;
 use crate::snapshot::Snapshot;
 
 pub(crate) fn get_item(
@@ -88,7 +89,9 @@ fn read_stored<R>(
     read: impl FnOnce(&[u8]) -> Decoded<(usize, R)>,
 ) -> Result<(ConsumedCapacity, Option<R>)> {
     let key = table.key_bytes(&input.key)?;
-    let items = snapshot.table(&table.items_table)?;
+    let items = snapshot
+        .table(bytes_table(&table.items_table))
+        .map_err(storage)?;
     let found = match items.get(key.as_slice()).map_err(storage)? {
         Some(bytes) => Some(read(bytes.value()).map_err(|e| table.corrupt_item(&key, e))?),
         None => None,
@@ -127,7 +130,9 @@ pub(crate) fn batch_get(
             }
             seen.push(bytes);
         }
-        let items = snapshot.table(&table.items_table)?;
+        let items = snapshot
+            .table(bytes_table(&table.items_table))
+            .map_err(storage)?;
         let mut found = Vec::new();
         let mut left = Vec::new();
         let mut units = ConsumedCapacity::new(table.name());
@@ -642,7 +647,9 @@ impl RangeRead<'_> {
         if is_empty_range(&self.range) {
             return Ok(());
         }
-        let entries = snapshot.table(self.redb_name())?;
+        let entries = snapshot
+            .table(bytes_table(self.redb_name()))
+            .map_err(storage)?;
         let bounds = (
             self.range.0.as_ref().map(Vec::as_slice),
             self.range.1.as_ref().map(Vec::as_slice),
@@ -739,7 +746,11 @@ impl RangeRead<'_> {
         let mut progress = Progress::default();
         let mut items = Vec::new();
         let table_items = if fetch {
-            Some(snapshot.table(&table.items_table)?)
+            Some(
+                snapshot
+                    .table(bytes_table(&table.items_table))
+                    .map_err(storage)?,
+            )
         } else {
             None
         };

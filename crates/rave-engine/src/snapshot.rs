@@ -16,11 +16,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rave_store::Result;
-use redb::{ReadOnlyTable, ReadTransaction, TransactionError};
-
-use crate::database::storage;
-use crate::layout::bytes_table;
+use redb::{ReadOnlyTable, ReadTransaction, TableDefinition, TableError, TableHandle};
 
 /// A table of stored bytes, as a snapshot opened it.
 pub(crate) type ReadTable = ReadOnlyTable<&'static [u8], &'static [u8]>;
@@ -40,14 +36,18 @@ impl Snapshot {
         }
     }
 
-    /// The redb table `name` of stored bytes (items, an index's entries),
-    /// opened once per snapshot.
-    pub(crate) fn table(&self, name: &str) -> Result<Arc<ReadTable>> {
+    /// The redb table of stored bytes (items, an index's entries) that
+    /// `definition` names, opened once per snapshot.
+    pub(crate) fn table(
+        &self,
+        definition: TableDefinition<&'static [u8], &'static [u8]>,
+    ) -> Result<Arc<ReadTable>, TableError> {
+        let name = definition.name();
         let mut tables = self.tables.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((_, table)) = tables.iter().find(|(opened, _)| opened == name) {
             return Ok(table.clone());
         }
-        let table = Arc::new(self.txn.open_table(bytes_table(name)).map_err(storage)?);
+        let table = Arc::new(self.txn.open_table(definition)?);
         tables.push((name.to_owned(), table.clone()));
         Ok(table)
     }
@@ -68,15 +68,15 @@ impl std::fmt::Debug for Snapshots {
 
 impl Snapshots {
     /// The snapshot to read from: the shared one, or one `begin` begins.
-    pub(crate) fn latest(
+    pub(crate) fn latest<E>(
         &self,
-        begin: impl FnOnce() -> std::result::Result<ReadTransaction, TransactionError>,
-    ) -> Result<Arc<Snapshot>> {
+        begin: impl FnOnce() -> Result<ReadTransaction, E>,
+    ) -> Result<Arc<Snapshot>, E> {
         let mut latest = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(snapshot) = latest.as_ref() {
             return Ok(snapshot.clone());
         }
-        let snapshot = Arc::new(Snapshot::new(begin().map_err(storage)?));
+        let snapshot = Arc::new(Snapshot::new(begin()?));
         *latest = Some(snapshot.clone());
         Ok(snapshot)
     }
