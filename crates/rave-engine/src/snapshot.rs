@@ -24,7 +24,7 @@ pub(crate) type ReadTable = ReadOnlyTable<&'static [u8], &'static [u8]>;
 /// One read transaction and the tables opened in it.
 pub(crate) struct Snapshot {
     txn: ReadTransaction,
-    /// Few (a table's items, its indexes, its stream), so a list.
+    /// Few (a table's items and its indexes), so a list.
     tables: Mutex<Vec<(String, Arc<ReadTable>)>>,
 }
 
